@@ -1,0 +1,43 @@
+"""What every command shares: error printing and exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ..errors import SkillEvalError, UsageError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+def main_entry(group: click.Group, **kwargs: Any) -> None:
+    """Run a click group; turn SkillEvalError into `Error: ...` and exit 2 (bad input)."""
+    try:
+        group.main(standalone_mode=False, **kwargs)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except SkillEvalError as exc:
+        if os.environ.get("SKILL_EVAL_DEBUG") == "1":
+            raise
+        fail(str(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+
+
+__all__ = ["EXIT_ERROR", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "UsageError", "fail",
+           "main_entry"]

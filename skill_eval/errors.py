@@ -1,0 +1,91 @@
+"""The exceptions skill-eval raises. Every one is a SkillEvalError.
+
+    SkillEvalError            anything the harness reports as a one-line error
+     ├── UsageError           bad flags or flag combinations (exit 2)
+     ├── SuiteError           a task suite that is missing, unreadable or invalid
+     ├── SkillError           a skill or ranking artifact that cannot be resolved
+     ├── ExecutorError        an executor that cannot start (missing binary, missing key)
+     ├── JudgeError           a judge configuration that cannot be built
+     ├── CacheError           a cache directory that cannot be used
+     └── ArtifactError        an artifact that cannot be read or does not match its schema
+
+Context travels as attributes (`path`, `task_id`, `field`), never parsed back out of messages.
+Failures of a single attempt are not exceptions: they are data on the attempt (status "error").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SkillEvalError(Exception):
+    """Base class: a problem the user can fix, reported as `Error: <message>`."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(SkillEvalError):
+    """Flags that do not make sense together, or a bad flag value."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem in a file, located as precisely as we can."""
+
+    path: str
+    message: str
+    line: int | None = None
+    field: str = ""
+    task_index: int | None = None
+    task_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        loc = ""
+        if self.task_index is not None:
+            loc = f"tasks[{self.task_index}]"
+            if self.task_id is not None:
+                loc += f' (id "{self.task_id}")'
+        if self.field:
+            loc = f"{loc}.{self.field}" if loc else self.field
+        return f"{where}: {loc}: {self.message}" if loc else f"{where}: {self.message}"
+
+
+class SuiteError(SkillEvalError):
+    """A task suite that is missing or invalid. `problems` lists every problem found."""
+
+    def __init__(self, message: str, *, path: str | None = None,
+                 problems: list[Problem] | None = None) -> None:
+        super().__init__(message, path=path)
+        self.problems = problems or []
+
+    def __str__(self) -> str:
+        if not self.problems:
+            return self.message
+        return "\n".join(str(p) for p in self.problems)
+
+
+class SkillError(SkillEvalError):
+    """A SKILL.md, ranking artifact or execution plan that cannot be resolved."""
+
+
+class ExecutorError(SkillEvalError):
+    """An executor that cannot run at all (prerequisites missing, bad configuration)."""
+
+
+class JudgeError(SkillEvalError):
+    """A judge that cannot be built from its configuration."""
+
+
+class CacheError(SkillEvalError):
+    """A cache directory that cannot be created or opened."""
+
+
+class ArtifactError(SkillEvalError):
+    """An artifact that cannot be read, or that does not match its JSON Schema."""

@@ -1,0 +1,3 @@
+"""Importing this module registers every built-in executor."""
+
+from . import mock  # noqa: F401

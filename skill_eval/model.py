@@ -1,0 +1,235 @@
+"""The data skill-eval passes around: suites, skills, arms, attempts and results.
+
+All are frozen dataclasses; results have `to_dict()` for the journal and the artifact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Status = Literal["passed", "failed", "error"]
+ArmName = Literal["candidate", "baseline"]
+ARM_NAMES: tuple[ArmName, ...] = ("candidate", "baseline")
+DEFAULT_TIMEOUT_SECONDS = 300.0
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a suite: a prompt and the judge that decides whether an output passes."""
+
+    id: str
+    prompt: str
+    judge: Mapping[str, Any]
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    description: str = ""
+    category: str | None = None
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated task suite. `path` is absolute; fixtures resolve against `directory`."""
+
+    path: Path
+    skill_id: str
+    version: str
+    tasks: tuple[Task, ...]
+    sha256: str
+    description: str = ""
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A skill under test: the SKILL.md text, and the directory it came from when there is one."""
+
+    name: str
+    content: str
+    directory: Path | None = None
+    origin: str = ""
+
+    @property
+    def sha256(self) -> str:
+        return sha256_text(self.content)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One variant under test. `skill` is None for the no-skill baseline."""
+
+    name: ArmName
+    skill: Skill | None
+    label: str
+
+    @property
+    def skill_sha256(self) -> str | None:
+        return self.skill.sha256 if self.skill else None
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        data = data or {}
+        return cls(**{k: int(data.get(k) or 0) for k in cls().to_dict()})
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """What a judge says of one output. `error` is set when the judge itself could not judge."""
+
+    passed: bool
+    score: float
+    details: str = ""
+    error: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "passed": self.passed,
+            "score": self.score,
+            "details": self.details,
+            "error": self.error,
+        }
+        if self.data:
+            out["data"] = dict(self.data)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeResult:
+        return cls(
+            passed=bool(data["passed"]),
+            score=float(data["score"]),
+            details=str(data.get("details") or ""),
+            error=data.get("error"),
+            data=dict(data.get("data") or {}),
+        )
+
+    @classmethod
+    def failure(cls, error: str) -> JudgeResult:
+        """The judge could not judge: not the skill's fault."""
+        return cls(passed=False, score=0.0, details=error, error=error)
+
+
+@dataclass(frozen=True)
+class ExecutionRequest:
+    """One execution of one task with one arm's skill."""
+
+    task: Task
+    arm: ArmName
+    attempt: int
+    skill: Skill | None
+    timeout_seconds: float
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What an executor returns. `error` set means the attempt is an error, not a failure;
+    `retryable` says whether trying again may help (rate limits, overload, timeouts)."""
+
+    output: str = ""
+    error: str | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One execution of one task with one arm, with its judgement, as journaled."""
+
+    arm: ArmName
+    task_id: str
+    index: int
+    status: Status
+    output: str
+    judge: JudgeResult | None
+    error: str | None
+    duration_ms: int
+    tries: int = 1
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    started_at: str = ""
+    finished_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arm": self.arm,
+            "task_id": self.task_id,
+            "index": self.index,
+            "status": self.status,
+            "output": self.output,
+            "judge": self.judge.to_dict() if self.judge else None,
+            "error": self.error,
+            "duration_ms": self.duration_ms,
+            "tries": self.tries,
+            "usage": self.usage.to_dict(),
+            "cost_usd": self.cost_usd,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Attempt:
+        judge = data.get("judge")
+        return cls(
+            arm=data["arm"],
+            task_id=str(data["task_id"]),
+            index=int(data["index"]),
+            status=data["status"],
+            output=str(data.get("output") or ""),
+            judge=JudgeResult.from_dict(judge) if judge else None,
+            error=data.get("error"),
+            duration_ms=int(data.get("duration_ms") or 0),
+            tries=int(data.get("tries") or 1),
+            usage=Usage.from_dict(data.get("usage")),
+            cost_usd=float(data.get("cost_usd") or 0.0),
+            started_at=str(data.get("started_at") or ""),
+            finished_at=str(data.get("finished_at") or ""),
+        )
+
+
+def status_of(judge: JudgeResult) -> Status:
+    if judge.error:
+        return "error"
+    return "passed" if judge.passed else "failed"
