@@ -1,0 +1,153 @@
+"""The evaluation artifact: every field of the original tool in its order, plus the run
+manifest, usage and per-attempt detail; checked against the shipped JSON Schema and written
+atomically. `truth_anchor` is the artifact's own absolute path."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from .errors import ArtifactError
+from .model import Attempt, Usage
+from .paths import atomic_write_text, safe_component
+from .results import TaskResult
+from .verdict import Verdict
+
+if TYPE_CHECKING:
+    from .evaluate import Arms, RunOptions
+
+SCHEMA_VERSION = "1.0"
+
+
+def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
+    """`<state-root>/evaluations/<run_id>-<candidate_id>.json`, ids made file-name safe."""
+    name = f"{safe_component(run_id)}-{safe_component(candidate_id)}.json"
+    return state_root / "evaluations" / name
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
+    mine = [a for a in attempts if a.arm == arm]
+    total = sum((a.usage for a in mine), Usage())
+    return {**total.to_dict(), "cost_usd": round(sum(a.cost_usd for a in mine), 6),
+            "attempts": len(mine), "errors": sum(a.status == "error" for a in mine)}
+
+
+def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
+          candidate: list[TaskResult], baseline: list[TaskResult],
+          rates: tuple[float | None, float | None, float | None], verdict: Verdict,
+          started_at: datetime, executor: dict[str, Any], attempts: Sequence[Attempt],
+          state_root: Path) -> dict[str, Any]:
+    cand_rate, base_rate, delta = rates
+    evaluation: dict[str, Any] = {
+        "execution_pass_rate": cand_rate,
+        "baseline_pass_rate": base_rate,
+        "delta": delta,
+        "verdict": verdict.verdict,
+    }
+    if verdict.reason:
+        evaluation["reason"] = verdict.reason
+    ranking = arms.ranking
+    warnings = list(arms.warnings) + list(verdict.warnings)
+    arm_info = {
+        "candidate": {"label": arms.candidate.label, "skill_sha256": arms.candidate.skill_sha256,
+                      "skill_origin": arms.candidate.skill.origin if arms.candidate.skill
+                      else None},
+        "baseline": None if arms.baseline is None else {
+            "label": arms.baseline.label, "kind": arms.baseline_kind,
+            "skill_sha256": arms.baseline.skill_sha256,
+            "skill_origin": arms.baseline.skill.origin if arms.baseline.skill else None},
+    }
+    errors = [{"arm": a.arm, "task_id": a.task_id, "index": a.index, "error": a.error}
+              for a in sorted(attempts, key=lambda a: (a.arm, a.task_id, a.index))
+              if a.status == "error"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "lane": (ranking.lane if ranking is not None else None),
+        "run_id": arms.run_id,
+        "stage": "evaluated",
+        "status": "completed",
+        "created_at": _iso(datetime.now(UTC)),
+        "source_ranking_artifact": str(ranking.path) if ranking is not None else None,
+        "candidate_id": arms.candidate_id,
+        "candidate_score": arms.candidate_score,
+        "task_suite": str(suite.path),
+        "task_suite_skill_id": suite.skill_id,
+        "pass_k": opts.pass_k,
+        "evaluation": evaluation,
+        "candidate_results": [r.to_dict() for r in candidate],
+        "baseline_results": [r.to_dict() for r in baseline],
+        "warnings": warnings,
+        "target": (ranking.target if ranking is not None else None),
+        "next_step": "gate_decision",
+        "next_owner": "gate",
+        "truth_anchor": "",
+        "manifest": {
+            "harness": "skill-eval",
+            "harness_version": __version__,
+            "mode": "standalone" if opts.standalone else "pipeline",
+            "task_suite": {"path": str(suite.path), "sha256": suite.sha256,
+                           "tasks": len(suite.tasks)},
+            "arms": arm_info,
+            "executor": executor,
+            "model": executor.get("model"),
+            "skill_mode": opts.skill_mode,
+            "pass_k": opts.pass_k,
+            "samples": opts.sample_count,
+            "run_dir": str(run_dir) if run_dir else None,
+            "state_root": str(state_root),
+            "started_at": _iso(started_at),
+            "finished_at": _iso(datetime.now(UTC)),
+        },
+        "usage": {"candidate": _usage(attempts, "candidate"),
+                  "baseline": _usage(attempts, "baseline")},
+        "errors": errors,
+    }
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    text = resources.files("skill_eval").joinpath("schemas/evaluation.schema.json").read_text(
+        encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def validate(data: Any, where: str = "artifact") -> None:
+    """Raise ArtifactError naming the first few fields that do not match the schema."""
+    from jsonschema import Draft202012Validator
+
+    problems = sorted(Draft202012Validator(schema()).iter_errors(data),
+                      key=lambda e: list(map(str, e.absolute_path)))
+    if problems:
+        lines = [f"{where}: {'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+                 for e in problems[:5]]
+        raise ArtifactError("\n".join(lines))
+
+
+def write(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Set truth_anchor, validate and write atomically. Returns the data as written."""
+    data = dict(data, truth_anchor=str(path.resolve()))
+    validate(data)
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return data
+
+
+def read(path: Path) -> dict[str, Any]:
+    """Read an artifact and check it against the schema."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"artifact not found: {path}") from None
+    except (OSError, ValueError) as exc:
+        raise ArtifactError(f"{path}: not a readable JSON artifact: {exc}") from None
+    validate(data, str(path))
+    return data  # type: ignore[no-any-return]

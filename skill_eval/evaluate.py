@@ -1,0 +1,339 @@
+"""`run_evaluation`: the one function behind `skill-eval run` and `scripts/evaluate.py`.
+
+Load the suite, resolve the arms, run every task with each arm, judge, decide the verdict
+and write the artifact. Suite and configuration errors stop the run before any model call.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import artifact as artifact_mod
+from .errors import UsageError
+from .executors.base import SKILL_MODES, ExecutorConfig, create_executor
+from .executors.mock import load_mock_outputs
+from .judges.base import JudgeContext, build_judge
+from .model import Arm, Attempt
+from .paths import atomic_write_text, safe_component
+from .progress import Progress
+from .results import arm_results, pass_rate
+from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
+from .skills import load_ranking, load_skill, resolve_candidate, resolve_original
+from .suite import load_suite
+from .verdict import RunHealth, Verdict, decide, skip_verdict
+
+JUDGE_BACKENDS = ("anthropic", "claude-cli", "mock")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Parameters of one evaluation; they mirror the flags of `skill-eval run`."""
+
+    task_suite: str
+    state_root: str
+    input: str | None = None
+    candidate_id: str | None = None
+    standalone: bool = False
+    skill_path: str | None = None
+    baseline_skill: str | None = None
+    no_baseline: bool = False
+    pass_k: int = 1
+    samples: int | None = None
+    eval_threshold: float = 1.0
+    min_pass_rate: float = 0.5
+    mock: bool = False
+    executor: str | None = None
+    mock_outputs: str | None = None
+    skill_mode: str = "system"
+    model: str | None = None
+    max_tokens: int = 4096
+    temperature: float | None = None
+    claude_bin: str | None = None
+    max_turns: int | None = None
+    allowed_tools: tuple[str, ...] = ()
+    price_file: str | None = None
+    concurrency: int = 8
+    max_retries: int = 5
+    max_error_rate: float = 0.1
+    resume: str | None = None  # a run directory, or "" for the latest run with these inputs
+    output: str | None = None
+    judge_executor: str | None = None
+    judge_model: str | None = None
+    judge_cache_dir: str | None = None
+    no_judge_cache: bool = False
+    progress: bool = True
+
+    @property
+    def executor_name(self) -> str:
+        return self.executor or ("mock" if self.mock else "claude-cli")
+
+    @property
+    def sample_count(self) -> int:
+        return self.samples if self.samples is not None else self.pass_k
+
+
+@dataclass(frozen=True)
+class EvaluationOutcome:
+    artifact: dict[str, Any]
+    path: Path
+    run_dir: Path | None
+    messages: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def verdict(self) -> str:
+        return str(self.artifact["evaluation"]["verdict"])
+
+
+def check_options(opts: RunOptions) -> None:
+    """Flag combinations that cannot work: a UsageError before anything else happens."""
+    if opts.standalone:
+        if opts.input or opts.candidate_id:
+            raise UsageError("--standalone cannot be combined with --input/--candidate-id")
+        if not opts.skill_path:
+            raise UsageError("--standalone needs --skill-path (a SKILL.md or its directory)")
+        if opts.baseline_skill and opts.no_baseline:
+            raise UsageError("--baseline-skill and --no-baseline exclude each other")
+    else:
+        if not opts.input or not opts.candidate_id:
+            raise UsageError("pipeline mode needs --input RANKING and --candidate-id ID "
+                             "(or use --standalone --skill-path PATH)")
+        if opts.skill_path or opts.baseline_skill or opts.no_baseline:
+            raise UsageError("--skill-path, --baseline-skill and --no-baseline are for "
+                             "--standalone mode")
+    if opts.pass_k < 1:
+        raise UsageError(f"--pass-k must be at least 1, got {opts.pass_k}")
+    if opts.samples is not None and opts.samples < opts.pass_k:
+        raise UsageError(f"--samples ({opts.samples}) must be at least --pass-k ({opts.pass_k})")
+    if opts.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {opts.concurrency}")
+    if opts.max_retries < 0:
+        raise UsageError(f"--max-retries must be 0 or more, got {opts.max_retries}")
+    for name, value in (("--max-error-rate", opts.max_error_rate),
+                        ("--min-pass-rate", opts.min_pass_rate)):
+        if not 0.0 <= value <= 1.0:
+            raise UsageError(f"{name} must be between 0 and 1, got {value}")
+    if opts.skill_mode not in SKILL_MODES:
+        raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
+    if opts.judge_executor and opts.judge_executor not in JUDGE_BACKENDS:
+        raise UsageError(f"--judge-executor must be one of {', '.join(JUDGE_BACKENDS)}")
+    if opts.mock and opts.executor not in (None, "mock"):
+        raise UsageError("--mock means --executor mock; drop one of them")
+
+
+@dataclass(frozen=True)
+class Arms:
+    candidate: Arm
+    baseline: Arm | None
+    baseline_kind: str  # original | skill | none | absent
+    candidate_id: str
+    candidate_score: float | None
+    run_id: str
+    ranking: Any = None
+    warnings: tuple[str, ...] = ()
+
+
+def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
+    if opts.standalone:
+        assert opts.skill_path is not None  # check_options guarantees it
+        candidate = Arm("candidate", load_skill(opts.skill_path), "candidate skill")
+        if opts.no_baseline:
+            return Arms(candidate, None, "absent", "standalone", None, run_id)
+        if opts.baseline_skill:
+            base = Arm("baseline", load_skill(opts.baseline_skill), "baseline skill")
+            return Arms(candidate, base, "skill", "standalone", None, run_id)
+        return Arms(candidate, Arm("baseline", None, "no skill"), "none", "standalone",
+                    None, run_id)
+    assert opts.input is not None and opts.candidate_id is not None
+    ranking = load_ranking(opts.input)
+    original = resolve_original(ranking)
+    resolved = resolve_candidate(ranking, opts.candidate_id, work_dir)
+    return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
+                Arm("baseline", original, "original skill"), "original", opts.candidate_id,
+                resolved.score, ranking.run_id, ranking, tuple(resolved.warnings))
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"standalone-{stamp}-{secrets.token_hex(3)}"
+
+
+def _fingerprint(opts: RunOptions, suite_sha: str, arms: Arms, executor: dict[str, Any]) -> str:
+    from .model import sha256_text
+
+    return sha256_text(json.dumps({
+        "suite": suite_sha, "candidate": arms.candidate.skill_sha256,
+        "baseline": arms.baseline.skill_sha256 if arms.baseline else "absent",
+        "executor": executor, "pass_k": opts.pass_k, "samples": opts.sample_count,
+        "skill_mode": opts.skill_mode,
+    }, sort_keys=True, default=str))
+
+
+def _run_dir(opts: RunOptions, state_root: Path, label: str) -> tuple[Path, bool]:
+    """The run directory and whether it is resumed. A new run never reuses a directory."""
+    runs = state_root / "runs"
+    if opts.resume:
+        path = Path(opts.resume)
+        if not (path / "run.json").is_file():
+            raise UsageError(f"--resume {path}: not a run directory (no run.json)")
+        return path.resolve(), True
+    path, n = runs / label, 1
+    while path.exists():
+        n += 1
+        path = runs / f"{label}-{n}"
+    return path, False
+
+
+def _latest_matching(state_root: Path, fingerprint: str) -> Path | None:
+    best: tuple[float, Path] | None = None
+    for meta in (state_root / "runs").glob("*/run.json"):
+        try:
+            if json.loads(meta.read_text(encoding="utf-8")).get("fingerprint") != fingerprint:
+                continue
+        except (OSError, ValueError):
+            continue
+        mtime = meta.parent.stat().st_mtime
+        if best is None or mtime > best[0]:
+            best = (mtime, meta.parent)
+    return best[1] if best else None
+
+
+def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
+        -> EvaluationOutcome:
+    """Run one evaluation end to end and write its artifact."""
+    log = log or (lambda message: print(message, file=sys.stderr))
+    check_options(opts)
+    started_at = datetime.now(UTC)
+    suite = load_suite(opts.task_suite)
+    judges = {task.id: build_judge(task.judge) for task in suite.tasks}
+    state_root = Path(opts.state_root).resolve()
+    state_root.mkdir(parents=True, exist_ok=True)
+    mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
+    executor_name = opts.executor_name
+    config = ExecutorConfig(
+        skill_mode=opts.skill_mode,  # type: ignore[arg-type]
+        model=opts.model, max_tokens=opts.max_tokens, temperature=opts.temperature,
+        mock_outputs=mock_outputs, claude_bin=opts.claude_bin, max_turns=opts.max_turns,
+        allowed_tools=opts.allowed_tools,
+        price_file=Path(opts.price_file) if opts.price_file else None)
+    executor = create_executor(executor_name, config)
+    describe = getattr(executor, "describe", lambda: {"kind": executor_name})()
+
+    # The run directory holds the journal and copies of candidate skills.
+    previous: dict[str, Any] = {}
+    if opts.resume:
+        meta_path = Path(opts.resume) / "run.json"
+        if not meta_path.is_file():
+            raise UsageError(f"--resume {opts.resume}: not a run directory (no run.json)")
+        previous = json.loads(meta_path.read_text(encoding="utf-8"))
+    run_id = previous.get("run_id") or (new_run_id() if opts.standalone else "")
+    staging = state_root / "runs" / ".staging" / secrets.token_hex(4)
+    arms = resolve_arms(opts, staging, run_id)
+    run_id = arms.run_id or run_id
+    label = safe_component(run_id) if opts.standalone else \
+        f"{safe_component(run_id)}--{safe_component(arms.candidate_id)}"
+
+    skip = skip_verdict(arms.candidate_score, None if opts.standalone else opts.eval_threshold)
+    if skip is not None:
+        return _finish(opts, suite, arms, state_root, None, [], skip, started_at, describe,
+                       judges_ctx=None, log=log)
+
+    fingerprint = _fingerprint(opts, suite.sha256, arms, describe)
+    if opts.resume == "":
+        found = _latest_matching(state_root, fingerprint)
+        if found is None:
+            log("resume: no earlier run has these inputs; starting a new run")
+        opts = _replace(opts, resume=str(found) if found else None)
+        if found is not None:
+            previous = json.loads((found / "run.json").read_text(encoding="utf-8"))
+    run_dir, resumed = _run_dir(opts, state_root, label)
+    if resumed and previous.get("fingerprint") != fingerprint:
+        raise UsageError(f"--resume {run_dir}: that run used other inputs (suite, skills, "
+                         "executor or pass-k differ); start a new run instead")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if staging.exists():
+        staging.rename(run_dir / f"skills-{secrets.token_hex(3)}")
+    if not resumed:
+        atomic_write_text(run_dir / "run.json", json.dumps({
+            "run_id": run_id, "candidate_id": arms.candidate_id, "fingerprint": fingerprint,
+            "created_at": started_at.isoformat(), "task_suite": str(suite.path),
+        }, indent=2))
+
+    if executor_name != "mock" and hasattr(executor, "preflight"):
+        executor.preflight()
+    ctx = judge_context(opts, suite.directory, executor_name)
+    journal = Journal(run_dir / JOURNAL_NAME)
+    done = journal.read() if resumed else []
+    arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
+    jobs = plan_jobs(arm_list, suite.tasks, opts.sample_count)
+    progress = Progress({a.name: len(suite.tasks) * opts.sample_count for a in arm_list}) \
+        if opts.progress else None
+    runner = Runner(executor, judges, ctx, journal,
+                    RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries,
+                                progress=progress))
+    if resumed:
+        log(f"resume: {sum(a.status != 'error' for a in done)} finished attempts kept "
+            f"from {run_dir}")
+    try:
+        attempts = runner.run(jobs, done)
+    finally:
+        journal.close()
+    return _finish(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
+                   describe, judges_ctx=ctx, log=log)
+
+
+def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str) -> JudgeContext:
+    backend = opts.judge_executor or (
+        executor_name if executor_name in ("anthropic", "claude-cli") else "mock")
+    if opts.mock:
+        backend = "mock"
+    return JudgeContext(suite_dir=suite_dir, mock=backend == "mock", judge_backend=backend,
+                        judge_model=opts.judge_model,
+                        backend_options={"claude_bin": opts.claude_bin})
+
+
+def _replace(opts: RunOptions, **changes: Any) -> RunOptions:
+    from dataclasses import replace
+
+    return replace(opts, **changes)
+
+
+def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir: Path | None,
+            attempts: list[Attempt], skip: Verdict | None, started_at: datetime,
+            describe: dict[str, Any], judges_ctx: JudgeContext | None,
+            log: Callable[[str], None]) -> EvaluationOutcome:
+    cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k)
+    base = arm_results(suite.tasks, attempts_by(attempts, "baseline"), opts.pass_k) \
+        if arms.baseline is not None and skip is None else []
+    cand_rate = pass_rate(cand) if skip is None else None
+    base_rate = pass_rate(base) if base else None
+    delta = round(cand_rate - base_rate, 4) \
+        if cand_rate is not None and base_rate is not None else None
+    if skip is not None:
+        verdict = skip
+    else:
+        policy_ok = None if arms.baseline is None or delta is None else delta >= 0
+        verdict = decide(
+            candidate_rate=cand_rate, baseline_rate=base_rate,
+            baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
+            health=RunHealth(len(attempts), sum(a.status == "error" for a in attempts),
+                             opts.max_error_rate),
+            min_pass_rate=opts.min_pass_rate, policy_passed=policy_ok,
+            policy_reason=f"delta {delta} < 0: the candidate passes fewer tasks than the "
+                          "baseline")
+    for warning in verdict.warnings:
+        log(f"warning: {warning}")
+    data = artifact_mod.build(
+        opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
+        rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
+        executor=describe, attempts=attempts, state_root=state_root)
+    path = artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id) \
+        if not opts.output else Path(opts.output)
+    data = artifact_mod.write(data, path)
+    return EvaluationOutcome(data, path.resolve(), run_dir)

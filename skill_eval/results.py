@@ -1,0 +1,80 @@
+"""From attempts to per-task results: what each arm achieved on each task."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Attempt, Status, Task
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One arm on one task. `passed` keeps its compatibility meaning: some attempt among the
+    first k that did not end in error passed. `status` is "error" when every attempt did."""
+
+    task_id: str
+    passed: bool
+    status: Status
+    score: float
+    details: str
+    duration_ms: int
+    error: str | None
+    attempts: tuple[Attempt, ...]
+
+    @property
+    def outcomes(self) -> list[Status]:
+        return [a.status for a in self.attempts]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "passed": self.passed,
+            "score": round(self.score, 4),
+            "details": self.details,
+            "duration_ms": self.duration_ms,
+            "error": self.error,
+            "status": self.status,
+            "passes": sum(a.status == "passed" for a in self.attempts),
+            "failures": sum(a.status == "failed" for a in self.attempts),
+            "errors": sum(a.status == "error" for a in self.attempts),
+            "attempts": [attempt_summary(a) for a in self.attempts],
+        }
+
+
+def attempt_summary(attempt: Attempt) -> dict[str, Any]:
+    data = attempt.to_dict()
+    del data["arm"], data["task_id"]
+    return data
+
+
+def task_result(task: Task, attempts: Sequence[Attempt], pass_k: int) -> TaskResult:
+    """Aggregate one arm's attempts at one task (any order; sorted by index here)."""
+    ordered = sorted(attempts, key=lambda a: a.index)
+    judged = [a for a in ordered if a.status != "error"]
+    first_k = judged[:pass_k]
+    duration = sum(a.duration_ms for a in ordered)
+    if not judged:
+        last_error = ordered[-1].error if ordered else "not run"
+        return TaskResult(task.id, False, "error", 0.0, last_error or "", duration,
+                          last_error, tuple(ordered))
+    best = max(first_k, key=lambda a: (a.status == "passed", a.judge.score if a.judge else 0))
+    passed = best.status == "passed"
+    details = best.judge.details if best.judge else ""
+    return TaskResult(task.id, passed, "passed" if passed else "failed",
+                      best.judge.score if best.judge else 0.0, details, duration, None,
+                      tuple(ordered))
+
+
+def arm_results(tasks: Sequence[Task], attempts: Mapping[str, Sequence[Attempt]],
+                pass_k: int) -> list[TaskResult]:
+    return [task_result(task, attempts.get(task.id, ()), pass_k) for task in tasks]
+
+
+def pass_rate(results: Sequence[TaskResult]) -> float | None:
+    """Passed tasks / tasks that could be evaluated; None when none could."""
+    judged = [r for r in results if r.status != "error"]
+    if not judged:
+        return None
+    return round(sum(r.passed for r in judged) / len(judged), 4)

@@ -1,0 +1,230 @@
+"""Runs arms × tasks × attempts on one bounded pool, retries what is not the skill's fault,
+and journals every attempt as it finishes. Concurrency lives here and nowhere else.
+
+Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
+hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per
+finished attempt, flushed and fsynced, so a run killed half way can be resumed: a torn last
+line is ignored, and attempts that ended in error are run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from .executors.base import Executor
+from .judges.base import Judge, JudgeContext, run_judge
+from .model import (
+    Arm,
+    ArmName,
+    Attempt,
+    ExecutionRequest,
+    ExecutionResult,
+    JudgeResult,
+    Task,
+    status_of,
+)
+
+JOURNAL_NAME = "attempts.jsonl"
+BACKOFF_BASE_SECONDS = 1.0
+BACKOFF_CAP_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Job:
+    arm: Arm
+    task: Task
+    index: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.arm.name, self.task.id, self.index)
+
+
+@dataclass
+class RunSettings:
+    concurrency: int = 8
+    max_retries: int = 5
+    backoff_base: float = BACKOFF_BASE_SECONDS
+    backoff_cap: float = BACKOFF_CAP_SECONDS
+    progress: Callable[[Attempt], None] | None = None
+    sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
+
+
+def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[Job]:
+    """Every arm runs every task `samples` times, interleaved across arms."""
+    return [Job(arm, task, i) for i in range(samples) for task in tasks for arm in arms]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Journal:
+    """Append-only JSON-lines record of finished attempts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._handle: IO[str] | None = None
+
+    def read(self) -> list[Attempt]:
+        """Attempts already recorded; a torn or corrupt line (a kill mid-write) is skipped."""
+        if not self.path.exists():
+            return []
+        attempts: dict[tuple[str, str, int], Attempt] = {}
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    attempt = Attempt.from_dict(json.loads(line))
+                except (ValueError, KeyError, TypeError):
+                    continue
+                attempts[(attempt.arm, attempt.task_id, attempt.index)] = attempt
+        return list(attempts.values())
+
+    def append(self, attempt: Attempt) -> None:
+        line = json.dumps(attempt.to_dict(), ensure_ascii=False) + "\n"
+        with self._lock:
+            if self._handle is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = self.path.open("a", encoding="utf-8")
+                self._repair_tail()
+            self._handle.write(line)
+            self._handle.flush()
+            try:
+                os.fsync(self._handle.fileno())
+            except OSError:
+                pass
+
+    def _repair_tail(self) -> None:
+        # A kill mid-write can leave a line without its newline; start ours on a fresh line.
+        if self._handle is None:
+            return
+        size = self.path.stat().st_size
+        if size:
+            with self.path.open("rb") as handle:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    self._handle.write("\n")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+
+class Runner:
+    """Executes jobs with one executor and per-task judges."""
+
+    def __init__(self, executor: Executor, judges: Mapping[str, Judge], ctx: JudgeContext,
+                 journal: Journal, settings: RunSettings) -> None:
+        self.executor = executor
+        self.judges = judges
+        self.ctx = ctx
+        self.journal = journal
+        self.settings = settings
+        self.stop = threading.Event()
+
+    def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
+        """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
+        kept = {(a.arm, a.task_id, a.index): a for a in done if a.status != "error"}
+        todo = [job for job in jobs if job.key not in kept]
+        results = list(kept.values())
+        if not todo:
+            return results
+        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency),
+                                  thread_name_prefix="skill-eval")
+        pending: set[Future[Attempt]] = set()
+        queue = iter(todo)
+        try:
+            for job in queue:
+                pending.add(pool.submit(self._run_job, job))
+                if len(pending) >= self.settings.concurrency * 2:
+                    break
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    results.append(future.result())
+                for job in queue:
+                    pending.add(pool.submit(self._run_job, job))
+                    if len(pending) >= self.settings.concurrency * 2:
+                        break
+        except BaseException:
+            self.stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    def _sleep(self, seconds: float) -> None:
+        if self.settings.sleep is not None:
+            self.settings.sleep(seconds)
+        else:
+            self.stop.wait(seconds)
+
+    def _backoff(self, tries: int, retry_after: float | None) -> float:
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.settings.backoff_cap)
+        delay = self.settings.backoff_base * (2 ** (tries - 1))
+        return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
+
+    def _run_job(self, job: Job) -> Attempt:
+        started_at = now_iso()
+        start = time.monotonic()
+        tries = 0
+        while True:
+            tries += 1
+            attempt, retryable, retry_after = self._try_once(job, tries, started_at, start)
+            if attempt.status != "error" or not retryable or self.stop.is_set() \
+                    or tries > self.settings.max_retries:
+                break
+            self._sleep(self._backoff(tries, retry_after))
+        self.journal.append(attempt)
+        if self.settings.progress is not None:
+            self.settings.progress(attempt)
+        return attempt
+
+    def _try_once(self, job: Job, tries: int, started_at: str, start: float) \
+            -> tuple[Attempt, bool, float | None]:
+        """One execution and its judgement: (attempt, retryable, retry_after)."""
+        request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
+                                   skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds)
+        try:
+            result = self.executor.run(request)
+        except Exception as exc:  # an executor bug must not kill the run
+            result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}",
+                                     retryable=True)
+        error, retryable, retry_after = result.error, result.retryable, result.retry_after
+        judge: JudgeResult | None = None
+        if not error:
+            judge = run_judge(self.judges[job.task.id], job.task, result.output, self.ctx)
+            if judge.error:  # the judge could not judge: not the skill's fault, try again
+                error, retryable = f"judge error: {judge.error}", True
+        attempt = Attempt(
+            arm=job.arm.name, task_id=job.task.id, index=job.index,
+            status="error" if error or judge is None else status_of(judge),
+            output=result.output, judge=judge, error=error,
+            duration_ms=int((time.monotonic() - start) * 1000), tries=tries,
+            usage=result.usage, cost_usd=result.cost_usd,
+            started_at=started_at, finished_at=now_iso(),
+        )
+        return attempt, retryable, retry_after
+
+
+def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:
+    """An arm's attempts grouped by task, each list in attempt order."""
+    out: dict[str, list[Attempt]] = {}
+    for attempt in sorted(attempts, key=lambda a: (a.task_id, a.index)):
+        if attempt.arm == arm:
+            out.setdefault(attempt.task_id, []).append(attempt)
+    return out

@@ -1,0 +1,82 @@
+"""Verdict rules: pure functions from pass rates and run health to pass/fail/skipped/error.
+
+Order matters: a skipped candidate is never run; a run with too many errors says nothing
+about the skill; a broken suite (the original skill passes under 20%) is an error to fix
+first; then the comparison policy decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+VerdictName = Literal["pass", "fail", "skipped", "error"]
+BaselineKind = Literal["original", "skill", "none", "absent"]
+BROKEN_SUITE_RATE = 0.2
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: VerdictName
+    reason: str | None = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def fmt_rate(rate: float) -> str:
+    return f"{round(rate, 4):g}"
+
+
+def skip_verdict(candidate_score: float | None, eval_threshold: float | None) -> Verdict | None:
+    """`skipped` when the discriminator's score is below --eval-threshold (pipeline mode)."""
+    if eval_threshold is None or candidate_score is None:
+        return None
+    if candidate_score < eval_threshold:
+        return Verdict("skipped", f"candidate score {fmt_rate(candidate_score)} < "
+                                  f"eval threshold {fmt_rate(eval_threshold)}")
+    return None
+
+
+@dataclass(frozen=True)
+class RunHealth:
+    attempts: int
+    errors: int
+    max_error_rate: float
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.attempts if self.attempts else 0.0
+
+
+def decide(*, candidate_rate: float | None, baseline_rate: float | None,
+           baseline_kind: BaselineKind, health: RunHealth, min_pass_rate: float,
+           policy_passed: bool | None, policy_reason: str) -> Verdict:
+    """The verdict of a run that executed. `policy_passed` is the comparison policy's
+    decision (None when there is no baseline)."""
+    warnings: list[str] = []
+    if health.attempts and health.error_rate > health.max_error_rate:
+        return Verdict("error", f"{health.errors} of {health.attempts} attempts ended in error "
+                                f"({fmt_rate(health.error_rate)} > max error rate "
+                                f"{fmt_rate(health.max_error_rate)}); results say nothing "
+                                "about the skill")
+    if candidate_rate is None:
+        return Verdict("error", "no task of the candidate could be evaluated "
+                                "(every attempt ended in error)")
+    if baseline_kind in ("original", "skill"):
+        if baseline_rate is None:
+            return Verdict("error", "no task of the baseline could be evaluated "
+                                    "(every attempt ended in error)")
+        if baseline_rate < BROKEN_SUITE_RATE:
+            return Verdict("error", f"baseline pass rate {fmt_rate(baseline_rate)} < "
+                                    f"{BROKEN_SUITE_RATE}")
+    elif baseline_kind == "none" and baseline_rate is not None \
+            and baseline_rate < BROKEN_SUITE_RATE:
+        warnings.append(f"no-skill baseline pass rate {fmt_rate(baseline_rate)} < "
+                        f"{BROKEN_SUITE_RATE}: expected without a skill, but check that the "
+                        "tasks are passable at all")
+    if baseline_kind == "absent" or policy_passed is None:
+        ok = candidate_rate >= min_pass_rate
+        reason = (f"pass rate {fmt_rate(candidate_rate)} "
+                  f"{'>=' if ok else '<'} min pass rate {fmt_rate(min_pass_rate)}")
+        return Verdict("pass" if ok else "fail", None if ok else reason, tuple(warnings))
+    return Verdict("pass" if policy_passed else "fail",
+                   None if policy_passed else policy_reason, tuple(warnings))
