@@ -22,9 +22,9 @@ def cli() -> None:
 
 def _register() -> None:
     # One module per command group; each defines `command` (a click.Command).
-    from . import run_cmd, validate_cmd
+    from . import evaluators_cmd, run_cmd, validate_cmd
 
-    for module in (run_cmd, validate_cmd):
+    for module in (run_cmd, validate_cmd, evaluators_cmd):
         cli.add_command(module.command)
 
 
