@@ -308,9 +308,11 @@ def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir:
             attempts: list[Attempt], skip: Verdict | None, started_at: datetime,
             describe: dict[str, Any], judges_ctx: JudgeContext | None,
             log: Callable[[str], None]) -> EvaluationOutcome:
-    cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k)
+    ran = skip is None
+    cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k) \
+        if ran else []
     base = arm_results(suite.tasks, attempts_by(attempts, "baseline"), opts.pass_k) \
-        if arms.baseline is not None and skip is None else []
+        if arms.baseline is not None and ran else []
     cand_rate = pass_rate(cand) if skip is None else None
     base_rate = pass_rate(base) if base else None
     delta = round(cand_rate - base_rate, 4) \

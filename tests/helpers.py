@@ -1,0 +1,70 @@
+"""Small builders shared by the tests: suites, skills, rankings and CLI runs in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from skill_eval.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_SUITE = REPO / "task_suites" / "demo" / "task_suite.yaml"
+DEMO_OUTPUTS = REPO / "task_suites" / "demo" / "mock_outputs.yaml"
+DEMO_SKILL = REPO / "fixtures" / "demo-skill"
+DEMO_SKILL_IMPROVED = REPO / "fixtures" / "demo-skill-improved"
+DEMO_RANKING = REPO / "fixtures" / "demo-ranking.json"
+
+
+def write_suite(directory: Path, tasks: list[dict[str, Any]], **top: Any) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    data = {"skill_id": "demo", "version": "1.0", **top, "tasks": tasks}
+    path = directory / "task_suite.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def contains_task(task_id: str, *expected: str) -> dict[str, Any]:
+    return {"id": task_id, "prompt": f"Do {task_id}",
+            "judge": {"type": "contains", "expected": list(expected)}}
+
+
+def write_skill(directory: Path, body: str = "Always answer with DONE.", name: str = "demo") \
+        -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: test skill\n---\n\n# {name}\n\n{body}\n",
+        encoding="utf-8")
+    return directory
+
+
+def write_outputs(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def write_ranking(path: Path, candidates: list[dict[str, Any]], target: str = "skill",
+                  run_id: str = "run-1") -> Path:
+    path.write_text(json.dumps({"run_id": run_id, "lane": "test", "target": {"path": target},
+                                "scored_candidates": candidates}), encoding="utf-8")
+    return path
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """Run `skill-eval ARGS` in-process; returns (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_script(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / "evaluate.py"), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def read_json(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -1,0 +1,117 @@
+"""The runner: interleaved arms, bounded concurrency, retries of what is not the skill's
+fault, a journal that survives a torn line, and resume without repeats."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from skill_eval.executors.base import ExecutorBase, ExecutorConfig
+from skill_eval.judges.base import JudgeContext, build_judge
+from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, Skill, Task
+from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
+
+TASKS = [Task(id=f"t{i}", prompt=f"p{i}", judge={"type": "contains", "expected": ["ok"]},
+              index=i) for i in range(4)]
+ARMS = [Arm("candidate", Skill("s", "skill text"), "candidate"), Arm("baseline", None, "none")]
+
+
+class ScriptedExecutor(ExecutorBase):
+    """A fake executor: fails the first `failures` tries of every job with a retryable error,
+    records calls and the peak number running at once."""
+
+    name = "scripted"
+
+    def __init__(self, failures: int = 0, retryable: bool = True, delay: float = 0.0) -> None:
+        self.config = ExecutorConfig()
+        self.failures, self.retryable, self.delay = failures, retryable, delay
+        self.calls: list[tuple[str, str, int]] = []
+        self.running = self.peak = 0
+        self.lock = threading.Lock()
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        key = (request.arm, request.task.id, request.attempt)
+        with self.lock:
+            self.calls.append(key)
+            tries = self.calls.count(key)
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        time.sleep(self.delay)
+        with self.lock:
+            self.running -= 1
+        if tries <= self.failures:
+            return ExecutionResult(error="529 overloaded", retryable=self.retryable,
+                                   retry_after=0)
+        return ExecutionResult(output="ok" if request.skill else "no")
+
+
+def make_runner(tmp_path: Path, executor: ScriptedExecutor, **settings) -> Runner:
+    judges = {t.id: build_judge(t.judge) for t in TASKS}
+    return Runner(executor, judges, JudgeContext(suite_dir=tmp_path),
+                  Journal(tmp_path / "attempts.jsonl"),
+                  RunSettings(sleep=lambda s: None, **settings))
+
+
+def test_jobs_interleave_arms() -> None:
+    jobs = plan_jobs(ARMS, TASKS[:2], samples=2)
+    assert [(j.arm.name, j.task.id, j.index) for j in jobs] == [
+        ("candidate", "t0", 0), ("baseline", "t0", 0), ("candidate", "t1", 0),
+        ("baseline", "t1", 0), ("candidate", "t0", 1), ("baseline", "t0", 1),
+        ("candidate", "t1", 1), ("baseline", "t1", 1)]
+
+
+def test_retryable_errors_are_retried_to_success_and_recorded_once(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(failures=2)
+    attempts = make_runner(tmp_path, executor, max_retries=5).run(plan_jobs(ARMS, TASKS, 1))
+    assert {a.status for a in attempts if a.arm == "candidate"} == {"passed"}
+    assert {a.status for a in attempts if a.arm == "baseline"} == {"failed"}
+    assert all(a.tries == 3 for a in attempts)
+    lines = (tmp_path / "attempts.jsonl").read_text().splitlines()
+    assert len(lines) == len(attempts) == 8
+
+
+def test_persistent_errors_become_error_attempts(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(failures=99)
+    attempts = make_runner(tmp_path, executor, max_retries=2).run(plan_jobs(ARMS, TASKS, 1))
+    assert {a.status for a in attempts} == {"error"}
+    assert all(a.tries == 3 and a.error == "529 overloaded" for a in attempts)
+
+
+def test_non_retryable_errors_are_not_retried(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(failures=1, retryable=False)
+    attempts = make_runner(tmp_path, executor).run(plan_jobs(ARMS, TASKS, 1))
+    assert all(a.status == "error" and a.tries == 1 for a in attempts)
+
+
+def test_concurrency_is_bounded_and_used(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(delay=0.05)
+    make_runner(tmp_path, executor, concurrency=3).run(plan_jobs(ARMS, TASKS, 2))
+    assert executor.peak == 3
+
+
+def test_resume_skips_finished_attempts_and_ignores_a_torn_line(tmp_path: Path) -> None:
+    jobs = plan_jobs(ARMS, TASKS, 1)
+    first = ScriptedExecutor()
+    runner = make_runner(tmp_path, first)
+    runner.run(jobs[:5])
+    runner.journal.close()
+    journal = tmp_path / "attempts.jsonl"
+    with journal.open("a") as handle:  # a kill in the middle of a write
+        handle.write(json.dumps({"arm": "candidate", "task_id": "t3"})[:20])
+    done = Journal(journal).read()
+    assert len(done) == 5
+    second = ScriptedExecutor()
+    attempts = make_runner(tmp_path, second).run(jobs, done)
+    assert len(second.calls) == 3 and len(attempts) == 8
+    assert len(Journal(journal).read()) == 8
+
+
+def test_a_crashing_executor_is_an_error_attempt_not_a_crash(tmp_path: Path) -> None:
+    class Crashing(ScriptedExecutor):
+        def run(self, request: ExecutionRequest) -> ExecutionResult:
+            raise RuntimeError("boom")
+
+    attempts = make_runner(tmp_path, Crashing(), max_retries=1).run(plan_jobs(ARMS, TASKS, 1))
+    assert all(a.status == "error" and "boom" in (a.error or "") for a in attempts)
