@@ -9,15 +9,21 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from . import artifact as artifact_mod
-from .errors import UsageError
-from .executors.base import SKILL_MODES, ExecutorConfig, create_executor
+from .cache import BaselineCache, baseline_key, parse_duration
+from .errors import CacheError, UsageError
+from .executors.base import (
+    PROMPT_TEMPLATE_VERSION,
+    SKILL_MODES,
+    ExecutorConfig,
+    create_executor,
+)
 from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .model import Arm, Attempt
@@ -64,6 +70,8 @@ class RunOptions:
     max_error_rate: float = 0.1
     resume: str | None = None  # a run directory, or "" for the latest run with these inputs
     output: str | None = None
+    baseline_cache_dir: str | None = None
+    baseline_ttl: str = "7d"
     judge_executor: str | None = None
     judge_model: str | None = None
     judge_cache_dir: str | None = None
@@ -280,12 +288,65 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if resumed:
         log(f"resume: {sum(a.status != 'error' for a in done)} finished attempts kept "
             f"from {run_dir}")
+    extras: dict[str, Any] = {}
+    cache = _open_baseline_cache(opts, arms, log)
+    cache_key, hit = None, None
+    if cache is not None:
+        cache_key = baseline_key(
+            suite=suite, skill_sha256=arms.baseline.skill_sha256 if arms.baseline else None,
+            executor=describe, skill_mode=opts.skill_mode, pass_k=opts.pass_k,
+            samples=opts.sample_count, judge_backend=ctx.judge_backend,
+            judge_model=ctx.judge_model, prompt_template_version=PROMPT_TEMPLATE_VERSION)
+        hit = cache.get(cache_key)
+        reused = _reuse_cached(hit.attempts if hit else (), done, suite, opts.sample_count,
+                               journal)
+        extras["baseline_cache"] = {
+            "enabled": True, "hit": hit is not None, "key": cache_key,
+            "age_seconds": round(hit.age_seconds) if hit else None,
+            "attempts_from_cache": reused, "directory": str(cache.directory)}
+        if reused:
+            log(f"baseline: {reused} attempts from the cache (age "
+                f"{round(hit.age_seconds) if hit else 0} s)")
     try:
         attempts = runner.run(jobs, done)
     finally:
         journal.close()
+        if cache is not None and cache_key is not None:
+            stored = [a for a in journal.read() if a.arm == "baseline"]
+            cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
+            cache.close()
     return _finish(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
-                   describe, judges_ctx=ctx, log=log)
+                   describe, judges_ctx=ctx, log=log, extras=extras)
+
+
+def _open_baseline_cache(opts: RunOptions, arms: Arms, log: Callable[[str], None]) \
+        -> BaselineCache | None:
+    if not opts.baseline_cache_dir or arms.baseline is None:
+        return None
+    try:
+        return BaselineCache(Path(opts.baseline_cache_dir), parse_duration(opts.baseline_ttl),
+                             warn=lambda m: log(f"warning: {m}"))
+    except CacheError as exc:
+        log(f"warning: {exc}; running without the baseline cache")
+        return None
+
+
+def _reuse_cached(cached: Iterable[Attempt], done: list[Attempt], suite: Any, samples: int,
+                  journal: Journal) -> int:
+    """Add cached baseline attempts this run still lacks to `done` and to the journal."""
+    have = {(a.arm, a.task_id, a.index) for a in done if a.status != "error"}
+    task_ids = {t.id for t in suite.tasks}
+    reused = 0
+    for attempt in cached:
+        key = ("baseline", attempt.task_id, attempt.index)
+        if attempt.arm != "baseline" or key in have or attempt.task_id not in task_ids \
+                or attempt.index >= samples:
+            continue
+        journal.append(attempt)
+        done.append(attempt)
+        have.add(key)
+        reused += 1
+    return reused
 
 
 def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str) -> JudgeContext:
@@ -307,7 +368,8 @@ def _replace(opts: RunOptions, **changes: Any) -> RunOptions:
 def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir: Path | None,
             attempts: list[Attempt], skip: Verdict | None, started_at: datetime,
             describe: dict[str, Any], judges_ctx: JudgeContext | None,
-            log: Callable[[str], None]) -> EvaluationOutcome:
+            log: Callable[[str], None], extras: dict[str, Any] | None = None) \
+        -> EvaluationOutcome:
     ran = skip is None
     cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k) \
         if ran else []
@@ -335,6 +397,7 @@ def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir:
         opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
         rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
         executor=describe, attempts=attempts, state_root=state_root)
+    data.update(extras or {})
     path = artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id) \
         if not opts.output else Path(opts.output)
     data = artifact_mod.write(data, path)

@@ -20,6 +20,9 @@ from diskcache.core import MODE_BINARY, MODE_RAW, MODE_TEXT, UNKNOWN
 from .errors import CacheError
 
 
+REFUSED_KEY = "<refused: key stored in pickle form>"
+
+
 class UnsafeCacheEntry(ValueError):
     """A cache row that would need unpickling, or that points outside the cache."""
 
@@ -31,8 +34,9 @@ class SafeJSONDisk(diskcache.Disk):
         return key, True
 
     def get(self, key: Any, raw: bool) -> Any:
+        # Called when listing keys. A key stored in pickle form is named, never unpickled.
         if not raw or not isinstance(key, str):
-            raise UnsafeCacheEntry("refusing a cache key stored in pickle form")
+            return REFUSED_KEY
         return key
 
     def store(self, value: Any, read: bool, key: Any = UNKNOWN) -> Any:

@@ -22,9 +22,9 @@ def cli() -> None:
 
 def _register() -> None:
     # One module per command group; each defines `command` (a click.Command).
-    from . import evaluators_cmd, run_cmd, validate_cmd
+    from . import cache_cmd, evaluators_cmd, run_cmd, validate_cmd
 
-    for module in (run_cmd, validate_cmd, evaluators_cmd):
+    for module in (run_cmd, validate_cmd, cache_cmd, evaluators_cmd):
         cli.add_command(module.command)
 
 

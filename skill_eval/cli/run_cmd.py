@@ -84,6 +84,13 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
         click.option("--output", metavar="PATH",
                      help="Artifact path (default <state-root>/evaluations/"
                           "<run_id>-<candidate_id>.json)."),
+        click.option("--baseline-cache-dir", metavar="DIR",
+                     envvar="SKILL_EVAL_BASELINE_CACHE_DIR",
+                     help="Reuse baseline results from this cache while the suite, fixtures, "
+                          "baseline skill, executor, model and settings are unchanged "
+                          "[env SKILL_EVAL_BASELINE_CACHE_DIR]."),
+        click.option("--baseline-ttl", default="7d", show_default=True, metavar="DURATION",
+                     help="How long cached baselines live (e.g. 7d, 12h, 3600)."),
         click.option("--judge-executor", type=click.Choice(JUDGE_BACKENDS), default=None,
                      help="Backend for model-graded judges (default: follows --executor)."),
         click.option("--judge-model", metavar="NAME", help="Model for LLM judges."),

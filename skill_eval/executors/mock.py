@@ -64,7 +64,9 @@ class MockExecutor(ExecutorBase):
         return ExecutionResult(output=output)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "mock", "model": None, "outputs": dict(self.outputs)}
+        return {"kind": "mock", "model": self.config.model,
+                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
+                "skill_mode": self.config.skill_mode, "outputs": dict(self.outputs)}
 
 
 register_executor("mock", MockExecutor)

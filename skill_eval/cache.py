@@ -1,0 +1,167 @@
+"""Baseline cache: finished baseline attempts, reused while nothing that shapes them changed.
+
+The key is a sha256 over canonical JSON of every ingredient that changes the baseline's
+results (suite and fixture bytes, the baseline skill, executor kind/version/model/sampling,
+skill mode, pass_k and samples, judge configs and backend, prompt template and cache schema
+versions). Concurrency, timeouts, retries and paths are deliberately left out. Values are JSON
+in diskcache (never pickle: see jsondisk), entries live exactly `ttl` seconds, attempts that
+ended in error are never stored, and an unreadable entry is a miss with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CacheError
+from .jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
+from .model import Attempt, Suite
+
+CACHE_SCHEMA_VERSION = "1"
+DEFAULT_TTL_SECONDS = 7 * 24 * 3600
+_FILE_KEYS = ("test_file", "schema_file")
+
+
+def canonical_sha256(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _fixture_paths(config: Any) -> Iterable[str]:
+    """Every fixture file a judge config names, nested judges included."""
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            if key in _FILE_KEYS and isinstance(value, str):
+                yield value
+            else:
+                yield from _fixture_paths(value)
+    elif isinstance(config, list):
+        for item in config:
+            yield from _fixture_paths(item)
+
+
+def fixture_digests(suite: Suite) -> dict[str, str]:
+    """sha256 of each fixture file the suite's judges reference (missing → "missing")."""
+    out: dict[str, str] = {}
+    for task in suite.tasks:
+        for rel in _fixture_paths(dict(task.judge)):
+            path = suite.directory / rel
+            try:
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                out[rel] = "missing"
+    return out
+
+
+def baseline_key(*, suite: Suite, skill_sha256: str | None,
+                 executor: Mapping[str, Any], skill_mode: str, pass_k: int, samples: int,
+                 judge_backend: str, judge_model: str | None,
+                 prompt_template_version: str) -> str:
+    return canonical_sha256({
+        "cache_schema": CACHE_SCHEMA_VERSION,
+        "suite_sha256": suite.sha256,
+        "fixtures": fixture_digests(suite),
+        "judges": [dict(t.judge) for t in suite.tasks],
+        "baseline_skill": skill_sha256 or "no skill",
+        "executor": dict(executor),
+        "skill_mode": skill_mode,
+        "pass_k": pass_k,
+        "samples": samples,
+        "judge_backend": judge_backend,
+        "judge_model": judge_model,
+        "prompt_template": prompt_template_version,
+    })
+
+
+@dataclass(frozen=True)
+class CachedBaseline:
+    key: str
+    attempts: tuple[Attempt, ...]
+    created_at: float
+    age_seconds: float
+
+
+class BaselineCache:
+    def __init__(self, directory: Path, ttl_seconds: float = DEFAULT_TTL_SECONDS,
+                 warn: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.directory = directory
+        self.ttl = ttl_seconds
+        self.warn = warn or (lambda message: None)
+        self.clock = clock
+        self._cache = open_json_cache(directory)
+
+    def get(self, key: str) -> CachedBaseline | None:
+        try:
+            value = self._cache.get(key)
+            if value is None:
+                return None
+            created = float(value["created_at"])
+            age = self.clock() - created
+            if age >= self.ttl or age < 0:
+                return None
+            attempts = tuple(Attempt.from_dict(a) for a in value["attempts"])
+        except Exception as exc:  # corrupt, unsafe or foreign entry: a miss, never a crash
+            self.warn(f"baseline cache entry {key[:12]} is unreadable ({exc}); ignoring it")
+            return None
+        return CachedBaseline(key, tuple(a for a in attempts if a.status != "error"),
+                              created, age)
+
+    def put(self, key: str, attempts: Sequence[Attempt], created_at: float | None = None) -> int:
+        """Store the attempts that did not end in error; returns how many were stored."""
+        keep = [a.to_dict() for a in attempts if a.status != "error"]
+        if not keep:
+            return 0
+        created = created_at if created_at is not None else self.clock()
+        remaining = self.ttl - (self.clock() - created)
+        if remaining <= 0:
+            return 0
+        try:
+            self._cache.set(key, {"created_at": created, "attempts": keep}, expire=remaining)
+        except Exception as exc:
+            self.warn(f"could not write the baseline cache ({exc}); results are unaffected")
+            return 0
+        return len(keep)
+
+    def info(self) -> dict[str, Any]:
+        entries = []
+        now = self.clock()
+        for key in list(self._cache.iterkeys()):
+            try:
+                if key == REFUSED_KEY:
+                    raise UnsafeCacheEntry(key)
+                value = self._cache.get(key)
+                entries.append({"key": key, "age_seconds": round(now - value["created_at"]),
+                                "attempts": len(value["attempts"])})
+            except Exception as exc:
+                entries.append({"key": str(key), "error": str(exc)})
+        return {"directory": str(self.directory), "entries": entries,
+                "size_bytes": self._cache.volume(), "ttl_seconds": self.ttl}
+
+    def clear(self) -> int:
+        return int(self._cache.clear())
+
+    def close(self) -> None:
+        self._cache.close()
+
+
+def parse_duration(text: str) -> float:
+    """'7d', '12h', '30m', '45s' or plain seconds."""
+    units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    raw = text.strip().lower()
+    try:
+        if raw and raw[-1] in units:
+            value = float(raw[:-1]) * units[raw[-1]]
+        else:
+            value = float(raw)
+    except ValueError:
+        raise CacheError(f"not a duration: {text!r} (use e.g. 7d, 12h, 3600)") from None
+    if value <= 0:
+        raise CacheError(f"duration must be positive: {text!r}")
+    return value
