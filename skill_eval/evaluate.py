@@ -26,6 +26,7 @@ from .executors.base import (
 )
 from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
+from .judges.judge_cache import JudgeCache
 from .model import Arm, Attempt
 from .paths import atomic_write_text, safe_component
 from .progress import Progress
@@ -76,6 +77,7 @@ class RunOptions:
     judge_model: str | None = None
     judge_cache_dir: str | None = None
     no_judge_cache: bool = False
+    evaluators_dirs: tuple[str, ...] = ()
     progress: bool = True
 
     @property
@@ -275,7 +277,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
 
     if executor_name != "mock" and hasattr(executor, "preflight"):
         executor.preflight()
-    ctx = judge_context(opts, suite.directory, executor_name)
+    ctx = judge_context(opts, suite.directory, executor_name, state_root)
     journal = Journal(run_dir / JOURNAL_NAME)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
@@ -315,6 +317,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             stored = [a for a in journal.read() if a.arm == "baseline"]
             cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
             cache.close()
+    if ctx.cache is not None:
+        extras["judge_cache"] = {"directory": str(ctx.cache.directory),
+                                 "hits": ctx.cache.hits, "misses": ctx.cache.misses}
     return _finish(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
                    describe, judges_ctx=ctx, log=log, extras=extras)
 
@@ -349,14 +354,22 @@ def _reuse_cached(cached: Iterable[Attempt], done: list[Attempt], suite: Any, sa
     return reused
 
 
-def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str) -> JudgeContext:
+def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
+                  state_root: Path) -> JudgeContext:
+    """Where model-graded judges send their calls, and the judge cache they share."""
     backend = opts.judge_executor or (
         executor_name if executor_name in ("anthropic", "claude-cli") else "mock")
     if opts.mock:
         backend = "mock"
+    cache = None
+    if backend != "mock" and not opts.no_judge_cache:
+        cache = JudgeCache(Path(opts.judge_cache_dir) if opts.judge_cache_dir
+                           else state_root / "judge-cache")
     return JudgeContext(suite_dir=suite_dir, mock=backend == "mock", judge_backend=backend,
-                        judge_model=opts.judge_model,
-                        backend_options={"claude_bin": opts.claude_bin})
+                        judge_model=opts.judge_model, cache=cache,
+                        backend_options={"claude_bin": opts.claude_bin,
+                                         "evaluators_dirs": list(opts.evaluators_dirs),
+                                         "workspace": str(Path.cwd())})
 
 
 def _replace(opts: RunOptions, **changes: Any) -> RunOptions:

@@ -97,6 +97,9 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
         click.option("--judge-cache-dir", metavar="DIR",
                      help="Judge cache (default <state-root>/judge-cache)."),
         click.option("--no-judge-cache", is_flag=True, help="Judge every output afresh."),
+        click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
+                     help="Extra evaluator skills for `rubric` judges (repeatable; highest "
+                          "precedence first)."),
         click.option("--quiet", "-q", is_flag=True, help="No progress lines."),
     ]
 
