@@ -1,0 +1,229 @@
+"""Load and validate task suites: safe YAML -> JSON Schema -> semantic rules -> Suite.
+
+Every problem is reported at once, each with file, line, task and field:
+
+    suites/x.yaml:12: tasks[2] (id "t-3").judge.expected: must be a non-empty list of strings
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem, SuiteError
+from .judges.base import schema_problems, validate_judge_config
+from .model import DEFAULT_TIMEOUT_SECONDS, Suite, Task
+from .safeyaml import MAX_BYTES, MAX_NODES, LineMap, YamlError, load_yaml_file, render_path
+
+SUITE_FILE_NAME = "task_suite.yaml"
+SUITE_VERSION = "1.0"
+_SCHEMA_FILE = Path(__file__).parent / "schemas" / "task_suite.schema.json"
+_TASK_FIELD = re.compile(r"^tasks\[(\d+)\](?:\.(.*))?$", re.DOTALL)
+
+
+@cache
+def suite_schema() -> dict[str, Any]:
+    """The JSON Schema (Draft 2020-12) of a task suite, as shipped in the package."""
+    with open(_SCHEMA_FILE, encoding="utf-8") as handle:
+        schema: dict[str, Any] = json.load(handle)
+    return schema
+
+
+def load_suite(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
+               max_nodes: int = MAX_NODES) -> Suite:
+    """Load and validate a task suite file (or a directory holding `task_suite.yaml`).
+
+    Returns a Suite with an absolute `path` and the sha256 of the file's bytes. Raises
+    SuiteError: `Task suite not found: <path>` when there is no such file; otherwise its
+    `problems` list every problem found, each located by line, task and field.
+    """
+    shown = os.fspath(path)
+    file = Path(path)
+    if file.is_dir():
+        file = file / SUITE_FILE_NAME
+        shown = os.path.join(shown, SUITE_FILE_NAME)
+    if not file.is_file():
+        raise SuiteError(f"Task suite not found: {shown}", path=shown)
+    try:
+        raw, data, lines = load_yaml_file(file, shown, max_bytes=max_bytes, max_nodes=max_nodes)
+    except YamlError as exc:
+        raise _suite_error(shown, [_relocate(p, None) for p in exc.problems]) from None
+    except OSError as exc:
+        problem = Problem(shown, f"cannot read the file: {exc.strerror or exc}")
+        raise _suite_error(shown, [problem]) from None
+    suite_dir = file.resolve().parent
+    problems = check_suite_data(data, lines, shown, suite_dir)
+    if problems:
+        raise _suite_error(shown, problems)
+    return Suite(
+        path=file.resolve(),
+        skill_id=data["skill_id"],
+        version=data["version"],
+        tasks=tuple(_task(i, t) for i, t in enumerate(data["tasks"])),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        description=data.get("description") or "",
+    )
+
+
+def _task(index: int, data: Mapping[str, Any]) -> Task:
+    return Task(
+        id=data["id"],
+        prompt=data["prompt"],
+        judge=dict(data["judge"]),
+        timeout_seconds=float(data.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
+        description=data.get("description") or "",
+        category=data.get("category"),
+        index=index,
+    )
+
+
+def _suite_error(shown: str, problems: list[Problem]) -> SuiteError:
+    count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    return SuiteError(f"Invalid task suite {shown}: {count}", path=shown, problems=problems)
+
+
+def check_suite_data(data: Any, lines: LineMap, path: str, suite_dir: Path) -> list[Problem]:
+    """Every schema and semantic problem of already-parsed suite data, sorted by line.
+
+    `lines` maps value paths to lines (see safeyaml.load_yaml_text); `path` names the file in
+    problems; `suite_dir` is where judges resolve suite-relative files such as fixtures/.
+    """
+    if not isinstance(data, dict):
+        what = "the file is empty" if data is None else f"got {_kind(data)}"
+        message = f"the top level must be a mapping with skill_id, version and tasks; {what}"
+        return [Problem(path, message, line=lines.get((), 1))]
+    locate = _Locator(path, lines, data)
+    found: list[tuple[str, str]] = []
+    for where, message in schema_problems(data, suite_schema()):
+        rest = match.group(2) or "" if (match := _TASK_FIELD.match(where)) else ""
+        if rest == "judge" or rest.startswith(("judge.", "judge[")):
+            continue  # each judge is checked below by validate_judge_config, once
+        version = data.get("version")
+        if where == "version" and isinstance(version, int | float) and version is not True \
+                and version is not False:
+            message = ('must be the string "1.0": YAML reads an unquoted 1.0 as a number, '
+                       'so write version: "1.0"')
+        found.append((where, message))
+    tasks = data.get("tasks")
+    if isinstance(tasks, list):
+        found += _task_problems(tasks, suite_dir)
+    problems = [locate(where, message) for where, message in found]
+    return sorted(problems, key=lambda p: p.line if p.line is not None else 0)
+
+
+def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
+    """Unique ids and each judge's own config checks, as (field, message) pairs."""
+    found: list[tuple[str, str]] = []
+    first_index: dict[str, int] = {}
+    for index, task in enumerate(tasks):
+        if not isinstance(task, dict):
+            continue
+        task_id = task.get("id")
+        if isinstance(task_id, str) and task_id:
+            if task_id in first_index:
+                found.append((f"tasks[{index}].id", f"duplicate task id {task_id!r}: tasks"
+                              f"[{first_index[task_id]}] and tasks[{index}] share it"))
+            else:
+                first_index[task_id] = index
+        if "judge" in task:
+            try:
+                judge_problems = validate_judge_config(task["judge"], suite_dir, "judge")
+            except Exception as exc:  # a plugin's check must not crash validation
+                judge_problems = [("judge", f"judge check failed: {type(exc).__name__}: {exc}")]
+            found += [(f"tasks[{index}].{where}", msg) for where, msg in judge_problems]
+    return found
+
+
+class _Locator:
+    """Turns (field, message) into a Problem: the line of the field (or of its nearest
+    ancestor), and task index, id and task-relative field for fields under tasks[i]."""
+
+    def __init__(self, path: str, lines: LineMap, data: dict[str, Any]) -> None:
+        self.path = path
+        self.lines = {render_path(key): line for key, line in lines.items()}
+        tasks = data.get("tasks")
+        self.tasks: list[Any] = tasks if isinstance(tasks, list) else []
+
+    def line_of(self, where: str) -> int | None:
+        while where not in self.lines and where:
+            cut = max(where.rfind("."), where.rfind("["))
+            where = where[:cut] if cut > 0 else ""
+        return self.lines.get(where)
+
+    def __call__(self, where: str, message: str) -> Problem:
+        return _relocate(Problem(self.path, message, self.line_of(where), where), self.tasks)
+
+
+def _relocate(problem: Problem, tasks: list[Any] | None) -> Problem:
+    """Make a `tasks[i].x` field task-relative: field `x`, task_index i, and task_id when
+    the task has a non-empty string id."""
+    match = _TASK_FIELD.match(problem.field)
+    if not match:
+        return problem
+    index = int(match.group(1))
+    task = tasks[index] if tasks is not None and index < len(tasks) else None
+    task_id = task.get("id") if isinstance(task, dict) else None
+    return Problem(problem.path, problem.message, problem.line, match.group(2) or "",
+                   index, task_id if isinstance(task_id, str) and task_id else None)
+
+
+def _kind(value: Any) -> str:
+    names = {list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+@dataclass
+class ValidationReport:
+    """What `validate_paths` found: the suites that are valid, and every problem elsewhere."""
+
+    valid: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def find_suites(directory: str) -> list[str]:
+    """Every `task_suite.yaml` below `directory`, sorted; symlinked directories not followed."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        if SUITE_FILE_NAME in files:
+            found.append(os.path.join(root, SUITE_FILE_NAME))
+    return found
+
+
+def validate_paths(paths: Iterable[str]) -> ValidationReport:
+    """Validate suite files; a directory means every `task_suite.yaml` below it (a directory
+    holding none is a problem). Never raises for bad input: everything lands in the report."""
+    report = ValidationReport()
+    for given in paths:
+        given = os.fspath(given)
+        if os.path.isdir(given):
+            files = find_suites(given)
+            if not files:
+                report.problems.append(Problem(given, f"no {SUITE_FILE_NAME} found below "
+                                                      "this directory"))
+        else:
+            files = [given]
+        for file in files:
+            try:
+                load_suite(file)
+            except SuiteError as exc:
+                report.problems += exc.problems or [Problem(file, "task suite not found")]
+            else:
+                report.valid.append(file)
+    return report
+
+
+__all__ = ["SUITE_FILE_NAME", "ValidationReport", "check_suite_data", "find_suites",
+           "load_suite", "suite_schema", "validate_paths"]
