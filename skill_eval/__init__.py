@@ -1,3 +1,100 @@
-"""skill-eval: measure whether a skill (SKILL.md) makes Claude do better on real tasks."""
+"""skill-eval: measure whether a skill (SKILL.md) makes Claude do better on real tasks.
+
+The public API for Python users. Names load on first use, so `import skill_eval` stays cheap
+for the command line.
+
+    from skill_eval import RunOptions, run_evaluation
+    outcome = run_evaluation(RunOptions(task_suite="suite.yaml", state_root="state",
+                                        standalone=True, skill_path="my-skill", mock=True))
+    outcome.verdict, outcome.path
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "ArtifactError": "errors",
+    "Arm": "model",
+    "Attempt": "model",
+    "BaselineCache": "cache",
+    "CacheError": "errors",
+    "EvaluationOutcome": "evaluate",
+    "ExecutionRequest": "model",
+    "ExecutionResult": "model",
+    "ExecutorConfig": "executors.base",
+    "ExecutorError": "errors",
+    "JudgeContext": "judges.base",
+    "JudgeError": "errors",
+    "JudgeResult": "model",
+    "JudgeSpec": "judges.base",
+    "RunOptions": "evaluate",
+    "Skill": "model",
+    "SkillError": "errors",
+    "SkillEvalError": "errors",
+    "Suite": "model",
+    "SuiteError": "errors",
+    "Task": "model",
+    "TaskResult": "results",
+    "Usage": "model",
+    "UsageError": "errors",
+    "load_ranking": "skills",
+    "load_skill": "skills",
+    "load_suite": "suite",
+    "read_artifact": "artifact",
+    "register_executor": "executors.base",
+    "register_judge": "judges.base",
+    "run_evaluation": "evaluate",
+}
+
+__all__ = [
+    "Arm",
+    "ArtifactError",
+    "Attempt",
+    "BaselineCache",
+    "CacheError",
+    "EvaluationOutcome",
+    "ExecutionRequest",
+    "ExecutionResult",
+    "ExecutorConfig",
+    "ExecutorError",
+    "JudgeContext",
+    "JudgeError",
+    "JudgeResult",
+    "JudgeSpec",
+    "RunOptions",
+    "Skill",
+    "SkillError",
+    "SkillEvalError",
+    "Suite",
+    "SuiteError",
+    "Task",
+    "TaskResult",
+    "Usage",
+    "UsageError",
+    "__version__",
+    "load_ranking",
+    "load_skill",
+    "load_suite",
+    "read_artifact",
+    "register_executor",
+    "register_judge",
+    "run_evaluation",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skill_eval' has no attribute {name!r}")
+    attr = "read" if name == "read_artifact" else name
+    value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
