@@ -10,7 +10,7 @@ import json
 import secrets
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,10 @@ from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
 from .model import Arm, Attempt
-from .paths import atomic_write_text, safe_component
+from .paths import safe_component
 from .progress import Progress
 from .results import arm_results, pass_rate
+from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .skills import load_ranking, load_skill, resolve_candidate, resolve_original
 from .suite import load_suite
@@ -185,35 +186,6 @@ def _fingerprint(opts: RunOptions, suite_sha: str, arms: Arms, executor: dict[st
     }, sort_keys=True, default=str))
 
 
-def _run_dir(opts: RunOptions, state_root: Path, label: str) -> tuple[Path, bool]:
-    """The run directory and whether it is resumed. A new run never reuses a directory."""
-    runs = state_root / "runs"
-    if opts.resume:
-        path = Path(opts.resume)
-        if not (path / "run.json").is_file():
-            raise UsageError(f"--resume {path}: not a run directory (no run.json)")
-        return path.resolve(), True
-    path, n = runs / label, 1
-    while path.exists():
-        n += 1
-        path = runs / f"{label}-{n}"
-    return path, False
-
-
-def _latest_matching(state_root: Path, fingerprint: str) -> Path | None:
-    best: tuple[float, Path] | None = None
-    for meta in (state_root / "runs").glob("*/run.json"):
-        try:
-            if json.loads(meta.read_text(encoding="utf-8")).get("fingerprint") != fingerprint:
-                continue
-        except (OSError, ValueError):
-            continue
-        mtime = meta.parent.stat().st_mtime
-        if best is None or mtime > best[0]:
-            best = (mtime, meta.parent)
-    return best[1] if best else None
-
-
 def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         -> EvaluationOutcome:
     """Run one evaluation end to end and write its artifact."""
@@ -235,48 +207,27 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     executor = create_executor(executor_name, config)
     describe = getattr(executor, "describe", lambda: {"kind": executor_name})()
 
-    # The run directory holds the journal and copies of candidate skills.
-    previous: dict[str, Any] = {}
-    if opts.resume:
-        meta_path = Path(opts.resume) / "run.json"
-        if not meta_path.is_file():
-            raise UsageError(f"--resume {opts.resume}: not a run directory (no run.json)")
-        previous = json.loads(meta_path.read_text(encoding="utf-8"))
-    run_id = previous.get("run_id") or (new_run_id() if opts.standalone else "")
-    staging = state_root / "runs" / ".staging" / secrets.token_hex(4)
-    arms = resolve_arms(opts, staging, run_id)
-    run_id = arms.run_id or run_id
-    label = safe_component(run_id) if opts.standalone else \
-        f"{safe_component(run_id)}--{safe_component(arms.candidate_id)}"
-
+    # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
+    arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
     skip = skip_verdict(arms.candidate_score, None if opts.standalone else opts.eval_threshold)
     if skip is not None:
         return _finish(opts, suite, arms, state_root, None, [], skip, started_at, describe,
                        judges_ctx=None, log=log)
+    if executor_name != "mock":
+        getattr(executor, "preflight", lambda: None)()
 
     fingerprint = _fingerprint(opts, suite.sha256, arms, describe)
-    if opts.resume == "":
-        found = _latest_matching(state_root, fingerprint)
-        if found is None:
-            log("resume: no earlier run has these inputs; starting a new run")
-        opts = _replace(opts, resume=str(found) if found else None)
-        if found is not None:
-            previous = json.loads((found / "run.json").read_text(encoding="utf-8"))
-    run_dir, resumed = _run_dir(opts, state_root, label)
-    if resumed and previous.get("fingerprint") != fingerprint:
-        raise UsageError(f"--resume {run_dir}: that run used other inputs (suite, skills, "
-                         "executor or pass-k differ); start a new run instead")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if staging.exists():
-        staging.rename(run_dir / f"skills-{secrets.token_hex(3)}")
-    if not resumed:
-        atomic_write_text(run_dir / "run.json", json.dumps({
-            "run_id": run_id, "candidate_id": arms.candidate_id, "fingerprint": fingerprint,
-            "created_at": started_at.isoformat(), "task_suite": str(suite.path),
-        }, indent=2))
+    label = safe_component(arms.run_id) if opts.standalone else \
+        f"{safe_component(arms.run_id)}--{safe_component(arms.candidate_id)}"
+    run = open_run_dir(state_root, label=label, run_id=arms.run_id, fingerprint=fingerprint,
+                       resume=opts.resume, info={"candidate_id": arms.candidate_id,
+                                                 "task_suite": str(suite.path),
+                                                 "created_at": started_at.isoformat()})
+    if opts.resume == "" and not run.resumed:
+        log("resume: no earlier run has these inputs; starting a new run")
+    arms = replace(arms, run_id=run.run_id)
+    run_dir, resumed = run.path, run.resumed
 
-    if executor_name != "mock" and hasattr(executor, "preflight"):
-        executor.preflight()
     ctx = judge_context(opts, suite.directory, executor_name, state_root)
     journal = Journal(run_dir / JOURNAL_NAME)
     done = journal.read() if resumed else []
@@ -370,12 +321,6 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
                         backend_options={"claude_bin": opts.claude_bin,
                                          "evaluators_dirs": list(opts.evaluators_dirs),
                                          "workspace": str(Path.cwd())})
-
-
-def _replace(opts: RunOptions, **changes: Any) -> RunOptions:
-    from dataclasses import replace
-
-    return replace(opts, **changes)
 
 
 def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir: Path | None,

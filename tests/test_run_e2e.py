@@ -217,3 +217,29 @@ def test_evaluate_script_keeps_the_old_contract(tmp_path: Path) -> None:
     assert f"Task suite not found: {tmp_path / 'none.yaml'}" in missing.stderr
     bad = run_script("--pass-k", "x")
     assert bad.returncode == 2 and bad.stdout == ""
+
+
+def test_rerunning_with_resume_reuses_the_run_and_its_artifact(tmp_path: Path) -> None:
+    outputs = {"t1": "alpha", "t2": "beta"}
+    _, out1, _ = standalone(tmp_path, outputs)
+    first = read_json(out1.strip())
+    run_dir = Path(first["manifest"]["run_dir"])
+    journal = (run_dir / "attempts.jsonl").read_text()
+    _, out2, err = standalone(tmp_path, outputs, "--resume")
+    second = read_json(out2.strip())
+    assert "4 finished attempts kept" in err
+    assert out2 == out1 and second["run_id"] == first["run_id"]
+    assert second["manifest"]["run_dir"] == str(run_dir)
+    assert (run_dir / "attempts.jsonl").read_text() == journal  # nothing re-run
+    assert second["evaluation"] == first["evaluation"]
+    # explicit directory, and a directory made with other inputs is refused
+    code, _, err = standalone(tmp_path, outputs, "--resume", str(run_dir), "--pass-k", "2")
+    assert code == 2 and "other inputs" in err
+    code, _, err = standalone(tmp_path, outputs, "--resume", str(tmp_path))
+    assert code == 2 and "not a run directory" in err
+
+
+def test_a_new_run_never_reuses_a_run_directory(tmp_path: Path) -> None:
+    a = read_json(_pipeline(tmp_path, "cand-sections")[1].strip())["manifest"]["run_dir"]
+    b = read_json(_pipeline(tmp_path, "cand-sections")[1].strip())["manifest"]["run_dir"]
+    assert a != b and b.endswith("-2")
