@@ -1,0 +1,180 @@
+"""Judges made of judges: `all`, `any` and `weighted`. Nested configs are validated with the
+same rules as top-level ones (field names like `judge.judges[1].expected`), and an error in
+any nested judge makes the whole judgement an error: a broken judge is never a skill failure.
+
+Weighted entries keep the nested judge apart from its weight: `{weight: 2, judge: {...}}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..model import JudgeResult, Task
+from .base import (
+    Judge,
+    JudgeContext,
+    JudgeSpec,
+    build_judge,
+    register_judge,
+    run_judge,
+    validate_judge_config,
+)
+
+X_KEYS = {"^x-": {}}
+JUDGE_LIST = {"type": "array", "minItems": 1, "items": {"type": "object"},
+              "errorMessage": "must be a non-empty list of judge configs"}
+THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1,
+             "errorMessage": "must be a number between 0 and 1"}
+
+
+def _label(config: Mapping[str, Any]) -> str:
+    return str(config.get("type", "?"))
+
+
+def _run_all(judges: list[tuple[str, Judge]], task: Task, output: str, ctx: JudgeContext) \
+        -> tuple[list[JudgeResult], JudgeResult | None]:
+    """Run every nested judge; return the results, and an error result if any nested one
+    could not judge (the first such error, with the others listed)."""
+    results = [run_judge(j, task, output, ctx) for _, j in judges]
+    errors = [f"judges[{i}] ({judges[i][0]}): {r.error}"
+              for i, r in enumerate(results) if r.error]
+    if errors:
+        return results, JudgeResult.failure("nested judge error: " + "; ".join(errors))
+    return results, None
+
+
+def _details(judges: list[tuple[str, Judge]], results: list[JudgeResult]) -> str:
+    lines = []
+    for i, ((label, _), r) in enumerate(zip(judges, results, strict=True)):
+        verdict = "pass" if r.passed else "FAIL"
+        first = (r.details or "").strip().replace("\n", "\n    ")
+        lines.append(f"[{i}] {label} {verdict} ({r.score:.2f}): {first}")
+    return "\n".join(lines)
+
+
+def _sub_data(results: list[JudgeResult]) -> dict[str, Any]:
+    return {"judges": [r.to_dict() for r in results]}
+
+
+class AllJudge:
+    """Passes when every nested judge passes; score = mean of the nested scores."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.judges = [(_label(c), build_judge(c)) for c in config["judges"]]
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        results, error = _run_all(self.judges, task, output, ctx)
+        if error:
+            return error
+        score = sum(r.score for r in results) / len(results)
+        return JudgeResult(passed=all(r.passed for r in results), score=score,
+                           details=_details(self.judges, results), data=_sub_data(results))
+
+
+class AnyJudge:
+    """Passes when at least one nested judge passes; score = best nested score."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.judges = [(_label(c), build_judge(c)) for c in config["judges"]]
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        results, error = _run_all(self.judges, task, output, ctx)
+        if error:
+            return error
+        return JudgeResult(passed=any(r.passed for r in results),
+                           score=max(r.score for r in results),
+                           details=_details(self.judges, results), data=_sub_data(results))
+
+
+class WeightedJudge:
+    """Score = weighted mean of nested scores; passes when score ≥ `pass_threshold` (0.7)."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        entries = config["judges"]
+        self.weights = [float(e["weight"]) for e in entries]
+        self.judges = [(f"{_label(e['judge'])} ×{e['weight']}", build_judge(e["judge"]))
+                       for e in entries]
+        self.threshold = float(config.get("pass_threshold", 0.7))
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        results, error = _run_all(self.judges, task, output, ctx)
+        if error:
+            return error
+        total = sum(self.weights)
+        score = sum(w * r.score for w, r in zip(self.weights, results, strict=True)) / total
+        passed = score >= self.threshold
+        head = f"weighted score {score:.3f} {'>=' if passed else '<'} {self.threshold}"
+        return JudgeResult(passed=passed, score=score,
+                           details=head + "\n" + _details(self.judges, results),
+                           data=_sub_data(results))
+
+
+def _check_nested(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for i, sub in enumerate(config["judges"]):
+        problems += validate_judge_config(sub, suite_dir, prefix=f"judges[{i}]")
+    return problems
+
+
+def _check_weighted(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for i, entry in enumerate(config["judges"]):
+        problems += validate_judge_config(entry["judge"], suite_dir,
+                                          prefix=f"judges[{i}].judge")
+    return problems
+
+
+def _list_schema(judge_type: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["type", "judges"],
+        "properties": {"type": {"const": judge_type}, "judges": JUDGE_LIST},
+        "patternProperties": X_KEYS,
+        "additionalProperties": False,
+    }
+
+
+register_judge(JudgeSpec(
+    type="all", summary="every nested judge passes", schema=_list_schema("all"),
+    build=AllJudge, check=_check_nested,
+))
+
+register_judge(JudgeSpec(
+    type="any", summary="at least one nested judge passes", schema=_list_schema("any"),
+    build=AnyJudge, check=_check_nested,
+))
+
+register_judge(JudgeSpec(
+    type="weighted",
+    summary="weighted mean of nested judges' scores reaches pass_threshold",
+    schema={
+        "type": "object",
+        "required": ["type", "judges"],
+        "properties": {
+            "type": {"const": "weighted"},
+            "judges": {
+                "type": "array", "minItems": 1,
+                "errorMessage": "must be a non-empty list of {weight, judge} entries",
+                "items": {
+                    "type": "object",
+                    "required": ["weight", "judge"],
+                    "properties": {
+                        "weight": {"type": "number", "exclusiveMinimum": 0,
+                                   "errorMessage": "must be a number > 0"},
+                        "judge": {"type": "object",
+                                  "errorMessage": "must be a judge config (a mapping)"},
+                    },
+                    "patternProperties": X_KEYS,
+                    "additionalProperties": False,
+                },
+            },
+            "pass_threshold": THRESHOLD,
+        },
+        "patternProperties": X_KEYS,
+        "additionalProperties": False,
+    },
+    build=WeightedJudge,
+    check=_check_weighted,
+))

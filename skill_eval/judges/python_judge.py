@@ -1,0 +1,121 @@
+"""`python`: a judge written as a plain function, named in the suite as
+`callable: "package.module:function"` and called as `function(output, task)`.
+
+The function returns a float score (passes when ≥ `pass_threshold`, default 1.0), a bool, a
+JudgeResult, or a dict with `passed` and/or `score` (and optional `details`). The module is
+imported at judge time from the harness's sys.path (install it, or set PYTHONPATH); an import
+error or an exception in the function is a judge error, never a skill failure.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..model import JudgeResult, Task
+from .base import JudgeContext, JudgeSpec, clamp_score, register_judge
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+CALLABLE_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """Import `package.module:attr.path` and return the object; raises on any problem."""
+    module_name, _, attr_path = spec.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for attr in attr_path.split("."):
+        obj = getattr(obj, attr)
+    if not callable(obj):
+        raise TypeError(f"{spec} is a {type(obj).__name__}, not a callable")
+    return obj
+
+
+def to_result(value: Any, threshold: float) -> JudgeResult:
+    """Turn what a user's function returned into a JudgeResult (error when it makes no sense)."""
+    if isinstance(value, JudgeResult):
+        if value.error or 0.0 <= value.score <= 1.0:
+            return value
+        clamped = clamp_score(value.score)
+        note = f"score {value.score} outside [0, 1], clamped to {clamped}"
+        return JudgeResult(passed=value.passed, score=clamped,
+                           details=f"{value.details}; {note}" if value.details else note,
+                           data=value.data)
+    if isinstance(value, bool):
+        return JudgeResult(passed=value, score=1.0 if value else 0.0,
+                           details="python judge returned " + str(value))
+    if isinstance(value, int | float):
+        return _scored(float(value), threshold, "")
+    if isinstance(value, Mapping) and ("passed" in value or "score" in value):
+        details = str(value.get("details") or "")
+        if "score" not in value:
+            passed = bool(value["passed"])
+            return JudgeResult(passed=passed, score=1.0 if passed else 0.0, details=details)
+        try:
+            score = float(value["score"])
+        except (TypeError, ValueError):
+            return JudgeResult.failure(f"python judge returned a non-numeric score: "
+                                       f"{value['score']!r}")
+        result = _scored(score, threshold, details)
+        if "passed" in value and not result.error:
+            result = JudgeResult(passed=bool(value["passed"]), score=result.score,
+                                 details=result.details)
+        return result
+    return JudgeResult.failure(
+        f"python judge returned {type(value).__name__}; expected a float, a bool, "
+        "a JudgeResult or a dict with 'passed'/'score'")
+
+
+def _scored(score: float, threshold: float, details: str) -> JudgeResult:
+    if math.isnan(score):
+        return JudgeResult.failure("python judge returned a NaN score")
+    clamped = clamp_score(score)
+    notes = [details] if details else []
+    if clamped != score:
+        notes.append(f"score {score} outside [0, 1], clamped to {clamped}")
+    passed = clamped >= threshold
+    notes.append(f"score {clamped:.3f} {'>=' if passed else '<'} threshold {threshold}")
+    return JudgeResult(passed=passed, score=clamped, details="; ".join(notes))
+
+
+class PythonJudge:
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.spec = str(config["callable"])
+        self.threshold = float(config.get("pass_threshold", 1.0))
+        self._fn: Callable[..., Any] | None = None
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        if self._fn is None:
+            try:
+                self._fn = load_callable(self.spec)
+            except Exception as exc:
+                return JudgeResult.failure(
+                    f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}")
+        try:
+            value = self._fn(output, task)
+        except Exception as exc:
+            return JudgeResult.failure(
+                f"python judge {self.spec!r} raised {type(exc).__name__}: {exc}")
+        return to_result(value, self.threshold)
+
+
+register_judge(JudgeSpec(
+    type="python",
+    summary="a Python function `package.module:function` called with (output, task)",
+    schema={
+        "type": "object",
+        "required": ["type", "callable"],
+        "properties": {
+            "type": {"const": "python"},
+            "callable": {"type": "string", "pattern": CALLABLE_RE.pattern,
+                         "errorMessage": "must look like 'package.module:function'"},
+            "pass_threshold": {"type": "number", "minimum": 0, "maximum": 1,
+                               "errorMessage": "must be a number between 0 and 1"},
+        },
+        "patternProperties": {"^x-": {}},
+        "additionalProperties": False,
+    },
+    build=PythonJudge,  # the schema checks the shape; importing waits until judge time
+))

@@ -1,0 +1,296 @@
+"""Deterministic judges with no process and no model: `not-contains`, `regex`, `equals`,
+`json-schema` and `threshold`. Pure functions at the core, a thin Judge class around each."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from ..model import JudgeResult, Task
+from .base import JudgeContext, JudgeSpec, register_judge
+from .contains import NON_EMPTY_STRINGS, contains_score
+from .fixtures import fixture_problem, resolve_fixture
+
+X_KEYS = {"^x-": {}}
+_FENCE = re.compile(r"```[ \t]*(json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
+REGEX_FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL}
+
+
+def _schema(judge_type: str, required: list[str], props: dict[str, Any], **extra: Any) \
+        -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["type", *required],
+        "properties": {"type": {"const": judge_type}, **props},
+        "patternProperties": X_KEYS,
+        "additionalProperties": False,
+        **extra,
+    }
+
+
+def _enum_list(values: Mapping[str, Any] | list[str]) -> dict[str, Any]:
+    names = list(values)
+    message = f"must be a list of: {', '.join(names)}"
+    return {"type": "array", "uniqueItems": True, "errorMessage": message,
+            "items": {"enum": names, "errorMessage": f"must be one of: {', '.join(names)}"}}
+
+
+def _binary(passed: bool, details: str, **data: Any) -> JudgeResult:
+    return JudgeResult(passed=passed, score=1.0 if passed else 0.0, details=details, data=data)
+
+
+# --- not-contains ---------------------------------------------------------------------------
+
+class NotContainsJudge:
+    """None of `expected` may appear (case-insensitive); score = fraction absent."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.expected = list(config["expected"])
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        found_fraction, missing = contains_score(output, self.expected)
+        found = [e for e in self.expected if e not in missing]
+        if found:
+            details = "found forbidden: " + ", ".join(repr(f) for f in found)
+        else:
+            details = f"none of the {len(self.expected)} forbidden strings appear"
+        return JudgeResult(passed=not found, score=1.0 - found_fraction, details=details)
+
+
+# --- regex ----------------------------------------------------------------------------------
+
+def compile_pattern(config: Mapping[str, Any]) -> re.Pattern[str]:
+    flags = 0
+    for name in config.get("flags") or []:
+        flags |= REGEX_FLAGS[name]
+    return re.compile(config["pattern"], flags)
+
+
+def _check_regex(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
+    try:
+        compile_pattern(config)
+    except re.error as exc:
+        return [("pattern", f"invalid regular expression: {exc}")]
+    return []
+
+
+class RegexJudge:
+    """Passes when `pattern` is found anywhere in the output (re.search)."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.regex = compile_pattern(config)
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        match = self.regex.search(output)
+        if match is None:
+            return _binary(False, f"pattern {self.regex.pattern!r} not found")
+        text = match.group(0)
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        return _binary(True, f"pattern matched {shown!r} at offset {match.start()}")
+
+
+# --- equals ---------------------------------------------------------------------------------
+
+def normalize(text: str, modes: list[str]) -> str:
+    """Apply `whitespace` (collapse runs, strip ends) and `case` (casefold) normalisation."""
+    if "whitespace" in modes:
+        text = " ".join(text.split())
+    if "case" in modes:
+        text = text.casefold()
+    return text
+
+
+class EqualsJudge:
+    """The output equals `expected` exactly, after the optional `normalize` steps."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.modes = list(config.get("normalize") or [])
+        self.expected = str(config["expected"])
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        got, want = normalize(output, self.modes), normalize(self.expected, self.modes)
+        if got == want:
+            return _binary(True, "output equals the expected text")
+        at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+                  min(len(got), len(want)))
+        return _binary(False, f"differs at character {at}: expected {want[at:at + 40]!r}, "
+                              f"got {got[at:at + 40]!r} (lengths {len(want)} vs {len(got)})")
+
+
+# --- JSON output helpers --------------------------------------------------------------------
+
+def parse_json_output(output: str) -> tuple[Any, str | None]:
+    """The JSON value of the output itself, or of its first fenced ```json (or bare ```) block.
+    Returns (value, None), or (None, reason) when there is no parseable JSON."""
+    try:
+        return json.loads(output), None
+    except ValueError:
+        pass
+    match = _FENCE.search(output)
+    if match is None:
+        return None, "output is not JSON and has no fenced ```json block"
+    try:
+        return json.loads(match.group(2)), None
+    except ValueError as exc:
+        return None, f"first fenced JSON block does not parse: {exc}"
+
+
+def json_path(path: Any) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+# --- json-schema ----------------------------------------------------------------------------
+
+def _load_schema_file(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _check_json_schema(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
+    if "schema_file" in config:
+        problem = fixture_problem(config["schema_file"], suite_dir)
+        if problem:
+            return [("schema_file", problem)]
+        try:
+            schema = _load_schema_file(resolve_fixture(config["schema_file"], suite_dir))
+        except (OSError, ValueError) as exc:
+            return [("schema_file", f"cannot read a JSON schema from it: {exc}")]
+        field = "schema_file"
+    else:
+        schema, field = config["schema"], "schema"
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return [(field, f"not a valid JSON Schema: {exc.message} at {json_path(exc.path)}")]
+    return []
+
+
+class JsonSchemaJudge:
+    """The output (or its first fenced JSON block) parses and validates against the schema."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.inline = config.get("schema")
+        self.schema_file = config.get("schema_file")
+
+    def _validator(self, ctx: JudgeContext) -> Draft202012Validator:
+        schema = self.inline
+        if self.schema_file is not None:
+            schema = _load_schema_file(resolve_fixture(self.schema_file, ctx.suite_dir))
+        return Draft202012Validator(schema)
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        try:
+            validator = self._validator(ctx)
+        except (OSError, ValueError, SchemaError) as exc:
+            return JudgeResult.failure(f"cannot load the JSON schema: {exc}")
+        value, reason = parse_json_output(output)
+        if reason is not None:
+            return _binary(False, reason)
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
+        if not errors:
+            return _binary(True, "output validates against the schema")
+        lines = [f"{json_path(e.absolute_path)}: {e.message}" for e in errors[:5]]
+        if len(errors) > 5:
+            lines.append(f"... and {len(errors) - 5} more")
+        return _binary(False, "\n".join(lines))
+
+
+# --- threshold ------------------------------------------------------------------------------
+
+def lookup(value: Any, dotted: str) -> tuple[Any, str | None]:
+    """Follow a dotted path (`a.b.0.c`; numbers index lists) into a JSON value."""
+    node = value
+    walked: list[str] = []
+    for part in dotted.split("."):
+        walked.append(part)
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.lstrip("-").isdigit() and \
+                -len(node) <= int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None, f"key {'.'.join(walked)!r} not found in the output JSON"
+    return node, None
+
+
+class ThresholdJudge:
+    """The output is JSON and the number at `key` is ≥ `threshold`; score 1 or 0."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.key = str(config["key"])
+        self.threshold = float(config["threshold"])
+
+    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        value, reason = parse_json_output(output)
+        if reason is None:
+            value, reason = lookup(value, self.key)
+        if reason is None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            reason = f"{self.key!r} holds {json.dumps(value)[:60]}, not a number"
+        if reason is not None:
+            return _binary(False, reason)
+        ok = value >= self.threshold
+        sign = ">=" if ok else "<"
+        return _binary(ok, f"{self.key} = {value} {sign} {self.threshold}", value=value)
+
+
+register_judge(JudgeSpec(
+    type="not-contains",
+    summary="none of the expected strings appears (case-insensitive)",
+    schema=_schema("not-contains", ["expected"], {"expected": NON_EMPTY_STRINGS}),
+    build=NotContainsJudge,
+))
+
+register_judge(JudgeSpec(
+    type="regex",
+    summary="a regular expression is found in the output",
+    schema=_schema("regex", ["pattern"], {
+        "pattern": {"type": "string", "minLength": 1,
+                    "errorMessage": "must be a non-empty regular expression"},
+        "flags": _enum_list(REGEX_FLAGS),
+    }),
+    build=RegexJudge,
+    check=_check_regex,
+))
+
+register_judge(JudgeSpec(
+    type="equals",
+    summary="the output equals the expected text (optionally normalised)",
+    schema=_schema("equals", ["expected"], {
+        "expected": {"type": "string", "errorMessage": "must be a string"},
+        "normalize": _enum_list(["whitespace", "case"]),
+    }),
+    build=EqualsJudge,
+))
+
+register_judge(JudgeSpec(
+    type="json-schema",
+    summary="the output (or its first ```json block) validates against a JSON Schema",
+    schema=_schema("json-schema", [], {
+        "schema": {"type": ["object", "boolean"],
+                   "errorMessage": "must be a JSON Schema (a mapping)"},
+        "schema_file": {"type": "string", "minLength": 1,
+                        "errorMessage": "must be a path under fixtures/"},
+    }, oneOf=[{"required": ["schema"]}, {"required": ["schema_file"]}],
+        errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'"),
+    build=JsonSchemaJudge,
+    check=_check_json_schema,
+))
+
+register_judge(JudgeSpec(
+    type="threshold",
+    summary="a number at a dotted key of the output JSON is at least a threshold",
+    schema=_schema("threshold", ["key", "threshold"], {
+        "key": {"type": "string", "minLength": 1, "pattern": r"^[^.]+(\.[^.]+)*$",
+                "errorMessage": "must be a dotted path such as 'metrics.accuracy'"},
+        "threshold": {"type": "number", "errorMessage": "must be a number"},
+    }),
+    build=ThresholdJudge,
+))

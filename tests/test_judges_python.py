@@ -1,0 +1,174 @@
+"""`type: python` judges and third-party judges registered through the entry-point group."""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from skill_eval.errors import SuiteError
+from skill_eval.judges import JudgeContext, base, build_judge, run_judge, validate_judge_config
+from skill_eval.model import JudgeResult, Task
+from skill_eval.suite import load_suite
+
+_names = itertools.count()
+
+JUDGE_MODULE = """
+from skill_eval.model import JudgeResult
+
+def score(output, task):
+    return len(output) / 10
+
+def shout(output, task):
+    return output.isupper()
+
+def rich(output, task):
+    return JudgeResult(passed="ok" in output, score=0.5, details=f"task {task.id}")
+
+def as_dict(output, task):
+    return {"score": 0.9, "details": "from a dict"}
+
+def too_big(output, task):
+    return 7
+
+def nonsense(output, task):
+    return "yes"
+
+def boom(output, task):
+    raise RuntimeError("judge bug")
+
+not_callable = 3
+"""
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh importable module (unique name: sys.modules must not serve an old one)."""
+    name = f"user_judges_{next(_names)}"
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / f"{name}.py").write_text(JUDGE_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    return name
+
+
+def judge(config: dict[str, Any], output: str) -> JudgeResult:
+    assert validate_judge_config(config, Path("/nonexistent")) == []
+    return run_judge(build_judge(config), Task(id="t1", prompt="p", judge=config), output,
+                     JudgeContext(suite_dir=Path("/nonexistent")))
+
+
+@pytest.mark.parametrize("function, extra, output, passed, score", [
+    ("score", {}, "0123456789", True, 1.0),
+    ("score", {}, "01234", False, 0.5),
+    ("score", {"pass_threshold": 0.5}, "01234", True, 0.5),
+    ("shout", {}, "LOUD", True, 1.0),
+    ("shout", {}, "quiet", False, 0.0),
+    ("rich", {}, "ok", True, 0.5),
+    ("as_dict", {"pass_threshold": 0.8}, "", True, 0.9),
+    ("too_big", {}, "", True, 1.0),
+])
+def test_python_judge_results(module: str, function: str, extra: dict[str, Any], output: str,
+                              passed: bool, score: float) -> None:
+    result = judge({"type": "python", "callable": f"{module}:{function}", **extra}, output)
+    assert (result.passed, result.score, result.error) == (passed, score, None)
+
+
+def test_python_judge_receives_the_task(module: str) -> None:
+    assert judge({"type": "python", "callable": f"{module}:rich"}, "ok").details == "task t1"
+
+
+def test_out_of_range_score_is_clamped_and_noted(module: str) -> None:
+    assert "outside [0, 1], clamped" in judge(
+        {"type": "python", "callable": f"{module}:too_big"}, "").details
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("no_such_module_xyz:f", "ModuleNotFoundError"),
+    ("{module}:missing", "AttributeError"),
+    ("{module}:not_callable", "not a callable"),
+    ("{module}:boom", "raised RuntimeError: judge bug"),
+    ("{module}:nonsense", "returned str"),
+])
+def test_python_judge_problems_are_judge_errors(module: str, spec: str, message: str) -> None:
+    result = judge({"type": "python", "callable": spec.format(module=module)}, "x")
+    assert result.error is not None and message in result.error
+    assert result.passed is False
+
+
+@pytest.mark.parametrize("spec", ["module", "module:", ":f", "a b:f", "pkg.mod:f()", "a/b:f"])
+def test_callable_shape_is_checked_at_load_time(spec: str) -> None:
+    problems = validate_judge_config({"type": "python", "callable": spec}, Path("/x"))
+    assert problems == [("judge.callable", "must look like 'package.module:function'")]
+
+
+PLUGIN = '''
+from skill_eval.errors import SuiteError
+from skill_eval.judges import JudgeSpec
+from skill_eval.model import JudgeResult
+
+class Shout:
+    def __init__(self, config):
+        self.word = config["word"]
+
+    def judge(self, task, output, ctx):
+        ok = self.word.upper() in output
+        return JudgeResult(passed=ok, score=float(ok), details="shouted" if ok else "quiet")
+
+SPEC = JudgeSpec(
+    type="shout",
+    schema={"type": "object", "required": ["type", "word"],
+            "properties": {"type": {"const": "shout"}, "word": {"type": "string"}},
+            "additionalProperties": False},
+    build=Shout,
+)
+'''
+
+
+def test_third_party_judge_from_an_entry_point(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    base.judge_types()  # built-ins loaded before the plugin is installed
+    site = tmp_path / "site"
+    dist = site / "shout_judge-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (site / "shout_judge.py").write_text(PLUGIN, encoding="utf-8")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: shout-judge\nVersion: 0.1\n",
+                                   encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[skill_eval.judges]\nshout = shout_judge:SPEC\n",
+                                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    # As in a new process: plugins load on first use (into a copy of the registry, which
+    # monkeypatch restores afterwards, so no other test sees `shout`).
+    monkeypatch.setattr(base, "JUDGES", dict(base.JUDGES))
+    monkeypatch.setattr(base, "_plugins_loaded", False)
+    assert "shout" not in base.JUDGES
+
+    suite_dir = tmp_path / "suite"
+    suite_dir.mkdir()
+    tasks = [{"id": "loud", "prompt": "Say it loudly",
+              "judge": {"type": "shout", "word": "hello"}}]
+    (suite_dir / "task_suite.yaml").write_text(yaml.safe_dump(
+        {"skill_id": "s", "version": "1.0", "tasks": tasks}), encoding="utf-8")
+    suite = load_suite(suite_dir / "task_suite.yaml")
+    assert "shout" in base.judge_types() and "contains" in base.judge_types()
+
+    task = suite.tasks[0]
+    ctx = JudgeContext(suite_dir=suite_dir)
+    result = run_judge(build_judge(task.judge), task, "HELLO THERE", ctx)
+    assert (result.passed, result.details) == (True, "shouted")
+
+    bad = textwrap.dedent("""\
+        skill_id: s
+        version: "1.0"
+        tasks:
+          - id: loud
+            prompt: Say it
+            judge: {type: shout, wrd: hello}
+        """)
+    (suite_dir / "task_suite.yaml").write_text(bad, encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(suite_dir / "task_suite.yaml")
+    assert "judge.wrd: unknown key 'wrd' (did you mean 'word'?)" in str(caught.value)
