@@ -1,0 +1,106 @@
+"""A disk cache of model judgements, so the same output is never judged twice by the same judge
+(in a run or across runs). JSON values only (see `skill_eval.jsondisk`); errors never cached.
+
+    cache = JudgeCache(state_root / "judge-cache")
+    key = judge_cache_key(config=..., rubric=..., task_prompt=..., output=..., model=...,
+                          backend="anthropic")
+    cache.get(key) -> dict | None;  cache.put(key, result.to_dict())
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..jsondisk import open_json_cache
+from ..model import sha256_text
+
+log = logging.getLogger(__name__)
+
+# Bumped whenever the text of a judge prompt changes: old judgements no longer apply.
+JUDGE_PROMPT_VERSION = "1"
+
+
+def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str, output: str,
+                    model: str, backend: str, prompt_version: str = JUDGE_PROMPT_VERSION) -> str:
+    """sha256 of the canonical JSON of everything a model judgement depends on."""
+    material = {
+        "config": dict(config),
+        "rubric": rubric,
+        "task_prompt": task_prompt,
+        "output_sha256": sha256_text(output),
+        "model": model,
+        "backend": backend,
+        "prompt_version": prompt_version,
+    }
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                           default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """Judgements keyed by `judge_cache_key`. Thread-safe; counts hits and misses.
+
+    A corrupt or unsafe entry reads as a miss (with a warning), never as a crash; a value with
+    `error` set is never stored."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._cache = open_json_cache(self.directory)
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            value = self._cache.get(key, default=None)
+        except Exception as exc:  # UnsafeCacheEntry, bad JSON, sqlite trouble: all a miss
+            log.warning("judge cache: ignoring unreadable entry %s: %s", key[:12], exc)
+            value = None
+        if value is not None and not _valid(value):
+            log.warning("judge cache: ignoring malformed entry %s", key[:12])
+            value = None
+        with self._lock:
+            if value is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return value
+
+    def put(self, key: str, value: Mapping[str, Any]) -> bool:
+        """Store a judgement; returns False (and stores nothing) for judge errors."""
+        if value.get("error") or not _valid(value):
+            return False
+        try:
+            self._cache.set(key, dict(value))
+        except (OSError, sqlite3.Error, TypeError, ValueError) as exc:
+            log.warning("judge cache: cannot store %s: %s", key[:12], exc)
+            return False
+        with self._lock:
+            self.writes += 1
+        return True
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"hits": self.hits, "misses": self.misses, "writes": self.writes}
+
+    def close(self) -> None:
+        self._cache.close()
+
+    def __enter__(self) -> JudgeCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _valid(value: Any) -> bool:
+    return (isinstance(value, Mapping) and isinstance(value.get("passed"), bool)
+            and isinstance(value.get("score"), int | float) and not value.get("error"))
