@@ -36,6 +36,8 @@ from ..evaluators.scoring import (
 )
 from ..model import JudgeResult, Task, Usage
 from .base import JudgeContext, JudgeSpec, register_judge
+from .judge_cache import judge_cache_key
+from .llm import judge_model, request_structured
 
 DEFAULT_THRESHOLD = 0.7
 MOCK_SCORE = 0.8
@@ -147,9 +149,6 @@ class RubricJudge:
 
     def _model_judgement(self, task: Task, output: str, ctx: JudgeContext,
                          selection: Selection, source: str) -> JudgeResult:
-        from .judge_cache import judge_cache_key
-        from .llm import judge_model, request_structured
-
         skill = selection.evaluator
         model = judge_model(ctx, self.config)
         key = judge_cache_key(
