@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -74,9 +73,11 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
+    from importlib.metadata import entry_points
+
     from . import builtin  # noqa: F401
 
+    _loaded = True
     for ep in entry_points(group="skill_eval.executors"):
         try:
             register_executor(ep.name, ep.load())

@@ -11,7 +11,6 @@ import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -66,9 +65,11 @@ def _load_builtins_and_plugins() -> None:
     global _plugins_loaded
     if _plugins_loaded:
         return
-    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
     from . import builtin  # noqa: F401  (registers the built-in judges)
 
+    _plugins_loaded = True  # only once the built-ins are all in
     for ep in entry_points(group="skill_eval.judges"):
         try:
             spec = ep.load()
