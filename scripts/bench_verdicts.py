@@ -1,0 +1,116 @@
+"""How often does each verdict policy pass a candidate whose true effect we know?
+
+Simulates a suite of tasks with known per-task pass probabilities. The baseline's are drawn once
+(seeded) from uniform(0.2, 0.8); the candidate's are the same, 10 points worse, or 20 points
+better (clipped to [0, 1]). Each repetition runs every task `samples` times per arm, scores each
+task with the harness's own functions (task_stats → unbiased pass@1 = c/n: a 0/1 pass when
+samples == 1, a pass rate when samples > 1), pairs the arms with paired_comparison and applies
+each policy with decide(). A table of pass frequencies is printed, with the coverage of the
+true delta by the interval and its mean width.
+
+    python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
+                                     [--interval t-floor|bootstrap] [--resamples 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from skill_eval.model import Status
+from skill_eval.stats import decide, paired_comparison, task_stats
+
+SCENARIOS = (("same", 0.0), ("10 pts worse", -0.10), ("20 pts better", 0.20))
+SAMPLES = (1, 3)
+
+
+def _scores(probs: list[float], samples: int, rng: random.Random) -> dict[str, float | None]:
+    scores: dict[str, float | None] = {}
+    for i, p in enumerate(probs):
+        outcomes: list[Status] = [
+            "passed" if rng.random() < p else "failed" for _ in range(samples)
+        ]
+        scores[f"t{i}"] = task_stats(outcomes, 1).pass_at_k
+    return scores
+
+
+def run(
+    seed: int, reps: int, n_tasks: int, interval: str, resamples: int
+) -> list[tuple[str, float, int, float, float, float, float, float]]:
+    suite_rng = random.Random(seed)
+    base = [suite_rng.uniform(0.2, 0.8) for _ in range(n_tasks)]
+    rows = []
+    for name, shift in SCENARIOS:
+        cand = [min(1.0, max(0.0, p + shift)) for p in base]
+        true_delta = (sum(cand) - sum(base)) / n_tasks
+        for samples in SAMPLES:
+            rng = random.Random(f"{seed}/{name}/{samples}")
+            passes = {"delta": 0, "non-inferior": 0, "superior": 0}
+            covered, width = 0, 0.0
+            for rep in range(reps):
+                comparison = paired_comparison(
+                    _scores(cand, samples, rng),
+                    _scores(base, samples, rng),
+                    samples=samples,
+                    interval_method=interval,  # type: ignore[arg-type]
+                    seed=rep,
+                    resamples=resamples,
+                )
+                for policy in passes:
+                    passes[policy] += decide(policy, comparison, min_delta=0.0, margin=0.05).passed  # type: ignore[arg-type]
+                low, high = comparison.interval or (0.0, 0.0)
+                covered += low <= true_delta <= high
+                width += high - low
+            rows.append(
+                (
+                    name,
+                    true_delta,
+                    samples,
+                    passes["delta"] / reps,
+                    passes["non-inferior"] / reps,
+                    passes["superior"] / reps,
+                    covered / reps,
+                    width / reps,
+                )
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reps", type=int, default=500)
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--interval", choices=("t-floor", "bootstrap"), default="t-floor")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    rows = run(args.seed, args.reps, args.tasks, args.interval, args.resamples)
+    elapsed = time.perf_counter() - started
+
+    method = args.interval + (
+        f" ({args.resamples} resamples)" if args.interval == "bootstrap" else ""
+    )
+    print(
+        f"{args.tasks} tasks, baseline p ~ uniform(0.2, 0.8), {args.reps} reps per row, "
+        f"seed {args.seed}, 95% interval: {method}"
+    )
+    print("policies: delta (delta >= 0), non-inferior (low > -0.05), superior (low > 0)")
+    header = (
+        f"{'scenario':<14} {'true Δ':>7} {'samples':>7} {'delta':>6} {'non-inf':>7} "
+        f"{'superior':>8} {'coverage':>8} {'width':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, true_delta, samples, p_delta, p_ni, p_sup, cov, width in rows:
+        print(
+            f"{name:<14} {true_delta:>+7.3f} {samples:>7} {p_delta:>6.1%} {p_ni:>7.1%} "
+            f"{p_sup:>8.1%} {cov:>8.1%} {width:>6.3f}"
+        )
+    print(f"run time {elapsed:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
