@@ -172,3 +172,13 @@ def test_the_bundled_files_on_disk_validate() -> None:
     root = Path(__file__).resolve().parent.parent / "skill_eval" / "evaluators" / "bundled"
     valid, problems = validate_evaluator_paths([root])
     assert problems == [] and len(valid) == 6
+
+
+def test_the_reference_example_validates() -> None:
+    doc = Path(__file__).resolve().parent.parent / "references" / "evaluators.md"
+    text = doc.read_text(encoding="utf-8")
+    start = text.index("```markdown\n") + len("```markdown\n")
+    example = text[start:text.index("\n```\n", start) + 1]
+    skill, problems = parse_evaluator(example, "example")
+    assert problems == [] and skill is not None
+    assert skill.name == "changelog" and len(skill.dimensions) == 3
