@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .analysis import Analysis
 from .errors import ArtifactError
 from .model import Attempt, Usage
 from .paths import atomic_write_text, safe_component
@@ -46,7 +47,7 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
           candidate: list[TaskResult], baseline: list[TaskResult],
           rates: tuple[float | None, float | None, float | None], verdict: Verdict,
           started_at: datetime, executor: dict[str, Any], attempts: Sequence[Attempt],
-          state_root: Path) -> dict[str, Any]:
+          state_root: Path, analysis: Analysis) -> dict[str, Any]:
     cand_rate, base_rate, delta = rates
     evaluation: dict[str, Any] = {
         "execution_pass_rate": cand_rate,
@@ -56,6 +57,9 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
     }
     if verdict.reason:
         evaluation["reason"] = verdict.reason
+    if analysis.policy is not None and verdict.verdict != "skipped":
+        evaluation["policy"] = analysis.policy
+        evaluation["conclusion"] = analysis.conclusion
     ranking = arms.ranking
     warnings = list(arms.warnings) + list(verdict.warnings)
     arm_info = {
@@ -108,6 +112,9 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
             "started_at": _iso(started_at),
             "finished_at": _iso(datetime.now(UTC)),
         },
+        "comparison": analysis.comparison.to_dict() if analysis.comparison else None,
+        "non_discriminating": list(analysis.non_discriminating),
+        "power_hint": analysis.power_hint,
         "usage": {"candidate": _usage(attempts, "candidate"),
                   "baseline": _usage(attempts, "baseline")},
         "errors": errors,

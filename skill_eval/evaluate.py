@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import artifact as artifact_mod
+from .analysis import POLICIES, analyse
 from .cache import BaselineCache, baseline_key, parse_duration
 from .errors import CacheError, UsageError
 from .executors.base import (
@@ -70,6 +71,9 @@ class RunOptions:
     concurrency: int = 8
     max_retries: int = 5
     max_error_rate: float = 0.1
+    policy: str = "delta"
+    min_delta: float = 0.0
+    margin: float = 0.05
     resume: str | None = None  # a run directory, or "" for the latest run with these inputs
     output: str | None = None
     baseline_cache_dir: str | None = None
@@ -130,6 +134,10 @@ def check_options(opts: RunOptions) -> None:
                         ("--min-pass-rate", opts.min_pass_rate)):
         if not 0.0 <= value <= 1.0:
             raise UsageError(f"{name} must be between 0 and 1, got {value}")
+    if opts.policy not in POLICIES:
+        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
+    if not 0.0 <= opts.margin < 1.0:
+        raise UsageError(f"--margin must be in [0, 1), got {opts.margin}")
     if opts.skill_mode not in SKILL_MODES:
         raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
     if opts.judge_executor and opts.judge_executor not in JUDGE_BACKENDS:
@@ -337,24 +345,26 @@ def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir:
     base_rate = pass_rate(base) if base else None
     delta = round(cand_rate - base_rate, 4) \
         if cand_rate is not None and base_rate is not None else None
+    analysis = analyse(cand, base, pass_k=opts.pass_k, samples=opts.sample_count,
+                       policy=opts.policy, min_delta=opts.min_delta, margin=opts.margin,
+                       compat_delta=delta)
     if skip is not None:
         verdict = skip
     else:
-        policy_ok = None if arms.baseline is None or delta is None else delta >= 0
+        policy = analysis.policy or {}
         verdict = decide(
             candidate_rate=cand_rate, baseline_rate=base_rate,
             baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
             health=RunHealth(len(attempts), sum(a.status == "error" for a in attempts),
                              opts.max_error_rate),
-            min_pass_rate=opts.min_pass_rate, policy_passed=policy_ok,
-            policy_reason=f"delta {delta} < 0: the candidate passes fewer tasks than the "
-                          "baseline")
+            min_pass_rate=opts.min_pass_rate, policy_passed=policy.get("passed"),
+            policy_reason=str(policy.get("reasoning", "")))
     for warning in verdict.warnings:
         log(f"warning: {warning}")
     data = artifact_mod.build(
         opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
         rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
-        executor=describe, attempts=attempts, state_root=state_root)
+        executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
     data.update(extras or {})
     path = artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id) \
         if not opts.output else Path(opts.output)

@@ -19,7 +19,6 @@ from diskcache.core import MODE_BINARY, MODE_RAW, MODE_TEXT, UNKNOWN
 
 from .errors import CacheError
 
-
 REFUSED_KEY = "<refused: key stored in pickle form>"
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import Attempt, Status, Task
+from .stats import TaskStats, task_stats
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class TaskResult:
     duration_ms: int
     error: str | None
     attempts: tuple[Attempt, ...]
+    stats: TaskStats
 
     @property
     def outcomes(self) -> list[Status]:
@@ -39,6 +41,7 @@ class TaskResult:
             "passes": sum(a.status == "passed" for a in self.attempts),
             "failures": sum(a.status == "failed" for a in self.attempts),
             "errors": sum(a.status == "error" for a in self.attempts),
+            "stats": self.stats.to_dict(),
             "attempts": [attempt_summary(a) for a in self.attempts],
         }
 
@@ -55,16 +58,17 @@ def task_result(task: Task, attempts: Sequence[Attempt], pass_k: int) -> TaskRes
     judged = [a for a in ordered if a.status != "error"]
     first_k = judged[:pass_k]
     duration = sum(a.duration_ms for a in ordered)
+    summary = task_stats([a.status for a in ordered], pass_k)
     if not judged:
         last_error = ordered[-1].error if ordered else "not run"
         return TaskResult(task.id, False, "error", 0.0, last_error or "", duration,
-                          last_error, tuple(ordered))
+                          last_error, tuple(ordered), summary)
     best = max(first_k, key=lambda a: (a.status == "passed", a.judge.score if a.judge else 0))
     passed = best.status == "passed"
     details = best.judge.details if best.judge else ""
     return TaskResult(task.id, passed, "passed" if passed else "failed",
                       best.judge.score if best.judge else 0.0, details, duration, None,
-                      tuple(ordered))
+                      tuple(ordered), summary)
 
 
 def arm_results(tasks: Sequence[Task], attempts: Mapping[str, Sequence[Attempt]],

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..analysis import POLICIES
 from ..errors import SkillEvalError, UsageError
 from ..evaluate import JUDGE_BACKENDS, EvaluationOutcome, RunOptions, run_evaluation
 from ..executors.base import SKILL_MODES
@@ -78,6 +79,15 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
                      help="Retries for rate limits, overload, 5xx, timeouts, judge errors."),
         click.option("--max-error-rate", type=float, default=0.1, show_default=True,
                      help="Above this share of attempts in error the verdict is error."),
+        click.option("--policy", type=click.Choice(POLICIES), default="delta",
+                     show_default=True,
+                     help="delta: pass iff delta >= --min-delta (the original rule). "
+                          "non-inferior: pass iff the 95% interval's low end > -margin. "
+                          "superior: pass iff the low end > 0."),
+        click.option("--min-delta", type=float, default=0.0, show_default=True,
+                     help="delta policy: the smallest candidate - baseline that passes."),
+        click.option("--margin", type=float, default=0.05, show_default=True,
+                     help="non-inferior policy: how much worse the candidate may be."),
         click.option("--resume", is_flag=False, flag_value="", default=None, metavar="RUN_DIR",
                      help="Continue a stopped run (its directory, or the latest run with "
                           "the same inputs when given alone); only missing attempts run."),
