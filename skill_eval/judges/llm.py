@@ -197,9 +197,42 @@ def _short(exc: Exception) -> str:
 
 # --- claude CLI ----------------------------------------------------------------------------
 
+# The user's settings, CLAUDE.md files, skills and hooks must not reach the judge.
+CLI_ISOLATION_ENV = {
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+}
+_AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+
+
+def find_claude(claude_bin: str | None) -> str | None:
+    """The CLI's path: `claude_bin` (a path, or a name on PATH), else `claude` on PATH."""
+    name = str(claude_bin or "claude")
+    if os.sep in name:
+        path = os.path.expanduser(name)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
+def _copy_credentials(env: Mapping[str, str], config_dir: str) -> None:
+    """A subscription login lives in <config dir>/.credentials.json: copy only that file into
+    the throw-away config dir, and only when no key or token is exported."""
+    if any(env.get(v) for v in _AUTH_VARS):
+        return
+    home = env.get("HOME") or os.path.expanduser("~")
+    source = os.path.join(env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"),
+                          ".credentials.json")
+    if os.path.isfile(source):
+        target = os.path.join(config_dir, ".credentials.json")
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o600)
+
+
 def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict,
                 model: str) -> LLMReply:
-    binary = ctx.backend_options.get("claude_bin") or shutil.which("claude")
+    binary = find_claude(ctx.backend_options.get("claude_bin"))
     if not binary:
         return LLMReply(None, "", model=model,
                         error="claude CLI not found in PATH (needed by --judge-executor "
@@ -209,8 +242,9 @@ def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict,
     timeout = float(ctx.backend_options.get("timeout") or DEFAULT_TIMEOUT)
     base = dict(os.environ if ctx.env is None else {**os.environ, **ctx.env})
     with tempfile.TemporaryDirectory(prefix="skill-eval-judge-cli-") as tmp:
-        env = {**base, "CLAUDE_CONFIG_DIR": os.path.join(tmp, "config")}
+        env = {**base, **CLI_ISOLATION_ENV, "CLAUDE_CONFIG_DIR": os.path.join(tmp, "config")}
         os.makedirs(env["CLAUDE_CONFIG_DIR"], mode=0o700)
+        _copy_credentials(base, env["CLAUDE_CONFIG_DIR"])
         proc = subprocess.Popen(
             [str(binary), "-p", "--output-format", "json", "--model", model],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
