@@ -243,3 +243,36 @@ def test_a_new_run_never_reuses_a_run_directory(tmp_path: Path) -> None:
     a = read_json(_pipeline(tmp_path, "cand-sections")[1].strip())["manifest"]["run_dir"]
     b = read_json(_pipeline(tmp_path, "cand-sections")[1].strip())["manifest"]["run_dir"]
     assert a != b and b.endswith("-2")
+
+
+@pytest.mark.parametrize("flags,verdict", [
+    ([], "pass"),                                  # delta 0.6 >= 0
+    (["--min-delta", "0.7"], "fail"),              # 0.6 < 0.7
+    (["--policy", "superior"], "fail"),            # 3 improved, 0 regressed of 5: inconclusive
+    (["--policy", "non-inferior", "--margin", "0.5"], "pass"),
+])
+def test_policies_through_the_cli(tmp_path: Path, flags, verdict) -> None:
+    code, out, err = _pipeline(tmp_path, "cand-sections", *flags)
+    data = read_json(out.strip())
+    assert data["evaluation"]["verdict"] == verdict, err
+    assert code == (0 if verdict == "pass" else 1)
+    policy = data["evaluation"]["policy"]
+    assert policy["name"] == (flags[1] if flags and flags[0] == "--policy" else "delta")
+    assert data["evaluation"]["conclusion"] == "inconclusive"
+    comparison = data["comparison"]
+    assert comparison["improved"] == ["breaking-change", "issue-credits", "security-section"]
+    assert comparison["regressed"] == [] and comparison["mcnemar_p"] == 0.25
+    assert data["non_discriminating"] == ["added-and-fixed", "title-heading"]
+    assert "tasks" in data["power_hint"]
+    stats = data["candidate_results"][0]["stats"]
+    assert stats["label"] == "stable_pass" and stats["pass_at_k"] == 1.0
+
+
+def test_samples_beyond_pass_k_give_pass_at_k_estimates(tmp_path: Path) -> None:
+    code, out, err = standalone(tmp_path, {"candidate": {"t1": "alpha", "t2": "beta"}},
+                                "--samples", "3")
+    data = read_json(out.strip())
+    assert data["manifest"]["samples"] == 3 and data["pass_k"] == 1
+    assert len(data["candidate_results"][0]["attempts"]) == 3
+    assert data["candidate_results"][0]["stats"]["n"] == 3
+    assert data["baseline_results"][0]["stats"]["label"] == "stable_fail"
