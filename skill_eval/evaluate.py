@@ -18,7 +18,7 @@ from typing import Any
 from . import artifact as artifact_mod
 from .analysis import POLICIES, analyse
 from .cache import BaselineCache, baseline_key, parse_duration
-from .errors import CacheError, UsageError
+from .errors import CacheError, JudgeError, UsageError
 from .executors.base import (
     PROMPT_TEMPLATE_VERSION,
     SKILL_MODES,
@@ -28,6 +28,7 @@ from .executors.base import (
 from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
+from .judges.rubric import preflight_evaluators
 from .model import Arm, Attempt
 from .paths import safe_component
 from .progress import Progress
@@ -223,6 +224,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                        judges_ctx=None, log=log)
     if executor_name != "mock":
         getattr(executor, "preflight", lambda: None)()
+    evaluator_problems = preflight_evaluators(suite.tasks, opts.evaluators_dirs, Path.cwd())
+    if evaluator_problems:
+        raise JudgeError("\n".join(evaluator_problems))
 
     fingerprint = _fingerprint(opts, suite.sha256, arms, describe)
     label = safe_component(arms.run_id) if opts.standalone else \

@@ -276,3 +276,22 @@ def test_samples_beyond_pass_k_give_pass_at_k_estimates(tmp_path: Path) -> None:
     assert len(data["candidate_results"][0]["attempts"]) == 3
     assert data["candidate_results"][0]["stats"]["n"] == 3
     assert data["baseline_results"][0]["stats"]["label"] == "stable_fail"
+
+
+def test_unknown_evaluator_stops_the_run_before_any_call(tmp_path: Path) -> None:
+    tasks = [{"id": "t1", "prompt": "p", "judge": {"type": "rubric", "evaluator": "no-such"}}]
+    code, out, err = standalone(tmp_path, None, tasks=tasks)
+    assert code == 2 and out == ""
+    assert "unknown evaluator 'no-such'" in err and "code-review" in err
+    assert not (tmp_path / "state" / "runs").exists()
+
+
+def test_rubric_judge_runs_in_mock_mode(tmp_path: Path) -> None:
+    tasks = [{"id": "t1", "prompt": "p", "judge": {"type": "rubric", "evaluator": "general"}}]
+    code, out, err = standalone(tmp_path, None, tasks=tasks)
+    assert code == 0, err
+    attempt = read_json(out.strip())["candidate_results"][0]["attempts"][0]
+    evaluation = attempt["judge"]["data"]["evaluation"]
+    assert evaluation["score"] == 0.8 and evaluation["findings"] == []
+    assert evaluation["evaluator"]["name"] == "general" if isinstance(
+        evaluation.get("evaluator"), dict) else evaluation["evaluator"] == "general"
