@@ -1,0 +1,128 @@
+"""Fault injection for the fake Anthropic server: which request fails, and how.
+
+A Fault names a kind (429, 529, 500, dropped connections, a malformed body) and a trigger: the
+first N requests, the n-th requests (1-based, counted per path), or a seeded random rate.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+FaultKind = Literal[
+    "rate_limit",
+    "overloaded",
+    "api_error",
+    "drop_mid_stream",
+    "drop_before_response",
+    "malformed",
+]
+FAULT_KINDS: tuple[str, ...] = (
+    "rate_limit",
+    "overloaded",
+    "api_error",
+    "drop_mid_stream",
+    "drop_before_response",
+    "malformed",
+)
+_ALIASES = {
+    "429": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "529": "overloaded",
+    "overloaded_error": "overloaded",
+    "500": "api_error",
+    "drop": "drop_before_response",
+    "disconnect": "drop_before_response",
+    "truncate": "drop_mid_stream",
+    "malformed_json": "malformed",
+}
+
+# kind -> (HTTP status, Anthropic error type, message) for the kinds that answer with an error.
+ERROR_REPLIES: dict[str, tuple[int, str, str]] = {
+    "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded the rate limit"),
+    "overloaded": (529, "overloaded_error", "Overloaded"),
+    "api_error": (500, "api_error", "Internal server error"),
+}
+
+
+def normalise_kind(kind: str) -> str | None:
+    """The canonical fault kind for a name or alias ('429' -> 'rate_limit'), else None."""
+    kind = str(kind).strip().lower()
+    if kind in FAULT_KINDS:
+        return kind
+    return _ALIASES.get(kind)
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    """Anthropic's error JSON: `{"type": "error", "error": {"type": ..., "message": ...}}`."""
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+@dataclass
+class Fault:
+    """Inject `kind` into the requests to `path` (a glob) that the trigger selects.
+
+    Triggers (give at most one; none means every request): `first` (the first N requests),
+    `nth` (an int or list of 1-based request numbers, counted per path), `rate` (probability,
+    drawn from the server's seeded RNG). `retry_after` / `retry_after_ms` add `retry-after`
+    (seconds) / `retry-after-ms` headers to an error reply; a 429 always carries `retry-after`
+    (0 unless given). The SDK waits that long when it is > 0, else backs off 0.5 s, 1 s, ...
+    `message` overrides the error message.
+    """
+
+    kind: str
+    first: int | None = None
+    nth: int | list[int] | None = None
+    rate: float | None = None
+    path: str = "/v1/messages"
+    retry_after: float | None = None
+    retry_after_ms: int | None = None
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        kind = normalise_kind(self.kind)
+        if kind is None:
+            raise ValueError(f"unknown fault kind {self.kind!r}; valid: {', '.join(FAULT_KINDS)}")
+        self.kind = kind
+        given = [t for t in (self.first, self.nth, self.rate) if t is not None]
+        if len(given) > 1:
+            raise ValueError("a fault takes at most one of first, nth, rate")
+        if self.rate is not None and not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Fault:
+        """Build a fault from a rules-file mapping; unknown keys are an error."""
+        valid = {"kind", "first", "nth", "rate", "path", "retry_after", "retry_after_ms", "message"}
+        unknown = sorted(set(data) - valid)
+        if unknown:
+            raise ValueError(f"fault: unknown key(s) {', '.join(unknown)}; valid: {sorted(valid)}")
+        return cls(**dict(data))
+
+    def triggers(self, path: str, number: int, rng: random.Random) -> bool:
+        """Whether this fault hits the `number`-th (1-based) request to `path`.
+
+        Draws from `rng` only for rate faults; the caller holds the lock guarding `rng`.
+        """
+        if not fnmatch.fnmatchcase(path, self.path):
+            return False
+        if self.first is not None:
+            return number <= self.first
+        if self.nth is not None:
+            wanted = [self.nth] if isinstance(self.nth, int) else list(self.nth)
+            return number in wanted
+        if self.rate is not None:
+            return rng.random() < self.rate
+        return True
+
+
+def coerce_fault(fault: Fault | Mapping[str, Any] | str) -> Fault:
+    """A Fault from a Fault, a mapping, or a bare kind name (that fault on every request)."""
+    if isinstance(fault, Fault):
+        return fault
+    if isinstance(fault, str):
+        return Fault(kind=fault)
+    return Fault.from_dict(fault)
