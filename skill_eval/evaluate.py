@@ -10,9 +10,10 @@ import json
 import secrets
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from . import artifact as artifact_mod
@@ -29,7 +30,7 @@ from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
 from .judges.rubric import preflight_evaluators
-from .model import Arm, Attempt
+from .model import Arm, Attempt, Skill
 from .paths import safe_component
 from .progress import Progress
 from .results import arm_results, pass_rate
@@ -159,6 +160,50 @@ class Arms:
     warnings: tuple[str, ...] = ()
 
 
+def _skill_dict(skill: Skill | None) -> dict[str, Any] | None:
+    if skill is None:
+        return None
+    return {"name": skill.name, "content": skill.content, "origin": skill.origin,
+            "directory": str(skill.directory) if skill.directory else None}
+
+
+def _skill_from(data: dict[str, Any] | None) -> Skill | None:
+    if data is None:
+        return None
+    return Skill(data["name"], data["content"],
+                 Path(data["directory"]) if data.get("directory") else None,
+                 data.get("origin", ""))
+
+
+def arms_to_dict(arms: Arms) -> dict[str, Any]:
+    """What run.json keeps of the arms, so a run can be re-judged without re-resolving."""
+    ranking = arms.ranking
+    return {
+        "candidate": {"label": arms.candidate.label, "skill": _skill_dict(arms.candidate.skill)},
+        "baseline": None if arms.baseline is None else {
+            "label": arms.baseline.label, "skill": _skill_dict(arms.baseline.skill)},
+        "baseline_kind": arms.baseline_kind, "candidate_id": arms.candidate_id,
+        "candidate_score": arms.candidate_score, "run_id": arms.run_id,
+        "ranking": None if ranking is None else {
+            "path": str(ranking.path), "lane": ranking.lane, "target": ranking.target},
+        "warnings": list(arms.warnings),
+    }
+
+
+def arms_from_dict(data: dict[str, Any]) -> Arms:
+    base = data.get("baseline")
+    ranking = data.get("ranking")
+    return Arms(
+        Arm("candidate", _skill_from(data["candidate"]["skill"]), data["candidate"]["label"]),
+        None if base is None else Arm("baseline", _skill_from(base["skill"]), base["label"]),
+        data["baseline_kind"], data["candidate_id"], data.get("candidate_score"),
+        data["run_id"],
+        None if ranking is None else SimpleNamespace(path=Path(ranking["path"]),
+                                                     lane=ranking.get("lane"),
+                                                     target=ranking.get("target")),
+        tuple(data.get("warnings") or ()))
+
+
 def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
     if opts.standalone:
         assert opts.skill_path is not None  # check_options guarantees it
@@ -220,8 +265,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
     skip = skip_verdict(arms.candidate_score, None if opts.standalone else opts.eval_threshold)
     if skip is not None:
-        return _finish(opts, suite, arms, state_root, None, [], skip, started_at, describe,
-                       judges_ctx=None, log=log)
+        return finish_evaluation(opts, suite, arms, state_root, None, [], skip, started_at,
+                                 describe, log=log)
     if executor_name != "mock":
         getattr(executor, "preflight", lambda: None)()
     evaluator_problems = preflight_evaluators(suite.tasks, opts.evaluators_dirs, Path.cwd())
@@ -234,7 +279,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     run = open_run_dir(state_root, label=label, run_id=arms.run_id, fingerprint=fingerprint,
                        resume=opts.resume, info={"candidate_id": arms.candidate_id,
                                                  "task_suite": str(suite.path),
-                                                 "created_at": started_at.isoformat()})
+                                                 "created_at": started_at.isoformat(),
+                                                 "options": asdict(opts),
+                                                 "arms": arms_to_dict(arms)})
     if opts.resume == "" and not run.resumed:
         log("resume: no earlier run has these inputs; starting a new run")
     arms = replace(arms, run_id=run.run_id)
@@ -283,8 +330,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if ctx.cache is not None:
         extras["judge_cache"] = {"directory": str(ctx.cache.directory),
                                  "hits": ctx.cache.hits, "misses": ctx.cache.misses}
-    return _finish(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
-                   describe, judges_ctx=ctx, log=log, extras=extras)
+    return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
+                             describe, log=log, extras=extras)
 
 
 def _open_baseline_cache(opts: RunOptions, arms: Arms, log: Callable[[str], None]) \
@@ -335,11 +382,12 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
                                          "workspace": str(Path.cwd())})
 
 
-def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir: Path | None,
-            attempts: list[Attempt], skip: Verdict | None, started_at: datetime,
-            describe: dict[str, Any], judges_ctx: JudgeContext | None,
-            log: Callable[[str], None], extras: dict[str, Any] | None = None) \
-        -> EvaluationOutcome:
+def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path,
+                      run_dir: Path | None, attempts: list[Attempt], skip: Verdict | None,
+                      started_at: datetime, describe: dict[str, Any],
+                      log: Callable[[str], None], extras: dict[str, Any] | None = None,
+                      output: Path | None = None) -> EvaluationOutcome:
+    """Results, statistics, verdict and the artifact, from a run's attempts."""
     ran = skip is None
     cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k) \
         if ran else []
@@ -370,7 +418,7 @@ def _finish(opts: RunOptions, suite: Any, arms: Arms, state_root: Path, run_dir:
         rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
         executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
     data.update(extras or {})
-    path = artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id) \
-        if not opts.output else Path(opts.output)
+    path = output or (Path(opts.output) if opts.output else
+                      artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
     data = artifact_mod.write(data, path)
     return EvaluationOutcome(data, path.resolve(), run_dir)

@@ -21,6 +21,8 @@ COMMANDS = {
     "validate": "validate_cmd",
     "cache": "cache_cmd",
     "evaluators": "evaluators_cmd",
+    "report": "report_cmd",
+    "rejudge": "rejudge_cmd",
 }
 
 

@@ -1,0 +1,40 @@
+"""`skill-eval rejudge RUN_DIR`"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import SkillEvalError
+from ..evaluate import JUDGE_BACKENDS
+from .common import EXIT_USAGE, fail
+from .run_cmd import VERDICT_EXIT, summary
+
+
+@click.command("rejudge")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=str))
+@click.option("--output", metavar="PATH", help="Artifact path (default: beside the run's own, "
+                                                "suffixed -rejudged-<time>).")
+@click.option("--judge-executor", type=click.Choice(JUDGE_BACKENDS), default=None,
+              help="Backend for model-graded judges (default: as in the run).")
+@click.option("--judge-model", metavar="NAME", help="Model for LLM judges.")
+@click.option("--judge-cache-dir", metavar="DIR", help="Judge cache directory.")
+@click.option("--no-judge-cache", is_flag=True, default=None, help="Judge every output afresh.")
+@click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
+              help="Extra evaluator skills (repeatable).")
+def command(run_dir: str, output: str | None, **judge_options: object) -> None:
+    """Judge a finished run again with the suite's current judges, without re-executing.
+
+    Reads RUN_DIR/attempts.jsonl, judges every output again and writes a new artifact (path on
+    stdout). Exit codes as for `run`.
+    """
+    from ..rejudge import rejudge
+
+    try:
+        outcome = rejudge(run_dir, output=output, **judge_options)
+    except SkillEvalError as exc:
+        fail(str(exc), EXIT_USAGE)
+    click.echo(summary(outcome), err=True)
+    click.echo(str(outcome.path))
+    sys.exit(VERDICT_EXIT[outcome.verdict])
