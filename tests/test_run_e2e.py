@@ -62,7 +62,8 @@ def test_demo_standalone_passes_and_writes_a_schema_valid_artifact(tmp_path: Pat
     assert ev["delta"] == 0.6
     assert data["manifest"]["arms"]["baseline"]["skill_sha256"] is None
     assert data["manifest"]["arms"]["candidate"]["skill_sha256"]
-    assert "verdict: pass" in err and "artifact:" in err
+    assert "PASS" in err and f"artifact            {path}" in err
+    assert "breaking-change" in err  # the per-task table
     # every attempt was journaled with its full output
     journal = Path(data["manifest"]["run_dir"]) / "attempts.jsonl"
     lines = journal.read_text().splitlines()

@@ -129,14 +129,10 @@ def options_from(kwargs: dict[str, Any]) -> RunOptions:
 
 
 def summary(outcome: EvaluationOutcome) -> str:
-    ev = outcome.artifact["evaluation"]
-    parts = [f"verdict: {ev['verdict']}"]
-    if ev.get("reason"):
-        parts.append(f"({ev['reason']})")
-    rates = f"candidate {ev['execution_pass_rate']}"
-    if ev.get("baseline_pass_rate") is not None:
-        rates += f"  baseline {ev['baseline_pass_rate']}  delta {ev['delta']:+g}"
-    return f"{rates}\n{' '.join(parts)}\nartifact: {outcome.path}"
+    """The end-of-run report for stderr: the per-task table, rates, verdict, artifact path."""
+    from ..report import render_table
+
+    return f"{render_table(outcome.artifact).rstrip()}\nartifact            {outcome.path}"
 
 
 @click.command("run")
