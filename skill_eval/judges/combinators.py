@@ -22,7 +22,7 @@ from .base import (
     validate_judge_config,
 )
 
-X_KEYS = {"^x-": {}}
+X_KEYS: dict[str, Any] = {"^x-": {}}
 JUDGE_LIST = {"type": "array", "minItems": 1, "items": {"type": "object"},
               "errorMessage": "must be a non-empty list of judge configs"}
 THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1,

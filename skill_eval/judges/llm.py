@@ -60,7 +60,7 @@ def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: d
             return _anthropic(ctx, system, prompt, schema, tool_name, model, max_tokens,
                               temperature)
         if backend == "claude-cli":
-            return _claude_cli(ctx, system, prompt, schema, model)
+            return _claude_cli(ctx, system, prompt, schema, tool_name, model)
     except Exception as exc:  # a judge must never raise into the runner
         return LLMReply(None, "", model=model, error=f"{backend} judge call failed: "
                                                      f"{type(exc).__name__}: {exc}")
@@ -207,6 +207,15 @@ CLI_ISOLATION_ENV = {
 _AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
+def cli_command(binary: str, system: str, model: str) -> list[str]:
+    """argv of one judgement: a single reply, our system prompt instead of Claude Code's, no
+    tools, no MCP servers, no settings, skills or session files; the prompt goes on stdin."""
+    return [binary, "-p", "--output-format", "json", "--model", model,
+            "--system-prompt", system, "--tools=", "--setting-sources=",
+            "--strict-mcp-config", '--mcp-config={"mcpServers":{}}',
+            "--disable-slash-commands", "--no-session-persistence"]
+
+
 def find_claude(claude_bin: str | None) -> str | None:
     """The CLI's path: `claude_bin` (a path, or a name on PATH), else `claude` on PATH."""
     name = str(claude_bin or "claude")
@@ -230,15 +239,16 @@ def _copy_credentials(env: Mapping[str, str], config_dir: str) -> None:
         os.chmod(target, 0o600)
 
 
-def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict,
+def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict, tool_name: str,
                 model: str) -> LLMReply:
     binary = find_claude(ctx.backend_options.get("claude_bin"))
     if not binary:
         return LLMReply(None, "", model=model,
                         error="claude CLI not found in PATH (needed by --judge-executor "
                               "claude-cli). Install it or use --mock for testing.")
-    text = (f"{system}\n\n{prompt}\n\nReply with only one JSON object, no prose, matching this "
-            f"JSON Schema:\n{json.dumps(schema, sort_keys=True)}")
+    text = (f"{prompt}\n\nNo tools are available here: instead of calling "
+            f"{tool_name}, reply with only the JSON object you would pass to it, no prose, "
+            f"matching this JSON Schema:\n{json.dumps(schema, sort_keys=True)}")
     timeout = float(ctx.backend_options.get("timeout") or DEFAULT_TIMEOUT)
     base = dict(os.environ if ctx.env is None else {**os.environ, **ctx.env})
     with tempfile.TemporaryDirectory(prefix="skill-eval-judge-cli-") as tmp:
@@ -246,7 +256,7 @@ def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict,
         os.makedirs(env["CLAUDE_CONFIG_DIR"], mode=0o700)
         _copy_credentials(base, env["CLAUDE_CONFIG_DIR"])
         proc = subprocess.Popen(
-            [str(binary), "-p", "--output-format", "json", "--model", model],
+            cli_command(str(binary), system, model),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, cwd=tmp, env=env, start_new_session=True)
         try:

@@ -17,7 +17,7 @@ from .base import JudgeContext, JudgeSpec, register_judge
 from .contains import NON_EMPTY_STRINGS, contains_score
 from .fixtures import fixture_problem, resolve_fixture
 
-X_KEYS = {"^x-": {}}
+X_KEYS: dict[str, Any] = {"^x-": {}}
 _FENCE = re.compile(r"```[ \t]*(json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
 REGEX_FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL}
 
