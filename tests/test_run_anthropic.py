@@ -1,0 +1,146 @@
+"""Whole runs through the real anthropic SDK against the local Messages API: the skill reaches
+the model only in its arm, faults are retried, persistent faults become an error verdict, a
+killed run resumes without repeats, usage and cost land in the artifact, and a cached
+baseline sends no baseline request."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
+
+SKILL_MARK = "SKILL-MARK-7f3a"
+RULES = [{"system_contains": SKILL_MARK, "text": "alpha beta"},
+         {"messages_contain": SKILL_MARK, "text": "alpha beta"}]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    with FakeAnthropic(rules=RULES, default="nothing useful") as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield fake
+
+
+def setup(tmp_path: Path, tasks: int = 3) -> list[str]:
+    suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha")
+                                             for i in range(tasks)])
+    skill = write_skill(tmp_path / "skill", f"Say alpha. {SKILL_MARK}")
+    return ["run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
+            "--state-root", str(tmp_path / "state"), "--executor", "anthropic", "--model",
+            "test-model", "-q"]
+
+
+def has_skill(request) -> bool:
+    return SKILL_MARK in json.dumps(request.body)
+
+
+@pytest.mark.parametrize("mode", ["system", "prepend"])
+def test_skill_reaches_only_its_arm(tmp_path: Path, server: FakeAnthropic, mode: str) -> None:
+    code, out, err = run_cli(*setup(tmp_path), "--skill-mode", mode)
+    assert code == 0, err
+    data = read_json(out.strip())
+    assert data["evaluation"]["execution_pass_rate"] == 1.0
+    assert data["evaluation"]["baseline_pass_rate"] == 0.0
+    with_skill = [r for r in server.requests if has_skill(r)]
+    without = [r for r in server.requests if not has_skill(r)]
+    assert len(with_skill) == 3 and len(without) == 3
+    if mode == "system":
+        assert all(SKILL_MARK in str(r.json.get("system")) for r in with_skill)
+        assert all(not r.json.get("system") for r in without)
+    else:
+        assert all("---BEGIN SKILL.MD---" in str(r.json["messages"]) for r in with_skill)
+        assert all("Task: Do t" in str(r.json["messages"]) for r in without)
+    assert data["manifest"]["arms"]["baseline"]["skill_sha256"] is None
+    assert data["manifest"]["executor"]["kind"] == "anthropic"
+
+
+@pytest.mark.parametrize("fault", ["rate_limit", "overloaded", "api_error", "drop_mid_stream",
+                                   "drop_before_response", "malformed"])
+def test_transient_faults_are_retried_to_success(tmp_path: Path, server: FakeAnthropic,
+                                                 fault: str) -> None:
+    server.add_fault(fault, first=2, retry_after=0)
+    code, out, err = run_cli(*setup(tmp_path, tasks=2))
+    assert code == 0, err
+    data = read_json(out.strip())
+    assert data["errors"] == []
+    attempts = [a for r in data["candidate_results"] + data["baseline_results"]
+                for a in r["attempts"]]
+    assert sum(a["tries"] for a in attempts) == 4 + 2  # two failed tries, then success
+    assert server.count == 6
+
+
+def test_persistent_faults_become_errors_and_an_error_verdict(tmp_path: Path,
+                                                              server: FakeAnthropic) -> None:
+    server.add_fault("overloaded", retry_after=0)
+    code, out, err = run_cli(*setup(tmp_path, tasks=2), "--max-retries", "2")
+    assert code == 3, err
+    data = read_json(out.strip())
+    assert data["evaluation"]["verdict"] == "error"
+    assert data["evaluation"]["reason"].startswith("4 of 4 attempts ended in error")
+    assert len(data["errors"]) == 4 and server.count == 4 * 3
+    assert all(r["status"] == "error" for r in data["candidate_results"])
+
+
+def test_usage_and_cost_are_summed_into_the_artifact(tmp_path: Path,
+                                                     server: FakeAnthropic) -> None:
+    code, out, err = run_cli(*setup(tmp_path), "--model", "claude-sonnet-4-6")
+    data = read_json(out.strip())
+    usage = data["usage"]["candidate"]
+    per_attempt = [a["usage"]["output_tokens"] for r in data["candidate_results"]
+                   for a in r["attempts"]]
+    assert usage["output_tokens"] == sum(per_attempt) > 0
+    assert usage["input_tokens"] > 0 and usage["cost_usd"] > 0
+    assert data["usage"]["baseline"]["attempts"] == 3
+
+
+def test_cached_baseline_sends_no_baseline_request(tmp_path: Path,
+                                                   server: FakeAnthropic) -> None:
+    args = [*setup(tmp_path), "--baseline-cache-dir", str(tmp_path / "cache")]
+    run_cli(*args)
+    assert server.count == 6
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    new = server.requests[6:]
+    assert len(new) == 3 and all(has_skill(r) for r in new)
+    assert read_json(out.strip())["baseline_cache"]["hit"] is True
+
+
+def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path) -> None:
+    tasks = 6
+    with FakeAnthropic(rules=RULES, default="nothing", latency=0.4) as fake:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "k"}
+        args = [*setup(tmp_path, tasks=tasks), "--concurrency", "1"]
+        proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
+                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        journal = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = list((tmp_path / "state" / "runs").glob("*/attempts.jsonl"))
+            if found and len(found[0].read_text().splitlines()) >= 4:
+                journal = found[0]
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        assert journal is not None
+        finished = len(journal.read_text().splitlines())
+        assert finished < 2 * tasks
+        before = fake.count
+        resumed = subprocess.run([sys.executable, "-m", "skill_eval.cli", *args, "--resume"],
+                                 env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert fake.count - before == 2 * tasks - finished
+        data = read_json(resumed.stdout.strip())
+        assert data["manifest"]["run_dir"] == str(journal.parent)
+        assert len(journal.read_text().splitlines()) == 2 * tasks
+        assert data["evaluation"]["execution_pass_rate"] == 1.0
