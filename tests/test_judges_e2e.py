@@ -172,3 +172,34 @@ def test_suite_with_an_escaping_fixture_stops_before_any_call(
     assert code != 0 and out == ""
     assert 'tasks[0] (id "evil").judge.test_file' in err and "inside fixtures/" in err
     assert fake.count == 0
+
+
+def test_rejudge_with_changed_judges_and_the_judge_cache(tmp_path: Path,
+                                                         fake: FakeAnthropic) -> None:
+    cases = {name: CASES[name] for name in ("pytest", "llm-rubric")}
+    first = run(tmp_path, cases, "--judge-executor", "anthropic")
+    assert fake.count == 2
+    run_dir = first["manifest"]["run_dir"]
+
+    code, out, err = run_cli("rejudge", run_dir)  # same judges: every judgement from the cache
+    assert code == 0, err
+    assert fake.count == 2
+    same = read_json(out.strip())
+    assert same["evaluation"]["execution_pass_rate"] == 1.0
+
+    # the author relaxes both judges; the outputs are judged again, nothing is executed
+    relaxed = {"pytest": ({"type": "pytest", "test_file": "fixtures/test_report.py"}, "", ""),
+               "llm-rubric": ({**CASES["llm-rubric"][0], "pass_threshold": 0.1}, "", "")}
+    (tmp_path / "suite" / "fixtures" / "test_report.py").write_text(
+        "def test_anything():\n    pass\n", encoding="utf-8")
+    tasks = [{"id": n, "prompt": f"Task {n}", "judge": j, "timeout_seconds": 60}
+             for n, (j, _, _) in relaxed.items()]
+    write_suite(tmp_path / "suite", tasks)
+    code, out, err = run_cli("rejudge", run_dir)
+    assert code == 0, err
+    data = read_json(out.strip())
+    artifact.validate(data)
+    assert fake.count == 4  # a changed judge config is a new cache key
+    baseline = by_task(data["baseline_results"])
+    assert baseline["pytest"]["passed"] and baseline["llm-rubric"]["passed"]
+    assert baseline["llm-rubric"]["score"] == 0.2
