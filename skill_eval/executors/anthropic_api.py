@@ -1,0 +1,222 @@
+"""`anthropic`: runs each attempt as one Messages API call through the official SDK.
+
+The skill goes in the system prompt as a text block marked for prompt caching (`system` mode,
+so k attempts and many tasks reuse it) or before the task in the user message (`prepend`).
+The SDK's own retries are off: the runner retries with backoff, so every failure comes back
+classified (`retryable`, `retry_after`). The SDK is imported on first use, never at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ExecutorError
+from ..model import ExecutionRequest, ExecutionResult, Usage
+from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executor
+from .errors_map import parse_retry_after, retryable_status
+from .pricing import PriceTable, load_price_table
+
+DEFAULT_MODEL = "claude-sonnet-5-5"  # newest Sonnet of the pinned SDK; 4-5 is deprecated
+MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
+SUPPORTED_MODES = ("system", "prepend")
+
+
+def failure(message: str, *, retryable: bool, retry_after: float | None = None,
+            **meta: Any) -> ExecutionResult:
+    """An error attempt (not the skill's fault) with what the runner needs to retry it."""
+    return ExecutionResult(error=message, retryable=retryable, retry_after=retry_after,
+                           meta={k: v for k, v in meta.items() if v is not None})
+
+
+def classify_exception(exc: BaseException) -> ExecutionResult:
+    """Translate an SDK or transport exception into an error attempt.
+
+    Status errors: 408/409/429/5xx/529 are retryable (with `retry-after` when sent), other 4xx
+    are not. Connection errors, timeouts and bodies that are not a Message are retryable.
+    """
+    import anthropic  # already imported by whoever raised `exc`
+
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        body_error = exc.body.get("error") if isinstance(exc.body, Mapping) else None
+        err_type = body_error.get("type") if isinstance(body_error, Mapping) else None
+        detail = (body_error.get("message") if isinstance(body_error, Mapping) else None) \
+            or exc.message
+        retry_after = parse_retry_after(dict(exc.response.headers))
+        return failure(f"HTTP {status} {err_type or 'error'}: {detail}",
+                       retryable=retryable_status(status), retry_after=retry_after,
+                       status=status, error_type=err_type,
+                       request_id=getattr(exc, "request_id", None))
+    if isinstance(exc, anthropic.APITimeoutError):
+        return failure(f"timeout: {exc.message}", retryable=True, error_type="timeout")
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        why = f"{exc.message} ({type(cause).__name__}: {cause})" if cause else exc.message
+        return failure(f"connection error: {why}", retryable=True, error_type="connection")
+    if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
+        # json.JSONDecodeError is a ValueError: a 200 whose body is not JSON.
+        return failure(f"malformed response: {type(exc).__name__}: {exc}",
+                       retryable=True, error_type="malformed")
+    return failure(f"{type(exc).__name__}: {exc}", retryable=False, error_type="unexpected")
+
+
+def _message_text(message: Any) -> str | None:
+    """The text blocks of a Message joined, or None when it does not look like a Message."""
+    content = getattr(message, "content", None)
+    if not isinstance(content, list):
+        return None
+    parts = [getattr(block, "text", "") or "" for block in content
+             if getattr(block, "type", None) == "text"]
+    return "".join(parts)
+
+
+def _usage_of(message: Any) -> Usage:
+    usage = getattr(message, "usage", None)
+    if usage is None:
+        return Usage()
+    return Usage(
+        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        cache_creation_input_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
+        cache_read_input_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+    )
+
+
+def build_params(config: ExecutorConfig, model: str, request: ExecutionRequest) \
+        -> dict[str, Any]:
+    """The `messages.create` arguments for one attempt (pure: no SDK needed)."""
+    system, user = compose_prompt(request.skill, request.task.prompt, config.skill_mode)
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": config.max_tokens,
+        "messages": [{"role": "user", "content": user}],
+    }
+    if system:
+        # Cached: the same skill prefix is sent by every attempt of every task of this arm.
+        params["system"] = [{"type": "text", "text": system,
+                             "cache_control": {"type": "ephemeral"}}]
+    if config.temperature is not None:
+        # SDK 1.x dropped sampling keywords; the API still takes them (older models only:
+        # those after Opus 4.6 answer 400 to a non-default temperature). Sent only when set.
+        params["extra_body"] = {"temperature": config.temperature}
+    return params
+
+
+class AnthropicExecutor(ExecutorBase):
+    """One Messages API call per attempt. Thread-safe: one SDK client shared by all threads."""
+
+    name = "anthropic"
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        self.config = config
+        self.model = config.model or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
+        self.base_url = config.base_url or self._env("ANTHROPIC_BASE_URL")
+        self.prices: PriceTable = load_price_table(config.price_file)
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _env(self, name: str) -> str | None:
+        """A variable from `config.env` first, then the process environment; "" is unset."""
+        if self.config.env is not None and self.config.env.get(name):
+            return self.config.env[name]
+        return os.environ.get(name) or None
+
+    def preflight(self) -> None:
+        if self.config.skill_mode not in SUPPORTED_MODES:
+            raise ExecutorError(
+                f"skill mode {self.config.skill_mode!r} is not supported by the anthropic "
+                f"executor (it delivers the skill as text: use {' or '.join(SUPPORTED_MODES)}; "
+                "'installed' needs --executor claude-cli)")
+        if not self._env("ANTHROPIC_API_KEY"):
+            raise ExecutorError(MISSING_KEY)
+        try:
+            import anthropic  # noqa: F401
+        except ImportError as exc:
+            raise ExecutorError(f"the anthropic SDK is not installed ({exc}): "
+                                "pip install anthropic") from None
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import anthropic
+
+                self._client = anthropic.Anthropic(
+                    api_key=self._env("ANTHROPIC_API_KEY") or "",
+                    base_url=self.base_url,
+                    max_retries=0,  # the runner retries, honouring retry-after
+                )
+            return self._client
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        if self.config.skill_mode not in SUPPORTED_MODES:
+            return failure(f"skill mode {self.config.skill_mode!r} is not supported by the "
+                           "anthropic executor", retryable=False)
+        params = build_params(self.config, self.model, request)
+        started = time.monotonic()
+        try:
+            client = self._get_client()
+            message = client.messages.create(**params, timeout=request.timeout_seconds)
+        except Exception as exc:  # every SDK failure becomes data on the attempt
+            return classify_exception(exc)
+        latency_ms = int((time.monotonic() - started) * 1000)
+        text = _message_text(message)
+        if text is None:
+            shown = message if isinstance(message, str) else type(message).__name__
+            return failure(f"malformed response: not a Message: {str(shown)[:200]}",
+                           retryable=True, error_type="malformed")
+        usage = _usage_of(message)
+        model = str(getattr(message, "model", None) or self.model)
+        cost, note = self.prices.cost(model, usage)
+        meta: dict[str, Any] = {
+            "model": model,
+            "id": getattr(message, "id", None),
+            "stop_reason": getattr(message, "stop_reason", None),
+            "latency_ms": latency_ms,
+        }
+        if note:
+            meta["price"] = note
+        return ExecutionResult(output=text, usage=usage, cost_usd=cost, meta=meta)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "anthropic",
+            "version": sdk_version(),
+            "model": self.model,
+            "max_tokens": self.config.max_tokens,
+            "temperature": self.config.temperature,
+            "skill_mode": self.config.skill_mode,
+            "prices": self.prices.describe(),
+            "isolation": {
+                "api": "messages",
+                "system_prompt": "skill only (system mode), else none",
+                "prompt_cache": self.config.skill_mode == "system",
+                "tools": [],
+                "sdk_retries": 0,
+                "custom_base_url": self.base_url is not None,
+            },
+        }
+
+
+def sdk_version() -> str | None:
+    """The installed anthropic SDK version, read without importing the SDK."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("anthropic")
+    except PackageNotFoundError:
+        return None
+
+
+def bench_figure(result: ExecutionResult) -> dict[str, Any]:
+    """What a benchmark reports per attempt of this executor: wall latency, tokens, cost."""
+    return {"latency_ms": result.meta.get("latency_ms"), "cost_usd": result.cost_usd,
+            **result.usage.to_dict()}
+
+
+register_executor("anthropic", AnthropicExecutor)
+
+__all__ = ["AnthropicExecutor", "bench_figure", "build_params", "classify_exception"]
