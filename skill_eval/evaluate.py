@@ -327,9 +327,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             stored = [a for a in journal.read() if a.arm == "baseline"]
             cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
             cache.close()
-    if ctx.cache is not None:
-        extras["judge_cache"] = {"directory": str(ctx.cache.directory),
-                                 "hits": ctx.cache.hits, "misses": ctx.cache.misses}
+    extras.update(close_judge_cache(ctx))
     return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
                              describe, log=log, extras=extras)
 
@@ -362,6 +360,14 @@ def _reuse_cached(cached: Iterable[Attempt], done: list[Attempt], suite: Any, sa
         have.add(key)
         reused += 1
     return reused
+
+
+def close_judge_cache(ctx: JudgeContext) -> dict[str, Any]:
+    """Close the judge cache; its hit and miss counts for the artifact."""
+    if ctx.cache is None:
+        return {}
+    ctx.cache.close()
+    return {"judge_cache": {"directory": str(ctx.cache.directory), **ctx.cache.stats()}}
 
 
 def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,

@@ -16,6 +16,7 @@ from .evaluate import (
     EvaluationOutcome,
     RunOptions,
     arms_from_dict,
+    close_judge_cache,
     finish_evaluation,
     judge_context,
 )
@@ -71,9 +72,7 @@ def rejudge(run_dir: str | Path, *, output: str | None = None, **judge_options: 
         state_root, arms.run_id, f"{arms.candidate_id}-rejudged-{safe_component(stamp)}")
     extras: dict[str, Any] = {"rejudged": {"run_dir": str(run_path), "journal": str(journal.path),
                                            "at": started_at.isoformat()}}
-    if ctx.cache is not None:
-        extras["judge_cache"] = {"directory": str(ctx.cache.directory),
-                                 "hits": ctx.cache.hits, "misses": ctx.cache.misses}
+    extras.update(close_judge_cache(ctx))
     return finish_evaluation(opts, suite, arms, state_root, run_path, attempts, None, started_at,
                              {"kind": opts.executor_name, "rejudged": True},
                              log=lambda m: None, extras=extras, output=target)
