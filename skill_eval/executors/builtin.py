@@ -1,3 +1,3 @@
 """Importing this module registers every built-in executor."""
 
-from . import anthropic_api, mock  # noqa: F401
+from . import anthropic_api, claude_cli, mock  # noqa: F401

@@ -1,0 +1,338 @@
+"""`claude-cli`: runs each attempt through the Claude Code CLI (`claude -p --output-format json`),
+isolated from the user's own Claude Code set-up so that neither arm sees their skills.
+
+Each attempt gets a fresh temporary directory holding a throw-away HOME, CLAUDE_CONFIG_DIR
+(HOME/.claude) and working directory (HOME/work), so ~/.claude/CLAUDE.md, ~/.claude/skills,
+plugins, hooks, settings and MCP servers never load; it is deleted afterwards.
+
+Authentication keeps working: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and
+CLAUDE_CODE_OAUTH_TOKEN pass through; without them, only the subscription credentials file
+(`<config dir>/.credentials.json`) is copied into the temp config dir. A token the CLI refreshes
+there is not written back, so for long runs prefer `claude setup-token` and
+CLAUDE_CODE_OAUTH_TOKEN. On macOS the login lives in the Keychain, which the temp config dir
+cannot reach: use CLAUDE_CODE_OAUTH_TOKEN there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExecutorError
+from ..model import ExecutionRequest, ExecutionResult, Skill, Usage
+from ..paths import safe_component
+from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executor
+from .errors_map import retryable_message, retryable_status
+
+NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
+NO_AUTH = ("no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
+           "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
+           "(credentials in ~/.claude/.credentials.json); or use --mock")
+AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+CREDENTIALS_FILE = ".credentials.json"
+# Passed through from our environment when set: what a CLI needs to run and reach the API.
+PASS_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SHELL", "ANTHROPIC_BASE_URL",
+             "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+             "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", *AUTH_VARS)
+# Always set in the child: no telemetry or updates, and none of the user's context.
+ISOLATION_ENV = {
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",  # also CLAUDE.md files above the temp dir
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
+    "CLAUDE_CODE_DISABLE_POLICY_SKILLS": "1",
+    "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+}
+EMPTY_MCP = '{"mcpServers":{}}'
+NO_HOOKS = '{"disableAllHooks":true}'
+
+
+def find_claude(claude_bin: str | None) -> str | None:
+    """The absolute path of the CLI: `claude_bin` (a path or a name on PATH) or `claude`."""
+    name = claude_bin or "claude"
+    if os.sep in name or (os.altsep and os.altsep in name):
+        path = Path(name).expanduser()
+        return str(path.resolve()) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
+def tool_args(config: ExecutorConfig) -> list[str]:
+    """`--tools` (the built-in tools offered) and `--allowedTools` (run without asking).
+    No tools unless `allowed_tools` names some; `installed` mode adds Skill, the tool through
+    which Claude Code loads a skill, to both arms alike."""
+    specs = list(config.allowed_tools)
+    names = list(dict.fromkeys(spec.split("(", 1)[0].strip() for spec in specs))
+    if config.skill_mode == "installed" and "Skill" not in names:
+        names.append("Skill")
+        specs.append("Skill")
+    args = [f"--tools={','.join(names)}"]
+    if specs:
+        args.append(f"--allowedTools={','.join(specs)}")
+    return args
+
+
+def build_command(binary: str, config: ExecutorConfig, model: str | None,
+                  system_file: Path | None) -> list[str]:
+    """The argv of one attempt; the prompt goes on stdin (no argv limits, not shown by ps)."""
+    installed = config.skill_mode == "installed"
+    cmd = [binary, "-p", "--output-format", "json", "--no-session-persistence",
+           "--strict-mcp-config", f"--mcp-config={EMPTY_MCP}", f"--settings={NO_HOOKS}",
+           # `project` lets the skill copied into <cwd>/.claude/skills load; cwd is ours.
+           f"--setting-sources={'project' if installed else ''}"]
+    if not installed:
+        cmd.append("--disable-slash-commands")
+    cmd += tool_args(config)
+    if model:
+        cmd += ["--model", model]
+    if config.max_turns is not None:
+        cmd += ["--max-turns", str(config.max_turns)]
+    if system_file is not None:
+        # Appended, not replacing: both arms keep Claude Code's own system prompt, as users do.
+        cmd += ["--append-system-prompt-file", str(system_file)]
+    return cmd
+
+
+def install_skill(skill: Skill, workdir: Path) -> Path:
+    """Copy the skill to `<workdir>/.claude/skills/<name>/`, the way Claude Code finds it."""
+    dest = workdir / ".claude" / "skills" / safe_component(skill.name or "skill")
+    if skill.directory is not None and Path(skill.directory).is_dir():
+        shutil.copytree(skill.directory, dest, ignore_dangling_symlinks=True,
+                        ignore=shutil.ignore_patterns(".git", "__pycache__", "node_modules"))
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "SKILL.md").write_text(skill.content, encoding="utf-8")  # the text under test
+    return dest
+
+
+def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> ExecutionResult:
+    """The attempt's result from the CLI's JSON envelope (`result`, `is_error`, `usage`,
+    `total_cost_usd`), or an error attempt when there is no readable envelope."""
+    envelope = _load_envelope(stdout)
+    tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
+    if envelope is None:
+        shown = stdout.strip()[:200] or "(empty)"
+        why = f"exit code {returncode}" if returncode else "exit code 0"
+        return ExecutionResult(
+            error=f"claude CLI gave no JSON result ({why}); stdout: {shown}"
+                  + (f"; stderr: {tail}" if tail else ""),
+            retryable=True, meta={"exit_code": returncode, "error_type": "no_envelope"})
+    meta = {k: envelope.get(k) for k in ("subtype", "session_id", "num_turns", "duration_ms",
+                                         "duration_api_ms", "stop_reason", "api_error_status")
+            if envelope.get(k) is not None}
+    meta["exit_code"] = returncode
+    models = envelope.get("modelUsage")
+    if isinstance(models, Mapping) and models:
+        meta["models"] = sorted(models)
+    usage = Usage.from_dict(envelope.get("usage") if isinstance(envelope.get("usage"), Mapping)
+                            else None)
+    cost = float(envelope.get("total_cost_usd") or 0.0)
+    result = envelope.get("result")
+    if envelope.get("is_error"):
+        errors = envelope.get("errors")
+        message = result if isinstance(result, str) and result else \
+            "; ".join(map(str, errors)) if isinstance(errors, list) and errors else \
+            str(envelope.get("subtype") or "is_error")
+        status = envelope.get("api_error_status")
+        if isinstance(status, int):
+            retryable = retryable_status(status)
+            message = f"(HTTP {status}) {message}"
+        else:
+            retryable = envelope.get("subtype") != "error_max_turns" and \
+                retryable_message(message)
+        return ExecutionResult(error=f"claude CLI error: {message}", retryable=retryable,
+                               usage=usage, cost_usd=cost, meta=meta)
+    return ExecutionResult(output=result if isinstance(result, str) else "", usage=usage,
+                           cost_usd=cost, meta=meta)
+
+
+def _load_envelope(stdout: str) -> dict[str, Any] | None:
+    text = stdout.strip()
+    candidates = [text] + [line for line in reversed(text.splitlines()) if line.startswith("{")]
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and ("result" in data or "is_error" in data):
+            return data
+    return None
+
+
+def kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL the attempt's whole process group (the CLI and anything it started)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class ClaudeCliExecutor(ExecutorBase):
+    """One isolated `claude -p` process per attempt. Thread-safe."""
+
+    name = "claude-cli"
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        self.config = config
+        self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        self.max_retries = str(config.extra.get("claude_max_retries", 0))
+        self._version: str | None = None
+        self._lock = threading.Lock()
+
+    def _env(self, name: str) -> str | None:
+        if self.config.env is not None and self.config.env.get(name):
+            return self.config.env[name]
+        return os.environ.get(name) or None
+
+    def binary(self) -> str | None:
+        return find_claude(self.config.claude_bin)
+
+    def credentials_source(self) -> Path | None:
+        """The subscription credentials file of the user's real config dir, when it exists."""
+        root = self._env("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        path = Path(root) / CREDENTIALS_FILE
+        return path if path.is_file() else None
+
+    def preflight(self) -> None:
+        if self.binary() is None:
+            raise ExecutorError(NOT_FOUND)
+        if not any(self._env(v) for v in AUTH_VARS) and self.credentials_source() is None:
+            raise ExecutorError(NO_AUTH)
+
+    def child_env(self, home: Path) -> dict[str, str]:
+        """The whole environment of the CLI: what it needs, and nothing of the user's set-up."""
+        env = {k: v for k in PASS_VARS if (v := self._env(k))}
+        env.update(ISOLATION_ENV)
+        env["CLAUDE_CODE_MAX_RETRIES"] = self.max_retries  # the runner retries, with backoff
+        env["HOME"] = str(home)
+        env["CLAUDE_CONFIG_DIR"] = str(home / ".claude")
+        if self.config.base_url:
+            env["ANTHROPIC_BASE_URL"] = self.config.base_url
+        for key, value in (self.config.env or {}).items():
+            env.setdefault(key, value)  # explicit extras (e.g. Bedrock settings) pass too
+        return env
+
+    def _prepare(self, root: Path, request: ExecutionRequest) -> tuple[Path, Path, Path | None]:
+        # The working directory sits inside the temp HOME: Claude Code stops looking for
+        # .claude/skills in parent directories at HOME, so skills of a project that happens to
+        # contain TMPDIR cannot load (CLAUDE.md files are off by CLAUDE_CODE_DISABLE_CLAUDE_MDS).
+        home = root / "home"
+        workdir = home / "work"
+        (home / ".claude").mkdir(parents=True)
+        workdir.mkdir()
+        if not any(self._env(v) for v in AUTH_VARS):
+            source = self.credentials_source()
+            if source is not None:
+                target = home / ".claude" / CREDENTIALS_FILE
+                shutil.copyfile(source, target)
+                target.chmod(0o600)
+        system_file = None
+        if self.config.skill_mode == "installed" and request.skill is not None:
+            install_skill(request.skill, workdir)
+        system, _ = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
+        if system:
+            system_file = root / "system-prompt.md"
+            system_file.write_text(system, encoding="utf-8")
+        return home, workdir, system_file
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        binary = self.binary()
+        if binary is None:
+            return ExecutionResult(error=NOT_FOUND, retryable=False)
+        _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
+        started = time.monotonic()
+        root = Path(tempfile.mkdtemp(prefix="skill-eval-claude-"))
+        try:
+            home, workdir, system_file = self._prepare(root, request)
+            cmd = build_command(binary, self.config, self.model, system_file)
+            result = self._spawn(cmd, workdir, self.child_env(home), prompt,
+                                 request.timeout_seconds)
+        except OSError as exc:
+            result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
+        return ExecutionResult(output=result.output, error=result.error,
+                               retryable=result.retryable, retry_after=result.retry_after,
+                               usage=result.usage, cost_usd=result.cost_usd, meta=meta)
+
+    def _spawn(self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str,
+               timeout: float) -> ExecutionResult:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                encoding="utf-8", errors="replace", start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(prompt, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            proc.communicate()
+            return ExecutionResult(error=f"claude CLI timed out after {timeout:g}s "
+                                         "(process group killed)", retryable=True,
+                                   meta={"error_type": "timeout"})
+        except BaseException:
+            kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            kill_group(proc)  # whatever the CLI left running in its group goes too
+        return parse_envelope(stdout, stderr, proc.returncode)
+
+    def version(self) -> str | None:
+        """`claude --version`, run once, isolated like an attempt."""
+        with self._lock:
+            if self._version is None:
+                binary = self.binary()
+                if binary is None:
+                    return None
+                with tempfile.TemporaryDirectory(prefix="skill-eval-claude-") as tmp:
+                    (Path(tmp) / ".claude").mkdir()
+                    try:
+                        done = subprocess.run([binary, "--version"], capture_output=True,
+                                              text=True, timeout=60, cwd=tmp,
+                                              env=self.child_env(Path(tmp)))
+                        self._version = done.stdout.strip() or done.stderr.strip()
+                    except (OSError, subprocess.TimeoutExpired) as exc:
+                        return f"unknown ({type(exc).__name__})"
+            return self._version
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "claude-cli",
+            "version": self.version(),
+            "model": self.model,
+            "skill_mode": self.config.skill_mode,
+            "isolation": {
+                "flags": build_command("claude", self.config, None, None)[1:],
+                "system_prompt": "--append-system-prompt-file (skill appended to Claude Code's)"
+                if self.config.skill_mode == "system" else None,
+                "env": {**ISOLATION_ENV, "CLAUDE_CODE_MAX_RETRIES": self.max_retries},
+                "home": "temporary per attempt",
+                "claude_config_dir": "temporary per attempt; only .credentials.json copied "
+                                     "when no API key or token is set",
+                "working_directory": "temporary per attempt, deleted afterwards",
+                "max_turns": self.config.max_turns,
+                "allowed_tools": list(self.config.allowed_tools),
+            },
+        }
+
+
+def bench_figure(result: ExecutionResult) -> dict[str, Any]:
+    """What a benchmark reports per attempt: wall latency (process start to exit), API time,
+    tokens, cost; the CLI overhead is latency_ms - duration_api_ms."""
+    return {"latency_ms": result.meta.get("latency_ms"),
+            "api_ms": result.meta.get("duration_api_ms"), "cost_usd": result.cost_usd,
+            **result.usage.to_dict()}
+
+
+register_executor("claude-cli", ClaudeCliExecutor)
