@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click  # noqa: E402
 
-from skill_eval.cli.run_cmd import options_from, run_flags  # noqa: E402
-from skill_eval.errors import SkillEvalError, UsageError  # noqa: E402
+from skill_eval.cli.common import interrupted  # noqa: E402
+from skill_eval.cli.run_cmd import options_from, run_flags, stop_on_sigterm  # noqa: E402
+from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa: E402
 from skill_eval.evaluate import run_evaluation  # noqa: E402
 
 
@@ -27,8 +28,11 @@ from skill_eval.evaluate import run_evaluation  # noqa: E402
 @run_flags(default_skill_mode="prepend")
 def evaluate(**kwargs: Any) -> None:
     """Evaluate a candidate skill by executing a task suite (compatibility entry point)."""
+    stop_on_sigterm()
     try:
         outcome = run_evaluation(options_from(kwargs))
+    except RunInterrupted as exc:
+        interrupted(exc)
     except UsageError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)

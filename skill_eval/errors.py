@@ -7,7 +7,8 @@
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
-     └── ArtifactError        an artifact that cannot be read or does not match its schema
+     ├── ArtifactError        an artifact that cannot be read or does not match its schema
+     └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
 Context travels as attributes (`path`, `task_id`, `field`), never parsed back out of messages.
 Failures of a single attempt are not exceptions: they are data on the attempt (status "error").
@@ -89,3 +90,13 @@ class CacheError(SkillEvalError):
 
 class ArtifactError(SkillEvalError):
     """An artifact that cannot be read, or that does not match its JSON Schema."""
+
+
+class RunInterrupted(SkillEvalError):
+    """The run was stopped by the user; finished attempts are in the journal of `run_dir`."""
+
+    def __init__(self, run_dir: str, finished: int) -> None:
+        super().__init__(f"interrupted: {finished} finished attempts are saved in {run_dir}; "
+                         f"continue with --resume {run_dir}", path=run_dir)
+        self.run_dir = run_dir
+        self.finished = finished

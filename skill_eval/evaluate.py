@@ -19,7 +19,7 @@ from typing import Any
 from . import artifact as artifact_mod
 from .analysis import POLICIES, analyse
 from .cache import BaselineCache, baseline_key, parse_duration
-from .errors import CacheError, JudgeError, UsageError
+from .errors import CacheError, JudgeError, RunInterrupted, UsageError
 from .executors.base import (
     PROMPT_TEMPLATE_VERSION,
     SKILL_MODES,
@@ -321,6 +321,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                 f"{round(hit.age_seconds) if hit else 0} s)")
     try:
         attempts = runner.run(jobs, done)
+    except KeyboardInterrupt:
+        finished = sum(a.status != "error" for a in journal.read())
+        raise RunInterrupted(str(run_dir), finished) from None
     finally:
         journal.close()
         if cache is not None and cache_key is not None:

@@ -162,6 +162,9 @@ class Runner:
         except BaseException:
             self.stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
+            cancel = getattr(self.executor, "cancel", None)  # kill running subprocesses
+            if callable(cancel):
+                cancel()
             raise
         pool.shutdown(wait=True)
         return results

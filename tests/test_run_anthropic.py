@@ -144,3 +144,25 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
         assert data["manifest"]["run_dir"] == str(journal.parent)
         assert len(journal.read_text().splitlines()) == 2 * tasks
         assert data["evaluation"]["execution_pass_rate"] == 1.0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig) -> None:
+    with FakeAnthropic(rules=RULES, default="nothing", latency=2.0) as fake:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "k"}
+        args = [*setup(tmp_path, tasks=4), "--concurrency", "2"]
+        proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
+                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        deadline = time.monotonic() + 30
+        while fake.count < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        started = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 1.5  # does not wait for requests in flight
+        assert proc.returncode == 130 and out == ""
+        run_dir = next((tmp_path / "state" / "runs").glob("*"))
+        assert f"continue with --resume {run_dir}" in err
+        assert "Traceback" not in err

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ..errors import SkillEvalError, UsageError
+from ..errors import RunInterrupted, SkillEvalError, UsageError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
@@ -16,6 +16,16 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
+
+
+def interrupted(exc: RunInterrupted) -> NoReturn:
+    """Say where the finished attempts are and leave at once: worker threads still waiting on
+    the network must not hold the exit (they would only finish attempts already saved or
+    lost)."""
+    click.echo(str(exc), err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def main_entry(group: click.Group, **kwargs: Any) -> None:
@@ -30,6 +40,8 @@ def main_entry(group: click.Group, **kwargs: Any) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_USAGE)
+    except RunInterrupted as exc:
+        interrupted(exc)
     except SkillEvalError as exc:
         if os.environ.get("SKILL_EVAL_DEBUG") == "1":
             raise

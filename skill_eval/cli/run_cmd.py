@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from ..analysis import POLICIES
-from ..errors import SkillEvalError, UsageError
+from ..errors import RunInterrupted, SkillEvalError
 from ..evaluate import JUDGE_BACKENDS, EvaluationOutcome, RunOptions, run_evaluation
 from ..executors.base import SKILL_MODES
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail
+from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail, interrupted
 
 EXECUTORS = ("mock", "anthropic", "claude-cli")
 VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
@@ -128,6 +130,15 @@ def options_from(kwargs: dict[str, Any]) -> RunOptions:
     return RunOptions(**kwargs)
 
 
+def stop_on_sigterm() -> None:
+    """A `kill` stops a run the way Ctrl-C does: finished attempts saved, resumable."""
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
+
+
 def summary(outcome: EvaluationOutcome) -> str:
     """The end-of-run report for stderr: the per-task table, rates, verdict, artifact path."""
     from ..report import render_table
@@ -147,10 +158,11 @@ def command(**kwargs: Any) -> None:
     Prints the artifact path on stdout and a summary on stderr. Exit codes: 0 pass or
     skipped, 1 fail, 3 error verdict, 2 bad input or usage.
     """
+    stop_on_sigterm()
     try:
         outcome = run_evaluation(options_from(kwargs))
-    except UsageError as exc:
-        fail(str(exc), EXIT_USAGE)
+    except RunInterrupted as exc:
+        interrupted(exc)
     except SkillEvalError as exc:
         fail(str(exc), EXIT_USAGE)
     click.echo(summary(outcome), err=True)
