@@ -276,7 +276,11 @@ class ClaudeCliExecutor(ExecutorBase):
             stdout, stderr = proc.communicate(prompt, timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            proc.communicate()
+            try:
+                proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a process outside the group holds our pipes
+                proc.kill()
+                proc.wait()
             return ExecutionResult(error=f"claude CLI timed out after {timeout:g}s "
                                          "(process group killed)", retryable=True,
                                    meta={"error_type": "timeout"})
