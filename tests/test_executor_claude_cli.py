@@ -273,6 +273,31 @@ def test_fake_hang_kills_the_process_group(fake_bin: str, tmp_path: Path) -> Non
     assert leftover == []
 
 
+def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path) -> None:
+    import threading
+
+    pidfile = tmp_path / "pids"
+    executor = make(claude_bin=fake_bin)
+    results: list[ExecutionResult] = []
+    worker = threading.Thread(target=lambda: results.append(
+        run(executor, prompt=f"HANG pidfile={pidfile}", timeout=60)))
+    worker.start()
+    deadline = time.monotonic() + 20
+    while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+        assert time.monotonic() < deadline, "the fake claude never started"
+        time.sleep(0.05)
+    executor.cancel()
+    worker.join(10)
+    assert not worker.is_alive()
+    assert results[0].error == "cancelled" and not results[0].retryable
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+    assert run(executor).error == "cancelled"
+
+
 # -- the real Claude Code CLI against the loopback Messages API ---------------------------------
 
 needs_cli = pytest.mark.skipif(

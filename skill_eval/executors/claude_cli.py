@@ -189,6 +189,8 @@ class ClaudeCliExecutor(ExecutorBase):
         self.max_retries = str(config.extra.get("claude_max_retries", 0))
         self._version: str | None = None
         self._lock = threading.Lock()
+        self._live: set[subprocess.Popen[str]] = set()
+        self._cancelled = threading.Event()
 
     def _env(self, name: str) -> str | None:
         if self.config.env is not None and self.config.env.get(name):
@@ -246,7 +248,18 @@ class ClaudeCliExecutor(ExecutorBase):
             system_file.write_text(system, encoding="utf-8")
         return home, workdir, system_file
 
+    def cancel(self) -> None:
+        """Kill every running attempt's process group; later attempts fail at once.
+        Called by the runner on Ctrl-C or SIGTERM."""
+        self._cancelled.set()
+        with self._lock:
+            live = list(self._live)
+        for proc in live:
+            kill_group(proc)
+
     def run(self, request: ExecutionRequest) -> ExecutionResult:
+        if self._cancelled.is_set():
+            return ExecutionResult(error="cancelled", retryable=False)
         binary = self.binary()
         if binary is None:
             return ExecutionResult(error=NOT_FOUND, retryable=False)
@@ -272,6 +285,10 @@ class ClaudeCliExecutor(ExecutorBase):
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 encoding="utf-8", errors="replace", start_new_session=True)
+        with self._lock:
+            self._live.add(proc)
+        if self._cancelled.is_set():  # cancel() ran between our check and the spawn
+            kill_group(proc)
         try:
             stdout, stderr = proc.communicate(prompt, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -290,6 +307,10 @@ class ClaudeCliExecutor(ExecutorBase):
             raise
         finally:
             kill_group(proc)  # whatever the CLI left running in its group goes too
+            with self._lock:
+                self._live.discard(proc)
+        if self._cancelled.is_set():
+            return ExecutionResult(error="cancelled", retryable=False)
         return parse_envelope(stdout, stderr, proc.returncode)
 
     def version(self) -> str | None:
