@@ -16,11 +16,16 @@ from typing import Any
 
 from ..errors import ExecutorError
 from ..model import ExecutionRequest, ExecutionResult, Usage
-from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executor
+from .base import (
+    DEFAULT_MODEL,
+    ExecutorBase,
+    ExecutorConfig,
+    compose_prompt,
+    register_executor,
+)
 from .errors_map import parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
 
-DEFAULT_MODEL = "claude-sonnet-5-5"  # newest Sonnet of the pinned SDK; 4-5 is deprecated
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
 SUPPORTED_MODES = ("system", "prepend")
 

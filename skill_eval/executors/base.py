@@ -19,6 +19,9 @@ SkillMode = Literal["prepend", "system", "installed"]
 SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
 # Bumped whenever the text wrapped around a skill or task changes: cached results depend on it.
 PROMPT_TEMPLATE_VERSION = "1"
+# The model when neither --model nor SKILL_EVAL_MODEL names one (executors and judges alike).
+# The newest Sonnet the pinned SDK knows; sonnet-4-5 reaches end of life on 2026-11-30.
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 @dataclass(frozen=True)

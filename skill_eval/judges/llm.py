@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..executors.base import DEFAULT_MODEL
 from ..model import Usage
 from .base import JudgeContext
 
-DEFAULT_JUDGE_MODEL = "claude-sonnet-4-5"
+DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
 SDK_MAX_RETRIES = 4
 DEFAULT_TIMEOUT = 120.0
 

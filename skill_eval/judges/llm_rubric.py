@@ -138,7 +138,7 @@ register_judge(JudgeSpec(
                                "errorMessage": "must be a number between 0 and 1"},
             "judge_model": {"type": "string", "minLength": 1,
                             "errorMessage": "must be a model name such as "
-                                            "'claude-sonnet-4-5'"},
+                                            "'claude-sonnet-5-5'"},
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
