@@ -31,7 +31,7 @@ _EXPORTS = {
     "JudgeError": "errors",
     "JudgeResult": "model",
     "JudgeSpec": "judges.base",
-    "RunOptions": "evaluate",
+    "RunOptions": "options",
     "Skill": "model",
     "SkillError": "errors",
     "SkillEvalError": "errors",

@@ -21,7 +21,8 @@ from .results import TaskResult
 from .verdict import Verdict
 
 if TYPE_CHECKING:
-    from .evaluate import Arms, RunOptions
+    from .arms import Arms
+    from .options import RunOptions
 
 SCHEMA_VERSION = "1.0"
 

@@ -7,22 +7,20 @@ and write the artifact. Suite and configuration errors stop the run before any m
 from __future__ import annotations
 
 import json
-import secrets
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from . import artifact as artifact_mod
-from .analysis import POLICIES, analyse
+from .analysis import analyse
+from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
 from .cache import BaselineCache, baseline_key, parse_duration
-from .errors import CacheError, JudgeError, RunInterrupted, UsageError
+from .errors import CacheError, JudgeError, RunInterrupted
 from .executors.base import (
     PROMPT_TEMPLATE_VERSION,
-    SKILL_MODES,
     ExecutorConfig,
     create_executor,
 )
@@ -30,70 +28,15 @@ from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
 from .judges.rubric import preflight_evaluators
-from .model import Arm, Attempt, Skill
+from .model import Attempt
+from .options import RunOptions, check_options
 from .paths import safe_component
 from .progress import Progress
 from .results import arm_results, pass_rate
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
-from .skills import load_ranking, load_skill, resolve_candidate, resolve_original
 from .suite import load_suite
 from .verdict import RunHealth, Verdict, decide, skip_verdict
-
-JUDGE_BACKENDS = ("anthropic", "claude-cli", "mock")
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Parameters of one evaluation; they mirror the flags of `skill-eval run`."""
-
-    task_suite: str
-    state_root: str
-    input: str | None = None
-    candidate_id: str | None = None
-    standalone: bool = False
-    skill_path: str | None = None
-    baseline_skill: str | None = None
-    no_baseline: bool = False
-    pass_k: int = 1
-    samples: int | None = None
-    eval_threshold: float = 1.0
-    min_pass_rate: float = 0.5
-    mock: bool = False
-    executor: str | None = None
-    mock_outputs: str | None = None
-    skill_mode: str = "system"
-    model: str | None = None
-    max_tokens: int = 4096
-    temperature: float | None = None
-    claude_bin: str | None = None
-    max_turns: int | None = None
-    allowed_tools: tuple[str, ...] = ()
-    price_file: str | None = None
-    concurrency: int = 8
-    max_retries: int = 5
-    max_error_rate: float = 0.1
-    policy: str = "delta"
-    min_delta: float = 0.0
-    margin: float = 0.05
-    resume: str | None = None  # a run directory, or "" for the latest run with these inputs
-    output: str | None = None
-    baseline_cache_dir: str | None = None
-    baseline_ttl: str = "7d"
-    judge_executor: str | None = None
-    judge_model: str | None = None
-    judge_cache_dir: str | None = None
-    no_judge_cache: bool = False
-    evaluators_dirs: tuple[str, ...] = ()
-    progress: bool = True
-
-    @property
-    def executor_name(self) -> str:
-        return self.executor or ("mock" if self.mock else "claude-cli")
-
-    @property
-    def sample_count(self) -> int:
-        return self.samples if self.samples is not None else self.pass_k
 
 
 @dataclass(frozen=True)
@@ -106,127 +49,6 @@ class EvaluationOutcome:
     @property
     def verdict(self) -> str:
         return str(self.artifact["evaluation"]["verdict"])
-
-
-def check_options(opts: RunOptions) -> None:
-    """Flag combinations that cannot work: a UsageError before anything else happens."""
-    if opts.standalone:
-        if opts.input or opts.candidate_id:
-            raise UsageError("--standalone cannot be combined with --input/--candidate-id")
-        if not opts.skill_path:
-            raise UsageError("--standalone needs --skill-path (a SKILL.md or its directory)")
-        if opts.baseline_skill and opts.no_baseline:
-            raise UsageError("--baseline-skill and --no-baseline exclude each other")
-    else:
-        if not opts.input or not opts.candidate_id:
-            raise UsageError("pipeline mode needs --input RANKING and --candidate-id ID "
-                             "(or use --standalone --skill-path PATH)")
-        if opts.skill_path or opts.baseline_skill or opts.no_baseline:
-            raise UsageError("--skill-path, --baseline-skill and --no-baseline are for "
-                             "--standalone mode")
-    if opts.pass_k < 1:
-        raise UsageError(f"--pass-k must be at least 1, got {opts.pass_k}")
-    if opts.samples is not None and opts.samples < opts.pass_k:
-        raise UsageError(f"--samples ({opts.samples}) must be at least --pass-k ({opts.pass_k})")
-    if opts.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, got {opts.concurrency}")
-    if opts.max_retries < 0:
-        raise UsageError(f"--max-retries must be 0 or more, got {opts.max_retries}")
-    for name, value in (("--max-error-rate", opts.max_error_rate),
-                        ("--min-pass-rate", opts.min_pass_rate)):
-        if not 0.0 <= value <= 1.0:
-            raise UsageError(f"{name} must be between 0 and 1, got {value}")
-    if opts.policy not in POLICIES:
-        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
-    if not 0.0 <= opts.margin < 1.0:
-        raise UsageError(f"--margin must be in [0, 1), got {opts.margin}")
-    if opts.skill_mode not in SKILL_MODES:
-        raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
-    if opts.judge_executor and opts.judge_executor not in JUDGE_BACKENDS:
-        raise UsageError(f"--judge-executor must be one of {', '.join(JUDGE_BACKENDS)}")
-    if opts.mock and opts.executor not in (None, "mock"):
-        raise UsageError("--mock means --executor mock; drop one of them")
-
-
-@dataclass(frozen=True)
-class Arms:
-    candidate: Arm
-    baseline: Arm | None
-    baseline_kind: str  # original | skill | none | absent
-    candidate_id: str
-    candidate_score: float | None
-    run_id: str
-    ranking: Any = None
-    warnings: tuple[str, ...] = ()
-
-
-def _skill_dict(skill: Skill | None) -> dict[str, Any] | None:
-    if skill is None:
-        return None
-    return {"name": skill.name, "content": skill.content, "origin": skill.origin,
-            "directory": str(skill.directory) if skill.directory else None}
-
-
-def _skill_from(data: dict[str, Any] | None) -> Skill | None:
-    if data is None:
-        return None
-    return Skill(data["name"], data["content"],
-                 Path(data["directory"]) if data.get("directory") else None,
-                 data.get("origin", ""))
-
-
-def arms_to_dict(arms: Arms) -> dict[str, Any]:
-    """What run.json keeps of the arms, so a run can be re-judged without re-resolving."""
-    ranking = arms.ranking
-    return {
-        "candidate": {"label": arms.candidate.label, "skill": _skill_dict(arms.candidate.skill)},
-        "baseline": None if arms.baseline is None else {
-            "label": arms.baseline.label, "skill": _skill_dict(arms.baseline.skill)},
-        "baseline_kind": arms.baseline_kind, "candidate_id": arms.candidate_id,
-        "candidate_score": arms.candidate_score, "run_id": arms.run_id,
-        "ranking": None if ranking is None else {
-            "path": str(ranking.path), "lane": ranking.lane, "target": ranking.target},
-        "warnings": list(arms.warnings),
-    }
-
-
-def arms_from_dict(data: dict[str, Any]) -> Arms:
-    base = data.get("baseline")
-    ranking = data.get("ranking")
-    return Arms(
-        Arm("candidate", _skill_from(data["candidate"]["skill"]), data["candidate"]["label"]),
-        None if base is None else Arm("baseline", _skill_from(base["skill"]), base["label"]),
-        data["baseline_kind"], data["candidate_id"], data.get("candidate_score"),
-        data["run_id"],
-        None if ranking is None else SimpleNamespace(path=Path(ranking["path"]),
-                                                     lane=ranking.get("lane"),
-                                                     target=ranking.get("target")),
-        tuple(data.get("warnings") or ()))
-
-
-def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
-    if opts.standalone:
-        assert opts.skill_path is not None  # check_options guarantees it
-        candidate = Arm("candidate", load_skill(opts.skill_path), "candidate skill")
-        if opts.no_baseline:
-            return Arms(candidate, None, "absent", "standalone", None, run_id)
-        if opts.baseline_skill:
-            base = Arm("baseline", load_skill(opts.baseline_skill), "baseline skill")
-            return Arms(candidate, base, "skill", "standalone", None, run_id)
-        return Arms(candidate, Arm("baseline", None, "no skill"), "none", "standalone",
-                    None, run_id)
-    assert opts.input is not None and opts.candidate_id is not None
-    ranking = load_ranking(opts.input)
-    original = resolve_original(ranking)
-    resolved = resolve_candidate(ranking, opts.candidate_id, work_dir)
-    return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
-                Arm("baseline", original, "original skill"), "original", opts.candidate_id,
-                resolved.score, ranking.run_id, ranking, tuple(resolved.warnings))
-
-
-def new_run_id() -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"standalone-{stamp}-{secrets.token_hex(3)}"
 
 
 def _fingerprint(opts: RunOptions, suite_sha: str, arms: Arms, executor: dict[str, Any]) -> str:

@@ -11,17 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from . import artifact as artifact_mod
+from .arms import arms_from_dict
 from .errors import UsageError
-from .evaluate import (
-    EvaluationOutcome,
-    RunOptions,
-    arms_from_dict,
-    close_judge_cache,
-    finish_evaluation,
-    judge_context,
-)
+from .evaluate import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
 from .judges.base import build_judge, run_judge
 from .model import Attempt, status_of
+from .options import RunOptions
 from .paths import safe_component
 from .rundir import RUN_META
 from .runner import JOURNAL_NAME, Journal, now_iso

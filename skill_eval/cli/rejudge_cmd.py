@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import SkillEvalError
-from ..evaluate import JUDGE_BACKENDS
+from ..options import JUDGE_BACKENDS
 from .common import EXIT_USAGE, fail
 from .run_cmd import VERDICT_EXIT, summary
 

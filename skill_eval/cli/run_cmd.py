@@ -12,8 +12,9 @@ import click
 
 from ..analysis import POLICIES
 from ..errors import RunInterrupted, SkillEvalError
-from ..evaluate import JUDGE_BACKENDS, EvaluationOutcome, RunOptions, run_evaluation
+from ..evaluate import EvaluationOutcome, run_evaluation
 from ..executors.base import SKILL_MODES
+from ..options import JUDGE_BACKENDS, RunOptions
 from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail, interrupted
 
 EXECUTORS = ("mock", "anthropic", "claude-cli")

@@ -1,0 +1,105 @@
+"""RunOptions: the parameters of one evaluation, mirroring the flags of `skill-eval run`, and
+the checks on flag combinations that must fail before anything runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analysis import POLICIES
+from .errors import UsageError
+from .executors.base import SKILL_MODES
+
+JUDGE_BACKENDS = ("anthropic", "claude-cli", "mock")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Parameters of one evaluation; they mirror the flags of `skill-eval run`."""
+
+    task_suite: str
+    state_root: str
+    input: str | None = None
+    candidate_id: str | None = None
+    standalone: bool = False
+    skill_path: str | None = None
+    baseline_skill: str | None = None
+    no_baseline: bool = False
+    pass_k: int = 1
+    samples: int | None = None
+    eval_threshold: float = 1.0
+    min_pass_rate: float = 0.5
+    mock: bool = False
+    executor: str | None = None
+    mock_outputs: str | None = None
+    skill_mode: str = "system"
+    model: str | None = None
+    max_tokens: int = 4096
+    temperature: float | None = None
+    claude_bin: str | None = None
+    max_turns: int | None = None
+    allowed_tools: tuple[str, ...] = ()
+    price_file: str | None = None
+    concurrency: int = 8
+    max_retries: int = 5
+    max_error_rate: float = 0.1
+    policy: str = "delta"
+    min_delta: float = 0.0
+    margin: float = 0.05
+    resume: str | None = None  # a run directory, or "" for the latest run with these inputs
+    output: str | None = None
+    baseline_cache_dir: str | None = None
+    baseline_ttl: str = "7d"
+    judge_executor: str | None = None
+    judge_model: str | None = None
+    judge_cache_dir: str | None = None
+    no_judge_cache: bool = False
+    evaluators_dirs: tuple[str, ...] = ()
+    progress: bool = True
+
+    @property
+    def executor_name(self) -> str:
+        return self.executor or ("mock" if self.mock else "claude-cli")
+
+    @property
+    def sample_count(self) -> int:
+        return self.samples if self.samples is not None else self.pass_k
+
+
+def check_options(opts: RunOptions) -> None:
+    """Flag combinations that cannot work: a UsageError before anything else happens."""
+    if opts.standalone:
+        if opts.input or opts.candidate_id:
+            raise UsageError("--standalone cannot be combined with --input/--candidate-id")
+        if not opts.skill_path:
+            raise UsageError("--standalone needs --skill-path (a SKILL.md or its directory)")
+        if opts.baseline_skill and opts.no_baseline:
+            raise UsageError("--baseline-skill and --no-baseline exclude each other")
+    else:
+        if not opts.input or not opts.candidate_id:
+            raise UsageError("pipeline mode needs --input RANKING and --candidate-id ID "
+                             "(or use --standalone --skill-path PATH)")
+        if opts.skill_path or opts.baseline_skill or opts.no_baseline:
+            raise UsageError("--skill-path, --baseline-skill and --no-baseline are for "
+                             "--standalone mode")
+    if opts.pass_k < 1:
+        raise UsageError(f"--pass-k must be at least 1, got {opts.pass_k}")
+    if opts.samples is not None and opts.samples < opts.pass_k:
+        raise UsageError(f"--samples ({opts.samples}) must be at least --pass-k ({opts.pass_k})")
+    if opts.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {opts.concurrency}")
+    if opts.max_retries < 0:
+        raise UsageError(f"--max-retries must be 0 or more, got {opts.max_retries}")
+    for name, value in (("--max-error-rate", opts.max_error_rate),
+                        ("--min-pass-rate", opts.min_pass_rate)):
+        if not 0.0 <= value <= 1.0:
+            raise UsageError(f"{name} must be between 0 and 1, got {value}")
+    if opts.policy not in POLICIES:
+        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
+    if not 0.0 <= opts.margin < 1.0:
+        raise UsageError(f"--margin must be in [0, 1), got {opts.margin}")
+    if opts.skill_mode not in SKILL_MODES:
+        raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
+    if opts.judge_executor and opts.judge_executor not in JUDGE_BACKENDS:
+        raise UsageError(f"--judge-executor must be one of {', '.join(JUDGE_BACKENDS)}")
+    if opts.mock and opts.executor not in (None, "mock"):
+        raise UsageError("--mock means --executor mock; drop one of them")
