@@ -36,7 +36,9 @@ def task_score(result: TaskResult, pass_k: int) -> float | None:
 
 def analyse(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult], *, pass_k: int,
             samples: int, policy: str, min_delta: float, margin: float,
-            compat_delta: float | None) -> Analysis:
+            rates: tuple[float | None, float | None, float | None]) -> Analysis:
+    """`rates` are the reported (candidate, baseline, delta) over the paired tasks: the
+    `delta` policy reads them exactly, the others the paired interval."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     comparison = stats.paired_comparison(
@@ -46,9 +48,14 @@ def analyse(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult], *, 
     decision = stats.decide(policy, comparison, min_delta=min_delta,  # type: ignore[arg-type]
                             margin=margin)
     passed, reasoning = decision.passed, decision.reasoning
-    if policy == "delta" and compat_delta is not None:
+    cand_rate, base_rate, delta = rates
+    if policy == "delta" and delta is not None and cand_rate is not None \
+            and base_rate is not None:
         # The compatible rule reads the reported delta (first k attempts) exactly.
-        passed = compat_delta >= min_delta - 1e-9
+        passed = delta >= min_delta - 1e-9
+        reasoning = (f"delta {delta:+.4g} (candidate {cand_rate:.4g} vs baseline "
+                     f"{base_rate:.4g} over {comparison.n_tasks} tasks) "
+                     f"{'meets' if passed else 'is below'} the required minimum {min_delta:+g}")
     settings = {"min_delta": min_delta} if policy == "delta" else (
         {"margin": margin} if policy == "non-inferior" else {})
     blind = stats.non_discriminating({r.task_id: r.outcomes for r in candidate},

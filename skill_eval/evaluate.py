@@ -32,7 +32,7 @@ from .model import Attempt
 from .options import RunOptions, check_options
 from .paths import safe_component
 from .progress import Progress
-from .results import arm_results, pass_rate
+from .results import arm_results, pass_rate, unpaired_tasks
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .suite import load_suite
@@ -224,13 +224,18 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         if ran else []
     base = arm_results(suite.tasks, attempts_by(attempts, "baseline"), opts.pass_k) \
         if arms.baseline is not None and ran else []
-    cand_rate = pass_rate(cand) if skip is None else None
-    base_rate = pass_rate(base) if base else None
+    # With a baseline, both rates cover the same tasks: a task that ended in error in either
+    # arm is left out of both, so one arm's errors cannot flatter it.
+    unpaired = unpaired_tasks(cand, base) if base else []
+    cand_rate = pass_rate([r for r in cand if r.task_id not in unpaired]) if ran else None
+    base_rate = pass_rate([r for r in base if r.task_id not in unpaired]) if base else None
     delta = round(cand_rate - base_rate, 4) \
         if cand_rate is not None and base_rate is not None else None
     analysis = analyse(cand, base, pass_k=opts.pass_k, samples=opts.sample_count,
                        policy=opts.policy, min_delta=opts.min_delta, margin=opts.margin,
-                       compat_delta=delta)
+                       rates=(cand_rate, base_rate, delta))
+    notes = [f"{len(unpaired)} task(s) ended in error in one arm and are left out of both "
+             f"pass rates: {', '.join(unpaired)}"] if unpaired else []
     if skip is not None:
         verdict = skip
     else:
@@ -238,10 +243,10 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         verdict = decide(
             candidate_rate=cand_rate, baseline_rate=base_rate,
             baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
-            health=RunHealth(len(attempts), sum(a.status == "error" for a in attempts),
-                             opts.max_error_rate),
+            health=RunHealth.worst_arm(attempts, opts.max_error_rate),
             min_pass_rate=opts.min_pass_rate, policy_passed=policy.get("passed"),
             policy_reason=str(policy.get("reasoning", "")))
+    verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
         log(f"warning: {warning}")
     data = artifact_mod.build(

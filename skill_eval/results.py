@@ -82,3 +82,10 @@ def pass_rate(results: Sequence[TaskResult]) -> float | None:
     if not judged:
         return None
     return round(sum(r.passed for r in judged) / len(judged), 4)
+
+
+def unpaired_tasks(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult]) -> list[str]:
+    """Tasks that could not be judged in one arm or the other (every attempt in error)."""
+    judged_c = {r.task_id for r in candidate if r.status != "error"}
+    judged_b = {r.task_id for r in baseline if r.status != "error"}
+    return [r.task_id for r in candidate if r.task_id not in judged_c & judged_b]

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -184,35 +184,13 @@ class Runner:
     def _run_job(self, job: Job) -> Attempt:
         started_at = now_iso()
         start = time.monotonic()
-        tries = 0
-        while True:
-            tries += 1
-            attempt, retryable, retry_after = self._try_once(job, tries, started_at, start)
-            if attempt.status != "error" or not retryable or self.stop.is_set() \
-                    or tries > self.settings.max_retries:
-                break
-            self._sleep(self._backoff(tries, retry_after))
-        self.journal.append(attempt)
-        if self.settings.progress is not None:
-            self.settings.progress(attempt)
-        return attempt
-
-    def _try_once(self, job: Job, tries: int, started_at: str, start: float) \
-            -> tuple[Attempt, bool, float | None]:
-        """One execution and its judgement: (attempt, retryable, retry_after)."""
-        request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
-                                   skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds)
-        try:
-            result = self.executor.run(request)
-        except Exception as exc:  # an executor bug must not kill the run
-            result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}",
-                                     retryable=True)
-        error, retryable, retry_after = result.error, result.retryable, result.retry_after
+        result, tries = self._execute(job)
         judge: JudgeResult | None = None
+        error = result.error
         if not error:
-            judge = run_judge(self.judges[job.task.id], job.task, result.output, self.ctx)
-            if judge.error:  # the judge could not judge: not the skill's fault, try again
-                error, retryable = f"judge error: {judge.error}", True
+            judge = self._judge(job, result.output)
+            if judge.error:  # the judge could not judge: not the skill's fault
+                error = f"judge error: {judge.error}"
         attempt = Attempt(
             arm=job.arm.name, task_id=job.task.id, index=job.index,
             status="error" if error or judge is None else status_of(judge),
@@ -221,7 +199,50 @@ class Runner:
             usage=result.usage, cost_usd=result.cost_usd,
             started_at=started_at, finished_at=now_iso(),
         )
-        return attempt, retryable, retry_after
+        self.journal.append(attempt)
+        if self.settings.progress is not None:
+            self.settings.progress(attempt)
+        return attempt
+
+    def _retrying(self, tries: int) -> bool:
+        return not self.stop.is_set() and tries <= self.settings.max_retries
+
+    def _execute(self, job: Job) -> tuple[ExecutionResult, int]:
+        """Run the task, retrying what is not the skill's fault: (result, tries)."""
+        request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
+                                   skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds)
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                result = self.executor.run(request)
+            except Exception as exc:  # an executor bug must not kill the run
+                result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}",
+                                         retryable=True)
+            result = replace(result, output=clean_text(result.output))
+            if not result.error or not result.retryable or not self._retrying(tries):
+                return result, tries
+            self._sleep(self._backoff(tries, result.retry_after))
+
+    def _judge(self, job: Job, output: str) -> JudgeResult:
+        """Judge one output; a judge error is retried on the same output (the model is not
+        asked again)."""
+        tries = 0
+        while True:
+            tries += 1
+            judge = run_judge(self.judges[job.task.id], job.task, output, self.ctx)
+            if not judge.error or not self._retrying(tries):
+                return judge
+            self._sleep(self._backoff(tries, None))
+
+
+def clean_text(text: str) -> str:
+    """Model text with lone surrogates (which no UTF-8 file can hold) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
 
 
 def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:

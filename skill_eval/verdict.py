@@ -7,8 +7,11 @@ first; then the comparison policy decides.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
+
+from .model import Attempt
 
 VerdictName = Literal["pass", "fail", "skipped", "error"]
 BaselineKind = Literal["original", "skill", "none", "absent"]
@@ -38,13 +41,28 @@ def skip_verdict(candidate_score: float | None, eval_threshold: float | None) ->
 
 @dataclass(frozen=True)
 class RunHealth:
+    """Errors in the arm that had the most of them (each arm must be healthy on its own)."""
+
     attempts: int
     errors: int
     max_error_rate: float
+    arm: str | None = None
 
     @property
     def error_rate(self) -> float:
         return self.errors / self.attempts if self.attempts else 0.0
+
+    @classmethod
+    def worst_arm(cls, attempts: Iterable[Attempt], max_error_rate: float) -> RunHealth:
+        counts: dict[str, list[int]] = {}
+        for attempt in attempts:
+            seen = counts.setdefault(attempt.arm, [0, 0])
+            seen[0] += 1
+            seen[1] += attempt.status == "error"
+        if not counts:
+            return cls(0, 0, max_error_rate)
+        arm, (total, errors) = max(counts.items(), key=lambda kv: (kv[1][1] / kv[1][0], kv[0]))
+        return cls(total, errors, max_error_rate, arm)
 
 
 def decide(*, candidate_rate: float | None, baseline_rate: float | None,
@@ -54,7 +72,9 @@ def decide(*, candidate_rate: float | None, baseline_rate: float | None,
     decision (None when there is no baseline)."""
     warnings: list[str] = []
     if health.attempts and health.error_rate > health.max_error_rate:
-        return Verdict("error", f"{health.errors} of {health.attempts} attempts ended in error "
+        where = f" of the {health.arm}" if health.arm else ""
+        return Verdict("error", f"{health.errors} of {health.attempts} attempts{where} ended in "
+                                "error "
                                 f"({fmt_rate(health.error_rate)} > max error rate "
                                 f"{fmt_rate(health.max_error_rate)}); results say nothing "
                                 "about the skill")

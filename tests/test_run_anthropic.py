@@ -86,7 +86,7 @@ def test_persistent_faults_become_errors_and_an_error_verdict(tmp_path: Path,
     assert code == 3, err
     data = read_json(out.strip())
     assert data["evaluation"]["verdict"] == "error"
-    assert data["evaluation"]["reason"].startswith("4 of 4 attempts ended in error")
+    assert data["evaluation"]["reason"].startswith("2 of 2 attempts of the candidate ended in")
     assert len(data["errors"]) == 4 and server.count == 4 * 3
     assert all(r["status"] == "error" for r in data["candidate_results"])
 

@@ -295,3 +295,33 @@ def test_rubric_judge_runs_in_mock_mode(tmp_path: Path) -> None:
     evaluation = attempt["judge"]["data"]["evaluation"]
     assert evaluation["score"] == 0.8 and evaluation["findings"] == []
     assert evaluation["evaluator"]["name"] == "general"
+
+
+def test_errors_in_one_arm_leave_the_task_out_of_both_rates(tmp_path: Path) -> None:
+    judge = {"type": "python", "callable": "tests.judge_helpers:alpha_or_boom"}
+    tasks = [{"id": f"t{i}", "prompt": "p", "judge": judge} for i in range(10)]
+    # the baseline passes t0-t5 and fails t6-t9; the candidate passes t0-t4, fails t5 (a
+    # regression) and breaks the judge on t6-t9, which the baseline failed anyway
+    outputs = {"candidate": {**{f"t{i}": "alpha" for i in range(5)}, "t5": "no",
+                             **{f"t{i}": "BOOM" for i in range(6, 10)}},
+               "baseline": {f"t{i}": "alpha" for i in range(6)}}
+    code, out, err = standalone(tmp_path, outputs, "--max-retries", "0",
+                                "--max-error-rate", "0.5", tasks=tasks)
+    data = read_json(out.strip())
+    ev = data["evaluation"]
+    assert (ev["execution_pass_rate"], ev["baseline_pass_rate"]) == (round(5 / 6, 4), 1.0)
+    assert ev["verdict"] == "fail" and code == 1
+    assert "below the required minimum" in ev["policy"]["reasoning"]
+    assert any("left out of both pass rates: t6, t7, t8, t9" in w for w in data["warnings"])
+
+
+def test_error_rate_is_judged_per_arm(tmp_path: Path) -> None:
+    judge = {"type": "python", "callable": "tests.judge_helpers:alpha_or_boom"}
+    tasks = [{"id": f"t{i}", "prompt": "p", "judge": judge} for i in range(10)]
+    outputs = {"candidate": {"t0": "BOOM", "t1": "BOOM", **{f"t{i}": "alpha" for i in
+                                                          range(2, 10)}},
+               "baseline": {f"t{i}": "alpha" for i in range(10)}}
+    code, out, err = standalone(tmp_path, outputs, "--max-retries", "0", tasks=tasks)
+    ev = read_json(out.strip())["evaluation"]
+    assert ev["verdict"] == "error" and code == 3
+    assert ev["reason"].startswith("2 of 10 attempts of the candidate ended in error (0.2 >")

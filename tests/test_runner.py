@@ -10,7 +10,7 @@ from pathlib import Path
 
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig
 from skill_eval.judges.base import JudgeContext, build_judge
-from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, Skill, Task
+from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
 from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
 
 TASKS = [Task(id=f"t{i}", prompt=f"p{i}", judge={"type": "contains", "expected": ["ok"]},
@@ -115,3 +115,31 @@ def test_a_crashing_executor_is_an_error_attempt_not_a_crash(tmp_path: Path) -> 
 
     attempts = make_runner(tmp_path, Crashing(), max_retries=1).run(plan_jobs(ARMS, TASKS, 1))
     assert all(a.status == "error" and "boom" in (a.error or "") for a in attempts)
+
+
+def test_a_judge_error_retries_the_judge_not_the_model(tmp_path: Path) -> None:
+    class FlakyJudge:
+        calls = 0
+
+        def judge(self, task, output, ctx):
+            FlakyJudge.calls += 1
+            if FlakyJudge.calls <= 2:
+                return JudgeResult.failure("judge model overloaded")
+            return JudgeResult(True, 1.0)
+
+    executor = ScriptedExecutor()
+    runner = make_runner(tmp_path, executor, max_retries=3)
+    runner.judges = {t.id: FlakyJudge() for t in TASKS}
+    attempts = runner.run(plan_jobs(ARMS[:1], TASKS[:1], 1))
+    assert attempts[0].status == "passed" and len(executor.calls) == 1
+    assert FlakyJudge.calls == 3
+
+
+def test_lone_surrogates_in_model_output_do_not_break_the_journal(tmp_path: Path) -> None:
+    class Surrogate(ScriptedExecutor):
+        def run(self, request: ExecutionRequest) -> ExecutionResult:
+            return ExecutionResult(output="ok \ud800 end")
+
+    attempts = make_runner(tmp_path, Surrogate()).run(plan_jobs(ARMS, TASKS[:1], 1))
+    assert all(a.status == "passed" and "\ufffd" in a.output for a in attempts)
+    assert len(Journal(tmp_path / "attempts.jsonl").read()) == 2
