@@ -11,14 +11,18 @@ ended in error are never stored, and an unreadable entry is a miss with a warnin
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .errors import CacheError
+from .executors.base import PROMPT_TEMPLATE_VERSION
 from .jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
 from .model import Attempt, Suite
 
@@ -59,23 +63,92 @@ def fixture_digests(suite: Suite) -> dict[str, str]:
     return out
 
 
-def baseline_key(*, suite: Suite, skill_sha256: str | None,
-                 executor: Mapping[str, Any], skill_mode: str, pass_k: int, samples: int,
-                 judge_backend: str, judge_model: str | None,
-                 prompt_template_version: str) -> str:
+def directory_digest(path: Path | None, max_files: int = 5000) -> str | None:
+    """sha256 over the relative names and bytes of every file below `path` (links by their
+    target, never followed); None when there is no such directory."""
+    if path is None or not path.is_dir():
+        return None
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())
+    for file in files[:max_files]:
+        digest.update(str(file.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            data = os.readlink(file).encode() if file.is_symlink() else file.read_bytes()
+        except OSError:
+            data = b"<unreadable>"
+        digest.update(hashlib.sha256(data).digest())
+    digest.update(f"files={len(files)}".encode())
+    return digest.hexdigest()
+
+
+def python_judge_sources(suite: Suite) -> dict[str, str]:
+    """sha256 of the source file behind each `python` judge's callable (run-time code that
+    decides the baseline's results just as a fixture does)."""
+    out: dict[str, str] = {}
+    for task in suite.tasks:
+        for target in _callables(dict(task.judge)):
+            module = target.split(":", 1)[0]
+            try:
+                spec = importlib.util.find_spec(module)
+                origin = spec.origin if spec else None
+                out[target] = hashlib.sha256(Path(origin).read_bytes()).hexdigest() \
+                    if origin and Path(origin).is_file() else "unknown"
+            except (ImportError, ValueError, OSError):
+                out[target] = "unknown"
+    return out
+
+
+def _callables(config: Any) -> Iterable[str]:
+    if isinstance(config, Mapping):
+        if config.get("type") == "python" and isinstance(config.get("callable"), str):
+            yield config["callable"]
+        for value in config.values():
+            yield from _callables(value)
+    elif isinstance(config, list):
+        for item in config:
+            yield from _callables(item)
+
+
+@dataclass(frozen=True)
+class BaselineIngredients:
+    """Everything besides the suite that shapes the baseline's results."""
+
+    skill_sha256: str | None
+    skill_directory: Path | None  # only counted when the skill is installed as files
+    executor: Mapping[str, Any]
+    skill_mode: str
+    pass_k: int
+    samples: int
+    judge_backend: str
+    judge_model: str
+    evaluator_dirs: tuple[Path, ...] = ()
+
+
+def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
+    executor = {k: v for k, v in ing.executor.items() if k != "prices"}  # cost, not results
+    if executor.get("kind") == "mock" and isinstance(executor.get("outputs"), Mapping):
+        outputs = executor["outputs"]
+        per_arm = "candidate" in outputs or "baseline" in outputs
+        executor["outputs"] = outputs.get("baseline", {}) if per_arm else outputs
     return canonical_sha256({
         "cache_schema": CACHE_SCHEMA_VERSION,
+        "harness": __version__,  # the bundled evaluators and judge prompts ship with it
         "suite_sha256": suite.sha256,
         "fixtures": fixture_digests(suite),
+        "fixtures_tree": directory_digest(suite.directory / "fixtures"),
+        "python_judges": python_judge_sources(suite),
+        "evaluators": [directory_digest(d) for d in ing.evaluator_dirs],
         "judges": [dict(t.judge) for t in suite.tasks],
-        "baseline_skill": skill_sha256 or "no skill",
-        "executor": dict(executor),
-        "skill_mode": skill_mode,
-        "pass_k": pass_k,
-        "samples": samples,
-        "judge_backend": judge_backend,
-        "judge_model": judge_model,
-        "prompt_template": prompt_template_version,
+        "baseline_skill": ing.skill_sha256 or "no skill",
+        "skill_files": directory_digest(ing.skill_directory)
+        if ing.skill_mode == "installed" else None,
+        "executor": executor,
+        "skill_mode": ing.skill_mode,
+        "pass_k": ing.pass_k,
+        "samples": ing.samples,
+        "judge_backend": ing.judge_backend,
+        "judge_model": ing.judge_model,
+        "prompt_template": PROMPT_TEMPLATE_VERSION,
     })
 
 

@@ -17,16 +17,17 @@ from typing import Any
 from . import artifact as artifact_mod
 from .analysis import analyse
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
-from .cache import BaselineCache, baseline_key, parse_duration
+from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, JudgeError, RunInterrupted
+from .evaluators.registry import evaluator_sources
 from .executors.base import (
-    PROMPT_TEMPLATE_VERSION,
     ExecutorConfig,
     create_executor,
 )
 from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
+from .judges.llm import judge_model
 from .judges.rubric import preflight_evaluators
 from .model import Attempt
 from .options import RunOptions, check_options
@@ -126,11 +127,14 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     cache = _open_baseline_cache(opts, arms, log)
     cache_key, hit = None, None
     if cache is not None:
-        cache_key = baseline_key(
-            suite=suite, skill_sha256=arms.baseline.skill_sha256 if arms.baseline else None,
-            executor=describe, skill_mode=opts.skill_mode, pass_k=opts.pass_k,
-            samples=opts.sample_count, judge_backend=ctx.judge_backend,
-            judge_model=ctx.judge_model, prompt_template_version=PROMPT_TEMPLATE_VERSION)
+        skill = arms.baseline.skill if arms.baseline else None
+        cache_key = baseline_key(suite, BaselineIngredients(
+            skill_sha256=skill.sha256 if skill else None,
+            skill_directory=skill.directory if skill else None, executor=describe,
+            skill_mode=opts.skill_mode, pass_k=opts.pass_k, samples=opts.sample_count,
+            judge_backend=ctx.judge_backend, judge_model=judge_model(ctx),
+            evaluator_dirs=tuple(s.path for s in evaluator_sources(opts.evaluators_dirs)
+                                 if s.path is not None)))
         hit = cache.get(cache_key)
         reused = _reuse_cached(hit.attempts if hit else (), done, suite, opts.sample_count,
                                journal)

@@ -8,7 +8,9 @@ import pickle
 import sqlite3
 from pathlib import Path
 
-from skill_eval.cache import BaselineCache, baseline_key, parse_duration
+import pytest
+
+from skill_eval.cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from skill_eval.model import Attempt, JudgeResult
 from skill_eval.suite import load_suite
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
@@ -54,22 +56,77 @@ def test_changed_ingredients_miss(tmp_path: Path) -> None:
     assert run(tmp_path, "--concurrency", "1", "--max-retries", "0")["baseline_cache"]["hit"]
 
 
-def test_fixture_bytes_are_an_ingredient(tmp_path: Path) -> None:
+def ingredients(**changes) -> BaselineIngredients:
+    base = dict(skill_sha256=None, skill_directory=None, executor={"kind": "mock"},
+                skill_mode="system", pass_k=1, samples=1, judge_backend="mock",
+                judge_model="judge-a")
+    return BaselineIngredients(**{**base, **changes})
+
+
+def test_every_fixture_file_is_an_ingredient(tmp_path: Path) -> None:
     suite_dir = tmp_path / "suite"
     (suite_dir / "fixtures").mkdir(parents=True)
     fixture = suite_dir / "fixtures" / "test_out.py"
     fixture.write_text("def test_x():\n    assert True\n")
-    suite_path = write_suite(suite_dir, [contains_task("t1", "alpha"), {
-        "id": "t2", "prompt": "p", "judge": {"type": "pytest", "test_file": "fixtures/test_out.py"}}])
-    suite = load_suite(suite_path)
-    mock = {"kind": "mock"}
-    real = {"kind": "anthropic", "model": "m"}
-    key = dict(suite=suite, skill_sha256=None, skill_mode="system", pass_k=1, samples=1,
-               judge_backend="mock", judge_model=None, prompt_template_version="1")
-    k1 = baseline_key(executor=mock, **key)  # type: ignore[arg-type]
-    assert baseline_key(executor=real, **key) != k1  # type: ignore[arg-type]
+    data = suite_dir / "fixtures" / "expected.txt"  # read by the test, named by no judge
+    data.write_text("alpha")
+    suite = load_suite(write_suite(suite_dir, [contains_task("t1", "alpha"), {
+        "id": "t2", "prompt": "p",
+        "judge": {"type": "pytest", "test_file": "fixtures/test_out.py"}}]))
+    k1 = baseline_key(suite, ingredients())
+    assert baseline_key(suite, ingredients()) == k1
     fixture.write_text("def test_x():\n    assert 1\n")
-    assert baseline_key(executor=mock, **key) != k1  # type: ignore[arg-type]
+    k2 = baseline_key(suite, ingredients())
+    assert k2 != k1
+    data.write_text("beta")
+    assert baseline_key(suite, ingredients()) != k2
+
+
+@pytest.mark.parametrize("change", [
+    {"executor": {"kind": "anthropic", "model": "m"}},  # mock vs real never share
+    {"executor": {"kind": "mock", "model": "other"}},
+    {"judge_model": "judge-b"},
+    {"judge_backend": "anthropic"},
+    {"skill_sha256": "0" * 64},
+    {"pass_k": 2},
+    {"samples": 3},
+    {"skill_mode": "prepend"},
+])
+def test_each_ingredient_changes_the_key(tmp_path: Path, change) -> None:
+    suite = load_suite(write_suite(tmp_path, [contains_task("t1", "alpha")]))
+    assert baseline_key(suite, ingredients(**change)) != baseline_key(suite, ingredients())
+
+
+def test_what_does_not_shape_the_baseline_is_not_in_the_key(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path, [contains_task("t1", "alpha")]))
+    mock = {"kind": "mock", "outputs": {"candidate": {"t1": "x"}, "baseline": {"t1": "y"}}}
+    other = {"kind": "mock", "outputs": {"candidate": {"t1": "z"}, "baseline": {"t1": "y"}}}
+    assert baseline_key(suite, ingredients(executor=mock)) == \
+        baseline_key(suite, ingredients(executor=other))
+    priced = {"kind": "anthropic", "prices": {"as_of": "2026-01-01"}}
+    repriced = {"kind": "anthropic", "prices": {"as_of": "2026-11-01"}}
+    assert baseline_key(suite, ingredients(executor=priced)) == \
+        baseline_key(suite, ingredients(executor=repriced))
+
+
+def test_installed_skill_files_count_only_when_installed(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "s", [contains_task("t1", "alpha")]))
+    skill = write_skill(tmp_path / "skill")
+    (skill / "helper.md").write_text("v1")
+    keys = {mode: baseline_key(suite, ingredients(skill_directory=skill, skill_mode=mode))
+            for mode in ("installed", "system")}
+    (skill / "helper.md").write_text("v2")
+    assert baseline_key(suite, ingredients(skill_directory=skill, skill_mode="installed")) \
+        != keys["installed"]
+    assert baseline_key(suite, ingredients(skill_directory=skill, skill_mode="system")) \
+        == keys["system"]
+
+
+def test_judge_model_from_the_environment_changes_the_key(tmp_path: Path,
+                                                          monkeypatch) -> None:
+    first = run(tmp_path)["baseline_cache"]["key"]
+    monkeypatch.setenv("SKILL_EVAL_JUDGE_MODEL", "judge-strict")
+    assert run(tmp_path)["baseline_cache"]["key"] != first
 
 
 def test_errors_are_never_cached_and_ttl_expires(tmp_path: Path) -> None:
