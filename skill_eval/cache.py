@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -224,6 +225,21 @@ class BaselineCache:
         self._cache.close()
 
 
+def clear_directory(directory: Path) -> int:
+    """Remove a diskcache directory's own files (cache.db* and its value folders), nothing
+    else; for a cache too corrupt to open. Returns how many files went."""
+    removed = 0
+    for path in list(directory.glob("cache.db*")) + [p for p in directory.glob("[0-9a-f][0-9a-f]")
+                                                     if p.is_dir()]:
+        if path.is_dir():
+            removed += sum(1 for f in path.rglob("*") if f.is_file())
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 def parse_duration(text: str) -> float:
     """'7d', '12h', '30m', '45s' or plain seconds."""
     units = {"d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -235,6 +251,6 @@ def parse_duration(text: str) -> float:
             value = float(raw)
     except ValueError:
         raise CacheError(f"not a duration: {text!r} (use e.g. 7d, 12h, 3600)") from None
-    if value <= 0:
-        raise CacheError(f"duration must be positive: {text!r}")
+    if not 0 < value < 100 * 365 * 86400:  # also refuses nan and inf
+        raise CacheError(f"duration must be positive and finite: {text!r}")
     return value

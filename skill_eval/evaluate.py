@@ -104,7 +104,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                                                  "task_suite": str(suite.path),
                                                  "created_at": started_at.isoformat(),
                                                  "options": asdict(opts),
-                                                 "arms": arms_to_dict(arms)})
+                                                 "arms": arms_to_dict(arms)},
+                       warn=lambda m: log(f"warning: {m}"))
     if opts.resume == "" and not run.resumed:
         log("resume: no earlier run has these inputs; starting a new run")
     arms = replace(arms, run_id=run.run_id)
@@ -145,6 +146,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         if reused:
             log(f"baseline: {reused} attempts from the cache (age "
                 f"{round(hit.age_seconds) if hit else 0} s)")
+    if progress is not None:
+        progress.already(a for a in done if a.status != "error")
     try:
         attempts = runner.run(jobs, done)
     except KeyboardInterrupt:

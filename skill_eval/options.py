@@ -4,9 +4,11 @@ the checks on flag combinations that must fail before anything runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .analysis import POLICIES
-from .errors import UsageError
+from .cache import parse_duration
+from .errors import CacheError, UsageError
 from .executors.base import SKILL_MODES
 
 JUDGE_BACKENDS = ("anthropic", "claude-cli", "mock")
@@ -89,17 +91,47 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError(f"--concurrency must be at least 1, got {opts.concurrency}")
     if opts.max_retries < 0:
         raise UsageError(f"--max-retries must be 0 or more, got {opts.max_retries}")
-    for name, value in (("--max-error-rate", opts.max_error_rate),
-                        ("--min-pass-rate", opts.min_pass_rate)):
-        if not 0.0 <= value <= 1.0:
-            raise UsageError(f"{name} must be between 0 and 1, got {value}")
+    # NaN fails every comparison, so each range is written as "not inside", which NaN is.
+    for name, value, low, high in (("--max-error-rate", opts.max_error_rate, 0.0, 1.0),
+                                   ("--min-pass-rate", opts.min_pass_rate, 0.0, 1.0),
+                                   ("--min-delta", opts.min_delta, -1.0, 1.0),
+                                   ("--margin", opts.margin, 0.0, 1.0),
+                                   ("--eval-threshold", opts.eval_threshold, -1e9, 1e9)):
+        if not low <= value <= high:
+            raise UsageError(f"{name} must be between {low:g} and {high:g}, got {value}")
+    if opts.temperature is not None and not 0.0 <= opts.temperature <= 1.0:
+        raise UsageError(f"--temperature must be between 0 and 1, got {opts.temperature}")
+    if opts.max_tokens < 1:
+        raise UsageError(f"--max-tokens must be at least 1, got {opts.max_tokens}")
+    if opts.max_turns is not None and opts.max_turns < 1:
+        raise UsageError(f"--max-turns must be at least 1, got {opts.max_turns}")
+    try:
+        parse_duration(opts.baseline_ttl)
+    except CacheError as exc:
+        raise UsageError(f"--baseline-ttl: {exc}") from None
     if opts.policy not in POLICIES:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
-    if not 0.0 <= opts.margin < 1.0:
-        raise UsageError(f"--margin must be in [0, 1), got {opts.margin}")
     if opts.skill_mode not in SKILL_MODES:
         raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
     if opts.judge_executor and opts.judge_executor not in JUDGE_BACKENDS:
         raise UsageError(f"--judge-executor must be one of {', '.join(JUDGE_BACKENDS)}")
     if opts.mock and opts.executor not in (None, "mock"):
         raise UsageError("--mock means --executor mock; drop one of them")
+    if opts.mock and opts.judge_executor not in (None, "mock"):
+        raise UsageError("--mock mocks the judges too; to judge scripted outputs with a real "
+                         "model use --executor mock --judge-executor "
+                         f"{opts.judge_executor}")
+    _check_paths(opts)
+
+
+def _check_paths(opts: RunOptions) -> None:
+    """Paths that cannot work, found before anything runs rather than after."""
+    state = Path(opts.state_root)
+    if state.exists() and not state.is_dir():
+        raise UsageError(f"--state-root {state}: exists and is not a directory")
+    if opts.output:
+        out = Path(opts.output)
+        if out.is_dir():
+            raise UsageError(f"--output {out}: is a directory; give a file path")
+        if out.parent.exists() and not out.parent.is_dir():
+            raise UsageError(f"--output {out}: {out.parent} is not a directory")

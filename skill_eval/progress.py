@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import IO
 
 from .model import Attempt
@@ -23,6 +23,12 @@ class Progress:
         self.interval = interval
         self._last = 0.0
         self._lock = threading.Lock()
+
+    def already(self, attempts: Iterable[Attempt]) -> None:
+        """Count attempts finished before this process (resumed or from the cache)."""
+        with self._lock:
+            for attempt in attempts:
+                self.done[attempt.arm] = self.done.get(attempt.arm, 0) + 1
 
     def __call__(self, attempt: Attempt) -> None:
         with self._lock:

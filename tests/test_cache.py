@@ -211,3 +211,18 @@ def test_parse_duration() -> None:
     assert parse_duration("7d") == 7 * 86400
     assert parse_duration("12h") == 43200
     assert parse_duration("90") == 90
+
+
+def test_cache_cli_on_missing_and_corrupt_directories(tmp_path: Path) -> None:
+    code, _, err = run_cli("cache", "info", "--baseline-cache-dir", str(tmp_path / "nope"))
+    assert code == 2 and "no baseline cache at" in err
+    assert not (tmp_path / "nope").exists()
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "cache.db").write_bytes(b"garbage" * 100)
+    (corrupt / "keep.txt").write_text("not ours")
+    code, _, err = run_cli("cache", "info", "--baseline-cache-dir", str(corrupt))
+    assert code == 2 and "cache clear" in err
+    code, out, _ = run_cli("cache", "clear", "--baseline-cache-dir", str(corrupt))
+    assert code == 0 and "unreadable" in out
+    assert not (corrupt / "cache.db").exists() and (corrupt / "keep.txt").exists()

@@ -325,3 +325,32 @@ def test_error_rate_is_judged_per_arm(tmp_path: Path) -> None:
     ev = read_json(out.strip())["evaluation"]
     assert ev["verdict"] == "error" and code == 3
     assert ev["reason"].startswith("2 of 10 attempts of the candidate ended in error (0.2 >")
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--min-delta", "nan"], "--min-delta must be between -1 and 1"),
+    (["--margin", "2"], "--margin must be between 0 and 1"),
+    (["--temperature", "nan"], "--temperature must be between 0 and 1"),
+    (["--max-tokens", "0"], "--max-tokens must be at least 1"),
+    (["--max-turns", "-1"], "--max-turns must be at least 1"),
+    (["--baseline-ttl", "abc"], "--baseline-ttl: not a duration"),
+    (["--baseline-ttl", "nan"], "--baseline-ttl: duration must be positive and finite"),
+    (["--judge-executor", "anthropic"], "--mock mocks the judges too"),
+])
+def test_bad_flag_values_are_usage_errors(tmp_path: Path, flags, message) -> None:
+    code, out, err = standalone(tmp_path, None, *flags)
+    assert code == 2 and out == "" and message in err and "Traceback" not in err
+
+
+def test_bad_output_and_state_root_paths_fail_before_running(tmp_path: Path) -> None:
+    (tmp_path / "adir").mkdir()
+    code, _, err = standalone(tmp_path, None, "--output", str(tmp_path / "adir"))
+    assert code == 2 and "is a directory" in err
+    assert not (tmp_path / "state").exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    suite = write_suite(tmp_path / "s", [contains_task("t1", "a")])
+    code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
+                           str(write_skill(tmp_path / "k")), "--state-root", str(afile),
+                           "--mock")
+    assert code == 2 and "exists and is not a directory" in err

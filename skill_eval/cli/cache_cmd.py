@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from ..cache import BaselineCache
+from ..cache import BaselineCache, clear_directory
+from ..errors import CacheError
+from .common import EXIT_USAGE, fail
 
 _DIR = click.option("--baseline-cache-dir", required=True, metavar="DIR",
                     envvar="SKILL_EVAL_BASELINE_CACHE_DIR",
@@ -16,15 +20,23 @@ def command() -> None:
     """Inspect or empty the baseline cache."""
 
 
+def _existing(directory: str) -> Path:
+    path = Path(directory)
+    if not path.is_dir():
+        fail(f"no baseline cache at {path}", EXIT_USAGE)
+    return path
+
+
 @command.command("info")
 @_DIR
 def info(baseline_cache_dir: str) -> None:
     """List cached baselines with their age."""
-    from pathlib import Path
-
-    cache = BaselineCache(Path(baseline_cache_dir))
-    data = cache.info()
-    cache.close()
+    try:
+        cache = BaselineCache(_existing(baseline_cache_dir))
+        data = cache.info()
+        cache.close()
+    except CacheError as exc:
+        fail(f"{exc} (`skill-eval cache clear` empties it)", EXIT_USAGE)
     entries = data["entries"]
     click.echo(f"{data['directory']}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, "
                f"{data['size_bytes']} bytes, ttl {int(data['ttl_seconds'])} s")
@@ -39,10 +51,14 @@ def info(baseline_cache_dir: str) -> None:
 @command.command("clear")
 @_DIR
 def clear(baseline_cache_dir: str) -> None:
-    """Remove every cached baseline."""
-    from pathlib import Path
-
-    cache = BaselineCache(Path(baseline_cache_dir))
-    removed = cache.clear()
-    cache.close()
+    """Remove every cached baseline (a corrupt cache is removed too)."""
+    path = _existing(baseline_cache_dir)
+    try:
+        cache = BaselineCache(path)
+        removed = cache.clear()
+        cache.close()
+    except CacheError:
+        removed = clear_directory(path)
+        click.echo(f"the cache was unreadable; removed its {removed} file(s)")
+        return
     click.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'}")
