@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..jsondisk import open_json_cache
 from ..model import sha256_text
 
 log = logging.getLogger(__name__)
@@ -51,6 +50,8 @@ class JudgeCache:
     `error` set is never stored."""
 
     def __init__(self, directory: Path) -> None:
+        from ..jsondisk import open_json_cache  # diskcache loads only when a run caches
+
         self.directory = Path(directory)
         self._cache = open_json_cache(self.directory)
         self._lock = threading.Lock()
