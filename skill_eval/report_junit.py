@@ -1,8 +1,11 @@
 """JUnit XML from an evaluation artifact, for CI systems: one test case per task (the
 candidate's result), the verdict and the comparison as suite properties.
 
-A skipped run (the candidate was never executed) becomes one skipped test case named
-`evaluation` carrying the reason, so CI shows *why* nothing ran instead of an empty suite.
+One more test case, named `verdict`, is the verdict itself, so the JUnit agrees with the exit
+code of `skill-eval run`: a `<failure>` on `fail` and an `<error>` on `error` (both with the
+reason), `<skipped>` on `skipped` (CI shows *why* nothing ran), passing on `pass`. A task can
+fail while the verdict passes (the baseline failed it too), and every task can pass while the
+verdict is `error` (too many attempts ended in error) or `fail`.
 """
 
 from __future__ import annotations
@@ -110,6 +113,43 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(name, value) for name, value in props if value is not None]
 
 
+def _verdict_case(suite: ET.Element, classname: str, artifact: Mapping[str, Any],
+                  counts: dict[str, int]) -> None:
+    """The test case of the verdict: it fails exactly when the run's exit code does."""
+    ev = artifact.get("evaluation") or {}
+    verdict = ev.get("verdict")
+    reason = str(ev.get("reason") or "")
+    if not artifact.get("candidate_results"):
+        reason = reason or f"verdict {verdict or '?'}: no task was run"
+    counts["tests"] += 1
+    case = ET.SubElement(suite, "testcase", classname=classname, name="verdict", time="0.000")
+    message = xml_text(_clip(f"verdict {verdict}" + (f": {reason}" if reason else ""),
+                             MAX_MESSAGE_CHARS))
+    if verdict == "pass":
+        if reason:
+            ET.SubElement(case, "system-out").text = xml_text(reason)
+    elif verdict == "skipped":
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=xml_text(reason or "skipped"))
+    elif verdict == "fail":
+        counts["failures"] += 1
+        node = ET.SubElement(case, "failure", type="verdict", message=message)
+        node.text = xml_text(_verdict_body(ev, reason))
+    else:  # error, or an artifact without a known verdict: never green
+        counts["errors"] += 1
+        node = ET.SubElement(case, "error", type="verdict", message=message)
+        node.text = xml_text(_verdict_body(ev, reason))
+
+
+def _verdict_body(ev: Mapping[str, Any], reason: str) -> str:
+    lines = [reason] if reason else []
+    for label, key in (("candidate pass rate", "execution_pass_rate"),
+                       ("baseline pass rate", "baseline_pass_rate"), ("delta", "delta")):
+        if ev.get(key) is not None:
+            lines.append(f"{label}: {ev[key]}")
+    return "\n".join(lines)
+
+
 def render_junit(artifact: Mapping[str, Any]) -> str:
     """JUnit XML: `<testsuites>` holding one `<testsuite>` with a test case per task."""
     suite_name = str(artifact.get("task_suite_skill_id") or artifact.get("candidate_id")
@@ -149,13 +189,7 @@ def render_junit(artifact: Mapping[str, Any]) -> str:
         elif any(a.get("status") != "passed" for a in result.get("attempts") or ()):
             out = ET.SubElement(case, "system-out")
             out.text = xml_text(_body(result, None))
-    if counts["tests"] == 0:
-        ev = artifact.get("evaluation") or {}
-        counts["tests"] = counts["skipped"] = 1
-        case = ET.SubElement(suite, "testcase", classname=classname, name="evaluation",
-                             time="0.000")
-        reason = ev.get("reason") or f"verdict {ev.get('verdict', '?')}: no task was run"
-        ET.SubElement(case, "skipped", message=xml_text(reason))
+    _verdict_case(suite, classname, artifact, counts)
 
     for element in (root, suite):
         for name, value in counts.items():

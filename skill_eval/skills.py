@@ -2,6 +2,10 @@
 
 A candidate comes from a ranking artifact as full inline text or as an execution plan
 (plans.py) applied to a fresh copy of the original skill directory; the original is never touched.
+
+A skill given as a directory carries that directory (its references, scripts, ...); a skill
+given as a SKILL.md file is that file alone: the folder around a file is not assumed to be the
+skill's, so nothing else in it is ever copied (into a candidate, or into a model's workspace).
 """
 
 from __future__ import annotations
@@ -62,13 +66,20 @@ class ResolvedCandidate:
 
 
 def load_skill(path: str | Path) -> Skill:
-    """Load a SKILL.md file, or a directory holding one. Raises SkillError naming the path when
-    it is missing, has no SKILL.md, is unreadable, not UTF-8 or larger than 1 MiB."""
+    """Load a directory holding a SKILL.md, or a SKILL.md (or other markdown) file.
+
+    Only a directory gives the skill a `directory` (absolute): the installed skill mode copies
+    it whole. A file gives `directory=None`, so the skill is that file's text alone, whatever
+    else lies next to it. The name is the frontmatter `name`, else the folder's name.
+    Raises SkillError naming the path when it is missing, has no SKILL.md, is unreadable, not
+    UTF-8 or larger than 1 MiB."""
     given = Path(path)
+    directory: Path | None = None
     if given.is_dir():
         file = given / SKILL_FILE
         if not file.is_file():
             raise SkillError(f"no {SKILL_FILE} in skill directory: {given}", path=str(given))
+        directory = given.resolve()
     elif given.is_file():
         file = given
     elif given.exists():
@@ -76,11 +87,10 @@ def load_skill(path: str | Path) -> Skill:
     else:
         raise SkillError(f"skill not found: {given}", path=str(given))
     text = _read_skill_text(file)
-    directory = file.parent.resolve()
     front = read_frontmatter(text) or {}
     name = front.get("name")
     if not isinstance(name, str | int | float) or isinstance(name, bool) or not str(name).strip():
-        name = directory.name or "skill"
+        name = (directory or file.parent.resolve()).name or "skill"
     return Skill(name=str(name).strip(), content=text, directory=directory, origin=str(file))
 
 
@@ -121,19 +131,22 @@ def load_ranking(path: str | Path) -> Ranking:
 
 
 def resolve_original(ranking: Ranking) -> Skill:
-    """The original skill named by `target.path` (relative to the ranking file's directory)."""
-    file = _original_file(ranking)
+    """The original skill named by `target.path` (relative to the ranking file's directory):
+    a directory, whose skill carries it, or a file, whose skill is that file alone (see
+    load_skill)."""
+    target = _original_target(ranking)
     try:
-        return load_skill(file)
+        return load_skill(target)
     except SkillError as exc:
         raise SkillError(f"{exc.message} (target.path in {ranking.path})", path=exc.path) from None
 
 
 def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path) -> ResolvedCandidate:
     """Build the skill of one candidate in a fresh folder under `work_dir`: inline text written
-    as SKILL.md into a copy of the original directory, or the execution plan applied to the
-    copy. Raises SkillError for an unknown id, a candidate without a skill, a bad plan or
-    target_path."""
+    as SKILL.md into a copy of the original, or the execution plan applied to the copy. The
+    copy is the whole original directory when `target.path` names a directory, and a folder
+    holding only SKILL.md when it names a file. Raises SkillError for an unknown id, a
+    candidate without a skill, a bad plan or target_path."""
     index, entry = _find_candidate(ranking, candidate_id)
     where = f'{ranking.path}: scored_candidates[{index}] (id "{candidate_id}")'
     raw_score = entry.get("score")
@@ -164,14 +177,14 @@ def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str
     warnings: list[str] = []
     root = _fresh_dir(work_dir, candidate_id)
     try:
-        original_file: Path | None = _original_file(ranking)
+        original_target: Path | None = _original_target(ranking)
         original = resolve_original(ranking)
     except SkillError as exc:
-        original_file, original = None, None
+        original_target, original = None, None
         warnings.append(f"original skill unavailable ({exc.message}); candidate "
                         f"{candidate_id!r} is a directory holding only {SKILL_FILE}")
-    if original_file is not None and original is not None:
-        skill_dir = _copy_original(original_file, root, work_dir)
+    if original_target is not None and original is not None:
+        skill_dir = _copy_original(original_target, root, work_dir)
         if original.content == text:
             warnings.append(f"candidate {candidate_id!r} is identical to the original skill; "
                             f"the comparison is void")
@@ -193,17 +206,20 @@ def _planned(ranking: Ranking, candidate_id: str, where: str, entry: Mapping[str
                          path=str(ranking.path))
     rel = entry.get("target_path") or plan.get("target_path") or SKILL_FILE
     _check_relative(rel, where, str(ranking.path))
-    original_file = _original_file(ranking)
+    original_target = _original_target(ranking)
     original = resolve_original(ranking)
-    skill_dir = _copy_original(original_file, _fresh_dir(work_dir, candidate_id), work_dir)
+    skill_dir = _copy_original(original_target, _fresh_dir(work_dir, candidate_id), work_dir)
     target = skill_dir / rel
     if not inside(skill_dir, target):
         raise SkillError(f"{where}.target_path: {rel!r} leads outside the skill directory "
                          f"(through a symlink)", path=str(ranking.path))
     real = Path(os.path.realpath(target))
     if not real.is_file():
-        raise SkillError(f"{where}.target_path: {rel!r} is not a file in the skill directory "
-                         f"{original.directory}", path=str(ranking.path))
+        what = (f"the skill directory {original.directory}" if original.directory is not None
+                else f"the skill: target.path names the file {original.origin}, so the skill "
+                     f"is that file alone (name its directory to edit other files)")
+        raise SkillError(f"{where}.target_path: {rel!r} is not a file in {what}",
+                         path=str(ranking.path))
     try:
         outcome = apply_plan(_read_skill_text(real), plan)
     except SkillError as exc:
@@ -232,8 +248,8 @@ def _find_candidate(ranking: Ranking, candidate_id: str) -> tuple[int, dict[str,
                      f"{available}", path=str(ranking.path))
 
 
-def _original_file(ranking: Ranking) -> Path:
-    """The original SKILL.md (or other markdown file) named by target.path."""
+def _original_target(ranking: Ranking) -> Path:
+    """What target.path names: a skill directory holding SKILL.md, or a markdown file."""
     raw = ranking.target.get("path")
     if not isinstance(raw, str) or not raw.strip():
         raise SkillError(f"{ranking.path}: target.path: is required to resolve the original "
@@ -248,7 +264,6 @@ def _original_file(ranking: Ranking) -> Path:
         if not (path / SKILL_FILE).is_file():
             raise SkillError(f"no {SKILL_FILE} in skill directory: {path} (target.path in "
                              f"{ranking.path})", path=str(path))
-        return path / SKILL_FILE
     return path
 
 
@@ -282,17 +297,18 @@ def _dir_name(name: str) -> str:
     return name if name not in ("", ".", "..") and "/" not in name else "skill"
 
 
-def _copy_original(original_file: Path, root: Path, work_dir: Path) -> Path:
-    """Copy the original skill directory to root/<its name>. Symlinks are copied as links
-    (never followed); .git, special files and work_dir itself (when it lies inside the skill
-    directory) are left out. An original that is a file not named SKILL.md becomes a
-    directory holding only SKILL.md."""
-    source = original_file.parent.resolve()
-    dest = root / _dir_name(source.name)
-    if original_file.name != SKILL_FILE:
+def _copy_original(original: Path, root: Path, work_dir: Path) -> Path:
+    """Copy the original skill to root/<its folder's name>. A directory is copied whole:
+    symlinks as links (never followed); .git, special files and work_dir itself (when it lies
+    inside the skill directory) are left out. A file (SKILL.md or another name) becomes a
+    directory holding only SKILL.md, with the file's text: nothing next to it is copied."""
+    if not original.is_dir():
+        dest = root / _dir_name(original.parent.resolve().name)
         dest.mkdir()
-        _write_in_copy(dest / SKILL_FILE, _read_skill_text(original_file))
+        _write_in_copy(dest / SKILL_FILE, _read_skill_text(original))
         return dest
+    source = original.resolve()
+    dest = root / _dir_name(source.name)
     skip = {os.path.realpath(work_dir), os.path.realpath(root)}
 
     def ignore(directory: str, names: list[str]) -> Iterable[str]:

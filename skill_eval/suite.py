@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,7 +22,15 @@ from typing import Any
 from .errors import Problem, SuiteError
 from .judges.base import schema_problems, validate_judge_config
 from .model import DEFAULT_TIMEOUT_SECONDS, Suite, Task
-from .safeyaml import MAX_BYTES, MAX_NODES, LineMap, YamlError, load_yaml_file, render_path
+from .safeyaml import (
+    MAX_BYTES,
+    MAX_NODES,
+    LineMap,
+    PathKey,
+    YamlError,
+    load_yaml_file,
+    render_path,
+)
 
 SUITE_FILE_NAME = "task_suite.yaml"
 SUITE_VERSION = "1.0"
@@ -114,6 +124,9 @@ def check_suite_data(data: Any, lines: LineMap, path: str, suite_dir: Path) -> l
     tasks = data.get("tasks")
     if isinstance(tasks, list):
         found += _task_problems(tasks, suite_dir)
+    bad_numbers = _unusable_numbers(data)
+    if bad_numbers:  # one problem per field: this one says what is wrong with the value
+        found = [(w, m) for w, m in found if w not in bad_numbers] + list(bad_numbers.items())
     problems = [locate(where, message) for where, message in found]
     return sorted(problems, key=lambda p: p.line if p.line is not None else 0)
 
@@ -138,6 +151,27 @@ def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
             except Exception as exc:  # a plugin's check must not crash validation
                 judge_problems = [("judge", f"judge check failed: {type(exc).__name__}: {exc}")]
             found += [(f"tasks[{index}].{where}", msg) for where, msg in judge_problems]
+    return found
+
+
+def _unusable_numbers(data: Any) -> dict[str, str]:
+    """Field -> message for every number no computation should see: NaN and infinities
+    (`.nan`, `.inf`, `1e999`), which compare false with every bound a schema sets, and
+    integers too large to become a float. Anywhere in the suite, x- metadata included."""
+    found: dict[str, str] = {}
+    stack: list[tuple[PathKey, Any]] = [((), data)]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(at + (k,), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(at + (i,), v) for i, v in enumerate(value)]
+        elif isinstance(value, float) and not math.isfinite(value):
+            shown = ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+            found[render_path(at)] = f"must be a finite number, not {shown}"
+        elif isinstance(value, int) and not isinstance(value, bool) \
+                and abs(value) > sys.float_info.max:
+            found[render_path(at)] = "is too large a number"
     return found
 
 

@@ -141,9 +141,23 @@ def test_preflight_missing_binary_message(monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(ExecutorError) as info:
         make().preflight()
     assert str(info.value) == NOT_FOUND
-    with pytest.raises(ExecutorError, match="claude CLI not found in PATH"):
-        make(claude_bin=str(tmp_path / "nope" / "claude")).preflight()
     assert run(make()).error == NOT_FOUND
+
+
+def test_missing_explicit_claude_bin_is_named(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    missing = str(tmp_path / "nope" / "claude")
+    message = f"claude CLI not found at {missing} (--claude-bin)"
+    with pytest.raises(ExecutorError) as info:
+        make(claude_bin=missing).preflight()
+    assert str(info.value) == message
+    assert run(make(claude_bin=missing)).error == message
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(ExecutorError, match="is not executable \\(--claude-bin\\)"):
+        make(claude_bin=str(tmp_path / "plain")).preflight()
+    with pytest.raises(ExecutorError, match="no 'claude-beta' in PATH \\(--claude-bin\\)"):
+        make(claude_bin="claude-beta").preflight()
 
 
 @pytest.fixture
@@ -212,6 +226,42 @@ def test_fake_installed_mode_copies_skill_directory(fake_bin: str, tmp_path: Pat
     assert without["cwd_files"] == []
 
 
+def test_fake_installed_mode_copies_links_as_links(fake_bin: str, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.env").write_text("TOKEN=1")
+    skill_dir = tmp_path / "skill"
+    skill_dir.mkdir()
+    (skill_dir / "SKILL.md").write_text("old")
+    (skill_dir / "out.env").symlink_to(outside / "secret.env")
+    (skill_dir / "outdir").symlink_to(outside)
+    (skill_dir / "dangling").symlink_to(tmp_path / "gone")
+    os.mkfifo(skill_dir / "pipe")  # would block a copy that opened it
+    log = tmp_path / "argv.jsonl"
+    executor = make(claude_bin=fake_bin, skill_mode="installed",
+                    env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)})
+    result = run(executor, skill=Skill(name="s", content="new", directory=skill_dir))
+    assert result.error is None, result.error
+    # os.walk lists links to directories as directories and does not enter them
+    assert sorted(Path(f).name for f in calls(log)[0]["cwd_files"]) == \
+        ["SKILL.md", "dangling", "out.env"]
+
+
+def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str,
+                                                              tmp_path: Path) -> None:
+    from skill_eval.skills import load_skill
+
+    project = tmp_path / "proj"
+    (project / "deep" / "secrets").mkdir(parents=True)
+    (project / "SKILL.md").write_text("---\nname: proj\n---\nbody\n")
+    (project / "deep" / "secrets" / ".env").write_text("TOKEN=1")
+    log = tmp_path / "argv.jsonl"
+    executor = make(claude_bin=fake_bin, skill_mode="installed",
+                    env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)})
+    assert run(executor, skill=load_skill(project / "SKILL.md")).error is None
+    assert calls(log)[0]["cwd_files"] == [".claude/skills/proj/SKILL.md"]
+
+
 def test_fake_copies_only_the_credentials_file(fake_bin: str, tmp_path: Path) -> None:
     real = Path(os.environ["HOME"]) / ".claude"
     (real / "skills" / "mine").mkdir(parents=True)
@@ -273,11 +323,17 @@ def test_fake_hang_kills_the_process_group(fake_bin: str, tmp_path: Path) -> Non
     assert leftover == []
 
 
-def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path) -> None:
+def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    (Path(os.environ["HOME"]) / ".claude").mkdir()
+    (Path(os.environ["HOME"]) / ".claude" / ".credentials.json").write_text("{}")
     pidfile = tmp_path / "pids"
-    executor = make(claude_bin=fake_bin)
+    executor = make(claude_bin=fake_bin, env={})
     results: list[ExecutionResult] = []
     worker = threading.Thread(target=lambda: results.append(
         run(executor, prompt=f"HANG pidfile={pidfile}", timeout=60)))
@@ -286,7 +342,11 @@ def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path) -> None:
     while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
         assert time.monotonic() < deadline, "the fake claude never started"
         time.sleep(0.05)
+    (root,) = temp.iterdir()
+    assert (root.stat().st_mode & 0o777) == 0o700
+    assert (root / "home" / ".claude" / ".credentials.json").is_file()
     executor.cancel()
+    assert list(temp.iterdir()) == []  # deleted by cancel() itself, before it returned
     worker.join(10)
     assert not worker.is_alive()
     assert results[0].error == "cancelled" and not results[0].retryable
@@ -296,6 +356,55 @@ def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path) -> None:
         time.sleep(0.05)
     assert not any(alive(p) for p in pids)
     assert run(executor).error == "cancelled"
+    assert list(temp.iterdir()) == []
+
+
+INTERRUPTED_RUN = """
+import os, sys, threading, time
+from pathlib import Path
+from skill_eval.executors.base import ExecutorConfig, create_executor
+from skill_eval.model import ExecutionRequest, Task
+binary, pidfile, log = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+executor = create_executor("claude-cli", ExecutorConfig(claude_bin=binary,
+                                                        env={"FAKE_CLAUDE_ARGV_LOG": log}))
+task = Task(id="t1", prompt=f"HANG pidfile={pidfile}", judge={"type": "contains",
+                                                              "expected": ["x"]})
+request = ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None,
+                           timeout_seconds=60)
+threading.Thread(target=executor.run, args=(request,), daemon=True).start()
+deadline = time.monotonic() + 20
+while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+    if time.monotonic() > deadline:
+        os._exit(5)
+    time.sleep(0.05)
+executor.cancel()
+os._exit(130)  # what the CLI does on Ctrl-C: no other thread's clean-up runs
+"""
+
+
+def test_interrupt_leaves_no_credentials_and_no_process(fake_bin: str, tmp_path: Path) -> None:
+    import subprocess
+
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    temp.mkdir()
+    (home / ".claude").mkdir()
+    (home / ".claude" / ".credentials.json").write_text('{"claudeAiOauth": {}}')
+    pidfile, log = tmp_path / "pids", tmp_path / "argv.jsonl"
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp)}
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_RUN, fake_bin, str(pidfile),
+                           str(log)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert calls(log)[0]["config_files"] == [".credentials.json"]  # the copy existed
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    leftover = [p for p in pids if alive(p)]
+    for pid in leftover:
+        os.kill(pid, signal.SIGKILL)
+    assert leftover == []
+    assert list(temp.iterdir()) == []
 
 
 # -- the real Claude Code CLI against the loopback Messages API ---------------------------------

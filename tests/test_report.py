@@ -167,7 +167,8 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     row = next(line for line in text.splitlines() if line.startswith("t2"))
     assert row.split()[:6] == ["t2", "1", "err", "1", "err", "n/a"]
     assert "error: judge error: cannot load python judge" in row
-    assert re.search(r"^verdict +ERROR \(2 of 6 attempts ended in error", text, re.M)
+    assert re.search(r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error",
+                     text, re.M)
     assert re.search(r"^errors +2 attempts ended in error \(candidate 1, baseline 1\)", text,
                      re.M)
 
@@ -265,13 +266,17 @@ def test_junit_of_a_failing_run(tmp_path: Path) -> None:
     root = junit(report.render_junit(data))
     assert root.tag == "testsuites" and len(root) == 1
     suite = root[0]
-    assert counts(root) == counts(suite) == {"tests": "4", "failures": "2", "errors": "0",
+    # four tasks, two failing, and the failing verdict
+    assert counts(root) == counts(suite) == {"tests": "5", "failures": "3", "errors": "0",
                                              "skipped": "0"}
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["verdict"] == "fail" and props["delta"] == str(data["evaluation"]["delta"])
     assert props["candidate_pass_rate"] == str(data["evaluation"]["execution_pass_rate"])
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == ["t1", "t2", "t3", "t4"]
+    assert [c.get("name") for c in cases] == ["t1", "t2", "t3", "t4", "verdict"]
+    verdict = cases[4].find("failure")
+    assert verdict is not None and verdict.get("type") == "verdict"
+    assert verdict.get("message") == f"verdict fail: {data['evaluation']['reason']}"
     assert {c.get("classname") for c in cases} == {"demo"}
     assert all(float(c.get("time", "x")) >= 0 for c in cases)
     failure = cases[1].find("failure")
@@ -295,26 +300,53 @@ def test_junit_survives_any_characters(tmp_path: Path) -> None:
 
 
 def test_junit_of_an_error_run(tmp_path: Path) -> None:
-    root = junit(report.render_junit(erroring(tmp_path)))
-    assert counts(root) == {"tests": "3", "failures": "0", "errors": "1", "skipped": "0"}
+    data = erroring(tmp_path)
+    root = junit(report.render_junit(data))
+    assert counts(root) == {"tests": "4", "failures": "0", "errors": "2", "skipped": "0"}
     error = root.find("testsuite/testcase[@name='t2']/error")
     assert error is not None and "cannot load python judge" in (error.get("message") or "")
+    verdict = root.find("testsuite/testcase[@name='verdict']/error")
+    assert verdict is not None
+    assert verdict.get("message") == f"verdict error: {data['evaluation']['reason']}"
+
+
+@pytest.mark.parametrize(("verdict", "failures", "errors"), [
+    ("pass", "0", "0"), ("fail", "1", "0"), ("error", "0", "1")])
+def test_junit_verdict_case_agrees_with_the_exit_code(tmp_path: Path, verdict: str,
+                                                      failures: str, errors: str) -> None:
+    """Every task passed, yet a `fail` or `error` verdict exits non-zero: CI must not be green."""
+    data = passing(tmp_path)
+    data["evaluation"]["verdict"] = verdict
+    data["evaluation"]["reason"] = "too many attempts ended in error <&>"
+    root = junit(report.render_junit(data))
+    assert counts(root) == {"tests": "6", "failures": failures, "errors": errors,
+                            "skipped": "0"}
+    cases = root.findall("testsuite/testcase")
+    assert [c.get("name") for c in cases][-1] == "verdict"
+    assert all(len(c.findall("failure")) + len(c.findall("error")) == 0 for c in cases[:-1])
+    problem = cases[-1].find("failure" if verdict == "fail" else "error")
+    assert (problem is None) == (verdict == "pass")
+    if problem is not None:
+        assert problem.get("message") == f"verdict {verdict}: too many attempts ended in error <&>"
 
 
 def test_junit_of_a_skipped_run_is_one_skipped_case(tmp_path: Path) -> None:
     root = junit(report.render_junit(skipped(tmp_path)))
     assert counts(root) == {"tests": "1", "failures": "0", "errors": "0", "skipped": "1"}
-    skip = root.find("testsuite/testcase[@name='evaluation']/skipped")
+    skip = root.find("testsuite/testcase[@name='verdict']/skipped")
     assert skip is not None and skip.get("message") == "candidate score 0.4 < eval threshold 1"
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["verdict"] == "skipped"
 
 
 def test_junit_of_passing_no_baseline_and_stats_runs(tmp_path: Path) -> None:
+    # a task fails, yet the verdict passes (pass rate 0.5 >= --min-pass-rate): so does CI
     root = junit(report.render_junit(no_baseline(tmp_path / "n")))
-    assert counts(root) == {"tests": "2", "failures": "1", "errors": "0", "skipped": "0"}
+    assert counts(root) == {"tests": "3", "failures": "1", "errors": "0", "skipped": "0"}
+    verdict = root.find("testsuite/testcase[@name='verdict']")
+    assert verdict is not None and len(verdict) <= 1 and verdict.find("failure") is None
     root = junit(report.render_junit(with_stats(passing(tmp_path / "p"))))
-    assert counts(root) == {"tests": "5", "failures": "0", "errors": "0", "skipped": "0"}
+    assert counts(root) == {"tests": "6", "failures": "0", "errors": "0", "skipped": "0"}
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["conclusion"] == "better" and props["policy"] == "non-inferior"
     assert props["delta_interval_low"] == "0.2" and props["mcnemar_p"] == "0.25"
@@ -343,12 +375,12 @@ def test_report_command_renders_every_format(tmp_path: Path) -> None:
     code, out, _ = run_cli("report", str(path), "--format", "markdown")
     assert code == 0 and out.startswith("## skill-eval: PASS")
     code, out, _ = run_cli("report", str(path), "--format", "junit")
-    assert code == 0 and counts(junit(out))["tests"] == "5"
+    assert code == 0 and counts(junit(out))["tests"] == "6"
     code, out, _ = run_cli("report", str(path), "--format", "json")
     assert code == 0 and json.loads(out) == data
     target = tmp_path / "out" / "junit.xml"
     code, out, _ = run_cli("report", str(path), "--format", "junit", "--output", str(target))
-    assert code == 0 and out == "" and counts(junit(target.read_text()))["tests"] == "5"
+    assert code == 0 and out == "" and counts(junit(target.read_text()))["tests"] == "6"
 
 
 def test_report_command_rejects_bad_artifacts_in_one_line(tmp_path: Path) -> None:

@@ -70,11 +70,21 @@ def plan_candidate(cid: str = "c1", **plan: Any) -> dict[str, Any]:
 def test_load_skill_from_directory_and_file(skill_dir: Path) -> None:
     by_dir = load_skill(skill_dir)
     by_file = load_skill(skill_dir / "SKILL.md")
-    assert by_dir == by_file
+    assert (by_dir.name, by_dir.content, by_dir.origin) == \
+        (by_file.name, by_file.content, by_file.origin)
     assert by_dir.name == "demo"
     assert by_dir.content == ORIGINAL
-    assert by_dir.directory == skill_dir.resolve()
     assert str(skill_dir) in by_dir.origin
+    # Only a directory is the skill's own: the folder around a file is not.
+    assert by_dir.directory == skill_dir.resolve()
+    assert by_file.directory is None
+
+
+def test_load_skill_from_a_file_names_it_after_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "proj" / "deep").mkdir(parents=True)
+    (tmp_path / "proj" / "SKILL.md").write_text("# No frontmatter\n", encoding="utf-8")
+    skill = load_skill(tmp_path / "proj" / "SKILL.md")
+    assert skill.name == "proj" and skill.directory is None
 
 
 def test_load_skill_name_falls_back_to_directory(tmp_path: Path) -> None:
@@ -196,7 +206,31 @@ def test_resolve_original_relative_to_ranking(tmp_path: Path, skill_dir: Path,
     ranking = load_ranking(write_ranking(tmp_path, [], target={"path": target}))
     original = resolve_original(ranking)
     assert original.content == ORIGINAL
-    assert original.directory == skill_dir.resolve()
+    is_file = target.endswith("SKILL.md")
+    assert original.directory == (None if is_file else skill_dir.resolve())
+
+
+@pytest.mark.parametrize("entry", [{"id": "c1", "content": "# New\n"}, plan_candidate()])
+def test_candidate_of_a_file_target_copies_only_that_file(tmp_path: Path, skill_dir: Path,
+                                                          entry: dict[str, Any]) -> None:
+    (skill_dir / "deep" / "secrets").mkdir(parents=True)
+    (skill_dir / "deep" / "secrets" / ".env").write_text("TOKEN=1", encoding="utf-8")
+    ranking = load_ranking(write_ranking(tmp_path, [entry],
+                                         target={"path": "skills/demo-dir/SKILL.md"}))
+    resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
+    directory = resolved.skill.directory
+    assert directory is not None and directory.name == "demo-dir"
+    assert [p.name for p in directory.iterdir()] == ["SKILL.md"]
+    assert resolved.skill.content != ORIGINAL
+
+
+def test_plan_on_another_file_needs_a_directory_target(tmp_path: Path, skill_dir: Path) -> None:
+    entry = {**plan_candidate(section_heading="## More"), "target_path": "references/guide.md"}
+    ranking = load_ranking(write_ranking(tmp_path, [entry],
+                                         target={"path": "skills/demo-dir/SKILL.md"}))
+    with pytest.raises(SkillError, match=r"target_path: 'references/guide.md' is not a file "
+                                         r"in the skill: target.path names the file .*SKILL.md"):
+        resolve_candidate(ranking, "c1", tmp_path / "work")
 
 
 def test_missing_original_is_an_error_never_an_empty_skill(tmp_path: Path) -> None:

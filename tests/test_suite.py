@@ -123,6 +123,10 @@ def test_shipped_schema_is_valid_draft_2020_12() -> None:
 TASK = '  - id: "t-1"\n    prompt: "p"\n    judge: {type: contains, expected: [x]}\n'
 HEAD = 'skill_id: "s"\nversion: "1.0"\ntasks:\n'
 
+TIMEOUT_RULE = "must be a number of seconds greater than 0 and at most 86400 (24 hours)"
+NOT_FINITE = 'S/task_suite.yaml:{line}: tasks[0] (id "t-1").{field}: must be a finite number, ' \
+    "not {v}"
+
 BAD_FILES = [
     ("skill_id missing", 'version: "1.0"\ntasks:\n' + TASK,
      "S/task_suite.yaml:1: 'skill_id' is required"),
@@ -157,14 +161,28 @@ BAD_FILES = [
     ("judge missing", HEAD + '  - id: "t-1"\n    prompt: "p"\n',
      "S/task_suite.yaml:4: tasks[0] (id \"t-1\"): 'judge' is required"),
     ("timeout zero", HEAD + TASK + "    timeout_seconds: 0\n",
-     'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: must be a number greater '
-     "than 0"),
+     f'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}'),
     ("timeout negative", HEAD + TASK + "    timeout_seconds: -5\n",
-     'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: must be a number greater '
-     "than 0"),
+     f'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}'),
     ("timeout a string", HEAD + TASK + '    timeout_seconds: "30"\n',
-     'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: must be a number greater '
-     "than 0"),
+     f'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}'),
+    ("timeout too long", HEAD + TASK + "    timeout_seconds: 86401\n",
+     f'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}'),
+    ("timeout absurd", HEAD + TASK + "    timeout_seconds: 1.0e+30\n",
+     f'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}'),
+    ("timeout huge integer", HEAD + TASK + "    timeout_seconds: " + "9" * 400 + "\n",
+     'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: is too large a number'),
+    ("timeout nan", HEAD + TASK + "    timeout_seconds: .nan\n",
+     NOT_FINITE.format(line=7, field="timeout_seconds", v=".nan")),
+    ("timeout inf", HEAD + TASK + "    timeout_seconds: .inf\n",
+     NOT_FINITE.format(line=7, field="timeout_seconds", v=".inf")),
+    ("timeout overflowing float", HEAD + TASK + "    timeout_seconds: 1.0e+999\n",
+     NOT_FINITE.format(line=7, field="timeout_seconds", v=".inf")),
+    ("judge number nan", HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n'
+     "      type: llm-rubric\n      rubric: r\n      pass_threshold: .nan\n",
+     NOT_FINITE.format(line=9, field="judge.pass_threshold", v=".nan")),
+    ("metadata -inf", HEAD + TASK + "    x-weight: [1, -.inf]\n",
+     NOT_FINITE.format(line=7, field="x-weight[1]", v="-.inf")),
     ("unknown task key", HEAD + TASK + '    promt: "typo"\n',
      "S/task_suite.yaml:7: tasks[0] (id \"t-1\").promt: unknown key 'promt' (did you mean "
      "'prompt'?); allowed: id, prompt, judge, timeout_seconds, description, category, source"),
@@ -434,8 +452,7 @@ def test_cli_validate_exit_codes(tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     failed = runner.invoke(cli, ["validate", str(good), str(bad)])
     assert failed.exit_code == 2
-    assert (f'{bad}:7: tasks[0] (id "t-1").timeout_seconds: must be a number greater than 0'
-            in failed.stderr)
+    assert f'{bad}:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}' in failed.stderr
     assert "Traceback" not in failed.output
 
 

@@ -1,9 +1,10 @@
 """`claude-cli`: runs each attempt through the Claude Code CLI (`claude -p --output-format json`),
 isolated from the user's own Claude Code set-up so that neither arm sees their skills.
 
-Each attempt gets a fresh temporary directory holding a throw-away HOME, CLAUDE_CONFIG_DIR
-(HOME/.claude) and working directory (HOME/work), so ~/.claude/CLAUDE.md, ~/.claude/skills,
-plugins, hooks, settings and MCP servers never load; it is deleted afterwards.
+Each attempt gets a fresh temporary directory (mode 0700) holding a throw-away HOME,
+CLAUDE_CONFIG_DIR (HOME/.claude) and working directory (HOME/work), so ~/.claude/CLAUDE.md,
+~/.claude/skills, plugins, hooks, settings and MCP servers never load; it is deleted afterwards,
+and `cancel()` deletes every one still there before it returns.
 
 Authentication keeps working: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and
 CLAUDE_CODE_OAUTH_TOKEN pass through; without them, only the subscription credentials file
@@ -19,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -34,6 +36,7 @@ from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executo
 from .errors_map import retryable_message, retryable_status
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
+TEMP_PREFIX = "skill-eval-claude-"
 NO_AUTH = ("no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
            "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
            "(credentials in ~/.claude/.credentials.json); or use --mock")
@@ -67,6 +70,19 @@ def find_claude(claude_bin: str | None) -> str | None:
         path = Path(name).expanduser()
         return str(path.resolve()) if path.is_file() and os.access(path, os.X_OK) else None
     return shutil.which(name)
+
+
+def not_found_message(claude_bin: str | None) -> str:
+    """Why `find_claude(claude_bin)` found nothing. The PATH case keeps the exact message of
+    the original tool; an explicit `--claude-bin` is named as given."""
+    if not claude_bin or claude_bin == "claude":
+        return NOT_FOUND
+    if os.sep in claude_bin or (os.altsep and os.altsep in claude_bin):
+        path = Path(claude_bin).expanduser()
+        if path.is_file():
+            return f"claude CLI at {claude_bin} is not executable (--claude-bin)"
+        return f"claude CLI not found at {claude_bin} (--claude-bin)"
+    return f"claude CLI not found: no {claude_bin!r} in PATH (--claude-bin)"
 
 
 def tool_args(config: ExecutorConfig) -> list[str]:
@@ -106,14 +122,31 @@ def build_command(binary: str, config: ExecutorConfig, model: str | None,
 
 
 def install_skill(skill: Skill, workdir: Path) -> Path:
-    """Copy the skill to `<workdir>/.claude/skills/<name>/`, the way Claude Code finds it."""
+    """Copy the skill to `<workdir>/.claude/skills/<name>/`, the way Claude Code finds it.
+
+    A skill with a `directory` (loaded from a directory) brings that directory along;
+    symlinks are copied as links, never followed out of it. A skill without one (loaded
+    from a SKILL.md file) is the SKILL.md alone: the folder around a file is not the skill's.
+    """
     dest = workdir / ".claude" / "skills" / safe_component(skill.name or "skill")
     if skill.directory is not None and Path(skill.directory).is_dir():
-        shutil.copytree(skill.directory, dest, ignore_dangling_symlinks=True,
-                        ignore=shutil.ignore_patterns(".git", "__pycache__", "node_modules"))
+        shutil.copytree(skill.directory, dest, symlinks=True, ignore=_not_copied)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "SKILL.md").write_text(skill.content, encoding="utf-8")  # the text under test
     return dest
+
+
+def _not_copied(directory: str, names: list[str]) -> list[str]:
+    """Version-control and build caches, and special files (copying a FIFO would block)."""
+    skipped = []
+    for name in names:
+        if name in (".git", "__pycache__", "node_modules"):
+            skipped.append(name)
+            continue
+        mode = os.lstat(os.path.join(directory, name)).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skipped.append(name)
+    return skipped
 
 
 def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> ExecutionResult:
@@ -178,6 +211,10 @@ def kill_group(proc: subprocess.Popen[str]) -> None:
         pass
 
 
+class _Cancelled(Exception):
+    """cancel() ran while an attempt was being prepared."""
+
+
 class ClaudeCliExecutor(ExecutorBase):
     """One isolated `claude -p` process per attempt. Thread-safe."""
 
@@ -188,8 +225,13 @@ class ClaudeCliExecutor(ExecutorBase):
         self.model = config.model or self._env("SKILL_EVAL_MODEL")
         self.max_retries = str(config.extra.get("claude_max_retries", 0))
         self._version: str | None = None
-        self._lock = threading.Lock()
+        self._version_lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _live
         self._live: set[subprocess.Popen[str]] = set()
+        # Held while a temp dir is created or filled, and by cancel() while it deletes them
+        # all: a directory cancel() removed is never re-created by an attempt still preparing.
+        self._dirs_lock = threading.Lock()
+        self._dirs: set[Path] = set()  # temp dirs made and not yet deleted
         self._cancelled = threading.Event()
 
     def _env(self, name: str) -> str | None:
@@ -208,7 +250,7 @@ class ClaudeCliExecutor(ExecutorBase):
 
     def preflight(self) -> None:
         if self.binary() is None:
-            raise ExecutorError(NOT_FOUND)
+            raise ExecutorError(not_found_message(self.config.claude_bin))
         if not any(self._env(v) for v in AUTH_VARS) and self.credentials_source() is None:
             raise ExecutorError(NO_AUTH)
 
@@ -225,13 +267,34 @@ class ClaudeCliExecutor(ExecutorBase):
             env.setdefault(key, value)  # explicit extras (e.g. Bedrock settings) pass too
         return env
 
+    def _make_temp_dir(self) -> Path | None:
+        """A new 0700 temp dir, tracked until `_remove_temp_dir`; None once cancelled."""
+        with self._dirs_lock:
+            if self._cancelled.is_set():
+                return None
+            root = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))  # mkdtemp makes it 0700
+            self._dirs.add(root)
+            return root
+
+    def _remove_temp_dir(self, root: Path) -> None:
+        with self._dirs_lock:
+            shutil.rmtree(root, ignore_errors=True)
+            self._dirs.discard(root)
+
     def _prepare(self, root: Path, request: ExecutionRequest) -> tuple[Path, Path, Path | None]:
+        with self._dirs_lock:
+            if self._cancelled.is_set() or not root.is_dir():
+                raise _Cancelled
+            return self._fill(root, request)
+
+    def _fill(self, root: Path, request: ExecutionRequest) -> tuple[Path, Path, Path | None]:
         # The working directory sits inside the temp HOME: Claude Code stops looking for
         # .claude/skills in parent directories at HOME, so skills of a project that happens to
         # contain TMPDIR cannot load (CLAUDE.md files are off by CLAUDE_CODE_DISABLE_CLAUDE_MDS).
         home = root / "home"
         workdir = home / "work"
-        (home / ".claude").mkdir(parents=True)
+        home.mkdir()  # no parents=True: never re-create a root that cancel() deleted
+        (home / ".claude").mkdir()
         workdir.mkdir()
         if not any(self._env(v) for v in AUTH_VARS):
             source = self.credentials_source()
@@ -249,32 +312,46 @@ class ClaudeCliExecutor(ExecutorBase):
         return home, workdir, system_file
 
     def cancel(self) -> None:
-        """Kill every running attempt's process group; later attempts fail at once.
-        Called by the runner on Ctrl-C or SIGTERM."""
+        """Kill every running attempt's process group and delete every temp dir not yet
+        deleted (they may hold a copy of the user's credentials) before returning; later
+        attempts fail at once. Called by the runner on Ctrl-C or SIGTERM, just before the
+        process exits without running other threads' clean-up."""
         self._cancelled.set()
         with self._lock:
             live = list(self._live)
         for proc in live:
             kill_group(proc)
+        with self._dirs_lock:
+            for root in list(self._dirs):
+                shutil.rmtree(root, ignore_errors=True)
+                if not root.exists():
+                    self._dirs.discard(root)
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
         binary = self.binary()
         if binary is None:
-            return ExecutionResult(error=NOT_FOUND, retryable=False)
+            return ExecutionResult(error=not_found_message(self.config.claude_bin),
+                                   retryable=False)
         _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
         started = time.monotonic()
-        root = Path(tempfile.mkdtemp(prefix="skill-eval-claude-"))
+        root = self._make_temp_dir()
+        if root is None:
+            return ExecutionResult(error="cancelled", retryable=False)
         try:
             home, workdir, system_file = self._prepare(root, request)
             cmd = build_command(binary, self.config, self.model, system_file)
             result = self._spawn(cmd, workdir, self.child_env(home), prompt,
                                  request.timeout_seconds)
+        except _Cancelled:
+            result = ExecutionResult(error="cancelled", retryable=False)
         except OSError as exc:
             result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            self._remove_temp_dir(root)
+        if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
+            result = ExecutionResult(error="cancelled", retryable=False)
         meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
         return ExecutionResult(output=result.output, error=result.error,
                                retryable=result.retryable, retry_after=result.retry_after,
@@ -315,20 +392,24 @@ class ClaudeCliExecutor(ExecutorBase):
 
     def version(self) -> str | None:
         """`claude --version`, run once, isolated like an attempt."""
-        with self._lock:
+        with self._version_lock:  # not self._lock: cancel() must not wait for this
             if self._version is None:
                 binary = self.binary()
                 if binary is None:
                     return None
-                with tempfile.TemporaryDirectory(prefix="skill-eval-claude-") as tmp:
-                    (Path(tmp) / ".claude").mkdir()
-                    try:
-                        done = subprocess.run([binary, "--version"], capture_output=True,
-                                              text=True, timeout=60, cwd=tmp,
-                                              env=self.child_env(Path(tmp)))
-                        self._version = done.stdout.strip() or done.stderr.strip()
-                    except (OSError, subprocess.TimeoutExpired) as exc:
-                        return f"unknown ({type(exc).__name__})"
+                tmp = self._make_temp_dir()
+                if tmp is None:
+                    return None
+                try:
+                    (tmp / ".claude").mkdir()
+                    done = subprocess.run([binary, "--version"], capture_output=True,
+                                          text=True, timeout=60, cwd=tmp,
+                                          env=self.child_env(tmp))
+                    self._version = done.stdout.strip() or done.stderr.strip()
+                except (OSError, subprocess.TimeoutExpired) as exc:
+                    return f"unknown ({type(exc).__name__})"
+                finally:
+                    self._remove_temp_dir(tmp)
             return self._version
 
     def describe(self) -> dict[str, Any]:
