@@ -1,21 +1,31 @@
 """The pytest judge: the fixtures rule at load time, and a sandboxed process per judgement
-(scrubbed environment, temp cwd/HOME, process-group kill on timeout)."""
+(copied fixtures, scrubbed environment, temp cwd/HOME, a PID namespace where Linux allows it);
+what the tested code causes is a failure, only "could not judge" is an error."""
 
 from __future__ import annotations
 
+import glob
+import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+import skill_eval
 from skill_eval.errors import SuiteError
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
-from skill_eval.judges.pytest_judge import sandbox_env
+from skill_eval.judges.pytest_judge import namespace_prefix, run_pytest, sandbox_env, verdict
 from skill_eval.model import JudgeResult, Task
 from skill_eval.suite import load_suite
+
+NO_NAMESPACE = "unshare cannot create a user+PID namespace on this machine"
 
 PASSING = """
 import os
@@ -50,7 +60,8 @@ def test_passes_when_every_test_passes(tmp_path: Path) -> None:
     result = run(suite, "fixtures/test_out.py", "Something POWERFUL")
     assert (result.passed, result.score, result.error) == (True, 1.0, None)
     assert result.details == "2 test(s) passed"
-    assert result.data["tests"] == 2
+    assert result.data["tests"] == 2 and result.data["passed"] == 2
+    assert result.data["isolation"] == ("pid-namespace" if namespace_prefix() else "none")
 
 
 def test_failure_details_hold_the_assertion_line_not_the_report(tmp_path: Path) -> None:
@@ -91,6 +102,7 @@ def test_no_secret_reaches_the_test(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             assert os.environ["HOME"] == os.getcwd()
             assert os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
             assert "PYTHONPATH" not in os.environ
+            assert "SKILL_EVAL_PYTEST_SUMMARY" not in os.environ  # where the verdict is written
             assert os.path.dirname(os.environ["AI_OUTPUT_FILE"]) == os.getcwd()
         """})
     result = run(suite, "fixtures/test_env.py", "anything")
@@ -160,25 +172,45 @@ def test_conftest_inside_fixtures_is_used(tmp_path: Path) -> None:
     assert not run(suite, "fixtures/test_fx.py", "nope").passed
 
 
-def _alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie waiting for its reaper counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+def _pids_with(marker: str) -> list[int]:
+    """Host PIDs of live (non-zombie) processes whose command line holds `marker`: PIDs written
+    from inside a PID namespace mean nothing out here."""
+    pids = []
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(path, "rb") as handle:
+                if marker.encode() not in handle.read():
+                    continue
+            with open(path.replace("cmdline", "stat"), encoding="utf-8") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    pids.append(int(path.split("/")[2]))
+        except (OSError, IndexError):
+            continue
+    return pids
+
+
+def _gone(marker: str, seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while _pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _pids_with(marker)
+
+
+def _sleeper(marker: str, detach: bool) -> str:
+    """Test code starting a child that sleeps with `marker` in its argv, detached by setsid()
+    (its own session and process group) when asked."""
+    return (f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
+            f"{marker!r}], stdout=subprocess.DEVNULL, start_new_session={detach})")
 
 
 @pytest.mark.parametrize("own_timeout", [False, True])
-def test_hung_test_is_killed_with_its_children(tmp_path: Path, own_timeout: bool) -> None:
-    pidfile = tmp_path / "pids.txt"
+def test_hung_test_is_a_failure_and_its_tree_is_killed(tmp_path: Path, own_timeout: bool) -> None:
+    marker = f"hang-{uuid.uuid4().hex}"
     suite = make_suite(tmp_path, {"test_hang.py": f"""
-        import os, subprocess, sys, time
+        import subprocess, sys, time
 
         def test_hangs():
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-            with open({str(pidfile)!r}, "w") as f:
-                f.write(f"{{os.getpid()}} {{child.pid}}")
+            {_sleeper(marker, detach=False)}
             time.sleep(120)
         """})
     started = time.monotonic()
@@ -187,33 +219,285 @@ def test_hung_test_is_killed_with_its_children(tmp_path: Path, own_timeout: bool
     else:
         result = run(suite, "fixtures/test_hang.py", "x", task_timeout=2)
     assert time.monotonic() - started < 30
-    assert result.error is not None and "timed out after 2s" in result.error
-    assert result.passed is False
-    pids = [int(p) for p in pidfile.read_text().split()]
-    deadline = time.monotonic() + 5
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_alive(p) for p in pids), "pytest or its grandchild survived the timeout"
+    # The output hung the tests: the candidate fails, it is not excused as a judge error.
+    assert (result.passed, result.score, result.error) == (False, 0.0, None)
+    assert result.details.startswith("timed out after 2s;") and result.data["timed_out"]
+    assert _gone(marker), "the tests' child survived the timeout"
 
 
-def test_background_children_do_not_outlive_a_passing_run(tmp_path: Path) -> None:
-    pidfile = tmp_path / "pid.txt"
+def test_detached_process_dies_with_the_namespace(tmp_path: Path) -> None:
+    marker = f"daemon-{uuid.uuid4().hex}"
+    suite = make_suite(tmp_path, {"test_daemon.py": f"""
+        import subprocess, sys, time
+
+        def test_daemonises_then_hangs():
+            {_sleeper(marker, detach=True)}
+            time.sleep(120)
+        """})
+    result = run(suite, "fixtures/test_daemon.py", "x", task_timeout=2)
+    assert (result.passed, result.error) == (False, None)
+    if result.data["isolation"] == "none":
+        # Without a PID namespace a setsid() child escapes the group kill, and we say so.
+        assert "setsid() may survive" in result.details
+        for pid in _pids_with(marker):  # our own leftover, by its id
+            os.kill(pid, 9)
+        pytest.skip(NO_NAMESPACE)
+    assert "process tree killed (its whole PID namespace)" in result.details
+    assert _gone(marker), "a setsid() child survived the timeout"
+
+
+def test_no_namespace_timeout_message_claims_only_the_group_kill(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {"test_hang.py": "import time\n\ndef test_h():\n"
+                                                  "    time.sleep(60)\n"})
+    result = run_pytest(suite / "fixtures" / "test_hang.py", "x", 1, isolate=False)
+    assert (result.passed, result.error, result.data["isolation"]) == (False, None, "none")
+    assert "pytest's process group killed" in result.details
+    assert "may survive" in result.details and "process tree killed" not in result.details
+
+
+@pytest.mark.parametrize("detach", [False, True])
+def test_background_children_do_not_outlive_a_passing_run(tmp_path: Path, detach: bool) -> None:
+    marker = f"bg-{uuid.uuid4().hex}"
     suite = make_suite(tmp_path, {"test_bg.py": f"""
         import subprocess, sys
 
         def test_spawns():
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
-                                     stdout=subprocess.DEVNULL)
-            open({str(pidfile)!r}, "w").write(str(child.pid))
+            {_sleeper(marker, detach=detach)}
         """})
     started = time.monotonic()
-    assert run(suite, "fixtures/test_bg.py", "x", task_timeout=60).passed
+    result = run(suite, "fixtures/test_bg.py", "x", task_timeout=60)
+    assert result.passed
     assert time.monotonic() - started < 20
-    pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)
+    if detach and result.data["isolation"] == "none":
+        for pid in _pids_with(marker):
+            os.kill(pid, 9)
+        pytest.skip(NO_NAMESPACE)
+    assert _gone(marker)
+
+
+# A test that runs the output: every way the output can end, hang or fool pytest.
+EXEC_OUTPUT = """
+import os
+
+def test_runs_the_output():
+    exec(open(os.environ["AI_OUTPUT_FILE"], encoding="utf-8").read(), {})
+
+def test_something_else():
+    assert True
+"""
+
+
+@pytest.mark.parametrize("output, reason", [
+    ("import os\nos._exit(0)", "pytest died before finishing its run (exit 0)"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL"),
+    ("import pytest\npytest.exit('forged', returncode=0)", "interrupted (Exit: forged, exit 0)"),
+    ("import pytest\npytest.exit('usage?', returncode=4)", "interrupted (Exit: usage?, exit 4)"),
+    ("import pytest\npytest.exit('internal?', returncode=3)", "interrupted (Exit: internal?"),
+    ("raise KeyboardInterrupt", "pytest was interrupted (KeyboardInterrupt"),
+    ("import pytest\npytest.skip('not today')", "1 of 2 test(s) skipped or xfailed"),
+    ("import sys\nsys.exit(0)", "1 of 2 test(s) failed or errored"),
+])
+def test_whatever_the_output_does_to_pytest_is_a_failure(tmp_path: Path, output: str,
+                                                         reason: str) -> None:
+    suite = make_suite(tmp_path, {"test_exec.py": EXEC_OUTPUT})
+    result = run(suite, "fixtures/test_exec.py", output)
+    assert (result.passed, result.error) == (False, None), result.details
+    assert reason in result.details
+    assert result.score <= 0.5
+    assert run(suite, "fixtures/test_exec.py", "x = 1").passed
+
+
+@pytest.mark.parametrize("output, reason", [
+    ("import sys\nsys.exit(0)", "pytest hit an internal error (exit 3): SystemExit: 0"),
+    ("import pytest\npytest.exit('bye', returncode=0)",
+     "collection error in fixtures/test_mod.py"),
+    ("import pytest\npytest.skip('later', allow_module_level=True)",
+     "skipped: the test module was skipped"),
+])
+def test_output_run_at_import_time_cannot_excuse_or_forge(tmp_path: Path, output: str,
+                                                          reason: str) -> None:
+    suite = make_suite(tmp_path, {"test_mod.py": """
+        import os
+        exec(open(os.environ["AI_OUTPUT_FILE"], encoding="utf-8").read(), {})
+
+        def test_it():
+            pass
+        """})
+    result = run(suite, "fixtures/test_mod.py", output)
+    assert (result.passed, result.error) == (False, None), result.details
+    assert reason in result.details
+
+
+def test_module_level_skip_is_reported_as_skipped(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {"test_modskip.py": """
+        import pytest
+        pytest.skip("needs a GPU", allow_module_level=True)
+
+        def test_never():
+            pass
+        """})
+    result = run(suite, "fixtures/test_modskip.py", "x")
+    assert (result.passed, result.error) == (False, None)
+    assert "skipped" in result.details and "needs a GPU" in result.details
+    assert "defines no tests" not in result.details
+
+
+def test_a_skip_among_passes_fails_the_judgement(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {"test_some.py": """
+        import pytest
+
+        def test_ok():
+            pass
+
+        @pytest.mark.skip(reason="flaky")
+        def test_skipped():
+            pass
+        """})
+    result = run(suite, "fixtures/test_some.py", "x")
+    assert (result.passed, result.score, result.error) == (False, 0.5, None)
+    assert "every collected test must pass" in result.details and "flaky" in result.details
+
+
+def test_a_broken_conftest_is_a_judge_error_not_the_outputs_fault(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {"conftest.py": "raise RuntimeError('suite bug')\n",
+                                  "test_out.py": PASSING})
+    result = run(suite, "fixtures/test_out.py", "POWERFUL")
+    assert result.error is not None and "could not start a session" in result.error
+    assert "suite bug" in result.error
+
+
+def test_state_does_not_leak_between_judgements(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {
+        "counter.txt": "0",
+        "helper.py": "VALUE = 1\n",
+        "test_tamper.py": """
+            import pathlib
+            from helper import VALUE
+
+            HERE = pathlib.Path(__file__).parent
+
+            def test_tampers_with_its_folder():
+                counter = HERE / "counter.txt"
+                runs = int(counter.read_text())
+                counter.write_text(str(runs + 1))
+                (HERE / "helper.py").write_text("VALUE = 2\\n")
+                (HERE / "conftest.py").write_text("raise SystemExit('planted')\\n")
+                (HERE / "pytest.ini").write_text("[pytest]\\naddopts = --co\\n")
+                (HERE / "test_tamper.py").write_text("def test_forged():\\n    pass\\n")
+                assert (runs, VALUE) == (0, 1)
+            """})
+    before = {p.name: p.read_bytes() for p in (suite / "fixtures").iterdir()}
+    for _ in range(2):
+        result = run(suite, "fixtures/test_tamper.py", "x")
+        assert (result.passed, result.error) == (True, None), result.details
+    assert {p.name: p.read_bytes() for p in (suite / "fixtures").iterdir()} == before
+
+
+def test_the_copy_follows_symlinks_only_to_files_inside_fixtures(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {"data.txt": "inside", "test_links.py": """
+        import pathlib
+
+        HERE = pathlib.Path(__file__).parent
+
+        def test_links():
+            assert (HERE / "alias.txt").read_text() == "inside"
+            assert not (HERE / "outside.txt").exists() and not (HERE / "up").exists()
+        """})
+    (tmp_path / "secret.txt").write_text("outside")
+    os.symlink(suite / "fixtures" / "data.txt", suite / "fixtures" / "alias.txt")
+    os.symlink(tmp_path / "secret.txt", suite / "fixtures" / "outside.txt")
+    os.symlink(tmp_path, suite / "fixtures" / "up")  # a folder link could also loop
+    result = run(suite, "fixtures/test_links.py", "x")
+    assert (result.passed, result.error) == (True, None), result.details
+
+
+def test_config_files_in_fixtures_are_not_ours_and_are_ignored(tmp_path: Path) -> None:
+    breaking = "[pytest]\naddopts = --co -p no:python\n"
+    suite = make_suite(tmp_path, {
+        "test_out.py": PASSING, "pytest.ini": breaking, "tox.ini": breaking,
+        "setup.cfg": "[tool:pytest]\naddopts = --co\n",
+        "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--co'\n"})
+    result = run(suite, "fixtures/test_out.py", "POWERFUL")
+    assert (result.passed, result.details) == (True, "2 test(s) passed")
+
+
+SECRET = "sk-ant-harness-secret-" + "4242"
+LEAK_PROBE = f"""
+import glob, os, re
+
+def test_no_visible_process_holds_the_key():
+    seen = {{}}
+    for path in [f"/proc/{{os.getppid()}}/environ", *glob.glob("/proc/*/environ")]:
+        try:
+            with open(path, "rb") as handle:
+                seen[path] = handle.read()
+        except OSError:
+            pass
+    assert "/proc/self/environ" in seen  # the probe can read at all
+    assert [path for path, env in seen.items() if {SECRET.encode()!r} in env] == []
+    # No capabilities, so no unmounting the namespace's /proc to uncover the host's.
+    with open("/proc/self/status", encoding="utf-8") as handle:
+        assert int(re.search(r"CapEff:\\s*(\\w+)", handle.read()).group(1), 16) == 0
+"""
+
+
+def test_tests_cannot_read_the_harness_key_through_proc(tmp_path: Path) -> None:
+    """The harness process holds ANTHROPIC_API_KEY in its environment from its start (as when a
+    user exports it), so /proc/<harness>/environ has it; the tests must not see that file."""
+    suite = make_suite(tmp_path, {"test_leak.py": LEAK_PROBE})
+    harness = ("import json, sys\n"
+               "from pathlib import Path\n"
+               "from skill_eval.judges import JudgeContext, build_judge, run_judge\n"
+               "from skill_eval.model import Task\n"
+               "config = {'type': 'pytest', 'test_file': 'fixtures/test_leak.py'}\n"
+               "result = run_judge(build_judge(config), Task(id='t', prompt='p', judge=config),"
+               " 'x', JudgeContext(suite_dir=Path(sys.argv[1])))\n"
+               "print(json.dumps(result.to_dict()))\n")
+    done = subprocess.run([sys.executable, "-c", harness, str(suite)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "ANTHROPIC_API_KEY": SECRET,
+                               "PYTHONPATH": str(Path(skill_eval.__file__).parent.parent)})
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    assert result["error"] is None
+    if not namespace_prefix():
+        pytest.skip(f"{NO_NAMESPACE}: /proc/<harness>/environ stays readable to the tests")
+    assert result["passed"], result["details"]
+    assert result["data"]["isolation"] == "pid-namespace"
+
+
+@pytest.mark.parametrize("code, summary, passed, error, text", [
+    (1, None, False, True, "could not start a session (exit 1)"),
+    (4, {"phase": "finished", "collected": 0, "exitstatus": 4}, False, True,
+     "rejected the judge's invocation"),
+    (4, {"phase": "session"}, False, False, "died before finishing its run (exit 4)"),
+    (-9, {"phase": "session"}, False, False, "killed by SIGKILL"),
+    (0, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0,
+         "interrupted": True, "interrupt_reason": "Exit: x"}, False, False, "interrupted"),
+    (0, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 1}, False, False,
+     "every test passed but"),
+    (1, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0}, False, False,
+     "every test passed but pytest reported exit 1"),
+    (0, {"phase": "finished", "collected": 2, "passed": 1, "exitstatus": 0}, False, False,
+     "1 of 2 test(s) skipped"),
+    (3, {"phase": "finished", "collected": 1, "passed": 1, "exitstatus": 3,
+         "internal_error": "boom"}, False, False, "internal error (exit 3): boom"),
+    (5, {"phase": "finished", "collected": 0, "exitstatus": 5}, False, False,
+     "no tests collected"),
+    (0, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0}, True, False,
+     "2 test(s) passed"),
+])
+def test_verdict_table(code: int, summary: dict[str, Any] | None, passed: bool, error: bool,
+                       text: str) -> None:
+    result = verdict(code, summary, "log tail", {"isolation": "none"})
+    assert (result.passed, result.error is not None) == (passed, error)
+    assert text in result.details
+
+
+def test_namespace_exit_codes_read_as_signals() -> None:
+    isolated = verdict(137, {"phase": "session"}, "", {"isolation": "pid-namespace"})
+    assert "killed by SIGKILL" in isolated.details
+    assert "exit 137" in verdict(137, {"phase": "session"}, "", {"isolation": "none"}).details
 
 
 def write_suite(suite: Path, test_file: str) -> Path:

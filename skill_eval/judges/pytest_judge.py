@@ -1,13 +1,18 @@
 """`pytest`: run a suite's test file against the model output in a fresh, sandboxed process.
 
-The test reads the output from the file named by `AI_OUTPUT_FILE`. Each judgement gets its own
-`python -m pytest` process with plugin autoload off, no cache provider, a temporary working
-directory and HOME, and an environment holding no API keys or tokens. A timeout kills the
-whole process group. Passed iff pytest exits 0 having run at least one test.
+The test reads the output from the file named by `AI_OUTPUT_FILE`. Each judgement copies the
+suite's `fixtures/` into its own temp dir and runs `python -m pytest` there: plugin autoload
+off, no cache, no config but ours, an environment holding no keys or tokens, and on Linux a
+fresh user+PID namespace that hides the harness's processes and dies whole on timeout.
+The harness's own plugin (`pytest_plugin`) reports what ran; the verdict cross-checks it with
+the exit code. Anything the tested code causes is a failure; only "could not judge" is an error.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import json
 import os
 import re
 import shutil
@@ -15,14 +20,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..model import JudgeResult, Task
+from ..paths import inside
 from .base import JudgeContext, JudgeSpec, register_judge
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 
@@ -32,12 +37,20 @@ _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
 MAX_DETAILS = 2000
 # Built-in plugins a judgement never uses (CLI-only features); not loading them saves ~5%.
 _UNUSED_PLUGINS = ("doctest", "pastebin", "setuponly", "setupplan", "stepwise", "faulthandler",
-                   "debugging")
+                   "debugging", "junitxml")
+# The harness plugin runs as a top-level module copied into each judgement's temp dir
+# (importing `skill_eval.judges.pytest_plugin` would drag in the judges package, ~150 ms).
+PLUGIN_MODULE = "skill_eval_pytest_plugin"
+_PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
+SUMMARY_ENV = "SKILL_EVAL_PYTEST_SUMMARY"
+_CACHES = {"__pycache__", ".pytest_cache"}
+
+Isolation = Literal["pid-namespace", "none"]
 
 
 def sandbox_env(tmp: Path, output_file: Path, base: Mapping[str, str] | None = None) \
         -> dict[str, str]:
-    """The whole environment of a pytest judgement: what Python needs and nothing secret."""
+    """The environment the tests see: what Python needs and nothing secret."""
     source = os.environ if base is None else base
     env = {k: source[k] for k in _PASSED_THROUGH if k in source}
     env.setdefault("PATH", os.defpath)
@@ -47,71 +60,81 @@ def sandbox_env(tmp: Path, output_file: Path, base: Mapping[str, str] | None = N
         "TMPDIR": str(tmp),
         "AI_OUTPUT_FILE": str(output_file),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",  # never write __pycache__ into the suite's fixtures
+        "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONIOENCODING": "utf-8",
     })
     return {k: v for k, v in env.items() if not _SECRET.search(k)}
 
 
-def pytest_command(test_file: Path, fixtures: Path, tmp: Path) -> list[str]:
-    """argv of one judgement. The suite's fixtures/ dir is rootdir and conftest boundary; an
-    empty ini in the temp dir keeps any pytest config above the suite out of the run."""
-    ini = tmp / "pytest.ini"
-    ini.write_text("[pytest]\n", encoding="utf-8")
+@functools.cache
+def namespace_prefix() -> tuple[str, ...]:
+    """argv prefix running a command in a new user, PID and mount namespace with its own /proc,
+    as a non-root user there (no capabilities, so it cannot unmount that /proc), under `sh` as
+    PID 1 so the command keeps ordinary signal semantics. () when this system does not allow
+    it (not Linux, no `unshare`, unprivileged user namespaces disabled). Probed once."""
+    unshare, sh = shutil.which("unshare"), "/bin/sh"
+    if not sys.platform.startswith("linux") or unshare is None or not os.path.exists(sh):
+        return ()
+    prefix = (unshare, "--user", f"--map-user={os.getuid() or 1000}",
+              f"--map-group={os.getgid() or 1000}", "--pid", "--fork", "--kill-child",
+              "--mount-proc", sh, "-c", '"$@"; exit $?', "sh")
+    check = "import os, sys; sys.exit(0 if os.getppid() == 1 and os.getuid() != 0 else 3)"
+    try:
+        done = subprocess.run([*prefix, sys.executable, "-c", check], timeout=10,
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              env={"PATH": os.environ.get("PATH", os.defpath)})
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return prefix if done.returncode == 0 else ()
+
+
+@functools.cache
+def _shield_harness() -> bool:
+    """Without a PID namespace the tests can see this process in /proc. Non-dumpable, its
+    environ and memory are closed to a test running as the same non-root user (not to root)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return int(ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)) == 0  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        return False
+
+
+def copy_fixtures(source: Path, dest: Path) -> None:
+    """Copy the suite's fixtures/ so a test run cannot change them for later judgements.
+    Symlinks are followed only to files inside fixtures/; caches are left behind."""
+    root = source.resolve()
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set(names) & _CACHES
+        for name in names:
+            path = Path(folder, name)
+            if path.is_symlink() and (path.is_dir() or not inside(root, path)):
+                skipped.add(name)
+        return skipped
+
+    shutil.copytree(root, dest, symlinks=False, ignore=ignore)
+
+
+def pytest_command(test_file: Path, work: Path, ini: Path, conftest: bool) -> list[str]:
+    """argv of one judgement: our empty ini instead of any config found on disk, the temp dir
+    as rootdir, conftest.py files only from the copied fixtures/ (none at all without one)."""
     return [
         sys.executable, "-B", "-m", "pytest", str(test_file),
-        "-q", "-p", "no:cacheprovider", "--tb=short", "--no-header",
-        "-c", str(ini), "--rootdir", str(fixtures), "--confcutdir", str(fixtures),
-        f"--junitxml={tmp / 'report.xml'}", "-o", "junit_logging=no",
+        "-p", PLUGIN_MODULE, "-q", "-p", "no:cacheprovider", "--tb=short", "--no-header",
+        "-c", str(ini), "--rootdir", str(work), "--confcutdir", str(work / FIXTURES_DIR),
+        *(() if conftest else ("--noconftest",)),
         *(arg for name in _UNUSED_PLUGINS for arg in ("-p", f"no:{name}")),
     ]
 
 
-@dataclass(frozen=True)
-class Report:
-    """What a junit report says: counts and the failing lines worth showing an author."""
-
-    tests: int
-    skipped: int
-    failing: list[str]
-    skip_reasons: list[str]
-
-    @property
-    def ran(self) -> int:
-        return self.tests - self.skipped
-
-
-def parse_junit(path: Path) -> Report | None:
-    """Counts and failure lines from pytest's junit xml, or None when it is missing/invalid."""
+def read_summary(path: Path) -> dict[str, Any] | None:
+    """The plugin's summary, or None when pytest never reached its session."""
     try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    tests = skipped = 0
-    failing: list[str] = []
-    skip_reasons: list[str] = []
-    for suite in suites:
-        tests += int(suite.get("tests", 0))
-        skipped += int(suite.get("skipped", 0))
-        for case in suite.iter("testcase"):
-            name = case.get("name", "?")
-            for tag in ("failure", "error"):
-                for node in case.findall(tag):
-                    failing.append(f"{name}: {_failure_text(node)}")
-            for node in case.findall("skipped"):
-                skip_reasons.append(f"{name}: {node.get('message', '')}".strip())
-    return Report(tests, skipped, failing, skip_reasons)
-
-
-def _failure_text(node: ET.Element) -> str:
-    """The assertion line(s): the failure message, or the `E ` lines of the traceback."""
-    message = (node.get("message") or "").strip()
-    if message and message != "collection failure":
-        return message
-    text = node.text or ""
-    e_lines = [ln.strip()[1:].strip() for ln in text.splitlines() if ln.strip().startswith("E ")]
-    return "\n".join(e_lines[-6:]) or message or text.strip()[-300:]
+    return data if isinstance(data, dict) else None
 
 
 def _trim(text: str) -> str:
@@ -126,6 +149,78 @@ def _tail(path: Path, n: int = 8) -> str:
     return "\n".join(lines[-n:])
 
 
+def exit_text(code: int, isolated: bool) -> str:
+    """`exit 1`, `killed by SIGKILL`; under the namespace's sh a signal death reads 128+N."""
+    signum = -code if code < 0 else (code - 128 if isolated and code > 128 else 0)
+    try:
+        return f"exit {code}" if not signum else f"killed by {signal.Signals(signum).name}"
+    except ValueError:
+        return f"exit {code}"
+
+
+def _fail(details: str, data: dict[str, Any], score: float = 0.0) -> JudgeResult:
+    return JudgeResult(passed=False, score=score, details=_trim(details), data=data)
+
+
+def _lines(entries: list[Any], limit: int = 10) -> str:
+    rows = [f"{e.get('name', '?')}: {e.get('message', '')}" if isinstance(e, dict) else str(e)
+            for e in entries[:limit]]
+    return "\n".join(rows)
+
+
+def verdict(code: int, summary: Mapping[str, Any] | None, log: str,
+            data: dict[str, Any]) -> JudgeResult:
+    """Pure: the result of a pytest run from its exit code, the plugin's summary and the log's
+    tail. Errors only when pytest never reached a session or rejected our own invocation;
+    everything the tested code can cause is a failure."""
+    isolated = data.get("isolation") == "pid-namespace"
+    if summary is None:  # nothing of the suite's tests, let alone the output, has run
+        return JudgeResult.failure(
+            f"pytest could not start a session ({exit_text(code, isolated)}):\n{log}")
+    if summary.get("phase") != "finished":
+        return _fail(f"pytest died before finishing its run ({exit_text(code, isolated)}); "
+                     f"the tested code ended it:\n{log}", data)
+    counts = {k: int(summary.get(k) or 0)
+              for k in ("collected", "passed", "failed", "errors", "skipped", "xfailed")}
+    data.update({"exit_code": code, "tests": counts["collected"], "passed": counts["passed"],
+                 "failed": counts["failed"] + counts["errors"],
+                 "skipped": counts["skipped"] + counts["xfailed"]})
+    failures, skips = summary.get("failures") or [], summary.get("skips") or []
+    if summary.get("interrupted"):
+        return _fail(f"pytest was interrupted ({summary.get('interrupt_reason') or 'no reason'}"
+                     f", {exit_text(code, isolated)}): the run did not complete\n"
+                     + _lines(failures), data)
+    if code == 4 and counts["collected"] == 0 and not counts["errors"]:
+        return JudgeResult.failure(f"pytest rejected the judge's invocation (exit 4):\n{log}")
+    if code == 3 or summary.get("internal_error"):
+        return _fail(f"pytest hit an internal error ({exit_text(code, isolated)}): "
+                     f"{summary.get('internal_error') or log}", data)
+    total = counts["collected"]
+    score = counts["passed"] / total if total else 0.0
+    bad = counts["failed"] + counts["errors"]
+    if code == 0 == summary.get("exitstatus") and total and counts["passed"] == total and not bad:
+        return JudgeResult(passed=True, score=1.0, details=f"{total} test(s) passed", data=data)
+    if bad:
+        head = (f"collection error, pytest was interrupted ({exit_text(code, isolated)})"
+                if not total else f"{bad} of {total} test(s) failed or errored")
+        return _fail(head + ":\n" + _lines(failures), data, score)
+    if counts["skipped"] and not total:
+        return _fail("skipped: the test module was skipped, no test ran:\n" + _lines(skips),
+                     data)
+    if not total:
+        return _fail(f"no tests collected: the test file defines no tests "
+                     f"({exit_text(code, isolated)})", data)
+    not_run = total - counts["passed"]
+    if not_run and not counts["passed"]:
+        return _fail(f"only skipped tests, none ran ({not_run} skipped or xfailed):\n"
+                     + _lines(skips), data)
+    if not_run:
+        return _fail(f"{not_run} of {total} test(s) skipped or xfailed; every collected test "
+                     f"must pass:\n" + _lines(skips), data, score)
+    return _fail(f"every test passed but pytest reported {exit_text(code, isolated)}:\n{log}",
+                 data, score)
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -133,65 +228,77 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def run_pytest(test_file: Path, output: str, timeout: float,
-               fixtures: Path | None = None) -> JudgeResult:
-    """One sandboxed judgement of `output` by `test_file` (under the `fixtures` dir, by
-    default its parent); never raises."""
-    fixtures = fixtures or test_file.parent
+def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path,
+         timeout: float) -> int | None:
+    """Run argv in its own session with output to `log`; its exit code, or None when it was
+    killed after `timeout` seconds. Its process group is killed either way."""
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen(  # argv only: the output never meets a shell
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+            stderr=subprocess.STDOUT, start_new_session=True)
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        if proc.returncode is None:
+            timed_out.set()
+            _kill_group(proc)
+
+    # A timer thread, not wait(timeout=...): that polls every 50 ms, a sixth of a judgement.
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        code = proc.wait()
+    finally:
+        timer.cancel()
+        _kill_group(proc)  # whatever the tests left running in their process group
+    return None if timed_out.is_set() else code
+
+
+def run_pytest(test_file: Path, output: str, timeout: float, fixtures: Path | None = None,
+               *, isolate: bool = True) -> JudgeResult:
+    """One sandboxed judgement of `output` by `test_file`, which lies under `fixtures` (by
+    default its parent). `isolate=False` skips the namespace even where it works. Never
+    raises."""
+    fixtures = (fixtures or test_file.parent).resolve()
+    prefix = namespace_prefix() if isolate else ()
+    isolation: Isolation = "pid-namespace" if prefix else "none"
+    if not prefix:
+        _shield_harness()
     tmp = Path(tempfile.mkdtemp(prefix="skill-eval-pytest-"))
     try:
-        output_file = tmp / "output.txt"
+        work, harness = tmp / "work", tmp / "harness"
+        harness.mkdir()
+        copy_fixtures(fixtures, work / FIXTURES_DIR)
+        shutil.copyfile(_PLUGIN_SOURCE, harness / f"{PLUGIN_MODULE}.py")
+        (harness / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        output_file = work / "output.txt"
         output_file.write_text(output, encoding="utf-8")
-        log = tmp / "pytest.log"
+        copied = work / FIXTURES_DIR / test_file.resolve().relative_to(fixtures)
+        conftest = any((work / FIXTURES_DIR).rglob("conftest.py"))
+        env = {**sandbox_env(work, output_file), "PYTHONPATH": str(harness),
+               SUMMARY_ENV: str(harness / "summary.json")}
+        log = harness / "pytest.log"
         started = time.monotonic()
-        with open(log, "wb") as sink:
-            proc = subprocess.Popen(  # argv only: the output never meets a shell
-                pytest_command(test_file, fixtures, tmp), cwd=tmp,
-                env=sandbox_env(tmp, output_file),
-                stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                code = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                proc.wait()
-                return JudgeResult.failure(
-                    f"pytest judge timed out after {timeout:g}s; process tree killed")
-            finally:
-                _kill_group(proc)  # whatever the tests left running in the background
-        seconds = round(time.monotonic() - started, 3)
-        return _interpret(code, parse_junit(tmp / "report.xml"), log, seconds)
-    except OSError as exc:
+        argv = [*prefix, *pytest_command(copied, work, harness / "pytest.ini", conftest)]
+        code = _run(argv, work, env, log, timeout)
+        if code is None:
+            return _fail(_timeout_message(timeout, isolation) + f"\n{_tail(log)}",
+                         {"isolation": isolation, "timed_out": True})
+        data: dict[str, Any] = {"isolation": isolation,
+                                "seconds": round(time.monotonic() - started, 3)}
+        return verdict(code, read_summary(harness / "summary.json"), _tail(log), data)
+    except (OSError, ValueError) as exc:
         return JudgeResult.failure(f"cannot run pytest: {exc}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _interpret(code: int, report: Report | None, log: Path, seconds: float) -> JudgeResult:
-    if report is None or code in (3, 4):
-        return JudgeResult.failure(f"pytest could not run (exit {code}):\n{_tail(log)}")
-    data: dict[str, Any] = {"exit_code": code, "tests": report.tests,
-                            "skipped": report.skipped, "seconds": seconds}
-    if code == 0 and report.ran >= 1:
-        return JudgeResult(passed=True, score=1.0,
-                           details=f"{report.ran} test(s) passed", data=data)
-    if code == 0 and report.skipped:
-        reasons = "\n".join(report.skip_reasons[:5])
-        return JudgeResult(passed=False, score=0.0, data=data,
-                           details=_trim(f"only skipped tests, none ran ({report.skipped} "
-                                         f"skipped):\n{reasons}"))
-    if code in (0, 5):
-        return JudgeResult(passed=False, score=0.0, data=data,
-                           details="no tests collected: the test file defines no tests")
-    failing = report.failing or [_tail(log)]
-    head = f"{len(report.failing)} of {report.tests} test(s) failed or errored"
-    if code == 2:
-        head = "pytest was interrupted (collection error)"
-    ran = max(report.ran, 1)
-    score = max(0.0, (report.ran - len(report.failing)) / ran) if code == 1 else 0.0
-    return JudgeResult(passed=False, score=score, data=data,
-                       details=_trim(head + ":\n" + "\n".join(failing)))
+def _timeout_message(timeout: float, isolation: Isolation) -> str:
+    if isolation == "pid-namespace":
+        return f"timed out after {timeout:g}s; process tree killed (its whole PID namespace)"
+    return (f"timed out after {timeout:g}s; pytest's process group killed (no PID namespace "
+            f"here: processes that left the group with setsid() may survive)")
 
 
 class PytestJudge:
