@@ -139,7 +139,8 @@ def test_mock_judges_give_the_fixed_score(tmp_path: Path, fake: FakeAnthropic) -
     assert fake.count == 0
 
 
-def test_judge_errors_are_errors_not_failures(tmp_path: Path, fake: FakeAnthropic) -> None:
+def test_judge_errors_are_errors_and_output_hangs_are_failures(tmp_path: Path,
+                                                               fake: FakeAnthropic) -> None:
     fake.set_rules([{"tool_choice_name": TOOL_NAME, "tool_input": {"reasoning": "no score"}}])
     cases = {"llm-rubric": CASES["llm-rubric"],
              "hang": ({"type": "pytest", "test_file": "fixtures/test_hang.py", "timeout": 1},
@@ -156,7 +157,9 @@ def test_judge_errors_are_errors_not_failures(tmp_path: Path, fake: FakeAnthropi
     for results in (data["candidate_results"], data["baseline_results"]):
         rows = by_task(results)
         assert "no numeric score" in rows["llm-rubric"]["error"]
-        assert "timed out after 1s" in rows["hang"]["error"]
+        # a test that hangs on the output is the output's failure, not the judge's error
+        assert rows["hang"]["error"] is None and rows["hang"]["status"] == "failed"
+        assert "timed out after 1s" in rows["hang"]["details"]
         assert rows["hang"]["passed"] is False
 
 
