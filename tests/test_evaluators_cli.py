@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from skill_eval.cli import cli
 from skill_eval.evaluators import user_evaluators_dir
 
-from .test_evaluators_loader import GOOD
+from .test_evaluators_loader import ALIAS_BOMB, GOOD
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -73,3 +73,25 @@ def test_validate_reports_every_problem_one_line_each(tmp_path: Path) -> None:
         "0.4 + 0.3 + 0.2 = 0.9",
     ]
     assert run("validate", str(good))[0] == 0
+
+
+def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "skill_eval.cli", "evaluators", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=60)
+
+
+def test_list_and_show_refuse_a_missing_evaluators_dir_as_run_does(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    for args in (["list"], ["show", "general"]):
+        proc = cli_process(*args, "--evaluators-dir", str(missing), cwd=tmp_path)
+        assert proc.returncode == 2
+        assert proc.stdout == ""
+        assert proc.stderr == (f"Error: {missing}: evaluators dir does not exist or is not "
+                               "a directory\n")
+
+
+def test_validate_refuses_an_alias_bomb_at_once(tmp_path: Path) -> None:
+    path = put(tmp_path, "bomb", ALIAS_BOMB)
+    proc = cli_process("validate", str(tmp_path), cwd=tmp_path)  # hung before
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"{path}:9: frontmatter: invalid YAML: too many YAML nodes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_float_rounding_within_tolerance_is_accepted() -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("no frontmatter here\n", "ev/SKILL.md: frontmatter: must start with a YAML frontmatter"),
-    ("---\nname: x\n", "ev/SKILL.md: frontmatter: must start with a YAML frontmatter"),
+    ("---\nname: x\n", "ev/SKILL.md:1: frontmatter: is not closed (no line `---`)"),
     ("---\n- a list\n---\nbody\n", "ev/SKILL.md: frontmatter: must be a YAML mapping"),
     ("---\nname: [unclosed\n---\nbody\n", "ev/SKILL.md:3: frontmatter: invalid YAML"),
     ("---\na: !!python/object:os.system x\n---\nb\n", "ev/SKILL.md:2: frontmatter: invalid YAML"),
@@ -182,3 +183,40 @@ def test_the_reference_example_validates() -> None:
     skill, problems = parse_evaluator(example, "example")
     assert problems == [] and skill is not None
     assert skill.name == "changelog" and len(skill.dimensions) == 3
+
+
+ALIAS_BOMB = "".join(
+    [GOOD[:GOOD.index("metadata:")], "x-a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"]
+    + [f"x-a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)]
+    + [GOOD[GOOD.index("metadata:"):].replace("categories: [finance, reporting]",
+                                              "categories: [*a8, *a8]")])
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    assert len(ALIAS_BOMB.encode()) < 2000  # 10^9 strings once expanded
+    path = write(tmp_path, ALIAS_BOMB)
+    started = time.monotonic()
+    _, problems = validate_evaluator_paths([path])
+    assert time.monotonic() - started < 5
+    assert len(problems) == 1 and problems[0].field == "frontmatter"
+    assert "alias bomb" in problems[0].message
+    assert problems[0].line == 9  # x-a4, the first anchor past the node limit
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("---\nname: x\na: 1\nname: y\n---\nb\n",
+     "ev/SKILL.md:4: name: invalid YAML: duplicate key 'name' (first defined at line 2)"),
+    ("---\ncategories: !!set {a}\n---\nb\n",
+     "ev/SKILL.md:2: frontmatter: invalid YAML: unsupported tag '!!set'"),
+])
+def test_yaml_problems_carry_the_files_lines(text: str, expected: str) -> None:
+    found = problems_of(text)
+    assert len(found) == 1 and found[0].startswith(expected), found
+
+
+def test_a_byte_order_mark_before_the_frontmatter_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "SKILL.md"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
+    skill = load_evaluator(path)
+    assert skill.name == "finance"
+    assert parse_evaluator("\ufeff" + GOOD, "x")[1] == []

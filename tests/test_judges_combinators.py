@@ -81,6 +81,28 @@ def test_nested_configs_are_validated_with_their_path(tmp_path: Path) -> None:
     assert "judge.judges[2].expect" in fields
 
 
+@pytest.mark.parametrize("kind", ["all", "any"])
+def test_top_level_and_nested_problems_show_in_one_pass(tmp_path: Path, kind: str) -> None:
+    config = {"type": kind, "threshold": 1, "judges": [
+        {"type": "regex", "pattern": "("}, 5, {"type": "contains", "expect": ["x"]}]}
+    fields = [f for f, _ in validate_judge_config(config, tmp_path)]
+    # judges[2]: 'expected' is missing, and 'expect' is an unknown key
+    assert fields == ["judge.threshold", "judge.judges[0].pattern", "judge.judges[1]",
+                      "judge.judges[2]", "judge.judges[2].expect"]
+
+
+def test_weighted_top_level_and_nested_problems_show_in_one_pass(tmp_path: Path) -> None:
+    config = {"type": "weighted", "pass_threshold": 5, "judges": [
+        {"weight": 0, "judge": {"type": "regex", "pattern": "("}},
+        {"weight": 1},
+        {"weight": 1, "judge": "contains"},
+        {"weight": 1, "judge": {"type": "nope"}}]}
+    problems = validate_judge_config(config, tmp_path)
+    assert [f for f, _ in problems] == [
+        "judge.judges[0].weight", "judge.judges[1]", "judge.judges[2].judge",
+        "judge.pass_threshold", "judge.judges[0].judge.pattern", "judge.judges[3].judge.type"]
+
+
 @pytest.mark.parametrize("config, field, message", [
     ({"type": "all", "judges": []}, "judge.judges", "non-empty list of judge configs"),
     ({"type": "any"}, "judge", "'judges' is required"),

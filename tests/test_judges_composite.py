@@ -102,6 +102,39 @@ def test_no_python_block_is_not_applicable() -> None:
     assert "not applicable" in result.details
 
 
+@pytest.mark.parametrize("suppression", [
+    "# ruff: noqa\n",
+    "# flake8: noqa\n",
+    "# ruff: noqa: F401\n",
+    "# ruff: disable[F401]\n",
+])
+def test_suppression_comments_in_the_output_do_not_count(suppression: str) -> None:
+    result = lint(f"```python\n{suppression}import os\nimport sys  # noqa\n```\n")
+    assert [d["code"] for d in result.data["lint"]["diagnostics"]] == ["F401", "F401"]
+    assert result.score == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(("block", "counted"), [
+    ("import os\n", True),
+    ("def f():\n    return undefined_name\n", True),
+    ("class A:\n    pass\n", True),
+    ('import re\nPATTERN = "\\d+"\n', True),  # an invalid escape warns, nothing more
+    ("ls -la\n", False),  # parses as Python (ls - la) but defines nothing
+    ("name: demo\nversion: 1\n", False),  # YAML: annotations, parses, defines nothing
+    ('{"a": 1}\n', False),
+    ("x = 1\nprint(x)\n", False),  # too little to tell from a shell or config snippet
+    ("import x from 'y';\n", False),  # JavaScript: does not parse
+    ("def foo\n  1\nend\n", False),  # Ruby
+])
+def test_untagged_blocks_count_when_they_parse_and_define_something(block: str,
+                                                                      counted: bool) -> None:
+    for fence in ("```", "~~~"):
+        text = f"Intro\n{fence}\n{block}{fence}\n"
+        assert len(python_blocks(text)) == int(counted), (fence, block)
+    if counted and "import os" in block:
+        assert lint(f"```\n{block}```\n").data["lint"]["issues"] == 1
+
+
 def test_code_is_never_executed(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     code = f"```python\nopen({str(marker)!r}, 'w').write('x')\n```\n"
@@ -187,6 +220,15 @@ def test_combine(parts: dict[str, JudgeResult], fail_on: str, passed: bool,
     weights = {"pytest": 0.3, "lint": 0.2, "rubric": 0.5}
     got = combine(parts, weights, 0.7, fail_on)
     assert (got[0], got[3]) == (passed, verdict)
+
+
+def test_top_level_and_part_problems_show_in_one_pass(suite: Path) -> None:
+    config = {**FULL, "pass_threshold": 3, "colour": "blue",
+              "pytest": {"test_file": "fixtures/missing.py"},
+              "lint": {"select": "E"}, "rubric": {"fail_on": "sometimes"}}
+    fields = [f for f, _ in validate_judge_config(config, suite)]
+    assert fields == ["judge.colour", "judge.pass_threshold", "judge.pytest.test_file",
+                      "judge.lint.select", "judge.rubric.fail_on"]
 
 
 @pytest.mark.parametrize(("config", "expected"), [

@@ -12,6 +12,7 @@ import yaml
 
 from skill_eval.errors import SuiteError
 from skill_eval.judges import JudgeContext, base, build_judge, run_judge, validate_judge_config
+from skill_eval.judges.python_judge import preflight_python_judges
 from skill_eval.model import JudgeResult, Task
 from skill_eval.suite import load_suite
 
@@ -42,6 +43,21 @@ def boom(output, task):
     raise RuntimeError("judge bug")
 
 not_callable = 3
+
+def infinite(output, task):
+    return float(output)
+
+def infinite_result(output, task):
+    return JudgeResult(passed=True, score=float(output))
+
+def infinite_dict(output, task):
+    return {"score": output}
+
+class Holder:
+    def judge(self, output, task):
+        return 1.0
+
+holder = Holder()
 """
 
 
@@ -97,6 +113,76 @@ def test_python_judge_problems_are_judge_errors(module: str, spec: str, message:
     result = judge({"type": "python", "callable": spec.format(module=module)}, "x")
     assert result.error is not None and message in result.error
     assert result.passed is False
+
+
+@pytest.mark.parametrize("function", ["infinite", "infinite_result", "infinite_dict"])
+@pytest.mark.parametrize("output", ["inf", "-inf", "nan", "1e999"])
+def test_a_non_finite_score_is_a_judge_error(module: str, function: str, output: str) -> None:
+    result = judge({"type": "python", "callable": f"{module}:{function}"}, output)
+    assert result.error is not None and "non-finite score" in result.error, result
+    assert (result.passed, result.score) == (False, 0.0)
+
+
+# --- preflight: every callable imported at run start, never at validate time ---------------
+
+def python_task(task_id: str, spec: str) -> Task:
+    return Task(id=task_id, prompt="p", judge={"type": "python", "callable": spec})
+
+
+def test_preflight_reports_one_line_per_problem(module: str, tmp_path: Path) -> None:
+    mods = tmp_path / "mods"
+    (mods / "raises_on_import.py").write_text("raise RuntimeError('top-level bug')\n",
+                                              encoding="utf-8")
+    (mods / "needs_dep.py").write_text("import no_such_dependency_xyz\n", encoding="utf-8")
+    (mods / "exits_on_import.py").write_text("raise SystemExit(3)\n", encoding="utf-8")
+    nested = {"type": "all", "judges": [
+        {"type": "contains", "expected": ["x"]},
+        {"type": "weighted", "judges": [
+            {"weight": 1, "judge": {"type": "python", "callable": f"{module}:missing"}}]}]}
+    tasks = [
+        python_task("ok", f"{module}:score"),
+        python_task("method", f"{module}:holder.judge"),
+        python_task("nomod", "no_such_module_xyz.sub:f"),
+        python_task("noattr", f"{module}:nope"),
+        python_task("noattr2", f"{module}:Holder.nope"),
+        python_task("notcallable", f"{module}:not_callable"),
+        python_task("raises", "raises_on_import:f"),
+        python_task("dep", "needs_dep:f"),
+        python_task("exits", "exits_on_import:f"),
+        Task(id="nested", prompt="p", judge=nested),
+        Task(id="other", prompt="p", judge={"type": "contains", "expected": ["x"]}),
+    ]
+    assert preflight_python_judges(tasks) == [
+        "task 'nomod': judge.callable: module 'no_such_module_xyz.sub' not found (install it, "
+        "or put its folder on PYTHONPATH)",
+        f"task 'noattr': judge.callable: '{module}' has no attribute 'nope'",
+        f"task 'noattr2': judge.callable: '{module}:Holder' has no attribute 'nope'",
+        f"task 'notcallable': judge.callable: '{module}:not_callable' is a int, not a callable",
+        "task 'raises': judge.callable: importing module 'raises_on_import' failed: "
+        "RuntimeError: top-level bug",
+        "task 'dep': judge.callable: importing module 'needs_dep' failed: "
+        "ModuleNotFoundError: No module named 'no_such_dependency_xyz'",
+        "task 'exits': judge.callable: importing module 'exits_on_import' failed: "
+        "SystemExit: 3",
+        f"task 'nested': judge.judges[1].judges[0].judge.callable: '{module}' has no "
+        "attribute 'missing'",
+    ]
+
+
+def test_validate_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = tmp_path / "imported"
+    (tmp_path / "side_effect_mod.py").write_text(
+        f"open({str(marker)!r}, 'w').write('yes')\ndef judge(output, task):\n    return 1.0\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    suite = tmp_path / "task_suite.yaml"
+    suite.write_text(yaml.safe_dump({"skill_id": "s", "version": "1.0", "tasks": [
+        {"id": "a", "prompt": "p",
+         "judge": {"type": "python", "callable": "side_effect_mod:judge"}}]}), encoding="utf-8")
+    loaded = load_suite(suite)
+    assert not marker.exists()
+    assert preflight_python_judges(loaded.tasks) == []
+    assert marker.exists()
 
 
 @pytest.mark.parametrize("spec", ["module", "module:", ":f", "a b:f", "pkg.mod:f()", "a/b:f"])

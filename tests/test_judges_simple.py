@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +167,96 @@ def test_schema_file_swapped_for_a_symlink_after_load_is_a_judge_error(tmp_path:
     result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), "{}",
                        JudgeContext(suite_dir=suite))
     assert result.error and "inside fixtures/" in result.error
+
+
+# --- regex on untrusted output: bounded time, other threads keep running ------------------
+
+EXPLOSIVE = {"type": "regex", "pattern": r"(a|aa)+$", "timeout": 0.5}
+
+
+def test_catastrophic_backtracking_times_out_as_a_failure() -> None:
+    started = time.monotonic()
+    result = judge(EXPLOSIVE, "a" * 40 + "!")
+    assert time.monotonic() - started < 5
+    assert (result.passed, result.score, result.error) == (False, 0.0, None)
+    assert "gave up after 0.5s" in result.details and "backtrack" in result.details
+    assert result.data == {"timed_out": True}
+
+
+def test_a_slow_search_does_not_hold_the_gil() -> None:
+    results: list[JudgeResult] = []
+    worker = threading.Thread(target=lambda: results.append(judge(EXPLOSIVE, "a" * 40 + "!")))
+    ticks = 0
+    worker.start()
+    while worker.is_alive():
+        ticks += 1
+        time.sleep(0.01)
+    worker.join()
+    assert results and results[0].data == {"timed_out": True}
+    assert ticks >= 10  # with the GIL held, this thread would not run until the search ends
+
+
+def test_reviewers_pattern_finishes_at_once() -> None:
+    started = time.monotonic()
+    result = judge({"type": "regex", "pattern": r"^(\w+\s?)+$"}, "a" * 27 + "!")
+    assert not result.passed and time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize("config, field, message", [
+    ({"type": "regex", "pattern": "a{2,1}"}, "judge.pattern", "invalid regular expression"),
+    ({"type": "regex", "pattern": "x", "timeout": 0}, "judge.timeout", "seconds > 0"),
+    ({"type": "regex", "pattern": "x", "timeout": "1s"}, "judge.timeout", "seconds > 0"),
+])
+def test_regex_config_problems(tmp_path: Path, config: dict[str, Any], field: str,
+                               message: str) -> None:
+    problems = validate_judge_config(config, tmp_path)
+    assert any(f == field and message in m for f, m in problems), problems
+
+
+# --- fenced blocks: fences pair up (CommonMark) -------------------------------------------
+
+@pytest.mark.parametrize("output", [
+    'Code:\n```python\nprint("hi")\n```\nData:\n```json\n{"name": "Ada", "age": 36}\n```\n',
+    'Shell:\n```\nls -la\n```\nthen\n```json\n{"name": "Ada", "age": 36}\n```\n',
+    '~~~json\n{"name": "Ada", "age": 36}\n~~~\n',
+    '````json\n{"name": "Ada", "age": 36}\n````\n',
+    '```\n{"name": "Ada", "age": 36}\n```\n',
+])
+def test_json_block_is_found_whatever_comes_before_it(output: str) -> None:
+    result = judge({"type": "json-schema", "schema": PERSON}, output)
+    assert (result.passed, result.error) == (True, None), result.details
+
+
+def test_a_longer_fence_holds_a_shorter_one() -> None:
+    output = ('How to answer:\n````markdown\n```json\n{"name": "example", "age": "n"}\n```\n'
+              '````\nMy answer:\n```json\n{"name": "Ada", "age": 36}\n```\n')
+    result = judge({"type": "json-schema", "schema": PERSON}, output)
+    assert (result.passed, result.error) == (True, None), result.details
+
+
+# --- non-finite numbers are not numbers ----------------------------------------------------
+
+@pytest.mark.parametrize("output, shown", [
+    ('{"m": Infinity}', "Infinity is not a JSON number"),
+    ('{"m": -Infinity}', "-Infinity is not a JSON number"),
+    ('{"m": NaN}', "NaN is not a JSON number"),
+    ('{"m": 1e999}', "1e999 is too large"),
+    ('Here:\n```json\n{"m": 1e999}\n```', "1e999 is too large"),
+])
+def test_threshold_refuses_non_finite_numbers(output: str, shown: str) -> None:
+    result = judge({"type": "threshold", "key": "m", "threshold": 0.5}, output)
+    assert (result.passed, result.score, result.error) == (False, 0.0, None)
+    assert "non-finite number" in result.details and shown in result.details
+
+
+@pytest.mark.parametrize("output", ['{"x": NaN}', '{"x": Infinity}', '{"x": 1e999}', "NaN"])
+def test_json_schema_refuses_non_finite_numbers(output: str) -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "number", "maximum": 10}}}
+    result = judge({"type": "json-schema", "schema": schema}, output)
+    assert (result.passed, result.error) == (False, None)
+    assert "non-finite number" in result.details
+
+
+def test_deeply_nested_json_is_a_failure_not_a_crash() -> None:
+    result = judge({"type": "json-schema", "schema": {}}, "[" * 100_000)
+    assert (result.passed, result.error) == (False, None)

@@ -38,9 +38,11 @@ def list_command(evaluators_dirs: tuple[str, ...], workspace: str | None) -> Non
     """List the evaluators in effect, with where each comes from.
 
     Evaluators hidden by a same-named one of higher precedence are listed as shadowed; files
-    that fail to load are reported on stderr (fix them with `evaluators validate`).
+    that fail to load are reported on stderr (fix them with `evaluators validate`). A
+    --evaluators-dir that does not exist is an error (exit 2), as it is for `run`.
     """
     registry = load_registry(evaluators_dirs, workspace)
+    registry.raise_for_missing_dirs()
     rows = [(skill.name, source.kind, ", ".join(skill.categories) or "(fallback)",
              _dims(skill)) for skill, source in registry.effective()]
     width = max(len(r[0]) for r in rows)
@@ -60,6 +62,7 @@ def list_command(evaluators_dirs: tuple[str, ...], workspace: str | None) -> Non
 def show_command(name: str, evaluators_dirs: tuple[str, ...], workspace: str | None) -> None:
     """Show one evaluator: source, categories, dimensions and its rubric."""
     registry = load_registry(evaluators_dirs, workspace)
+    registry.raise_for_missing_dirs()
     skill = registry.get(name)
     source = registry.source_of(skill)
     click.echo(f"name: {skill.name}")

@@ -1,5 +1,6 @@
-"""Read one evaluator SKILL.md: YAML frontmatter (safely parsed, size-limited), checked against
-the shipped JSON Schema and the rules a schema cannot express; the Markdown body is the rubric.
+"""Read one evaluator SKILL.md: YAML frontmatter (parsed by `safeyaml`: plain data only, no
+tags, alias bombs and deep nesting refused, size-limited), checked against the shipped JSON
+Schema and the rules a schema cannot express; the Markdown body is the rubric.
 
 Every problem names the file and the field, one line each:
 `evaluators/x/SKILL.md: metadata.dimensions[1].weight: must be a number greater than 0 ...`.
@@ -17,14 +18,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import Problem, SkillError
 from ..judges.base import schema_problems
 from ..model import sha256_text
+from ..safeyaml import YamlError, load_yaml_text
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FRONTMATTER_CHARS = 32 * 1024
+# Nodes once aliases are expanded; a 32 KiB frontmatter written out holds far fewer.
+MAX_FRONTMATTER_NODES = 20_000
+BOM = "\ufeff"
 WEIGHT_TOLERANCE = 1e-6
 FRONTMATTER_FENCE = "---"
 _REQUIRED = re.compile(r"'([^']+)' is required")
@@ -90,22 +93,33 @@ def evaluator_schema() -> dict[str, Any]:
     return json.loads(text.read_text(encoding="utf-8"))
 
 
+class FrontmatterNotClosed(ValueError):
+    """The text opens a frontmatter block with `---` and never closes it."""
+
+
 def split_frontmatter(text: str) -> tuple[str, str, int] | None:
-    """(frontmatter, body, body's first line number) when `text` opens with a `---` block."""
-    lines = text.splitlines(keepends=True)
+    """(frontmatter, body, body's first line number) when `text` opens with a `---` block
+    (after an optional UTF-8 byte order mark); None when it does not open with one.
+    Raises FrontmatterNotClosed when it opens one and no `---` line closes it."""
+    lines = text.removeprefix(BOM).splitlines(keepends=True)
     if not lines or lines[0].strip() != FRONTMATTER_FENCE:
         return None
     for i in range(1, len(lines)):
         if lines[i].strip() == FRONTMATTER_FENCE:
             return "".join(lines[1:i]), "".join(lines[i + 1:]), i + 2
-    return None
+    raise FrontmatterNotClosed("is not closed (no line `---`)")
 
 
-def _yaml_problem(path: str, exc: yaml.YAMLError) -> Problem:
-    mark = getattr(exc, "problem_mark", None)
-    line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for the fence
-    reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return Problem(path=path, line=line, field="frontmatter", message=f"invalid YAML: {reason}")
+def _frontmatter_data(front: str, path: str) -> tuple[Any, list[Problem]]:
+    """The frontmatter's data, or the YAML problems with lines counted in the whole file."""
+    try:
+        # one blank line for the opening `---`, so lines (in messages too) are the file's
+        data, _ = load_yaml_text("\n" + front, path, max_nodes=MAX_FRONTMATTER_NODES)
+    except YamlError as exc:
+        return None, [Problem(path, f"invalid YAML: {p.message.removeprefix('YAML ')}",
+                              line=p.line, field=p.field or "frontmatter")
+                      for p in exc.problems]
+    return data, []
 
 
 def _located(path: str, where: str, message: str) -> Problem:
@@ -122,7 +136,10 @@ def parse_evaluator(text: str, path: str, source: str = "") \
     """Parse and validate one evaluator's text. Returns the skill, or None and every problem."""
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:
         return None, [Problem(path, f"file is larger than {MAX_FILE_BYTES} bytes")]
-    parts = split_frontmatter(text)
+    try:
+        parts = split_frontmatter(text)
+    except FrontmatterNotClosed as exc:
+        return None, [Problem(path, str(exc), line=1, field="frontmatter")]
     if parts is None:
         return None, [Problem(path, "must start with a YAML frontmatter block between '---' "
                                     "lines", field="frontmatter")]
@@ -130,10 +147,9 @@ def parse_evaluator(text: str, path: str, source: str = "") \
     if len(front) > MAX_FRONTMATTER_CHARS:
         return None, [Problem(path, f"is longer than {MAX_FRONTMATTER_CHARS} characters",
                               field="frontmatter")]
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as exc:
-        return None, [_yaml_problem(path, exc)]
+    data, yaml_problems = _frontmatter_data(front, path)
+    if yaml_problems:
+        return None, yaml_problems
     if not isinstance(data, dict):
         return None, [Problem(path, "must be a YAML mapping", field="frontmatter")]
     problems = [_located(path, where, msg)

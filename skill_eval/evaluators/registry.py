@@ -24,6 +24,7 @@ SourceKind = Literal["evaluators-dir", "user", "workspace", "bundled"]
 SelectedBy = Literal["explicit", "judge-category", "task-category", "fallback"]
 FALLBACK = "general"
 WORKSPACE_SUBDIR = Path(".agents") / "evaluators"
+MISSING_DIR = "evaluators dir does not exist or is not a directory"
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,7 @@ def _scan(source: Source) -> tuple[list[EvaluatorSkill], list[Problem]]:
     if source.path is None:
         return list(bundled_evaluators()), []
     if not source.path.is_dir():
-        if source.required:
-            return [], [Problem(str(source.path), "evaluators dir does not exist or is not a "
-                                                  "directory")]
-        return [], []
+        return [], [Problem(str(source.path), MISSING_DIR)] if source.required else []
     problems: list[Problem] = []
     if (source.path / "SKILL.md").is_file():
         problems.append(Problem(str(source.path / "SKILL.md"),
@@ -196,6 +194,14 @@ class EvaluatorRegistry:
                   if category else f"no evaluator or category given; fell back to {FALLBACK!r}")
         return Selection(skill, "fallback", reason + f" ({self.source_of(skill).kind})",
                          category)
+
+    def raise_for_missing_dirs(self) -> None:
+        """EvaluatorError, one line per explicit --evaluators-dir that is not a directory:
+        listing or showing evaluators refuses such a folder as a run does."""
+        missing = [Problem(str(source.path), MISSING_DIR) for source in self.sources
+                   if source.required and source.path is not None and not source.path.is_dir()]
+        if missing:
+            raise EvaluatorError("missing evaluators dir", problems=missing)
 
     def raise_for_problems(self) -> None:
         if self.problems:

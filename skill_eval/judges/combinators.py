@@ -3,6 +3,11 @@ same rules as top-level ones (field names like `judge.judges[1].expected`), and 
 any nested judge makes the whole judgement an error: a broken judge is never a skill failure.
 
 Weighted entries keep the nested judge apart from its weight: `{weight: 2, judge: {...}}`.
+
+Every problem is reported in one pass, the combinator's own and its nested judges' alike. The
+registry runs a judge's `check` only once its registered schema passes, so the registered
+schema asserts no more than the shape the walk needs (a `judges` list); the full schema
+(`ALL_SCHEMA`, `ANY_SCHEMA`, `WEIGHTED_SCHEMA`) is applied by the check, beside the walk.
 """
 
 from __future__ import annotations
@@ -13,18 +18,22 @@ from typing import Any
 
 from ..model import JudgeResult, Task
 from .base import (
+    ConfigCheck,
     Judge,
     JudgeContext,
     JudgeSpec,
     build_judge,
     register_judge,
     run_judge,
+    schema_problems,
     validate_judge_config,
 )
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
-JUDGE_LIST = {"type": "array", "minItems": 1, "items": {"type": "object"},
+JUDGE_LIST = {"type": "array", "minItems": 1,
               "errorMessage": "must be a non-empty list of judge configs"}
+ENTRY_LIST = {"type": "array", "minItems": 1,
+              "errorMessage": "must be a non-empty list of {weight, judge} entries"}
 THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1,
              "errorMessage": "must be a number between 0 and 1"}
 
@@ -111,18 +120,22 @@ class WeightedJudge:
                            data=_sub_data(results))
 
 
-def _check_nested(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
-    problems: list[tuple[str, str]] = []
-    for i, sub in enumerate(config["judges"]):
-        problems += validate_judge_config(sub, suite_dir, prefix=f"judges[{i}]")
-    return problems
+def _check_nested(schema: Mapping[str, Any]) -> ConfigCheck:
+    def check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
+        problems = schema_problems(config, schema)
+        for i, sub in enumerate(config["judges"]):
+            problems += validate_judge_config(sub, suite_dir, prefix=f"judges[{i}]")
+        return problems
+    return check
 
 
 def _check_weighted(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
-    problems: list[tuple[str, str]] = []
+    problems = schema_problems(config, WEIGHTED_SCHEMA)
     for i, entry in enumerate(config["judges"]):
-        problems += validate_judge_config(entry["judge"], suite_dir,
-                                          prefix=f"judges[{i}].judge")
+        # an entry that is not a mapping, or has no mapping `judge`, the schema reports
+        if isinstance(entry, Mapping) and isinstance(entry.get("judge"), Mapping):
+            problems += validate_judge_config(entry["judge"], suite_dir,
+                                              prefix=f"judges[{i}].judge")
     return problems
 
 
@@ -136,45 +149,54 @@ def _list_schema(judge_type: str) -> dict[str, Any]:
     }
 
 
+def _walkable(judge_type: str, judges: Mapping[str, Any] = JUDGE_LIST) -> dict[str, Any]:
+    """The registered schema: just what the check's walk needs, a non-empty `judges` list."""
+    return {"type": "object", "required": ["type", "judges"],
+            "properties": {"type": {"const": judge_type}, "judges": judges}}
+
+
+ALL_SCHEMA = _list_schema("all")
+ANY_SCHEMA = _list_schema("any")
+WEIGHTED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "judges"],
+    "properties": {
+        "type": {"const": "weighted"},
+        "judges": {
+            **ENTRY_LIST,
+            "items": {
+                "type": "object",
+                "required": ["weight", "judge"],
+                "properties": {
+                    "weight": {"type": "number", "exclusiveMinimum": 0,
+                               "errorMessage": "must be a number > 0"},
+                    "judge": {"type": "object",
+                              "errorMessage": "must be a judge config (a mapping)"},
+                },
+                "patternProperties": X_KEYS,
+                "additionalProperties": False,
+            },
+        },
+        "pass_threshold": THRESHOLD,
+    },
+    "patternProperties": X_KEYS,
+    "additionalProperties": False,
+}
+
 register_judge(JudgeSpec(
-    type="all", summary="every nested judge passes", schema=_list_schema("all"),
-    build=AllJudge, check=_check_nested,
+    type="all", summary="every nested judge passes", schema=_walkable("all"),
+    build=AllJudge, check=_check_nested(ALL_SCHEMA),
 ))
 
 register_judge(JudgeSpec(
-    type="any", summary="at least one nested judge passes", schema=_list_schema("any"),
-    build=AnyJudge, check=_check_nested,
+    type="any", summary="at least one nested judge passes", schema=_walkable("any"),
+    build=AnyJudge, check=_check_nested(ANY_SCHEMA),
 ))
 
 register_judge(JudgeSpec(
     type="weighted",
     summary="weighted mean of nested judges' scores reaches pass_threshold",
-    schema={
-        "type": "object",
-        "required": ["type", "judges"],
-        "properties": {
-            "type": {"const": "weighted"},
-            "judges": {
-                "type": "array", "minItems": 1,
-                "errorMessage": "must be a non-empty list of {weight, judge} entries",
-                "items": {
-                    "type": "object",
-                    "required": ["weight", "judge"],
-                    "properties": {
-                        "weight": {"type": "number", "exclusiveMinimum": 0,
-                                   "errorMessage": "must be a number > 0"},
-                        "judge": {"type": "object",
-                                  "errorMessage": "must be a judge config (a mapping)"},
-                    },
-                    "patternProperties": X_KEYS,
-                    "additionalProperties": False,
-                },
-            },
-            "pass_threshold": THRESHOLD,
-        },
-        "patternProperties": X_KEYS,
-        "additionalProperties": False,
-    },
+    schema=_walkable("weighted", ENTRY_LIST),
     build=WeightedJudge,
     check=_check_weighted,
 ))

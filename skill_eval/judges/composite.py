@@ -30,6 +30,7 @@ from .base import (
     build_judge,
     register_judge,
     run_judge,
+    schema_problems,
     validate_judge_config,
 )
 
@@ -123,23 +124,32 @@ class CompositeJudge:
 
 
 def _check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
-    present = [n for n in PARTS if part_config(n, config.get(n)) is not None]
+    """The full schema and every part's own config, in one pass (see COMPOSITE_SCHEMA)."""
+    problems = schema_problems(config, COMPOSITE_SCHEMA)
+    present = [n for n in PARTS if config.get(n) is not None and config.get(n) is not False]
     if not present:
-        return [("", "needs at least one of pytest, lint, rubric")]
-    problems: list[tuple[str, str]] = []
+        problems.append(("", "needs at least one of pytest, lint, rubric"))
     for name in present:
         value = config[name]
+        if not (isinstance(value, Mapping) or (name == "lint" and value is True)):
+            continue  # the schema has said what it must be
         if isinstance(value, Mapping) and value.get("type") not in (None, name):
             problems.append((f"{name}.type", f"must be {name!r} or left out"))
             continue
         problems += validate_judge_config(part_config(name, value), suite_dir, prefix=name)
     weights = config.get("weights") or {}
-    if present and not any({**DEFAULT_WEIGHTS, **weights}[n] > 0 for n in present):
-        problems.append(("weights", "the parts present all have weight 0"))
+    if isinstance(weights, Mapping) and all(
+            isinstance(weights.get(n, 0), int | float) for n in PARTS):
+        merged = {**DEFAULT_WEIGHTS, **{n: weights[n] for n in PARTS if n in weights}}
+        if present and not any(merged[n] > 0 for n in present):
+            problems.append(("weights", "the parts present all have weight 0"))
     return problems
 
 
 WEIGHT = {"type": "number", "minimum": 0, "errorMessage": "must be a number ≥ 0"}
+# The full schema of a composite config. `_check` applies it beside the parts' own checks, so
+# every problem shows in one pass: the registry runs a check only once the registered schema
+# (which asserts the type alone) passes.
 COMPOSITE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["type"],
@@ -165,7 +175,8 @@ COMPOSITE_SCHEMA: dict[str, Any] = {
 register_judge(JudgeSpec(
     type="composite",
     summary="weighted pytest + lint + rubric; a failing test is a blocker",
-    schema=COMPOSITE_SCHEMA,
+    schema={"type": "object", "required": ["type"],
+            "properties": {"type": {"const": "composite"}}},
     build=CompositeJudge,
     check=_check,
 ))

@@ -1,7 +1,9 @@
 """`lint`: static analysis of the Python code blocks in an output with `ruff check`.
 
-The fenced blocks tagged python/py are written to a temporary directory and checked by ruff in
-isolated mode (no config files from anywhere) with a scrubbed environment; nothing is executed.
+The fenced blocks tagged python/py, and the untagged ones that parse as Python and import or
+define something (`looks_like_python`), are written to a temporary directory and checked by
+ruff in isolated mode (no config files from anywhere), with `--ignore-noqa` (suppression
+comments in the output do not count) and a scrubbed environment; nothing is executed.
 Rules default to E4, E7, E9 and F (`select` changes them). Score = 1 − min(1, issues / 10).
 An output with no Python block is "not applicable": score 1.0, passed, and
 `data["lint"]["applicable"]` is false (the composite judge leaves such a part out).
@@ -9,6 +11,7 @@ An output with no Python block is "not applicable": score 1.0, passed, and
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -17,13 +20,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..model import JudgeResult, Task
 from .base import JudgeContext, JudgeSpec, register_judge
+from .simple import CodeBlock, fenced_blocks
 
 ISSUES_FOR_ZERO = 10
 DEFAULT_THRESHOLD = 0.7
@@ -34,46 +38,29 @@ MAX_SHOWN = 10
 # by default): pyflakes and pycodestyle's error subset, ruff's classic default selection.
 DEFAULT_SELECT = ("E4", "E7", "E9", "F")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
+_DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-@dataclass(frozen=True)
-class CodeBlock:
-    """A fenced code block: its language tag, its text, and the output line it starts on."""
-
-    lang: str
-    code: str
-    line: int
-
-
-def fenced_blocks(text: str) -> list[CodeBlock]:
-    """Every fenced code block (``` or ~~~, CommonMark closing rules) in Markdown text."""
-    blocks: list[CodeBlock] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if not opening or (opening["fence"][0] == "`" and "`" in opening["info"]):
-            i += 1
-            continue
-        fence, info = opening["fence"], opening["info"].strip()
-        body: list[str] = []
-        j = i + 1
-        while j < len(lines):
-            closing = _FENCE.match(lines[j])
-            if (closing and closing["fence"][0] == fence[0]
-                    and len(closing["fence"]) >= len(fence) and not closing["info"].strip()):
-                break
-            body.append(lines[j])
-            j += 1
-        lang = info.split()[0].strip("{}.").casefold() if info else ""
-        blocks.append(CodeBlock(lang, "\n".join(body) + "\n", i + 2))
-        i = j + 1
-    return blocks
+def looks_like_python(code: str) -> bool:
+    """An untagged block counts as Python when it parses as Python (parsed, never run) and
+    defines or imports something: shell lines such as `ls -la` or YAML such as `name: x` also
+    parse as Python, but never hold an import, a def or a class."""
+    try:
+        with warnings.catch_warnings():
+            # invalid escapes warn at parse time; only these categories are silenced (the
+            # filters are process-wide, and other threads' warnings must still show)
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, _DEFINING) for node in ast.walk(tree))
 
 
 def python_blocks(text: str) -> list[CodeBlock]:
-    return [b for b in fenced_blocks(text) if b.lang in PYTHON_TAGS]
+    """The blocks lint checks: tagged python/py, or untagged and `looks_like_python`."""
+    return [b for b in fenced_blocks(text)
+            if b.lang in PYTHON_TAGS or (not b.lang and looks_like_python(b.code))]
 
 
 def lint_score(issues: int) -> float:
@@ -119,7 +106,9 @@ class LintJudge:
             src.mkdir()
             for n, block in enumerate(blocks, 1):
                 (src / f"block_{n:02d}.py").write_text(block.code, encoding="utf-8")
-            argv = [*ruff, "check", "--isolated", "--no-cache", "--exit-zero",
+            # --ignore-noqa: suppression comments (noqa, file-level noqa, ruff disable) are
+            # written by the very output under judgement, so they must not hide its issues
+            argv = [*ruff, "check", "--isolated", "--no-cache", "--exit-zero", "--ignore-noqa",
                     "--output-format", "json", "--select", ",".join(self.select)]
             try:
                 proc = subprocess.run([*argv, "--", str(src)], cwd=tmp, env=_env(tmp),

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,32 +74,38 @@ def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: d
 
 # --- JSON extraction (claude-cli replies, and anthropic replies without a tool call) ---------
 
-_FENCED = re.compile(r"```[ \t]*([A-Za-z]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+def extract_json_object(text: str, required: Sequence[str] = ()) -> dict[str, Any] | None:
+    """The JSON object a model's reply text gives: the whole text when it is one; otherwise the
+    last object in it, fenced or in prose, that has every `required` key (else the last object
+    at all). Last, because a judge that quotes the judged output (`the output says {"score":
+    1.0}`) gives its own verdict after the quote. None when the text holds no object."""
+    try:
+        value = json.loads(text.strip())
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        return value
+    objects = _objects_in(text)
+    complete = [o for o in objects if all(key in o for key in required)]
+    candidates = complete or objects
+    return candidates[-1] if candidates else None
 
 
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a model's reply text: the whole text, a fenced ```json block, or
-    the first parseable {...} in surrounding prose. None when there is none."""
-    stripped = text.strip()
-    candidates = [stripped]
-    candidates += [m.group(2) for m in _FENCED.finditer(text)
-                   if m.group(1).lower() in ("json", "")]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
+def _objects_in(text: str) -> list[dict[str, Any]]:
+    """Every outermost JSON object in `text`, in order (an object inside another is part of
+    it, not a candidate of its own)."""
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    found: list[dict[str, Any]] = []
+    at = text.find("{")
+    while at != -1:
         try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+            value, end = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            at = text.find("{", at + 1)
             continue
-        if isinstance(value, dict):
-            return value
-    return None
+        found.append(value)
+        at = text.find("{", end)
+    return found
 
 
 # --- anthropic -----------------------------------------------------------------------------
@@ -180,9 +185,14 @@ def _anthropic(ctx: JudgeContext, system: str, prompt: str, schema: dict, tool_n
         if getattr(block, "type", None) == "text":
             texts.append(block.text)
     raw = "\n".join(texts)
-    data = extract_json_object(raw)
+    data = extract_json_object(raw, _required(schema))
     error = None if data is not None else "judge reply has no tool call and no JSON object"
     return LLMReply(data, raw, usage, response.model or model, error)
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    required = schema.get("required")
+    return [str(k) for k in required] if isinstance(required, list) else []
 
 
 def _usage(raw: Any) -> Usage:
@@ -269,7 +279,7 @@ def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict, tool_
                             error=f"claude CLI judge timed out after {timeout:g}s")
         finally:
             _kill_group(proc.pid)
-    return parse_cli_envelope(stdout, proc.returncode, stderr, model)
+    return parse_cli_envelope(stdout, proc.returncode, stderr, model, _required(schema))
 
 
 def _kill_group(pgid: int) -> None:
@@ -279,8 +289,10 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def parse_cli_envelope(stdout: str, returncode: int, stderr: str, model: str) -> LLMReply:
-    """Turn `claude -p --output-format json` output into an LLMReply."""
+def parse_cli_envelope(stdout: str, returncode: int, stderr: str, model: str,
+                       required: Sequence[str] = ()) -> LLMReply:
+    """Turn `claude -p --output-format json` output into an LLMReply; `required` are the keys
+    the reply's JSON object must have (see extract_json_object)."""
     try:
         envelope = json.loads(stdout)
     except ValueError:
@@ -297,6 +309,6 @@ def parse_cli_envelope(stdout: str, returncode: int, stderr: str, model: str) ->
         return LLMReply(None, str(result or ""), usage, model,
                         f"claude CLI judge failed (exit {returncode}): "
                         f"{str(result or envelope.get('subtype') or stderr)[:300]}")
-    data = extract_json_object(result)
+    data = extract_json_object(result, required)
     error = None if data is not None else "claude CLI judge reply holds no JSON object"
     return LLMReply(data, result, usage, model, error)

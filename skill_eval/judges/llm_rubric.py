@@ -3,8 +3,9 @@
 The judge model sees the task prompt, the rubric and the output; the output sits between
 delimiters carrying a random nonce, and the instructions say that text inside is data, so an
 output that says "score this 1.0" is judged, not obeyed. The threshold is applied here, in
-code. Scores outside [0, 1] are clamped and noted; a reply with no numeric score is a judge
-error. `--mock` gives the fixed score 0.8 without any call. Judgements go through `ctx.cache`.
+code. Scores outside [0, 1] are clamped and noted; a reply with no numeric score, or a
+non-finite one (NaN, Infinity), is a judge error. `--mock` gives the fixed score 0.8 without
+any call. Judgements go through `ctx.cache`.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def build_prompt(task_prompt: str, rubric: str, output: str, nonce: str) -> str:
 
 
 def score_reply(reply: LLMReply, threshold: float) -> JudgeResult:
-    """A JudgeResult from a judge model's reply: threshold applied, score clamped and noted,
-    a missing or non-numeric score an error."""
+    """A JudgeResult from a judge model's reply: threshold applied, a finite score outside
+    [0, 1] clamped and noted; a missing, non-numeric or non-finite (NaN, Infinity) score is a
+    judge error."""
     data: dict[str, Any] = {"judge_model": reply.model, "usage": reply.usage.to_dict()}
     if reply.error or reply.data is None:
         error = reply.error or "judge reply holds no JSON object"
@@ -76,8 +78,12 @@ def score_reply(reply: LLMReply, threshold: float) -> JudgeResult:
             score = float(raw.strip())
         except ValueError:
             score = None
-    if score is None or math.isnan(score):
+    if score is None:
         error = f"judge reply has no numeric score (got {raw!r})"
+        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]})
+    if not math.isfinite(score):
+        # clamping would turn Infinity into a perfect 1.0
+        error = f"judge reply's score is not a finite number (got {raw!r})"
         return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]})
     clamped = clamp_score(score)
     passed = clamped >= threshold

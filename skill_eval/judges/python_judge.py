@@ -2,9 +2,16 @@
 `callable: "package.module:function"` and called as `function(output, task)`.
 
 The function returns a float score (passes when ≥ `pass_threshold`, default 1.0), a bool, a
-JudgeResult, or a dict with `passed` and/or `score` (and optional `details`). The module is
-imported at judge time from the harness's sys.path (install it, or set PYTHONPATH); an import
-error or an exception in the function is a judge error, never a skill failure.
+JudgeResult, or a dict with `passed` and/or `score` (and optional `details`). A score outside
+[0, 1] is clamped and noted; NaN or Infinity is a judge error. The module comes from the
+harness's sys.path (install it, or set PYTHONPATH).
+
+When the module is imported: never by `validate` (it checks the shape of `callable` only, so
+validating a suite runs none of its code); at run start, before any model call, by
+`preflight_python_judges`, so a typo fails the run at once instead of erroring every attempt.
+Importing runs the module's top-level code: that code is the suite author's, not model output.
+An import error or an exception in the function during a run is a judge error, never a skill
+failure.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..model import JudgeResult, Task
@@ -33,9 +40,71 @@ def load_callable(spec: str) -> Callable[..., Any]:
     return obj
 
 
+def _problem(spec: str) -> str | None:
+    """Why `spec` cannot be loaded, in one line; None when it loads and is callable."""
+    module_name, _, attr_path = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name) \
+                and module_name[len(exc.name):][:1] in ("", "."):
+            return (f"module {module_name!r} not found (install it, or put its folder on "
+                    "PYTHONPATH)")
+        return f"importing module {module_name!r} failed: ModuleNotFoundError: {exc}"
+    except (Exception, SystemExit) as exc:  # its top-level code may raise anything
+        return f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
+    walked = module_name
+    for attr in attr_path.split("."):
+        if not hasattr(obj, attr):
+            return f"{walked!r} has no attribute {attr!r}"
+        obj = getattr(obj, attr)
+        walked += (":" if walked == module_name else ".") + attr
+    if not callable(obj):
+        return f"{spec!r} is a {type(obj).__name__}, not a callable"
+    return None
+
+
+def _python_configs(judge: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every `python` judge config in a judge config, with its field path, through the nesting
+    of all, any and weighted."""
+    if not isinstance(judge, Mapping):
+        return
+    kind = judge.get("type")
+    if kind == "python":
+        yield where, judge
+    elif kind in ("all", "any") and isinstance(judge.get("judges"), list):
+        for i, sub in enumerate(judge["judges"]):
+            yield from _python_configs(sub, f"{where}.judges[{i}]")
+    elif kind == "weighted" and isinstance(judge.get("judges"), list):
+        for i, entry in enumerate(judge["judges"]):
+            if isinstance(entry, Mapping):
+                yield from _python_configs(entry.get("judge"), f"{where}.judges[{i}].judge")
+
+
+def preflight_python_judges(tasks: Sequence[Task]) -> list[str]:
+    """Import every `python` judge's callable before a run: one message per problem (module
+    not found, import failed, attribute missing, not callable); empty when all load.
+
+    Imports run the modules' top-level code (the suite author's, see the module docstring):
+    call this at run start, never from `validate`."""
+    problems: list[str] = []
+    seen: dict[str, str | None] = {}
+    for task in tasks:
+        for where, config in _python_configs(task.judge, "judge"):
+            spec = str(config.get("callable", ""))
+            if spec not in seen:
+                seen[spec] = _problem(spec)
+            if seen[spec] is not None:
+                problems.append(f"task {task.id!r}: {where}.callable: {seen[spec]}")
+    return problems
+
+
 def to_result(value: Any, threshold: float) -> JudgeResult:
     """Turn what a user's function returned into a JudgeResult (error when it makes no sense)."""
     if isinstance(value, JudgeResult):
+        if not value.error and not math.isfinite(value.score):
+            return JudgeResult.failure(f"python judge returned a non-finite score: "
+                                       f"{value.score!r}")
         if value.error or 0.0 <= value.score <= 1.0:
             return value
         clamped = clamp_score(value.score)
@@ -69,8 +138,8 @@ def to_result(value: Any, threshold: float) -> JudgeResult:
 
 
 def _scored(score: float, threshold: float, details: str) -> JudgeResult:
-    if math.isnan(score):
-        return JudgeResult.failure("python judge returned a NaN score")
+    if not math.isfinite(score):
+        return JudgeResult.failure(f"python judge returned a non-finite score: {score!r}")
     clamped = clamp_score(score)
     notes = [details] if details else []
     if clamped != score:

@@ -1,14 +1,19 @@
 """Deterministic judges with no process and no model: `not-contains`, `regex`, `equals`,
-`json-schema` and `threshold`. Pure functions at the core, a thin Judge class around each."""
+`json-schema` and `threshold`. Pure functions at the core, a thin Judge class around each.
+Also the readers of model output they share: Markdown fenced blocks, and strict JSON (no NaN,
+no Infinity) from the output or its first JSON block."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import regex
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
@@ -18,8 +23,11 @@ from .contains import NON_EMPTY_STRINGS, contains_score
 from .fixtures import fixture_problem, resolve_fixture
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
-_FENCE = re.compile(r"```[ \t]*(json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
-REGEX_FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.DOTALL}
+# A fence line (CommonMark): up to 3 spaces, then 3+ backticks or 3+ tildes, then the info string.
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$")
+REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE,
+               "dotall": regex.DOTALL}
+DEFAULT_REGEX_TIMEOUT = 5.0
 
 
 def _schema(judge_type: str, required: list[str], props: dict[str, Any], **extra: Any) \
@@ -65,31 +73,46 @@ class NotContainsJudge:
 
 # --- regex ----------------------------------------------------------------------------------
 
-def compile_pattern(config: Mapping[str, Any]) -> re.Pattern[str]:
-    flags = 0
+def compile_pattern(config: Mapping[str, Any]) -> Any:
+    """The compiled `pattern`: Python `re` syntax and flags, run by the `regex` module in its
+    re-compatible mode (VERSION0), which can stop a search after a timeout."""
+    flags = regex.VERSION0
     for name in config.get("flags") or []:
         flags |= REGEX_FLAGS[name]
-    return re.compile(config["pattern"], flags)
+    return regex.compile(config["pattern"], flags)
 
 
 def _check_regex(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
     try:
         compile_pattern(config)
-    except re.error as exc:
+    except (regex.error, ValueError, OverflowError) as exc:
         return [("pattern", f"invalid regular expression: {exc}")]
     return []
 
 
 class RegexJudge:
-    """Passes when `pattern` is found anywhere in the output (re.search)."""
+    """Passes when `pattern` is found anywhere in the output (a search, not a full match).
+
+    The output is untrusted and a pattern with nested quantifiers can take exponential time
+    on it, so the search runs with the GIL released (other threads go on) and gives up after
+    `timeout` seconds. Giving up is a failure, not a judge error: the pattern was not shown
+    to match, and judging the same output again would only time out again.
+    """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.regex = compile_pattern(config)
+        self.compiled = compile_pattern(config)
+        self.timeout = float(config.get("timeout", DEFAULT_REGEX_TIMEOUT))
 
     def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-        match = self.regex.search(output)
+        try:
+            match = self.compiled.search(output, timeout=self.timeout, concurrent=True)
+        except TimeoutError:
+            return _binary(False, f"pattern {self.compiled.pattern!r} gave up after "
+                                  f"{self.timeout:g}s: this output makes it backtrack "
+                                  "catastrophically (simplify the pattern, or raise `timeout`)",
+                           timed_out=True)
         if match is None:
-            return _binary(False, f"pattern {self.regex.pattern!r} not found")
+            return _binary(False, f"pattern {self.compiled.pattern!r} not found")
         text = match.group(0)
         shown = text if len(text) <= 80 else text[:77] + "..."
         return _binary(True, f"pattern matched {shown!r} at offset {match.start()}")
@@ -123,20 +146,92 @@ class EqualsJudge:
                               f"got {got[at:at + 40]!r} (lengths {len(want)} vs {len(got)})")
 
 
-# --- JSON output helpers --------------------------------------------------------------------
+# --- reading model output: fenced blocks, strict JSON ---------------------------------------
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A fenced code block: its language tag, its text, and the output line it starts on."""
+
+    lang: str
+    code: str
+    line: int
+
+
+def fenced_blocks(text: str) -> list[CodeBlock]:
+    """Every fenced code block in Markdown text, CommonMark rules: ``` or ~~~ fences of 3 or
+    more; a block closes only at a fence of the same character, at least as long, with no info
+    string; an unclosed block runs to the end of the text."""
+    blocks: list[CodeBlock] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        opening = _FENCE.match(lines[i])
+        if not opening or (opening["fence"][0] == "`" and "`" in opening["info"]):
+            i += 1
+            continue
+        fence, info = opening["fence"], opening["info"].strip()
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines):
+            closing = _FENCE.match(lines[j])
+            if (closing and closing["fence"][0] == fence[0]
+                    and len(closing["fence"]) >= len(fence) and not closing["info"].strip()):
+                break
+            body.append(lines[j])
+            j += 1
+        lang = info.split()[0].strip("{}.").casefold() if info else ""
+        blocks.append(CodeBlock(lang, "\n".join(body) + "\n", i + 2))
+        i = j + 1
+    return blocks
+
+
+class NonFiniteNumber(ValueError):
+    """JSON text holds NaN or Infinity (not JSON at all), or a number too large for a float."""
+
+
+def _no_constant(name: str) -> Any:
+    raise NonFiniteNumber(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise NonFiniteNumber(f"{shown} is too large for a number (it overflows to infinity)")
+    return value
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads that refuses NaN, Infinity and floats that overflow (1e999): compared with
+    a threshold or a schema's `maximum` they would pass checks no real number passes."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+
+
+def first_json_block(output: str) -> CodeBlock | None:
+    """The first fenced block tagged `json`, else the first untagged one."""
+    blocks = fenced_blocks(output)
+    candidates = [b for b in blocks if b.lang == "json"] or [b for b in blocks if not b.lang]
+    return candidates[0] if candidates else None
+
 
 def parse_json_output(output: str) -> tuple[Any, str | None]:
-    """The JSON value of the output itself, or of its first fenced ```json (or bare ```) block.
-    Returns (value, None), or (None, reason) when there is no parseable JSON."""
+    """The JSON value of the output itself, or of its first fenced ```json (else untagged)
+    block. Returns (value, None), or (None, reason) when there is no parseable, finite JSON."""
     try:
-        return json.loads(output), None
-    except ValueError:
+        return loads_strict(output), None
+    except NonFiniteNumber as exc:
+        return None, f"output JSON holds a non-finite number: {exc}"
+    except (ValueError, RecursionError):
         pass
-    match = _FENCE.search(output)
-    if match is None:
+    block = first_json_block(output)
+    if block is None:
         return None, "output is not JSON and has no fenced ```json block"
     try:
-        return json.loads(match.group(2)), None
+        return loads_strict(block.code), None
+    except NonFiniteNumber as exc:
+        return None, f"fenced JSON block holds a non-finite number: {exc}"
+    except RecursionError:
+        return None, "first fenced JSON block is nested too deeply to read"
     except ValueError as exc:
         return None, f"first fenced JSON block does not parse: {exc}"
 
@@ -255,6 +350,8 @@ register_judge(JudgeSpec(
         "pattern": {"type": "string", "minLength": 1,
                     "errorMessage": "must be a non-empty regular expression"},
         "flags": _enum_list(REGEX_FLAGS),
+        "timeout": {"type": "number", "exclusiveMinimum": 0,
+                    "errorMessage": "must be a number of seconds > 0"},
     }),
     build=RegexJudge,
     check=_check_regex,
