@@ -2,8 +2,10 @@
 
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations (exit 2)
-     ├── SuiteError           a task suite that is missing, unreadable or invalid
+     ├── ProblemsError        a file with located problems, all reported (one line each)
+     │    └── SuiteError      a task suite that is missing, unreadable or invalid
      ├── SkillError           a skill or ranking artifact that cannot be resolved
+     │    └── EvaluatorError  (skill_eval.evaluators) an evaluator skill that cannot load
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
@@ -58,8 +60,8 @@ class Problem:
         return f"{where}: {loc}: {self.message}" if loc else f"{where}: {self.message}"
 
 
-class SuiteError(SkillEvalError):
-    """A task suite that is missing or invalid. `problems` lists every problem found."""
+class ProblemsError(SkillEvalError):
+    """An error made of located problems, every one reported (one line each)."""
 
     def __init__(self, message: str, *, path: str | None = None,
                  problems: list[Problem] | None = None) -> None:
@@ -70,6 +72,10 @@ class SuiteError(SkillEvalError):
         if not self.problems:
             return self.message
         return "\n".join(str(p) for p in self.problems)
+
+
+class SuiteError(ProblemsError):
+    """A task suite that is missing or invalid. `problems` lists every problem found."""
 
 
 class SkillError(SkillEvalError):

@@ -28,6 +28,7 @@ from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
 from .judges.llm import judge_model
+from .judges.python_judge import preflight_python_judges
 from .judges.rubric import preflight_evaluators
 from .model import Attempt
 from .options import RunOptions, check_options
@@ -92,9 +93,10 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                                  describe, log=log)
     if executor_name != "mock":
         getattr(executor, "preflight", lambda: None)()
-    evaluator_problems = preflight_evaluators(suite.tasks, opts.evaluators_dirs, Path.cwd())
-    if evaluator_problems:
-        raise JudgeError("\n".join(evaluator_problems))
+    judge_problems = preflight_evaluators(suite.tasks, opts.evaluators_dirs, Path.cwd()) \
+        + preflight_python_judges(suite.tasks)
+    if judge_problems:
+        raise JudgeError("\n".join(judge_problems))
 
     fingerprint = _fingerprint(opts, suite.sha256, arms, describe)
     label = safe_component(arms.run_id) if opts.standalone else \

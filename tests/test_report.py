@@ -68,12 +68,12 @@ def failing(tmp_path: Path) -> dict[str, Any]:
 
 
 def erroring(tmp_path: Path) -> dict[str, Any]:
-    """t2's judge cannot be loaded: every attempt at t2 ends in error in both arms."""
+    """t2's judge breaks on its output: every attempt at t2 ends in error in both arms."""
     tasks = [contains_task("t1", "alpha"),
              {"id": "t2", "prompt": "Do t2",
-              "judge": {"type": "python", "callable": "no_such_module_r5:judge"}},
+              "judge": {"type": "python", "callable": "tests.judge_helpers:alpha_or_boom"}},
              contains_task("t3", "gamma")]
-    code, data, _ = _standalone(tmp_path, tasks, {"t1": "alpha", "t3": "gamma"},
+    code, data, _ = _standalone(tmp_path, tasks, {"t1": "alpha", "t2": "BOOM", "t3": "gamma"},
                                 "--max-retries", "0")
     assert code == 3 and data["evaluation"]["verdict"] == "error"
     return data
@@ -166,7 +166,7 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     text = report.render_table(erroring(tmp_path))
     row = next(line for line in text.splitlines() if line.startswith("t2"))
     assert row.split()[:6] == ["t2", "1", "err", "1", "err", "n/a"]
-    assert "error: judge error: cannot load python judge" in row
+    assert "error: judge error: python judge" in row
     assert re.search(r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error",
                      text, re.M)
     assert re.search(r"^errors +2 attempts ended in error \(candidate 1, baseline 1\)", text,
@@ -304,7 +304,7 @@ def test_junit_of_an_error_run(tmp_path: Path) -> None:
     root = junit(report.render_junit(data))
     assert counts(root) == {"tests": "4", "failures": "0", "errors": "2", "skipped": "0"}
     error = root.find("testsuite/testcase[@name='t2']/error")
-    assert error is not None and "cannot load python judge" in (error.get("message") or "")
+    assert error is not None and "judge broke on this output" in (error.get("message") or "")
     verdict = root.find("testsuite/testcase[@name='verdict']/error")
     assert verdict is not None
     assert verdict.get("message") == f"verdict error: {data['evaluation']['reason']}"

@@ -354,3 +354,11 @@ def test_bad_output_and_state_root_paths_fail_before_running(tmp_path: Path) -> 
                            str(write_skill(tmp_path / "k")), "--state-root", str(afile),
                            "--mock")
     assert code == 2 and "exists and is not a directory" in err
+
+
+def test_a_python_judge_that_cannot_be_imported_stops_the_run(tmp_path: Path) -> None:
+    tasks = [{"id": "t1", "prompt": "p",
+              "judge": {"type": "python", "callable": "tests.judge_helpers:no_such_function"}}]
+    code, out, err = standalone(tmp_path, None, tasks=tasks)
+    assert code == 2 and out == "" and "no_such_function" in err
+    assert not (tmp_path / "state" / "runs").exists()

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem, SkillError
+from ..errors import Problem, ProblemsError, SkillError
 from ..judges.base import schema_problems
 from ..model import sha256_text
 from ..safeyaml import YamlError, load_yaml_text
@@ -33,18 +33,8 @@ FRONTMATTER_FENCE = "---"
 _REQUIRED = re.compile(r"'([^']+)' is required")
 
 
-class EvaluatorError(SkillError):
+class EvaluatorError(ProblemsError, SkillError):
     """An evaluator skill that cannot be loaded or selected; `problems` lists every problem."""
-
-    def __init__(self, message: str, *, path: str | None = None,
-                 problems: list[Problem] | None = None) -> None:
-        super().__init__(message, path=path)
-        self.problems = problems or []
-
-    def __str__(self) -> str:
-        if not self.problems:
-            return self.message
-        return "\n".join(str(p) for p in self.problems)
 
 
 @dataclass(frozen=True)
