@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,17 +20,14 @@ from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, JudgeError, RunInterrupted
 from .evaluators.registry import evaluator_sources
-from .executors.base import (
-    ExecutorConfig,
-    create_executor,
-)
+from .executors.base import ExecutorConfig, create_executor
 from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
 from .judges.llm import judge_model
 from .judges.python_judge import preflight_python_judges
 from .judges.rubric import preflight_evaluators
-from .model import Attempt
+from .model import Attempt, sha256_text
 from .options import RunOptions, check_options
 from .paths import safe_component
 from .progress import Progress
@@ -46,7 +43,6 @@ class EvaluationOutcome:
     artifact: dict[str, Any]
     path: Path
     run_dir: Path | None
-    messages: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def verdict(self) -> str:
@@ -54,8 +50,7 @@ class EvaluationOutcome:
 
 
 def _fingerprint(opts: RunOptions, suite_sha: str, arms: Arms, executor: dict[str, Any]) -> str:
-    from .model import sha256_text
-
+    """What a resumed run must share with the run it continues."""
     return sha256_text(json.dumps({
         "suite": suite_sha, "candidate": arms.candidate.skill_sha256,
         "baseline": arms.baseline.skill_sha256 if arms.baseline else "absent",
