@@ -8,6 +8,7 @@ A judge never raises into the runner: `run_judge` turns any exception into a res
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,21 +62,33 @@ def register_judge(spec: JudgeSpec) -> JudgeSpec:
     return spec
 
 
+def _load_builtin(judge_type: str) -> None:
+    from .builtin import BUILTIN_JUDGES
+
+    module = BUILTIN_JUDGES.get(judge_type)
+    if module is not None and judge_type not in JUDGES:
+        importlib.import_module(f"{__package__}.{module}")
+
+
 def _load_builtins_and_plugins() -> None:
+    """Every built-in judge, then the plugins of the `skill_eval.judges` entry-point group
+    (a plugin cannot replace a built-in type)."""
     global _plugins_loaded
     if _plugins_loaded:
         return
     from importlib.metadata import entry_points
 
-    from . import builtin  # noqa: F401  (registers the built-in judges)
+    from .builtin import BUILTIN_JUDGES
 
+    for judge_type in BUILTIN_JUDGES:
+        _load_builtin(judge_type)
     _plugins_loaded = True  # only once the built-ins are all in
     for ep in entry_points(group="skill_eval.judges"):
         try:
             spec = ep.load()
             if callable(spec) and not isinstance(spec, JudgeSpec):
                 spec = spec()
-            if isinstance(spec, JudgeSpec):
+            if isinstance(spec, JudgeSpec) and spec.type not in BUILTIN_JUDGES:
                 register_judge(spec)
         except Exception:  # a broken plugin must not break the harness
             continue
@@ -87,7 +100,9 @@ def judge_types() -> list[str]:
 
 
 def get_judge_spec(judge_type: str) -> JudgeSpec:
-    _load_builtins_and_plugins()
+    _load_builtin(judge_type)
+    if judge_type not in JUDGES:
+        _load_builtins_and_plugins()
     try:
         return JUDGES[judge_type]
     except KeyError:

@@ -1,11 +1,21 @@
-"""Importing this module registers every built-in judge, exactly as a plugin would.
-One import per line, so adding a judge module is a one-line change."""
-# ruff: noqa: I001
+"""The built-in judges: YAML `type` -> the module that registers it (exactly as a plugin
+would, through register_judge). Modules load on first use, so validating a suite that only
+uses `contains` never imports the model-graded judges. Adding a judge is one line here."""
 
-from . import contains  # noqa: F401
-from . import simple  # noqa: F401
-from . import combinators  # noqa: F401
-from . import python_judge  # noqa: F401
-from . import pytest_judge  # noqa: F401
-from . import llm_rubric  # noqa: F401
-from . import composite, lint, rubric  # noqa: F401
+BUILTIN_JUDGES = {
+    "contains": "contains",
+    "not-contains": "simple",
+    "regex": "simple",
+    "equals": "simple",
+    "json-schema": "simple",
+    "threshold": "simple",
+    "all": "combinators",
+    "any": "combinators",
+    "weighted": "combinators",
+    "python": "python_judge",
+    "pytest": "pytest_judge",
+    "llm-rubric": "llm_rubric",
+    "rubric": "rubric",
+    "lint": "lint",
+    "composite": "composite",
+}
