@@ -17,6 +17,15 @@ ARM_NAMES: tuple[ArmName, ...] = ("candidate", "baseline")
 DEFAULT_TIMEOUT_SECONDS = 300.0
 
 
+def clean_text(text: str) -> str:
+    """Text with lone surrogates (which no UTF-8 file can hold) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

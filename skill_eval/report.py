@@ -231,9 +231,13 @@ def _view(artifact: Mapping[str, Any]) -> _View:
                  _label(c)) for t, c, b in pairs]
     rates = {"candidate": _number(ev.get("execution_pass_rate")),
              "baseline": _number(ev.get("baseline_pass_rate")), "delta": _signed(ev.get("delta"))}
+    # With a baseline, the rates cover only tasks judged in both arms.
+    both = set(cand) & set(base) if base else set(cand)
+    judged = {t for t in both if _status(cand[t]) != "error"
+              and (not base or _status(base[t]) != "error")}
     for arm, results in (("candidate", cand), ("baseline", base)):
         if results:
-            rates[arm] += f" ({_tasks_passed(results.values())})"
+            rates[arm] += f" ({_tasks_passed(r for t, r in results.items() if t in judged)})"
     regressed, improved = _moves(artifact, pairs) if paired and pairs else ([], [])
     raw_usage = artifact.get("usage")
     usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}

@@ -31,6 +31,7 @@ from .model import (
     ExecutionResult,
     JudgeResult,
     Task,
+    clean_text,
     status_of,
 )
 
@@ -234,15 +235,6 @@ class Runner:
             if not judge.error or not self._retrying(tries):
                 return judge
             self._sleep(self._backoff(tries, None))
-
-
-def clean_text(text: str) -> str:
-    """Model text with lone surrogates (which no UTF-8 file can hold) replaced by U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
 
 
 def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:

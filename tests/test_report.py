@@ -166,6 +166,8 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     text = report.render_table(erroring(tmp_path))
     row = next(line for line in text.splitlines() if line.startswith("t2"))
     assert row.split()[:6] == ["t2", "1", "err", "1", "err", "n/a"]
+    # the rates cover the two tasks judged in both arms, and the counts say so
+    assert re.search(r"^pass rate +candidate 1 \(2/2\) +baseline 1 \(2/2\)", text, re.M)
     assert "error: judge error: python judge" in row
     assert re.search(r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error",
                      text, re.M)

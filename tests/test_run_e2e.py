@@ -362,3 +362,17 @@ def test_a_python_judge_that_cannot_be_imported_stops_the_run(tmp_path: Path) ->
     code, out, err = standalone(tmp_path, None, tasks=tasks)
     assert code == 2 and out == "" and "no_such_function" in err
     assert not (tmp_path / "state" / "runs").exists()
+
+
+def test_lone_surrogates_in_scripted_outputs_are_cleaned(tmp_path: Path) -> None:
+    outputs = tmp_path / "o.json"
+    outputs.write_text('{"t1": "alpha \\udc80", "t2": "beta"}', encoding="utf-8")
+    suite = write_suite(tmp_path / "suite", [contains_task("t1", "alpha"),
+                                             contains_task("t2", "beta")])
+    code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
+                             str(write_skill(tmp_path / "skill")), "--state-root",
+                             str(tmp_path / "state"), "--mock", "--mock-outputs", str(outputs),
+                             "-q")
+    assert code == 0, err
+    data = read_json(out.strip())
+    assert "\ufffd" in data["candidate_results"][0]["attempts"][0]["output"]

@@ -29,7 +29,8 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
     \b
     table     the end-of-run summary, plain text
     markdown  for a pull-request comment or $GITHUB_STEP_SUMMARY
-    junit     JUnit XML, one test case per task (the candidate's result)
+    junit     JUnit XML, one test case per task (the candidate's result) and one for
+              the verdict, failing as the exit code of `run` would
     json      the artifact itself, re-checked against its schema
 
     Exit codes: 0 rendered, 2 missing, unreadable or invalid artifact.

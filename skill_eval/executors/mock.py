@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError
-from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult
+from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, clean_text
 from .base import ExecutorBase, ExecutorConfig, register_executor
 
 MOCK_OUTPUT = "Mock execution output: no model was called."
@@ -46,7 +46,9 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
         if extra:
             raise UsageError(f"{path}: {extra[0]}: mix of per-arm and per-task keys; "
                              "use either {task_id: text} or {candidate: ..., baseline: ...}")
-    return dict(data)
+    # Scripted text is model output as far as the run is concerned: lone surrogates go.
+    return {k: ({t: clean_text(x) for t, x in v.items()} if isinstance(v, Mapping)
+                else clean_text(v)) for k, v in data.items()}
 
 
 class MockExecutor(ExecutorBase):

@@ -346,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="SPEC",
-        help="KIND[:first=N|nth=N,M|rate=P][:retry_after=S]; repeatable",
+        help="KIND[:first=N|nth=N,M|rate=P][:retry_after=S][:retry_after_ms=MS]"
+        "[:path=GLOB][:message=TEXT]; repeatable",
     )
     parser.add_argument("--record", type=Path, help="append each request as a JSON line here")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
