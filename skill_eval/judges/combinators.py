@@ -67,33 +67,24 @@ def _sub_data(results: list[JudgeResult]) -> dict[str, Any]:
     return {"judges": [r.to_dict() for r in results]}
 
 
-class AllJudge:
-    """Passes when every nested judge passes; score = mean of the nested scores."""
+class BooleanJudge:
+    """`all`: every nested judge passes, score = mean of the nested scores.
+    `any`: at least one passes, score = the best nested score."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
+        self.every = config["type"] == "all"
         self.judges = [(_label(c), build_judge(c)) for c in config["judges"]]
 
     def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
         results, error = _run_all(self.judges, task, output, ctx)
         if error:
             return error
-        score = sum(r.score for r in results) / len(results)
-        return JudgeResult(passed=all(r.passed for r in results), score=score,
-                           details=_details(self.judges, results), data=_sub_data(results))
-
-
-class AnyJudge:
-    """Passes when at least one nested judge passes; score = best nested score."""
-
-    def __init__(self, config: Mapping[str, Any]) -> None:
-        self.judges = [(_label(c), build_judge(c)) for c in config["judges"]]
-
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-        results, error = _run_all(self.judges, task, output, ctx)
-        if error:
-            return error
-        return JudgeResult(passed=any(r.passed for r in results),
-                           score=max(r.score for r in results),
+        scores = [r.score for r in results]
+        if self.every:
+            passed, score = all(r.passed for r in results), sum(scores) / len(scores)
+        else:
+            passed, score = any(r.passed for r in results), max(scores)
+        return JudgeResult(passed=passed, score=score,
                            details=_details(self.judges, results), data=_sub_data(results))
 
 
@@ -185,12 +176,12 @@ WEIGHTED_SCHEMA: dict[str, Any] = {
 
 register_judge(JudgeSpec(
     type="all", summary="every nested judge passes", schema=_walkable("all"),
-    build=AllJudge, check=_check_nested(ALL_SCHEMA),
+    build=BooleanJudge, check=_check_nested(ALL_SCHEMA),
 ))
 
 register_judge(JudgeSpec(
     type="any", summary="at least one nested judge passes", schema=_walkable("any"),
-    build=AnyJudge, check=_check_nested(ANY_SCHEMA),
+    build=BooleanJudge, check=_check_nested(ANY_SCHEMA),
 ))
 
 register_judge(JudgeSpec(
