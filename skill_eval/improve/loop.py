@@ -99,7 +99,10 @@ def select_best(versions: Sequence[VersionResult]) -> VersionResult:
 def holdout_rate_gate(best: VersionResult, original: VersionResult) -> tuple[bool, str]:
     """The fallback gate when no compare_fn is given: strictly higher holdout pass rate."""
     if best.holdout_score is None or original.holdout_score is None:
-        return False, "no holdout tasks: the improvement cannot be checked on unseen tasks"
+        # --holdout 0 was asked for (with a warning): fall back to train, and say so.
+        won = best.train_score > original.train_score
+        return won, (f"train {original.train_score:.2f} -> {best.train_score:.2f} (no holdout: "
+                     "not checked on unseen tasks)")
     if best.holdout_score > original.holdout_score:
         return True, (f"holdout {original.holdout_score:.2f} -> {best.holdout_score:.2f}")
     return False, (f"holdout {best.holdout_score:.2f} does not beat the original's "
