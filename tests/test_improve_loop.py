@@ -185,3 +185,20 @@ def test_holdout_zero_warns_and_falls_back_to_train(tmp_path: Path) -> None:
     assert any(line.startswith("[split] warning: holdout is 0") for line in lines)
     assert result.proposed and "no holdout" in result.gate_reason
     assert "holdout -" in next(line for line in lines if line.startswith("[iter 1/3]"))
+
+
+def test_a_costly_improver_call_stops_before_another_evaluation(tmp_path: Path) -> None:
+    evaluator = RuleFollowingEvaluator(TASKS)
+    result, memory = run(tmp_path, MockImprover(cost_per_call=5.0), evaluator=evaluator)
+    assert decisions(memory, result) == ["AbortBudget"] and len(evaluator.calls) == 1
+    assert "cost $5.12 > max $2.00" in result.reason
+    [cycle] = memory.cycles(result.run_id)
+    assert cycle.cost_usd == pytest.approx(5.12) and result.cost_usd == pytest.approx(5.12)
+
+
+def test_the_same_lesson_is_recalled_once(tmp_path: Path) -> None:
+    run(tmp_path, MockImprover())
+    run(tmp_path, MockImprover())  # same start, same lesson saved again
+    memory = ImproveMemory.in_state_root(tmp_path / "state")
+    helped = [t for t in memory.recall("demo", 10_000).learnings if t.startswith("Helped")]
+    assert len(helped) == 1

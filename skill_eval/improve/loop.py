@@ -9,7 +9,7 @@ import difflib
 import sys
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
 from .decide import Decision, DecisionInput, IterationSettings, decide
@@ -145,7 +145,7 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
     log(f"[split] {len(split.train)} train, {len(split.holdout)} holdout (seed {s.seed})")
     prompts = {t.id: t.prompt for t in tasks}
     categories = {t.id: t.category for t in tasks}
-    run_id = memory.start_run(skill_id, s.__dict__)
+    run_id = memory.start_run(skill_id, asdict(s))
 
     current, parent, diff = dict(skill_files), None, ""
     versions: list[VersionResult] = []
@@ -168,7 +168,7 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
                                        clock() - start), s)
         decision, reason = decided.decision, decided.reason
         if decision == "AbortRegression":
-            version = VersionResult(**{**version.__dict__, "rejected": True})
+            version = replace(version, rejected=True)
         versions.append(version)
         log(progress_line(iteration, s, previous, version, summary, cost))
         log(f"  {decision}: {reason}")
@@ -188,6 +188,12 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
                 new = current
             if decision == "Continue" and version_hash(new) == digest:
                 decision, reason = "AcceptBest", "the improver proposed no change"
+            if decision == "Continue":
+                # Hard stops hold between phases too: a costly or slow improver call must not
+                # buy one more suite evaluation. Only budget/timeout can fire here.
+                after = decide(DecisionInput(iteration, version.train_score, previous, tokens,
+                                             cost, clock() - start), s)
+                decision, reason = after.decision, after.reason
             if decision != "Continue":
                 log(f"  {decision}: {reason}")
         phase = {"Continue": "refine", "Accept": "complete", "AcceptBest": "complete"}.get(

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -176,7 +176,11 @@ class ImproveMemory:
         learned: list[str] = []
         anti: list[str] = []
         used = dropped = 0
+        seen: set[str] = set()
         for row in rows:
+            if row["text"] in seen:  # the same lesson from several runs is told once
+                continue
+            seen.add(row["text"])
             cost = estimate_tokens(row["text"])
             if used + cost > token_budget:
                 dropped += 1
@@ -197,7 +201,7 @@ class ImproveMemory:
             item = {k: r[k] for k in r.keys() if k != "settings"}
             item["settings"] = json.loads(r["settings"])
             item["proposed"] = None if r["proposed"] is None else bool(r["proposed"])
-            item["cycles"] = [c.__dict__ for c in self.cycles(r["id"])]
+            item["cycles"] = [asdict(c) for c in self.cycles(r["id"])]
             out.append(item)
         return out
 
