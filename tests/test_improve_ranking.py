@@ -68,3 +68,10 @@ def test_run_input_evaluates_the_best_candidate(tmp_path: Path) -> None:
     assert code in (0, 1, 3), err
     data = read_json(out.strip())
     assert data["candidate_id"] == best and data["evaluation"]["verdict"] != "skipped"
+
+
+def test_package_exports_are_sorted_and_resolve() -> None:
+    import skill_eval.improve as improve
+
+    assert improve.__all__ == sorted(improve.__all__)
+    assert all(getattr(improve, name) is not None for name in improve.__all__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .decide import DECISIONS, Decided, Decision, DecisionInput, IterationSettings, decide
 from .evaluation import CompareFn, EvalSummary, EvaluateFn, TaskOutcome
 from .feedback import FailingTask, Feedback, build_feedback
+from .folders import FolderError, read_skill_folder, write_versions, write_winner
 from .improver import (
     Improver,
     MockImprover,
@@ -25,8 +26,8 @@ from .ranking import build_ranking_artifact, validate_ranking
 from .split import Split, split_tasks
 
 __all__ = [
-    "DECISIONS",
     "CompareFn",
+    "DECISIONS",
     "Decided",
     "Decision",
     "DecisionInput",
@@ -34,6 +35,7 @@ __all__ = [
     "EvaluateFn",
     "FailingTask",
     "Feedback",
+    "FolderError",
     "ImproveMemory",
     "ImproveResult",
     "Improver",
@@ -51,8 +53,11 @@ __all__ = [
     "build_ranking_artifact",
     "decide",
     "parse_improver_reply",
+    "read_skill_folder",
     "run_improve",
     "split_tasks",
     "validate_ranking",
     "version_hash",
+    "write_versions",
+    "write_winner",
 ]
