@@ -32,6 +32,8 @@ CASES = [
     ("quality met", state(1, 0.8), S, "Accept", "0.80 >= quality 0.80"),
     ("quality beats max iterations", state(3, 0.9, 0.5), S, "Accept", ""),
     ("max iterations", state(3, 0.6, 0.4), S, "AcceptBest", "reached 3 of 3"),
+    ("max iterations beats diminishing returns", state(3, 0.5, 0.5), S, "AcceptBest",
+     "reached 3 of 3"),
     ("diminishing returns", state(2, 0.52, 0.5), S, "AcceptBest", "improvement +0.02 < "),
     ("enough improvement", state(2, 0.6, 0.5), S, "Continue", ""),
     ("custom quality", state(1, 0.85), IterationSettings(quality=0.9), "Continue", ""),

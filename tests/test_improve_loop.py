@@ -96,7 +96,10 @@ def test_regression_aborts_and_keeps_the_previous_version(tmp_path: Path) -> Non
     result, memory = run(tmp_path, ScriptedImprover([worse]))
     assert decisions(memory, result) == ["Continue", "AbortRegression"]
     assert result.versions[1].rejected and result.best.iteration == 1
-    assert not result.proposed and "did not beat" not in result.gate_reason
+    assert not result.proposed
+    assert result.gate_reason == "no version beat the original on holdout"
+    [lesson] = memory.recall("demo", 10_000).anti_patterns
+    assert lesson.startswith("Regressed (train 0.50 -> 0.00, holdout 0.50 -> 0.00): removed:")
     [_, cycle] = memory.cycles(result.run_id)
     assert (cycle.train_score, cycle.phase) == (0.0, "abort")
 
