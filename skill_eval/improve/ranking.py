@@ -1,0 +1,81 @@
+"""The ranking artifact of an improve run: every version as a candidate with its SKILL.md inline,
+in the existing ranking schema, so `skill-eval run --input` can evaluate any of them.
+
+`score` is the version's holdout pass rate (0-1; its train pass rate when there was no holdout).
+Note: pipeline mode skips candidates whose score is below `--eval-threshold` (default 1.0), so
+evaluate these candidates with `--eval-threshold 0`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from .improver import SKILL_FILE
+from .loop import ImproveResult, VersionResult
+
+RANKING_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "ranking.schema.json"
+
+
+def candidate_id(v: VersionResult) -> str:
+    return f"v{v.iteration}-{v.hash[:12]}"
+
+
+def _candidate(v: VersionResult, result: ImproveResult) -> dict[str, Any]:
+    score = v.train_score if v.holdout_score is None else v.holdout_score
+    return {
+        "id": candidate_id(v),
+        "score": score,
+        "skill_content": v.files.get(SKILL_FILE, ""),
+        # Extra keys (the schema allows them): where the number comes from, and lineage.
+        "score_source": "train" if v.holdout_score is None else "holdout",
+        "holdout_pass_rate": v.holdout_score,
+        "train_pass_rate": v.train_score,
+        "iteration": v.iteration,
+        "skill_sha256": v.hash,
+        "parent_sha256": v.parent,
+        "files": sorted(v.files),
+        "rejected": v.rejected,
+        "best": v.hash == result.best.hash,
+        "proposed": result.proposed and v.hash == result.best.hash,
+    }
+
+
+def build_ranking_artifact(result: ImproveResult, *, run_id: str,
+                           target_path: str | None = None, skill_name: str | None = None,
+                           lane: str | None = "improve") -> dict[str, Any]:
+    """The artifact, best candidate first, validated against the shipped ranking schema.
+
+    Only SKILL.md travels inline (`skill_content`); a version that changed other files of the
+    folder lists them in `files` and needs its kept folder to be evaluated in full.
+    """
+    order = sorted(result.versions, key=lambda v: (v.hash != result.best.hash, v.iteration))
+    artifact: dict[str, Any] = {"run_id": run_id, "lane": lane}
+    if target_path is not None:
+        artifact["target"] = {"path": target_path, "name": skill_name}
+    artifact["scored_candidates"] = [_candidate(v, result) for v in order]
+    artifact["improve"] = {"decision": result.decision, "reason": result.reason,
+                           "proposed": result.proposed, "gate": result.gate_reason,
+                           "train_tasks": list(result.split.train),
+                           "holdout_tasks": list(result.split.holdout),
+                           "tokens": result.tokens, "cost_usd": result.cost_usd}
+    validate_ranking(artifact)
+    return artifact
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = json.loads(RANKING_SCHEMA.read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def validate_ranking(artifact: Any) -> None:
+    """ValueError naming every schema problem (path: message) when `artifact` does not fit."""
+    errors = sorted(_validator().iter_errors(artifact), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise ValueError("; ".join(
+            "/".join(str(p) for p in e.absolute_path) + ": " + e.message for e in errors))
