@@ -77,7 +77,8 @@ def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> Non
             "# DOCX\n\n"
             "Read [the OOXML guide](ooxml.md) before editing.\n"
             "Unpack with `scripts/unpack.py`, see `reference.md` and [up](../other/x.md).\n"
-            "Mention `output.docx` and `some value` freely.\n"),
+            "Mention `output.docx`, `main.py`, `src/app.ts`, `README.md` and `some value` "
+            "freely.\n"),
         "scripts/pack.py": "print()\n"})
     assert findings(folder) == [
         "SKILL.md:7: warning: links to 'ooxml.md', which the skill folder lacks",
@@ -132,7 +133,8 @@ def test_broken_yaml_is_an_error_at_its_line(tmp_path: Path) -> None:
 def test_findings(text: str, expected: list[str] | None) -> None:
     found = [f"{f.line}: {f.severity}: {f.message}" for f in lint_text(text, "S", None)]
     if expected is None:  # duplicate keys: one error at the second key's line
-        assert len(found) == 1 and found[0].startswith("3: error: the frontmatter is not valid")
+        assert found == ["3: error: the frontmatter is not valid YAML: duplicate key 'name' "
+                         "(first defined at line 2)"]
     else:
         assert found == expected
 

@@ -36,12 +36,15 @@ _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")
 _PATHLIKE = re.compile(r"^(?:\./)?[A-Za-z0-9_][\w.\-]*(?:/[\w.\-]+)*/?$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_AT_LINE = re.compile(r"\bat line (\d+)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-# A bare name in backticks counts as a link to a skill file only with these extensions (a
-# mention of `output.pdf` is about the user's files, not the skill's).
-_BARE_EXTENSIONS = frozenset({".md", ".py", ".sh", ".js", ".ts", ".mjs", ".cjs"})
-_RESOURCE_DIRS = frozenset({"scripts", "references", "reference", "examples", "assets",
-                            "templates", "docs"})
+# Backticked text counts as a link to one of the skill's files only when it looks like one: a
+# bare markdown name (`reference.md`), or a path under a folder the skill has or under scripts/
+# or reference(s)/. `output.pdf`, `main.py`, `src/app.ts` and `README.md` are about the user's
+# files, not the skill's.
+_RESOURCE_DIRS = frozenset({"scripts", "references", "reference"})
+_PROJECT_FILES = frozenset({"readme.md", "changelog.md", "claude.md", "agents.md",
+                            "contributing.md", "license.md", "history.md", "todo.md"})
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,10 @@ def _frontmatter(text: str, display: str, out: list[Finding]) -> Frontmatter | N
         data, key_lines = load_yaml_text("\n".join(lines[1:end]), display)
     except YamlError as exc:
         for problem in exc.problems:
+            # safeyaml counts lines from the frontmatter's first line; the file has '---' above.
+            message = _AT_LINE.sub(lambda m: f"at line {int(m.group(1)) + 1}", problem.message)
             out.append(Finding(display, (problem.line or 1) + 1, "error",
-                               f"the frontmatter is not valid YAML: {problem.message}"))
+                               f"the frontmatter is not valid YAML: {message}"))
         return None
     if data is None:
         data = {}
@@ -224,7 +229,8 @@ def _link_target(raw: str, is_link: bool, folder: Path) -> str | None:
         first = rel.parts[0] if rel.parts and rel.parts[0] != "." else ""
         if len(rel.parts) > 1 and not (first in _RESOURCE_DIRS or (folder / first).is_dir()):
             return None
-        if len(rel.parts) == 1 and rel.suffix.lower() not in _BARE_EXTENSIONS:
+        if len(rel.parts) == 1 and (rel.suffix.lower() != ".md"
+                                    or rel.name.lower() in _PROJECT_FILES):
             return None
     parts = [p for p in PurePosixPath(target).parts if p != "."]
     return "/".join(parts) if parts else None
