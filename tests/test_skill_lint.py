@@ -77,6 +77,7 @@ def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> Non
             "# DOCX\n\n"
             "Read [the OOXML guide](ooxml.md) before editing.\n"
             "Unpack with `scripts/unpack.py`, see `reference.md` and [up](../other/x.md).\n"
+            "Name the result `notes.md` (like `tool-use.md`).\n"
             "Mention `output.docx`, `main.py`, `src/app.ts`, `README.md` and `some value` "
             "freely.\n"),
         "scripts/pack.py": "print()\n"})

@@ -36,12 +36,13 @@ _MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")
 _PATHLIKE = re.compile(r"^(?:\./)?[A-Za-z0-9_][\w.\-]*(?:/[\w.\-]+)*/?$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_POINTER = re.compile(r"\b(?:see|read|consult|open|load|follow)\s+(?:the\s+)?$", re.I)
 _AT_LINE = re.compile(r"\bat line (\d+)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 # Backticked text counts as a link to one of the skill's files only when it looks like one: a
-# bare markdown name (`reference.md`), or a path under a folder the skill has or under scripts/
-# or reference(s)/. `output.pdf`, `main.py`, `src/app.ts` and `README.md` are about the user's
-# files, not the skill's.
+# path under a folder the skill has or under scripts/ or reference(s)/, or a bare markdown name
+# right after "see", "read", ... (`see reference.md`). `output.pdf`, `main.py`, `src/app.ts`,
+# `README.md` and "name it `notes.md`" are about the user's files, not the skill's.
 _RESOURCE_DIRS = frozenset({"scripts", "references", "reference"})
 _PROJECT_FILES = frozenset({"readme.md", "changelog.md", "claude.md", "agents.md",
                             "contributing.md", "license.md", "history.md", "todo.md"})
@@ -198,10 +199,11 @@ def _missing_links(lines: list[str], start: int, display: str, folder: Path) -> 
             continue
         if fence is not None:
             continue
-        targets = [(m.group(1), True) for m in _MD_LINK.finditer(line)]
-        targets += [(m.group(1), False) for m in _CODE_SPAN.finditer(line)]
-        for raw, is_link in targets:
-            rel = _link_target(raw, is_link, folder)
+        targets = [(m.group(1), True, True) for m in _MD_LINK.finditer(line)]
+        targets += [(m.group(1), False, bool(_POINTER.search(line[:m.start()])))
+                    for m in _CODE_SPAN.finditer(line)]
+        for raw, is_link, pointed in targets:
+            rel = _link_target(raw, is_link, pointed, folder)
             if rel is None or rel in seen:
                 continue
             seen.add(rel)
@@ -215,7 +217,7 @@ def _missing_links(lines: list[str], start: int, display: str, folder: Path) -> 
     return out
 
 
-def _link_target(raw: str, is_link: bool, folder: Path) -> str | None:
+def _link_target(raw: str, is_link: bool, pointed: bool, folder: Path) -> str | None:
     """The relative path a link or code span names, or None when it is no skill file."""
     if _SCHEME.match(raw) or raw.startswith(("#", "/", "~", "$", "-", "<")):
         return None
@@ -229,7 +231,7 @@ def _link_target(raw: str, is_link: bool, folder: Path) -> str | None:
         first = rel.parts[0] if rel.parts and rel.parts[0] != "." else ""
         if len(rel.parts) > 1 and not (first in _RESOURCE_DIRS or (folder / first).is_dir()):
             return None
-        if len(rel.parts) == 1 and (rel.suffix.lower() != ".md"
+        if len(rel.parts) == 1 and (not pointed or rel.suffix.lower() != ".md"
                                     or rel.name.lower() in _PROJECT_FILES):
             return None
     parts = [p for p in PurePosixPath(target).parts if p != "."]
