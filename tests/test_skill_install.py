@@ -5,15 +5,19 @@ is said once per run."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import sys
 from pathlib import Path
+
+import pytest
 
 from skill_eval.executors.base import ExecutorConfig, create_executor
 from skill_eval.model import ExecutionRequest, Task
 from skill_eval.skills import load_skill
 from skill_eval.skills.install import MAX_LINKED_BYTES, install_skill, plan_install
 
-from .helpers import DEMO_SUITE, read_json, run_cli, write_skill
+from .helpers import DEMO_SUITE, REPO, read_json, run_cli, write_skill
 
 OLD = (1_000_000_000, 1_000_000_000)  # 2001: any write would move it
 
@@ -157,3 +161,35 @@ def test_system_mode_says_the_other_files_never_reach_the_model(tmp_path: Path) 
         "(reference.md) never reach the model; --skill-mode installed delivers them"]
     plain, _ = run_mock(tmp_path, write_skill(tmp_path / "one" / "demo"))
     assert not any("never reach" in w for w in plain["warnings"])
+
+
+def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reported bug, end to end: installed mode wrote through an absolute SKILL.md link
+    on every run, standalone and pipeline. Runs twice each; the original stays as it was."""
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    script = REPO / "tests" / "fakes" / "fake_claude.py"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    shared = tmp_path / "shared.md"
+    text = "---\nname: linked\ndescription: d\n---\nthe original\n"
+    shared.write_text(text, encoding="utf-8")
+    os.utime(shared, ns=(OLD[0] * 10**9, OLD[1] * 10**9))
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "SKILL.md").symlink_to(shared)
+    ranking = tmp_path / "ranking.json"
+    ranking.write_text(json.dumps({"run_id": "r", "target": {"path": "linked"},
+                                   "scored_candidates": [{"id": "c", "score": 5,
+                                                          "skill_content": text + "more\n"}]}))
+    common = ["--task-suite", str(DEMO_SUITE), "--executor", "claude-cli", "--claude-bin",
+              str(fake), "--skill-mode", "installed", "-q"]
+    for i in range(2):
+        for args in (["--standalone", "--skill-path", str(tmp_path / "linked")],
+                     ["--input", str(ranking), "--candidate-id", "c"]):
+            code, _, err = run_cli("run", *args, "--state-root", str(tmp_path / f"s{i}"),
+                                   *common)
+            assert code in (0, 1, 3), err
+    assert shared.read_text(encoding="utf-8") == text
+    assert shared.stat().st_mtime_ns == OLD[1] * 10**9
