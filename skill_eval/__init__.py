@@ -41,7 +41,7 @@ _EXPORTS = {
     "TaskResult": "results",
     "Usage": "model",
     "UsageError": "errors",
-    "load_ranking": "skills",
+    "load_ranking": "ranking",
     "load_skill": "skills",
     "load_suite": "suite",
     "read_artifact": "artifact",

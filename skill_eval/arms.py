@@ -4,7 +4,7 @@ from a ranking artifact (pipeline), and kept in run.json so a run can be re-judg
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,7 +12,15 @@ from typing import Any
 
 from .model import Arm, Skill
 from .options import RunOptions
-from .skills import load_ranking, load_skill, resolve_candidate, resolve_original
+from .ranking import load_ranking
+from .skills import load_skill, resolve_candidate, resolve_original, skill_findings
+from .skills.install import plan_install
+from .skills.load import other_files
+from .skills.tree import SKILL_FILE, walk
+
+# Executors that hand the model a skill's other files in system/prepend mode (the anthropic
+# executor's read_skill_file tool); the others send SKILL.md alone.
+FOLDER_AWARE_EXECUTORS = ("anthropic",)
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,8 @@ def _skill_dict(skill: Skill | None) -> dict[str, Any] | None:
     if skill is None:
         return None
     return {"name": skill.name, "content": skill.content, "origin": skill.origin,
-            "directory": str(skill.directory) if skill.directory else None}
+            "directory": str(skill.directory) if skill.directory else None,
+            "tree_sha256": skill.tree_sha256}
 
 
 def _skill_from(data: dict[str, Any] | None) -> Skill | None:
@@ -39,7 +48,7 @@ def _skill_from(data: dict[str, Any] | None) -> Skill | None:
         return None
     return Skill(data["name"], data["content"],
                  Path(data["directory"]) if data.get("directory") else None,
-                 data.get("origin", ""))
+                 data.get("origin", ""), data.get("tree_sha256"))
 
 
 def arms_to_dict(arms: Arms) -> dict[str, Any]:
@@ -72,6 +81,14 @@ def arms_from_dict(data: dict[str, Any]) -> Arms:
 
 
 def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
+    """The arms of a run; their skills are loaded and checked (errors raise SkillError), and
+    the warnings about them (format, delivery, identical arms) are on `Arms.warnings`."""
+    arms = _resolve(opts, work_dir, run_id)
+    notes = skill_warnings(arms, opts.skill_mode, opts.executor_name)
+    return replace(arms, warnings=(*arms.warnings, *notes)) if notes else arms
+
+
+def _resolve(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
     if opts.standalone:
         assert opts.skill_path is not None  # check_options guarantees it
         candidate = Arm("candidate", load_skill(opts.skill_path), "candidate skill")
@@ -89,6 +106,55 @@ def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
     return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
                 Arm("baseline", original, "original skill"), "original", opts.candidate_id,
                 resolved.score, ranking.run_id, ranking, tuple(resolved.warnings))
+
+
+def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:
+    """Once per run: each arm's format warnings, what its skill mode cannot deliver, and a
+    baseline that is the candidate's very skill (same tree hash: the comparison is void)."""
+    out: list[str] = []
+    skills = [(a.name, a.skill) for a in (arms.candidate, arms.baseline)
+              if a is not None and a.skill is not None]
+    seen: set[str] = set()
+    for arm, skill in skills:
+        for finding in skill_findings(skill):
+            if str(finding) not in seen:  # the same file in both arms is reported once
+                seen.add(str(finding))
+                out.append(f"{arm} skill: {finding}")
+        out.extend(f"{arm} skill: {note}" for note in delivery_notes(skill, skill_mode, executor))
+    base = arms.baseline.skill if arms.baseline is not None else None
+    cand = arms.candidate.skill
+    # Pipeline candidates that change nothing are reported where they are built (candidates.py).
+    if arms.baseline_kind == "skill" and base is not None and cand is not None \
+            and cand.tree_sha256 is not None and cand.tree_sha256 == base.tree_sha256:
+        out.append(f"candidate and baseline are the same skill (tree sha256 "
+                   f"{cand.tree_sha256[:12]}); the comparison is void")
+    return out
+
+
+def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
+    """What of the skill a mode does not deliver, in words for the run log and artifact."""
+    notes: list[str] = []
+    others = other_files(skill)
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        notes.append(f"given as the file {skill.origin}: the {len(others)} other file(s) in its "
+                     f"folder ({shown}) are not part of the skill; give the folder to include "
+                     f"them")
+    if skill_mode == "installed":
+        plan = plan_install(skill)
+        notes.extend(plan.warnings)
+        if executor == "mock":
+            notes.append(f"--mock installs nothing; installed mode would install "
+                         f"{len(plan.entries)} file(s): {', '.join(plan.files[:10])}"
+                         f"{', ...' if len(plan.entries) > 10 else ''}")
+    elif skill.directory is not None and executor not in FOLDER_AWARE_EXECUTORS:
+        extra = [e.rel for e in walk(Path(skill.directory)) if e.rel != SKILL_FILE]
+        if extra:
+            notes.append(f"{skill_mode} mode sends SKILL.md alone: the skill's {len(extra)} "
+                         f"other file(s) ({', '.join(extra[:5])}"
+                         f"{', ...' if len(extra) > 5 else ''}) never reach the model; "
+                         f"--skill-mode installed delivers them")
+    return notes
 
 
 def new_run_id() -> str:

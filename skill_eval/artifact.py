@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .analysis import Analysis
 from .errors import ArtifactError
-from .model import Attempt, Usage
+from .model import Attempt, Skill, Usage
 from .paths import atomic_write_text, safe_component
 from .results import TaskResult
 from .verdict import Verdict
@@ -44,6 +44,18 @@ def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
             "attempts": len(mine), "errors": sum(a.status == "error" for a in mine)}
 
 
+def _skill_identity(skill: Skill | None) -> dict[str, Any]:
+    """How the manifest identifies an arm's skill: the SKILL.md hash, the tree hash over all its
+    files (skills/tree.py), its name, folder and origin; all null for the no-skill arm."""
+    return {
+        "skill_sha256": skill.sha256 if skill else None,
+        "skill_tree_sha256": skill.tree_sha256 if skill else None,
+        "skill_name": skill.name if skill else None,
+        "skill_directory": str(skill.directory) if skill and skill.directory else None,
+        "skill_origin": skill.origin if skill else None,
+    }
+
+
 def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
           candidate: list[TaskResult], baseline: list[TaskResult],
           rates: tuple[float | None, float | None, float | None], verdict: Verdict,
@@ -64,13 +76,10 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
     ranking = arms.ranking
     warnings = list(arms.warnings) + list(verdict.warnings)
     arm_info = {
-        "candidate": {"label": arms.candidate.label, "skill_sha256": arms.candidate.skill_sha256,
-                      "skill_origin": arms.candidate.skill.origin if arms.candidate.skill
-                      else None},
+        "candidate": {"label": arms.candidate.label, **_skill_identity(arms.candidate.skill)},
         "baseline": None if arms.baseline is None else {
             "label": arms.baseline.label, "kind": arms.baseline_kind,
-            "skill_sha256": arms.baseline.skill_sha256,
-            "skill_origin": arms.baseline.skill.origin if arms.baseline.skill else None},
+            **_skill_identity(arms.baseline.skill)},
     }
     errors = [{"arm": a.arm, "task_id": a.task_id, "index": a.index, "error": a.error}
               for a in sorted(attempts, key=lambda a: (a.arm, a.task_id, a.index))

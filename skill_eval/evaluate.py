@@ -82,6 +82,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
+    for warning in arms.warnings:
+        log(f"warning: {warning}")
     skip = skip_verdict(arms.candidate_score, None if opts.standalone else opts.eval_threshold)
     if skip is not None:
         return finish_evaluation(opts, suite, arms, state_root, None, [], skip, started_at,

@@ -67,12 +67,16 @@ class Suite:
 
 @dataclass(frozen=True)
 class Skill:
-    """A skill under test: the SKILL.md text, and the directory it came from when there is one."""
+    """A skill under test: the SKILL.md text, and the directory it came from when there is one.
+
+    `tree_sha256` identifies the whole skill (every file's path and content, SKILL.md as
+    `content`; skills.tree); load_skill sets it, None when a skill was built by hand."""
 
     name: str
     content: str
     directory: Path | None = None
     origin: str = ""
+    tree_sha256: str | None = None
 
     @property
     def sha256(self) -> str:

@@ -1,7 +1,7 @@
 """Execution plans from ranking artifacts, applied as pure text transforms.
 
-`apply_plan(text, plan)` returns the edited text of one file; skills.py applies it to a copy of
-the original skill directory. The four actions follow reference/compatibility.md.
+`apply_plan(text, plan)` returns the edited text of one file; skills/candidates.py applies it
+to a copy of the original skill directory. The four actions follow reference/compatibility.md.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def test_fake_installed_mode_copies_skill_directory(fake_bin: str, tmp_path: Pat
     assert without["cwd_files"] == []
 
 
-def test_fake_installed_mode_copies_links_as_links(fake_bin: str, tmp_path: Path) -> None:
+def test_fake_installed_mode_never_copies_links_out(fake_bin: str, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.env").write_text("TOKEN=1")
@@ -242,9 +242,9 @@ def test_fake_installed_mode_copies_links_as_links(fake_bin: str, tmp_path: Path
                     env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)})
     result = run(executor, skill=Skill(name="s", content="new", directory=skill_dir))
     assert result.error is None, result.error
-    # os.walk lists links to directories as directories and does not enter them
-    assert sorted(Path(f).name for f in calls(log)[0]["cwd_files"]) == \
-        ["SKILL.md", "dangling", "out.env"]
+    # A text file linked from outside is installed as its content; the link to a folder
+    # outside, the dangling link and the FIFO are left out (skills/install.py).
+    assert sorted(Path(f).name for f in calls(log)[0]["cwd_files"]) == ["SKILL.md", "out.env"]
 
 
 def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str,
@@ -253,7 +253,7 @@ def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str,
 
     project = tmp_path / "proj"
     (project / "deep" / "secrets").mkdir(parents=True)
-    (project / "SKILL.md").write_text("---\nname: proj\n---\nbody\n")
+    (project / "SKILL.md").write_text("---\nname: proj\ndescription: d\n---\nbody\n")
     (project / "deep" / "secrets" / ".env").write_text("TOKEN=1")
     log = tmp_path / "argv.jsonl"
     executor = make(claude_bin=fake_bin, skill_mode="installed",

@@ -169,7 +169,8 @@ def test_pipeline_missing_original_skill_is_an_error_not_zero(tmp_path: Path) ->
 def test_hostile_ids_cannot_write_outside_the_state_root(tmp_path: Path) -> None:
     skill = write_skill(tmp_path / "skill")
     ranking = write_ranking(tmp_path / "r.json", [
-        {"id": "../../../escape", "score": 5, "skill_content": "---\nname: x\n---\nhi"}],
+        {"id": "../../../escape", "score": 5,
+         "skill_content": "---\nname: x\ndescription: d\n---\nhi"}],
         target=str(skill), run_id="../../outside")
     state = tmp_path / "deep" / "state"
     code, out, err = run_cli("run", "--input", str(ranking), "--candidate-id",

@@ -23,6 +23,11 @@ from skill_eval.skills import (
 ORIGINAL = "---\nname: demo\ndescription: A demo.\n---\n# Demo\n\n## Usage\n\n- old\n\n## End\n"
 
 
+def md(body: str) -> str:
+    """A valid SKILL.md (frontmatter with name and description) with this body."""
+    return f"---\nname: demo\ndescription: A demo.\n---\n{body}"
+
+
 @pytest.fixture
 def skill_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "skills" / "demo-dir"
@@ -80,17 +85,14 @@ def test_load_skill_from_directory_and_file(skill_dir: Path) -> None:
     assert by_file.directory is None
 
 
-def test_load_skill_from_a_file_names_it_after_its_folder(tmp_path: Path) -> None:
+def test_load_skill_without_frontmatter_is_an_error_at_line_one(tmp_path: Path) -> None:
+    # Before: the name fell back to the folder's and the run went on with no warning.
     (tmp_path / "proj" / "deep").mkdir(parents=True)
     (tmp_path / "proj" / "SKILL.md").write_text("# No frontmatter\n", encoding="utf-8")
-    skill = load_skill(tmp_path / "proj" / "SKILL.md")
-    assert skill.name == "proj" and skill.directory is None
-
-
-def test_load_skill_name_falls_back_to_directory(tmp_path: Path) -> None:
-    (tmp_path / "my-skill").mkdir()
-    (tmp_path / "my-skill" / "SKILL.md").write_text("# No frontmatter\n", encoding="utf-8")
-    assert load_skill(tmp_path / "my-skill").name == "my-skill"
+    with pytest.raises(SkillError) as info:
+        load_skill(tmp_path / "proj" / "SKILL.md")
+    assert str(info.value).startswith(f"{tmp_path / 'proj' / 'SKILL.md'}:1: error: no YAML "
+                                      f"frontmatter")
 
 
 @pytest.mark.parametrize(("setup", "message"), [
@@ -109,7 +111,8 @@ def test_load_skill_errors_name_the_path(tmp_path: Path, setup: Any, message: st
 
 
 def test_load_skill_accepts_exactly_one_mebibyte(tmp_path: Path) -> None:
-    (tmp_path / "SKILL.md").write_bytes(b"x" * MAX_SKILL_BYTES)
+    head = f"---\nname: {tmp_path.name}\ndescription: big\n---\n".encode()
+    (tmp_path / "SKILL.md").write_bytes(head + b"x" * (MAX_SKILL_BYTES - len(head)))
     assert len(load_skill(tmp_path).content) == MAX_SKILL_BYTES
 
 
@@ -210,7 +213,7 @@ def test_resolve_original_relative_to_ranking(tmp_path: Path, skill_dir: Path,
     assert original.directory == (None if is_file else skill_dir.resolve())
 
 
-@pytest.mark.parametrize("entry", [{"id": "c1", "content": "# New\n"}, plan_candidate()])
+@pytest.mark.parametrize("entry", [{"id": "c1", "content": md("# New\n")}, plan_candidate()])
 def test_candidate_of_a_file_target_copies_only_that_file(tmp_path: Path, skill_dir: Path,
                                                           entry: dict[str, Any]) -> None:
     (skill_dir / "deep" / "secrets").mkdir(parents=True)
@@ -269,7 +272,7 @@ def test_missing_candidate_lists_available_ids(tmp_path: Path, skill_dir: Path) 
 def test_inline_candidate_gets_a_full_copy_of_the_original(tmp_path: Path,
                                                            skill_dir: Path) -> None:
     before = tree_digest(skill_dir)
-    text = "---\nname: demo\n---\n# Better demo\n"
+    text = md("# Better demo\n")
     ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "score": 4, "content": text}]))
     work = tmp_path / "work"
     resolved = resolve_candidate(ranking, "c1", work)
@@ -287,9 +290,9 @@ def test_inline_candidate_gets_a_full_copy_of_the_original(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("entry", "expected"), [
-    ({"skill_content": "A", "content": "B", "body": "C"}, "A"),
-    ({"skill_content": "  ", "content": "B", "body": "C"}, "B"),
-    ({"skill_content": None, "content": 7, "body": "C"}, "C"),
+    ({"skill_content": md("A"), "content": md("B"), "body": md("C")}, md("A")),
+    ({"skill_content": "  ", "content": md("B"), "body": md("C")}, md("B")),
+    ({"skill_content": None, "content": 7, "body": md("C")}, md("C")),
 ])
 def test_inline_key_precedence(tmp_path: Path, skill_dir: Path, entry: dict[str, Any],
                                expected: str) -> None:
@@ -298,7 +301,7 @@ def test_inline_key_precedence(tmp_path: Path, skill_dir: Path, entry: dict[str,
 
 
 def test_inline_with_missing_original_holds_only_skill_md(tmp_path: Path) -> None:
-    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "body": "# B\n"}],
+    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "body": md("# B\n")}],
                                          target={"path": "gone", "name": "demo"}))
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
     assert resolved.score is None
@@ -310,10 +313,10 @@ def test_inline_with_missing_original_holds_only_skill_md(tmp_path: Path) -> Non
 
 
 def test_inline_and_plan_together_warns(tmp_path: Path, skill_dir: Path) -> None:
-    entry = {**plan_candidate(), "skill_content": "# Full\n"}
+    entry = {**plan_candidate(), "skill_content": md("# Full\n")}
     ranking = load_ranking(write_ranking(tmp_path, [entry]))
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
-    assert resolved.skill.content == "# Full\n"
+    assert resolved.skill.content == md("# Full\n")
     assert "execution_plan was ignored" in resolved.warnings[0]
 
 
@@ -328,10 +331,10 @@ def test_inline_does_not_write_through_a_symlinked_skill_md(tmp_path: Path) -> N
     real.write_text(ORIGINAL, encoding="utf-8")
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "SKILL.md").symlink_to(real)
-    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "content": "# New\n"}],
+    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "content": md("# New\n")}],
                                          target={"path": "linked"}))
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
-    assert resolved.skill.content == "# New\n"
+    assert resolved.skill.content == md("# New\n")
     assert real.read_text() == ORIGINAL
 
 
@@ -420,14 +423,25 @@ def test_plan_on_another_file_of_the_skill(tmp_path: Path, skill_dir: Path) -> N
     assert tree_digest(skill_dir) == before
 
 
-def test_frontmatter_not_a_mapping_names_candidate(tmp_path: Path) -> None:
+def test_original_whose_frontmatter_is_not_a_mapping_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "SKILL.md").write_text("---\n- a\n---\nbody\n", encoding="utf-8")
     plan = {"action": "update_yaml_frontmatter", "frontmatter_updates": {"name": "x"}}
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)],
                                          target={"path": "s"}))
-    with pytest.raises(SkillError, match=r'\(id "c1"\): SKILL.md: .*not a mapping'):
+    with pytest.raises(SkillError, match=r"s/SKILL.md:2: error: the frontmatter must be a "
+                                         r"mapping .*\(target.path in .*ranking.json\)"):
         resolve_candidate(ranking, "c1", tmp_path / "work")
+
+
+def test_inline_candidate_without_frontmatter_names_candidate_and_line(
+        tmp_path: Path, skill_dir: Path) -> None:
+    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "content": "# New\n"}]))
+    with pytest.raises(SkillError) as info:
+        resolve_candidate(ranking, "c1", tmp_path / "work")
+    assert str(info.value) == (f'{tmp_path / "ranking.json"}: scored_candidates[0] (id "c1")'
+                               f".content, line 1: error: no YAML frontmatter: SKILL.md must "
+                               f"start with a '---' line, then name and description")
 
 
 @pytest.mark.parametrize("target_path", [
@@ -454,7 +468,7 @@ def test_target_path_cannot_leave_the_copy(tmp_path: Path, skill_dir: Path,
 @pytest.mark.parametrize("cid", ["../../escape", "/abs/id", "..", "a/../../b", "c 1\x00"])
 def test_hostile_ids_stay_inside_work_dir(tmp_path: Path, skill_dir: Path, cid: str) -> None:
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(cid),
-                                                    {"id": "x" + cid, "body": "# B\n"}]))
+                                                    {"id": "x" + cid, "body": md("# B\n")}]))
     work = tmp_path / "deep" / "work"
     for candidate_id in (cid, "x" + cid):
         directory = resolve_candidate(ranking, candidate_id, work).skill.directory
@@ -484,11 +498,12 @@ def test_work_dir_inside_the_skill_is_not_copied_into_itself(tmp_path: Path,
 
 def test_crlf_original_keeps_crlf(tmp_path: Path) -> None:
     (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "SKILL.md").write_bytes(b"# S\r\n\r\n## Usage\r\nold\r\n")
+    head = b"---\r\nname: s\r\ndescription: d\r\n---\r\n"
+    (tmp_path / "s" / "SKILL.md").write_bytes(head + b"# S\r\n\r\n## Usage\r\nold\r\n")
     plan = {"action": "replace_markdown_section", "section_heading": "## Usage",
             "content_lines": ["new"]}
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)],
                                          target={"path": "s"}))
     directory = resolve_candidate(ranking, "c1", tmp_path / "work").skill.directory
     assert directory is not None
-    assert (directory / "SKILL.md").read_bytes() == b"# S\r\n\r\n## Usage\r\n- new\r\n"
+    assert (directory / "SKILL.md").read_bytes() == head + b"# S\r\n\r\n## Usage\r\n- new\r\n"

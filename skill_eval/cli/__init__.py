@@ -23,6 +23,7 @@ COMMANDS = {
     "evaluators": "evaluators_cmd",
     "report": "report_cmd",
     "rejudge": "rejudge_cmd",
+    "lint": "lint_cmd",
 }
 
 

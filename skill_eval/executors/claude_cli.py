@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
@@ -30,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
-from ..model import ExecutionRequest, ExecutionResult, Skill, Usage
-from ..paths import safe_component
+from ..model import ExecutionRequest, ExecutionResult, Usage
+from ..skills.install import install_skill
 from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executor
 from .errors_map import retryable_message, retryable_status
 
@@ -119,34 +118,6 @@ def build_command(binary: str, config: ExecutorConfig, model: str | None,
         # Appended, not replacing: both arms keep Claude Code's own system prompt, as users do.
         cmd += ["--append-system-prompt-file", str(system_file)]
     return cmd
-
-
-def install_skill(skill: Skill, workdir: Path) -> Path:
-    """Copy the skill to `<workdir>/.claude/skills/<name>/`, the way Claude Code finds it.
-
-    A skill with a `directory` (loaded from a directory) brings that directory along;
-    symlinks are copied as links, never followed out of it. A skill without one (loaded
-    from a SKILL.md file) is the SKILL.md alone: the folder around a file is not the skill's.
-    """
-    dest = workdir / ".claude" / "skills" / safe_component(skill.name or "skill")
-    if skill.directory is not None and Path(skill.directory).is_dir():
-        shutil.copytree(skill.directory, dest, symlinks=True, ignore=_not_copied)
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "SKILL.md").write_text(skill.content, encoding="utf-8")  # the text under test
-    return dest
-
-
-def _not_copied(directory: str, names: list[str]) -> list[str]:
-    """Version-control and build caches, and special files (copying a FIFO would block)."""
-    skipped = []
-    for name in names:
-        if name in (".git", "__pycache__", "node_modules"):
-            skipped.append(name)
-            continue
-        mode = os.lstat(os.path.join(directory, name)).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-            skipped.append(name)
-    return skipped
 
 
 def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> ExecutionResult:

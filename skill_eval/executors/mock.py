@@ -3,6 +3,10 @@
 By default every prompt gets MOCK_OUTPUT. `--mock-outputs FILE` scripts it: `{task_id: text}`
 gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each arm its own;
 a task missing from the file falls back to MOCK_OUTPUT.
+
+In installed skill mode the mock installs nothing, but records in each result's
+`meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
+an installed-mode suite dry-runs honestly.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import yaml
 
 from ..errors import UsageError
 from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, clean_text
+from ..skills.install import plan_install
 from .base import ExecutorBase, ExecutorConfig, register_executor
 
 MOCK_OUTPUT = "Mock execution output: no model was called."
@@ -63,12 +68,17 @@ class MockExecutor(ExecutorBase):
         if any(k in ARM_NAMES for k in table):
             table = table.get(request.arm) or {}
         output = table.get(request.task.id, MOCK_OUTPUT)
-        return ExecutionResult(output=output)
+        meta: dict[str, Any] = {}
+        if self.config.skill_mode == "installed" and request.skill is not None:
+            meta["would_install"] = plan_install(request.skill).files
+        return ExecutionResult(output=output, meta=meta)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "mock", "model": self.config.model,
                 "temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
-                "skill_mode": self.config.skill_mode, "outputs": dict(self.outputs)}
+                "skill_mode": self.config.skill_mode, "outputs": dict(self.outputs),
+                **({"installs": "nothing (each result's meta lists what it would install)"}
+                   if self.config.skill_mode == "installed" else {})}
 
 
 register_executor("mock", MockExecutor)

@@ -1,0 +1,33 @@
+"""`skill-eval lint SKILL_DIR...`"""
+
+from __future__ import annotations
+
+import click
+
+from ..skills import lint_skill
+from .common import EXIT_FAIL, EXIT_OK
+
+
+@click.command("lint")
+@click.argument("skills", nargs=-1, required=True, type=click.Path(path_type=str))
+def command(skills: tuple[str, ...]) -> None:
+    """Check skills against the Agent Skills format, as `skill-eval run` does before it runs.
+
+    SKILLS are skill folders holding SKILL.md (or SKILL.md files). Prints each finding as
+    `path:line: error|warning: message` on stdout and exits 1 when there is an error, else 0
+    (for authors and pre-commit hooks). A path with no readable SKILL.md exits 2.
+
+    \b
+    Errors (a run refuses the skill): an empty SKILL.md, no frontmatter, frontmatter that is
+    not valid YAML, a missing or empty `name` or `description`.
+    Warnings (a run goes on and records them): a `name` that is not 1-64 lowercase letters,
+    digits and single hyphens or does not match its folder, a description over 1,024
+    characters, a body over 500 lines, unknown frontmatter keys, files SKILL.md links to
+    that the folder lacks, and `disable-model-invocation: true`.
+    """
+    errors = 0
+    for skill in skills:
+        for finding in lint_skill(skill):
+            click.echo(str(finding))
+            errors += finding.severity == "error"
+    raise SystemExit(EXIT_FAIL if errors else EXIT_OK)

@@ -1,0 +1,238 @@
+"""SKILL.md checked against the Agent Skills format (agentskills.io/specification), the way an
+agent loads it: errors stop a run before anything runs, warnings go into its log and artifact.
+
+Errors: an empty SKILL.md, no frontmatter, frontmatter that is not valid YAML or not a mapping,
+a missing or empty `name` or `description`. Warnings: a `name` that breaks the format's rules
+or does not match its folder, a description over 1,024 characters, a body over 500 lines,
+frontmatter keys neither the format nor Claude Code reads, files SKILL.md links to that the
+folder lacks, and `disable-model-invocation: true` (such a skill never triggers by itself).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from ..safeyaml import YamlError, load_yaml_text
+
+Severity = Literal["error", "warning"]
+
+# The Agent Skills format's own keys, then the ones Claude Code adds (code.claude.com skills
+# docs, frontmatter reference).
+SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+CLAUDE_CODE_KEYS = ("when_to_use", "argument-hint", "arguments", "disable-model-invocation",
+                    "user-invocable", "model", "effort", "context", "agent", "hooks", "paths",
+                    "shell")
+KNOWN_KEYS = frozenset(SPEC_KEYS + CLAUDE_CODE_KEYS)
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+MAX_BODY_LINES = 500
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_CODE_SPAN = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")
+_PATHLIKE = re.compile(r"^(?:\./)?[A-Za-z0-9_][\w.\-]*(?:/[\w.\-]+)*/?$")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_POINTER = re.compile(r"\b(?:see|read|consult|open|load|follow)\s+(?:the\s+)?$", re.I)
+_AT_LINE = re.compile(r"\bat line (\d+)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# Backticked text counts as a link to one of the skill's files only when it looks like one: a
+# path under a folder the skill has or under scripts/ or reference(s)/, or a bare markdown name
+# right after "see", "read", ... (`see reference.md`). `output.pdf`, `main.py`, `src/app.ts`,
+# `README.md` and "name it `notes.md`" are about the user's files, not the skill's.
+_RESOURCE_DIRS = frozenset({"scripts", "references", "reference"})
+_PROJECT_FILES = frozenset({"readme.md", "changelog.md", "claude.md", "agents.md",
+                            "contributing.md", "license.md", "history.md", "todo.md"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding in a SKILL.md, printed `path:line: severity: message`."""
+
+    path: str
+    line: int
+    severity: Severity
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    """The parsed frontmatter: its data, the line of each top-level key, and where the body
+    starts (1-based line)."""
+
+    data: dict[str, Any]
+    key_lines: dict[str, int]
+    body_start: int
+
+
+def lint_text(text: str, display: str, folder: Path | None) -> list[Finding]:
+    """Every finding in one SKILL.md text. `display` names the file in findings; `folder` is
+    the skill folder links resolve against (None: links are not checked)."""
+    out: list[Finding] = []
+    front = _frontmatter(text, display, out)
+    if front is None:
+        return out
+    _check_fields(front, display, folder, out)
+    lines = text.split("\n")
+    body = lines[front.body_start - 1:]
+    while body and not body[-1].strip():
+        body.pop()
+    if len(body) > MAX_BODY_LINES:
+        out.append(Finding(display, front.body_start + MAX_BODY_LINES, "warning",
+                           f"the body is {len(body)} lines; keep SKILL.md under "
+                           f"{MAX_BODY_LINES} lines and move detail into files it links to"))
+    if folder is not None:
+        out.extend(_missing_links(lines, front.body_start, display, folder))
+    return out
+
+
+def _frontmatter(text: str, display: str, out: list[Finding]) -> Frontmatter | None:
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        out.append(Finding(display, 1, "error", "SKILL.md is empty"))
+        return None
+    lines = text.split("\n")
+    if lines[0].rstrip("\r").rstrip() != "---":
+        out.append(Finding(display, 1, "error", "no YAML frontmatter: SKILL.md must start "
+                                                "with a '---' line, then name and description"))
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r").rstrip() in
+                ("---", "...")), None)
+    if end is None:
+        out.append(Finding(display, 1, "error", "the YAML frontmatter has no closing '---' line"))
+        return None
+    try:
+        data, key_lines = load_yaml_text("\n".join(lines[1:end]), display)
+    except YamlError as exc:
+        for problem in exc.problems:
+            # safeyaml counts lines from the frontmatter's first line; the file has '---' above.
+            message = _AT_LINE.sub(lambda m: f"at line {int(m.group(1)) + 1}", problem.message)
+            out.append(Finding(display, (problem.line or 1) + 1, "error",
+                               f"the frontmatter is not valid YAML: {message}"))
+        return None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        out.append(Finding(display, 2, "error", f"the frontmatter must be a mapping of keys "
+                                                f"to values, not a {type(data).__name__}"))
+        return None
+    keys = {str(k[0]): line + 1 for k, line in key_lines.items() if len(k) == 1}
+    return Frontmatter({str(k): v for k, v in data.items()}, keys, end + 2)
+
+
+def _check_fields(front: Frontmatter, display: str, folder: Path | None,
+                  out: list[Finding]) -> None:
+    data = front.data
+
+    def at(key: str) -> int:
+        return front.key_lines.get(key, 1)
+
+    for key in ("name", "description"):
+        value = data.get(key)
+        if key not in data:
+            out.append(Finding(display, 1, "error", f"the frontmatter has no `{key}`"))
+        elif not isinstance(value, str):
+            out.append(Finding(display, at(key), "error", f"`{key}` must be a string"))
+        elif not value.strip():
+            out.append(Finding(display, at(key), "error", f"`{key}` is empty"))
+    name = data.get("name")
+    if isinstance(name, str) and name.strip():
+        for problem in name_problems(name, folder.name if folder is not None else None):
+            out.append(Finding(display, at("name"), "warning", problem))
+    description = data.get("description")
+    if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
+        out.append(Finding(display, at("description"), "warning",
+                           f"`description` is {len(description)} characters; the format "
+                           f"allows {MAX_DESCRIPTION}"))
+    compatibility = data.get("compatibility")
+    if isinstance(compatibility, str) and len(compatibility) > MAX_COMPATIBILITY:
+        out.append(Finding(display, at("compatibility"), "warning",
+                           f"`compatibility` is {len(compatibility)} characters; the format "
+                           f"allows {MAX_COMPATIBILITY}"))
+    for key in data:
+        if key not in KNOWN_KEYS:
+            out.append(Finding(display, at(key), "warning",
+                               f"unknown frontmatter key `{key}` (the format knows "
+                               f"{', '.join(SPEC_KEYS)}; Claude Code also reads "
+                               f"{', '.join(CLAUDE_CODE_KEYS)})"))
+    if data.get("disable-model-invocation") is True:
+        out.append(Finding(display, at("disable-model-invocation"), "warning",
+                           "`disable-model-invocation: true`: the model never loads this skill "
+                           "by itself; only a user's /command does"))
+
+
+def name_problems(name: str, folder_name: str | None) -> list[str]:
+    """How `name` breaks the format's rules: 1-64 characters, lowercase letters, digits and
+    single hyphens, no hyphen at either end, the same as its folder's name."""
+    problems = []
+    if len(name) > MAX_NAME:
+        problems.append(f"`name` is {len(name)} characters; the format allows {MAX_NAME}")
+    if not _NAME.match(name):
+        problems.append(f"`name` {name!r} must be lowercase letters, digits and single hyphens, "
+                        f"not starting or ending with a hyphen")
+    if folder_name is not None and folder_name != name:
+        problems.append(f"`name` {name!r} does not match its folder {folder_name!r}")
+    return problems
+
+
+def _missing_links(lines: list[str], start: int, display: str, folder: Path) -> list[Finding]:
+    """Relative markdown links, and backticked paths that look like the skill's own files,
+    that name nothing in `folder`. Fenced code blocks are skipped (commands, not links)."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    fence: str | None = None
+    for number in range(start, len(lines) + 1):
+        line = lines[number - 1]
+        match = _FENCE.match(line)
+        if match:
+            marker = match.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        targets = [(m.group(1), True, True) for m in _MD_LINK.finditer(line)]
+        targets += [(m.group(1), False, bool(_POINTER.search(line[:m.start()])))
+                    for m in _CODE_SPAN.finditer(line)]
+        for raw, is_link, pointed in targets:
+            rel = _link_target(raw, is_link, pointed, folder)
+            if rel is None or rel in seen:
+                continue
+            seen.add(rel)
+            if rel.startswith("../") or rel == "..":
+                out.append(Finding(display, number, "warning",
+                                   f"links to {raw!r}, outside the skill folder: an installed "
+                                   f"skill cannot reach it"))
+            elif not (folder / rel).exists():
+                out.append(Finding(display, number, "warning",
+                                   f"links to {rel!r}, which the skill folder lacks"))
+    return out
+
+
+def _link_target(raw: str, is_link: bool, pointed: bool, folder: Path) -> str | None:
+    """The relative path a link or code span names, or None when it is no skill file."""
+    if _SCHEME.match(raw) or raw.startswith(("#", "/", "~", "$", "-", "<")):
+        return None
+    target = unquote(raw.split("#", 1)[0].split("?", 1)[0]) if is_link else raw
+    if not target:
+        return None
+    if not is_link:
+        if not _PATHLIKE.match(target) or "*" in target:
+            return None
+        rel = PurePosixPath(target)
+        first = rel.parts[0] if rel.parts and rel.parts[0] != "." else ""
+        if len(rel.parts) > 1 and not (first in _RESOURCE_DIRS or (folder / first).is_dir()):
+            return None
+        if len(rel.parts) == 1 and (not pointed or rel.suffix.lower() != ".md"
+                                    or rel.name.lower() in _PROJECT_FILES):
+            return None
+    parts = [p for p in PurePosixPath(target).parts if p != "."]
+    return "/".join(parts) if parts else None
