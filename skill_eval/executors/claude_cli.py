@@ -37,6 +37,7 @@ from .claude_process import (
     EMPTY_MCP,
     ISOLATION_ENV,
     NO_HOOKS,
+    NOT_FOUND,
     copy_credentials,
     credentials_source,
     env_lookup,
@@ -46,6 +47,10 @@ from .claude_process import (
     not_found_message,
     parse_envelope,
 )
+
+# Re-exported: callers and tests know them as the executor's.
+__all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "bench_figure", "build_command",
+           "find_claude", "install_skill", "kill_group", "parse_envelope", "tool_args"]
 
 TEMP_PREFIX = "skill-eval-claude-"
 NO_AUTH = ("no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
