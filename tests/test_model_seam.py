@@ -176,3 +176,74 @@ def test_a_plugin_cannot_replace_a_built_in(tmp_path: Path, fresh_judges: None,
     monkeypatch.syspath_prepend(str(site))
     assert base.get_judge_spec("contains").type == "contains"
     assert "plugins cannot replace built-ins" in base.REGISTRY.failures()["contains"]
+
+
+ENV_CLAUDE = """#!{python}
+import json, os, sys
+sys.stdin.read()
+with open({log!r}, "w") as f:
+    json.dump(dict(os.environ), f)
+print(json.dumps({{"type": "result", "is_error": False,
+                  "result": '{{"reasoning": "ok", "score": 0.9}}'}}))
+"""
+
+
+def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skill_eval.executors.claude_process import ISOLATION_ENV
+    from skill_eval.judges import JudgeContext, build_judge, run_judge
+    from skill_eval.model import Task
+
+    script = tmp_path / "claude"
+    log = tmp_path / "env.json"
+    script.write_text(ENV_CLAUDE.format(python=sys.executable, log=str(log)), encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("UNRELATED_SECRET", "do-not-pass")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-judge")
+    config = {"type": "llm-rubric", "rubric": RUBRIC}
+    ctx = JudgeContext(suite_dir=tmp_path, judge_backend="claude-cli",
+                       backend_options={"claude_bin": str(script)})
+    result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), "Paris", ctx)
+    assert (result.score, result.error) == (0.9, None)
+    env = json.loads(log.read_text(encoding="utf-8"))
+    assert "UNRELATED_SECRET" not in env
+    assert env["ANTHROPIC_API_KEY"] == "sk-judge"  # authentication passes through
+    assert env["HOME"] != os.environ["HOME"] and not Path(env["HOME"]).exists()  # thrown away
+    assert env["CLAUDE_CONFIG_DIR"] == str(Path(env["HOME"]) / ".claude")
+    assert {k: env[k] for k in ISOLATION_ENV} == ISOLATION_ENV
+
+
+def test_executor_config_is_checked_against_its_schema() -> None:
+    from skill_eval.errors import ExecutorError
+    from skill_eval.executors.base import create_executor, get_executor_spec
+
+    assert get_executor_spec("claude-cli").config({"max_turns": 3}).max_turns == 3
+    with pytest.raises(ExecutorError, match="executor 'mock': max_turns: unknown key"):
+        create_executor("mock", {"max_turns": 3})
+
+
+def test_an_unknown_executor_is_a_usage_error_listing_the_registry(tmp_path: Path) -> None:
+    code, _, err = run_cli("run", "--standalone", "--task-suite", "x.yaml", "--skill-path",
+                           "s", "--state-root", str(tmp_path), "--executor", "nope")
+    assert code == 2 and "'nope' is not one of 'anthropic', 'claude-cli', 'mock'" in err
+
+
+def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
+    from skill_eval.executors.base import REGISTRY, create_executor, register_executor
+    from skill_eval.model import ExecutionResult
+
+    class Bare:
+        def __init__(self, config: object) -> None:
+            self.config = config
+
+        def run(self, request: object) -> ExecutionResult:
+            return ExecutionResult(output="bare")
+
+    try:
+        register_executor("bare", Bare)  # the older (name, factory) form
+        executor = create_executor("bare", {"model": "m"})
+        executor.preflight()
+        executor.cancel()
+        assert executor.describe() == {"kind": "bare", "model": "m"}
+    finally:
+        REGISTRY.reset()

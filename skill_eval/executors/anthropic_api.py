@@ -8,7 +8,6 @@ classified (`retryable`, `retry_after`). The SDK is imported on first use, never
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from .base import (
     ExecutorSpec,
     compose_prompt,
     config_schema,
+    env_lookup,
 )
 from .errors_map import parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
@@ -138,9 +138,7 @@ class AnthropicExecutor(ExecutorBase):
 
     def _env(self, name: str) -> str | None:
         """A variable from `config.env` first, then the process environment; "" is unset."""
-        if self.config.env is not None and self.config.env.get(name):
-            return self.config.env[name]
-        return os.environ.get(name) or None
+        return env_lookup(self.config.env)(name)
 
     def preflight(self) -> None:
         if self.config.skill_mode not in SUPPORTED_MODES:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..model import Usage
 from .anthropic_api import AnthropicConfig
-from .claude_process import env_lookup
+from .base import env_lookup
 from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
 
 

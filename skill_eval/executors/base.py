@@ -9,6 +9,7 @@ whether a retry may help. It raises ExecutorError only when it cannot run at all
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -135,8 +136,26 @@ REGISTRY: Registry[ExecutorSpec] = Registry(
     coerce=_coerce, name_of=lambda spec: spec.name)
 
 
-def register_executor(spec: ExecutorSpec) -> ExecutorSpec:
+def register_executor(spec: ExecutorSpec | str,
+                      factory: Callable[[Any], Executor] | None = None) -> ExecutorSpec:
+    """Register an executor spec. The older form `register_executor(name, factory)` still
+    works: the factory gets an `ExecutorConfig` (skill_mode and model only)."""
+    if isinstance(spec, str):
+        if factory is None:
+            raise TypeError("register_executor(name, factory) needs a factory")
+        spec = ExecutorSpec(name=spec, config_cls=ExecutorConfig,
+                            schema=config_schema(ExecutorConfig, {}), build=factory)
     return REGISTRY.register(spec)
+
+
+def env_lookup(env: Mapping[str, str] | None) -> Callable[[str], str | None]:
+    """A variable from `env` (the run's explicit environment) first, then the process
+    environment; "" counts as unset."""
+    def lookup(name: str) -> str | None:
+        if env is not None and env.get(name):
+            return env[name]
+        return os.environ.get(name) or None
+    return lookup
 
 
 def executor_names() -> list[str]:

@@ -33,7 +33,6 @@ from ..model import ExecutionRequest, ExecutionResult, Skill
 from ..paths import safe_component
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, compose_prompt, config_schema
 from .claude_process import (
-    AUTH_VARS,
     EMPTY_MCP,
     ISOLATION_ENV,
     NO_HOOKS,
@@ -42,6 +41,7 @@ from .claude_process import (
     credentials_source,
     env_lookup,
     find_claude,
+    has_auth,
     isolated_env,
     kill_group,
     not_found_message,
@@ -166,7 +166,7 @@ class ClaudeCliExecutor(ExecutorBase):
     def preflight(self) -> None:
         if self.binary() is None:
             raise ExecutorError(not_found_message(self.config.claude_bin))
-        if not any(self._env(v) for v in AUTH_VARS) and self.credentials_source() is None:
+        if not has_auth(self._env):
             raise ExecutorError(NO_AUTH)
 
     def child_env(self, home: Path) -> dict[str, str]:

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..model import ExecutionResult, Usage
+from .base import env_lookup
 from .errors_map import retryable_message, retryable_status
+
+__all__ = ["AUTH_VARS", "ISOLATION_ENV", "NOT_FOUND", "PASS_VARS", "copy_credentials",
+           "credentials_source", "env_lookup", "find_claude", "has_auth", "isolated_env",
+           "kill_group", "not_found_message", "parse_envelope"]
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
 AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -47,15 +52,6 @@ NO_HOOKS = '{"disableAllHooks":true}'
 
 # Looks a variable up: the run's explicit environment first, then the process's.
 EnvLookup = Callable[[str], "str | None"]
-
-
-def env_lookup(env: Mapping[str, str] | None) -> EnvLookup:
-    """A lookup in `env` first, then the process environment; "" counts as unset."""
-    def lookup(name: str) -> str | None:
-        if env is not None and env.get(name):
-            return env[name]
-        return os.environ.get(name) or None
-    return lookup
 
 
 def find_claude(claude_bin: str | None) -> str | None:
