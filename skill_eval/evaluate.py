@@ -18,7 +18,7 @@ from . import artifact as artifact_mod
 from .analysis import analyse
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
-from .errors import CacheError, JudgeError, RunInterrupted
+from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted
 from .evaluators.registry import evaluator_sources
 from .executors.base import create_executor, get_executor_spec
 from .executors.mock import load_mock_outputs
@@ -201,9 +201,11 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
     """Where model-graded judges send their calls (the grader of `--judge-executor`, by
     default the executor's own when it can grade, else the mock grader), and the judge cache
     they share. The mock grader records its requests in the run directory."""
-    spec = get_executor_spec(executor_name)
-    backend = opts.judge_executor or (
-        executor_name if spec.grader is not None and executor_name != "mock" else "mock")
+    try:
+        can_grade = get_executor_spec(executor_name).grader is not None
+    except ExecutorError:  # rejudge of a run whose plugin executor is gone: judges still run
+        can_grade = False
+    backend = opts.judge_executor or (executor_name if can_grade else "mock")
     if opts.mock:
         backend = "mock"
     cache: JudgeCache | MemoryJudgeCache | None = None

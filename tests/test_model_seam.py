@@ -247,3 +247,20 @@ def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
         assert executor.describe() == {"kind": "bare", "model": "m"}
     finally:
         REGISTRY.reset()
+
+
+def test_mock_judgements_go_through_the_judge_cache(tmp_path: Path) -> None:
+    from skill_eval.judges import JudgeContext, build_judge, run_judge
+    from skill_eval.judges.judge_cache import MemoryJudgeCache
+    from skill_eval.judges.llm import grader_for
+    from skill_eval.model import Task
+
+    config = {"type": "llm-rubric", "rubric": RUBRIC}
+    task = Task(id="t", prompt="p", judge=config)
+    ctx = JudgeContext(suite_dir=tmp_path, mock=True, cache=MemoryJudgeCache())
+    judge = build_judge(config)
+    first, second = (run_judge(judge, task, "Paris", ctx) for _ in range(2))
+    assert (first.score, second.score) == (0.8, 0.8)
+    assert second.data.get("cached") is True and not first.data.get("cached")
+    assert len(grader_for(ctx).requests) == 1  # type: ignore[attr-defined]
+    assert ctx.cache.stats() == {"hits": 1, "misses": 1, "writes": 1}

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
-from ..executors.base import DEFAULT_MODEL, create_grader
+from ..executors.base import DEFAULT_MODEL, create_grader, get_executor_spec
 from ..executors.grader import (
     DEFAULT_TIMEOUT,
     SDK_MAX_RETRIES,
@@ -31,9 +32,6 @@ from .base import JudgeContext
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
 LLMReply = Reply  # the name judges and tests have used
 
-# Per-backend options of `JudgeContext.backend_options` that belong to the grader's executor
-# config; the rest (timeout, max_retries, record) are GraderSettings.
-_CONFIG_KEYS = {"claude-cli": ("claude_bin", "base_url"), "anthropic": ("base_url",)}
 _lock = threading.Lock()
 
 
@@ -52,12 +50,13 @@ def grader_backend(ctx: JudgeContext) -> str:
 
 def build_grader(backend: str, *, options: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None) -> Grader:
-    """The grader of executor `backend`, configured from judge-context style `options`
-    (claude_bin, base_url, timeout, max_retries, record) and `env`."""
+    """The grader of executor `backend`: `options` (judge-context style) that name a field
+    of that executor's config go to the config (claude_bin, base_url, ...), with `env` when
+    it has an `env` field; timeout, max_retries and record are GraderSettings."""
     opts = dict(options or {})
-    config: dict[str, Any] = {k: opts[k] for k in _CONFIG_KEYS.get(backend, ())
-                              if opts.get(k) is not None}
-    if env is not None and backend != "mock":
+    known = {f.name for f in fields(get_executor_spec(backend).config_cls)}
+    config: dict[str, Any] = {k: v for k, v in opts.items() if k in known and v is not None}
+    if env is not None and "env" in known:
         config["env"] = dict(env)
     record = opts.get("record")
     settings = GraderSettings(
