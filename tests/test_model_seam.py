@@ -264,3 +264,12 @@ def test_mock_judgements_go_through_the_judge_cache(tmp_path: Path) -> None:
     assert second.data.get("cached") is True and not first.data.get("cached")
     assert len(grader_for(ctx).requests) == 1  # type: ignore[attr-defined]
     assert ctx.cache.stats() == {"hits": 1, "misses": 1, "writes": 1}
+
+
+def test_every_built_in_spec_is_where_the_map_says_under_its_own_name() -> None:
+    from skill_eval.executors.base import get_executor_spec
+    from skill_eval.executors.builtin import BUILTIN_EXECUTORS
+    from skill_eval.judges.builtin import BUILTIN_JUDGES
+
+    assert [base.get_judge_spec(t).type for t in BUILTIN_JUDGES] == list(BUILTIN_JUDGES)
+    assert [get_executor_spec(n).name for n in BUILTIN_EXECUTORS] == list(BUILTIN_EXECUTORS)
