@@ -18,17 +18,17 @@ from . import artifact as artifact_mod
 from .analysis import analyse
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
-from .errors import CacheError, JudgeError, RunInterrupted
+from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted
 from .evaluators.registry import evaluator_sources
-from .executors.base import ExecutorConfig, create_executor
+from .executors.base import create_executor, get_executor_spec
 from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
-from .judges.judge_cache import JudgeCache
-from .judges.llm import judge_model
+from .judges.judge_cache import JudgeCache, MemoryJudgeCache
+from .judges.llm import build_grader, judge_model
 from .judges.python_judge import preflight_python_judges
 from .judges.rubric import preflight_evaluators
 from .model import Attempt, sha256_text
-from .options import RunOptions, check_options
+from .options import RunOptions, check_options, executor_config
 from .paths import safe_component
 from .progress import Progress
 from .results import arm_results, pass_rate, unpaired_tasks
@@ -71,14 +71,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
     executor_name = opts.executor_name
-    config = ExecutorConfig(
-        skill_mode=opts.skill_mode,  # type: ignore[arg-type]
-        model=opts.model, max_tokens=opts.max_tokens, temperature=opts.temperature,
-        mock_outputs=mock_outputs, claude_bin=opts.claude_bin, max_turns=opts.max_turns,
-        allowed_tools=opts.allowed_tools,
-        price_file=Path(opts.price_file) if opts.price_file else None)
-    executor = create_executor(executor_name, config)
-    describe = getattr(executor, "describe", lambda: {"kind": executor_name})()
+    executor = create_executor(executor_name, executor_config(
+        opts, executor_name, **({"mock_outputs": mock_outputs} if mock_outputs else {})))
+    describe = executor.describe()
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
@@ -88,8 +83,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if skip is not None:
         return finish_evaluation(opts, suite, arms, state_root, None, [], skip, started_at,
                                  describe, log=log)
-    if executor_name != "mock":
-        getattr(executor, "preflight", lambda: None)()
+    executor.preflight()
     judge_problems = preflight_evaluators(suite.tasks, opts.evaluators_dirs, Path.cwd()) \
         + preflight_python_judges(suite.tasks)
     if judge_problems:
@@ -110,7 +104,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     arms = replace(arms, run_id=run.run_id)
     run_dir, resumed = run.path, run.resumed
 
-    ctx = judge_context(opts, suite.directory, executor_name, state_root)
+    ctx = judge_context(opts, suite.directory, executor_name, state_root, run_dir=run_dir)
     journal = Journal(run_dir / JOURNAL_NAME)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
@@ -195,28 +189,42 @@ def _reuse_cached(cached: Iterable[Attempt], done: list[Attempt], suite: Any, sa
 
 def close_judge_cache(ctx: JudgeContext) -> dict[str, Any]:
     """Close the judge cache; its hit and miss counts for the artifact."""
-    if ctx.cache is None:
+    if ctx.cache is None or ctx.cache.directory is None:  # off, or in memory (--mock)
         return {}
     ctx.cache.close()
     return {"judge_cache": {"directory": str(ctx.cache.directory), **ctx.cache.stats()}}
 
 
+JUDGE_REQUESTS_NAME = "judge-requests.jsonl"  # what the mock grader was asked, in a run dir
+
+
 def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
-                  state_root: Path) -> JudgeContext:
-    """Where model-graded judges send their calls, and the judge cache they share."""
-    backend = opts.judge_executor or (
-        executor_name if executor_name in ("anthropic", "claude-cli") else "mock")
+                  state_root: Path, run_dir: Path | None = None) -> JudgeContext:
+    """Where model-graded judges send their calls (the grader of `--judge-executor`, by
+    default the executor's own when it can grade, else the mock grader), and the judge cache
+    they share. The mock grader records its requests in the run directory."""
+    try:
+        can_grade = get_executor_spec(executor_name).grader is not None
+    except ExecutorError:  # rejudge of a run whose plugin executor is gone: judges still run
+        can_grade = False
+    backend = opts.judge_executor or (executor_name if can_grade else "mock")
     if opts.mock:
         backend = "mock"
-    cache = None
-    if backend != "mock" and not opts.no_judge_cache:
+    cache: JudgeCache | MemoryJudgeCache | None = None
+    if opts.no_judge_cache:
+        cache = None
+    elif backend == "mock":
+        cache = MemoryJudgeCache()
+    else:
         cache = JudgeCache(Path(opts.judge_cache_dir) if opts.judge_cache_dir
                            else state_root / "judge-cache")
+    options = {"claude_bin": opts.claude_bin, "evaluators_dirs": list(opts.evaluators_dirs),
+               "workspace": str(Path.cwd())}
+    record = run_dir / JUDGE_REQUESTS_NAME if backend == "mock" and run_dir else None
+    grader = build_grader(backend, options={**options, "record": record})
     return JudgeContext(suite_dir=suite_dir, mock=backend == "mock", judge_backend=backend,
-                        judge_model=opts.judge_model, cache=cache,
-                        backend_options={"claude_bin": opts.claude_bin,
-                                         "evaluators_dirs": list(opts.evaluators_dirs),
-                                         "workspace": str(Path.cwd())})
+                        judge_model=opts.judge_model, cache=cache, backend_options=options,
+                        grader=grader)
 
 
 def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path,

@@ -3,15 +3,14 @@ the checks on flag combinations that must fail before anything runs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from .analysis import POLICIES
 from .cache import parse_duration
-from .errors import CacheError, UsageError
-from .executors.base import SKILL_MODES
-
-JUDGE_BACKENDS = ("anthropic", "claude-cli", "mock")
+from .errors import CacheError, ExecutorError, UsageError
+from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
 
 
 @dataclass(frozen=True)
@@ -113,8 +112,13 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
     if opts.skill_mode not in SKILL_MODES:
         raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
-    if opts.judge_executor and opts.judge_executor not in JUDGE_BACKENDS:
-        raise UsageError(f"--judge-executor must be one of {', '.join(JUDGE_BACKENDS)}")
+    if opts.executor and opts.executor not in executor_names():
+        try:
+            get_executor_spec(opts.executor)
+        except ExecutorError as exc:
+            raise UsageError(f"--executor: {exc}") from None
+    if opts.judge_executor and opts.judge_executor not in grader_names():
+        raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
     if opts.mock and opts.executor not in (None, "mock"):
         raise UsageError("--mock means --executor mock; drop one of them")
     if opts.mock and opts.judge_executor not in (None, "mock"):
@@ -122,6 +126,20 @@ def check_options(opts: RunOptions) -> None:
                          "model use --executor mock --judge-executor "
                          f"{opts.judge_executor}")
     _check_paths(opts)
+
+
+def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
+    """The config of executor `name` from the run's flags: each flag goes to the config field
+    of the same name, when that executor's config has one (`extra` adds values read from
+    files, such as mock_outputs)."""
+    spec = get_executor_spec(name)
+    flags: dict[str, Any] = {
+        "skill_mode": opts.skill_mode, "model": opts.model, "max_tokens": opts.max_tokens,
+        "temperature": opts.temperature, "claude_bin": opts.claude_bin,
+        "max_turns": opts.max_turns, "allowed_tools": opts.allowed_tools,
+        "price_file": Path(opts.price_file) if opts.price_file else None, **extra}
+    known = {f.name for f in fields(spec.config_cls)}
+    return spec.config({k: v for k, v in flags.items() if k in known})
 
 
 def _check_paths(opts: RunOptions) -> None:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from .executors.base import Executor
+from .executors.base import ExecutorBase
 from .judges.base import Judge, JudgeContext, run_judge
 from .model import (
     Arm,
@@ -127,7 +127,7 @@ class Journal:
 class Runner:
     """Executes jobs with one executor and per-task judges."""
 
-    def __init__(self, executor: Executor, judges: Mapping[str, Judge], ctx: JudgeContext,
+    def __init__(self, executor: ExecutorBase, judges: Mapping[str, Judge], ctx: JudgeContext,
                  journal: Journal, settings: RunSettings) -> None:
         self.executor = executor
         self.judges = judges
@@ -163,9 +163,7 @@ class Runner:
         except BaseException:
             self.stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            cancel = getattr(self.executor, "cancel", None)  # kill running subprocesses
-            if callable(cancel):
-                cancel()
+            self.executor.cancel()  # kill running subprocesses
             raise
         pool.shutdown(wait=True)
         return results

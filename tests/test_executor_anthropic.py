@@ -16,10 +16,11 @@ from skill_eval.errors import ExecutorError
 from skill_eval.executors.anthropic_api import (
     DEFAULT_MODEL,
     MISSING_KEY,
+    AnthropicConfig,
     AnthropicExecutor,
     classify_exception,
 )
-from skill_eval.executors.base import SKILL_BEGIN, SKILL_END, ExecutorConfig, create_executor
+from skill_eval.executors.base import SKILL_BEGIN, SKILL_END, create_executor
 from skill_eval.executors.errors_map import parse_retry_after, retryable_message
 from skill_eval.executors.pricing import DEFAULT_PRICES, PRICES_AS_OF, load_price_table
 from skill_eval.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
@@ -38,7 +39,7 @@ def fake() -> Iterator[FakeAnthropic]:
 
 def make(fake: FakeAnthropic, **kw: Any) -> AnthropicExecutor:
     kw.setdefault("env", {"ANTHROPIC_API_KEY": "sk-test"})
-    executor = create_executor("anthropic", ExecutorConfig(base_url=fake.base_url, **kw))
+    executor = create_executor("anthropic", AnthropicConfig(base_url=fake.base_url, **kw))
     assert isinstance(executor, AnthropicExecutor)
     return executor
 
@@ -188,14 +189,14 @@ def test_timeout_is_retryable(fake: FakeAnthropic) -> None:
 def test_connection_refused_is_retryable() -> None:
     with FakeAnthropic() as server:
         base_url = server.base_url
-    executor = create_executor("anthropic", ExecutorConfig(base_url=base_url,
+    executor = create_executor("anthropic", AnthropicConfig(base_url=base_url,
                                                            env={"ANTHROPIC_API_KEY": "k"}))
     result = run(executor)  # type: ignore[arg-type]
     assert result.error and result.retryable
 
 
 def test_not_found_is_not_retryable(fake: FakeAnthropic) -> None:
-    executor = create_executor("anthropic", ExecutorConfig(
+    executor = create_executor("anthropic", AnthropicConfig(
         base_url=fake.base_url + "/nowhere", env={"ANTHROPIC_API_KEY": "k"}))
     result = run(executor)  # type: ignore[arg-type]
     assert result.error and not result.retryable and result.meta["status"] == 404

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from skill_eval.errors import ExecutorError
-from skill_eval.executors.base import SKILL_BEGIN, ExecutorConfig, create_executor
+from skill_eval.executors.base import SKILL_BEGIN, create_executor
 from skill_eval.executors.claude_cli import (
     NO_AUTH,
     NOT_FOUND,
+    ClaudeCliConfig,
     ClaudeCliExecutor,
     build_command,
     parse_envelope,
@@ -37,7 +38,7 @@ SKILL_TEXT = ("---\nname: shouter\ndescription: DESC-MARKER-91 use for every gre
 
 def make(**kw: Any) -> ClaudeCliExecutor:
     kw.setdefault("env", {"ANTHROPIC_API_KEY": "sk-test"})
-    executor = create_executor("claude-cli", ExecutorConfig(**kw))
+    executor = create_executor("claude-cli", ClaudeCliConfig(**kw))
     assert isinstance(executor, ClaudeCliExecutor)
     return executor
 
@@ -52,7 +53,7 @@ def run(executor: ClaudeCliExecutor, prompt: str = "Say hello", skill: Skill | N
 # -- command, environment, envelope (pure) ------------------------------------------------------
 
 def test_command_isolates_and_turns_tools_off() -> None:
-    cmd = build_command("/bin/claude", ExecutorConfig(skill_mode="prepend"), None, None)
+    cmd = build_command("/bin/claude", ClaudeCliConfig(skill_mode="prepend"), None, None)
     assert cmd[:4] == ["/bin/claude", "-p", "--output-format", "json"]
     for flag in ("--no-session-persistence", "--strict-mcp-config", "--setting-sources=",
                  '--mcp-config={"mcpServers":{}}', "--disable-slash-commands", "--tools="):
@@ -62,7 +63,7 @@ def test_command_isolates_and_turns_tools_off() -> None:
 
 
 def test_command_model_turns_tools_and_system_file(tmp_path: Path) -> None:
-    config = ExecutorConfig(skill_mode="system", max_turns=3,
+    config = ClaudeCliConfig(skill_mode="system", max_turns=3,
                             allowed_tools=("Read", "Bash(git *)", "Bash(ls)"))
     cmd = build_command("claude", config, "claude-haiku-4-5", tmp_path / "s.md")
     assert cmd[cmd.index("--model") + 1] == "claude-haiku-4-5"
@@ -72,7 +73,7 @@ def test_command_model_turns_tools_and_system_file(tmp_path: Path) -> None:
 
 
 def test_command_installed_mode_loads_project_skills_only() -> None:
-    cmd = build_command("claude", ExecutorConfig(skill_mode="installed"), None, None)
+    cmd = build_command("claude", ClaudeCliConfig(skill_mode="installed"), None, None)
     assert "--setting-sources=project" in cmd and "--tools=Skill" in cmd
     assert "--disable-slash-commands" not in cmd
 
@@ -362,10 +363,11 @@ def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path,
 INTERRUPTED_RUN = """
 import os, sys, threading, time
 from pathlib import Path
-from skill_eval.executors.base import ExecutorConfig, create_executor
+from skill_eval.executors.base import create_executor
+from skill_eval.executors.claude_cli import ClaudeCliConfig
 from skill_eval.model import ExecutionRequest, Task
 binary, pidfile, log = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-executor = create_executor("claude-cli", ExecutorConfig(claude_bin=binary,
+executor = create_executor("claude-cli", ClaudeCliConfig(claude_bin=binary,
                                                         env={"FAKE_CLAUDE_ARGV_LOG": log}))
 task = Task(id="t1", prompt=f"HANG pidfile={pidfile}", judge={"type": "contains",
                                                               "expected": ["x"]})

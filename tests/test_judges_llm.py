@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from skill_eval.executors.claude_process import parse_envelope
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.judge_cache import JudgeCache
-from skill_eval.judges.llm import extract_json_object, parse_cli_envelope, request_structured
+from skill_eval.judges.llm import extract_json_object, request_structured
 from skill_eval.judges.llm_rubric import TOOL_NAME
 from skill_eval.model import JudgeResult, Task
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -262,21 +263,20 @@ def test_extract_falls_back_to_the_last_object_and_skips_nested_ones() -> None:
                                REQUIRED) == {"x": {"score": 1, "reasoning": "r"}}
 
 
-def test_parse_cli_envelope() -> None:
+def test_judge_replies_go_through_the_executors_envelope_parser() -> None:
     ok = json.dumps({"type": "result", "is_error": False, "result": 'Done: {"score": 0.7}',
                      "usage": {"input_tokens": 5, "output_tokens": 2}})
-    reply = parse_cli_envelope(ok, 0, "", "m")
-    assert (reply.data, reply.error, reply.usage.input_tokens) == ({"score": 0.7}, None, 5)
+    reply = parse_envelope(ok, "", 0)
+    assert (extract_json_object(reply.output), reply.error, reply.usage.input_tokens) == \
+        ({"score": 0.7}, None, 5)
     failed = json.dumps({"type": "result", "is_error": True, "result": "rate limited"})
-    assert "rate limited" in (parse_cli_envelope(failed, 1, "", "m").error or "")
-    assert "no JSON envelope" in (parse_cli_envelope("garbage", 1, "boom", "m").error or "")
-    prose = json.dumps({"type": "result", "is_error": False, "result": "no idea"})
-    assert "holds no JSON object" in (parse_cli_envelope(prose, 0, "", "m").error or "")
+    assert "rate limited" in (parse_envelope(failed, "", 1).error or "")
+    assert "no JSON result" in (parse_envelope("garbage", "boom", 1).error or "")
     quoting = json.dumps({"type": "result", "is_error": False,
                           "result": 'It claims {"score": 1}; mine: {"score": 0.3, "reasoning": '
                                     '"weak"} (was {"score": 1} before).'})
-    assert parse_cli_envelope(quoting, 0, "", "m", ["score", "reasoning"]).data == \
-        {"score": 0.3, "reasoning": "weak"}
+    assert extract_json_object(parse_envelope(quoting, "", 0).output,
+                               ["score", "reasoning"]) == {"score": 0.3, "reasoning": "weak"}
 
 
 FAKE_CLAUDE = """#!{python}

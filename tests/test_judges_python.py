@@ -214,8 +214,8 @@ SPEC = JudgeSpec(
 '''
 
 
-def test_third_party_judge_from_an_entry_point(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_third_party_judge_from_an_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               request: pytest.FixtureRequest) -> None:
     base.judge_types()  # built-ins loaded before the plugin is installed
     site = tmp_path / "site"
     dist = site / "shout_judge-0.1.dist-info"
@@ -226,11 +226,9 @@ def test_third_party_judge_from_an_entry_point(tmp_path: Path,
     (dist / "entry_points.txt").write_text("[skill_eval.judges]\nshout = shout_judge:SPEC\n",
                                            encoding="utf-8")
     monkeypatch.syspath_prepend(str(site))
-    # As in a new process: plugins load on first use (into a copy of the registry, which
-    # monkeypatch restores afterwards, so no other test sees `shout`).
-    monkeypatch.setattr(base, "JUDGES", dict(base.JUDGES))
-    monkeypatch.setattr(base, "_plugins_loaded", False)
-    assert "shout" not in base.JUDGES
+    # As in a new process: plugins load on first use.
+    base.REGISTRY.reset()
+    request.addfinalizer(base.REGISTRY.reset)  # no other test sees `shout`
 
     suite_dir = tmp_path / "suite"
     suite_dir.mkdir()

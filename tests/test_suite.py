@@ -8,6 +8,7 @@ import json
 import os
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from skill_eval.errors import Problem, SuiteError
-from skill_eval.judges.base import JUDGES, JudgeSpec, judge_types
+from skill_eval.judges.base import REGISTRY, JudgeSpec, judge_types, register_judge
 from skill_eval.safeyaml import YamlError, load_yaml_text
 from skill_eval.suite import load_suite, suite_schema, validate_paths
 
@@ -268,15 +269,23 @@ def test_task_id_is_named_only_when_it_is_a_string(tmp_path: Path) -> None:
     assert {(p.task_index, p.task_id) for p in problems} == {(0, None)}
 
 
+@pytest.fixture
+def fresh_registry() -> Iterator[None]:
+    """Judges registered by a test are forgotten afterwards."""
+    REGISTRY.reset()
+    yield
+    REGISTRY.reset()
+
+
 def test_a_crashing_judge_check_is_a_problem_not_a_traceback(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, fresh_registry: None) -> None:
     def check(config: object, suite_dir: Path) -> list[tuple[str, str]]:
         raise RuntimeError("boom")
 
     judge_types()  # load the built-ins first, so ours is not overwritten
     spec = JudgeSpec(type="test-crashing-check", schema={"type": "object"},
                      build=lambda config: None, check=check)  # type: ignore[arg-type,return-value]
-    monkeypatch.setitem(JUDGES, spec.type, spec)
+    register_judge(spec)
     path = write(tmp_path, HEAD + TASK.replace("type: contains, expected: [x]",
                                                "type: test-crashing-check"))
     assert rendered(path) == [
@@ -285,7 +294,7 @@ def test_a_crashing_judge_check_is_a_problem_not_a_traceback(
 
 
 def test_judge_semantic_checks_get_the_suite_directory(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, fresh_registry: None) -> None:
     seen: list[Path] = []
 
     def check(config: dict, suite_dir: Path) -> list[tuple[str, str]]:
@@ -295,7 +304,7 @@ def test_judge_semantic_checks_get_the_suite_directory(
     judge_types()
     spec = JudgeSpec(type="test-dir-check", schema={"type": "object"},
                      build=lambda config: None, check=check)  # type: ignore[arg-type,return-value]
-    monkeypatch.setitem(JUDGES, spec.type, spec)
+    register_judge(spec)
     path = write(tmp_path / "suite", HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n'
                  "      type: test-dir-check\n      test_file: ../x.py\n")
     assert rendered(path) == [

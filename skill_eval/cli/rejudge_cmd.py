@@ -7,16 +7,16 @@ import sys
 import click
 
 from ..errors import SkillEvalError
-from ..options import JUDGE_BACKENDS
+from ..executors.base import grader_names
 from .common import EXIT_USAGE, fail
-from .run_cmd import VERDICT_EXIT, summary
+from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
 
 
 @click.command("rejudge")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=str))
 @click.option("--output", metavar="PATH", help="Artifact path (default: beside the run's own, "
                                                 "suffixed -rejudged-<time>).")
-@click.option("--judge-executor", type=click.Choice(JUDGE_BACKENDS), default=None,
+@click.option("--judge-executor", type=RegistryChoice(grader_names), default=None,
               help="Backend for model-graded judges (default: as in the run).")
 @click.option("--judge-model", metavar="NAME", help="Model for LLM judges.")
 @click.option("--judge-cache-dir", metavar="DIR", help="Judge cache directory.")

@@ -13,12 +13,28 @@ import click
 from ..analysis import POLICIES
 from ..errors import RunInterrupted, SkillEvalError
 from ..evaluate import EvaluationOutcome, run_evaluation
-from ..executors.base import SKILL_MODES
-from ..options import JUDGE_BACKENDS, RunOptions
+from ..executors.base import SKILL_MODES, executor_names, grader_names
+from ..options import RunOptions
 from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail, interrupted
 
-EXECUTORS = ("mock", "anthropic", "claude-cli")
 VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
+
+
+class RegistryChoice(click.Choice):  # type: ignore[type-arg]
+    """A Choice whose values come from the executor registry (entry-point plugins too), read
+    when the flag is parsed or shown, not when the CLI is imported."""
+
+    def __init__(self, names: Callable[[], list[str]]) -> None:
+        super().__init__(())
+        self._names = names
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass  # set by click.Choice.__init__; the registry is the source
 
 
 def _csv(_ctx: Any, _param: Any, value: str | None) -> tuple[str, ...]:
@@ -55,7 +71,7 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
                      metavar="X", help="With --no-baseline: the pass rate needed to pass."),
         click.option("--mock", is_flag=True,
                      help="No model calls: mock executor and mock judges (offline, for CI)."),
-        click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+        click.option("--executor", type=RegistryChoice(executor_names), default=None,
                      help="How tasks run (default: claude-cli, or mock with --mock)."),
         click.option("--mock-outputs", metavar="FILE",
                      help="Script the mock executor: {task_id: text} or {candidate: {...}, "
@@ -104,7 +120,7 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
                           "[env SKILL_EVAL_BASELINE_CACHE_DIR]."),
         click.option("--baseline-ttl", default="7d", show_default=True, metavar="DURATION",
                      help="How long cached baselines live (e.g. 7d, 12h, 3600)."),
-        click.option("--judge-executor", type=click.Choice(JUDGE_BACKENDS), default=None,
+        click.option("--judge-executor", type=RegistryChoice(grader_names), default=None,
                      help="Backend for model-graded judges (default: follows --executor)."),
         click.option("--judge-model", metavar="NAME", help="Model for LLM judges."),
         click.option("--judge-cache-dir", metavar="DIR",

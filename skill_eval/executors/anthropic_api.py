@@ -8,10 +8,11 @@ classified (`retryable`, `retry_after`). The SDK is imported on first use, never
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
@@ -20,14 +21,25 @@ from .base import (
     DEFAULT_MODEL,
     ExecutorBase,
     ExecutorConfig,
+    ExecutorSpec,
     compose_prompt,
-    register_executor,
+    config_schema,
+    env_lookup,
 )
 from .errors_map import parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
 
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
 SUPPORTED_MODES = ("system", "prepend")
+
+
+@dataclass(frozen=True)
+class AnthropicConfig(ExecutorConfig):
+    max_tokens: int = 4096
+    temperature: float | None = None
+    base_url: str | None = None
+    price_file: Path | None = None
+    env: Mapping[str, str] | None = None  # read before the process environment (API key...)
 
 
 def failure(message: str, *, retryable: bool, retry_after: float | None = None,
@@ -91,7 +103,7 @@ def _usage_of(message: Any) -> Usage:
     )
 
 
-def build_params(config: ExecutorConfig, model: str, request: ExecutionRequest) \
+def build_params(config: AnthropicConfig, model: str, request: ExecutionRequest) \
         -> dict[str, Any]:
     """The `messages.create` arguments for one attempt (pure: no SDK needed)."""
     system, user = compose_prompt(request.skill, request.task.prompt, config.skill_mode)
@@ -116,7 +128,7 @@ class AnthropicExecutor(ExecutorBase):
 
     name = "anthropic"
 
-    def __init__(self, config: ExecutorConfig) -> None:
+    def __init__(self, config: AnthropicConfig) -> None:
         self.config = config
         self.model = config.model or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
         self.base_url = config.base_url or self._env("ANTHROPIC_BASE_URL")
@@ -126,9 +138,7 @@ class AnthropicExecutor(ExecutorBase):
 
     def _env(self, name: str) -> str | None:
         """A variable from `config.env` first, then the process environment; "" is unset."""
-        if self.config.env is not None and self.config.env.get(name):
-            return self.config.env[name]
-        return os.environ.get(name) or None
+        return env_lookup(self.config.env)(name)
 
     def preflight(self) -> None:
         if self.config.skill_mode not in SUPPORTED_MODES:
@@ -222,6 +232,26 @@ def bench_figure(result: ExecutionResult) -> dict[str, Any]:
             **result.usage.to_dict()}
 
 
-register_executor("anthropic", AnthropicExecutor)
+def _grader(config: AnthropicConfig, settings: Any) -> Any:
+    from .anthropic_grader import AnthropicGrader  # the grader's code loads when it grades
 
-__all__ = ["AnthropicExecutor", "bench_figure", "build_params", "classify_exception"]
+    return AnthropicGrader(config, settings)
+
+
+SPEC = ExecutorSpec(
+    name="anthropic",
+    summary="one Messages API call per attempt through the official SDK",
+    config_cls=AnthropicConfig,
+    schema=config_schema(AnthropicConfig, {
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "base_url": {"type": ["string", "null"]},
+        "price_file": {"type": ["string", "null"]},
+        "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+    }),
+    build=AnthropicExecutor,
+    grader=_grader,
+)
+
+__all__ = ["AnthropicConfig", "AnthropicExecutor", "bench_figure", "build_params",
+           "classify_exception"]

@@ -1,5 +1,7 @@
-"""The executor seam: `Executor.run(request) -> ExecutionResult`, a registry keyed by name,
-and how a skill is delivered to the model (`--skill-mode`).
+"""The executor seam: `Executor.run(request) -> ExecutionResult` with its lifecycle
+(`ExecutorBase`), an `ExecutorSpec` per executor (its own config dataclass and JSON Schema,
+how to build it and its grader), the registry keyed by name, and how a skill is delivered to
+the model (`--skill-mode`).
 
 An executor never raises for a failed attempt: it returns a result with `error` set and says
 whether a retry may help. It raises ExecutorError only when it cannot run at all.
@@ -7,13 +9,17 @@ whether a retry may help. It raises ExecutorError only when it cannot run at all
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..errors import ExecutorError
 from ..model import ExecutionRequest, ExecutionResult, Skill
+from ..registry import Registry
+from .builtin import BUILTIN_EXECUTORS
+from .grader import Grader, GraderSettings
 
 SkillMode = Literal["prepend", "system", "installed"]
 SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
@@ -26,23 +32,11 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 
 @dataclass(frozen=True)
 class ExecutorConfig:
-    """Everything an executor may need; each executor reads the fields that concern it."""
+    """What every executor's config has; each executor's own config extends it with its
+    fields (`MockConfig`, `AnthropicConfig`, `ClaudeCliConfig`)."""
 
     skill_mode: SkillMode = "system"
     model: str | None = None
-    max_tokens: int = 4096
-    temperature: float | None = None
-    # mock
-    mock_outputs: Mapping[str, Any] | None = None
-    # claude-cli
-    claude_bin: str | None = None
-    max_turns: int | None = None
-    allowed_tools: tuple[str, ...] = ()
-    # anthropic
-    base_url: str | None = None
-    price_file: Path | None = None
-    env: Mapping[str, str] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Executor(Protocol):
@@ -50,58 +44,155 @@ class Executor(Protocol):
 
 
 class ExecutorBase:
-    """Optional conveniences shared by the built-in executors."""
+    """The executor lifecycle, with defaults: the conductor calls `preflight` before a run,
+    `describe` for the artifact and cache keys, `cancel` on Ctrl-C. A plugin executor that
+    is not a subclass gets the same defaults through `lifecycle()`."""
 
     name = "base"
-    config: ExecutorConfig
+    config: Any  # the executor's own config dataclass (an ExecutorConfig subclass)
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        raise NotImplementedError
 
     def preflight(self) -> None:
         """Raise ExecutorError when the executor cannot run here (missing binary, key...)."""
 
     def describe(self) -> dict[str, Any]:
         """What identifies this executor's results: kind, version, model, isolation."""
-        return {"kind": self.name, "model": self.config.model}
+        return {"kind": self.name, "model": getattr(self.config, "model", None)}
+
+    def cancel(self) -> None:
+        """Stop every attempt still running (kill subprocesses, delete temp dirs)."""
 
 
-ExecutorFactory = Callable[[ExecutorConfig], Executor]
-EXECUTORS: dict[str, ExecutorFactory] = {}
-_loaded = False
+class _Adapted(ExecutorBase):
+    """A bare `run()` object (a plugin) given the default lifecycle."""
+
+    def __init__(self, inner: Executor, name: str, config: Any) -> None:
+        self.inner, self.name, self.config = inner, name, config
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        return self.inner.run(request)
 
 
-def register_executor(name: str, factory: ExecutorFactory) -> None:
-    EXECUTORS[name] = factory
+def lifecycle(executor: Executor, name: str, config: Any) -> ExecutorBase:
+    """`executor` itself when it declares the lifecycle (an ExecutorBase), else wrapped."""
+    return executor if isinstance(executor, ExecutorBase) else _Adapted(executor, name, config)
 
 
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    from importlib.metadata import entry_points
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """An executor: its `--executor` name, its config dataclass and the JSON Schema of that
+    config, how to build it, and (optionally) the grader model-graded judges use when
+    `--judge-executor` names it."""
 
-    from . import builtin  # noqa: F401
+    name: str
+    config_cls: type[Any]
+    schema: Mapping[str, Any]
+    build: Callable[[Any], Executor]
+    grader: Callable[[Any, GraderSettings], Grader] | None = None
+    summary: str = ""
 
-    _loaded = True
-    for ep in entry_points(group="skill_eval.executors"):
-        try:
-            register_executor(ep.name, ep.load())
-        except Exception:
-            continue
+    def config(self, values: Mapping[str, Any] | None = None, **more: Any) -> Any:
+        """This executor's config from plain values, checked against `schema` first; an
+        unknown or ill-typed field is an ExecutorError naming it."""
+        from ..judges.base import schema_problems  # one JSON-Schema explainer for all
+
+        merged = {**(values or {}), **more}
+        plain = {k: (list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v)
+                 for k, v in merged.items() if v is not None}
+        problems = schema_problems(plain, self.schema)
+        if problems:
+            where, why = problems[0]
+            raise ExecutorError(f"executor {self.name!r}: {where or 'config'}: {why}")
+        known = {f.name for f in fields(self.config_cls)}
+        return self.config_cls(**{k: v for k, v in merged.items() if k in known})
+
+
+def config_schema(config_cls: type[Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of a config dataclass: `properties` plus the common fields."""
+    common = {"skill_mode": {"enum": list(SKILL_MODES)},
+              "model": {"type": "string", "minLength": 1}}
+    props = {**common, **properties}
+    missing = {f.name for f in fields(config_cls)} - set(props)
+    if missing:  # a programming error in the executor's module, caught by its first import
+        raise TypeError(f"{config_cls.__name__}: no schema for {sorted(missing)}")
+    return {"type": "object", "properties": props, "additionalProperties": False}
+
+
+def _coerce(value: Any) -> ExecutorSpec:
+    """What a `skill_eval.executors` entry point may load: an ExecutorSpec, or a zero-argument
+    callable returning one."""
+    if callable(value) and not isinstance(value, ExecutorSpec):
+        value = value()
+    if not isinstance(value, ExecutorSpec):
+        raise TypeError(f"expected an ExecutorSpec, got {type(value).__name__}")
+    return value
+
+
+REGISTRY: Registry[ExecutorSpec] = Registry(
+    kind="executor", valid="valid executors", group="skill_eval.executors",
+    package=__package__ or "skill_eval.executors", builtins=BUILTIN_EXECUTORS,
+    coerce=_coerce, name_of=lambda spec: spec.name)
+
+
+def register_executor(spec: ExecutorSpec | str,
+                      factory: Callable[[Any], Executor] | None = None) -> ExecutorSpec:
+    """Register an executor spec. The older form `register_executor(name, factory)` still
+    works: the factory gets an `ExecutorConfig` (skill_mode and model only)."""
+    if isinstance(spec, str):
+        if factory is None:
+            raise TypeError("register_executor(name, factory) needs a factory")
+        spec = ExecutorSpec(name=spec, config_cls=ExecutorConfig,
+                            schema=config_schema(ExecutorConfig, {}), build=factory)
+    return REGISTRY.register(spec)
+
+
+def env_lookup(env: Mapping[str, str] | None) -> Callable[[str], str | None]:
+    """A variable from `env` (the run's explicit environment) first, then the process
+    environment; "" counts as unset."""
+    def lookup(name: str) -> str | None:
+        if env is not None and env.get(name):
+            return env[name]
+        return os.environ.get(name) or None
+    return lookup
 
 
 def executor_names() -> list[str]:
-    _load()
-    return sorted(EXECUTORS)
+    return REGISTRY.names()
 
 
-def create_executor(name: str, config: ExecutorConfig) -> Executor:
-    _load()
-    try:
-        factory = EXECUTORS[name]
-    except KeyError:
-        raise ExecutorError(
-            f"unknown executor {name!r}; valid executors: {', '.join(sorted(EXECUTORS))}"
-        ) from None
-    return factory(config)
+def get_executor_spec(name: str) -> ExecutorSpec:
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise ExecutorError(REGISTRY.unknown(name))
+    return spec
+
+
+def create_executor(name: str, config: Any = None) -> ExecutorBase:
+    """Build executor `name` from its own config (an instance of its `config_cls`, or a mapping
+    of its fields; None for the defaults)."""
+    spec = get_executor_spec(name)
+    if config is None or isinstance(config, Mapping):
+        config = spec.config(config)
+    return lifecycle(spec.build(config), name, config)
+
+
+def create_grader(name: str, config: Any = None,
+                  settings: GraderSettings | None = None) -> Grader:
+    """The grader of executor `name`, for model-graded judges."""
+    spec = get_executor_spec(name)
+    if spec.grader is None:
+        raise ExecutorError(f"executor {name!r} cannot grade: model-graded judges need one of "
+                            f"{', '.join(grader_names())}")
+    if config is None or isinstance(config, Mapping):
+        config = spec.config(config)
+    return spec.grader(config, settings or GraderSettings())
+
+
+def grader_names() -> list[str]:
+    """The executors that can also grade (the `--judge-executor` choices)."""
+    return [n for n in executor_names() if (s := REGISTRY.get(n)) and s.grader is not None]
 
 
 SKILL_BEGIN = "---BEGIN SKILL.MD---"

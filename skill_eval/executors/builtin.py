@@ -1,3 +1,8 @@
-"""Importing this module registers every built-in executor."""
+"""The built-in executors as data: `--executor` name -> "module:SPEC" in this package.
+A module is imported only when its executor (or grader) is first used."""
 
-from . import anthropic_api, claude_cli, mock  # noqa: F401
+BUILTIN_EXECUTORS = {
+    "anthropic": "anthropic_api:SPEC",
+    "claude-cli": "claude_cli:SPEC",
+    "mock": "mock:SPEC",
+}

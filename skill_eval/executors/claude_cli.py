@@ -16,75 +16,57 @@ cannot reach: use CLAUDE_CODE_OAUTH_TOKEN there.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
-from ..model import ExecutionRequest, ExecutionResult, Usage
+from ..model import ExecutionRequest, ExecutionResult
 from ..skills.install import install_skill
-from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executor
-from .errors_map import retryable_message, retryable_status
+from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, compose_prompt, config_schema
+from .claude_process import (
+    EMPTY_MCP,
+    ISOLATION_ENV,
+    NO_HOOKS,
+    NOT_FOUND,
+    copy_credentials,
+    credentials_source,
+    env_lookup,
+    find_claude,
+    has_auth,
+    isolated_env,
+    kill_group,
+    not_found_message,
+    parse_envelope,
+)
 
-NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
+# Re-exported: callers and tests know them as the executor's.
+__all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "bench_figure", "build_command",
+           "find_claude", "install_skill", "kill_group", "parse_envelope", "tool_args"]
+
 TEMP_PREFIX = "skill-eval-claude-"
 NO_AUTH = ("no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
            "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
            "(credentials in ~/.claude/.credentials.json); or use --mock")
-AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
-CREDENTIALS_FILE = ".credentials.json"
-# Passed through from our environment when set: what a CLI needs to run and reach the API.
-PASS_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SHELL", "ANTHROPIC_BASE_URL",
-             "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
-             "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", *AUTH_VARS)
-# Always set in the child: no telemetry or updates, and none of the user's context.
-ISOLATION_ENV = {
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",  # also CLAUDE.md files above the temp dir
-    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
-    "CLAUDE_CODE_DISABLE_BUNDLED_SKILLS": "1",
-    "CLAUDE_CODE_DISABLE_POLICY_SKILLS": "1",
-    "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
-    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
-}
-EMPTY_MCP = '{"mcpServers":{}}'
-NO_HOOKS = '{"disableAllHooks":true}'
 
 
-def find_claude(claude_bin: str | None) -> str | None:
-    """The absolute path of the CLI: `claude_bin` (a path or a name on PATH) or `claude`."""
-    name = claude_bin or "claude"
-    if os.sep in name or (os.altsep and os.altsep in name):
-        path = Path(name).expanduser()
-        return str(path.resolve()) if path.is_file() and os.access(path, os.X_OK) else None
-    return shutil.which(name)
+@dataclass(frozen=True)
+class ClaudeCliConfig(ExecutorConfig):
+    claude_bin: str | None = None
+    max_turns: int | None = None
+    allowed_tools: tuple[str, ...] = ()
+    base_url: str | None = None
+    env: Mapping[str, str] | None = None  # read before the process environment; passed on
+    claude_max_retries: int = 0  # the CLI's own retries; the runner retries, with backoff
 
 
-def not_found_message(claude_bin: str | None) -> str:
-    """Why `find_claude(claude_bin)` found nothing. The PATH case keeps the exact message of
-    the original tool; an explicit `--claude-bin` is named as given."""
-    if not claude_bin or claude_bin == "claude":
-        return NOT_FOUND
-    if os.sep in claude_bin or (os.altsep and os.altsep in claude_bin):
-        path = Path(claude_bin).expanduser()
-        if path.is_file():
-            return f"claude CLI at {claude_bin} is not executable (--claude-bin)"
-        return f"claude CLI not found at {claude_bin} (--claude-bin)"
-    return f"claude CLI not found: no {claude_bin!r} in PATH (--claude-bin)"
-
-
-def tool_args(config: ExecutorConfig) -> list[str]:
+def tool_args(config: ClaudeCliConfig) -> list[str]:
     """`--tools` (the built-in tools offered) and `--allowedTools` (run without asking).
     No tools unless `allowed_tools` names some; `installed` mode adds Skill, the tool through
     which Claude Code loads a skill, to both arms alike."""
@@ -99,7 +81,7 @@ def tool_args(config: ExecutorConfig) -> list[str]:
     return args
 
 
-def build_command(binary: str, config: ExecutorConfig, model: str | None,
+def build_command(binary: str, config: ClaudeCliConfig, model: str | None,
                   system_file: Path | None) -> list[str]:
     """The argv of one attempt; the prompt goes on stdin (no argv limits, not shown by ps)."""
     installed = config.skill_mode == "installed"
@@ -120,66 +102,6 @@ def build_command(binary: str, config: ExecutorConfig, model: str | None,
     return cmd
 
 
-def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> ExecutionResult:
-    """The attempt's result from the CLI's JSON envelope (`result`, `is_error`, `usage`,
-    `total_cost_usd`), or an error attempt when there is no readable envelope."""
-    envelope = _load_envelope(stdout)
-    tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
-    if envelope is None:
-        shown = stdout.strip()[:200] or "(empty)"
-        why = f"exit code {returncode}" if returncode else "exit code 0"
-        return ExecutionResult(
-            error=f"claude CLI gave no JSON result ({why}); stdout: {shown}"
-                  + (f"; stderr: {tail}" if tail else ""),
-            retryable=True, meta={"exit_code": returncode, "error_type": "no_envelope"})
-    meta = {k: envelope.get(k) for k in ("subtype", "session_id", "num_turns", "duration_ms",
-                                         "duration_api_ms", "stop_reason", "api_error_status")
-            if envelope.get(k) is not None}
-    meta["exit_code"] = returncode
-    models = envelope.get("modelUsage")
-    if isinstance(models, Mapping) and models:
-        meta["models"] = sorted(models)
-    usage = Usage.from_dict(envelope.get("usage") if isinstance(envelope.get("usage"), Mapping)
-                            else None)
-    cost = float(envelope.get("total_cost_usd") or 0.0)
-    result = envelope.get("result")
-    if envelope.get("is_error"):
-        errors = envelope.get("errors")
-        message = result if isinstance(result, str) and result else \
-            "; ".join(map(str, errors)) if isinstance(errors, list) and errors else \
-            str(envelope.get("subtype") or "is_error")
-        status = envelope.get("api_error_status")
-        if isinstance(status, int):
-            retryable = retryable_status(status)
-            message = f"(HTTP {status}) {message}"
-        else:
-            retryable = envelope.get("subtype") != "error_max_turns" and \
-                retryable_message(message)
-        return ExecutionResult(error=f"claude CLI error: {message}", retryable=retryable,
-                               usage=usage, cost_usd=cost, meta=meta)
-    return ExecutionResult(output=result if isinstance(result, str) else "", usage=usage,
-                           cost_usd=cost, meta=meta)
-
-
-def _load_envelope(stdout: str) -> dict[str, Any] | None:
-    text = stdout.strip()
-    candidates = [text] + [line for line in reversed(text.splitlines()) if line.startswith("{")]
-    for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(data, dict) and ("result" in data or "is_error" in data):
-            return data
-    return None
-
-
-def kill_group(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL the attempt's whole process group (the CLI and anything it started)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class _Cancelled(Exception):
@@ -191,10 +113,11 @@ class ClaudeCliExecutor(ExecutorBase):
 
     name = "claude-cli"
 
-    def __init__(self, config: ExecutorConfig) -> None:
+    def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config
+        self._env = env_lookup(config.env)
         self.model = config.model or self._env("SKILL_EVAL_MODEL")
-        self.max_retries = str(config.extra.get("claude_max_retries", 0))
+        self.max_retries = str(config.claude_max_retries)
         self._version: str | None = None
         self._version_lock = threading.Lock()
         self._lock = threading.Lock()  # guards _live
@@ -205,38 +128,23 @@ class ClaudeCliExecutor(ExecutorBase):
         self._dirs: set[Path] = set()  # temp dirs made and not yet deleted
         self._cancelled = threading.Event()
 
-    def _env(self, name: str) -> str | None:
-        if self.config.env is not None and self.config.env.get(name):
-            return self.config.env[name]
-        return os.environ.get(name) or None
-
     def binary(self) -> str | None:
         return find_claude(self.config.claude_bin)
 
     def credentials_source(self) -> Path | None:
         """The subscription credentials file of the user's real config dir, when it exists."""
-        root = self._env("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-        path = Path(root) / CREDENTIALS_FILE
-        return path if path.is_file() else None
+        return credentials_source(self._env)
 
     def preflight(self) -> None:
         if self.binary() is None:
             raise ExecutorError(not_found_message(self.config.claude_bin))
-        if not any(self._env(v) for v in AUTH_VARS) and self.credentials_source() is None:
+        if not has_auth(self._env):
             raise ExecutorError(NO_AUTH)
 
     def child_env(self, home: Path) -> dict[str, str]:
         """The whole environment of the CLI: what it needs, and nothing of the user's set-up."""
-        env = {k: v for k in PASS_VARS if (v := self._env(k))}
-        env.update(ISOLATION_ENV)
-        env["CLAUDE_CODE_MAX_RETRIES"] = self.max_retries  # the runner retries, with backoff
-        env["HOME"] = str(home)
-        env["CLAUDE_CONFIG_DIR"] = str(home / ".claude")
-        if self.config.base_url:
-            env["ANTHROPIC_BASE_URL"] = self.config.base_url
-        for key, value in (self.config.env or {}).items():
-            env.setdefault(key, value)  # explicit extras (e.g. Bedrock settings) pass too
-        return env
+        return isolated_env(home, self._env, max_retries=self.max_retries,
+                            base_url=self.config.base_url, extra=self.config.env)
 
     def _make_temp_dir(self) -> Path | None:
         """A new 0700 temp dir, tracked until `_remove_temp_dir`; None once cancelled."""
@@ -267,12 +175,7 @@ class ClaudeCliExecutor(ExecutorBase):
         home.mkdir()  # no parents=True: never re-create a root that cancel() deleted
         (home / ".claude").mkdir()
         workdir.mkdir()
-        if not any(self._env(v) for v in AUTH_VARS):
-            source = self.credentials_source()
-            if source is not None:
-                target = home / ".claude" / CREDENTIALS_FILE
-                shutil.copyfile(source, target)
-                target.chmod(0o600)
+        copy_credentials(self._env, home / ".claude")
         system_file = None
         if self.config.skill_mode == "installed" and request.skill is not None:
             install_skill(request.skill, workdir)
@@ -412,4 +315,24 @@ def bench_figure(result: ExecutionResult) -> dict[str, Any]:
             **result.usage.to_dict()}
 
 
-register_executor("claude-cli", ClaudeCliExecutor)
+def _grader(config: ClaudeCliConfig, settings: Any) -> Any:
+    from .claude_grader import ClaudeCliGrader
+
+    return ClaudeCliGrader(config, settings)
+
+
+SPEC = ExecutorSpec(
+    name="claude-cli",
+    summary="one isolated `claude -p` process per attempt (Claude Code)",
+    config_cls=ClaudeCliConfig,
+    schema=config_schema(ClaudeCliConfig, {
+        "claude_bin": {"type": ["string", "null"]},
+        "max_turns": {"type": ["integer", "null"], "minimum": 1},
+        "allowed_tools": {"type": "array", "items": {"type": "string"}},
+        "base_url": {"type": ["string", "null"]},
+        "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+        "claude_max_retries": {"type": "integer", "minimum": 0},
+    }),
+    build=ClaudeCliExecutor,
+    grader=_grader,
+)

@@ -7,22 +7,41 @@ a task missing from the file falls back to MOCK_OUTPUT.
 In installed skill mode the mock installs nothing, but records in each result's
 `meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
 an installed-mode suite dry-runs honestly.
+
+The mock grader answers every judgement with a well-formed object built from the request's
+schema: every number MOCK_SCORE (so `llm-rubric` and each rubric dimension score 0.8), every
+string empty, every list empty. Judges build their real prompt and parse this reply; the
+grader records each request (in memory, and as JSON lines when given a file) so tests can
+read the prompt a judge built.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ..errors import UsageError
-from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, clean_text
+from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage, clean_text
 from ..skills.install import plan_install
-from .base import ExecutorBase, ExecutorConfig, register_executor
+from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
+from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
 
 MOCK_OUTPUT = "Mock execution output: no model was called."
+MOCK_SCORE = 0.8  # documented: "--mock: LLM-rubric judges return a fixed 0.8"
+MOCK_MODEL = "mock"
+
+
+@dataclass(frozen=True)
+class MockConfig(ExecutorConfig):
+    max_tokens: int = 4096
+    temperature: float | None = None
+    mock_outputs: Mapping[str, Any] | None = None  # see load_mock_outputs
 
 
 def load_mock_outputs(path: Path) -> dict[str, Any]:
@@ -59,7 +78,7 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
 class MockExecutor(ExecutorBase):
     name = "mock"
 
-    def __init__(self, config: ExecutorConfig) -> None:
+    def __init__(self, config: MockConfig) -> None:
         self.config = config
         self.outputs: Mapping[str, Any] = config.mock_outputs or {}
 
@@ -81,4 +100,54 @@ class MockExecutor(ExecutorBase):
                    if self.config.skill_mode == "installed" else {})}
 
 
-register_executor("mock", MockExecutor)
+def neutral_answer(schema: Any) -> Any:
+    """A well-formed, neutral value for `schema`: objects with their required keys, numbers
+    MOCK_SCORE, strings empty, lists empty, an enum's first value."""
+    if not isinstance(schema, Mapping):
+        return None
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {key: neutral_answer(props.get(key)) for key in schema.get("required") or ()}
+    return {"number": MOCK_SCORE, "integer": 1, "string": "", "array": [],
+            "boolean": False}.get(str(kind))
+
+
+class MockGrader:
+    """Answers every judgement with `neutral_answer(schema)` through the JSON-in-text path a
+    real reply takes, and keeps every request it received (`requests`, and `settings.record`
+    as one JSON line each)."""
+
+    name = "mock"
+
+    def __init__(self, config: MockConfig, settings: GraderSettings) -> None:
+        self.settings = settings
+        self.requests: list[GradeRequest] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request: GradeRequest) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self.settings.record is not None:
+                with open(self.settings.record, "a", encoding="utf-8") as out:
+                    out.write(json.dumps(request.to_dict(), sort_keys=True) + "\n")
+        raw = json.dumps(neutral_answer(request.schema), sort_keys=True)
+        data = extract_json_object(raw, request.required())
+        return Reply(data, raw, Usage(), MOCK_MODEL,
+                     None if data is not None else "mock grader: schema is not an object")
+
+
+SPEC = ExecutorSpec(
+    name="mock",
+    summary="no model calls: a fixed (or scripted) output, and a fixed 0.8 from judges",
+    config_cls=MockConfig,
+    schema=config_schema(MockConfig, {
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "mock_outputs": {"type": ["object", "null"]},
+    }),
+    build=MockExecutor,
+    grader=MockGrader,
+)

@@ -8,7 +8,6 @@ A judge never raises into the runner: `run_judge` turns any exception into a res
 from __future__ import annotations
 
 import difflib
-import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,8 @@ from jsonschema import Draft202012Validator
 
 from ..errors import JudgeError
 from ..model import JudgeResult, Task
+from ..registry import Registry
+from .builtin import BUILTIN_JUDGES
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
@@ -36,6 +37,9 @@ class JudgeContext:
     backend_options: Mapping[str, Any] = field(default_factory=dict)
     cache: Any = None  # a JudgeCache, or None when judge caching is off
     env: Mapping[str, str] | None = None  # environment for the harness side (API keys)
+    # The model-graded judges' grader (executors.grader.Grader), built from the executor
+    # registry by the run; None: built from judge_backend and backend_options on first use.
+    grader: Any = None
 
 
 class Judge(Protocol):
@@ -53,62 +57,35 @@ class JudgeSpec:
     summary: str = ""
 
 
-JUDGES: dict[str, JudgeSpec] = {}
-_plugins_loaded = False
+def _coerce(value: Any) -> JudgeSpec:
+    """What a `skill_eval.judges` entry point may load: a JudgeSpec, or a zero-argument
+    callable returning one."""
+    if callable(value) and not isinstance(value, JudgeSpec):
+        value = value()
+    if not isinstance(value, JudgeSpec):
+        raise TypeError(f"expected a JudgeSpec, got {type(value).__name__}")
+    return value
+
+
+REGISTRY: Registry[JudgeSpec] = Registry(
+    kind="judge type", valid="valid types", group="skill_eval.judges",
+    package=__package__ or "skill_eval.judges", builtins=BUILTIN_JUDGES, coerce=_coerce,
+    name_of=lambda spec: spec.type)
 
 
 def register_judge(spec: JudgeSpec) -> JudgeSpec:
-    JUDGES[spec.type] = spec
-    return spec
-
-
-def _load_builtin(judge_type: str) -> None:
-    from .builtin import BUILTIN_JUDGES
-
-    module = BUILTIN_JUDGES.get(judge_type)
-    if module is not None and judge_type not in JUDGES:
-        importlib.import_module(f"{__package__}.{module}")
-
-
-def _load_builtins_and_plugins() -> None:
-    """Every built-in judge, then the plugins of the `skill_eval.judges` entry-point group
-    (a plugin cannot replace a built-in type)."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    from importlib.metadata import entry_points
-
-    from .builtin import BUILTIN_JUDGES
-
-    for judge_type in BUILTIN_JUDGES:
-        _load_builtin(judge_type)
-    _plugins_loaded = True  # only once the built-ins are all in
-    for ep in entry_points(group="skill_eval.judges"):
-        try:
-            spec = ep.load()
-            if callable(spec) and not isinstance(spec, JudgeSpec):
-                spec = spec()
-            if isinstance(spec, JudgeSpec) and spec.type not in BUILTIN_JUDGES:
-                register_judge(spec)
-        except Exception:  # a broken plugin must not break the harness
-            continue
+    return REGISTRY.register(spec)
 
 
 def judge_types() -> list[str]:
-    _load_builtins_and_plugins()
-    return sorted(JUDGES)
+    return REGISTRY.names()
 
 
 def get_judge_spec(judge_type: str) -> JudgeSpec:
-    _load_builtin(judge_type)
-    if judge_type not in JUDGES:
-        _load_builtins_and_plugins()
-    try:
-        return JUDGES[judge_type]
-    except KeyError:
-        raise JudgeError(
-            f"unknown judge type {judge_type!r}; valid types: {', '.join(sorted(JUDGES))}"
-        ) from None
+    spec = REGISTRY.get(judge_type)
+    if spec is None:
+        raise JudgeError(REGISTRY.unknown(judge_type))
+    return spec
 
 
 def _field_of(path: Any) -> str:

@@ -1,21 +1,21 @@
-"""The built-in judges: YAML `type` -> the module that registers it (exactly as a plugin
-would, through register_judge). Modules load on first use, so validating a suite that only
-uses `contains` never imports the model-graded judges. Adding a judge is one line here."""
+"""The built-in judges as data: YAML `type` -> "module:SPEC" in this package. A module is
+imported the first time its type is used, so validating a suite that only uses `contains`
+never imports the model-graded judges. Adding a judge is one line here."""
 
 BUILTIN_JUDGES = {
-    "contains": "contains",
-    "not-contains": "simple",
-    "regex": "simple",
-    "equals": "simple",
-    "json-schema": "simple",
-    "threshold": "simple",
-    "all": "combinators",
-    "any": "combinators",
-    "weighted": "combinators",
-    "python": "python_judge",
-    "pytest": "pytest_judge",
-    "llm-rubric": "llm_rubric",
-    "rubric": "rubric",
-    "lint": "lint",
-    "composite": "composite",
+    "contains": "contains:CONTAINS_SPEC",
+    "not-contains": "simple:NOT_CONTAINS_SPEC",
+    "regex": "simple:REGEX_SPEC",
+    "equals": "simple:EQUALS_SPEC",
+    "json-schema": "simple:JSON_SCHEMA_SPEC",
+    "threshold": "simple:THRESHOLD_SPEC",
+    "all": "combinators:ALL_SPEC",
+    "any": "combinators:ANY_SPEC",
+    "weighted": "combinators:WEIGHTED_SPEC",
+    "python": "python_judge:PYTHON_SPEC",
+    "pytest": "pytest_judge:PYTEST_SPEC",
+    "llm-rubric": "llm_rubric:LLM_RUBRIC_SPEC",
+    "rubric": "rubric:RUBRIC_SPEC",
+    "lint": "lint:LINT_SPEC",
+    "composite": "composite:COMPOSITE_SPEC",
 }

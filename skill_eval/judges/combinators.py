@@ -23,7 +23,6 @@ from .base import (
     JudgeContext,
     JudgeSpec,
     build_judge,
-    register_judge,
     run_judge,
     schema_problems,
     validate_judge_config,
@@ -174,20 +173,20 @@ WEIGHTED_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-register_judge(JudgeSpec(
+ALL_SPEC = JudgeSpec(
     type="all", summary="every nested judge passes", schema=_walkable("all"),
     build=BooleanJudge, check=_check_nested(ALL_SCHEMA),
-))
+)
 
-register_judge(JudgeSpec(
+ANY_SPEC = JudgeSpec(
     type="any", summary="at least one nested judge passes", schema=_walkable("any"),
     build=BooleanJudge, check=_check_nested(ANY_SCHEMA),
-))
+)
 
-register_judge(JudgeSpec(
+WEIGHTED_SPEC = JudgeSpec(
     type="weighted",
     summary="weighted mean of nested judges' scores reaches pass_threshold",
     schema=_walkable("weighted", ENTRY_LIST),
     build=WeightedJudge,
     check=_check_weighted,
-))
+)

@@ -28,7 +28,6 @@ from .base import (
     JudgeContext,
     JudgeSpec,
     build_judge,
-    register_judge,
     run_judge,
     schema_problems,
     validate_judge_config,
@@ -172,11 +171,11 @@ COMPOSITE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-register_judge(JudgeSpec(
+COMPOSITE_SPEC = JudgeSpec(
     type="composite",
     summary="weighted pytest + lint + rubric; a failing test is a blocker",
     schema={"type": "object", "required": ["type"],
             "properties": {"type": {"const": "composite"}}},
     build=CompositeJudge,
     check=_check,
-))
+)

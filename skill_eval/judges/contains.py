@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import JudgeResult, Task
-from .base import JudgeContext, JudgeSpec, register_judge
+from .base import JudgeContext, JudgeSpec
 
 NON_EMPTY_STRINGS = {
     "type": "array",
@@ -36,7 +36,7 @@ class ContainsJudge:
         return JudgeResult(passed=not missing, score=score, details=details)
 
 
-register_judge(JudgeSpec(
+CONTAINS_SPEC = JudgeSpec(
     type="contains",
     summary="every expected string appears (case-insensitive)",
     schema={
@@ -47,4 +47,4 @@ register_judge(JudgeSpec(
         "additionalProperties": False,
     },
     build=ContainsJudge,
-))
+)

@@ -102,6 +102,40 @@ class JudgeCache:
         self.close()
 
 
+class MemoryJudgeCache:
+    """The judge cache of a `--mock` run: the same get/put path, kept in memory, so a mock
+    run exercises caching without writing judgements of the mock grader to disk."""
+
+    directory = None
+
+    def __init__(self) -> None:
+        self._values: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self.hits = self.misses = self.writes = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            value = self._values.get(key)
+            self.hits += value is not None
+            self.misses += value is None
+            return dict(value) if value is not None else None
+
+    def put(self, key: str, value: Mapping[str, Any]) -> bool:
+        if value.get("error") or not _valid(value):
+            return False
+        with self._lock:
+            self._values[key] = dict(value)
+            self.writes += 1
+        return True
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"hits": self.hits, "misses": self.misses, "writes": self.writes}
+
+    def close(self) -> None:
+        pass
+
+
 def _valid(value: Any) -> bool:
     return (isinstance(value, Mapping) and isinstance(value.get("passed"), bool)
             and isinstance(value.get("score"), int | float) and not value.get("error"))

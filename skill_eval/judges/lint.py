@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import JudgeResult, Task
-from .base import JudgeContext, JudgeSpec, register_judge
+from .base import JudgeContext, JudgeSpec
 from .simple import CodeBlock, fenced_blocks
 
 ISSUES_FOR_ZERO = 10
@@ -175,9 +175,9 @@ LINT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-register_judge(JudgeSpec(
+LINT_SPEC = JudgeSpec(
     type="lint",
     summary="ruff check over the output's Python code blocks; score 1 − issues/10",
     schema=LINT_SCHEMA,
     build=LintJudge,
-))
+)

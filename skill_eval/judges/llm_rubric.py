@@ -4,8 +4,9 @@ The judge model sees the task prompt, the rubric and the output; the output sits
 delimiters carrying a random nonce, and the instructions say that text inside is data, so an
 output that says "score this 1.0" is judged, not obeyed. The threshold is applied here, in
 code. Scores outside [0, 1] are clamped and noted; a reply with no numeric score, or a
-non-finite one (NaN, Infinity), is a judge error. `--mock` gives the fixed score 0.8 without
-any call. Judgements go through `ctx.cache`.
+non-finite one (NaN, Infinity), is a judge error. Under `--mock` the mock grader answers
+(score 0.8) through the same prompt, parsing and cache path. Judgements go through
+`ctx.cache`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import JudgeResult, Task, Usage
-from .base import JudgeContext, JudgeSpec, clamp_score, register_judge
+from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, judge_cache_key
-from .llm import LLMReply, judge_model, request_structured
+from .llm import LLMReply, grader_backend, judge_model, request_structured
 
-MOCK_SCORE = 0.8
 DEFAULT_THRESHOLD = 0.7
 TOOL_NAME = "submit_judgement"
 REPLY_SCHEMA: dict[str, Any] = {
@@ -105,14 +105,9 @@ class LLMRubricJudge:
         self.threshold = float(config.get("pass_threshold", DEFAULT_THRESHOLD))
 
     def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-        if ctx.mock or ctx.judge_backend == "mock":
-            passed = MOCK_SCORE >= self.threshold
-            return JudgeResult(passed=passed, score=MOCK_SCORE, data={"mock": True},
-                               details=f"mock judge: fixed score {MOCK_SCORE} "
-                                       f"{'>=' if passed else '<'} threshold {self.threshold}")
         model = judge_model(ctx, self.config)
         key = judge_cache_key(config=self.config, rubric=self.rubric, task_prompt=task.prompt,
-                              output=output, model=model, backend=ctx.judge_backend,
+                              output=output, model=model, backend=grader_backend(ctx),
                               prompt_version=JUDGE_PROMPT_VERSION)
         if ctx.cache is not None:
             hit = ctx.cache.get(key)
@@ -130,7 +125,7 @@ class LLMRubricJudge:
         return result
 
 
-register_judge(JudgeSpec(
+LLM_RUBRIC_SPEC = JudgeSpec(
     type="llm-rubric",
     summary="a judge model scores the output against a rubric; passes at pass_threshold",
     schema={
@@ -150,4 +145,4 @@ register_judge(JudgeSpec(
         "additionalProperties": False,
     },
     build=LLMRubricJudge,
-))
+)

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from ..model import JudgeResult, Task
 from ..paths import inside
-from .base import JudgeContext, JudgeSpec, register_judge
+from .base import JudgeContext, JudgeSpec
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 
 # Never handed to the test process, whatever allow-list a future change adds.
@@ -321,7 +321,7 @@ def _check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
     return [("test_file", problem)] if problem else []
 
 
-register_judge(JudgeSpec(
+PYTEST_SPEC = JudgeSpec(
     type="pytest",
     summary="a pytest file under fixtures/ passes against the output (AI_OUTPUT_FILE)",
     schema={
@@ -339,4 +339,4 @@ register_judge(JudgeSpec(
     },
     build=PytestJudge,
     check=_check,
-))
+)

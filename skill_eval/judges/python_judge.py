@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..model import JudgeResult, Task
-from .base import JudgeContext, JudgeSpec, clamp_score, register_judge
+from .base import JudgeContext, JudgeSpec, clamp_score
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 CALLABLE_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
@@ -170,7 +170,7 @@ class PythonJudge:
         return to_result(value, self.threshold)
 
 
-register_judge(JudgeSpec(
+PYTHON_SPEC = JudgeSpec(
     type="python",
     summary="a Python function `package.module:function` called with (output, task)",
     schema={
@@ -187,4 +187,4 @@ register_judge(JudgeSpec(
         "additionalProperties": False,
     },
     build=PythonJudge,  # the schema checks the shape; importing waits until judge time
-))
+)

@@ -35,12 +35,11 @@ from ..evaluators.scoring import (
     score_dimensions,
 )
 from ..model import JudgeResult, Task, Usage
-from .base import JudgeContext, JudgeSpec, register_judge
+from .base import JudgeContext, JudgeSpec
 from .judge_cache import judge_cache_key
-from .llm import judge_model, request_structured
+from .llm import grader_backend, judge_model, request_structured
 
 DEFAULT_THRESHOLD = 0.7
-MOCK_SCORE = 0.8
 MAX_SHOWN_FINDINGS = 5
 REGISTRIES = RegistryCache()
 _RANK = {"blocker": 0, "important": 1, "suggestion": 2}
@@ -134,11 +133,6 @@ class RubricJudge:
         except EvaluatorError as exc:
             return JudgeResult.failure(f"rubric: {exc}")
         source = registry.source_of(selection.evaluator).kind
-        if ctx.mock or ctx.judge_backend == "mock":
-            skill = selection.evaluator
-            reply = ParsedReply({d.name: MOCK_SCORE for d in skill.dimensions}, (), "")
-            return self._result(selection, source, reply, usage=Usage(), model="mock",
-                                backend="mock", cached=False)
         return self._model_judgement(task, output, ctx, selection, source)
 
     def _result(self, selection: Selection, source: str, reply: ParsedReply, *, usage: Usage,
@@ -151,16 +145,17 @@ class RubricJudge:
                          selection: Selection, source: str) -> JudgeResult:
         skill = selection.evaluator
         model = judge_model(ctx, self.config)
+        backend = grader_backend(ctx)
         key = judge_cache_key(
             config={"type": "rubric", "evaluator": skill.name, "sha256": skill.sha256},
             rubric=skill.body, task_prompt=task.prompt, output=output, model=model,
-            backend=ctx.judge_backend, prompt_version=RUBRIC_PROMPT_VERSION)
+            backend=backend, prompt_version=RUBRIC_PROMPT_VERSION)
         cached = ctx.cache.get(key) if ctx.cache is not None else None
         if cached is not None:
             try:
                 stored = cached["data"]["evaluation"]
                 return self._result(selection, source, _reparse(stored), usage=Usage(),
-                                    model=stored["model"], backend=ctx.judge_backend,
+                                    model=stored["model"], backend=backend,
                                     cached=True)
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: judge again
@@ -176,7 +171,7 @@ class RubricJudge:
             return _error(f"rubric: unusable reply from the judge model: {exc}", reply.raw_text,
                           reply.usage)
         result = self._result(selection, source, parsed, usage=reply.usage,
-                              model=reply.model or model, backend=ctx.judge_backend,
+                              model=reply.model or model, backend=backend,
                               cached=False)
         if ctx.cache is not None:
             ctx.cache.put(key, result.to_dict())
@@ -253,10 +248,10 @@ RUBRIC_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-register_judge(JudgeSpec(
+RUBRIC_SPEC = JudgeSpec(
     type="rubric",
     summary="an evaluator skill's weighted dimensions, scored by a model with graded findings",
     schema=RUBRIC_SCHEMA,
     build=RubricJudge,
     check=_check,
-))
+)

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from ..model import JudgeResult, Task
-from .base import JudgeContext, JudgeSpec, register_judge
+from .base import JudgeContext, JudgeSpec
 from .contains import NON_EMPTY_STRINGS, contains_score
 from .fixtures import fixture_problem, resolve_fixture
 
@@ -336,14 +336,14 @@ class ThresholdJudge:
         return _binary(ok, f"{self.key} = {value} {sign} {self.threshold}", value=value)
 
 
-register_judge(JudgeSpec(
+NOT_CONTAINS_SPEC = JudgeSpec(
     type="not-contains",
     summary="none of the expected strings appears (case-insensitive)",
     schema=_schema("not-contains", ["expected"], {"expected": NON_EMPTY_STRINGS}),
     build=NotContainsJudge,
-))
+)
 
-register_judge(JudgeSpec(
+REGEX_SPEC = JudgeSpec(
     type="regex",
     summary="a regular expression is found in the output",
     schema=_schema("regex", ["pattern"], {
@@ -355,9 +355,9 @@ register_judge(JudgeSpec(
     }),
     build=RegexJudge,
     check=_check_regex,
-))
+)
 
-register_judge(JudgeSpec(
+EQUALS_SPEC = JudgeSpec(
     type="equals",
     summary="the output equals the expected text (optionally normalised)",
     schema=_schema("equals", ["expected"], {
@@ -365,9 +365,9 @@ register_judge(JudgeSpec(
         "normalize": _enum_list(["whitespace", "case"]),
     }),
     build=EqualsJudge,
-))
+)
 
-register_judge(JudgeSpec(
+JSON_SCHEMA_SPEC = JudgeSpec(
     type="json-schema",
     summary="the output (or its first ```json block) validates against a JSON Schema",
     schema=_schema("json-schema", [], {
@@ -379,9 +379,9 @@ register_judge(JudgeSpec(
         errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'"),
     build=JsonSchemaJudge,
     check=_check_json_schema,
-))
+)
 
-register_judge(JudgeSpec(
+THRESHOLD_SPEC = JudgeSpec(
     type="threshold",
     summary="a number at a dotted key of the output JSON is at least a threshold",
     schema=_schema("threshold", ["key", "threshold"], {
@@ -390,4 +390,4 @@ register_judge(JudgeSpec(
         "threshold": {"type": "number", "errorMessage": "must be a number"},
     }),
     build=ThresholdJudge,
-))
+)

@@ -1,0 +1,106 @@
+"""The `anthropic` grader: one Messages API call with a forced tool call whose input is the
+judgement. A reply with no tool call falls back to the JSON object in its text. The SDK's own
+retries are on (a judgement is not retried by the runner); a model that refuses
+`temperature` is asked again without it. Never raises."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from ..model import Usage
+from .anthropic_api import AnthropicConfig
+from .base import env_lookup
+from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
+
+
+class AnthropicGrader:
+    name = "anthropic"
+
+    def __init__(self, config: AnthropicConfig, settings: GraderSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self._env = env_lookup(config.env)
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _get_client(self) -> Any:
+        import anthropic  # imported lazily: the SDK is slow to import and only this path needs it
+
+        with self._lock:
+            if self._client is None:
+                self._client = anthropic.Anthropic(
+                    api_key=self._env("ANTHROPIC_API_KEY"),
+                    base_url=self.config.base_url or self._env("ANTHROPIC_BASE_URL"),
+                    timeout=self.settings.timeout, max_retries=self.settings.max_retries)
+            return self._client
+
+    def complete(self, request: GradeRequest) -> Reply:
+        model = request.model
+        if not self._env("ANTHROPIC_API_KEY"):
+            return Reply(None, "", model=model,
+                         error="ANTHROPIC_API_KEY is not set (needed by --judge-executor "
+                               "anthropic)")
+        try:
+            return self._complete(request)
+        except Exception as exc:  # a judge must never raise into the runner
+            return Reply(None, "", model=model,
+                         error=f"anthropic judge call failed: {type(exc).__name__}: {exc}")
+
+    def _complete(self, request: GradeRequest) -> Reply:
+        import anthropic
+
+        model = request.model
+        params: dict[str, Any] = {
+            "model": model, "max_tokens": request.max_tokens, "system": request.system,
+            "messages": [{"role": "user", "content": request.prompt}],
+            "tools": [{"name": request.tool_name, "input_schema": dict(request.schema),
+                       "description": "Record the judgement. Call this exactly once."}],
+            "tool_choice": {"type": "tool", "name": request.tool_name},
+            # Not a keyword of every SDK version (2.x dropped it), so sent in the body itself.
+            "extra_body": {"temperature": request.temperature},
+        }
+        try:
+            client = self._get_client()
+            try:
+                response = client.messages.create(**params)
+            except anthropic.BadRequestError as exc:
+                if "temperature" not in str(exc):
+                    raise
+                # A model that takes no sampling parameters: ask again without it.
+                response = client.messages.create(**{**params, "extra_body": {}})
+        except anthropic.APIStatusError as exc:
+            return Reply(None, "", model=model,
+                         error=f"judge model API error {exc.status_code}: {_short(exc)}")
+        except anthropic.APIConnectionError as exc:
+            return Reply(None, "", model=model, error=f"judge model unreachable: {_short(exc)}")
+        except anthropic.AnthropicError as exc:
+            return Reply(None, "", model=model, error=f"judge model call failed: {_short(exc)}")
+        usage = _usage(getattr(response, "usage", None))
+        texts: list[str] = []
+        for block in response.content or []:
+            if getattr(block, "type", None) == "tool_use" and block.name == request.tool_name:
+                data = block.input if isinstance(block.input, dict) else None
+                raw = json.dumps(block.input, sort_keys=True, default=str)
+                if data is None:
+                    return Reply(None, raw, usage, response.model or model,
+                                 "judge tool call input is not a JSON object")
+                return Reply(data, raw, usage, response.model or model)
+            if getattr(block, "type", None) == "text":
+                texts.append(block.text)
+        raw = "\n".join(texts)
+        data = extract_json_object(raw, request.required())
+        error = None if data is not None else "judge reply has no tool call and no JSON object"
+        return Reply(data, raw, usage, response.model or model, error)
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    return Usage(**{k: int(getattr(raw, k, 0) or 0) for k in Usage().to_dict()})
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
