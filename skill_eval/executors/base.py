@@ -173,9 +173,18 @@ def create_executor(name: str, config: Any = None) -> ExecutorBase:
     """Build executor `name` from its own config (an instance of its `config_cls`, or a mapping
     of its fields; None for the defaults)."""
     spec = get_executor_spec(name)
+    own = _own_config(spec, config)
+    return lifecycle(spec.build(own), name, own)
+
+
+def _own_config(spec: ExecutorSpec, config: Any) -> Any:
+    """`config` as the executor's own config class: a mapping of its fields, None for the
+    defaults, or the common ExecutorConfig (its fields carried over, the rest defaulted)."""
     if config is None or isinstance(config, Mapping):
-        config = spec.config(config)
-    return lifecycle(spec.build(config), name, config)
+        return spec.config(config)
+    if type(config) is ExecutorConfig and spec.config_cls is not ExecutorConfig:
+        return spec.config({"skill_mode": config.skill_mode, "model": config.model})
+    return config
 
 
 def create_grader(name: str, config: Any = None,
@@ -185,9 +194,7 @@ def create_grader(name: str, config: Any = None,
     if spec.grader is None:
         raise ExecutorError(f"executor {name!r} cannot grade: model-graded judges need one of "
                             f"{', '.join(grader_names())}")
-    if config is None or isinstance(config, Mapping):
-        config = spec.config(config)
-    return spec.grader(config, settings or GraderSettings())
+    return spec.grader(_own_config(spec, config), settings or GraderSettings())
 
 
 def grader_names() -> list[str]:
