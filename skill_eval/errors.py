@@ -7,11 +7,13 @@
      ├── SkillError           a skill or ranking artifact that cannot be resolved
      │    └── EvaluatorError  (skill_eval.evaluators) an evaluator skill that cannot load
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
+     │    └── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
      ├── ArtifactError        an artifact that cannot be read or does not match its schema
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
+The CLI exits 3 on ExecutorError (a harness fault, not bad input) and 2 on the others.
 Context travels as attributes (`path`, `task_id`, `field`), never parsed back out of messages.
 Failures of a single attempt are not exceptions: they are data on the attempt (status "error").
 """
@@ -84,6 +86,17 @@ class SkillError(SkillEvalError):
 
 class ExecutorError(SkillEvalError):
     """An executor that cannot run at all (prerequisites missing, bad configuration)."""
+
+
+class RunStopped(ExecutorError):
+    """An executor answered in a way no retry can fix (bad credentials, unknown model): the run
+    stopped at that first attempt. Attempts finished so far are in the journal of `run_dir`."""
+
+    def __init__(self, cause: str, run_dir: str) -> None:
+        super().__init__(f"run stopped: {cause} (every attempt would fail the same way; "
+                         f"finished attempts are kept in {run_dir})", path=run_dir)
+        self.cause = cause
+        self.run_dir = run_dir
 
 
 class JudgeError(SkillEvalError):

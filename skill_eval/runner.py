@@ -21,8 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from .errors import RunStopped
 from .executors.base import Executor
-from .judges.base import Judge, JudgeContext, run_judge
+from .judges.base import Judge, JudgeContext, run_judge, traceback_tail
 from .model import (
     Arm,
     ArmName,
@@ -201,6 +202,9 @@ class Runner:
             started_at=started_at, finished_at=now_iso(),
         )
         self.journal.append(attempt)
+        if result.fatal:  # no attempt of this run can succeed: stop at the first one
+            self.stop.set()
+            raise RunStopped(error or "the executor cannot run", str(self.journal.path.parent))
         if self.settings.progress is not None:
             self.settings.progress(attempt)
         return attempt
@@ -217,22 +221,25 @@ class Runner:
             tries += 1
             try:
                 result = self.executor.run(request)
-            except Exception as exc:  # an executor bug must not kill the run
-                result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}",
-                                         retryable=True)
+            except Exception as exc:
+                # A bug in the executor: the same input raises again, so it is not retried.
+                result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}"
+                                               f"\n{traceback_tail(exc)}")
             result = replace(result, output=clean_text(result.output))
+            if result.fatal:
+                return result, tries
             if not result.error or not result.retryable or not self._retrying(tries):
                 return result, tries
             self._sleep(self._backoff(tries, result.retry_after))
 
     def _judge(self, job: Job, output: str) -> JudgeResult:
-        """Judge one output; a judge error is retried on the same output (the model is not
-        asked again)."""
+        """Judge one output; a transient judge error (as the judge classifies it) is retried
+        on the same output (the model is not asked again); a permanent one is kept at once."""
         tries = 0
         while True:
             tries += 1
             judge = run_judge(self.judges[job.task.id], job.task, output, self.ctx)
-            if not judge.error or not self._retrying(tries):
+            if not judge.transient or not self._retrying(tries):
                 return judge
             self._sleep(self._backoff(tries, None))
 

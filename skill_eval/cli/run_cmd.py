@@ -15,7 +15,7 @@ from ..errors import RunInterrupted, SkillEvalError
 from ..evaluate import EvaluationOutcome, run_evaluation
 from ..executors.base import SKILL_MODES
 from ..options import JUDGE_BACKENDS, RunOptions
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail, interrupted
+from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, exit_code, fail, interrupted
 
 EXECUTORS = ("mock", "anthropic", "claude-cli")
 VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
@@ -165,7 +165,7 @@ def command(**kwargs: Any) -> None:
     except RunInterrupted as exc:
         interrupted(exc)
     except SkillEvalError as exc:
-        fail(str(exc), EXIT_USAGE)
+        fail(str(exc), exit_code(exc))
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
     sys.exit(VERDICT_EXIT[outcome.verdict])

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..errors import ExecutorError
 from ..model import ExecutionRequest, ExecutionResult, Skill, Usage
 from ..paths import safe_component
 from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executor
-from .errors_map import retryable_message, retryable_status
+from .errors_map import fatal_status, retryable_message, retryable_status
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
 TEMP_PREFIX = "skill-eval-claude-"
@@ -178,14 +179,15 @@ def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> Executio
             "; ".join(map(str, errors)) if isinstance(errors, list) and errors else \
             str(envelope.get("subtype") or "is_error")
         status = envelope.get("api_error_status")
+        fatal = False
         if isinstance(status, int):
-            retryable = retryable_status(status)
+            retryable, fatal = retryable_status(status), fatal_status(status)
             message = f"(HTTP {status}) {message}"
         else:
             retryable = envelope.get("subtype") != "error_max_turns" and \
                 retryable_message(message)
         return ExecutionResult(error=f"claude CLI error: {message}", retryable=retryable,
-                               usage=usage, cost_usd=cost, meta=meta)
+                               fatal=fatal, usage=usage, cost_usd=cost, meta=meta)
     return ExecutionResult(output=result if isinstance(result, str) else "", usage=usage,
                            cost_usd=cost, meta=meta)
 
@@ -333,7 +335,7 @@ class ClaudeCliExecutor(ExecutorBase):
         binary = self.binary()
         if binary is None:
             return ExecutionResult(error=not_found_message(self.config.claude_bin),
-                                   retryable=False)
+                                   fatal=True)  # no attempt can run without it
         _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
         started = time.monotonic()
         root = self._make_temp_dir()
@@ -353,9 +355,7 @@ class ClaudeCliExecutor(ExecutorBase):
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
             result = ExecutionResult(error="cancelled", retryable=False)
         meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
-        return ExecutionResult(output=result.output, error=result.error,
-                               retryable=result.retryable, retry_after=result.retry_after,
-                               usage=result.usage, cost_usd=result.cost_usd, meta=meta)
+        return replace(result, meta=meta)
 
     def _spawn(self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str,
                timeout: float) -> ExecutionResult:

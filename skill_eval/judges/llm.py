@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..executors.base import DEFAULT_MODEL
+from ..executors.errors_map import retryable_status
 from ..model import Usage
 from .base import JudgeContext
 
@@ -31,13 +32,16 @@ DEFAULT_TIMEOUT = 120.0
 @dataclass(frozen=True)
 class LLMReply:
     """A model's structured reply. `data` is the JSON object it gave (not validated against the
-    schema: callers check the fields they need); `error` is set when there is no usable reply."""
+    schema: callers check the fields they need); `error` is set when there is no usable reply,
+    and `transient` then says whether asking again may help (timeouts, 429, 5xx, dropped
+    connections, a reply with no JSON) or not (no key, no CLI, 401/403/404, a bad backend)."""
 
     data: dict[str, Any] | None
     raw_text: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     error: str | None = None
+    transient: bool = True
 
 
 def judge_model(ctx: JudgeContext, config: Mapping[str, Any] | None = None) -> str:
@@ -63,13 +67,15 @@ def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: d
             return _claude_cli(ctx, system, prompt, schema, tool_name, model)
     except Exception as exc:  # a judge must never raise into the runner
         return LLMReply(None, "", model=model, error=f"{backend} judge call failed: "
-                                                     f"{type(exc).__name__}: {exc}")
+                                                     f"{type(exc).__name__}: {exc}",
+                        transient=False)  # a bug here raises again
     if backend == "mock":
         return LLMReply(None, "", model=model,
                         error="mock judge backend reached request_structured; "
-                              "mock judgements are made by the judge itself")
+                              "mock judgements are made by the judge itself", transient=False)
     return LLMReply(None, "", model=model, error=f"unknown judge backend {backend!r}; "
-                                                 "valid: anthropic, claude-cli, mock")
+                                                 "valid: anthropic, claude-cli, mock",
+                    transient=False)
 
 
 # --- JSON extraction (claude-cli replies, and anthropic replies without a tool call) ---------
@@ -164,10 +170,11 @@ def _anthropic(ctx: JudgeContext, system: str, prompt: str, schema: dict, tool_n
             # A model that takes no sampling parameters: ask again without it.
             response = client.messages.create(**{**params, "extra_body": {}})
     except _NoKey as exc:
-        return LLMReply(None, "", model=model, error=str(exc))
+        return LLMReply(None, "", model=model, error=str(exc), transient=False)
     except anthropic.APIStatusError as exc:
         return LLMReply(None, "", model=model,
-                        error=f"judge model API error {exc.status_code}: {_short(exc)}")
+                        error=f"judge model API error {exc.status_code}: {_short(exc)}",
+                        transient=retryable_status(exc.status_code))
     except anthropic.APIConnectionError as exc:
         return LLMReply(None, "", model=model, error=f"judge model unreachable: {_short(exc)}")
     except anthropic.AnthropicError as exc:
@@ -256,7 +263,8 @@ def _claude_cli(ctx: JudgeContext, system: str, prompt: str, schema: dict, tool_
     if not binary:
         return LLMReply(None, "", model=model,
                         error="claude CLI not found in PATH (needed by --judge-executor "
-                              "claude-cli). Install it or use --mock for testing.")
+                              "claude-cli). Install it or use --mock for testing.",
+                        transient=False)
     text = (f"{prompt}\n\nNo tools are available here: instead of calling "
             f"{tool_name}, reply with only the JSON object you would pass to it, no prose, "
             f"matching this JSON Schema:\n{json.dumps(schema, sort_keys=True)}")
