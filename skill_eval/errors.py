@@ -3,7 +3,8 @@
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations (exit 2)
      ├── ProblemsError        a file with located problems, all reported (one line each)
-     │    └── SuiteError      a task suite that is missing, unreadable or invalid
+     │    ├── SuiteError      a task suite that is missing, unreadable or invalid
+     │    └── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
      ├── SkillError           a skill or ranking artifact that cannot be resolved
      │    └── EvaluatorError  (skill_eval.evaluators) an evaluator skill that cannot load
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
@@ -78,6 +79,11 @@ class ProblemsError(SkillEvalError):
 
 class SuiteError(ProblemsError):
     """A task suite that is missing or invalid. `problems` lists every problem found."""
+
+
+class ConfigError(ProblemsError):
+    """A project config file that cannot be read, is not TOML, or has unknown keys or values
+    of the wrong type. `problems` locates each by file, line and key."""
 
 
 class SkillError(SkillEvalError):

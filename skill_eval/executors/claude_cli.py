@@ -37,6 +37,10 @@ from .base import ExecutorBase, ExecutorConfig, compose_prompt, register_executo
 from .errors_map import fatal_status, retryable_message, retryable_status
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
+# What a new user needs next, after the sentence above (kept word for word for compatibility).
+INSTALL_HINT = ("To install the pinned version: bash scripts/install_claude_cli.sh (from a "
+                "skill-eval checkout); or call the API directly with --executor anthropic "
+                "(needs ANTHROPIC_API_KEY).")
 TEMP_PREFIX = "skill-eval-claude-"
 NO_AUTH = ("no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
            "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
@@ -77,7 +81,7 @@ def not_found_message(claude_bin: str | None) -> str:
     """Why `find_claude(claude_bin)` found nothing. The PATH case keeps the exact message of
     the original tool; an explicit `--claude-bin` is named as given."""
     if not claude_bin or claude_bin == "claude":
-        return NOT_FOUND
+        return f"{NOT_FOUND} {INSTALL_HINT}"
     if os.sep in claude_bin or (os.altsep and os.altsep in claude_bin):
         path = Path(claude_bin).expanduser()
         if path.is_file():
