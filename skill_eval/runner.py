@@ -136,6 +136,7 @@ class Runner:
         self.journal = journal
         self.settings = settings
         self.stop = threading.Event()
+        self._stopped: RunStopped | None = None  # why an executor stopped the run
 
     def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
         """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
@@ -184,6 +185,8 @@ class Runner:
         return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
 
     def _run_job(self, job: Job) -> Attempt:
+        if self._stopped is not None:  # queued before the run stopped: start nothing new
+            raise self._stopped
         started_at = now_iso()
         start = time.monotonic()
         result, tries = self._execute(job)
@@ -203,8 +206,10 @@ class Runner:
         )
         self.journal.append(attempt)
         if result.fatal:  # no attempt of this run can succeed: stop at the first one
+            self._stopped = self._stopped or RunStopped(error or "the executor cannot run",
+                                                        str(self.journal.path.parent))
             self.stop.set()
-            raise RunStopped(error or "the executor cannot run", str(self.journal.path.parent))
+            raise self._stopped
         if self.settings.progress is not None:
             self.settings.progress(attempt)
         return attempt
