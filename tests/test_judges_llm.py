@@ -357,3 +357,30 @@ def test_request_structured_never_raises_on_odd_backends() -> None:
         reply = request_structured(JudgeContext(suite_dir=Path("/x"), judge_backend=backend),
                                    system="s", prompt="p", schema={}, tool_name="t", model=None)
         assert reply.data is None and reply.error
+
+
+@pytest.mark.parametrize(("fault", "kind"), [
+    ("overloaded", "transient"), ("api_error", "transient"), ("rate_limit", "transient"),
+    ("drop_before_response", "transient"), ("authentication", "permanent"),
+    ("not_found", "permanent")])
+def test_the_judge_says_whether_its_error_may_heal(fake: FakeAnthropic, fault: str,
+                                                   kind: str) -> None:
+    fake.set_faults([fault])
+    result = judge(ctx_for(fake))
+    assert result.error is not None and result.error_kind == kind
+    assert result.transient == (kind == "transient")
+
+
+def test_an_unparseable_judge_reply_is_transient(fake: FakeAnthropic) -> None:
+    scripted(fake, tool_input={"reasoning": "no score given"})
+    result = judge(ctx_for(fake))
+    assert result.error is not None and "no numeric score" in result.error
+    assert result.transient
+
+
+def test_no_key_is_permanent(fake: FakeAnthropic) -> None:
+    ctx = JudgeContext(suite_dir=Path("/nonexistent"), judge_backend="anthropic", env={},
+                       backend_options={"base_url": fake.base_url, "max_retries": 0})
+    result = judge(ctx)
+    assert result.error is not None and "ANTHROPIC_API_KEY" in result.error
+    assert result.error_kind == "permanent"

@@ -150,7 +150,24 @@ def summary(outcome: EvaluationOutcome) -> str:
     """The end-of-run report for stderr: the per-task table, rates, verdict, artifact path."""
     from ..report import render_table
 
-    return f"{render_table(outcome.artifact).rstrip()}\nartifact            {outcome.path}"
+    lines = [render_table(outcome.artifact).rstrip()]
+    cause = first_error(outcome.artifact)
+    if cause is not None:
+        lines.append(f"first error         {cause}")
+    return "\n".join([*lines, f"artifact            {outcome.path}"])
+
+
+def first_error(artifact: dict[str, Any]) -> str | None:
+    """The first attempt error with its cause on one line: its first line (what failed) and
+    its last (the cause, e.g. `ModuleNotFoundError: ...`), which the table cuts short."""
+    errors = artifact.get("errors") or []
+    if not errors:
+        return None
+    first = errors[0]
+    parts = [line.strip() for line in str(first.get("error") or "").splitlines() if line.strip()]
+    text = parts[0] if len(parts) < 2 else f"{parts[0]} ... {parts[-1]}"
+    more = f" (and {len(errors) - 1} more in the artifact)" if len(errors) > 1 else ""
+    return f"{first.get('task_id')} ({first.get('arm')}): {text}{more}"
 
 
 class ConfigProblem(click.ClickException):
