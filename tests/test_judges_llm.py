@@ -384,3 +384,11 @@ def test_no_key_is_permanent(fake: FakeAnthropic) -> None:
     result = judge(ctx)
     assert result.error is not None and "ANTHROPIC_API_KEY" in result.error
     assert result.error_kind == "permanent"
+
+
+@pytest.mark.parametrize(("status", "transient"), [(401, False), (404, False), (529, True)])
+def test_a_claude_cli_judge_error_says_whether_it_may_heal(status: int, transient: bool) -> None:
+    stdout = json.dumps({"type": "result", "is_error": True, "api_error_status": status,
+                         "result": "API error"})
+    reply = parse_cli_envelope(stdout, 1, "", "m")
+    assert reply.error is not None and reply.transient is transient

@@ -314,9 +314,11 @@ def parse_cli_envelope(stdout: str, returncode: int, stderr: str, model: str,
     usage = Usage.from_dict(envelope.get("usage") if isinstance(envelope.get("usage"), dict)
                             else None)
     if envelope.get("is_error") or returncode != 0 or not isinstance(result, str):
+        status = envelope.get("api_error_status")  # 401, 404...: asking again cannot help
         return LLMReply(None, str(result or ""), usage, model,
                         f"claude CLI judge failed (exit {returncode}): "
-                        f"{str(result or envelope.get('subtype') or stderr)[:300]}")
+                        f"{str(result or envelope.get('subtype') or stderr)[:300]}",
+                        transient=not isinstance(status, int) or retryable_status(status))
     data = extract_json_object(result, required)
     error = None if data is not None else "claude CLI judge reply holds no JSON object"
     return LLMReply(data, result, usage, model, error)
