@@ -1,5 +1,6 @@
-"""Runs arms × tasks × attempts on one bounded pool, retries what is not the skill's fault,
-and journals every attempt as it finishes. Concurrency lives here and nowhere else.
+"""Runs arms × tasks × attempts on one bounded pool, retries what is not the skill's fault and
+may heal (as the executor or judge classifies it), stops the run on an executor result marked
+fatal, and journals every attempt as it finishes. Concurrency lives here and nowhere else.
 
 Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
 hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per

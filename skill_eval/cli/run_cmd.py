@@ -82,7 +82,8 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
         click.option("--concurrency", type=int, default=8, show_default=True,
                      help="Attempts running at once, both arms sharing one pool."),
         click.option("--max-retries", type=int, default=5, show_default=True,
-                     help="Retries for rate limits, overload, 5xx, timeouts, judge errors."),
+                     help="Retries for rate limits, overload, 5xx, timeouts and transient judge "
+                          "errors (not for errors a retry cannot heal)."),
         click.option("--max-error-rate", type=float, default=0.1, show_default=True,
                      help="Above this share of attempts in error the verdict is error."),
         click.option("--policy", type=click.Choice(POLICIES), default="delta",
