@@ -3,15 +3,18 @@
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations (exit 2)
      ├── ProblemsError        a file with located problems, all reported (one line each)
-     │    └── SuiteError      a task suite that is missing, unreadable or invalid
+     │    ├── SuiteError      a task suite that is missing, unreadable or invalid
+     │    └── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
      ├── SkillError           a skill or ranking artifact that cannot be resolved
      │    └── EvaluatorError  (skill_eval.evaluators) an evaluator skill that cannot load
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
+     │    └── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
      ├── ArtifactError        an artifact that cannot be read or does not match its schema
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
+The CLI exits 3 on ExecutorError (a harness fault, not bad input) and 2 on the others.
 Context travels as attributes (`path`, `task_id`, `field`), never parsed back out of messages.
 Failures of a single attempt are not exceptions: they are data on the attempt (status "error").
 """
@@ -78,12 +81,28 @@ class SuiteError(ProblemsError):
     """A task suite that is missing or invalid. `problems` lists every problem found."""
 
 
+class ConfigError(ProblemsError):
+    """A project config file that cannot be read, is not TOML, or has unknown keys or values
+    of the wrong type. `problems` locates each by file, line and key."""
+
+
 class SkillError(SkillEvalError):
     """A SKILL.md, ranking artifact or execution plan that cannot be resolved."""
 
 
 class ExecutorError(SkillEvalError):
     """An executor that cannot run at all (prerequisites missing, bad configuration)."""
+
+
+class RunStopped(ExecutorError):
+    """An executor answered in a way no retry can fix (bad credentials, unknown model): the run
+    stopped at that first attempt. Attempts finished so far are in the journal of `run_dir`."""
+
+    def __init__(self, cause: str, run_dir: str) -> None:
+        super().__init__(f"run stopped: {cause} (every attempt would fail the same way; "
+                         f"finished attempts are kept in {run_dir})", path=run_dir)
+        self.cause = cause
+        self.run_dir = run_dir
 
 
 class JudgeError(SkillEvalError):

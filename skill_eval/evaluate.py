@@ -25,6 +25,7 @@ from .executors.mock import load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache, MemoryJudgeCache
 from .judges.llm import build_grader, judge_model
+from .judges.pytest_judge import preflight_pytest
 from .judges.python_judge import preflight_python_judges
 from .judges.rubric import preflight_evaluators
 from .model import Attempt, sha256_text
@@ -85,7 +86,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                                  describe, log=log)
     executor.preflight()
     judge_problems = preflight_evaluators(suite.tasks, opts.evaluators_dirs, Path.cwd()) \
-        + preflight_python_judges(suite.tasks)
+        + preflight_python_judges(suite.tasks) + preflight_pytest(suite.tasks)
     if judge_problems:
         raise JudgeError("\n".join(judge_problems))
 

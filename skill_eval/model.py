@@ -14,6 +14,10 @@ from typing import Any, Literal
 Status = Literal["passed", "failed", "error"]
 ArmName = Literal["candidate", "baseline"]
 ARM_NAMES: tuple[ArmName, ...] = ("candidate", "baseline")
+# Whether a judge error may heal on a retry (timeouts, rate limits, overload, 5xx, dropped
+# connections, a judge model's unparseable reply) or will recur (missing module or fixture,
+# bad config, a judge that raises). Decided by the judge that knows the cause.
+ErrorKind = Literal["transient", "permanent"]
 DEFAULT_TIMEOUT_SECONDS = 300.0
 
 
@@ -127,13 +131,21 @@ class Usage:
 
 @dataclass(frozen=True)
 class JudgeResult:
-    """What a judge says of one output. `error` is set when the judge itself could not judge."""
+    """What a judge says of one output. `error` is set when the judge itself could not judge;
+    `error_kind` then says whether a retry may help (unset counts as permanent: only a judge
+    that knows its cause is passing can ask for a retry)."""
 
     passed: bool
     score: float
     details: str = ""
     error: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    error_kind: ErrorKind | None = None
+
+    @property
+    def transient(self) -> bool:
+        """True when the judge could not judge for a reason a retry may cure."""
+        return self.error is not None and self.error_kind == "transient"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -142,6 +154,8 @@ class JudgeResult:
             "details": self.details,
             "error": self.error,
         }
+        if self.error is not None:
+            out["error_kind"] = "transient" if self.transient else "permanent"
         if self.data:
             out["data"] = dict(self.data)
         return out
@@ -154,12 +168,17 @@ class JudgeResult:
             details=str(data.get("details") or ""),
             error=data.get("error"),
             data=dict(data.get("data") or {}),
+            error_kind=data.get("error_kind") if data.get("error_kind") in
+            ("transient", "permanent") else None,
         )
 
     @classmethod
-    def failure(cls, error: str) -> JudgeResult:
-        """The judge could not judge: not the skill's fault."""
-        return cls(passed=False, score=0.0, details=error, error=error)
+    def failure(cls, error: str, *, transient: bool = False, details: str | None = None) \
+            -> JudgeResult:
+        """The judge could not judge: not the skill's fault. `transient` when a retry may
+        help; `details` (default: the error) may add what the error line leaves out."""
+        return cls(passed=False, score=0.0, details=error if details is None else details,
+                   error=error, error_kind="transient" if transient else "permanent")
 
 
 @dataclass(frozen=True)
@@ -176,11 +195,13 @@ class ExecutionRequest:
 @dataclass(frozen=True)
 class ExecutionResult:
     """What an executor returns. `error` set means the attempt is an error, not a failure;
-    `retryable` says whether trying again may help (rate limits, overload, timeouts)."""
+    `retryable` says whether trying again may help (rate limits, overload, timeouts); `fatal`
+    that no attempt of this run can succeed (bad credentials, unknown model): the run stops."""
 
     output: str = ""
     error: str | None = None
     retryable: bool = False
+    fatal: bool = False
     retry_after: float | None = None
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0

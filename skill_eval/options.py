@@ -56,6 +56,7 @@ class RunOptions:
     no_judge_cache: bool = False
     evaluators_dirs: tuple[str, ...] = ()
     progress: bool = True
+    config_file: str | None = None  # the project config file the defaults came from
 
     @property
     def executor_name(self) -> str:

@@ -1,5 +1,6 @@
-"""Runs arms × tasks × attempts on one bounded pool, retries what is not the skill's fault,
-and journals every attempt as it finishes. Concurrency lives here and nowhere else.
+"""Runs arms × tasks × attempts on one bounded pool, retries what is not the skill's fault and
+may heal (as the executor or judge classifies it), stops the run on an executor result marked
+fatal, and journals every attempt as it finishes. Concurrency lives here and nowhere else.
 
 Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
 hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per
@@ -21,8 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from .errors import RunStopped
 from .executors.base import ExecutorBase
-from .judges.base import Judge, JudgeContext, run_judge
+from .judges.base import Judge, JudgeContext, run_judge, traceback_tail
 from .model import (
     Arm,
     ArmName,
@@ -135,6 +137,7 @@ class Runner:
         self.journal = journal
         self.settings = settings
         self.stop = threading.Event()
+        self._stopped: RunStopped | None = None  # why an executor stopped the run
 
     def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
         """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
@@ -181,6 +184,8 @@ class Runner:
         return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
 
     def _run_job(self, job: Job) -> Attempt:
+        if self._stopped is not None:  # queued before the run stopped: start nothing new
+            raise self._stopped
         started_at = now_iso()
         start = time.monotonic()
         result, tries = self._execute(job)
@@ -199,6 +204,11 @@ class Runner:
             started_at=started_at, finished_at=now_iso(),
         )
         self.journal.append(attempt)
+        if result.fatal:  # no attempt of this run can succeed: stop at the first one
+            self._stopped = self._stopped or RunStopped(error or "the executor cannot run",
+                                                        str(self.journal.path.parent))
+            self.stop.set()
+            raise self._stopped
         if self.settings.progress is not None:
             self.settings.progress(attempt)
         return attempt
@@ -215,22 +225,25 @@ class Runner:
             tries += 1
             try:
                 result = self.executor.run(request)
-            except Exception as exc:  # an executor bug must not kill the run
-                result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}",
-                                         retryable=True)
+            except Exception as exc:
+                # A bug in the executor: the same input raises again, so it is not retried.
+                result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}"
+                                               f"\n{traceback_tail(exc)}")
             result = replace(result, output=clean_text(result.output))
+            if result.fatal:
+                return result, tries
             if not result.error or not result.retryable or not self._retrying(tries):
                 return result, tries
             self._sleep(self._backoff(tries, result.retry_after))
 
     def _judge(self, job: Job, output: str) -> JudgeResult:
-        """Judge one output; a judge error is retried on the same output (the model is not
-        asked again)."""
+        """Judge one output; a transient judge error (as the judge classifies it) is retried
+        on the same output (the model is not asked again); a permanent one is kept at once."""
         tries = 0
         while True:
             tries += 1
             judge = run_judge(self.judges[job.task.id], job.task, output, self.ctx)
-            if not judge.error or not self._retrying(tries):
+            if not judge.transient or not self._retrying(tries):
                 return judge
             self._sleep(self._backoff(tries, None))
 

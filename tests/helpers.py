@@ -34,9 +34,11 @@ def contains_task(task_id: str, *expected: str) -> dict[str, Any]:
             "judge": {"type": "contains", "expected": list(expected)}}
 
 
-def write_skill(directory: Path, body: str = "Always answer with DONE.", name: str = "demo") \
-        -> Path:
+def write_skill(directory: Path, body: str = "Always answer with DONE.",
+                name: str | None = None) -> Path:
+    """A valid skill folder; its `name` is the folder's unless given."""
     directory.mkdir(parents=True, exist_ok=True)
+    name = name or directory.name
     (directory / "SKILL.md").write_text(
         f"---\nname: {name}\ndescription: test skill\n---\n\n# {name}\n\n{body}\n",
         encoding="utf-8")

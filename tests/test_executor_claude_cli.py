@@ -141,8 +141,11 @@ def test_preflight_missing_binary_message(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ExecutorError) as info:
         make().preflight()
-    assert str(info.value) == NOT_FOUND
-    assert run(make()).error == NOT_FOUND
+    # The compatibility sentence comes first, word for word, then how to get the CLI.
+    assert str(info.value).startswith(NOT_FOUND + " ")
+    assert "bash scripts/install_claude_cli.sh" in str(info.value)
+    assert "--executor anthropic" in str(info.value) and "--mock" in str(info.value)
+    assert run(make()).error == str(info.value)
 
 
 def test_missing_explicit_claude_bin_is_named(monkeypatch: pytest.MonkeyPatch,

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from skill_eval.executors.claude_grader import reply_from_envelope
 from skill_eval.executors.claude_process import parse_envelope
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.judge_cache import JudgeCache
@@ -357,3 +358,38 @@ def test_request_structured_never_raises_on_odd_backends() -> None:
         reply = request_structured(JudgeContext(suite_dir=Path("/x"), judge_backend=backend),
                                    system="s", prompt="p", schema={}, tool_name="t", model=None)
         assert reply.data is None and reply.error
+
+
+@pytest.mark.parametrize(("fault", "kind"), [
+    ("overloaded", "transient"), ("api_error", "transient"), ("rate_limit", "transient"),
+    ("drop_before_response", "transient"), ("authentication", "permanent"),
+    ("not_found", "permanent")])
+def test_the_judge_says_whether_its_error_may_heal(fake: FakeAnthropic, fault: str,
+                                                   kind: str) -> None:
+    fake.set_faults([fault])
+    result = judge(ctx_for(fake))
+    assert result.error is not None and result.error_kind == kind
+    assert result.transient == (kind == "transient")
+
+
+def test_an_unparseable_judge_reply_is_transient(fake: FakeAnthropic) -> None:
+    scripted(fake, tool_input={"reasoning": "no score given"})
+    result = judge(ctx_for(fake))
+    assert result.error is not None and "no numeric score" in result.error
+    assert result.transient
+
+
+def test_no_key_is_permanent(fake: FakeAnthropic) -> None:
+    ctx = JudgeContext(suite_dir=Path("/nonexistent"), judge_backend="anthropic", env={},
+                       backend_options={"base_url": fake.base_url, "max_retries": 0})
+    result = judge(ctx)
+    assert result.error is not None and "ANTHROPIC_API_KEY" in result.error
+    assert result.error_kind == "permanent"
+
+
+@pytest.mark.parametrize(("status", "transient"), [(401, False), (404, False), (529, True)])
+def test_a_claude_cli_judge_error_says_whether_it_may_heal(status: int, transient: bool) -> None:
+    stdout = json.dumps({"type": "result", "is_error": True, "api_error_status": status,
+                         "result": "API error"})
+    reply = reply_from_envelope(stdout, "", 1, "m", [])
+    assert reply.error is not None and reply.transient is transient

@@ -113,6 +113,13 @@ def test_python_judge_problems_are_judge_errors(module: str, spec: str, message:
     result = judge({"type": "python", "callable": spec.format(module=module)}, "x")
     assert result.error is not None and message in result.error
     assert result.passed is False
+    assert result.error_kind == "permanent"  # each fails the same way on a retry
+
+
+def test_a_raising_python_judge_keeps_its_traceback(module: str) -> None:
+    result = judge({"type": "python", "callable": f"{module}:boom"}, "x")
+    assert result.error is not None and "\n" not in result.error
+    assert "Traceback" in result.details and "RuntimeError: judge bug" in result.details
 
 
 @pytest.mark.parametrize("function", ["infinite", "infinite_result", "infinite_dict"])

@@ -8,6 +8,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from skill_eval.errors import RunStopped
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig
 from skill_eval.judges.base import JudgeContext, build_judge
 from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
@@ -113,8 +116,30 @@ def test_a_crashing_executor_is_an_error_attempt_not_a_crash(tmp_path: Path) -> 
         def run(self, request: ExecutionRequest) -> ExecutionResult:
             raise RuntimeError("boom")
 
-    attempts = make_runner(tmp_path, Crashing(), max_retries=1).run(plan_jobs(ARMS, TASKS, 1))
+    crashing = Crashing()
+    attempts = make_runner(tmp_path, crashing, max_retries=3).run(plan_jobs(ARMS, TASKS, 1))
     assert all(a.status == "error" and "boom" in (a.error or "") for a in attempts)
+    # A bug raises again on the same input: tried once, its traceback kept on the attempt.
+    assert all(a.tries == 1 and "raise RuntimeError" in (a.error or "") for a in attempts)
+    assert len(crashing.calls) == 0  # Crashing.run never reaches the recording parent
+
+
+def test_a_fatal_executor_error_stops_the_run_at_the_first_attempt(tmp_path: Path) -> None:
+    class BadKey(ScriptedExecutor):
+        def run(self, request: ExecutionRequest) -> ExecutionResult:
+            with self.lock:
+                self.calls.append((request.arm, request.task.id, request.attempt))
+            return ExecutionResult(error="HTTP 401 authentication_error: invalid x-api-key",
+                                   fatal=True)
+
+    executor = BadKey()
+    runner = make_runner(tmp_path, executor, concurrency=1, max_retries=5)
+    with pytest.raises(RunStopped) as info:
+        runner.run(plan_jobs(ARMS, TASKS, 1))
+    assert len(executor.calls) == 1  # 8 jobs planned; the first one stopped the run
+    assert "401 authentication_error" in str(info.value) and str(tmp_path) in str(info.value)
+    journaled = Journal(tmp_path / "attempts.jsonl").read()
+    assert [a.error for a in journaled] == ["HTTP 401 authentication_error: invalid x-api-key"]
 
 
 def test_a_judge_error_retries_the_judge_not_the_model(tmp_path: Path) -> None:
@@ -124,7 +149,7 @@ def test_a_judge_error_retries_the_judge_not_the_model(tmp_path: Path) -> None:
         def judge(self, task, output, ctx):
             FlakyJudge.calls += 1
             if FlakyJudge.calls <= 2:
-                return JudgeResult.failure("judge model overloaded")
+                return JudgeResult.failure("judge model overloaded", transient=True)
             return JudgeResult(True, 1.0)
 
     executor = ScriptedExecutor()
@@ -133,6 +158,32 @@ def test_a_judge_error_retries_the_judge_not_the_model(tmp_path: Path) -> None:
     attempts = runner.run(plan_jobs(ARMS[:1], TASKS[:1], 1))
     assert attempts[0].status == "passed" and len(executor.calls) == 1
     assert FlakyJudge.calls == 3
+
+
+@pytest.mark.parametrize("kind", ["returned", "raised"])
+def test_a_permanent_judge_error_is_recorded_at_once(tmp_path: Path, kind: str) -> None:
+    class BrokenJudge:
+        calls = 0
+
+        def judge(self, task, output, ctx):
+            BrokenJudge.calls += 1
+            if kind == "raised":
+                return {}["missing-key"]
+            return JudgeResult.failure("test_file file not found: 'fixtures/t.py'")
+
+    runner = make_runner(tmp_path, ScriptedExecutor(), max_retries=5)
+    runner.judges = {t.id: BrokenJudge() for t in TASKS}
+    attempts = runner.run(plan_jobs(ARMS[:1], TASKS[:1], 1))
+    assert BrokenJudge.calls == 1 and attempts[0].status == "error"
+    judge = attempts[0].judge
+    assert judge is not None and judge.error_kind == "permanent"
+    if kind == "raised":  # the cause and where it was raised, kept for the author
+        assert attempts[0].error == "judge error: judge crashed: KeyError: 'missing-key'"
+        assert 'return {}["missing-key"]' in judge.details
+    else:
+        assert "file not found" in (attempts[0].error or "")
+    on_disk = Journal(tmp_path / "attempts.jsonl").read()[0].judge
+    assert on_disk is not None and on_disk.error_kind == "permanent"
 
 
 def test_lone_surrogates_in_model_output_do_not_break_the_journal(tmp_path: Path) -> None:

@@ -8,9 +8,14 @@ from typing import Any, NoReturn
 
 import click
 
-from ..errors import RunInterrupted, SkillEvalError, UsageError
+from ..errors import ExecutorError, RunInterrupted, SkillEvalError, UsageError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+
+def exit_code(exc: SkillEvalError) -> int:
+    """3 for a harness fault (an executor that cannot run, a run stopped by one), else 2."""
+    return EXIT_ERROR if isinstance(exc, ExecutorError) else EXIT_USAGE
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -29,7 +34,8 @@ def interrupted(exc: RunInterrupted) -> NoReturn:
 
 
 def main_entry(group: click.Group, **kwargs: Any) -> None:
-    """Run a click group; turn SkillEvalError into `Error: ...` and exit 2 (bad input)."""
+    """Run a click group; turn SkillEvalError into `Error: ...` and exit 2 (bad input) or 3
+    (a harness fault, see `exit_code`)."""
     try:
         group.main(standalone_mode=False, **kwargs)
     except click.exceptions.Exit as exc:
@@ -45,11 +51,11 @@ def main_entry(group: click.Group, **kwargs: Any) -> None:
     except SkillEvalError as exc:
         if os.environ.get("SKILL_EVAL_DEBUG") == "1":
             raise
-        fail(str(exc), EXIT_USAGE)
+        fail(str(exc), exit_code(exc))
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
 
 
-__all__ = ["EXIT_ERROR", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "UsageError", "fail",
-           "main_entry"]
+__all__ = ["EXIT_ERROR", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "UsageError", "exit_code",
+           "fail", "main_entry"]

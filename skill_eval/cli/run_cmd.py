@@ -6,17 +6,20 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..analysis import POLICIES
-from ..errors import RunInterrupted, SkillEvalError
+from ..config import chosen_config, command_defaults, load_config
+from ..errors import ConfigError, RunInterrupted, SkillEvalError
 from ..evaluate import EvaluationOutcome, run_evaluation
 from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..options import RunOptions
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail, interrupted
+from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
 
+CONFIG_META = "skill_eval.config_file"  # ctx.meta key: the config file read, or None
 VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
 
 
@@ -95,7 +98,8 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
         click.option("--concurrency", type=int, default=8, show_default=True,
                      help="Attempts running at once, both arms sharing one pool."),
         click.option("--max-retries", type=int, default=5, show_default=True,
-                     help="Retries for rate limits, overload, 5xx, timeouts, judge errors."),
+                     help="Retries for rate limits, overload, 5xx, timeouts and transient judge "
+                          "errors (not for errors a retry cannot heal)."),
         click.option("--max-error-rate", type=float, default=0.1, show_default=True,
                      help="Above this share of attempts in error the verdict is error."),
         click.option("--policy", type=click.Choice(POLICIES), default="delta",
@@ -140,8 +144,11 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
     return decorate
 
 
-def options_from(kwargs: dict[str, Any]) -> RunOptions:
+def options_from(kwargs: dict[str, Any], config_file: Path | None = None) -> RunOptions:
     kwargs = dict(kwargs)
+    kwargs.pop("config", None)
+    kwargs.pop("no_config", None)
+    kwargs["config_file"] = str(config_file) if config_file is not None else None
     kwargs["input"] = kwargs.pop("input_")
     kwargs["progress"] = not kwargs.pop("quiet")
     return RunOptions(**kwargs)
@@ -160,11 +167,56 @@ def summary(outcome: EvaluationOutcome) -> str:
     """The end-of-run report for stderr: the per-task table, rates, verdict, artifact path."""
     from ..report import render_table
 
-    return f"{render_table(outcome.artifact).rstrip()}\nartifact            {outcome.path}"
+    lines = [render_table(outcome.artifact).rstrip()]
+    cause = first_error(outcome.artifact)
+    if cause is not None:
+        lines.append(f"first error         {cause}")
+    return "\n".join([*lines, f"artifact            {outcome.path}"])
 
 
-@click.command("run")
+def first_error(artifact: dict[str, Any]) -> str | None:
+    """The first attempt error with its cause on one line: its first line (what failed) and
+    its last (the cause, e.g. `ModuleNotFoundError: ...`), which the table cuts short."""
+    errors = artifact.get("errors") or []
+    if not errors:
+        return None
+    first = errors[0]
+    parts = [line.strip() for line in str(first.get("error") or "").splitlines() if line.strip()]
+    text = parts[0] if len(parts) < 2 else f"{parts[0]} ... {parts[-1]}"
+    more = f" (and {len(errors) - 1} more in the artifact)" if len(errors) > 1 else ""
+    return f"{first.get('task_id')} ({first.get('arm')}): {text}{more}"
+
+
+class ConfigProblem(click.ClickException):
+    """A bad project config file, shown as `Error: ...` with the usage exit code."""
+
+    exit_code = EXIT_USAGE
+
+
+class RunCommand(click.Command):
+    """`run`, with defaults from the project config file (skill_eval.config) filled in
+    before click parses the line, so the command line beats the file."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        path = None
+        if not {"-h", "--help"} & set(args):
+            try:
+                path = chosen_config(args, Path.cwd())
+                if path is not None:
+                    defaults = command_defaults(self, load_config(path))
+                    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+            except ConfigError as exc:
+                raise ConfigProblem(str(exc)) from None
+        ctx.meta[CONFIG_META] = path
+        return super().parse_args(ctx, args)
+
+
+@click.command("run", cls=RunCommand)
 @run_flags(default_skill_mode="system")
+@click.option("--config", metavar="FILE",
+              help="Read defaults from this file: a pyproject.toml ([tool.skill-eval]) or a "
+                   "skill-eval.toml (default: the nearest one from here upwards).")
+@click.option("--no-config", is_flag=True, help="Read no config file.")
 def command(**kwargs: Any) -> None:
     """Run a task suite with a candidate skill and a baseline and write a verdict artifact.
 
@@ -172,16 +224,23 @@ def command(**kwargs: Any) -> None:
     Pipeline mode:   --input ranking.json --candidate-id ID
     Standalone mode: --standalone --skill-path SKILL_DIR [--baseline-skill PATH | --no-baseline]
 
+    Defaults for any flag can live in `[tool.skill-eval]` of the nearest pyproject.toml, or
+    at the top of a skill-eval.toml, keyed by the long flag name (executor = "anthropic",
+    concurrency = 4); the command line and SKILL_EVAL_* variables beat the file, and
+    relative paths in it are relative to it. The artifact's manifest names the file used.
+
     Prints the artifact path on stdout and a summary on stderr. Exit codes: 0 pass or
-    skipped, 1 fail, 3 error verdict, 2 bad input or usage.
+    skipped, 1 fail, 3 error verdict or a harness fault (executor cannot run, run stopped),
+    2 bad input or usage.
     """
     stop_on_sigterm()
+    config_file = click.get_current_context().meta.get(CONFIG_META)
     try:
-        outcome = run_evaluation(options_from(kwargs))
+        outcome = run_evaluation(options_from(kwargs, config_file))
     except RunInterrupted as exc:
         interrupted(exc)
     except SkillEvalError as exc:
-        fail(str(exc), EXIT_USAGE)
+        fail(str(exc), exit_code(exc))
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
     sys.exit(VERDICT_EXIT[outcome.verdict])

@@ -4,20 +4,37 @@ from __future__ import annotations
 
 import click
 
-from ..suite import validate_paths
+from ..suite import load_suite, validate_paths
 from .common import EXIT_OK, EXIT_USAGE
+
+
+def _pytest_missing(paths: list[str]) -> str | None:
+    """One line when a valid suite has pytest judges and this interpreter has no pytest."""
+    from ..judges.pytest_judge import preflight_pytest, pytest_problem
+
+    if pytest_problem() is None:  # the usual case: no suite is loaded twice
+        return None
+    for path in paths:
+        problems = preflight_pytest(load_suite(path).tasks)
+        if problems:
+            return f"{path}: {problems[0]}"
+    return None
 
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
 def command(paths: tuple[str, ...]) -> None:
-    """Validate task suites. A directory means every task_suite.yaml below it.
+    """Validate task suites. A directory means every task_suite.yaml below it. A suite with
+    pytest judges also needs pytest importable by skill-eval's own interpreter.
 
     Exits 0 when all are valid, 2 otherwise; every problem goes to stderr, one line each.
     """
     report = validate_paths(paths)
     for problem in report.problems:
         click.echo(str(problem), err=True)
+    missing = _pytest_missing(report.valid)
+    if missing is not None:
+        click.echo(missing, err=True)
     for path in report.valid:
         click.echo(f"ok: {path}")
-    raise SystemExit(EXIT_OK if report.ok else EXIT_USAGE)
+    raise SystemExit(EXIT_OK if report.ok and missing is None else EXIT_USAGE)

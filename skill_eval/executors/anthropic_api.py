@@ -26,7 +26,7 @@ from .base import (
     config_schema,
     env_lookup,
 )
-from .errors_map import parse_retry_after, retryable_status
+from .errors_map import fatal_status, parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
 
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
@@ -43,17 +43,19 @@ class AnthropicConfig(ExecutorConfig):
 
 
 def failure(message: str, *, retryable: bool, retry_after: float | None = None,
-            **meta: Any) -> ExecutionResult:
-    """An error attempt (not the skill's fault) with what the runner needs to retry it."""
+            fatal: bool = False, **meta: Any) -> ExecutionResult:
+    """An error attempt (not the skill's fault) with what the runner needs to retry it, or
+    to stop the run (`fatal`)."""
     return ExecutionResult(error=message, retryable=retryable, retry_after=retry_after,
-                           meta={k: v for k, v in meta.items() if v is not None})
+                           fatal=fatal, meta={k: v for k, v in meta.items() if v is not None})
 
 
 def classify_exception(exc: BaseException) -> ExecutionResult:
     """Translate an SDK or transport exception into an error attempt.
 
     Status errors: 408/409/429/5xx/529 are retryable (with `retry-after` when sent), other 4xx
-    are not. Connection errors, timeouts and bodies that are not a Message are retryable.
+    are not, and 401/403/404 (bad key, no access, unknown model) stop the run. Connection
+    errors, timeouts and bodies that are not a Message are retryable.
     """
     import anthropic  # already imported by whoever raised `exc`
 
@@ -66,7 +68,7 @@ def classify_exception(exc: BaseException) -> ExecutionResult:
         retry_after = parse_retry_after(dict(exc.response.headers))
         return failure(f"HTTP {status} {err_type or 'error'}: {detail}",
                        retryable=retryable_status(status), retry_after=retry_after,
-                       status=status, error_type=err_type,
+                       fatal=fatal_status(status), status=status, error_type=err_type,
                        request_id=getattr(exc, "request_id", None))
     if isinstance(exc, anthropic.APITimeoutError):
         return failure(f"timeout: {exc.message}", retryable=True, error_type="timeout")

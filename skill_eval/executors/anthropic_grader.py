@@ -12,6 +12,7 @@ from typing import Any
 from ..model import Usage
 from .anthropic_api import AnthropicConfig
 from .base import env_lookup
+from .errors_map import retryable_status
 from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
 
 
@@ -41,12 +42,13 @@ class AnthropicGrader:
         if not self._env("ANTHROPIC_API_KEY"):
             return Reply(None, "", model=model,
                          error="ANTHROPIC_API_KEY is not set (needed by --judge-executor "
-                               "anthropic)")
+                               "anthropic)", transient=False)
         try:
             return self._complete(request)
         except Exception as exc:  # a judge must never raise into the runner
             return Reply(None, "", model=model,
-                         error=f"anthropic judge call failed: {type(exc).__name__}: {exc}")
+                         error=f"anthropic judge call failed: {type(exc).__name__}: {exc}",
+                         transient=False)  # a bug here raises again
 
     def _complete(self, request: GradeRequest) -> Reply:
         import anthropic
@@ -72,7 +74,8 @@ class AnthropicGrader:
                 response = client.messages.create(**{**params, "extra_body": {}})
         except anthropic.APIStatusError as exc:
             return Reply(None, "", model=model,
-                         error=f"judge model API error {exc.status_code}: {_short(exc)}")
+                         error=f"judge model API error {exc.status_code}: {_short(exc)}",
+                         transient=retryable_status(exc.status_code))
         except anthropic.APIConnectionError as exc:
             return Reply(None, "", model=model, error=f"judge model unreachable: {_short(exc)}")
         except anthropic.AnthropicError as exc:

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +207,7 @@ class ClaudeCliExecutor(ExecutorBase):
         binary = self.binary()
         if binary is None:
             return ExecutionResult(error=not_found_message(self.config.claude_bin),
-                                   retryable=False)
+                                   fatal=True)  # no attempt can run without it
         _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
         started = time.monotonic()
         root = self._make_temp_dir()
@@ -227,9 +227,7 @@ class ClaudeCliExecutor(ExecutorBase):
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
             result = ExecutionResult(error="cancelled", retryable=False)
         meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
-        return ExecutionResult(output=result.output, error=result.error,
-                               retryable=result.retryable, retry_after=result.retry_after,
-                               usage=result.usage, cost_usd=result.cost_usd, meta=meta)
+        return replace(result, meta=meta)
 
     def _spawn(self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str,
                timeout: float) -> ExecutionResult:

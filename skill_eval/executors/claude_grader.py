@@ -48,7 +48,8 @@ class ClaudeCliGrader:
             return self._complete(request)
         except Exception as exc:  # a judge must never raise into the runner
             return Reply(None, "", model=request.model,
-                         error=f"claude-cli judge call failed: {type(exc).__name__}: {exc}")
+                         error=f"claude-cli judge call failed: {type(exc).__name__}: {exc}",
+                         transient=False)  # a bug here raises again
 
     def _complete(self, request: GradeRequest) -> Reply:
         model = request.model
@@ -56,7 +57,8 @@ class ClaudeCliGrader:
         if not binary:
             return Reply(None, "", model=model,
                          error="claude CLI not found in PATH (needed by --judge-executor "
-                               "claude-cli). Install it or use --mock for testing.")
+                               "claude-cli). Install it or use --mock for testing.",
+                         transient=False)
         text = (f"{request.prompt}\n\nNo tools are available here: instead of calling "
                 f"{request.tool_name}, reply with only the JSON object you would pass to it, "
                 "no prose, matching this JSON Schema:\n"
@@ -84,11 +86,18 @@ class ClaudeCliGrader:
                 kill_group(proc)  # whatever the CLI left running in its group goes too
         finally:
             shutil.rmtree(home, ignore_errors=True)
-        result = parse_envelope(stdout, stderr, proc.returncode)
-        if result.error is not None:
-            return Reply(None, result.output, result.usage, model,
-                         f"claude CLI judge failed (exit {proc.returncode}): "
-                         f"{result.error[:300]}")
-        data = extract_json_object(result.output, request.required())
-        error = None if data is not None else "claude CLI judge reply holds no JSON object"
-        return Reply(data, result.output, result.usage, model, error)
+        return reply_from_envelope(stdout, stderr, proc.returncode, model, request.required())
+
+
+def reply_from_envelope(stdout: str, stderr: str, returncode: int | None, model: str,
+                        required: list[str]) -> Reply:
+    """The judgement in a `claude -p` JSON envelope; an error says whether asking again may
+    help (a 401 or 404 cannot; a 529 or a reply with no JSON object may)."""
+    result = parse_envelope(stdout, stderr, returncode)
+    if result.error is not None:
+        return Reply(None, result.output, result.usage, model,
+                     f"claude CLI judge failed (exit {returncode}): {result.error[:300]}",
+                     transient=result.retryable and not result.fatal)
+    data = extract_json_object(result.output, required)
+    error = None if data is not None else "claude CLI judge reply holds no JSON object"
+    return Reply(data, result.output, result.usage, model, error)

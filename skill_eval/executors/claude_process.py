@@ -21,13 +21,17 @@ from typing import Any
 
 from ..model import ExecutionResult, Usage
 from .base import env_lookup
-from .errors_map import retryable_message, retryable_status
+from .errors_map import fatal_status, retryable_message, retryable_status
 
 __all__ = ["AUTH_VARS", "ISOLATION_ENV", "NOT_FOUND", "PASS_VARS", "copy_credentials",
            "credentials_source", "env_lookup", "find_claude", "has_auth", "isolated_env",
            "kill_group", "not_found_message", "parse_envelope"]
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
+# What a new user needs next, after the sentence above (kept word for word for compatibility).
+INSTALL_HINT = ("To install the pinned version: bash scripts/install_claude_cli.sh (from a "
+                "skill-eval checkout); or call the API directly with --executor anthropic "
+                "(needs ANTHROPIC_API_KEY).")
 AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CREDENTIALS_FILE = ".credentials.json"
 # Passed through from our environment when set: what a CLI needs to run and reach the API.
@@ -67,7 +71,7 @@ def not_found_message(claude_bin: str | None) -> str:
     """Why `find_claude(claude_bin)` found nothing. The PATH case keeps the exact message of
     the original tool; an explicit `--claude-bin` is named as given."""
     if not claude_bin or claude_bin == "claude":
-        return NOT_FOUND
+        return f"{NOT_FOUND} {INSTALL_HINT}"
     if os.sep in claude_bin or (os.altsep and os.altsep in claude_bin):
         path = Path(claude_bin).expanduser()
         if path.is_file():
@@ -153,14 +157,15 @@ def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> Executio
             "; ".join(map(str, errors)) if isinstance(errors, list) and errors else \
             str(envelope.get("subtype") or "is_error")
         status = envelope.get("api_error_status")
+        fatal = False
         if isinstance(status, int):
-            retryable = retryable_status(status)
+            retryable, fatal = retryable_status(status), fatal_status(status)
             message = f"(HTTP {status}) {message}"
         else:
             retryable = envelope.get("subtype") != "error_max_turns" and \
                 retryable_message(message)
         return ExecutionResult(error=f"claude CLI error: {message}", retryable=retryable,
-                               usage=usage, cost_usd=cost, meta=meta)
+                               fatal=fatal, usage=usage, cost_usd=cost, meta=meta)
     return ExecutionResult(output=result if isinstance(result, str) else "", usage=usage,
                            cost_usd=cost, meta=meta)
 

@@ -2,7 +2,9 @@
 
 Rate limits (429), overload (529), server errors (5xx), request timeouts (408), lock conflicts
 (409), dropped connections and timeouts are the service's fault and may pass on a retry; other
-4xx (bad request, authentication, permission, not found) will fail again the same way.
+4xx (bad request, authentication, permission, not found) will fail again the same way. Of
+those, 401, 403 and 404 (bad key, no access, unknown model) are fatal: every attempt of the run
+would get the same answer, so the run stops at the first.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from collections.abc import Mapping
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+FATAL_STATUSES = frozenset({401, 403, 404})
 
 # Words the Anthropic API, the SDKs and Claude Code use for transient failures.
 _TRANSIENT = re.compile(
@@ -29,6 +32,11 @@ def retryable_status(status: int | None) -> bool:
     if status is None:
         return False
     return status in RETRYABLE_STATUSES or status >= 500
+
+
+def fatal_status(status: int | None) -> bool:
+    """True for statuses that say the run's set-up is wrong (credentials, model name)."""
+    return status in FATAL_STATUSES
 
 
 def retryable_message(message: str | None) -> bool:

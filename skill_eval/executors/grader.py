@@ -46,13 +46,16 @@ class GradeRequest:
 @dataclass(frozen=True)
 class Reply:
     """A model's structured reply. `data` is the JSON object it gave (not validated against the
-    schema: callers check the fields they need); `error` is set when there is no usable reply."""
+    schema: callers check the fields they need); `error` is set when there is no usable reply,
+    and `transient` then says whether asking again may help (timeouts, 429, 5xx, dropped
+    connections, a reply with no JSON) or not (no key, no CLI, 401/403/404, a bad backend)."""
 
     data: dict[str, Any] | None
     raw_text: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     error: str | None = None
+    transient: bool = True
 
 
 class Grader(Protocol):

@@ -2,13 +2,15 @@
 and config validation that each judge owns through its JSON Schema.
 
 A judge never raises into the runner: `run_judge` turns any exception into a result with
-`error` set, which makes the attempt an `error` (retried, reported apart), never `failed`.
+`error` set, which makes the attempt an `error` (reported apart), never `failed`. Only errors
+the judge marks transient (`JudgeResult.failure(..., transient=True)`) are retried.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,12 +168,20 @@ def build_judge(config: Mapping[str, Any]) -> Judge:
     return get_judge_spec(str(config["type"])).build(config)
 
 
+def traceback_tail(exc: BaseException, lines: int = 12) -> str:
+    """The last lines of `exc`'s traceback: where it was raised, for the attempt's details."""
+    text = "".join(traceback.format_exception(exc)).rstrip().splitlines()
+    return "\n".join(text[-lines:])
+
+
 def run_judge(judge: Judge, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-    """Judge one output; a judge that raises yields an error result instead."""
+    """Judge one output; a judge that raises yields a permanent error result instead (the
+    same output raises again), with the traceback's tail in its details."""
     try:
         result = judge.judge(task, output, ctx)
     except Exception as exc:  # non-blocking evaluators: the run goes on
-        return JudgeResult.failure(f"judge crashed: {type(exc).__name__}: {exc}")
+        error = f"judge crashed: {type(exc).__name__}: {exc}"
+        return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")
     if not isinstance(result, JudgeResult):
         return JudgeResult.failure(f"judge returned {type(result).__name__}, not JudgeResult")
     return result

@@ -49,7 +49,10 @@ def _run_all(judges: list[tuple[str, Judge]], task: Task, output: str, ctx: Judg
     errors = [f"judges[{i}] ({judges[i][0]}): {r.error}"
               for i, r in enumerate(results) if r.error]
     if errors:
-        return results, JudgeResult.failure("nested judge error: " + "; ".join(errors))
+        # Worth a retry only when every nested error is: a permanent one would recur.
+        transient = all(r.transient for r in results if r.error)
+        return results, JudgeResult.failure("nested judge error: " + "; ".join(errors),
+                                            transient=transient)
     return results, None
 
 

@@ -98,7 +98,9 @@ class CompositeJudge:
         results = {name: run_judge(j, task, output, ctx) for name, j in self.parts.items()}
         errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
         if errors:
-            return JudgeResult.failure("composite part error: " + "; ".join(errors))
+            transient = all(r.transient for r in results.values() if r.error)
+            return JudgeResult.failure("composite part error: " + "; ".join(errors),
+                                       transient=transient)
         passed, score, blockers, verdict = combine(results, self.weights, self.pass_threshold,
                                                    self.fail_on)
         used = {n: self.weights[n] for n, r in results.items()

@@ -117,7 +117,8 @@ class LintJudge:
             except FileNotFoundError:
                 return JudgeResult.failure(f"lint: ruff not found at {ruff[0]}")
             except subprocess.TimeoutExpired:
-                return JudgeResult.failure(f"lint: ruff timed out after {self.timeout:g}s")
+                return JudgeResult.failure(f"lint: ruff timed out after {self.timeout:g}s",
+                                       transient=True)
             except OSError as exc:
                 return JudgeResult.failure(f"lint: cannot run ruff: {exc}")
         if proc.returncode != 0:

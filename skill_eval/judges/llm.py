@@ -83,14 +83,14 @@ def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: d
     try:
         grader = grader_for(ctx)
     except ExecutorError as exc:
-        return Reply(None, "", model=model, error=f"judge backend: {exc}")
+        return Reply(None, "", model=model, error=f"judge backend: {exc}", transient=False)
     request = GradeRequest(system=system, prompt=prompt, schema=schema, tool_name=tool_name,
                            model=model, max_tokens=max_tokens, temperature=temperature)
     try:
         return grader.complete(request)
     except Exception as exc:  # a plugin grader that breaks the never-raises rule
         return Reply(None, "", model=model, error=f"{grader_backend(ctx)} judge call failed: "
-                                                  f"{type(exc).__name__}: {exc}")
+                                                  f"{type(exc).__name__}: {exc}", transient=False)
 
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "LLMReply", "Reply", "build_grader", "extract_json_object",

@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import JudgeResult, Task, Usage
+from ..model import ErrorKind, JudgeResult, Task, Usage
 from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
@@ -68,7 +68,9 @@ def score_reply(reply: LLMReply, threshold: float) -> JudgeResult:
     data: dict[str, Any] = {"judge_model": reply.model, "usage": reply.usage.to_dict()}
     if reply.error or reply.data is None:
         error = reply.error or "judge reply holds no JSON object"
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]})
+        kind: ErrorKind = "transient" if not reply.error or reply.transient else "permanent"
+        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
+                           kind)
     raw = reply.data.get("score")
     score: float | None = None
     if isinstance(raw, int | float) and not isinstance(raw, bool):
@@ -80,11 +82,13 @@ def score_reply(reply: LLMReply, threshold: float) -> JudgeResult:
             score = None
     if score is None:
         error = f"judge reply has no numeric score (got {raw!r})"
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]})
+        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
+                           "transient")
     if not math.isfinite(score):
         # clamping would turn Infinity into a perfect 1.0
         error = f"judge reply's score is not a finite number (got {raw!r})"
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]})
+        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
+                           "transient")
     clamped = clamp_score(score)
     passed = clamped >= threshold
     reasoning = str(reply.data.get("reasoning") or "").strip()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib.util
 import json
 import os
 import re
@@ -22,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -301,15 +302,47 @@ def _timeout_message(timeout: float, isolation: Isolation) -> str:
             f"here: processes that left the group with setsid() may survive)")
 
 
+@functools.cache
+def pytest_problem() -> str | None:
+    """Why this interpreter cannot run the judge's `python -m pytest`, or None. Found with
+    `find_spec`, not an import: validating a suite stays fast. Checked once per process."""
+    if importlib.util.find_spec("pytest") is not None:
+        return None
+    return (f"pytest judges need pytest, which {sys.executable} cannot import "
+            f"(skill-eval runs it with its own interpreter): "
+            f"{sys.executable} -m pip install pytest")
+
+
+def has_pytest_judge(config: Any) -> bool:
+    """True when a judge config, through any nesting (all, any, weighted, composite), holds a
+    `pytest` judge."""
+    if isinstance(config, Mapping):
+        return config.get("type") == "pytest" or any(map(has_pytest_judge, config.values()))
+    if isinstance(config, list):
+        return any(map(has_pytest_judge, config))
+    return False
+
+
+def preflight_pytest(tasks: Sequence[Task]) -> list[str]:
+    """Before a run: one message when a task has a pytest judge and pytest cannot run here."""
+    problem = pytest_problem()
+    if problem is None or not any(has_pytest_judge(t.judge) for t in tasks):
+        return []
+    return [problem]
+
+
 class PytestJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.test_file = str(config["test_file"])
         self.timeout = config.get("timeout")
 
     def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+        missing = pytest_problem()
+        if missing is not None:  # permanent: every judgement of the run would hit it
+            return JudgeResult.failure(missing)
         try:  # again at judge time: a symlink swapped after loading is still caught
             path = resolve_fixture(self.test_file, ctx.suite_dir)
-        except ValueError as exc:
+        except ValueError as exc:  # permanent: the file will not come back on a retry
             return JudgeResult.failure(f"test_file {exc}")
         timeout = float(self.timeout if self.timeout is not None else task.timeout_seconds)
         fixtures = (ctx.suite_dir / FIXTURES_DIR).resolve()

@@ -11,7 +11,7 @@ validating a suite runs none of its code); at run start, before any model call, 
 `preflight_python_judges`, so a typo fails the run at once instead of erroring every attempt.
 Importing runs the module's top-level code: that code is the suite author's, not model output.
 An import error or an exception in the function during a run is a judge error, never a skill
-failure.
+failure, and a permanent one (recorded at once with the traceback's tail, not retried).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..model import JudgeResult, Task
-from .base import JudgeContext, JudgeSpec, clamp_score
+from .base import JudgeContext, JudgeSpec, clamp_score, traceback_tail
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 CALLABLE_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
@@ -164,9 +164,9 @@ class PythonJudge:
                     f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}")
         try:
             value = self._fn(output, task)
-        except Exception as exc:
-            return JudgeResult.failure(
-                f"python judge {self.spec!r} raised {type(exc).__name__}: {exc}")
+        except Exception as exc:  # permanent: the same output raises the same way again
+            error = f"python judge {self.spec!r} raised {type(exc).__name__}: {exc}"
+            return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")
         return to_result(value, self.threshold)
 
 

@@ -164,7 +164,8 @@ class RubricJudge:
                                    tool_name=TOOL_NAME, model=model, max_tokens=MAX_TOKENS,
                                    temperature=0.0)
         if reply.error is not None or reply.data is None:
-            return _error(f"rubric: {reply.error or 'no reply'}", reply.raw_text, reply.usage)
+            return _error(f"rubric: {reply.error or 'no reply'}", reply.raw_text, reply.usage,
+                          transient=reply.transient or reply.error is None)
         try:
             parsed = parse_reply(reply.data, skill.dimensions)
         except ReplyError as exc:
@@ -178,9 +179,12 @@ class RubricJudge:
         return result
 
 
-def _error(message: str, raw_text: str, usage: Usage) -> JudgeResult:
+def _error(message: str, raw_text: str, usage: Usage, *, transient: bool = True) \
+        -> JudgeResult:
+    """A judge model call that gave nothing usable: by default worth asking again."""
     return JudgeResult(passed=False, score=0.0, details=message, error=message,
-                       data={"raw_reply": raw_text[:4000], "usage": usage.to_dict()})
+                       data={"raw_reply": raw_text[:4000], "usage": usage.to_dict()},
+                       error_kind="transient" if transient else "permanent")
 
 
 def rubric_config_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
 """Fault injection for the fake Anthropic server: which request fails, and how.
 
-A Fault names a kind (429, 529, 500, dropped connections, a malformed body) and a trigger: the
-first N requests, the n-th requests (1-based, counted per path), or a seeded random rate.
+A Fault names a kind (429, 529, 500, 401, 403, 404, dropped connections, a malformed body)
+and a trigger: the first N requests, the n-th requests (1-based, counted per path), or a
+seeded random rate.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ FaultKind = Literal[
     "drop_mid_stream",
     "drop_before_response",
     "malformed",
+    "authentication",
+    "permission",
+    "not_found",
 ]
 FAULT_KINDS: tuple[str, ...] = (
     "rate_limit",
@@ -27,6 +31,9 @@ FAULT_KINDS: tuple[str, ...] = (
     "drop_mid_stream",
     "drop_before_response",
     "malformed",
+    "authentication",
+    "permission",
+    "not_found",
 )
 _ALIASES = {
     "429": "rate_limit",
@@ -38,6 +45,12 @@ _ALIASES = {
     "disconnect": "drop_before_response",
     "truncate": "drop_mid_stream",
     "malformed_json": "malformed",
+    "401": "authentication",
+    "authentication_error": "authentication",
+    "403": "permission",
+    "permission_error": "permission",
+    "404": "not_found",
+    "not_found_error": "not_found",
 }
 
 # kind -> (HTTP status, Anthropic error type, message) for the kinds that answer with an error.
@@ -45,6 +58,10 @@ ERROR_REPLIES: dict[str, tuple[int, str, str]] = {
     "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded the rate limit"),
     "overloaded": (529, "overloaded_error", "Overloaded"),
     "api_error": (500, "api_error", "Internal server error"),
+    "authentication": (401, "authentication_error", "invalid x-api-key"),
+    "permission": (403, "permission_error",
+                   "Your API key does not have permission to use the specified resource."),
+    "not_found": (404, "not_found_error", "model: no-such-model"),
 }
 
 
