@@ -31,11 +31,11 @@ from .model import Attempt, sha256_text
 from .options import RunOptions, check_options
 from .paths import safe_component
 from .progress import Progress
-from .results import arm_results, pass_rate, unpaired_tasks
+from .results import arm_results, errored_in, first_failures, pass_rate, unpaired_tasks
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .suite import load_suite
-from .verdict import RunHealth, Verdict, decide, skip_verdict
+from .verdict import RunHealth, Verdict, decide_verdict, skip_verdict
 
 
 @dataclass(frozen=True)
@@ -236,20 +236,22 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
     delta = round(cand_rate - base_rate, 4) \
         if cand_rate is not None and base_rate is not None else None
     analysis = analyse(cand, base, pass_k=opts.pass_k, samples=opts.sample_count,
-                       policy=opts.policy, min_delta=opts.min_delta, margin=opts.margin,
+                       policy=opts.policy,  # type: ignore[arg-type]
+                       min_delta=opts.min_delta, margin=opts.margin,
                        rates=(cand_rate, base_rate, delta))
-    notes = [f"{len(unpaired)} task(s) ended in error in one arm and are left out of both "
-             f"pass rates: {', '.join(unpaired)}"] if unpaired else []
+    notes = [_errors_note(errored_in(cand, base))] if unpaired else []
     if skip is not None:
         verdict = skip
     else:
-        policy = analysis.policy or {}
-        verdict = decide(
+        policy = analysis.policy
+        verdict = decide_verdict(
             candidate_rate=cand_rate, baseline_rate=base_rate,
             baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
             health=RunHealth.worst_arm(attempts, opts.max_error_rate),
-            min_pass_rate=opts.min_pass_rate, policy_passed=policy.get("passed"),
-            policy_reason=str(policy.get("reasoning", "")))
+            min_pass_rate=opts.min_pass_rate,
+            policy_passed=policy.passed if policy else None,
+            policy_reason=policy.reasoning if policy else "",
+            first_failures=first_failures({"candidate": cand, "baseline": base}))
     verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
         log(f"warning: {warning}")
@@ -262,3 +264,12 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                       artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
     data = artifact_mod.write(data, path)
     return EvaluationOutcome(data, path.resolve(), run_dir)
+
+
+def _errors_note(where: dict[str, list[str]]) -> str:
+    """Tasks left out of both pass rates, counted per arm (a task may have failed in both)."""
+    total = sum(len(ids) for ids in where.values())
+    parts = [f"{len(ids)} in {'both arms' if arm == 'both' else 'the ' + arm + ' only'} "
+             f"({', '.join(ids)})" for arm, ids in where.items() if ids]
+    return (f"{total} task(s) ended in error and are left out of both pass rates: "
+            + "; ".join(parts))
