@@ -3,6 +3,7 @@ from a ranking artifact (pipeline), and kept in run.json so a run can be re-judg
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,7 +13,7 @@ from typing import Any
 
 from .model import Arm, Skill
 from .options import RunOptions
-from .skills import load_ranking, load_skill, resolve_candidate, resolve_original
+from .skills import SKILL_FILE, load_ranking, load_skill, resolve_candidate, resolve_original
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,46 @@ def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
     return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
                 Arm("baseline", original, "original skill"), "original", opts.candidate_id,
                 resolved.score, ranking.run_id, ranking, tuple(resolved.warnings))
+
+
+# Build and editor litter that says nothing about the skill.
+_IGNORED_PARTS = {"__pycache__", ".git", ".DS_Store"}
+
+
+def skill_tree_sha256(skill: Skill) -> str:
+    """A hash over every file of the skill folder, path and content (SKILL.md as loaded), so
+    two skills that differ only in a script or a reference are not taken for the same."""
+    digest = hashlib.sha256()
+    files: dict[str, bytes] = {SKILL_FILE: skill.content.encode("utf-8")}
+    if skill.directory is not None and skill.directory.is_dir():
+        for path in sorted(skill.directory.rglob("*")):
+            rel = path.relative_to(skill.directory)
+            if path.is_file() and not _IGNORED_PARTS & set(rel.parts) \
+                    and rel.as_posix() != SKILL_FILE:
+                files[rel.as_posix()] = path.read_bytes()
+    for rel, data in sorted(files.items()):
+        digest.update(f"{len(rel)}:{rel}:{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def void_reason(arms: Arms) -> str | None:
+    """Why nothing would be compared: a plan that changed nothing, or a candidate that is
+    byte-identical to the baseline skill (every file of the folder). None when the arms
+    differ."""
+    base = arms.baseline.skill if arms.baseline is not None else None
+    cand = arms.candidate.skill
+    if base is None or cand is None:
+        return None
+    for warning in arms.warnings:
+        if warning.endswith("the comparison is void"):
+            return warning
+    if skill_tree_sha256(cand) == skill_tree_sha256(base):
+        who = f"candidate {arms.candidate_id!r}" if arms.candidate_id != "standalone" \
+            else f"candidate skill {cand.origin or cand.name}"
+        return (f"{who} is byte-identical to the {arms.baseline.label} (every file of the "
+                f"skill folder); the comparison is void")
+    return None
 
 
 def new_run_id() -> str:

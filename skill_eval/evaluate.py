@@ -16,12 +16,12 @@ from typing import Any
 
 from . import artifact as artifact_mod
 from .analysis import analyse
-from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
+from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, JudgeError, RunInterrupted
 from .evaluators.registry import evaluator_sources
 from .executors.base import ExecutorConfig, create_executor
-from .executors.mock import load_mock_outputs
+from .executors.mock import check_mock_tasks, load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache
 from .judges.llm import judge_model
@@ -70,6 +70,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     state_root = Path(opts.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
+    if mock_outputs is not None:
+        check_mock_tasks(Path(opts.mock_outputs or ""), mock_outputs,
+                         {task.id for task in suite.tasks})
     executor_name = opts.executor_name
     config = ExecutorConfig(
         skill_mode=opts.skill_mode,  # type: ignore[arg-type]
@@ -82,7 +85,16 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
-    skip = skip_verdict(arms.candidate_score, None if opts.standalone else opts.eval_threshold)
+    threshold = None if opts.standalone else opts.eval_threshold
+    if threshold is not None and arms.candidate_score is None:
+        unscored = (f"candidate {arms.candidate_id!r} has no score in the ranking, so "
+                    f"--eval-threshold {threshold:g} was not applied")
+        log(f"warning: {unscored}")
+        arms = replace(arms, warnings=(*arms.warnings, unscored))
+    skip = skip_verdict(arms.candidate_score, threshold)
+    if skip is None and (void := void_reason(arms)) is not None:
+        # Nothing would be compared: an error, not a pass, and no model call is spent.
+        skip = Verdict("error", void)
     if skip is not None:
         return finish_evaluation(opts, suite, arms, state_root, None, [], skip, started_at,
                                  describe, log=log)
