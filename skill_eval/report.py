@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import artifact as artifact_mod
-from .report_junit import render_junit
+from .report_junit import journal_path, rate_text, render_junit
+from .results import cause_line
 
-FEEDBACK_CHARS = 60
+FEEDBACK_CHARS = 100
 MD_FEEDBACK_CHARS = 120
 MD_MAX_ERRORS = 20
 MD_COLLAPSE_TASKS = 25
@@ -34,6 +35,14 @@ def _one_line(text: Any, limit: int | None = None) -> str:
     """Text safe for one terminal or table line: no control characters, no newlines."""
     clean = _SPACE.sub(" ", _CONTROL.sub(" ", "" if text is None else str(text))).strip()
     return clean if limit is None or len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+def _rate(value: Any) -> str:
+    return rate_text(value) if value is not None else "n/a"
+
+
+def _signed_rate(value: Any) -> str:
+    return "n/a" if value is None else rate_text(value, signed=True)
 
 
 def _number(value: Any) -> str:
@@ -86,21 +95,37 @@ def _diff(candidate: Result | None, baseline: Result | None) -> str:
     return _signed(round(fractions[0] - fractions[1], 4))
 
 
+def _cause(text: Any) -> str:
+    return _one_line(cause_line(None if text is None else str(text)))
+
+
 def feedback(result: Result | None) -> str:
-    """The judge's details on the candidate's first failing attempt, `error: ...` for a task
-    in error, or "" when every attempt passed. One line, not truncated."""
+    """What the judge said on one arm's first failing attempt, `error: ...` for a task in
+    error, or "" when every attempt passed: the line that explains it (for pytest or a
+    traceback, the last line naming the error), one line, not truncated."""
     if result is None:
         return ""
     if _status(result) == "error":
-        return "error: " + _one_line(result.get("error") or result.get("details") or "?")
+        return "error: " + _cause(result.get("error") or result.get("details") or "?")
     attempts = result.get("attempts") or ()
     for attempt in attempts:
         if attempt.get("status") == "failed":
-            return _one_line((attempt.get("judge") or {}).get("details") or "failed")
+            return _cause((attempt.get("judge") or {}).get("details") or "failed")
     if not attempts and _status(result) == "failed":
-        return _one_line(result.get("details") or "failed")
+        return _cause(result.get("details") or "failed")
     errors = [a for a in attempts if a.get("status") == "error"]
-    return "error: " + _one_line(errors[0].get("error") or "?") if errors else ""
+    return "error: " + _cause(errors[0].get("error") or "?") if errors else ""
+
+
+def _both_feedback(candidate: Result | None, baseline: Result | None) -> str:
+    """The candidate's feedback, and the baseline's when it failed too (said once if the
+    same)."""
+    cand, base = feedback(candidate), feedback(baseline)
+    if not base:
+        return cand
+    if base == cand:
+        return f"{cand} (both arms)"
+    return f"{cand}; baseline: {base}" if cand else f"baseline: {base}"
 
 
 def _tasks_passed(results: Iterable[Result]) -> str:
@@ -227,10 +252,11 @@ def _view(artifact: Mapping[str, Any]) -> _View:
     pairs = [(t, cand.get(t), base.get(t)) for t in [*cand, *(t for t in base if t not in cand)]]
     paired = bool(base) or arms.get("baseline") is not None \
         or ev.get("baseline_pass_rate") is not None
-    rows = [_Row(t, _count_cell(c), _count_cell(b), _diff(c, b), feedback(c),
+    rows = [_Row(t, _count_cell(c), _count_cell(b), _diff(c, b), _both_feedback(c, b),
                  _label(c)) for t, c, b in pairs]
-    rates = {"candidate": _number(ev.get("execution_pass_rate")),
-             "baseline": _number(ev.get("baseline_pass_rate")), "delta": _signed(ev.get("delta"))}
+    rates = {"candidate": _rate(ev.get("execution_pass_rate")),
+             "baseline": _rate(ev.get("baseline_pass_rate")),
+             "delta": _signed_rate(ev.get("delta"))}
     # With a baseline, the rates cover only tasks judged in both arms.
     both = set(cand) & set(base) if base else set(cand)
     judged = {t for t in both if _status(cand[t]) != "error"
@@ -255,6 +281,9 @@ def _view(artifact: Mapping[str, Any]) -> _View:
                       + ", ".join(_one_line(t) for t in excluded)))
     if (cache := _cache_note(artifact.get("baseline_cache"))) is not None:
         notes.append(("cache", cache))
+    if (journal := journal_path(artifact)) is not None:
+        notes.append(("record", f"every attempt, its output and the full judge messages: "
+                                f"{_one_line(journal)}"))
     return _View(
         verdict=str(ev.get("verdict", "?")).upper(),
         reason=_one_line(ev["reason"]) if ev.get("reason") else None,

@@ -42,6 +42,21 @@ def _seconds(duration_ms: Any) -> str:
         return "0.000"
 
 
+def rate_text(value: Any, *, signed: bool = False) -> str:
+    """A rate or delta as every report prints it: four decimals, always (1.0000, +0.6000)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{number:+.4f}" if signed else f"{number:.4f}"
+
+
+def journal_path(artifact: Mapping[str, Any]) -> str | None:
+    """Where the full record of the run is: the run directory's attempts.jsonl."""
+    run_dir = (artifact.get("manifest") or {}).get("run_dir")
+    return f"{str(run_dir).rstrip('/')}/attempts.jsonl" if run_dir else None
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -80,6 +95,10 @@ def _body(result: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+def _maybe_rate(value: Any, signed: bool = False) -> str | None:
+    return None if value is None else rate_text(value, signed=signed)
+
+
 def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
     ev = artifact.get("evaluation") or {}
     manifest = artifact.get("manifest") or {}
@@ -91,9 +110,9 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("reason", ev.get("reason")),
         ("conclusion", ev.get("conclusion")),
         ("policy", policy.get("name") if isinstance(policy, Mapping) else policy),
-        ("candidate_pass_rate", ev.get("execution_pass_rate")),
-        ("baseline_pass_rate", ev.get("baseline_pass_rate")),
-        ("delta", ev.get("delta")),
+        ("candidate_pass_rate", _maybe_rate(ev.get("execution_pass_rate"))),
+        ("baseline_pass_rate", _maybe_rate(ev.get("baseline_pass_rate"))),
+        ("delta", _maybe_rate(ev.get("delta"), signed=True)),
     ]
     if isinstance(interval, list | tuple) and len(interval) == 2:
         props += [("delta_interval_low", interval[0]), ("delta_interval_high", interval[1]),
@@ -109,6 +128,7 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("model", manifest.get("model")),
         ("suite_sha256", (manifest.get("task_suite") or {}).get("sha256")),
         ("artifact", artifact.get("truth_anchor")),
+        ("attempts_record", journal_path(artifact)),
     ]
     return [(name, value) for name, value in props if value is not None]
 
@@ -146,7 +166,7 @@ def _verdict_body(ev: Mapping[str, Any], reason: str) -> str:
     for label, key in (("candidate pass rate", "execution_pass_rate"),
                        ("baseline pass rate", "baseline_pass_rate"), ("delta", "delta")):
         if ev.get(key) is not None:
-            lines.append(f"{label}: {ev[key]}")
+            lines.append(f"{label}: {rate_text(ev[key], signed=key == 'delta')}")
     return "\n".join(lines)
 
 

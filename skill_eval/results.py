@@ -104,17 +104,16 @@ def errored_in(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult]) 
 
 
 def cause_line(text: str | None) -> str:
-    """The line that explains a judge message or error: the last meaningful one (pytest and
-    tracebacks end with the cause, e.g. "ModuleNotFoundError: No module named pytest")."""
+    """The line that explains a judge message or error, on one line: the last line naming an
+    error (pytest output and tracebacks end with the cause, e.g. "ModuleNotFoundError: No
+    module named 'pytest'"), else the meaningful lines joined."""
     lines = [ln.strip() for ln in (text or "").splitlines()]
     noise = ("=", "-", "_", "short test summary", "FAILED ", "ERROR ", "!")
-    meaningful = [ln for ln in lines if ln and not ln.startswith(noise)
-                  and not (ln.endswith(("passed", "failed", "error", "errors"))
-                           and " in " in ln)]
+    meaningful = [ln for ln in lines if ln and not ln.startswith(noise)]
     for line in reversed(meaningful):
         if "Error" in line or "error:" in line.lower():
             return line.removeprefix("E ").strip()
-    return meaningful[-1] if meaningful else ""
+    return " ".join(meaningful)
 
 
 def first_failures(arms: Mapping[str, Sequence[TaskResult]]) -> list[str]:
