@@ -99,6 +99,6 @@ def test_no_regression_reads_a_one_sided_bound_with_a_ten_point_margin():
     same = {f"t{i}": float(i % 2) for i in range(40)}
     decision = decide_policy("no-regression", paired_comparison(same, dict(same), samples=1))
     assert decision.passed and decision.settings == {"margin": 0.1}
-    assert "one-sided 95% lower bound" in decision.reasoning
+    assert "one-sided 96% lower bound" in decision.reasoning
     worse = {t: 0.0 if i < 8 else s for i, (t, s) in enumerate(same.items())}
     assert not decide_policy("no-regression", paired_comparison(worse, same)).passed

@@ -86,7 +86,7 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                      help="Above this share of attempts in error the verdict is error."),
         click.option("--policy", type=click.Choice(POLICIES), default=default_policy,
                      show_default=True,
-                     help="no-regression: pass iff the one-sided 95% lower bound of delta "
+                     help="no-regression: pass iff the one-sided 96% lower bound of delta "
                           "> -margin (10 points): a skill 10 points worse passes in <= 5% of "
                           "runs. delta: pass iff delta >= --min-delta (the original rule). "
                           "non-inferior: pass iff the 95% interval's low end > -margin "
