@@ -49,7 +49,7 @@ def test_demo_standalone_passes_and_writes_a_schema_valid_artifact(tmp_path: Pat
     code, out, err = run_cli(
         "run", "--standalone", "--task-suite", str(DEMO_SUITE), "--skill-path",
         str(DEMO_SKILL_IMPROVED), "--mock", "--mock-outputs", str(DEMO_OUTPUTS),
-        "--state-root", str(tmp_path / "state"))
+        "--state-root", str(tmp_path / "state"), "--policy", "delta")
     assert code == 0, err
     path = Path(out.strip())
     data = read_json(path)
@@ -115,7 +115,7 @@ def _pipeline(tmp_path: Path, candidate_id: str, *extra: str, outputs=None):
 
 
 def test_pipeline_execution_plan_candidate_passes(tmp_path: Path) -> None:
-    code, out, err = _pipeline(tmp_path, "cand-sections")
+    code, out, err = _pipeline(tmp_path, "cand-sections", "--policy", "delta")
     assert code == 0, err
     path = Path(out.strip())
     assert path == (tmp_path / "state" / "evaluations" /
@@ -250,7 +250,7 @@ def test_a_new_run_never_reuses_a_run_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("flags,verdict", [
-    ([], "pass"),                        # no-regression: the one-sided bound clears -10
+    ([], "fail"),                        # no-regression: 5 tasks cannot rule out -10 points
     (["--policy", "delta"], "pass"),                # delta 0.6 >= 0
     (["--policy", "delta", "--min-delta", "0.7"], "fail"),  # 0.6 < 0.7
     (["--policy", "superior"], "fail"),            # 3 improved, 0 regressed of 5: inconclusive
@@ -262,6 +262,9 @@ def test_policies_through_the_cli(tmp_path: Path, flags, verdict) -> None:
     assert data["evaluation"]["verdict"] == verdict, err
     assert code == (0 if verdict == "pass" else 1)
     policy = data["evaluation"]["policy"]
+    if not flags:  # the summary says which policy decided and why
+        assert "one-sided 96% lower bound" in data["evaluation"]["reason"]
+        assert "policy no-regression" in err
     assert policy["name"] == (flags[1] if flags and flags[0] == "--policy" else "no-regression")
     assert data["evaluation"]["conclusion"] == "inconclusive"
     comparison = data["comparison"]
