@@ -219,3 +219,24 @@ def test_tasks_in_error_in_both_arms_are_counted_as_such(tmp_path: Path) -> None
     note = ("3 task(s) ended in error and are left out of both pass rates: 1 in the candidate "
             "only (t9); 1 in the baseline only (t7); 1 in both arms (t8)")
     assert note in data["warnings"], data["warnings"]
+
+
+def test_a_pytest_fixture_reads_its_data_file_as_the_docs_show(tmp_path: Path) -> None:
+    # references/task-format.md: beside the test file, or fixtures/... from the working dir
+    suite_dir = tmp_path / "suite"
+    (suite_dir / "fixtures").mkdir(parents=True)
+    (suite_dir / "fixtures" / "expected.json").write_text('{"headings": ["## Added"]}')
+    (suite_dir / "fixtures" / "test_notes.py").write_text(
+        "import json, os\nfrom pathlib import Path\n\n"
+        "EXPECTED = json.loads((Path(__file__).parent / 'expected.json').read_text())\n\n"
+        "def test_headings():\n"
+        "    output = Path(os.environ['AI_OUTPUT_FILE']).read_text()\n"
+        "    assert json.load(open('fixtures/expected.json')) == EXPECTED\n"
+        "    for heading in EXPECTED['headings']:\n"
+        "        assert heading in output\n")
+    suite = write_suite(suite_dir, [{"id": "t1", "prompt": "p", "judge": {
+        "type": "pytest", "test_file": "fixtures/test_notes.py"}}])
+    outputs = write_outputs(tmp_path / "o.yaml", {"candidate": {"t1": "## Added\n- x"}})
+    code, data, err = _standalone(tmp_path, suite, "--mock-outputs", str(outputs))
+    assert data["candidate_results"][0]["passed"], data["candidate_results"][0]["details"]
+    assert code == 0, err
