@@ -107,8 +107,8 @@ def skill_tree_sha256(skill: Skill) -> str:
             if path.is_file() and not _IGNORED_PARTS & set(rel.parts) \
                     and rel.as_posix() != SKILL_FILE:
                 files[rel.as_posix()] = path.read_bytes()
-    for rel, data in sorted(files.items()):
-        digest.update(f"{len(rel)}:{rel}:{len(data)}:".encode())
+    for name, data in sorted(files.items()):
+        digest.update(f"{len(name)}:{name}:{len(data)}:".encode())
         digest.update(data)
     return digest.hexdigest()
 
@@ -117,10 +117,9 @@ def void_reason(arms: Arms) -> str | None:
     """Why nothing would be compared: a plan that changed nothing, or a candidate that is
     byte-identical to the baseline skill (every file of the folder). None when the arms
     differ."""
-    base = arms.baseline.skill if arms.baseline is not None else None
-    cand = arms.candidate.skill
-    if base is None or cand is None:
+    if arms.baseline is None or arms.baseline.skill is None or arms.candidate.skill is None:
         return None
+    base, cand = arms.baseline.skill, arms.candidate.skill
     for warning in arms.warnings:
         if warning.endswith("the comparison is void"):
             return warning

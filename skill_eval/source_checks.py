@@ -66,8 +66,8 @@ def python_problems(suite: Suite, shown_suite: str) -> list[Problem]:
                 problems.append(problem)
     modules = {m for task in suite.tasks for m in _judge_modules(dict(task.judge))}
     for module in sorted(modules):
-        path = module_file(module)
-        if path is not None and (problem := compile_problem(path, str(path))) is not None:
+        source = module_file(module)
+        if source is not None and (problem := compile_problem(source, str(source))) is not None:
             problems.append(problem)
     return problems
 
