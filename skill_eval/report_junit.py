@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from .results import cause_line
+
 # Characters XML 1.0 forbids anywhere (most C0 controls, lone surrogates, U+FFFE/U+FFFF).
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MAX_OUTPUT_CHARS = 4000
@@ -196,13 +198,14 @@ def render_junit(artifact: Mapping[str, Any]) -> str:
         status = _status(result)
         if status == "failed":
             counts["failures"] += 1
-            message = _failure_message(result)
+            # The attribute holds the line that explains it; the body keeps every detail.
+            message = cause_line(_failure_message(result))
             node = ET.SubElement(case, "failure", type="failed",
                                  message=xml_text(_clip(message, MAX_MESSAGE_CHARS)))
             node.text = xml_text(_body(result, baseline.get(result.get("task_id"))))
         elif status == "error":
             counts["errors"] += 1
-            message = str(result.get("error") or result.get("details") or "error")
+            message = cause_line(str(result.get("error") or result.get("details") or "error"))
             node = ET.SubElement(case, "error", type="error",
                                  message=xml_text(_clip(message, MAX_MESSAGE_CHARS)))
             node.text = xml_text(_body(result, None))
