@@ -5,8 +5,10 @@ Simulates a suite of tasks with known per-task pass probabilities. The baseline'
 better (clipped to [0, 1]). Each repetition runs every task `samples` times per arm, scores each
 task with the harness's own functions (task_stats → unbiased pass@1 = c/n: a 0/1 pass when
 samples == 1, a pass rate when samples > 1), pairs the arms with paired_comparison and applies
-each policy with decide(). A table of pass frequencies is printed, with the coverage of the
-true delta by the interval and its mean width.
+each policy with decide_policy(). A table of pass frequencies is printed, with the coverage of
+the true delta by the interval and its mean width, then the two figures that chose the default
+policy of `skill-eval run`: how often it accepts a skill 10 points worse, and how often it
+passes an unchanged one.
 
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
                                      [--interval t-floor|bootstrap] [--resamples 1000]
@@ -19,10 +21,12 @@ import random
 import time
 
 from skill_eval.model import Status
-from skill_eval.stats import decide, paired_comparison, task_stats
+from skill_eval.policy import DEFAULT_POLICY, POLICIES, decide_policy
+from skill_eval.stats import paired_comparison, task_stats
 
 SCENARIOS = (("same", 0.0), ("10 pts worse", -0.10), ("20 pts better", 0.20))
 SAMPLES = (1, 3)
+Row = tuple[str, float, int, dict[str, float], float, float]
 
 
 def _scores(probs: list[float], samples: int, rng: random.Random) -> dict[str, float | None]:
@@ -35,9 +39,7 @@ def _scores(probs: list[float], samples: int, rng: random.Random) -> dict[str, f
     return scores
 
 
-def run(
-    seed: int, reps: int, n_tasks: int, interval: str, resamples: int
-) -> list[tuple[str, float, int, float, float, float, float, float]]:
+def run(seed: int, reps: int, n_tasks: int, interval: str, resamples: int) -> list[Row]:
     suite_rng = random.Random(seed)
     base = [suite_rng.uniform(0.2, 0.8) for _ in range(n_tasks)]
     rows = []
@@ -46,7 +48,7 @@ def run(
         true_delta = (sum(cand) - sum(base)) / n_tasks
         for samples in SAMPLES:
             rng = random.Random(f"{seed}/{name}/{samples}")
-            passes = {"delta": 0, "non-inferior": 0, "superior": 0}
+            passes = dict.fromkeys(POLICIES, 0)
             covered, width = 0, 0.0
             for rep in range(reps):
                 comparison = paired_comparison(
@@ -57,23 +59,14 @@ def run(
                     seed=rep,
                     resamples=resamples,
                 )
-                for policy in passes:
-                    passes[policy] += decide(policy, comparison, min_delta=0.0, margin=0.05).passed  # type: ignore[arg-type]
+                for policy in POLICIES:
+                    decision = decide_policy(policy, comparison, samples=samples)
+                    passes[policy] += decision.passed
                 low, high = comparison.interval or (0.0, 0.0)
                 covered += low <= true_delta <= high
                 width += high - low
-            rows.append(
-                (
-                    name,
-                    true_delta,
-                    samples,
-                    passes["delta"] / reps,
-                    passes["non-inferior"] / reps,
-                    passes["superior"] / reps,
-                    covered / reps,
-                    width / reps,
-                )
-            )
+            rows.append((name, true_delta, samples, {p: n / reps for p, n in passes.items()},
+                         covered / reps, width / reps))
     return rows
 
 
@@ -97,18 +90,21 @@ def main() -> None:
         f"{args.tasks} tasks, baseline p ~ uniform(0.2, 0.8), {args.reps} reps per row, "
         f"seed {args.seed}, 95% interval: {method}"
     )
-    print("policies: delta (delta >= 0), non-inferior (low > -0.05), superior (low > 0)")
-    header = (
-        f"{'scenario':<14} {'true Δ':>7} {'samples':>7} {'delta':>6} {'non-inf':>7} "
-        f"{'superior':>8} {'coverage':>8} {'width':>6}"
-    )
+    print("policies: delta (delta >= 0), no-regression (one-sided 96% low > -0.10), "
+          "non-inferior (low > -0.05), superior (low > 0)")
+    header = (f"{'scenario':<14} {'true Δ':>7} {'samples':>7} {'delta':>6} {'no-regr':>7} "
+              f"{'non-inf':>7} {'superior':>8} {'coverage':>8} {'width':>6}")
     print(header)
     print("-" * len(header))
-    for name, true_delta, samples, p_delta, p_ni, p_sup, cov, width in rows:
-        print(
-            f"{name:<14} {true_delta:>+7.3f} {samples:>7} {p_delta:>6.1%} {p_ni:>7.1%} "
-            f"{p_sup:>8.1%} {cov:>8.1%} {width:>6.3f}"
-        )
+    for name, true_delta, samples, share, cov, width in rows:
+        print(f"{name:<14} {true_delta:>+7.3f} {samples:>7} {share['delta']:>6.1%} "
+              f"{share['no-regression']:>7.1%} {share['non-inferior']:>7.1%} "
+              f"{share['superior']:>8.1%} {cov:>8.1%} {width:>6.3f}")
+    pick = {name: share[DEFAULT_POLICY] for name, _, samples, share, _, _ in rows
+            if samples == 3}
+    print(f"default policy {DEFAULT_POLICY} at {args.tasks} tasks x 3 samples: accepts a "
+          f"10-point-worse skill in {pick['10 pts worse']:.1%} of runs, passes an unchanged "
+          f"skill in {pick['same']:.1%}")
     print(f"run time {elapsed:.1f} s")
 
 

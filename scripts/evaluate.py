@@ -25,7 +25,7 @@ from skill_eval.evaluate import run_evaluation  # noqa: E402
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@run_flags(default_skill_mode="prepend")
+@run_flags(default_skill_mode="prepend", default_policy="delta")
 def evaluate(**kwargs: Any) -> None:
     """Evaluate a candidate skill by executing a task suite (compatibility entry point)."""
     stop_on_sigterm()

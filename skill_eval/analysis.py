@@ -4,21 +4,20 @@ arms apart. Pure: no I/O."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from . import stats
+from .model import Status
+from .policy import Conclusion, Policy, PolicyDecision, conclusion, decide_policy
 from .results import TaskResult
-
-POLICIES = ("delta", "non-inferior", "superior")
 
 
 @dataclass(frozen=True)
 class Analysis:
     comparison: stats.Comparison | None
-    policy: dict[str, Any] | None  # name, settings, passed, reasoning
-    conclusion: str | None
+    policy: PolicyDecision | None
+    conclusion: Conclusion | None
     non_discriminating: tuple[str, ...]
     power_hint: str | None
 
@@ -34,36 +33,41 @@ def task_score(result: TaskResult, pass_k: int) -> float | None:
     return s.pass_at_k
 
 
+def non_discriminating(
+    candidate_outcomes: Mapping[str, Sequence[Status]],
+    baseline_outcomes: Mapping[str, Sequence[Status]],
+) -> list[str]:
+    """Tasks that cannot tell the arms apart: every non-error attempt of both arms passed, or
+    every one failed. Tasks missing from an arm, or with only errors in an arm, are not listed.
+    """
+    found = []
+    for task_id, cand in candidate_outcomes.items():
+        if task_id not in baseline_outcomes:
+            continue
+        labels = {stats.task_stats(cand, 1).label,
+                  stats.task_stats(baseline_outcomes[task_id], 1).label}
+        if labels in ({"stable_pass"}, {"stable_fail"}):
+            found.append(task_id)
+    return found
+
+
 def analyse(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult], *, pass_k: int,
-            samples: int, policy: str, min_delta: float, margin: float,
+            samples: int, policy: Policy, min_delta: float, margin: float | None,
             rates: tuple[float | None, float | None, float | None]) -> Analysis:
-    """`rates` are the reported (candidate, baseline, delta) over the paired tasks: the
-    `delta` policy reads them exactly, the others the paired interval."""
+    """`rates` are the reported (candidate, baseline, delta) over the paired tasks."""
     if not baseline:
         return Analysis(None, None, None, (), None)
+    per_task = max(1, samples // pass_k)
     comparison = stats.paired_comparison(
         {r.task_id: task_score(r, pass_k) for r in candidate},
         {r.task_id: task_score(r, pass_k) for r in baseline},
-        samples=max(1, samples // pass_k))
-    decision = stats.decide(policy, comparison, min_delta=min_delta,  # type: ignore[arg-type]
-                            margin=margin)
-    passed, reasoning = decision.passed, decision.reasoning
-    cand_rate, base_rate, delta = rates
-    if policy == "delta" and delta is not None and cand_rate is not None \
-            and base_rate is not None:
-        # The compatible rule reads the reported delta (first k attempts) exactly.
-        passed = delta >= min_delta - 1e-9
-        reasoning = (f"delta {delta:+.4g} (candidate {cand_rate:.4g} vs baseline "
-                     f"{base_rate:.4g} over {comparison.n_tasks} tasks) "
-                     f"{'meets' if passed else 'is below'} the required minimum {min_delta:+g}")
-    settings = {"min_delta": min_delta} if policy == "delta" else (
-        {"margin": margin} if policy == "non-inferior" else {})
-    blind = stats.non_discriminating({r.task_id: r.outcomes for r in candidate},
-                                     {r.task_id: r.outcomes for r in baseline})
+        samples=per_task)
+    decision = decide_policy(policy, comparison, min_delta=min_delta, margin=margin,
+                             samples=per_task, reported=rates)
+    blind = non_discriminating({r.task_id: r.outcomes for r in candidate},
+                               {r.task_id: r.outcomes for r in baseline})
     hint = None
     if comparison.baseline_rate is not None:
         hint = stats.power_hint(comparison.baseline_rate, 0.1, samples=samples,
                                 n_tasks=len(candidate))
-    return Analysis(comparison, {"name": policy, **settings, "passed": passed,
-                                 "reasoning": reasoning},
-                    stats.conclusion(comparison), tuple(blind), hint)
+    return Analysis(comparison, decision, conclusion(comparison), tuple(blind), hint)

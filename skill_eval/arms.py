@@ -109,8 +109,7 @@ def _resolve(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
 
 
 def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:
-    """Once per run: each arm's format warnings, what its skill mode cannot deliver, and a
-    baseline that is the candidate's very skill (same tree hash: the comparison is void)."""
+    """Once per run: each arm's format warnings and what its skill mode cannot deliver."""
     out: list[str] = []
     skills = [(a.name, a.skill) for a in (arms.candidate, arms.baseline)
               if a is not None and a.skill is not None]
@@ -121,13 +120,7 @@ def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:
                 seen.add(str(finding))
                 out.append(f"{arm} skill: {finding}")
         out.extend(f"{arm} skill: {note}" for note in delivery_notes(skill, skill_mode, executor))
-    base = arms.baseline.skill if arms.baseline is not None else None
-    cand = arms.candidate.skill
-    # Pipeline candidates that change nothing are reported where they are built (candidates.py).
-    if arms.baseline_kind == "skill" and base is not None and cand is not None \
-            and cand.tree_sha256 is not None and cand.tree_sha256 == base.tree_sha256:
-        out.append(f"candidate and baseline are the same skill (tree sha256 "
-                   f"{cand.tree_sha256[:12]}); the comparison is void")
+    # Arms that are the same skill are not a warning but an error: see void_reason.
     return out
 
 
@@ -155,6 +148,22 @@ def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
                          f"{', ...' if len(extra) > 5 else ''}) never reach the model; "
                          f"--skill-mode installed delivers them")
     return notes
+def void_reason(arms: Arms) -> str | None:
+    """Why nothing would be compared: a plan that changed nothing, or a candidate that is
+    byte-identical to the baseline skill (every file of the folder). None when the arms
+    differ."""
+    if arms.baseline is None or arms.baseline.skill is None or arms.candidate.skill is None:
+        return None
+    base, cand = arms.baseline.skill, arms.candidate.skill
+    for warning in arms.warnings:
+        if warning.endswith("the comparison is void"):
+            return warning
+    if cand.content == base.content and cand.tree_sha256 == base.tree_sha256:
+        who = f"candidate {arms.candidate_id!r}" if arms.candidate_id != "standalone" \
+            else f"candidate skill {cand.origin or cand.name}"
+        return (f"{who} is byte-identical to the {arms.baseline.label} (every file of the "
+                f"skill folder); the comparison is void")
+    return None
 
 
 def new_run_id() -> str:

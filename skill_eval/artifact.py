@@ -71,7 +71,7 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
     if verdict.reason:
         evaluation["reason"] = verdict.reason
     if analysis.policy is not None and verdict.verdict != "skipped":
-        evaluation["policy"] = analysis.policy
+        evaluation["policy"] = analysis.policy.to_dict()
         evaluation["conclusion"] = analysis.conclusion
     ranking = arms.ranking
     warnings = list(arms.warnings) + list(verdict.warnings)

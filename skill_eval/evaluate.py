@@ -16,12 +16,12 @@ from typing import Any
 
 from . import artifact as artifact_mod
 from .analysis import analyse
-from .arms import Arms, arms_to_dict, new_run_id, resolve_arms
+from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted
 from .evaluators.registry import evaluator_sources
 from .executors.base import create_executor, get_executor_spec
-from .executors.mock import load_mock_outputs
+from .executors.mock import check_mock_tasks, load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache, MemoryJudgeCache
 from .judges.llm import build_grader, judge_model
@@ -32,11 +32,11 @@ from .model import Attempt, sha256_text
 from .options import RunOptions, check_options, executor_config
 from .paths import safe_component
 from .progress import Progress
-from .results import arm_results, pass_rate, unpaired_tasks
+from .results import arm_results, errored_in, first_failures, pass_rate, unpaired_tasks
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .suite import load_suite
-from .verdict import RunHealth, Verdict, decide, skip_verdict
+from .verdict import RunHealth, Verdict, decide_verdict, skip_verdict
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     state_root = Path(opts.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
+    if mock_outputs is not None:
+        check_mock_tasks(Path(opts.mock_outputs or ""), mock_outputs,
+                         {task.id for task in suite.tasks})
     executor_name = opts.executor_name
     executor = create_executor(executor_name, executor_config(
         opts, executor_name, **({"mock_outputs": mock_outputs} if mock_outputs else {})))
@@ -80,7 +83,16 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
     for warning in arms.warnings:
         log(f"warning: {warning}")
-    skip = skip_verdict(arms.candidate_score, None if opts.standalone else opts.eval_threshold)
+    threshold = None if opts.standalone else opts.eval_threshold
+    if threshold is not None and arms.candidate_score is None:
+        unscored = (f"candidate {arms.candidate_id!r} has no score in the ranking, so "
+                    f"--eval-threshold {threshold:g} was not applied")
+        log(f"warning: {unscored}")
+        arms = replace(arms, warnings=(*arms.warnings, unscored))
+    skip = skip_verdict(arms.candidate_score, threshold)
+    if skip is None and (void := void_reason(arms)) is not None:
+        # Nothing would be compared: an error, not a pass, and no model call is spent.
+        skip = Verdict("error", void)
     if skip is not None:
         return finish_evaluation(opts, suite, arms, state_root, None, [], skip, started_at,
                                  describe, log=log)
@@ -247,20 +259,22 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
     delta = round(cand_rate - base_rate, 4) \
         if cand_rate is not None and base_rate is not None else None
     analysis = analyse(cand, base, pass_k=opts.pass_k, samples=opts.sample_count,
-                       policy=opts.policy, min_delta=opts.min_delta, margin=opts.margin,
+                       policy=opts.policy,  # type: ignore[arg-type]
+                       min_delta=opts.min_delta, margin=opts.margin,
                        rates=(cand_rate, base_rate, delta))
-    notes = [f"{len(unpaired)} task(s) ended in error in one arm and are left out of both "
-             f"pass rates: {', '.join(unpaired)}"] if unpaired else []
+    notes = [_errors_note(errored_in(cand, base))] if unpaired else []
     if skip is not None:
         verdict = skip
     else:
-        policy = analysis.policy or {}
-        verdict = decide(
+        policy = analysis.policy
+        verdict = decide_verdict(
             candidate_rate=cand_rate, baseline_rate=base_rate,
             baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
             health=RunHealth.worst_arm(attempts, opts.max_error_rate),
-            min_pass_rate=opts.min_pass_rate, policy_passed=policy.get("passed"),
-            policy_reason=str(policy.get("reasoning", "")))
+            min_pass_rate=opts.min_pass_rate,
+            policy_passed=policy.passed if policy else None,
+            policy_reason=policy.reasoning if policy else "",
+            first_failures=first_failures({"candidate": cand, "baseline": base}))
     verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
         log(f"warning: {warning}")
@@ -273,3 +287,12 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                       artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
     data = artifact_mod.write(data, path)
     return EvaluationOutcome(data, path.resolve(), run_dir)
+
+
+def _errors_note(where: dict[str, list[str]]) -> str:
+    """Tasks left out of both pass rates, counted per arm (a task may have failed in both)."""
+    total = sum(len(ids) for ids in where.values())
+    parts = [f"{len(ids)} in {'both arms' if arm == 'both' else 'the ' + arm + ' only'} "
+             f"({', '.join(ids)})" for arm, ids in where.items() if ids]
+    return (f"{total} task(s) ended in error and are left out of both pass rates: "
+            + "; ".join(parts))

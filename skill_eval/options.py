@@ -7,10 +7,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .analysis import POLICIES
 from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
 from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
+from .policy import DEFAULT_POLICY, POLICIES
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,9 @@ class RunOptions:
     concurrency: int = 8
     max_retries: int = 5
     max_error_rate: float = 0.1
-    policy: str = "delta"
+    policy: str = DEFAULT_POLICY  # scripts/evaluate.py passes "delta", the original rule
     min_delta: float = 0.0
-    margin: float = 0.05
+    margin: float | None = None  # None: the policy's own (policy.DEFAULT_MARGIN)
     resume: str | None = None  # a run directory, or "" for the latest run with these inputs
     output: str | None = None
     baseline_cache_dir: str | None = None
@@ -95,7 +95,8 @@ def check_options(opts: RunOptions) -> None:
     for name, value, low, high in (("--max-error-rate", opts.max_error_rate, 0.0, 1.0),
                                    ("--min-pass-rate", opts.min_pass_rate, 0.0, 1.0),
                                    ("--min-delta", opts.min_delta, -1.0, 1.0),
-                                   ("--margin", opts.margin, 0.0, 1.0),
+                                   ("--margin", 0.0 if opts.margin is None else opts.margin,
+                                    0.0, 1.0),
                                    ("--eval-threshold", opts.eval_threshold, -1e9, 1e9)):
         if not low <= value <= high:
             raise UsageError(f"{name} must be between {low:g} and {high:g}, got {value}")

@@ -15,6 +15,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from .results import cause_line
+
 # Characters XML 1.0 forbids anywhere (most C0 controls, lone surrogates, U+FFFE/U+FFFF).
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 MAX_OUTPUT_CHARS = 4000
@@ -40,6 +42,21 @@ def _seconds(duration_ms: Any) -> str:
         return f"{max(0, int(duration_ms)) / 1000:.3f}"
     except (TypeError, ValueError):
         return "0.000"
+
+
+def rate_text(value: Any, *, signed: bool = False) -> str:
+    """A rate or delta as every report prints it: four decimals, always (1.0000, +0.6000)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{number:+.4f}" if signed else f"{number:.4f}"
+
+
+def journal_path(artifact: Mapping[str, Any]) -> str | None:
+    """Where the full record of the run is: the run directory's attempts.jsonl."""
+    run_dir = (artifact.get("manifest") or {}).get("run_dir")
+    return f"{str(run_dir).rstrip('/')}/attempts.jsonl" if run_dir else None
 
 
 def _clip(text: str, limit: int) -> str:
@@ -80,6 +97,10 @@ def _body(result: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+def _maybe_rate(value: Any, signed: bool = False) -> str | None:
+    return None if value is None else rate_text(value, signed=signed)
+
+
 def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
     ev = artifact.get("evaluation") or {}
     manifest = artifact.get("manifest") or {}
@@ -91,9 +112,9 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("reason", ev.get("reason")),
         ("conclusion", ev.get("conclusion")),
         ("policy", policy.get("name") if isinstance(policy, Mapping) else policy),
-        ("candidate_pass_rate", ev.get("execution_pass_rate")),
-        ("baseline_pass_rate", ev.get("baseline_pass_rate")),
-        ("delta", ev.get("delta")),
+        ("candidate_pass_rate", _maybe_rate(ev.get("execution_pass_rate"))),
+        ("baseline_pass_rate", _maybe_rate(ev.get("baseline_pass_rate"))),
+        ("delta", _maybe_rate(ev.get("delta"), signed=True)),
     ]
     if isinstance(interval, list | tuple) and len(interval) == 2:
         props += [("delta_interval_low", interval[0]), ("delta_interval_high", interval[1]),
@@ -109,6 +130,7 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("model", manifest.get("model")),
         ("suite_sha256", (manifest.get("task_suite") or {}).get("sha256")),
         ("artifact", artifact.get("truth_anchor")),
+        ("attempts_record", journal_path(artifact)),
     ]
     return [(name, value) for name, value in props if value is not None]
 
@@ -146,7 +168,7 @@ def _verdict_body(ev: Mapping[str, Any], reason: str) -> str:
     for label, key in (("candidate pass rate", "execution_pass_rate"),
                        ("baseline pass rate", "baseline_pass_rate"), ("delta", "delta")):
         if ev.get(key) is not None:
-            lines.append(f"{label}: {ev[key]}")
+            lines.append(f"{label}: {rate_text(ev[key], signed=key == 'delta')}")
     return "\n".join(lines)
 
 
@@ -176,13 +198,14 @@ def render_junit(artifact: Mapping[str, Any]) -> str:
         status = _status(result)
         if status == "failed":
             counts["failures"] += 1
-            message = _failure_message(result)
+            # The attribute holds the line that explains it; the body keeps every detail.
+            message = cause_line(_failure_message(result))
             node = ET.SubElement(case, "failure", type="failed",
                                  message=xml_text(_clip(message, MAX_MESSAGE_CHARS)))
             node.text = xml_text(_body(result, baseline.get(result.get("task_id"))))
         elif status == "error":
             counts["errors"] += 1
-            message = str(result.get("error") or result.get("details") or "error")
+            message = cause_line(str(result.get("error") or result.get("details") or "error"))
             node = ET.SubElement(case, "error", type="error",
                                  message=xml_text(_clip(message, MAX_MESSAGE_CHARS)))
             node.text = xml_text(_body(result, None))

@@ -89,3 +89,39 @@ def unpaired_tasks(candidate: Sequence[TaskResult], baseline: Sequence[TaskResul
     judged_c = {r.task_id for r in candidate if r.status != "error"}
     judged_b = {r.task_id for r in baseline if r.status != "error"}
     return [r.task_id for r in candidate if r.task_id not in judged_c & judged_b]
+
+
+def errored_in(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult]) \
+        -> dict[str, list[str]]:
+    """Tasks in error by where: "candidate" only, "baseline" only, or "both" arms."""
+    bad_c = {r.task_id for r in candidate if r.status == "error"}
+    bad_b = {r.task_id for r in baseline if r.status == "error"}
+    order = [r.task_id for r in candidate] + [r.task_id for r in baseline]
+    seen = list(dict.fromkeys(order))
+    return {"candidate": [t for t in seen if t in bad_c - bad_b],
+            "baseline": [t for t in seen if t in bad_b - bad_c],
+            "both": [t for t in seen if t in bad_c & bad_b]}
+
+
+def cause_line(text: str | None) -> str:
+    """The line that explains a judge message or error, on one line: the last line naming an
+    error (pytest output and tracebacks end with the cause, e.g. "ModuleNotFoundError: No
+    module named 'pytest'"), else the meaningful lines joined."""
+    lines = [ln.strip() for ln in (text or "").splitlines()]
+    noise = ("=", "-", "_", "short test summary", "FAILED ", "ERROR ", "!")
+    meaningful = [ln for ln in lines if ln and not ln.startswith(noise)]
+    for line in reversed(meaningful):
+        if "Error" in line or "error:" in line.lower():
+            return line.removeprefix("E ").strip()
+    return " ".join(meaningful)
+
+
+def first_failures(arms: Mapping[str, Sequence[TaskResult]]) -> list[str]:
+    """Per arm, the first task that failed or errored with what its judge said."""
+    found = []
+    for arm, results in arms.items():
+        for r in results:
+            if not r.passed and (r.details or r.error):
+                found.append(f"{arm} {r.task_id}: {cause_line(r.error or r.details)}")
+                break
+    return found

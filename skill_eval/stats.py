@@ -1,6 +1,7 @@
 """Statistics for a skill evaluation: pass@k and pass^k per task, a paired comparison of two arms.
 
-Pure functions over plain data (no I/O, no numpy); verdict.py turns the results into a verdict.
+Pure functions over plain data (no I/O, no numpy); policy.py and verdict.py turn the results
+into a verdict.
 """
 
 from __future__ import annotations
@@ -17,13 +18,7 @@ from typing import Any, Literal
 from skill_eval.model import Status
 
 Label = Literal["stable_pass", "stable_fail", "flaky", "error"]
-Policy = Literal["delta", "non-inferior", "superior"]
-POLICIES: tuple[Policy, ...] = ("delta", "non-inferior", "superior")
-Conclusion = Literal["better", "worse", "inconclusive"]
 IntervalMethod = Literal["t-floor", "bootstrap"]
-
-# Float noise allowance when a policy compares a computed figure with a threshold.
-_EPS = 1e-12
 
 
 def _round(x: float | None, digits: int = 4) -> float | None:
@@ -128,23 +123,6 @@ def task_stats(outcomes: Sequence[Status], k: int) -> TaskStats:
     )
 
 
-def non_discriminating(
-    candidate_outcomes: Mapping[str, Sequence[Status]],
-    baseline_outcomes: Mapping[str, Sequence[Status]],
-) -> list[str]:
-    """Tasks that cannot tell the arms apart: every non-error attempt of both arms passed, or
-    every one failed. Tasks missing from an arm, or with only errors in an arm, are not listed.
-    """
-    found = []
-    for task_id, cand in candidate_outcomes.items():
-        if task_id not in baseline_outcomes:
-            continue
-        labels = {task_stats(cand, 1).label, task_stats(baseline_outcomes[task_id], 1).label}
-        if labels in ({"stable_pass"}, {"stable_fail"}):
-            found.append(task_id)
-    return found
-
-
 # ---------------------------------------------------------------------------------------------
 # Paired comparison over tasks
 
@@ -219,7 +197,9 @@ def t_quantile(confidence: float, df: int) -> float:
     return (lo + hi) / 2
 
 
-def _t_floor_interval(diffs: list[float], confidence: float, samples: int) -> tuple[float, float]:
+def t_floor_interval(diffs: Sequence[float], confidence: float, samples: int) \
+        -> tuple[float, float]:
+    """The t interval with a pseudo-task variance floor described in `paired_comparison`."""
     n = len(diffs)
     if n < 2:
         return (-1.0, 1.0)  # one task says nothing about the spread
@@ -335,7 +315,7 @@ def paired_comparison(
             math.fsum(diffs) / n,
         ]
         if interval_method == "t-floor":
-            interval = _t_floor_interval(diffs, confidence, samples)
+            interval = t_floor_interval(diffs, confidence, samples)
         else:
             interval = _bootstrap_interval(diffs, confidence, seed, resamples)
     return Comparison(
@@ -355,73 +335,7 @@ def paired_comparison(
 
 
 # ---------------------------------------------------------------------------------------------
-# Policies
-
-
-@dataclass(frozen=True)
-class PolicyDecision:
-    passed: bool
-    reasoning: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "reasoning": self.reasoning}
-
-
-def _pts(x: float) -> str:
-    return f"{x * 100:+.1f} points"
-
-
-def decide(
-    policy: Policy, comparison: Comparison, *, min_delta: float = 0.0, margin: float = 0.05
-) -> PolicyDecision:
-    """Apply a verdict policy to a comparison.
-
-    delta: passes iff delta ≥ min_delta (the old tool, min_delta 0). non-inferior: iff the
-    interval's low end > −margin. superior: iff the low end > 0. No paired task: fails.
-    """
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
-    c = comparison
-    if c.n_tasks == 0 or c.delta is None or c.interval is None:
-        return PolicyDecision(False, "no task has a result in both arms, so nothing to compare")
-    low, high = c.interval
-    head = (
-        f"delta {_pts(c.delta)} (candidate {c.candidate_rate:.1%} vs baseline "
-        f"{c.baseline_rate:.1%} over {c.n_tasks} tasks)"
-    )
-    ci = f"{c.confidence:.0%} interval [{low * 100:+.1f}, {high * 100:+.1f}] points"
-    if policy == "delta":
-        ok = c.delta >= min_delta - _EPS
-        why = f"{head} {'meets' if ok else 'is below'} the required minimum {_pts(min_delta)}"
-    elif policy == "non-inferior":
-        ok = low > -margin + _EPS
-        why = (
-            f"{head}, {ci}: the low end is above the margin {_pts(-margin)}, so the candidate "
-            f"is not worse by more than {margin * 100:.1f} points"
-            if ok
-            else f"{head}, {ci}: the low end does not clear the margin {_pts(-margin)}, so the "
-            f"candidate may be worse by more than {margin * 100:.1f} points"
-        )
-    else:
-        ok = low > _EPS
-        why = f"{head}, {ci}: " + (
-            "the low end is above 0, so the candidate is better"
-            if ok
-            else "the low end is not above 0, so no improvement is shown"
-        )
-    return PolicyDecision(ok, why)
-
-
-def conclusion(comparison: Comparison) -> Conclusion:
-    """better / worse when the interval lies entirely above / below 0, else inconclusive."""
-    if comparison.interval is None:
-        return "inconclusive"
-    low, high = comparison.interval
-    if low > 0:
-        return "better"
-    if high < 0:
-        return "worse"
-    return "inconclusive"
+# Planning
 
 
 def power_hint(

@@ -2,12 +2,13 @@
 
 Order matters: a skipped candidate is never run; a run with too many errors says nothing
 about the skill; a broken suite (the original skill passes under 20%) is an error to fix
-first; then the comparison policy decides.
+first; a run where no task passed in either arm fails (the suite or its judges may be
+broken); then the comparison policy decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -65,11 +66,16 @@ class RunHealth:
         return cls(total, errors, max_error_rate, arm)
 
 
-def decide(*, candidate_rate: float | None, baseline_rate: float | None,
-           baseline_kind: BaselineKind, health: RunHealth, min_pass_rate: float,
-           policy_passed: bool | None, policy_reason: str) -> Verdict:
+NOTHING_PASSED = "no task passed in either arm: the suite or its judges may be broken"
+
+
+def decide_verdict(*, candidate_rate: float | None, baseline_rate: float | None,
+                   baseline_kind: BaselineKind, health: RunHealth, min_pass_rate: float,
+                   policy_passed: bool | None, policy_reason: str,
+                   first_failures: Sequence[str] = ()) -> Verdict:
     """The verdict of a run that executed. `policy_passed` is the comparison policy's
-    decision (None when there is no baseline)."""
+    decision (None when there is no baseline); `first_failures` the first failing judge
+    message of each arm, quoted when nothing passed."""
     warnings: list[str] = []
     if health.attempts and health.error_rate > health.max_error_rate:
         where = f" of the {health.arm}" if health.arm else ""
@@ -93,6 +99,12 @@ def decide(*, candidate_rate: float | None, baseline_rate: float | None,
         warnings.append(f"no-skill baseline pass rate {fmt_rate(baseline_rate)} < "
                         f"{BROKEN_SUITE_RATE}: expected without a skill, but check that the "
                         "tasks are passable at all")
+    if candidate_rate == 0 and (baseline_rate is None or baseline_rate == 0):
+        # 0 of N against 0 of N is delta 0, which the delta policy would pass: but nothing
+        # was measured, and a typo in the suite must not look like an accepted skill.
+        quoted = "; ".join(first_failures)
+        return Verdict("fail", NOTHING_PASSED + (f" ({quoted})" if quoted else ""),
+                       tuple(warnings))
     if baseline_kind == "absent" or policy_passed is None:
         ok = candidate_rate >= min_pass_rate
         reason = (f"pass rate {fmt_rate(candidate_rate)} "

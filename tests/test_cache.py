@@ -30,7 +30,7 @@ def run(tmp_path: Path, *extra: str, suite: Path | None = None) -> dict:
     code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
                              str(skill), "--state-root", str(tmp_path / "state"), "--mock",
                              "--mock-outputs", str(outputs), "--baseline-cache-dir",
-                             str(tmp_path / "cache"), "-q", *extra)
+                             str(tmp_path / "cache"), "-q", "--policy", "delta", *extra)
     assert code == 0, err
     return read_json(out.strip())
 

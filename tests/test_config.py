@@ -48,10 +48,15 @@ def run(*args: str) -> tuple[int, str, str]:
     return run_cli("run", "--standalone", "--skill-path", "../../skill", "-q", *args)
 
 
+def ran(code: int) -> bool:
+    """The run went through and wrote its artifact (its verdict is not what these test)."""
+    return code in (0, 1)
+
+
 def test_pyproject_table_gives_the_defaults_and_the_manifest_names_it(project: Path) -> None:
     (project / "pyproject.toml").write_text(BASE, encoding="utf-8")
     code, out, err = run()
-    assert code == 0, err
+    assert ran(code), err
     artifact = Path(out.strip())
     assert artifact.parent == project / "state" / "evaluations"  # relative to the file
     data = read_json(artifact)
@@ -62,7 +67,7 @@ def test_pyproject_table_gives_the_defaults_and_the_manifest_names_it(project: P
 def test_the_command_line_beats_the_file(project: Path) -> None:
     (project / "pyproject.toml").write_text(BASE, encoding="utf-8")
     code, out, err = run("--samples", "3", "--state-root", str(project / "elsewhere"))
-    assert code == 0, err
+    assert ran(code), err
     data = read_json(out.strip())
     assert data["manifest"]["samples"] == 3
     assert Path(out.strip()).is_relative_to(project / "elsewhere")
@@ -74,7 +79,7 @@ def test_skill_eval_toml_wins_over_pyproject_and_no_config_ignores_both(project:
         'task-suite = "../suite/task_suite.yaml"\nstate-root = "../own-state"\nmock = true\n',
         encoding="utf-8")
     code, out, err = run()
-    assert code == 0, err
+    assert ran(code), err
     data = read_json(out.strip())
     assert data["manifest"]["config_file"] == str(project / "work" / "skill-eval.toml")
     assert data["manifest"]["samples"] == 1
@@ -88,7 +93,7 @@ def test_config_names_a_file_anywhere(project: Path, tmp_path: Path) -> None:
                      'mock = true\nconcurrency = 2\nallowed-tools = ["Read", "Grep"]\n',
                      encoding="utf-8")
     code, out, err = run("--config", str(named))
-    assert code == 0, err
+    assert ran(code), err
     assert read_json(out.strip())["manifest"]["config_file"] == str(named)
 
 
@@ -104,7 +109,7 @@ def test_unknown_keys_and_wrong_types_name_file_line_and_key(project: Path) -> N
     assert err.splitlines() == [
         f"Error: {path}:{where['concurency']}: unknown key 'concurency' (did you mean "
         "'concurrency'?); keys are the long flag names of `skill-eval run`",
-        f"{path}:{where['policy']}: policy: must be one of delta, non-inferior, superior, "
+        f"{path}:{where['policy']}: policy: must be one of delta, no-regression, non-inferior, superior, "
         "got a string 'best'",
         f"{path}:{where['max-retries']}: max-retries: must be an integer, got a string '3'",
         f"{path}:{where['no-baseline']}: no-baseline: must be true or false, got an integer 1",

@@ -72,7 +72,7 @@ def test_pytest_is_a_runtime_dependency() -> None:
 
 
 def test_two_task_suite_with_pytest_and_contains_judges_runs_clean(tmp_path: Path) -> None:
-    code, out, err = run_cli(*mock_run(tmp_path, pytest_suite(tmp_path)))
+    code, out, err = run_cli(*mock_run(tmp_path, pytest_suite(tmp_path), "--policy", "delta"))
     assert code == 0, err
     data = read_json(out.strip())
     assert data["errors"] == []

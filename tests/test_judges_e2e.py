@@ -87,7 +87,7 @@ def run(tmp_path: Path, cases: dict[str, tuple[dict[str, Any], str, str]],
     code, out, err = run_cli(
         "run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
         "--state-root", str(tmp_path / "state"), "--executor", "mock",
-        "--mock-outputs", str(outputs), "--max-retries", "0", "-q", *extra)
+        "--mock-outputs", str(outputs), "--max-retries", "0", "-q", "--policy", "delta", *extra)
     assert out.strip(), err
     data = read_json(out.strip())
     artifact.validate(data)

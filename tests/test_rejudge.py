@@ -15,7 +15,7 @@ def test_rejudge_uses_the_suites_current_judges(tmp_path: Path) -> None:
     outputs = write_outputs(tmp_path / "o.yaml", {"candidate": {"t1": "alpha", "t2": "beta"}})
     code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
                              str(skill), "--state-root", str(tmp_path / "state"), "--mock",
-                             "--mock-outputs", str(outputs), "-q")
+                             "--mock-outputs", str(outputs), "-q", "--policy", "delta")
     first = read_json(out.strip())
     assert first["evaluation"]["execution_pass_rate"] == 0.5
     run_dir = Path(first["manifest"]["run_dir"])

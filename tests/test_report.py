@@ -32,8 +32,9 @@ HOSTILE = "nope <b>&amp; | x\x01\x1b[31m]]>\u0000 end"
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
+    # --policy delta: these tiny suites test the reports, not the default policy's rigour
     code, out, err = run_cli("run", "--state-root", str(tmp_path / "state"), "--mock", "-q",
-                             *args)
+                             "--policy", "delta", *args)
     assert out.strip(), err
     path = Path(out.strip())
     return code, read_json(path), path
@@ -140,8 +141,11 @@ def test_table_of_a_passing_run(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[0].split() == ["task", "candidate", "baseline", "diff", "feedback"]
     row = next(line for line in lines if line.startswith("breaking-change"))
-    assert row.split() == ["breaking-change", "1/1", "0/1", "+1"]
-    assert "candidate 1 (5/5)  baseline 0.4 (2/5)  delta +0.6" in text
+    # the candidate passed; the baseline's failure is shown, marked as the baseline's
+    assert row.split()[:4] == ["breaking-change", "1/1", "0/1", "+1"]
+    assert "  baseline: missing" in row
+    # rates always with four decimals, in every report
+    assert "candidate 1.0000 (5/5)  baseline 0.4000 (2/5)  delta +0.6000" in text
     assert re.search(r"^verdict +PASS$", text, re.M)
     assert re.search(r"^improved +breaking-change, issue-credits, security-section$", text, re.M)
     # columns are aligned: every row's candidate column starts at the same offset
@@ -167,7 +171,7 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     row = next(line for line in text.splitlines() if line.startswith("t2"))
     assert row.split()[:6] == ["t2", "1", "err", "1", "err", "n/a"]
     # the rates cover the two tasks judged in both arms, and the counts say so
-    assert re.search(r"^pass rate +candidate 1 \(2/2\) +baseline 1 \(2/2\)", text, re.M)
+    assert re.search(r"^pass rate +candidate 1.0000 \(2/2\) +baseline 1.0000 \(2/2\)", text, re.M)
     assert "error: judge error: python judge" in row
     assert re.search(r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error",
                      text, re.M)
@@ -182,7 +186,7 @@ def test_table_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
     text = report.render_table(no_baseline(tmp_path / "n"))
     assert text.splitlines()[0].split() == ["task", "candidate", "feedback"]
     assert "baseline" not in text and "delta" not in text
-    assert "candidate 0.5 (1/2)" in text and "missing: 'beta'" in text
+    assert "candidate 0.5000 (1/2)" in text and "missing: 'beta'" in text
 
 
 def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
@@ -201,7 +205,7 @@ def test_markdown_of_a_passing_run(tmp_path: Path) -> None:
     data = passing(tmp_path)
     text = report.render_markdown(data)
     assert text.startswith("## skill-eval: PASS\n")
-    assert "| Pass rate | 1 (5/5) | 0.4 (2/5) | +0.6 |" in text
+    assert "| Pass rate | 1.0000 (5/5) | 0.4000 (2/5) | +0.6000 |" in text
     assert "### Improvements (3)" in text and "### Regressions" not in text
     assert "### Errors" not in text
     footer = text.rstrip().splitlines()[-1]
@@ -237,7 +241,7 @@ def test_markdown_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
     assert text.startswith("## skill-eval: SKIPPED\n") and "No task was run." in text
     assert "**Reason:** candidate score 0.4 &lt; eval threshold 1" in text
     text = report.render_markdown(no_baseline(tmp_path / "n"))
-    assert "(no baseline)" in text and "| Pass rate | 0.5 (1/2) |" in text
+    assert "(no baseline)" in text and "| Pass rate | 0.5000 (1/2) |" in text
     assert {len(cells) for cells in md_rows(text.split("### Per task")[1])} == {3}
 
 
@@ -272,8 +276,9 @@ def test_junit_of_a_failing_run(tmp_path: Path) -> None:
     assert counts(root) == counts(suite) == {"tests": "5", "failures": "3", "errors": "0",
                                              "skipped": "0"}
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert props["verdict"] == "fail" and props["delta"] == str(data["evaluation"]["delta"])
-    assert props["candidate_pass_rate"] == str(data["evaluation"]["execution_pass_rate"])
+    assert props["verdict"] == "fail" and props["delta"] == f'{data["evaluation"]["delta"]:+.4f}'
+    assert props["candidate_pass_rate"] == f'{data["evaluation"]["execution_pass_rate"]:.4f}'
+    assert props["attempts_record"] == data["manifest"]["run_dir"] + "/attempts.jsonl"
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == ["t1", "t2", "t3", "t4", "verdict"]
     verdict = cases[4].find("failure")
@@ -297,7 +302,9 @@ def test_junit_survives_any_characters(tmp_path: Path) -> None:
     root = junit(text)
     failure = root.find("testsuite/testcase[@name='t2']/failure")
     assert failure is not None
-    assert failure.get("message") == "bad  <&> \"q\" 'a'\nline2"
+    # the message attribute is the explaining line (here the two lines joined)
+    assert failure.get("message") == "bad  <&> \"q\" 'a' line2"
+    assert "bad  <&> \"q\" 'a'\nline2" in (failure.text or "")
     assert root[0].get("name") == "s<&>"
 
 
@@ -370,7 +377,7 @@ def test_report_command_renders_every_format(tmp_path: Path) -> None:
     path = Path(run_cli("run", "--standalone", "--task-suite", str(DEMO_SUITE), "--skill-path",
                         str(DEMO_SKILL_IMPROVED), "--mock", "--mock-outputs",
                         str(DEMO_OUTPUTS), "--state-root", str(tmp_path / "state"),
-                        "-q")[1].strip())
+                        "-q", "--policy", "delta")[1].strip())
     data = read_json(path)
     code, out, _ = run_cli("report", str(path))
     assert code == 0 and out == report.render_table(data)
@@ -399,3 +406,25 @@ def test_report_command_rejects_bad_artifacts_in_one_line(tmp_path: Path) -> Non
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     code, _, err = run_cli("report", str(corrupt), "--format", "pdf")
     assert code == 2
+
+
+def test_feedback_shows_the_cause_and_where_the_full_record_is(tmp_path: Path) -> None:
+    data = failing(tmp_path)
+    pytest_output = (
+        "==================================== ERRORS ====================================\n"
+        "_____________________ ERROR collecting fixtures/test_notes.py _____________________\n"
+        "ImportError while importing test module '/tmp/work/fixtures/test_notes.py'.\n"
+        "Traceback:\n  fixtures/test_notes.py:1: in <module>\n    import yaml_helpers\n"
+        "E   ModuleNotFoundError: No module named 'yaml_helpers'\n"
+        "=========================== short test summary info ============================\n"
+        "ERROR fixtures/test_notes.py\n!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during "
+        "collection !!!!!!!!!!!!!!!!!!!!\n1 error in 0.05s\n")
+    data["candidate_results"][1]["attempts"][0]["judge"]["details"] = pytest_output
+    text = report.render_table(data)
+    row = next(line for line in text.splitlines() if line.startswith("t2"))
+    assert row.endswith("ModuleNotFoundError: No module named 'yaml_helpers'")
+    journal = data["manifest"]["run_dir"] + "/attempts.jsonl"
+    assert re.search(rf"^record +every attempt, its output and the full judge messages: "
+                     rf"{re.escape(journal)}$", text, re.M)
+    markdown = report.render_markdown(data)
+    assert "No module named 'yaml\\_helpers'" in markdown and "attempts.jsonl" in markdown

@@ -36,7 +36,10 @@ def standalone(tmp_path: Path, outputs: dict | None, *extra: str, tasks=None):
                                                       contains_task("t2", "beta")])
     skill = write_skill(tmp_path / "skill")
     args = ["run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
-            "--state-root", str(tmp_path / "state"), "--mock", "-q"]
+            "--state-root", str(tmp_path / "state"), "--mock", "-q",
+            # Two tasks never clear the default no-regression policy's bound; these tests are
+            # about the mechanics, so they use the original delta rule unless they say.
+            "--policy", "delta"]
     if outputs is not None:
         args += ["--mock-outputs", str(write_outputs(tmp_path / "outputs.yaml", outputs))]
     return run_cli(*args, *extra)
@@ -46,7 +49,7 @@ def test_demo_standalone_passes_and_writes_a_schema_valid_artifact(tmp_path: Pat
     code, out, err = run_cli(
         "run", "--standalone", "--task-suite", str(DEMO_SUITE), "--skill-path",
         str(DEMO_SKILL_IMPROVED), "--mock", "--mock-outputs", str(DEMO_OUTPUTS),
-        "--state-root", str(tmp_path / "state"))
+        "--state-root", str(tmp_path / "state"), "--policy", "delta")
     assert code == 0, err
     path = Path(out.strip())
     data = read_json(path)
@@ -112,7 +115,7 @@ def _pipeline(tmp_path: Path, candidate_id: str, *extra: str, outputs=None):
 
 
 def test_pipeline_execution_plan_candidate_passes(tmp_path: Path) -> None:
-    code, out, err = _pipeline(tmp_path, "cand-sections")
+    code, out, err = _pipeline(tmp_path, "cand-sections", "--policy", "delta")
     assert code == 0, err
     path = Path(out.strip())
     assert path == (tmp_path / "state" / "evaluations" /
@@ -248,8 +251,9 @@ def test_a_new_run_never_reuses_a_run_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("flags,verdict", [
-    ([], "pass"),                                  # delta 0.6 >= 0
-    (["--min-delta", "0.7"], "fail"),              # 0.6 < 0.7
+    ([], "fail"),                        # no-regression: 5 tasks cannot rule out -10 points
+    (["--policy", "delta"], "pass"),                # delta 0.6 >= 0
+    (["--policy", "delta", "--min-delta", "0.7"], "fail"),  # 0.6 < 0.7
     (["--policy", "superior"], "fail"),            # 3 improved, 0 regressed of 5: inconclusive
     (["--policy", "non-inferior", "--margin", "0.5"], "pass"),
 ])
@@ -259,7 +263,10 @@ def test_policies_through_the_cli(tmp_path: Path, flags, verdict) -> None:
     assert data["evaluation"]["verdict"] == verdict, err
     assert code == (0 if verdict == "pass" else 1)
     policy = data["evaluation"]["policy"]
-    assert policy["name"] == (flags[1] if flags and flags[0] == "--policy" else "delta")
+    if not flags:  # the summary says which policy decided and why
+        assert "one-sided 96% lower bound" in data["evaluation"]["reason"]
+        assert "policy no-regression" in err
+    assert policy["name"] == (flags[1] if flags and flags[0] == "--policy" else "no-regression")
     assert data["evaluation"]["conclusion"] == "inconclusive"
     comparison = data["comparison"]
     assert comparison["improved"] == ["breaking-change", "issue-credits", "security-section"]
@@ -313,7 +320,8 @@ def test_errors_in_one_arm_leave_the_task_out_of_both_rates(tmp_path: Path) -> N
     assert (ev["execution_pass_rate"], ev["baseline_pass_rate"]) == (round(5 / 6, 4), 1.0)
     assert ev["verdict"] == "fail" and code == 1
     assert "below the required minimum" in ev["policy"]["reasoning"]
-    assert any("left out of both pass rates: t6, t7, t8, t9" in w for w in data["warnings"])
+    assert any("left out of both pass rates: 4 in the candidate only (t6, t7, t8, t9)" in w
+               for w in data["warnings"])
 
 
 def test_error_rate_is_judged_per_arm(tmp_path: Path) -> None:
@@ -373,7 +381,7 @@ def test_lone_surrogates_in_scripted_outputs_are_cleaned(tmp_path: Path) -> None
     code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
                              str(write_skill(tmp_path / "skill")), "--state-root",
                              str(tmp_path / "state"), "--mock", "--mock-outputs", str(outputs),
-                             "-q")
+                             "-q", "--policy", "delta")
     assert code == 0, err
     data = read_json(out.strip())
     assert "\ufffd" in data["candidate_results"][0]["attempts"][0]["output"]

@@ -48,16 +48,17 @@ def test_baselines_differing_only_in_a_script_record_different_tree_hashes(
     assert second["skill_tree_sha256"] == load_skill(base).tree_sha256
 
 
-def test_same_tree_in_both_arms_warns(tmp_path: Path) -> None:
+def test_same_tree_in_both_arms_is_a_void_comparison(tmp_path: Path) -> None:
     one = skill_with_script(tmp_path / "a" / "demo", "print(1)\n")
     two = skill_with_script(tmp_path / "b" / "demo", "print(1)\n")
     data = run_standalone(tmp_path, "same", one, two)
     arms = data["manifest"]["arms"]
     assert arms["candidate"]["skill_tree_sha256"] == arms["baseline"]["skill_tree_sha256"]
-    assert any("candidate and baseline are the same skill" in w for w in data["warnings"])
+    assert data["evaluation"]["verdict"] == "error"
+    assert "byte-identical" in data["evaluation"]["reason"]
     (two / "scripts" / "x.py").write_text("print(2)\n", encoding="utf-8")
     data = run_standalone(tmp_path, "differ", one, two)
-    assert not any("the same skill" in w for w in data["warnings"])
+    assert "byte-identical" not in (data["evaluation"].get("reason") or "")
 
 
 def test_no_skill_arm_has_null_identity(tmp_path: Path) -> None:

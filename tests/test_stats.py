@@ -8,13 +8,10 @@ import random
 
 import pytest
 
+from skill_eval.analysis import non_discriminating
+from skill_eval.policy import POLICIES, conclusion, decide_policy
 from skill_eval.stats import (
-    POLICIES,
-    Comparison,
     binomial_two_sided_p,
-    conclusion,
-    decide,
-    non_discriminating,
     paired_comparison,
     pass_at_k,
     pass_hat_k,
@@ -160,13 +157,13 @@ def test_all_improved_is_better():
     assert c.interval[0] > 0 and c.interval[1] == 1.0
     assert conclusion(c) == "better"
     assert c.mcnemar_p == pytest.approx(2 / 1024)
-    assert decide("superior", c).passed
+    assert decide_policy("superior", c).passed
 
 
 def test_all_regressed_is_worse():
     c = paired_comparison(*_arms(0, 10))
     assert c.delta == -1.0 and conclusion(c) == "worse"
-    assert not decide("non-inferior", c).passed
+    assert not decide_policy("non-inferior", c).passed
 
 
 def test_tasks_missing_or_errored_in_one_arm_are_excluded():
@@ -181,7 +178,7 @@ def test_no_paired_tasks():
     assert (c.n_tasks, c.delta, c.interval, c.mcnemar_p) == (0, None, None, 1.0)
     assert conclusion(c) == "inconclusive"
     for policy in POLICIES:
-        d = decide(policy, c)
+        d = decide_policy(policy, c)
         assert not d.passed and "nothing to compare" in d.reasoning
 
 
@@ -282,65 +279,6 @@ def test_comparison_to_dict_is_json_ready():
     assert json.loads(json.dumps(d)) == d
     assert isinstance(d["interval"], list) and d["differences"]["b"] == 0.3333
     assert d["improved"] == ["a", "b"]
-
-
-# --------------------------------------------------------------------------------------------
-# Policies
-
-
-def _cmp(delta: float, low: float, high: float) -> Comparison:
-    return Comparison(
-        n_tasks=20, candidate_rate=0.5 + delta, baseline_rate=0.5, delta=delta,
-        interval=(low, high), confidence=0.95, method="test", differences={},
-        improved=(), regressed=(), excluded=(), mcnemar_p=1.0,
-    )  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("policy", "delta", "low", "kwargs", "passed"),
-    [
-        ("delta", 0.0, -0.3, {}, True),  # the old tool: delta >= 0
-        ("delta", -0.0001, -0.3, {}, False),
-        ("delta", 0.05, -0.3, {"min_delta": 0.05}, True),
-        ("delta", 0.0499, -0.3, {"min_delta": 0.05}, False),
-        ("non-inferior", 0.1, -0.05, {}, False),  # strict: low must be above -margin
-        ("non-inferior", 0.1, -0.0499, {}, True),
-        ("non-inferior", 0.1, -0.08, {"margin": 0.1}, True),
-        ("non-inferior", 0.1, -0.1, {"margin": 0.1}, False),
-        ("superior", 0.2, 0.0, {}, False),
-        ("superior", 0.2, 0.001, {}, True),
-        ("superior", 0.2, -0.01, {}, False),
-    ],
-)
-def test_policy_boundaries(policy, delta, low, kwargs, passed):
-    decision = decide(policy, _cmp(delta, low, 0.5), **kwargs)
-    assert decision.passed is passed
-    assert f"{delta * 100:+.1f} points" in decision.reasoning
-    assert decision.to_dict() == {"passed": passed, "reasoning": decision.reasoning}
-
-
-def test_interval_policies_quote_the_interval():
-    reasoning = decide("non-inferior", _cmp(0.1, -0.0499, 0.25)).reasoning
-    assert "95% interval [-5.0, +25.0] points" in reasoning and "margin -5.0 points" in reasoning
-
-
-def test_unknown_policy_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="delta, non-inferior, superior"):
-        decide("lenient", _cmp(0.0, -0.1, 0.1))  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("low", "high", "expected"),
-    [
-        (0.01, 0.2, "better"),
-        (-0.2, -0.01, "worse"),
-        (-0.1, 0.1, "inconclusive"),
-        (0.0, 0.2, "inconclusive"),
-        (-0.2, 0.0, "inconclusive"),
-    ],
-)
-def test_conclusion(low, high, expected):
-    assert conclusion(_cmp((low + high) / 2, low, high)) == expected
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,12 +11,12 @@ from typing import Any
 
 import click
 
-from ..analysis import POLICIES
 from ..config import chosen_config, command_defaults, load_config
 from ..errors import ConfigError, RunInterrupted, SkillEvalError
 from ..evaluate import EvaluationOutcome, run_evaluation
 from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..options import RunOptions
+from ..policy import DEFAULT_POLICY, POLICIES
 from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
 
 CONFIG_META = "skill_eval.config_file"  # ctx.meta key: the config file read, or None
@@ -44,8 +44,10 @@ def _csv(_ctx: Any, _param: Any, value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else ()
 
 
-def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Every flag of `skill-eval run`, shared with scripts/evaluate.py."""
+def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
+        -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Every flag of `skill-eval run`, shared with scripts/evaluate.py (whose contract keeps
+    the original `delta` policy as its default)."""
     flags = [
         click.option("--task-suite", required=True, metavar="PATH",
                      help="Task suite YAML (always required)."),
@@ -102,15 +104,18 @@ def run_flags(default_skill_mode: str) -> Callable[[Callable[..., Any]], Callabl
                           "errors (not for errors a retry cannot heal)."),
         click.option("--max-error-rate", type=float, default=0.1, show_default=True,
                      help="Above this share of attempts in error the verdict is error."),
-        click.option("--policy", type=click.Choice(POLICIES), default="delta",
+        click.option("--policy", type=click.Choice(POLICIES), default=default_policy,
                      show_default=True,
-                     help="delta: pass iff delta >= --min-delta (the original rule). "
-                          "non-inferior: pass iff the 95% interval's low end > -margin. "
-                          "superior: pass iff the low end > 0."),
+                     help="no-regression: pass iff the one-sided 96% lower bound of delta "
+                          "> -margin (10 points): a skill 10 points worse passes in <= 5% of "
+                          "runs. delta: pass iff delta >= --min-delta (the original rule). "
+                          "non-inferior: pass iff the 95% interval's low end > -margin "
+                          "(5 points). superior: pass iff the low end > 0."),
         click.option("--min-delta", type=float, default=0.0, show_default=True,
                      help="delta policy: the smallest candidate - baseline that passes."),
-        click.option("--margin", type=float, default=0.05, show_default=True,
-                     help="non-inferior policy: how much worse the candidate may be."),
+        click.option("--margin", type=float, default=None,
+                     help="no-regression and non-inferior: how much worse the candidate may "
+                          "be (default 0.10 and 0.05)."),
         click.option("--resume", is_flag=False, flag_value="", default=None, metavar="RUN_DIR",
                      help="Continue a stopped run (its directory, or the latest run with "
                           "the same inputs when given alone); only missing attempts run."),

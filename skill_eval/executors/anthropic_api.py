@@ -125,6 +125,14 @@ def build_params(config: AnthropicConfig, model: str, request: ExecutionRequest)
     return params
 
 
+def strip_v1(base_url: str | None) -> str | None:
+    """The SDK appends /v1/messages itself, so a base URL copied with its /v1 would 404."""
+    if base_url is None:
+        return None
+    trimmed = base_url.rstrip("/")
+    return trimmed[: -len("/v1")] if trimmed.endswith("/v1") else base_url
+
+
 class AnthropicExecutor(ExecutorBase):
     """One Messages API call per attempt. Thread-safe: one SDK client shared by all threads."""
 
@@ -133,7 +141,7 @@ class AnthropicExecutor(ExecutorBase):
     def __init__(self, config: AnthropicConfig) -> None:
         self.config = config
         self.model = config.model or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
-        self.base_url = config.base_url or self._env("ANTHROPIC_BASE_URL")
+        self.base_url = strip_v1(config.base_url or self._env("ANTHROPIC_BASE_URL"))
         self.prices: PriceTable = load_price_table(config.price_file)
         self._client: Any = None
         self._lock = threading.Lock()

@@ -17,9 +17,10 @@ read the prompt a judge built.
 
 from __future__ import annotations
 
+import difflib
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,22 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
     # Scripted text is model output as far as the run is concerned: lone surrogates go.
     return {k: ({t: clean_text(x) for t, x in v.items()} if isinstance(v, Mapping)
                 else clean_text(v)) for k, v in data.items()}
+
+
+def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collection[str]) -> None:
+    """A task id the suite does not have is a typo that would silently fall back to
+    MOCK_OUTPUT (and fail every judge): an error with the nearest id as a hint."""
+    per_arm = any(k in ARM_NAMES for k in outputs)
+    tables = {a: outputs.get(a) or {} for a in ARM_NAMES} if per_arm else {"": outputs}
+    for arm, table in tables.items():
+        for task_id in table:
+            if task_id in task_ids:
+                continue
+            where = f"{arm}.{task_id}" if arm else str(task_id)
+            close = difflib.get_close_matches(str(task_id), list(task_ids), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else \
+                f"the suite's tasks are {', '.join(sorted(task_ids)[:10])}"
+            raise UsageError(f"{path}: {where}: no task {task_id!r} in the suite; {hint}")
 
 
 class MockExecutor(ExecutorBase):
