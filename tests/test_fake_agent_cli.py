@@ -184,7 +184,8 @@ def test_accept_edits_mode_refuses_writes_outside_cwd(work: Path, where: str) ->
 def test_accept_edits_mode_refuses_reads_outside_cwd(work: Path) -> None:
     secret = work.parent / "secret.txt"
     secret.write_text("SECRET-91c2", encoding="utf-8")
-    rules = script({"tool_use": {"name": "Read", "input": {"file_path": str(secret)}}}, {"text": "done"})
+    read = {"tool_use": {"name": "Read", "input": {"file_path": str(secret)}}}
+    rules = script(read, {"text": "done"})
     with FakeAnthropic(rules=rules) as server:
         run_agent(server, work, *CONFINED)
         (result,) = last_tool_results(server.requests[1].json)
