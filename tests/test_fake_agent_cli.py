@@ -61,9 +61,7 @@ def work(tmp_path: Path) -> Path:
     return tmp_path / "work"
 
 
-def run_agent(
-    server: FakeAnthropic, work: Path, *flags: str, sources: str = ""
-) -> dict[str, Any]:
+def run_agent(server: FakeAnthropic, work: Path, *flags: str, sources: str = "") -> dict[str, Any]:
     """`claude -p` in `work`, offline and isolated, against the fake; the JSON envelope."""
     binary = claude_bin()
     if binary is None:
