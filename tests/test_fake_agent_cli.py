@@ -201,3 +201,51 @@ def test_allowed_tools_write_is_not_confined_to_cwd(work: Path) -> None:
         envelope = run_agent(server, work, "--tools", "Write", "--allowedTools", "Write")
     assert (outside / "x.txt").read_text(encoding="utf-8") == "escaped"
     assert envelope["permission_denials"] == []
+
+
+SANDBOX = {
+    "sandbox": {
+        "enabled": True,
+        "autoAllowBashIfSandboxed": True,
+        "allowUnsandboxedCommands": False,  # else the model may ask for dangerouslyDisableSandbox
+        "failIfUnavailable": True,
+    }
+}
+
+
+@pytest.mark.skipif(
+    not (shutil.which("bwrap") and shutil.which("socat")),
+    reason="Claude Code's Linux sandbox needs bubblewrap and socat (apt-get install bubblewrap "
+    "socat)",
+)
+def test_sandboxed_bash_writes_inside_cwd_only(work: Path) -> None:
+    outside = work.parent / "outside"
+    outside.mkdir()
+
+    def bash(command: str, **extra: Any) -> dict[str, Any]:
+        return {"tool_use": {"name": "Bash", "input": {"command": command, **extra}}}
+
+    rules = script(
+        bash("echo in > inside.txt && echo OK-INSIDE"),
+        bash(f"echo out > {outside}/a.txt; echo rc=$?"),
+        bash(f"echo out > {outside}/b.txt; echo rc=$?", dangerouslyDisableSandbox=True),
+        {"text": "done"},
+    )
+    with FakeAnthropic(rules=rules) as server:
+        envelope = run_agent(
+            server,
+            work,
+            "--tools",
+            "Bash",
+            "--permission-mode",
+            "acceptEdits",
+            "--settings",
+            json.dumps(SANDBOX),
+        )
+        results = [last_tool_results(r.json)[0] for r in server.requests[1:]]
+    assert envelope["result"] == "done"
+    assert (work / "inside.txt").read_text(encoding="utf-8") == "in\n"
+    assert results[0].content == "OK-INSIDE"
+    assert "Read-only file system" in results[1].content
+    assert "Read-only file system" in results[2].content
+    assert list(outside.iterdir()) == []
