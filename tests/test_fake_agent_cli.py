@@ -249,3 +249,24 @@ def test_sandboxed_bash_writes_inside_cwd_only(work: Path) -> None:
     assert "Read-only file system" in results[1].content
     assert "Read-only file system" in results[2].content
     assert list(outside.iterdir()) == []
+
+
+def test_edit_path_rule_allows_writes_inside_cwd_only(work: Path) -> None:
+    # The other way to confine file tools: a path-scoped permission rule (Edit rules cover Write).
+    outside = work.parent / "outside"
+    outside.mkdir()
+    rules = script(
+        {
+            "tool_use": [
+                {"name": "Write", "input": {"file_path": "{cwd}/in.txt", "content": "in"}},
+                {"name": "Write", "input": {"file_path": str(outside / "x.txt"), "content": "x"}},
+            ]
+        },
+        {"text": "done"},
+    )
+    with FakeAnthropic(rules=rules) as server:
+        run_agent(server, work, "--tools", "Write", "--allowedTools", "Edit(./**)")
+        results = last_tool_results(server.requests[1].json)
+    assert [r.is_error for r in results] == [False, True]
+    assert (work / "in.txt").read_text(encoding="utf-8") == "in"
+    assert not (outside / "x.txt").exists()

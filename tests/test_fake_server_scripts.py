@@ -92,7 +92,7 @@ def test_steps_script_a_tool_loop_turn_by_turn(stream: bool) -> None:
 
 
 def test_tool_result_conditions_name_content_and_error() -> None:
-    rules = [
+    rules: list[dict[str, Any]] = [
         {"name": "failed", "tool_result": {"name": "Write", "is_error": True}, "text": "retry"},
         {"name": "skill", "tool_result": {"name": "Skill", "contains": "Launching"}, "text": "s"},
         {"name": "any-write", "tool_result": "Write", "text": "w"},
@@ -119,7 +119,7 @@ def test_tool_result_conditions_name_content_and_error() -> None:
 
 
 def test_request_contains_sees_tools_system_and_messages() -> None:
-    rules = [
+    rules: list[dict[str, Any]] = [
         {"name": "in-tools", "request_contains": "Invoke a skill", "turn": 1, "text": "t"},
         {"name": "in-message", "request_contains": "DEMO-DESC", "text": "m"},
         {"name": "absent", "request_not_contains": "DEMO-DESC", "text": "a"},
