@@ -181,3 +181,26 @@ def test_steps_survive_a_529_storm_and_retries_ask_the_same_turn() -> None:
 def test_bad_script_rules_are_rejected(rule: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         FakeAnthropic(rules=[rule])
+
+
+def test_a_step_can_fail_and_a_default_script_repeats_its_last_step() -> None:
+    default = {"steps": ["first", {"fault": "overloaded"}]}
+    with FakeAnthropic(default=default) as server:
+        sdk = client(server)
+        assert create(sdk, [{"role": "user", "content": "q"}], True).content[0].text == "first"
+        later = [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "first"},
+            {"role": "user", "content": "again"},
+        ]
+        for extra in (
+            [],
+            [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}],
+        ):
+            with pytest.raises(anthropic.OverloadedError):
+                create(sdk, later + extra, True)
+        assert [(r.rule, r.fault) for r in server.requests] == [
+            ("default#1", None),
+            ("default#2", "overloaded"),
+            ("default#3", "overloaded"),
+        ]

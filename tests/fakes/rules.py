@@ -260,7 +260,8 @@ class Rule:
         reply: Rule = self
         if self.steps is not None:
             turn = turn_number(body)
-            step = self.steps[turn - 1]
+            # matches() keeps a rule within its steps; the default reply repeats its last one
+            step = self.steps[min(turn, len(self.steps)) - 1]
             reply = dataclasses.replace(
                 step,
                 name=f"{self.name}#{turn}",
