@@ -4,6 +4,7 @@ test_fake_agent_cli.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -11,6 +12,7 @@ import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic, Fault, Rule
 from tests.fakes.conversation import last_tool_results, turn_number, working_directory
+from tests.fakes.rules import load_config
 
 MODEL = "claude-test-1"
 CWD_LINE = " - Primary working directory: /tmp/attempt-7/work\n - Platform: linux"
@@ -204,3 +206,26 @@ def test_a_step_can_fail_and_a_default_script_repeats_its_last_step() -> None:
             ("default#2", "overloaded"),
             ("default#3", "overloaded"),
         ]
+
+
+def test_a_yaml_rules_file_holds_a_script(tmp_path: Path) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        "rules:\n"
+        "  - name: agent\n"
+        "    request_contains: DEMO-DESC\n"
+        "    steps:\n"
+        "      - tool_use: {name: Write, input: {file_path: '{cwd}/r.md', content: x}}\n"
+        "      - text: done\n"
+        "  - {name: denied, tool_result: {name: Write, is_error: true}, text: no}\n",
+        encoding="utf-8",
+    )
+    config = load_config(path)
+    with FakeAnthropic(rules=config["rules"]) as server:
+        listing = [
+            {"role": "user", "content": "go"},
+            {"role": "system", "content": CWD_LINE + "\n- demo: DEMO-DESC"},
+        ]
+        message = create(client(server), listing, True)
+        assert server.requests[0].rule == "agent#1"
+    assert message.content[0].input == {"file_path": "/tmp/attempt-7/work/r.md", "content": "x"}
