@@ -15,9 +15,10 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from tests.fakes.conversation import TemplateError, message_texts, system_text
 from tests.fakes.faults import ERROR_REPLIES, Fault, error_body
 from tests.fakes.replies import build_message, encode_event, sse_events
-from tests.fakes.rules import Rule, message_texts, system_text
+from tests.fakes.rules import Rule
 
 if TYPE_CHECKING:
     from tests.fakes.anthropic_server import FakeAnthropic
@@ -248,6 +249,13 @@ class RequestHandler(BaseHTTPRequestHandler):
         rule: Rule | None = None
         if fault is None and path == MESSAGES:
             rule = fake._pick_rule(path, record.body)
+            if rule is not None:
+                try:
+                    rule = rule.reply_for(record.body)  # its step for this turn, templates filled
+                except TemplateError as error:
+                    record.rule = rule.name
+                    self._send_error(record, 400, "invalid_request_error", f"fake: {error}")
+                    return
             record.rule = rule.name if rule is not None else None
             if rule is not None and rule.fault is not None:
                 fault = Fault(kind=rule.fault)

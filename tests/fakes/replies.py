@@ -14,7 +14,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from tests.fakes.rules import Rule, tool_choice_name
+from tests.fakes.conversation import tool_choice_name
+from tests.fakes.rules import Rule
 
 DEFAULT_TEXT = "Hello from the fake Anthropic server."
 TEXT_CHUNK = 24  # characters per text_delta
@@ -118,27 +119,28 @@ def build_message(body: Mapping[str, Any], rule: Rule | None, usage: Mapping[str
     """The complete non-streaming Message a rule answers `body` with."""
     content: list[dict[str, Any]] = []
     text = rule.text if rule is not None else None
-    tool: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] = []
     if rule is not None and rule.tool_use is not None:
-        tool = {"name": rule.tool_use["name"], "input": rule.tool_use.get("input") or {}}
+        uses = rule.tool_use if isinstance(rule.tool_use, list) else [rule.tool_use]
+        tools = [{**use, "input": use.get("input") or {}} for use in uses]
     elif rule is not None and rule.tool_input is not None:
-        tool = {"name": _tool_name(body), "input": rule.tool_input}
-    if text is None and tool is None:
+        tools = [{"name": _tool_name(body), "input": rule.tool_input}]
+    if text is None and not tools:
         text = DEFAULT_TEXT
     stop_reason = rule.stop_reason if rule is not None and rule.stop_reason else None
     output_tokens = 0
     if text is not None:
         max_tokens = body.get("max_tokens")
-        if tool is None and isinstance(max_tokens, int) and estimate_tokens(text) > max_tokens:
+        if not tools and isinstance(max_tokens, int) and estimate_tokens(text) > max_tokens:
             text = text[: max(0, max_tokens) * 4]
             stop_reason = stop_reason or "max_tokens"
         content.append({"type": "text", "text": text})
         output_tokens += estimate_tokens(text)
-    if tool is not None:
+    for tool in tools:
         content.append(
             {
                 "type": "tool_use",
-                "id": "toolu_fake_" + uuid.uuid4().hex[:20],
+                "id": tool.get("id") or "toolu_fake_" + uuid.uuid4().hex[:20],
                 "name": tool["name"],
                 "input": tool["input"],
             }
@@ -163,7 +165,7 @@ def build_message(body: Mapping[str, Any], rule: Rule | None, usage: Mapping[str
         "role": "assistant",
         "model": str(body.get("model") or "claude-fake"),
         "content": content,
-        "stop_reason": stop_reason or ("tool_use" if tool is not None else "end_turn"),
+        "stop_reason": stop_reason or ("tool_use" if tools else "end_turn"),
         "stop_sequence": None,
         "usage": full_usage,
     }

@@ -6,6 +6,7 @@ in order and the first that matches answers. See tests/fakes/README.md for the f
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import threading
@@ -14,6 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.conversation import (
+    last_tool_results,
+    last_user_text,
+    message_texts,
+    request_text,
+    substitute,
+    system_text,
+    tool_choice_name,
+    turn_number,
+)
 from tests.fakes.faults import FAULT_KINDS, normalise_kind
 
 MATCH_KEYS = (
@@ -25,69 +36,17 @@ MATCH_KEYS = (
     "messages_contain",
     "messages_not_contain",
     "last_message_contains",
+    "request_contains",
+    "request_not_contains",
     "has_tools",
     "tool_choice_name",
+    "turn",
+    "tool_result",
 )
-REPLY_KEYS = (
-    "text",
-    "tool_use",
-    "tool_input",
-    "stop_reason",
-    "latency",
-    "fault",
-    "usage",
-    "times",
-)
-
-
-def _text_of(content: Any) -> str:
-    """All text in a message content, system prompt or block list, tool results included."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_text_of(item) for item in content)
-    if isinstance(content, dict):
-        parts = []
-        for key in ("text", "content", "thinking"):
-            if key in content:
-                parts.append(_text_of(content[key]))
-        if content.get("type") == "tool_use" and "input" in content:
-            parts.append(json.dumps(content["input"], ensure_ascii=False))
-        return "\n".join(parts)
-    return str(content)
-
-
-def system_text(body: Mapping[str, Any]) -> str:
-    """The system prompt of a Messages request as one string (blocks joined by newlines)."""
-    return _text_of(body.get("system"))
-
-
-def message_texts(body: Mapping[str, Any]) -> list[str]:
-    """The text of each message of a Messages request, in order, tool results included."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return []
-    return [_text_of(m.get("content")) if isinstance(m, dict) else "" for m in messages]
-
-
-def last_user_text(body: Mapping[str, Any]) -> str:
-    """The text of the last message whose role is "user" (a prompt or the newest tool results)."""
-    messages = body.get("messages")
-    for message in reversed(messages if isinstance(messages, list) else []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            return _text_of(message.get("content"))
-    return ""
-
-
-def tool_choice_name(body: Mapping[str, Any]) -> str | None:
-    """The forced tool's name when `tool_choice` is `{"type": "tool", "name": X}`."""
-    choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") == "tool":
-        name = choice.get("name")
-        return name if isinstance(name, str) else None
-    return None
+# What one reply (a rule's, or one of its `steps`) may say.
+STEP_KEYS = ("text", "tool_use", "tool_input", "stop_reason", "latency", "fault", "usage")
+REPLY_KEYS = (*STEP_KEYS, "steps", "times")
+TOOL_RESULT_KEYS = ("name", "contains", "is_error")
 
 
 def _as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -98,6 +57,31 @@ def _as_list(value: str | Iterable[str] | None) -> list[str]:
     return list(value)
 
 
+def _tool_uses(value: Any) -> list[dict[str, Any]]:
+    """`tool_use` as a list of blocks: it may be one mapping or a list of them."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _tool_result_holds(wanted: bool | str | Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    """Whether the newest user message's tool results satisfy a `tool_result` condition."""
+    results = last_tool_results(body)
+    if isinstance(wanted, bool):
+        return bool(results) == wanted
+    if isinstance(wanted, str):
+        wanted = {"name": wanted}
+    for result in results:
+        if "name" in wanted and result.name != wanted["name"]:
+            continue
+        if "is_error" in wanted and result.is_error != bool(wanted["is_error"]):
+            continue
+        if any(needle not in result.content for needle in _as_list(wanted.get("contains"))):
+            continue
+        return True
+    return False
+
+
 @dataclass
 class Rule:
     """One scripted reply and the conditions under which it is given.
@@ -105,15 +89,20 @@ class Rule:
     Match conditions (all given ones must hold; a list of strings means every one must occur):
     `path` (glob, default any), `model` (glob), `stream` (bool), `system_contains`,
     `system_not_contains`, `messages_contain` (text of any message, tool results included),
-    `messages_not_contain`, `last_message_contains` (the last user message), `has_tools` (bool),
-    `tool_choice_name`.
+    `messages_not_contain`, `last_message_contains` (the last user message),
+    `request_contains` / `request_not_contains` (system, tool definitions and messages),
+    `has_tools` (bool), `tool_choice_name`, `turn` (1 + the assistant messages in the request),
+    `tool_result` (the newest user message holds tool results: `true`/`false`, a tool name, or
+    `{name, contains, is_error}`).
 
-    Reply actions: `text`, `tool_use` (`{"name": ..., "input": {...}}`), `tool_input` (a
-    tool_use of the forced tool from `tool_choice`, else of the first tool offered),
-    `stop_reason` (default `end_turn`, or `tool_use` when a tool is called), `latency`
-    (seconds, replaces the server's global latency), `fault` (answer with a fault kind instead),
-    `usage` (overrides of the computed usage fields), `times` (answer at most this many times,
-    then let later rules match).
+    Reply actions: `text`, `tool_use` (`{"name": ..., "input": {...}}` or a list of them; ids
+    are generated), `tool_input` (a tool_use of the forced tool from `tool_choice`, else of
+    the first tool offered), `stop_reason` (default `end_turn`, or `tool_use` when a tool is
+    called), `latency` (seconds, replaces the server's global latency), `fault` (answer with a
+    fault kind instead), `usage` (overrides of the computed usage fields), `steps` (a list of
+    replies: turn N gets the N-th; past the last the rule does not match), `times` (answer at
+    most this many times, then let later rules match). Strings in `text` and tool inputs may
+    use `{cwd}`, `{model}` and `{tool_result}` (see conversation.substitute).
     """
 
     name: str = ""
@@ -125,15 +114,20 @@ class Rule:
     messages_contain: str | list[str] | None = None
     messages_not_contain: str | list[str] | None = None
     last_message_contains: str | list[str] | None = None
+    request_contains: str | list[str] | None = None
+    request_not_contains: str | list[str] | None = None
     has_tools: bool | None = None
     tool_choice_name: str | None = None
+    turn: int | None = None
+    tool_result: bool | str | dict[str, Any] | None = None
     text: str | None = None
-    tool_use: dict[str, Any] | None = None
+    tool_use: dict[str, Any] | list[dict[str, Any]] | None = None
     tool_input: dict[str, Any] | None = None
     stop_reason: str | None = None
     latency: float | None = None
     fault: str | None = None
     usage: dict[str, int] | None = None
+    steps: list[Any] | None = None
     times: int | None = None
     _used: int = field(default=0, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(
@@ -166,16 +160,44 @@ class Rule:
         return rule
 
     def validate(self, index: int = 0) -> None:
-        """Raise ValueError when the rule's actions are inconsistent."""
+        """Raise ValueError when the rule's conditions or actions are inconsistent; turns
+        `steps` entries (mappings of reply keys, or bare texts) into Rule objects."""
         where = f"rules[{index}] ({self.name})" if self.name else f"rules[{index}]"
-        if self.tool_use is not None and not (
-            isinstance(self.tool_use, dict) and isinstance(self.tool_use.get("name"), str)
-        ):
-            raise ValueError(f"{where}: tool_use must be a mapping with a string 'name'")
-        if self.tool_use is not None and self.tool_input is not None:
-            raise ValueError(f"{where}: give either tool_use or tool_input, not both")
+        self._validate_reply(where)
         if self.times is not None and self.times < 1:
             raise ValueError(f"{where}: times must be >= 1")
+        if self.turn is not None and (not isinstance(self.turn, int) or self.turn < 1):
+            raise ValueError(f"{where}: turn must be an integer >= 1")
+        wanted = self.tool_result
+        if isinstance(wanted, Mapping):
+            unknown = sorted(set(wanted) - set(TOOL_RESULT_KEYS))
+            if unknown:
+                raise ValueError(
+                    f"{where}: tool_result: unknown key(s) {', '.join(unknown)}; "
+                    f"valid: {', '.join(TOOL_RESULT_KEYS)}"
+                )
+        elif wanted is not None and not isinstance(wanted, (bool, str)):
+            raise ValueError(f"{where}: tool_result must be true/false, a tool name or a mapping")
+        if self.steps is None:
+            return
+        if not isinstance(self.steps, list) or not self.steps:
+            raise ValueError(f"{where}: steps must be a non-empty list of replies")
+        if any(getattr(self, key) is not None for key in ("text", "tool_use", "tool_input")):
+            raise ValueError(f"{where}: give either steps or text/tool_use/tool_input, not both")
+        self.steps = [
+            _coerce_step(step, f"{where}: steps[{i}]") for i, step in enumerate(self.steps)
+        ]
+
+    def _validate_reply(self, where: str) -> None:
+        for block in _tool_uses(self.tool_use):
+            if not (isinstance(block, dict) and isinstance(block.get("name"), str)):
+                raise ValueError(f"{where}: tool_use must be a mapping with a string 'name'")
+            if not isinstance(block.get("input", {}), dict):
+                raise ValueError(f"{where}: tool_use input must be a mapping")
+        if isinstance(self.tool_use, list) and not self.tool_use:
+            raise ValueError(f"{where}: tool_use must not be an empty list")
+        if self.tool_use is not None and self.tool_input is not None:
+            raise ValueError(f"{where}: give either tool_use or tool_input, not both")
         if self.fault is not None:
             if normalise_kind(self.fault) is None:
                 raise ValueError(f"{where}: unknown fault {self.fault!r}; valid: {FAULT_KINDS}")
@@ -192,16 +214,26 @@ class Rule:
             return False
         if self.tool_choice_name is not None and tool_choice_name(body) != self.tool_choice_name:
             return False
+        turn = turn_number(body)
+        if self.turn is not None and turn != self.turn:
+            return False
+        if self.steps is not None and turn > len(self.steps):
+            return False
+        if self.tool_result is not None and not _tool_result_holds(self.tool_result, body):
+            return False
         system = system_text(body)
-        messages = message_texts(body)
-        joined = "\n".join(messages)
-        last = last_user_text(body)
+        joined = "\n".join(message_texts(body))
+        everything = (
+            request_text(body) if self.request_contains or self.request_not_contains else ""
+        )
         checks = (
             (self.system_contains, system, True),
             (self.system_not_contains, system, False),
             (self.messages_contain, joined, True),
             (self.messages_not_contain, joined, False),
-            (self.last_message_contains, last, True),
+            (self.last_message_contains, last_user_text(body), True),
+            (self.request_contains, everything, True),
+            (self.request_not_contains, everything, False),
         )
         for needles, haystack, wanted in checks:
             for needle in _as_list(needles):
@@ -219,6 +251,49 @@ class Rule:
             self._used += 1
         return True
 
+    def reply_for(self, body: Mapping[str, Any]) -> Rule:
+        """The reply this rule gives `body`: its step for the request's turn (named
+        `<name>#<turn>`, inheriting the rule's latency and usage), templates filled in.
+
+        Raises conversation.TemplateError when a template cannot be filled.
+        """
+        reply: Rule = self
+        if self.steps is not None:
+            turn = turn_number(body)
+            # matches() keeps a rule within its steps; the default reply repeats its last one
+            step = self.steps[min(turn, len(self.steps)) - 1]
+            reply = dataclasses.replace(
+                step,
+                name=f"{self.name}#{turn}",
+                latency=step.latency if step.latency is not None else self.latency,
+                usage=step.usage if step.usage is not None else self.usage,
+            )
+        where = f"rule {reply.name!r}"
+        filled = {
+            key: substitute(getattr(reply, key), body, where)
+            for key in ("text", "tool_use", "tool_input")
+            if getattr(reply, key) is not None
+        }
+        return dataclasses.replace(reply, **filled) if filled else reply
+
+
+def _coerce_step(step: Any, where: str) -> Rule:
+    """One entry of `steps`: a mapping of reply keys, a bare text, or a Rule."""
+    if isinstance(step, Rule):
+        return step
+    if isinstance(step, str):
+        return Rule(text=step)
+    if not isinstance(step, Mapping):
+        raise ValueError(f"{where}: must be a mapping of reply keys or a text")
+    unknown = sorted(set(step) - set(STEP_KEYS))
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(STEP_KEYS)}"
+        )
+    rule = Rule(**dict(step))
+    rule._validate_reply(where)
+    return rule
+
 
 def coerce_rule(rule: Rule | Mapping[str, Any] | str, index: int = 0) -> Rule:
     """A Rule from a Rule, a mapping, or a bare string (a reply with that text)."""
@@ -226,6 +301,8 @@ def coerce_rule(rule: Rule | Mapping[str, Any] | str, index: int = 0) -> Rule:
         rule = Rule(text=rule)
     elif not isinstance(rule, Rule):
         rule = Rule.from_dict(rule, index)
+    else:
+        rule.validate(index)  # a Rule built in Python: check it and coerce its steps
     if not rule.name:
         rule.name = f"rule{index}"
     return rule
