@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 
 from ..errors import JudgeError
 from ..model import JudgeResult, Task
+from ..work import Work
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
@@ -39,7 +40,10 @@ class JudgeContext:
 
 
 class Judge(Protocol):
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult: ...
+    """Judges what one attempt produced. Text judges read `work.text`; agent judges may read
+    `work.transcript` and `work.files` too."""
+
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult: ...
 
 
 @dataclass(frozen=True)
@@ -189,10 +193,10 @@ def build_judge(config: Mapping[str, Any]) -> Judge:
     return get_judge_spec(str(config["type"])).build(config)
 
 
-def run_judge(judge: Judge, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-    """Judge one output; a judge that raises yields an error result instead."""
+def run_judge(judge: Judge, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+    """Judge one attempt's work; a judge that raises yields an error result instead."""
     try:
-        result = judge.judge(task, output, ctx)
+        result = judge.judge(task, work, ctx)
     except Exception as exc:  # non-blocking evaluators: the run goes on
         return JudgeResult.failure(f"judge crashed: {type(exc).__name__}: {exc}")
     if not isinstance(result, JudgeResult):

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import JudgeResult, Task, Usage
+from ..work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score, register_judge
 from .judge_cache import JUDGE_PROMPT_VERSION, judge_cache_key
 from .llm import LLMReply, judge_model, request_structured
@@ -104,7 +105,7 @@ class LLMRubricJudge:
         self.rubric = str(config["rubric"])
         self.threshold = float(config.get("pass_threshold", DEFAULT_THRESHOLD))
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         if ctx.mock or ctx.judge_backend == "mock":
             passed = MOCK_SCORE >= self.threshold
             return JudgeResult(passed=passed, score=MOCK_SCORE, data={"mock": True},
@@ -112,7 +113,7 @@ class LLMRubricJudge:
                                        f"{'>=' if passed else '<'} threshold {self.threshold}")
         model = judge_model(ctx, self.config)
         key = judge_cache_key(config=self.config, rubric=self.rubric, task_prompt=task.prompt,
-                              output=output, model=model, backend=ctx.judge_backend,
+                              work=work, model=model, backend=ctx.judge_backend,
                               prompt_version=JUDGE_PROMPT_VERSION)
         if ctx.cache is not None:
             hit = ctx.cache.get(key)
@@ -121,7 +122,7 @@ class LLMRubricJudge:
                 return JudgeResult(cached.passed, cached.score, cached.details, None,
                                    {**cached.data, "cached": True,
                                     "usage": Usage().to_dict()})
-        prompt = build_prompt(task.prompt, self.rubric, output, secrets.token_hex(16))
+        prompt = build_prompt(task.prompt, self.rubric, work.text, secrets.token_hex(16))
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA,
                                    tool_name=TOOL_NAME, model=model)
         result = score_reply(reply, self.threshold)

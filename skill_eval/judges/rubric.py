@@ -35,6 +35,7 @@ from ..evaluators.scoring import (
     score_dimensions,
 )
 from ..model import JudgeResult, Task, Usage
+from ..work import Work
 from .base import JudgeContext, JudgeSpec, register_judge
 from .judge_cache import judge_cache_key
 from .llm import judge_model, request_structured
@@ -126,7 +127,7 @@ class RubricJudge:
         self.fail_on = cast(FailOn, config.get("fail_on", "blocker"))
         self.config = dict(config)
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         try:
             registry = registry_for(ctx)
             registry.raise_for_problems()
@@ -139,7 +140,7 @@ class RubricJudge:
             reply = ParsedReply({d.name: MOCK_SCORE for d in skill.dimensions}, (), "")
             return self._result(selection, source, reply, usage=Usage(), model="mock",
                                 backend="mock", cached=False)
-        return self._model_judgement(task, output, ctx, selection, source)
+        return self._model_judgement(task, work, ctx, selection, source)
 
     def _result(self, selection: Selection, source: str, reply: ParsedReply, *, usage: Usage,
                 model: str, backend: str, cached: bool) -> JudgeResult:
@@ -147,13 +148,13 @@ class RubricJudge:
                                    fail_on=self.fail_on, usage=usage, model=model,
                                    backend=backend, cached=cached))
 
-    def _model_judgement(self, task: Task, output: str, ctx: JudgeContext,
+    def _model_judgement(self, task: Task, work: Work, ctx: JudgeContext,
                          selection: Selection, source: str) -> JudgeResult:
         skill = selection.evaluator
         model = judge_model(ctx, self.config)
         key = judge_cache_key(
             config={"type": "rubric", "evaluator": skill.name, "sha256": skill.sha256},
-            rubric=skill.body, task_prompt=task.prompt, output=output, model=model,
+            rubric=skill.body, task_prompt=task.prompt, work=work, model=model,
             backend=ctx.judge_backend, prompt_version=RUBRIC_PROMPT_VERSION)
         cached = ctx.cache.get(key) if ctx.cache is not None else None
         if cached is not None:
@@ -164,7 +165,7 @@ class RubricJudge:
                                     cached=True)
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: judge again
-        prompt, _ = build_prompt(skill, task.prompt, output)
+        prompt, _ = build_prompt(skill, task.prompt, work.text)
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=reply_schema(skill),
                                    tool_name=TOOL_NAME, model=model, max_tokens=MAX_TOKENS,
                                    temperature=0.0)
