@@ -214,7 +214,7 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
                         judge_model=opts.judge_model, cache=cache,
                         backend_options={"claude_bin": opts.claude_bin,
                                          "evaluators_dirs": list(opts.evaluators_dirs),
-                                         "workspace": str(Path.cwd())})
+                                         "project_dir": str(Path.cwd())})
 
 
 def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path,

@@ -43,7 +43,7 @@ def ctx_for(fake: FakeAnthropic, tmp_path: Path, cache: Any = None, **options: A
     return JudgeContext(suite_dir=tmp_path, judge_backend="anthropic",
                         env={"ANTHROPIC_API_KEY": "sk-test"}, cache=cache,
                         backend_options={"base_url": fake.base_url, "max_retries": 0,
-                                         "workspace": str(tmp_path), **options})
+                                         "project_dir": str(tmp_path), **options})
 
 
 def reply(fake: FakeAnthropic, scores: dict[str, Any] | None = None,
@@ -188,7 +188,8 @@ def test_errors_are_never_cached(fake: FakeAnthropic, tmp_path: Path) -> None:
 
 
 def test_mock_is_deterministic(tmp_path: Path) -> None:
-    ctx = JudgeContext(suite_dir=tmp_path, mock=True, backend_options={"workspace": str(tmp_path)})
+    ctx = JudgeContext(suite_dir=tmp_path, mock=True,
+                       backend_options={"project_dir": str(tmp_path)})
     result = RubricJudge({"type": "rubric", "evaluator": "sql-safety"}).judge(
         CODE_TASK, Work("anything"), ctx)
     ev = result.data["evaluation"]
@@ -223,7 +224,8 @@ def test_custom_evaluators_from_run_options(fake: FakeAnthropic, tmp_path: Path)
     assert "chosen over user-code (user), code-review (bundled)" in ev["selection"]["reason"]
     assert "# House" in fake.requests[0].json["messages"][0]["content"]
     # the judge's category replaces the task's; no category at all falls back to general
-    mock = JudgeContext(suite_dir=tmp_path, mock=True, backend_options={"workspace": str(tmp_path)})
+    mock = JudgeContext(suite_dir=tmp_path, mock=True,
+                        backend_options={"project_dir": str(tmp_path)})
     ev = RubricJudge({"type": "rubric", "category": "docs"}).judge(CODE_TASK, Work("x"), mock) \
         .data["evaluation"]
     assert ev["evaluator"]["name"] == "prose-quality" and ev["selection"]["by"] == "judge-category"
@@ -233,7 +235,8 @@ def test_custom_evaluators_from_run_options(fake: FakeAnthropic, tmp_path: Path)
 
 
 def test_unknown_evaluator_and_broken_sources_are_errors(tmp_path: Path) -> None:
-    mock = JudgeContext(suite_dir=tmp_path, mock=True, backend_options={"workspace": str(tmp_path)})
+    mock = JudgeContext(suite_dir=tmp_path, mock=True,
+                        backend_options={"project_dir": str(tmp_path)})
     result = RubricJudge({"type": "rubric", "evaluator": "nope"}).judge(CODE_TASK, Work("x"), mock)
     assert result.error is not None
     assert "unknown evaluator 'nope'; available: api-design, code-review" in result.error

@@ -4,8 +4,8 @@ in code (skill_eval.evaluators.scoring), and the whole evaluation lands in
 `JudgeResult.data["evaluation"]`.
 
 Where evaluators come from is a run-time setting: `ctx.backend_options["evaluators_dirs"]`
-(the --evaluators-dir flags) and `ctx.backend_options["workspace"]` (default: the current
-directory), or attributes of the same names on the context when it has them.
+(the --evaluators-dir flags) and `ctx.backend_options["project_dir"]` (the directory whose
+`.agents/evaluators/` is searched; default: the current directory).
 """
 
 from __future__ import annotations
@@ -48,16 +48,16 @@ _RANK = {"blocker": 0, "important": 1, "suggestion": 2}
 
 
 def evaluator_settings(ctx: JudgeContext) -> tuple[list[str], str | None]:
-    """(evaluators dirs in precedence order, workspace root) for this run."""
+    """(evaluators dirs in precedence order, project directory) for this run."""
     opts = ctx.backend_options or {}
-    dirs = getattr(ctx, "evaluators_dirs", None) or opts.get("evaluators_dirs") or ()
-    workspace = getattr(ctx, "workspace", None) or opts.get("workspace")
-    return [str(d) for d in dirs], (str(workspace) if workspace else None)
+    dirs = opts.get("evaluators_dirs") or ()
+    project_dir = opts.get("project_dir")
+    return [str(d) for d in dirs], (str(project_dir) if project_dir else None)
 
 
 def registry_for(ctx: JudgeContext) -> EvaluatorRegistry:
-    dirs, workspace = evaluator_settings(ctx)
-    return REGISTRIES.get(dirs, workspace, os.environ)
+    dirs, project_dir = evaluator_settings(ctx)
+    return REGISTRIES.get(dirs, project_dir, os.environ)
 
 
 def _evaluation(selection: Selection, source: str, reply: ParsedReply, *, threshold: float,
@@ -220,10 +220,10 @@ def rubric_configs(judge: Any, field: str = "judge") -> list[tuple[str, Mapping[
 
 
 def preflight_evaluators(tasks: Sequence[Task], evaluators_dirs: Sequence[str | Path] = (),
-                         workspace: str | Path | None = None) -> list[str]:
+                         project_dir: str | Path | None = None) -> list[str]:
     """Before a run: every evaluator source loads cleanly and every evaluator a task names
     exists. One message per problem; empty when all is well."""
-    registry = REGISTRIES.get(list(evaluators_dirs), workspace, os.environ)
+    registry = REGISTRIES.get(list(evaluators_dirs), project_dir, os.environ)
     problems = [str(p) for p in registry.problems]
     for task in tasks:
         for where, config in rubric_configs(task.judge):
