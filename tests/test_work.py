@@ -108,3 +108,20 @@ def test_python_judge_gets_work_only_when_it_asks(tmp_path: Path,
     assert not run_judge(build_judge({"type": "python", "callable": "work_judges_mod:new_style"}),
                          Task(id="t", prompt="p", judge={}), Work("hello"),
                          JudgeContext(suite_dir=tmp_path)).passed
+
+
+def test_artifact_schema_takes_attempts_with_work_and_meta() -> None:
+    from skill_eval import artifact
+    from skill_eval.errors import ArtifactError
+    from skill_eval.results import attempt_summary
+
+    golden = json.loads((Path(__file__).parent / "data" / "golden" / "demo-artifact.json")
+                        .read_text(encoding="utf-8"))
+    attempt = Attempt("candidate", "added-and-fixed", 0, "passed", "out",
+                      JudgeResult(True, 1.0), None, 5, transcript=CALLS, files=FILES,
+                      meta={"latency_ms": 3})
+    golden["candidate_results"][0]["attempts"][0] = attempt_summary(attempt)
+    artifact.validate(golden)
+    golden["candidate_results"][0]["attempts"][0]["files"]["files"][0]["size"] = -1
+    with pytest.raises(ArtifactError, match="size"):
+        artifact.validate(golden)
