@@ -200,3 +200,41 @@ def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path,
     assert result.error is None
     assert sorted(p.name for p in ws.root.iterdir()) == ["work"]  # no config dir, no creds
     assert sorted(p.name for p in ws.path.iterdir()) == ["notes"]  # the skill install is gone
+
+
+REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or str(
+    REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude")
+needs_cli = pytest.mark.skipif(
+    not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK)),
+    reason=f"Claude Code CLI not installed at {REAL_CLAUDE}: set SKILL_EVAL_CLAUDE_BIN")
+
+
+@needs_cli
+def test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    project = tmp_path / "project"  # workspaces live below a project's skills and CLAUDE.md
+    (project / ".claude" / "skills" / "leak").mkdir(parents=True)
+    (project / ".claude" / "skills" / "leak" / "SKILL.md").write_text(
+        "---\nname: leak\ndescription: LEAK-PROJECT-SKILL\n---\nLEAK\n")
+    monkeypatch.chdir(project)
+    with FakeAnthropic(default="DONE") as server:
+        server.set_rules([{"has_tools": True, "messages_not_contain": "WROTE-IT",
+                           "tool_use": {"name": "Bash",
+                                        "input": {"command": "echo WROTE-IT > out.txt; "
+                                                  "echo WROTE-IT"}}}])
+        executor = create_executor("claude-cli", ExecutorConfig(
+            claude_bin=REAL_CLAUDE, base_url=server.base_url, allowed_tools=("Bash",),
+            env={"ANTHROPIC_API_KEY": "sk-test"}))
+        judge = build_judge({"type": "contains", "expected": ["DONE"]})
+        task = Task(id="t1", prompt="write out.txt", judge={})
+        [attempt] = runner_for(project, executor, judge).run(plan_jobs([ARM], [task], 1))
+        seen = "\n".join(r.text + json.dumps(r.json.get("tools", []))
+                         for r in server.requests_to("/v1/messages"))
+    assert attempt.status == "passed", attempt.error
+    assert attempt.files is not None
+    assert [(f.path, f.sha256) for f in attempt.files.files] == [
+        ("out.txt", sha(b"WROTE-IT\n"))]
+    assert "LEAK-" not in seen
+    assert not any(p.name.startswith("skill-eval-") for p in project.iterdir())
