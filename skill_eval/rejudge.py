@@ -34,7 +34,7 @@ def rejudge(run_dir: str | Path, *, output: str | None = None,
     manifest = load_manifest(run_path, warn=lambda m: log(f"warning: {m}"))
     try:
         arms = arms_from_dict(dict(manifest.arms))
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         raise UsageError(f"{run_path / RUN_META}: arms: not in the shape this version of "
                          "skill-eval writes") from None
     opts = replace(manifest.options, resume=None,

@@ -127,5 +127,27 @@ def options_from_dict(stored: Mapping[str, Any], *, where: str,
                 raise UsageError(f"{where}.{name}: is required")
             continue
         value = stored[name]
+        if not _fits(value, str(spec.type)):
+            raise UsageError(f"{where}.{name}: must be {spec.type}, got {value!r}")
         values[name] = tuple(value or ()) if isinstance(spec.default, tuple) else value
     return RunOptions(**values)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float),
+                                       "bool": (bool,)}
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    """Whether a recorded value fits a RunOptions annotation such as `int | None` or
+    `tuple[str, ...]` (a bool is not an int here: JSON keeps them apart)."""
+    kinds = [part.strip() for part in annotation.split("|")]
+    if value is None:
+        return "None" in kinds
+    for kind in kinds:
+        if kind.startswith("tuple["):
+            if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                return True
+        elif kind in _TYPES and isinstance(value, _TYPES[kind]) \
+                and (kind == "bool" or not isinstance(value, bool)):
+            return True
+    return False

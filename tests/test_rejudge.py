@@ -124,3 +124,19 @@ def test_rejudge_retries_a_judge_error_like_a_run(tmp_path: Path,
     assert code == 0, err
     assert read_json(out.strip())["evaluation"]["execution_pass_rate"] == 1.0
     assert sys.modules["flaky_rejudge_mod"].CALLS.count("alpha") == 2  # judged again
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("pass_k", "two", "options.pass_k: must be int, got 'two'"),
+    ("mock", 1, "options.mock: must be bool, got 1"),
+    ("allowed_tools", "Bash", "options.allowed_tools: must be tuple[str, ...], got 'Bash'"),
+])
+def test_rejudge_of_a_manifest_with_a_mistyped_option_is_one_clear_line(
+        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    run_dir, _, _ = finished_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    meta["options"][key] = value
+    (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    code, out, err = run_cli("rejudge", str(run_dir))
+    assert code == 2 and out == ""
+    assert err.strip() == f"Error: {run_dir / 'run.json'}: {expected}"
