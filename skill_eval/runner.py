@@ -205,23 +205,30 @@ class Runner:
         delay = self.settings.backoff_base * (2 ** (tries - 1))
         return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
 
+    @property
+    def _uses_workspace(self) -> bool:
+        # An executor that works in a directory declares it (ExecutorBase.uses_workspace);
+        # a plugin that does not subclass ExecutorBase may declare it too.
+        return bool(getattr(self.executor, "uses_workspace", False))
+
     def _run_job(self, job: Job) -> Attempt:
         started_at = now_iso()
-        workspace = AttemptWorkspace.create(self.settings.workspace_parent)
+        workspace = AttemptWorkspace.create(self.settings.workspace_parent) \
+            if self._uses_workspace else None
         start = time.monotonic()
         try:
-            result, tries = self._execute(job, workspace.path)
+            result, tries = self._execute(job, workspace.path if workspace else None)
             attempt = Attempt(
                 arm=job.arm.name, task_id=job.task.id, index=job.index, status="error",
                 output=result.output, judge=None, error=result.error, duration_ms=0,
                 tries=tries, usage=result.usage, cost_usd=result.cost_usd,
                 started_at=started_at, transcript=result.transcript,
-                files=workspace.snapshot(), meta=dict(result.meta))
+                files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
             if not result.error:
                 attempt = self.judge_attempt(attempt, job.task)
             duration_ms = int((time.monotonic() - start) * 1000)
         finally:  # judged (or failed): the workspace has served its purpose
-            kept = workspace.finish(keep=self.settings.keep_workspaces)
+            kept = workspace.finish(keep=self.settings.keep_workspaces) if workspace else None
         attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(),
                           files=attempt.files if kept else detached(attempt.files))
         self.journal.append(attempt)
@@ -240,7 +247,7 @@ class Runner:
     def _retrying(self, tries: int) -> bool:
         return not self.stop.is_set() and tries <= self.settings.max_retries
 
-    def _execute(self, job: Job, workspace: Path) -> tuple[ExecutionResult, int]:
+    def _execute(self, job: Job, workspace: Path | None) -> tuple[ExecutionResult, int]:
         """Run the task, retrying what is not the skill's fault: (result, tries)."""
         request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
                                    skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds,

@@ -76,6 +76,7 @@ class FileWriter(ExecutorBase):
     """Writes `answer.txt` in the request's workspace and reports call metadata."""
 
     name = "file-writer"
+    uses_workspace = True
 
     def __init__(self) -> None:
         self.config = ExecutorConfig()
@@ -135,12 +136,21 @@ def test_kept_workspaces_survive_judging(tmp_path: Path) -> None:
     assert back.files is not None and back.files.files[0].read_text() == "answer to t1"
 
 
-def test_text_executor_gives_text_only_work(tmp_path: Path) -> None:
-    executor = create_executor("mock", ExecutorConfig(mock_outputs={"candidate": {"t1": "x"}}))
+def test_text_executor_gives_text_only_work_and_gets_no_directory(tmp_path: Path) -> None:
+    class Recording(FileWriter):
+        uses_workspace = False  # a text executor: no directory per attempt to make and delete
+
+        def run(self, request: ExecutionRequest) -> ExecutionResult:
+            self.workspaces.append(request.workspace)  # type: ignore[arg-type]
+            return ExecutionResult(output="x")
+
+    executor = Recording()
     [attempt] = runner_for(tmp_path, executor, build_judge(TASK.judge)).run(
         plan_jobs([ARM], [TASK], 1))
     assert attempt.status == "passed" and attempt.work == Work("x")
-    assert not any(p.name.startswith("skill-eval-attempt-") for p in tmp_path.iterdir())
+    assert executor.workspaces == [None]
+    mock = create_executor("mock", ExecutorConfig(mock_outputs={"candidate": {"t1": "x"}}))
+    assert getattr(mock, "uses_workspace", False) is False
 
 
 # -- claude-cli works in the runner's workspace -------------------------------------------------

@@ -54,6 +54,10 @@ class ExecutorBase:
 
     name = "base"
     config: ExecutorConfig
+    # Whether attempts run in a working directory: the runner then makes one per attempt
+    # (`request.workspace`), snapshots what changed in it and deletes it after judging. Text
+    # executors leave it False and are spared a directory per attempt.
+    uses_workspace = False
 
     def preflight(self) -> None:
         """Raise ExecutorError when the executor cannot run here (missing binary, key...)."""

@@ -223,6 +223,7 @@ class ClaudeCliExecutor(ExecutorBase):
     """One isolated `claude -p` process per attempt. Thread-safe."""
 
     name = "claude-cli"
+    uses_workspace = True
 
     def __init__(self, config: ExecutorConfig) -> None:
         self.config = config
