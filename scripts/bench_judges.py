@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skill_eval.judges.pytest_judge import namespace_prefix, run_pytest  # noqa: E402
+from skill_eval.work import Work  # noqa: E402
 
 FIXTURE = '''import os
 
@@ -66,10 +67,10 @@ def main() -> int:
         output_file.write_text("DONE", encoding="utf-8")
 
         def judge() -> bool:
-            return run_pytest(test_file, "DONE", 60, fixtures).passed
+            return run_pytest(test_file, Work("DONE"), 60, fixtures).passed
 
         def judge_plain() -> bool:
-            return run_pytest(test_file, "DONE", 60, fixtures, isolate=False).passed
+            return run_pytest(test_file, Work("DONE"), 60, fixtures, isolate=False).passed
 
         naive_env = {**os.environ, "AI_OUTPUT_FILE": str(output_file)}
         naive_env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)

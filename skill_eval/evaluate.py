@@ -232,7 +232,7 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
         cache = JudgeCache(Path(opts.judge_cache_dir) if opts.judge_cache_dir
                            else state_root / "judge-cache")
     options = {"claude_bin": opts.claude_bin, "evaluators_dirs": list(opts.evaluators_dirs),
-               "workspace": str(Path.cwd())}
+               "project_dir": str(Path.cwd())}
     record = run_dir / JUDGE_REQUESTS_NAME if backend == "mock" and run_dir else None
     grader = build_grader(backend, options={**options, "record": record})
     return JudgeContext(suite_dir=suite_dir, mock=backend == "mock", judge_backend=backend,

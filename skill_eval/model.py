@@ -6,10 +6,13 @@ All are frozen dataclasses; results have `to_dict()` for the journal and the art
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from .work import Snapshot, ToolCall, Work
 
 Status = Literal["passed", "failed", "error"]
 ArmName = Literal["candidate", "baseline"]
@@ -190,6 +193,9 @@ class ExecutionRequest:
     attempt: int
     skill: Skill | None
     timeout_seconds: float
+    # The attempt's working directory, made (and later kept or deleted) by the runner; None
+    # when the runner made none (text-only executors may ignore it).
+    workspace: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -206,11 +212,15 @@ class ExecutionResult:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     meta: Mapping[str, Any] = field(default_factory=dict)
+    transcript: tuple[ToolCall, ...] = ()  # the agent's tool calls, when the executor has them
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """One execution of one task with one arm, with its judgement, as journaled."""
+    """One execution of one task with one arm, with its judgement, as journaled.
+
+    `output`, `transcript` and `files` are what the attempt produced (see `work`); `meta` is
+    what the executor reported about the call (latency, stop reason, model id, ...)."""
 
     arm: ArmName
     task_id: str
@@ -225,9 +235,18 @@ class Attempt:
     cost_usd: float = 0.0
     started_at: str = ""
     finished_at: str = ""
+    transcript: tuple[ToolCall, ...] = ()
+    files: Snapshot | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def work(self) -> Work:
+        return Work(text=self.output, transcript=self.transcript, files=self.files)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The journal record. Transcript, files and meta appear only when there are some,
+        so a text attempt's record is what it was before they existed."""
+        out = {
             "arm": self.arm,
             "task_id": self.task_id,
             "index": self.index,
@@ -242,10 +261,16 @@ class Attempt:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
         }
+        out.update(self.work.to_dict())
+        if self.meta:
+            out["meta"] = _jsonable(self.meta)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Attempt:
         judge = data.get("judge")
+        work = Work.from_dict(str(data.get("output") or ""), data)
+        meta = data.get("meta")
         return cls(
             arm=data["arm"],
             task_id=str(data["task_id"]),
@@ -260,7 +285,15 @@ class Attempt:
             cost_usd=float(data.get("cost_usd") or 0.0),
             started_at=str(data.get("started_at") or ""),
             finished_at=str(data.get("finished_at") or ""),
+            transcript=work.transcript,
+            files=work.files,
+            meta=dict(meta) if isinstance(meta, Mapping) else {},
         )
+
+
+def _jsonable(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain JSON copy: executors put what they like in `meta`; the journal needs JSON."""
+    return json.loads(json.dumps(dict(value), default=str))  # type: ignore[no-any-return]
 
 
 def status_of(judge: JudgeResult) -> Status:

@@ -1,19 +1,24 @@
-"""Run directories under `<state-root>/runs/`: one per run, holding `run.json` (what the run
-is) and the `attempts.jsonl` journal. A new run never reuses a directory; `--resume` reopens
-one, checking that it was made with the same inputs."""
+"""Run directories under `<state-root>/runs/`: one per run, holding `run.json` (the run
+manifest: what the run is, versioned by `schema_version`) and the `attempts.jsonl` journal.
+A new run never reuses a directory; `--resume` reopens one, checking that it was made with
+the same inputs; `rejudge` reads the manifest back with `load_manifest`."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .options import RunOptions
 from .paths import atomic_write_text, inside
 
 RUN_META = "run.json"
+# Version of run.json. 1: the first with a version (files without one are read as version 0,
+# which has the same shape). A newer version is read too, with a warning: unknown keys drop.
+RUN_SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -67,5 +72,82 @@ def open_run_dir(state_root: Path, *, label: str, run_id: str, fingerprint: str,
             n += 1
             path = runs / f"{label}-{n}"
     atomic_write_text(path / RUN_META, json.dumps(
-        {"run_id": run_id, "fingerprint": fingerprint, **info}, indent=2) + "\n")
+        {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, "fingerprint": fingerprint,
+         **info}, indent=2) + "\n")
     return RunDir(path.resolve(), run_id, False)
+
+
+@dataclass(frozen=True)
+class RunManifest:
+    """What `run.json` says of a run: its options and its arms (as `arms_to_dict` wrote them)."""
+
+    path: Path
+    schema_version: int
+    run_id: str
+    options: RunOptions
+    arms: Mapping[str, Any]
+
+
+def load_manifest(run_path: Path, warn: Callable[[str], None] = lambda message: None) \
+        -> RunManifest:
+    """Read a run directory's manifest. Keys this version does not know are dropped with a
+    warning and missing optional ones take their defaults; what cannot be used at all is a
+    UsageError naming the file and the key, never a traceback."""
+    where = run_path / RUN_META
+    meta = _meta(run_path)
+    if meta is None or not isinstance(meta.get("options"), Mapping) \
+            or not isinstance(meta.get("arms"), Mapping):
+        raise UsageError(f"{run_path}: not a run directory made by this version of skill-eval "
+                         f"(no usable {RUN_META})")
+    version = meta.get("schema_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise UsageError(f"{where}: schema_version: must be an integer, got {version!r}")
+    if version > RUN_SCHEMA_VERSION:
+        warn(f"{where}: schema_version {version} is newer than this skill-eval reads "
+             f"({RUN_SCHEMA_VERSION}); reading what it knows")
+    options = options_from_dict(meta["options"], where=f"{where}: options", warn=warn)
+    return RunManifest(path=run_path, schema_version=version,
+                       run_id=str(meta.get("run_id") or ""), options=options,
+                       arms=meta["arms"])
+
+
+def options_from_dict(stored: Mapping[str, Any], *, where: str,
+                      warn: Callable[[str], None] = lambda message: None) -> RunOptions:
+    """RunOptions from their recorded form (lists become tuples). An unknown key is dropped
+    with a warning; a missing required key is a UsageError."""
+    known = {f.name: f for f in fields(RunOptions)}
+    unknown = sorted(k for k in stored if k not in known)
+    if unknown:
+        warn(f"{where}: ignoring {len(unknown)} unknown key(s) (from another version of "
+             f"skill-eval?): {', '.join(map(str, unknown))}")
+    values: dict[str, Any] = {}
+    for name, spec in known.items():
+        if name not in stored:
+            if spec.default is MISSING and spec.default_factory is MISSING:
+                raise UsageError(f"{where}.{name}: is required")
+            continue
+        value = stored[name]
+        if not _fits(value, str(spec.type)):
+            raise UsageError(f"{where}.{name}: must be {spec.type}, got {value!r}")
+        values[name] = tuple(value or ()) if isinstance(spec.default, tuple) else value
+    return RunOptions(**values)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float),
+                                       "bool": (bool,)}
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    """Whether a recorded value fits a RunOptions annotation such as `int | None` or
+    `tuple[str, ...]` (a bool is not an int here: JSON keeps them apart)."""
+    kinds = [part.strip() for part in annotation.split("|")]
+    if value is None:
+        return "None" in kinds
+    for kind in kinds:
+        if kind.startswith("tuple["):
+            if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                return True
+        elif kind in _TYPES and isinstance(value, _TYPES[kind]) \
+                and (kind == "bool" or not isinstance(value, bool)):
+            return True
+    return False

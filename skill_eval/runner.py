@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from .errors import RunStopped
 from .executors.base import ExecutorBase
@@ -36,10 +36,13 @@ from .model import (
     clean_text,
     status_of,
 )
+from .work import Work
+from .workspace import AttemptWorkspace, detached
 
 JOURNAL_NAME = "attempts.jsonl"
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 60.0
+_In = TypeVar("_In")
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class RunSettings:
     backoff_cap: float = BACKOFF_CAP_SECONDS
     progress: Callable[[Attempt], None] | None = None
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
+    keep_workspaces: bool = False  # keep each attempt's workspace after judging
+    workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
 
 
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[Job]:
@@ -127,10 +132,10 @@ class Journal:
 
 
 class Runner:
-    """Executes jobs with one executor and per-task judges."""
+    """Executes jobs with one executor and per-task judges (no executor: it only judges)."""
 
-    def __init__(self, executor: ExecutorBase, judges: Mapping[str, Judge], ctx: JudgeContext,
-                 journal: Journal, settings: RunSettings) -> None:
+    def __init__(self, executor: ExecutorBase | None, judges: Mapping[str, Judge],
+                 ctx: JudgeContext, journal: Journal, settings: RunSettings) -> None:
         self.executor = executor
         self.judges = judges
         self.ctx = ctx
@@ -143,30 +148,49 @@ class Runner:
         """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
         kept = {(a.arm, a.task_id, a.index): a for a in done if a.status != "error"}
         todo = [job for job in jobs if job.key not in kept]
-        results = list(kept.values())
-        if not todo:
+        return list(kept.values()) + self._map(self._run_job, todo)
+
+    def rejudge(self, attempts: Iterable[Attempt], tasks: Mapping[str, Task]) -> list[Attempt]:
+        """Judge recorded attempts again on the same pool, through `judge_attempt` (so with
+        the same retries as a run), journaling each; nothing is executed. Attempts whose task
+        left the suite are dropped; those that never produced work are kept as they were."""
+        todo = [a for a in attempts if a.task_id in tasks]
+        return self._map(lambda old: self._rejudge_one(old, tasks[old.task_id]), todo)
+
+    def _rejudge_one(self, old: Attempt, task: Task) -> Attempt:
+        if old.status == "error" and old.judge is None:
+            return old  # it never produced an output to judge
+        new = replace(self.judge_attempt(old, task), finished_at=now_iso())
+        self.journal.append(new)
+        return new
+
+    def _map(self, fn: Callable[[_In], Attempt], items: Sequence[_In]) -> list[Attempt]:
+        """`fn` over `items` on a bounded pool (in flight: twice the concurrency)."""
+        results: list[Attempt] = []
+        if not items:
             return results
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency),
                                   thread_name_prefix="skill-eval")
         pending: set[Future[Attempt]] = set()
-        queue = iter(todo)
+        queue = iter(items)
         try:
-            for job in queue:
-                pending.add(pool.submit(self._run_job, job))
+            for item in queue:
+                pending.add(pool.submit(fn, item))
                 if len(pending) >= self.settings.concurrency * 2:
                     break
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
                     results.append(future.result())
-                for job in queue:
-                    pending.add(pool.submit(self._run_job, job))
+                for item in queue:
+                    pending.add(pool.submit(fn, item))
                     if len(pending) >= self.settings.concurrency * 2:
                         break
         except BaseException:
             self.stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            self.executor.cancel()  # kill running subprocesses
+            if self.executor is not None:
+                self.executor.cancel()  # kill running subprocesses
             raise
         pool.shutdown(wait=True)
         return results
@@ -183,29 +207,36 @@ class Runner:
         delay = self.settings.backoff_base * (2 ** (tries - 1))
         return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
 
+    @property
+    def _uses_workspace(self) -> bool:
+        # An executor that works in a directory declares it (ExecutorBase.uses_workspace).
+        return self.executor is not None and self.executor.uses_workspace
+
     def _run_job(self, job: Job) -> Attempt:
         if self._stopped is not None:  # queued before the run stopped: start nothing new
             raise self._stopped
         started_at = now_iso()
+        workspace = AttemptWorkspace.create(self.settings.workspace_parent) \
+            if self._uses_workspace else None
         start = time.monotonic()
-        result, tries = self._execute(job)
-        judge: JudgeResult | None = None
-        error = result.error
-        if not error:
-            judge = self._judge(job, result.output)
-            if judge.error:  # the judge could not judge: not the skill's fault
-                error = f"judge error: {judge.error}"
-        attempt = Attempt(
-            arm=job.arm.name, task_id=job.task.id, index=job.index,
-            status="error" if error or judge is None else status_of(judge),
-            output=result.output, judge=judge, error=error,
-            duration_ms=int((time.monotonic() - start) * 1000), tries=tries,
-            usage=result.usage, cost_usd=result.cost_usd,
-            started_at=started_at, finished_at=now_iso(),
-        )
+        try:
+            result, tries = self._execute(job, workspace.path if workspace else None)
+            attempt = Attempt(
+                arm=job.arm.name, task_id=job.task.id, index=job.index, status="error",
+                output=result.output, judge=None, error=result.error, duration_ms=0,
+                tries=tries, usage=result.usage, cost_usd=result.cost_usd,
+                started_at=started_at, transcript=result.transcript,
+                files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
+            if not result.error:
+                attempt = self.judge_attempt(attempt, job.task)
+            duration_ms = int((time.monotonic() - start) * 1000)
+        finally:  # judged (or failed): the workspace has served its purpose
+            kept = workspace.finish(keep=self.settings.keep_workspaces) if workspace else None
+        attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(),
+                          files=attempt.files if kept else detached(attempt.files))
         self.journal.append(attempt)
         if result.fatal:  # no attempt of this run can succeed: stop at the first one
-            self._stopped = self._stopped or RunStopped(error or "the executor cannot run",
+            self._stopped = self._stopped or RunStopped(result.error or "the executor cannot run",
                                                         str(self.journal.path.parent))
             self.stop.set()
             raise self._stopped
@@ -213,17 +244,28 @@ class Runner:
             self.settings.progress(attempt)
         return attempt
 
+    def judge_attempt(self, attempt: Attempt, task: Task) -> Attempt:
+        """Judge an attempt's work (retrying judge errors) and set its judgement, error and
+        status. The one way an attempt is judged: by a run and by `rejudge` alike."""
+        judge = self._judge(task, attempt.work)
+        error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
+        return replace(attempt, judge=judge, error=error,
+                       status="error" if error else status_of(judge))
+
     def _retrying(self, tries: int) -> bool:
         return not self.stop.is_set() and tries <= self.settings.max_retries
 
-    def _execute(self, job: Job) -> tuple[ExecutionResult, int]:
+    def _execute(self, job: Job, workspace: Path | None) -> tuple[ExecutionResult, int]:
         """Run the task, retrying what is not the skill's fault: (result, tries)."""
         request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
-                                   skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds)
+                                   skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds,
+                                   workspace=workspace)
         tries = 0
         while True:
             tries += 1
             try:
+                if self.executor is None:
+                    raise RuntimeError("this runner only judges; it has no executor")
                 result = self.executor.run(request)
             except Exception as exc:
                 # A bug in the executor: the same input raises again, so it is not retried.
@@ -236,13 +278,14 @@ class Runner:
                 return result, tries
             self._sleep(self._backoff(tries, result.retry_after))
 
-    def _judge(self, job: Job, output: str) -> JudgeResult:
-        """Judge one output; a transient judge error (as the judge classifies it) is retried
-        on the same output (the model is not asked again); a permanent one is kept at once."""
+    def _judge(self, task: Task, work: Work) -> JudgeResult:
+        """Judge one attempt's work; a transient judge error (as the judge classifies it) is
+        retried on the same work (the model is not asked again); a permanent one is kept at
+        once."""
         tries = 0
         while True:
             tries += 1
-            judge = run_judge(self.judges[job.task.id], job.task, output, self.ctx)
+            judge = run_judge(self.judges[task.id], task, work, self.ctx)
             if not judge.transient or not self._retrying(tries):
                 return judge
             self._sleep(self._backoff(tries, None))

@@ -109,8 +109,8 @@ def test_unknown_keys_and_wrong_types_name_file_line_and_key(project: Path) -> N
     assert err.splitlines() == [
         f"Error: {path}:{where['concurency']}: unknown key 'concurency' (did you mean "
         "'concurrency'?); keys are the long flag names of `skill-eval run`",
-        f"{path}:{where['policy']}: policy: must be one of delta, no-regression, non-inferior, superior, "
-        "got a string 'best'",
+        f"{path}:{where['policy']}: policy: must be one of delta, no-regression, non-inferior, "
+        "superior, got a string 'best'",
         f"{path}:{where['max-retries']}: max-retries: must be an integer, got a string '3'",
         f"{path}:{where['no-baseline']}: no-baseline: must be true or false, got an integer 1",
     ]

@@ -31,7 +31,7 @@ def test_list_shows_sources_and_shadowing(tmp_path: Path) -> None:
     put(tmp_path / "extra", "general", GOOD.replace("name: finance", "name: general"))
     put(tmp_path / "extra", "broken", GOOD.replace("kind: evaluator", "kind: task"))
     code, out, err = run("list", "--evaluators-dir", str(tmp_path / "extra"),
-                         "--workspace", str(tmp_path))
+                         "--project-dir", str(tmp_path))
     assert code == 0
     lines = out.splitlines()
     assert any(line.startswith("finance ") and " user " in line for line in lines)
@@ -42,8 +42,15 @@ def test_list_shows_sources_and_shadowing(tmp_path: Path) -> None:
                            "'evaluator' (this file is not an evaluator skill otherwise)")
 
 
+def test_workspace_is_a_deprecated_alias_of_project_dir(tmp_path: Path) -> None:
+    put(tmp_path / ".agents" / "evaluators", "finance")
+    code, out, err = run("show", "finance", "--workspace", str(tmp_path))
+    assert code == 0 and "source: project" in out
+    assert "warning: --workspace is deprecated; use --project-dir" in err
+
+
 def test_show_prints_dimensions_and_rubric(tmp_path: Path) -> None:
-    code, out, _ = run("show", "code-review", "--workspace", str(tmp_path))
+    code, out, _ = run("show", "code-review", "--project-dir", str(tmp_path))
     assert code == 0
     assert "source: bundled" in out
     assert "categories: code, refactor, bugfix" in out

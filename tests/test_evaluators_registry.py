@@ -26,9 +26,9 @@ def evaluator(root: Path, name: str, categories: list[str], folder: str | None =
 def roots(tmp_path: Path) -> dict[str, Path]:
     user = user_evaluators_dir()  # $XDG_DATA_HOME from the isolation fixture
     assert str(user).startswith(str(tmp_path))
-    workspace = tmp_path / "project"
+    project = tmp_path / "project"
     return {"a": tmp_path / "dir-a", "b": tmp_path / "dir-b", "user": user,
-            "workspace": workspace, "ws_evals": workspace / ".agents" / "evaluators"}
+            "project": project, "ws_evals": project / ".agents" / "evaluators"}
 
 
 def test_user_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -42,11 +42,11 @@ def test_user_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
 
 def test_bundled_only(tmp_path: Path) -> None:
-    reg = load_registry(workspace=tmp_path)
+    reg = load_registry(project_dir=tmp_path)
     assert reg.names() == ["api-design", "code-review", "general", "prose-quality",
                            "sql-safety", "test-quality"]
     assert reg.problems == []
-    assert [s.kind for s in reg.sources] == ["user", "workspace", "bundled"]
+    assert [s.kind for s in reg.sources] == ["user", "project", "bundled"]
 
 
 def test_precedence_overrides_by_name(roots: dict[str, Path]) -> None:
@@ -55,19 +55,19 @@ def test_precedence_overrides_by_name(roots: dict[str, Path]) -> None:
     evaluator(roots["user"], "code-review", ["code"])
     evaluator(roots["ws_evals"], "code-review", ["code"])
     evaluator(roots["ws_evals"], "general", [])
-    reg = load_registry([roots["a"], roots["b"]], workspace=roots["workspace"])
+    reg = load_registry([roots["a"], roots["b"]], project_dir=roots["project"])
     winner = reg.get("code-review")
     assert winner.path == str(roots["a"] / "code-review" / "SKILL.md")
     assert winner.source == "evaluators-dir"
-    assert reg.get("general").source == "workspace"
-    assert len(reg.shadowed()) == 5  # b, user, workspace code-review; bundled both
+    assert reg.get("general").source == "project"
+    assert len(reg.shadowed()) == 5  # b, user, project code-review; bundled both
 
-    reg = load_registry([], workspace=roots["workspace"])
+    reg = load_registry([], project_dir=roots["project"])
     assert reg.get("code-review").source == "user"
 
 
 def test_selection_explicit_then_category_then_general(roots: dict[str, Path]) -> None:
-    reg = load_registry(workspace=roots["workspace"])
+    reg = load_registry(project_dir=roots["project"])
     sel = reg.select("sql-safety", judge_category="code", task_category="docs")
     assert (sel.evaluator.name, sel.by) == ("sql-safety", "explicit")
     sel = reg.select(None, judge_category="code", task_category="docs")
@@ -85,12 +85,12 @@ def test_custom_evaluator_wins_category_matches(roots: dict[str, Path]) -> None:
     evaluator(roots["ws_evals"], "zz-house-style", ["code"])
     evaluator(roots["user"], "my-code", ["code", "python"])
     evaluator(roots["user"], "aa-code", ["code"])
-    reg = load_registry(workspace=roots["workspace"])
+    reg = load_registry(project_dir=roots["project"])
     sel = reg.select(task_category="code")
-    # user beats workspace beats bundled; within the user folder, the name breaks the tie
+    # user beats project beats bundled; within the user folder, the name breaks the tie
     assert sel.evaluator.name == "aa-code"
     assert sel.candidates == ("aa-code (user)", "my-code (user)",
-                              "zz-house-style (workspace)", "code-review (bundled)")
+                              "zz-house-style (project)", "code-review (bundled)")
     assert "chosen over my-code (user)" in sel.reason
     assert sel.to_dict()["by"] == "task-category"
 
@@ -98,13 +98,13 @@ def test_custom_evaluator_wins_category_matches(roots: dict[str, Path]) -> None:
 def test_overridden_evaluator_loses_its_categories(roots: dict[str, Path]) -> None:
     # a user 'code-review' that no longer claims 'code' hides the bundled one entirely
     evaluator(roots["user"], "code-review", ["python"])
-    reg = load_registry(workspace=roots["workspace"])
+    reg = load_registry(project_dir=roots["project"])
     assert reg.select(task_category="code").evaluator.name == "general"
     assert reg.select(task_category="python").evaluator.source == "user"
 
 
 def test_unknown_explicit_name_lists_the_available(tmp_path: Path) -> None:
-    reg = load_registry(workspace=tmp_path)
+    reg = load_registry(project_dir=tmp_path)
     with pytest.raises(EvaluatorError) as info:
         reg.select("code-reveiw")
     assert str(info.value).startswith("unknown evaluator 'code-reveiw'; available: api-design, "
@@ -117,7 +117,7 @@ def test_broken_files_are_skipped_and_reported(roots: dict[str, Path]) -> None:
     evaluator(roots["user"], "twin", ["x"], folder="one")
     evaluator(roots["user"], "twin", ["x"], folder="two")
     (roots["user"] / "SKILL.md").write_text("stray")
-    reg = load_registry([roots["a"]], workspace=roots["workspace"])
+    reg = load_registry([roots["a"]], project_dir=roots["project"])
     messages = sorted(str(p) for p in reg.problems)
     assert messages == sorted([
         f"{roots['a']}: evaluators dir does not exist or is not a directory",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sqlite3
 from pathlib import Path
@@ -11,10 +12,11 @@ import pytest
 
 from skill_eval.judges.judge_cache import JudgeCache, judge_cache_key
 from skill_eval.model import JudgeResult
+from skill_eval.work import FileSnapshot, Snapshot, ToolCall, Work
 
 PARTS: dict[str, Any] = {
     "config": {"type": "llm-rubric", "rubric": "r", "pass_threshold": 0.7},
-    "rubric": "r", "task_prompt": "p", "output": "o", "model": "m", "backend": "anthropic",
+    "rubric": "r", "task_prompt": "p", "work": Work("o"), "model": "m", "backend": "anthropic",
 }
 
 
@@ -27,11 +29,24 @@ def test_key_is_stable_and_canonical() -> None:
 
 @pytest.mark.parametrize("change", [
     {"config": {**PARTS["config"], "pass_threshold": 0.8}},
-    {"rubric": "r2"}, {"task_prompt": "p2"}, {"output": "o2"}, {"model": "m2"},
+    {"rubric": "r2"}, {"task_prompt": "p2"}, {"work": Work("o2")}, {"model": "m2"},
     {"backend": "claude-cli"}, {"prompt_version": "999"},
+    {"work": Work("o", transcript=(ToolCall("Write", {"file_path": "a.md"}),))},
+    {"work": Work("o", files=Snapshot((FileSnapshot("a.md", 1, "0" * 64),)))},
 ])
 def test_key_depends_on_every_part(change: dict[str, Any]) -> None:
     assert judge_cache_key(**{**PARTS, **change}) != judge_cache_key(**PARTS)
+
+
+def test_text_work_keys_as_text_output_did() -> None:
+    """Judgements cached before judges took Work are still found for text work: the key of
+    the config, rubric, prompt and output "o" below was recorded with the old signature."""
+    old_key = f"{int(judge_cache_key(**PARTS), 16):064x}"
+    material = ('{"backend":"anthropic","config":{"pass_threshold":0.7,"rubric":"r",'
+                '"type":"llm-rubric"},"model":"m","output_sha256":"' +
+                hashlib.sha256(b"o").hexdigest() + '","prompt_version":"1","rubric":"r",'
+                '"task_prompt":"p"}')
+    assert old_key == hashlib.sha256(material.encode()).hexdigest()
 
 
 def test_round_trip_across_instances(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.model import JudgeResult, Task
+from skill_eval.work import Work
 
 HAS_A = {"type": "contains", "expected": ["alpha"]}
 HAS_B = {"type": "contains", "expected": ["beta"]}
@@ -19,7 +20,7 @@ def judge(config: dict[str, Any], output: str, ctx: JudgeContext | None = None) 
         -> JudgeResult:
     ctx = ctx or JudgeContext(suite_dir=Path("/nonexistent"))
     assert validate_judge_config(config, ctx.suite_dir) == []
-    return run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), output, ctx)
+    return run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), Work(output), ctx)
 
 
 @pytest.mark.parametrize("output, passed, score", [
@@ -134,7 +135,7 @@ def test_a_nested_judge_error_is_an_error_not_a_failure(tmp_path: Path) -> None:
         assert validate_judge_config(config, tmp_path) == []
         test_file.unlink()
         result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config),
-                           "alpha", ctx)
+                           Work("alpha"), ctx)
         test_file.write_text("def test_x():\n    pass\n", encoding="utf-8")
         assert result.error is not None and "judges[1] (pytest)" in result.error
         assert result.passed is False

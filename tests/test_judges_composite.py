@@ -12,6 +12,7 @@ from skill_eval.judges.base import JudgeContext, build_judge, validate_judge_con
 from skill_eval.judges.composite import combine
 from skill_eval.judges.lint import LintJudge, fenced_blocks, lint_score, python_blocks
 from skill_eval.model import JudgeResult, Task
+from skill_eval.work import Work
 
 TASK = Task(id="add", prompt="Write add(a, b).", judge={"type": "composite"}, category="code")
 GOOD = "Here it is:\n\n```python\ndef add(a, b):\n    return a + b\n```\n"
@@ -45,11 +46,11 @@ def suite(tmp_path: Path) -> Path:
 
 def mock_ctx(suite_dir: Path) -> JudgeContext:
     return JudgeContext(suite_dir=suite_dir, mock=True,
-                        backend_options={"workspace": str(suite_dir)})
+                        backend_options={"project_dir": str(suite_dir)})
 
 
 def lint(output: str, **config: Any) -> JudgeResult:
-    return LintJudge({"type": "lint", **config}).judge(TASK, output, JudgeContext(Path(".")))
+    return LintJudge({"type": "lint", **config}).judge(TASK, Work(output), JudgeContext(Path(".")))
 
 
 # --- lint -------------------------------------------------------------------------------------
@@ -144,10 +145,10 @@ def test_code_is_never_executed(tmp_path: Path) -> None:
 
 def test_missing_ruff_is_a_judge_error() -> None:
     judge = LintJudge({"type": "lint"}, ruff=["/nonexistent/ruff"])
-    result = judge.judge(TASK, GOOD, JudgeContext(Path(".")))
+    result = judge.judge(TASK, Work(GOOD), JudgeContext(Path(".")))
     assert result.error == "lint: ruff not found at /nonexistent/ruff"
     broken = LintJudge({"type": "lint"}, ruff=[sys.executable, "-c", "import sys; sys.exit(2)"])
-    assert "ruff exited 2" in (broken.judge(TASK, GOOD, JudgeContext(Path("."))).error or "")
+    assert "ruff exited 2" in (broken.judge(TASK, Work(GOOD), JudgeContext(Path("."))).error or "")
 
 
 # --- composite --------------------------------------------------------------------------------
@@ -157,7 +158,7 @@ FULL = {"type": "composite", "pytest": {"test_file": "fixtures/test_add.py"}, "l
 
 
 def test_all_parts_pass(suite: Path) -> None:
-    result = build_judge(FULL).judge(TASK, GOOD, mock_ctx(suite))
+    result = build_judge(FULL).judge(TASK, Work(GOOD), mock_ctx(suite))
     assert result.error is None, result.details
     assert result.passed
     assert result.score == pytest.approx(0.3 * 1.0 + 0.2 * 1.0 + 0.5 * 0.8)
@@ -170,7 +171,7 @@ def test_all_parts_pass(suite: Path) -> None:
 
 
 def test_a_failing_test_is_a_blocker_whatever_the_score(suite: Path) -> None:
-    result = build_judge({**FULL, "pass_threshold": 0.5}).judge(TASK, WRONG, mock_ctx(suite))
+    result = build_judge({**FULL, "pass_threshold": 0.5}).judge(TASK, Work(WRONG), mock_ctx(suite))
     comp = result.data["composite"]
     assert comp["parts"]["pytest"]["passed"] is False
     assert result.score == pytest.approx(0.3 * 0.5 + 0.2 * 1.0 + 0.5 * 0.8)
@@ -181,21 +182,21 @@ def test_a_failing_test_is_a_blocker_whatever_the_score(suite: Path) -> None:
 
 def test_weights_renormalise_over_present_and_applicable_parts(suite: Path) -> None:
     only = build_judge({"type": "composite", "lint": True, "rubric": {}})
-    result = only.judge(TASK, "No code, just words.", mock_ctx(suite))
+    result = only.judge(TASK, Work("No code, just words."), mock_ctx(suite))
     comp = result.data["composite"]
     assert comp["parts"]["lint"]["applicable"] is False and comp["parts"]["lint"]["weight"] == 0
     assert comp["parts"]["rubric"]["weight"] == 1.0
     assert result.score == pytest.approx(0.8)
     custom = build_judge({"type": "composite", "lint": True, "rubric": {},
                           "weights": {"lint": 1, "rubric": 3}})
-    result = custom.judge(TASK, SLOPPY, mock_ctx(suite))
+    result = custom.judge(TASK, Work(SLOPPY), mock_ctx(suite))
     assert result.score == pytest.approx((1 * 0.8 + 3 * 0.8) / 4)
     assert result.data["composite"]["parts"]["lint"]["weight"] == 0.25
 
 
 def test_a_part_that_cannot_judge_makes_an_error(suite: Path) -> None:
     judge = build_judge({**FULL, "pytest": {"test_file": "fixtures/gone.py"}})
-    result = judge.judge(TASK, GOOD, mock_ctx(suite))
+    result = judge.judge(TASK, Work(GOOD), mock_ctx(suite))
     assert result.error is not None and result.error.startswith("composite part error: pytest:")
 
 

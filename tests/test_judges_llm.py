@@ -21,6 +21,7 @@ from skill_eval.judges.judge_cache import JudgeCache
 from skill_eval.judges.llm import extract_json_object, request_structured
 from skill_eval.judges.llm_rubric import TOOL_NAME
 from skill_eval.model import JudgeResult, Task
+from skill_eval.work import Work
 from tests.fakes.anthropic_server import FakeAnthropic
 
 RUBRIC = "Must weigh the trade-off and give a clear recommendation."
@@ -48,7 +49,7 @@ def judge(ctx: JudgeContext, output: str = OUTPUT, config: dict[str, Any] | None
     config = config or CONFIG
     assert validate_judge_config(config, ctx.suite_dir) == []
     task = Task(id=TASK.id, prompt=TASK.prompt, judge=config)
-    return run_judge(build_judge(config), task, output, ctx)
+    return run_judge(build_judge(config), task, Work(output), ctx)
 
 
 def scripted(fake: FakeAnthropic, **reply: Any) -> None:

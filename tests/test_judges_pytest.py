@@ -24,6 +24,7 @@ from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_jud
 from skill_eval.judges.pytest_judge import namespace_prefix, run_pytest, sandbox_env, verdict
 from skill_eval.model import JudgeResult, Task
 from skill_eval.suite import load_suite
+from skill_eval.work import Work
 
 NO_NAMESPACE = "unshare cannot create a user+PID namespace on this machine"
 
@@ -52,7 +53,7 @@ def run(suite: Path, test_file: str, output: str, task_timeout: float = 60,
     config = {"type": "pytest", "test_file": test_file, **extra}
     assert validate_judge_config(config, suite) == []
     task = Task(id="t", prompt="p", judge=config, timeout_seconds=task_timeout)
-    return run_judge(build_judge(config), task, output, JudgeContext(suite_dir=suite))
+    return run_judge(build_judge(config), task, Work(output), JudgeContext(suite_dir=suite))
 
 
 def test_passes_when_every_test_passes(tmp_path: Path) -> None:
@@ -249,7 +250,7 @@ def test_detached_process_dies_with_the_namespace(tmp_path: Path) -> None:
 def test_no_namespace_timeout_message_claims_only_the_group_kill(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, {"test_hang.py": "import time\n\ndef test_h():\n"
                                                   "    time.sleep(60)\n"})
-    result = run_pytest(suite / "fixtures" / "test_hang.py", "x", 1, isolate=False)
+    result = run_pytest(suite / "fixtures" / "test_hang.py", Work("x"), 1, isolate=False)
     assert (result.passed, result.error, result.data["isolation"]) == (False, None, "none")
     assert "pytest's process group killed" in result.details
     assert "may survive" in result.details and "process tree killed" not in result.details
@@ -449,9 +450,10 @@ def test_tests_cannot_read_the_harness_key_through_proc(tmp_path: Path) -> None:
                "from pathlib import Path\n"
                "from skill_eval.judges import JudgeContext, build_judge, run_judge\n"
                "from skill_eval.model import Task\n"
+               "from skill_eval.work import Work\n"
                "config = {'type': 'pytest', 'test_file': 'fixtures/test_leak.py'}\n"
                "result = run_judge(build_judge(config), Task(id='t', prompt='p', judge=config),"
-               " 'x', JudgeContext(suite_dir=Path(sys.argv[1])))\n"
+               " Work('x'), JudgeContext(suite_dir=Path(sys.argv[1])))\n"
                "print(json.dumps(result.to_dict()))\n")
     done = subprocess.run([sys.executable, "-c", harness, str(suite)], capture_output=True,
                           text=True, timeout=120, cwd=tmp_path,

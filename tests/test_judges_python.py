@@ -15,6 +15,7 @@ from skill_eval.judges import JudgeContext, base, build_judge, run_judge, valida
 from skill_eval.judges.python_judge import preflight_python_judges
 from skill_eval.model import JudgeResult, Task
 from skill_eval.suite import load_suite
+from skill_eval.work import Work
 
 _names = itertools.count()
 
@@ -73,7 +74,7 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def judge(config: dict[str, Any], output: str) -> JudgeResult:
     assert validate_judge_config(config, Path("/nonexistent")) == []
-    return run_judge(build_judge(config), Task(id="t1", prompt="p", judge=config), output,
+    return run_judge(build_judge(config), Task(id="t1", prompt="p", judge=config), Work(output),
                      JudgeContext(suite_dir=Path("/nonexistent")))
 
 
@@ -207,8 +208,8 @@ class Shout:
     def __init__(self, config):
         self.word = config["word"]
 
-    def judge(self, task, output, ctx):
-        ok = self.word.upper() in output
+    def judge(self, task, work, ctx):
+        ok = self.word.upper() in work.text
         return JudgeResult(passed=ok, score=float(ok), details="shouted" if ok else "quiet")
 
 SPEC = JudgeSpec(
@@ -248,7 +249,7 @@ def test_third_party_judge_from_an_entry_point(tmp_path: Path, monkeypatch: pyte
 
     task = suite.tasks[0]
     ctx = JudgeContext(suite_dir=suite_dir)
-    result = run_judge(build_judge(task.judge), task, "HELLO THERE", ctx)
+    result = run_judge(build_judge(task.judge), task, Work("HELLO THERE"), ctx)
     assert (result.passed, result.details) == (True, "shouted")
 
     bad = textwrap.dedent("""\

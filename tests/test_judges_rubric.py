@@ -15,6 +15,7 @@ from skill_eval.judges.base import JudgeContext, validate_judge_config
 from skill_eval.judges.judge_cache import JudgeCache
 from skill_eval.judges.rubric import REGISTRIES, RubricJudge, preflight_evaluators
 from skill_eval.model import JudgeResult, Task
+from skill_eval.work import Work
 from tests.fakes.anthropic_server import FakeAnthropic
 
 TOOL = "submit_evaluation"
@@ -42,7 +43,7 @@ def ctx_for(fake: FakeAnthropic, tmp_path: Path, cache: Any = None, **options: A
     return JudgeContext(suite_dir=tmp_path, judge_backend="anthropic",
                         env={"ANTHROPIC_API_KEY": "sk-test"}, cache=cache,
                         backend_options={"base_url": fake.base_url, "max_retries": 0,
-                                         "workspace": str(tmp_path), **options})
+                                         "project_dir": str(tmp_path), **options})
 
 
 def reply(fake: FakeAnthropic, scores: dict[str, Any] | None = None,
@@ -61,7 +62,7 @@ def finding(severity: str, dimension: str, n: int = 1) -> dict[str, Any]:
 
 def judge(config: dict[str, Any], ctx: JudgeContext, task: Task = CODE_TASK,
           output: str = OUTPUT) -> JudgeResult:
-    return RubricJudge({"type": "rubric", **config}).judge(task, output, ctx)
+    return RubricJudge({"type": "rubric", **config}).judge(task, Work(output), ctx)
 
 
 def test_end_to_end_good_reply(fake: FakeAnthropic, tmp_path: Path) -> None:
@@ -187,19 +188,20 @@ def test_errors_are_never_cached(fake: FakeAnthropic, tmp_path: Path) -> None:
 
 
 def test_mock_is_deterministic(tmp_path: Path) -> None:
-    ctx = JudgeContext(suite_dir=tmp_path, mock=True, backend_options={"workspace": str(tmp_path)})
+    ctx = JudgeContext(suite_dir=tmp_path, mock=True,
+                       backend_options={"project_dir": str(tmp_path)})
     result = RubricJudge({"type": "rubric", "evaluator": "sql-safety"}).judge(
-        CODE_TASK, "anything", ctx)
+        CODE_TASK, Work("anything"), ctx)
     ev = result.data["evaluation"]
     assert result.passed and result.score == pytest.approx(0.8)
     assert {d["name"]: d["score"] for d in ev["dimensions"]} == {
         "correctness": 0.8, "safety": 0.8, "performance": 0.8, "reversibility": 0.8}
     assert ev["findings"] == [] and ev["backend"] == "mock"
     assert ev["selection"]["by"] == "explicit"
-    strict = RubricJudge({"type": "rubric", "pass_threshold": 0.9}).judge(CODE_TASK, "x", ctx)
+    strict = RubricJudge({"type": "rubric", "pass_threshold": 0.9}).judge(CODE_TASK, Work("x"), ctx)
     assert not strict.passed and strict.error is None
     backend_mock = JudgeContext(suite_dir=tmp_path, judge_backend="mock")
-    assert RubricJudge({"type": "rubric"}).judge(CODE_TASK, "x", backend_mock).score == 0.8
+    assert RubricJudge({"type": "rubric"}).judge(CODE_TASK, Work("x"), backend_mock).score == 0.8
 
 
 def custom(root: Path, name: str, categories: str, dims: str = "house") -> None:
@@ -222,25 +224,27 @@ def test_custom_evaluators_from_run_options(fake: FakeAnthropic, tmp_path: Path)
     assert "chosen over user-code (user), code-review (bundled)" in ev["selection"]["reason"]
     assert "# House" in fake.requests[0].json["messages"][0]["content"]
     # the judge's category replaces the task's; no category at all falls back to general
-    mock = JudgeContext(suite_dir=tmp_path, mock=True, backend_options={"workspace": str(tmp_path)})
-    ev = RubricJudge({"type": "rubric", "category": "docs"}).judge(CODE_TASK, "x", mock) \
+    mock = JudgeContext(suite_dir=tmp_path, mock=True,
+                        backend_options={"project_dir": str(tmp_path)})
+    ev = RubricJudge({"type": "rubric", "category": "docs"}).judge(CODE_TASK, Work("x"), mock) \
         .data["evaluation"]
     assert ev["evaluator"]["name"] == "prose-quality" and ev["selection"]["by"] == "judge-category"
     plain = Task(id="t2", prompt="p", judge={"type": "rubric"})
-    ev = RubricJudge({"type": "rubric"}).judge(plain, "x", mock).data["evaluation"]
+    ev = RubricJudge({"type": "rubric"}).judge(plain, Work("x"), mock).data["evaluation"]
     assert ev["evaluator"]["name"] == "general" and ev["selection"]["by"] == "fallback"
 
 
 def test_unknown_evaluator_and_broken_sources_are_errors(tmp_path: Path) -> None:
-    mock = JudgeContext(suite_dir=tmp_path, mock=True, backend_options={"workspace": str(tmp_path)})
-    result = RubricJudge({"type": "rubric", "evaluator": "nope"}).judge(CODE_TASK, "x", mock)
+    mock = JudgeContext(suite_dir=tmp_path, mock=True,
+                        backend_options={"project_dir": str(tmp_path)})
+    result = RubricJudge({"type": "rubric", "evaluator": "nope"}).judge(CODE_TASK, Work("x"), mock)
     assert result.error is not None
     assert "unknown evaluator 'nope'; available: api-design, code-review" in result.error
     bad = tmp_path / ".agents" / "evaluators"
     custom(bad, "broken", "[code]")
     (bad / "broken" / "SKILL.md").write_text("---\nname: broken\n---\n")
     REGISTRIES.clear()
-    result = RubricJudge({"type": "rubric"}).judge(CODE_TASK, "x", mock)
+    result = RubricJudge({"type": "rubric"}).judge(CODE_TASK, Work("x"), mock)
     assert result.error is not None and "broken/SKILL.md: kind: is required" in result.error
 
 

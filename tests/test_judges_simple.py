@@ -14,13 +14,14 @@ import pytest
 
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.model import JudgeResult, Task
+from skill_eval.work import Work
 
 
 def judge(config: dict[str, Any], output: str, suite_dir: Path | None = None) -> JudgeResult:
     suite_dir = suite_dir or Path("/nonexistent")
     assert validate_judge_config(config, suite_dir) == []
     task = Task(id="t", prompt="p", judge=config)
-    return run_judge(build_judge(config), task, output, JudgeContext(suite_dir=suite_dir))
+    return run_judge(build_judge(config), task, Work(output), JudgeContext(suite_dir=suite_dir))
 
 
 @pytest.mark.parametrize("config, output, passed, score", [
@@ -164,7 +165,7 @@ def test_schema_file_swapped_for_a_symlink_after_load_is_a_judge_error(tmp_path:
     assert validate_judge_config(config, suite) == []
     (suite / "fixtures" / "person.json").unlink()
     os.symlink(tmp_path / "outside.json", suite / "fixtures" / "person.json")
-    result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), "{}",
+    result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), Work("{}"),
                        JudgeContext(suite_dir=suite))
     assert result.error and "inside fixtures/" in result.error
 

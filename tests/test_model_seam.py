@@ -17,6 +17,7 @@ import pytest
 from skill_eval.errors import SuiteError
 from skill_eval.judges import base
 from skill_eval.suite import load_suite
+from skill_eval.work import Work
 from tests.helpers import REPO, read_json, run_cli, write_skill, write_suite
 
 PACKAGE = REPO / "skill_eval"
@@ -203,7 +204,8 @@ def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
     config = {"type": "llm-rubric", "rubric": RUBRIC}
     ctx = JudgeContext(suite_dir=tmp_path, judge_backend="claude-cli",
                        backend_options={"claude_bin": str(script)})
-    result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), "Paris", ctx)
+    task = Task(id="t", prompt="p", judge=config)
+    result = run_judge(build_judge(config), task, Work("Paris"), ctx)
     assert (result.score, result.error) == (0.9, None)
     env = json.loads(log.read_text(encoding="utf-8"))
     assert "UNRELATED_SECRET" not in env
@@ -259,7 +261,7 @@ def test_mock_judgements_go_through_the_judge_cache(tmp_path: Path) -> None:
     task = Task(id="t", prompt="p", judge=config)
     ctx = JudgeContext(suite_dir=tmp_path, mock=True, cache=MemoryJudgeCache())
     judge = build_judge(config)
-    first, second = (run_judge(judge, task, "Paris", ctx) for _ in range(2))
+    first, second = (run_judge(judge, task, Work("Paris"), ctx) for _ in range(2))
     assert (first.score, second.score) == (0.8, 0.8)
     assert second.data.get("cached") is True and not first.data.get("cached")
     assert len(grader_for(ctx).requests) == 1  # type: ignore[attr-defined]

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import sys
+import textwrap
 from pathlib import Path
 
+import pytest
+
 from skill_eval import artifact
+from skill_eval.rundir import RUN_SCHEMA_VERSION
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 
@@ -42,3 +48,95 @@ def test_rejudge_uses_the_suites_current_judges(tmp_path: Path) -> None:
 def test_rejudge_of_a_non_run_directory_is_a_clear_error(tmp_path: Path) -> None:
     code, out, err = run_cli("rejudge", str(tmp_path))
     assert code == 2 and out == "" and "not a run directory" in err
+
+
+def finished_run(tmp_path: Path, *extra: str) -> tuple[Path, Path, dict]:
+    suite_dir = tmp_path / "suite"
+    suite = write_suite(suite_dir, [contains_task("t1", "alpha")])
+    skill = write_skill(tmp_path / "skill")
+    outputs = write_outputs(tmp_path / "o.yaml", {"candidate": {"t1": "alpha"}})
+    code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
+                             str(skill), "--state-root", str(tmp_path / "state"), "--mock",
+                             "--mock-outputs", str(outputs), "-q", "--policy", "delta", *extra)
+    assert code == 0, err
+    first = read_json(out.strip())
+    return Path(first["manifest"]["run_dir"]), suite_dir, first
+
+
+def test_run_manifest_is_versioned(tmp_path: Path) -> None:
+    run_dir, _, _ = finished_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    assert list(meta)[0] == "schema_version" and meta["schema_version"] == RUN_SCHEMA_VERSION
+
+
+def test_rejudge_of_a_manifest_with_an_unknown_key_warns_and_goes_on(tmp_path: Path) -> None:
+    run_dir, _, _ = finished_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    meta["options"]["option_from_the_future"] = 3
+    meta["added_by_a_newer_version"] = {"x": 1}
+    (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    code, out, err = run_cli("rejudge", str(run_dir))
+    assert code == 0, err
+    assert "warning:" in err and "unknown key(s)" in err and "option_from_the_future" in err
+    assert read_json(out.strip())["evaluation"]["execution_pass_rate"] == 1.0
+
+
+def test_rejudge_of_a_manifest_missing_a_required_key_is_one_clear_line(tmp_path: Path) -> None:
+    run_dir, _, _ = finished_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    del meta["options"]["task_suite"]
+    (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    code, out, err = run_cli("rejudge", str(run_dir))
+    assert code == 2 and out == ""
+    assert err.strip() == f"Error: {run_dir / 'run.json'}: options.task_suite: is required"
+
+
+def test_rejudge_of_an_older_manifest_without_a_version_still_works(tmp_path: Path) -> None:
+    run_dir, _, _ = finished_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    del meta["schema_version"]
+    del meta["options"]["progress"]  # a key added later takes its default
+    (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    code, out, err = run_cli("rejudge", str(run_dir))
+    assert code == 0 and "warning:" not in err, err
+
+
+def test_rejudge_retries_a_judge_error_like_a_run(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir, suite_dir, _ = finished_run(tmp_path, "--max-retries", "1")
+    module = tmp_path / "mods" / "flaky_rejudge_mod.py"
+    module.parent.mkdir()
+    module.write_text(textwrap.dedent("""
+        from skill_eval.model import JudgeResult
+        CALLS = []
+
+        def judge(output, task):
+            CALLS.append(output)
+            if CALLS.count("alpha") == 1 and output == "alpha":
+                return JudgeResult.failure("judge model overloaded", transient=True)
+            return output == "alpha"
+    """))
+    monkeypatch.syspath_prepend(str(module.parent))
+    monkeypatch.delitem(sys.modules, "flaky_rejudge_mod", raising=False)
+    write_suite(suite_dir, [{"id": "t1", "prompt": "Do t1",
+                             "judge": {"type": "python", "callable": "flaky_rejudge_mod:judge"}}])
+    code, out, err = run_cli("rejudge", str(run_dir))
+    assert code == 0, err
+    assert read_json(out.strip())["evaluation"]["execution_pass_rate"] == 1.0
+    assert sys.modules["flaky_rejudge_mod"].CALLS.count("alpha") == 2  # judged again
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("pass_k", "two", "options.pass_k: must be int, got 'two'"),
+    ("mock", 1, "options.mock: must be bool, got 1"),
+    ("allowed_tools", "Bash", "options.allowed_tools: must be tuple[str, ...], got 'Bash'"),
+])
+def test_rejudge_of_a_manifest_with_a_mistyped_option_is_one_clear_line(
+        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    run_dir, _, _ = finished_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    meta["options"][key] = value
+    (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    code, out, err = run_cli("rejudge", str(run_dir))
+    assert code == 2 and out == ""
+    assert err.strip() == f"Error: {run_dir / 'run.json'}: {expected}"

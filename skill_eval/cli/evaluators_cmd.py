@@ -13,9 +13,19 @@ EVALUATORS_DIR = click.option(
     "--evaluators-dir", "evaluators_dirs", multiple=True,
     type=click.Path(path_type=str, file_okay=False),
     help="Folder of evaluators (one sub-folder per evaluator); highest precedence. Repeatable.")
-WORKSPACE = click.option(
-    "--workspace", type=click.Path(path_type=str, file_okay=False), default=None,
+PROJECT_DIR = click.option(
+    "--project-dir", type=click.Path(path_type=str, file_okay=False), default=None,
     help="Project root whose .agents/evaluators/ is searched (default: current directory).")
+# The flag's old name: "workspace" now means an attempt's working directory.
+WORKSPACE_ALIAS = click.option(
+    "--workspace", "workspace_alias", type=click.Path(path_type=str, file_okay=False),
+    default=None, hidden=True, help="Deprecated: use --project-dir.")
+
+
+def _project_dir(project_dir: str | None, workspace_alias: str | None) -> str | None:
+    if workspace_alias is not None:
+        click.echo("warning: --workspace is deprecated; use --project-dir", err=True)
+    return project_dir if project_dir is not None else workspace_alias
 
 
 @click.group("evaluators")
@@ -23,7 +33,7 @@ def command() -> None:
     """Evaluator skills: rubrics with weighted dimensions used by the `rubric` judge.
 
     Sources, highest precedence first: --evaluators-dir, $XDG_DATA_HOME/skill-eval/evaluators/,
-    the workspace's .agents/evaluators/, bundled.
+    the project's .agents/evaluators/ (--project-dir), bundled.
     """
 
 
@@ -33,15 +43,17 @@ def _dims(skill: EvaluatorSkill) -> str:
 
 @command.command("list")
 @EVALUATORS_DIR
-@WORKSPACE
-def list_command(evaluators_dirs: tuple[str, ...], workspace: str | None) -> None:
+@PROJECT_DIR
+@WORKSPACE_ALIAS
+def list_command(evaluators_dirs: tuple[str, ...], project_dir: str | None,
+                 workspace_alias: str | None) -> None:
     """List the evaluators in effect, with where each comes from.
 
     Evaluators hidden by a same-named one of higher precedence are listed as shadowed; files
     that fail to load are reported on stderr (fix them with `evaluators validate`). A
     --evaluators-dir that does not exist is an error (exit 2), as it is for `run`.
     """
-    registry = load_registry(evaluators_dirs, workspace)
+    registry = load_registry(evaluators_dirs, _project_dir(project_dir, workspace_alias))
     registry.raise_for_missing_dirs()
     rows = [(skill.name, source.kind, ", ".join(skill.categories) or "(fallback)",
              _dims(skill)) for skill, source in registry.effective()]
@@ -58,10 +70,12 @@ def list_command(evaluators_dirs: tuple[str, ...], workspace: str | None) -> Non
 @command.command("show")
 @click.argument("name")
 @EVALUATORS_DIR
-@WORKSPACE
-def show_command(name: str, evaluators_dirs: tuple[str, ...], workspace: str | None) -> None:
+@PROJECT_DIR
+@WORKSPACE_ALIAS
+def show_command(name: str, evaluators_dirs: tuple[str, ...], project_dir: str | None,
+                 workspace_alias: str | None) -> None:
     """Show one evaluator: source, categories, dimensions and its rubric."""
-    registry = load_registry(evaluators_dirs, workspace)
+    registry = load_registry(evaluators_dirs, _project_dir(project_dir, workspace_alias))
     registry.raise_for_missing_dirs()
     skill = registry.get(name)
     source = registry.source_of(skill)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -23,7 +24,7 @@ from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
 @click.option("--no-judge-cache", is_flag=True, default=None, help="Judge every output afresh.")
 @click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
               help="Extra evaluator skills (repeatable).")
-def command(run_dir: str, output: str | None, **judge_options: object) -> None:
+def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
     """Judge a finished run again with the suite's current judges, without re-executing.
 
     Reads RUN_DIR/attempts.jsonl, judges every output again and writes a new artifact (path on

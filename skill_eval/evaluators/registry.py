@@ -1,9 +1,10 @@
 """Where evaluator skills come from, which one wins a name, and which one a task gets.
 
 Sources, highest precedence first: each `--evaluators-dir DIR` (in the order given), the user
-folder `$XDG_DATA_HOME/skill-eval/evaluators/`, the workspace's `.agents/evaluators/`, and the
-evaluators bundled in the package. Every folder holds one sub-folder per evaluator with its
-SKILL.md. A higher source overrides a lower one of the same name and wins category matches.
+folder `$XDG_DATA_HOME/skill-eval/evaluators/`, the project's `.agents/evaluators/` (the
+project directory is the current one unless given), and the evaluators bundled in the
+package. Every folder holds one sub-folder per evaluator with its SKILL.md. A higher source
+overrides a lower one of the same name and wins category matches.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from typing import Any, Literal
 from ..errors import Problem
 from .loader import EvaluatorError, EvaluatorSkill, parse_evaluator, read_evaluator
 
-SourceKind = Literal["evaluators-dir", "user", "workspace", "bundled"]
+SourceKind = Literal["evaluators-dir", "user", "project", "bundled"]
 SelectedBy = Literal["explicit", "judge-category", "task-category", "fallback"]
 FALLBACK = "general"
-WORKSPACE_SUBDIR = Path(".agents") / "evaluators"
+PROJECT_SUBDIR = Path(".agents") / "evaluators"
 MISSING_DIR = "evaluators dir does not exist or is not a directory"
 
 
@@ -68,14 +69,14 @@ def user_evaluators_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def evaluator_sources(evaluators_dirs: Sequence[str | Path] = (),
-                      workspace: str | Path | None = None,
+                      project_dir: str | Path | None = None,
                       env: Mapping[str, str] | None = None) -> list[Source]:
-    """The sources in precedence order. `workspace` defaults to the current directory."""
+    """The sources in precedence order. `project_dir` defaults to the current directory."""
     sources = [Source("evaluators-dir", Path(d).expanduser().resolve(), i, required=True)
                for i, d in enumerate(evaluators_dirs)]
-    root = Path(workspace) if workspace is not None else Path.cwd()
+    root = Path(project_dir) if project_dir is not None else Path.cwd()
     sources.append(Source("user", user_evaluators_dir(env), len(sources)))
-    sources.append(Source("workspace", (root / WORKSPACE_SUBDIR).resolve(), len(sources)))
+    sources.append(Source("project", (root / PROJECT_SUBDIR).resolve(), len(sources)))
     sources.append(Source("bundled", None, len(sources)))
     return sources
 
@@ -209,10 +210,10 @@ class EvaluatorRegistry:
 
 
 def load_registry(evaluators_dirs: Sequence[str | Path] = (),
-                  workspace: str | Path | None = None,
+                  project_dir: str | Path | None = None,
                   env: Mapping[str, str] | None = None) -> EvaluatorRegistry:
     """Scan every source. Files that fail to load are skipped and listed in `problems`."""
-    sources = evaluator_sources(evaluators_dirs, workspace, env)
+    sources = evaluator_sources(evaluators_dirs, project_dir, env)
     by_source: list[list[EvaluatorSkill]] = []
     problems: list[Problem] = []
     for source in sources:
@@ -229,13 +230,13 @@ class RegistryCache:
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], EvaluatorRegistry] = {}
 
-    def get(self, evaluators_dirs: Sequence[str | Path], workspace: str | Path | None,
+    def get(self, evaluators_dirs: Sequence[str | Path], project_dir: str | Path | None,
             env: Mapping[str, str] | None = None) -> EvaluatorRegistry:
         user = user_evaluators_dir(env)
-        key = (tuple(str(d) for d in evaluators_dirs), str(workspace or Path.cwd()), str(user))
+        key = (tuple(str(d) for d in evaluators_dirs), str(project_dir or Path.cwd()), str(user))
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = load_registry(evaluators_dirs, workspace, env)
+                self._cache[key] = load_registry(evaluators_dirs, project_dir, env)
             return self._cache[key]
 
     def clear(self) -> None:

@@ -50,6 +50,10 @@ class ExecutorBase:
 
     name = "base"
     config: Any  # the executor's own config dataclass (an ExecutorConfig subclass)
+    # Whether attempts run in a working directory: the runner then makes one per attempt
+    # (`request.workspace`), snapshots what changed in it and deletes it after judging. Text
+    # executors leave it False and are spared a directory per attempt.
+    uses_workspace = False
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         raise NotImplementedError

@@ -1,10 +1,14 @@
 """`claude-cli`: runs each attempt through the Claude Code CLI (`claude -p --output-format json`),
 isolated from the user's own Claude Code set-up so that neither arm sees their skills.
 
-Each attempt gets a fresh temporary directory (mode 0700) holding a throw-away HOME,
-CLAUDE_CONFIG_DIR (HOME/.claude) and working directory (HOME/work), so ~/.claude/CLAUDE.md,
-~/.claude/skills, plugins, hooks, settings and MCP servers never load; it is deleted afterwards,
-and `cancel()` deletes every one still there before it returns.
+Each attempt runs with a throw-away HOME and CLAUDE_CONFIG_DIR (HOME/.claude), so
+~/.claude/CLAUDE.md, ~/.claude/skills, plugins, hooks, settings and MCP servers never load. The
+working directory is the runner's workspace (`request.workspace`, which the runner keeps or
+deletes after judging); HOME is its private parent directory, so the CLI's upward search for
+project skills stops there. Without a workspace (the executor used on its own) a fresh 0700
+temp dir holds HOME and HOME/work. Whatever the executor put there itself (config dir,
+credentials, installed skill) is deleted after the call, and `cancel()` deletes every such
+directory still there before it returns.
 
 Authentication keeps working: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and
 CLAUDE_CODE_OAUTH_TOKEN pass through; without them, only the subscription credentials file
@@ -112,6 +116,7 @@ class ClaudeCliExecutor(ExecutorBase):
     """One isolated `claude -p` process per attempt. Thread-safe."""
 
     name = "claude-cli"
+    uses_workspace = True
 
     def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config
@@ -170,14 +175,23 @@ class ClaudeCliExecutor(ExecutorBase):
         # The working directory sits inside the temp HOME: Claude Code stops looking for
         # .claude/skills in parent directories at HOME, so skills of a project that happens to
         # contain TMPDIR cannot load (CLAUDE.md files are off by CLAUDE_CODE_DISABLE_CLAUDE_MDS).
-        home = root / "home"
-        workdir = home / "work"
-        home.mkdir()  # no parents=True: never re-create a root that cancel() deleted
-        (home / ".claude").mkdir()
-        workdir.mkdir()
+        if request.workspace is not None:  # the runner's: its private parent becomes HOME
+            workdir = Path(request.workspace)
+            home = workdir.parent
+            (home / ".claude").mkdir()
+            self._dirs.add(home / ".claude")  # may hold credentials: cancel() deletes it
+        else:
+            home = root / "home"
+            workdir = home / "work"
+            home.mkdir()  # no parents=True: never re-create a root that cancel() deleted
+            (home / ".claude").mkdir()
+            workdir.mkdir()
         copy_credentials(self._env, home / ".claude")
         system_file = None
         if self.config.skill_mode == "installed" and request.skill is not None:
+            if (workdir / ".claude").exists():
+                raise OSError(f"{workdir}: already holds a .claude directory; the skill under "
+                              "test cannot be installed apart from it")
             install_skill(request.skill, workdir)
         system, _ = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
         if system:
@@ -224,10 +238,27 @@ class ClaudeCliExecutor(ExecutorBase):
             result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
         finally:
             self._remove_temp_dir(root)
+            if request.workspace is not None:
+                self._clean_workspace(Path(request.workspace))
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
             result = ExecutionResult(error="cancelled", retryable=False)
         meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
         return replace(result, meta=meta)
+
+    def _clean_workspace(self, workdir: Path) -> None:
+        """Take back what this executor put in the runner's workspace and its parent: the
+        config dir (credentials), anything the CLI wrote to HOME, the installed skill. The
+        attempt's own files stay for the judges."""
+        with self._dirs_lock:
+            for entry in list(workdir.parent.iterdir()):
+                if entry == workdir:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+                self._dirs.discard(entry)
+            shutil.rmtree(workdir / ".claude", ignore_errors=True)
 
     def _spawn(self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str,
                timeout: float) -> ExecutionResult:

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from ..errors import JudgeError
 from ..model import JudgeResult, Task
 from ..registry import Registry
+from ..work import Work
 from .builtin import BUILTIN_JUDGES
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
@@ -45,7 +46,10 @@ class JudgeContext:
 
 
 class Judge(Protocol):
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult: ...
+    """Judges what one attempt produced. Text judges read `work.text`; agent judges may read
+    `work.transcript` and `work.files` too."""
+
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult: ...
 
 
 @dataclass(frozen=True)
@@ -174,11 +178,11 @@ def traceback_tail(exc: BaseException, lines: int = 12) -> str:
     return "\n".join(text[-lines:])
 
 
-def run_judge(judge: Judge, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-    """Judge one output; a judge that raises yields a permanent error result instead (the
-    same output raises again), with the traceback's tail in its details."""
+def run_judge(judge: Judge, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+    """Judge one attempt's work; a judge that raises yields a permanent error result instead
+    (the same work raises again), with the traceback's tail in its details."""
     try:
-        result = judge.judge(task, output, ctx)
+        result = judge.judge(task, work, ctx)
     except Exception as exc:  # non-blocking evaluators: the run goes on
         error = f"judge crashed: {type(exc).__name__}: {exc}"
         return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import JudgeResult, Task
+from ..work import Work
 from .base import (
     ConfigCheck,
     Judge,
@@ -41,11 +42,11 @@ def _label(config: Mapping[str, Any]) -> str:
     return str(config.get("type", "?"))
 
 
-def _run_all(judges: list[tuple[str, Judge]], task: Task, output: str, ctx: JudgeContext) \
+def _run_all(judges: list[tuple[str, Judge]], task: Task, work: Work, ctx: JudgeContext) \
         -> tuple[list[JudgeResult], JudgeResult | None]:
     """Run every nested judge; return the results, and an error result if any nested one
     could not judge (the first such error, with the others listed)."""
-    results = [run_judge(j, task, output, ctx) for _, j in judges]
+    results = [run_judge(j, task, work, ctx) for _, j in judges]
     errors = [f"judges[{i}] ({judges[i][0]}): {r.error}"
               for i, r in enumerate(results) if r.error]
     if errors:
@@ -77,8 +78,8 @@ class BooleanJudge:
         self.every = config["type"] == "all"
         self.judges = [(_label(c), build_judge(c)) for c in config["judges"]]
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-        results, error = _run_all(self.judges, task, output, ctx)
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        results, error = _run_all(self.judges, task, work, ctx)
         if error:
             return error
         scores = [r.score for r in results]
@@ -100,8 +101,8 @@ class WeightedJudge:
                        for e in entries]
         self.threshold = float(config.get("pass_threshold", 0.7))
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-        results, error = _run_all(self.judges, task, output, ctx)
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        results, error = _run_all(self.judges, task, work, ctx)
         if error:
             return error
         total = sum(self.weights)

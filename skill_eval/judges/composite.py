@@ -23,6 +23,7 @@ from typing import Any
 
 from ..evaluators.scoring import weighted_mean
 from ..model import JudgeResult, Task
+from ..work import Work
 from .base import (
     Judge,
     JudgeContext,
@@ -94,8 +95,8 @@ class CompositeJudge:
         self.pass_threshold = float(config.get("pass_threshold", DEFAULT_THRESHOLD))
         self.fail_on = str(config.get("fail_on", "blocker"))
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
-        results = {name: run_judge(j, task, output, ctx) for name, j in self.parts.items()}
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        results = {name: run_judge(j, task, work, ctx) for name, j in self.parts.items()}
         errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
         if errors:
             transient = all(r.transient for r in results.values() if r.error)

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import JudgeResult, Task
+from ..work import Work
 from .base import JudgeContext, JudgeSpec
 
 NON_EMPTY_STRINGS = {
@@ -27,7 +28,8 @@ class ContainsJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         score, missing = contains_score(output, self.expected)
         if missing:
             details = "missing: " + ", ".join(repr(m) for m in missing)

@@ -2,7 +2,7 @@
 (in a run or across runs). JSON values only (see `skill_eval.jsondisk`); errors never cached.
 
     cache = JudgeCache(state_root / "judge-cache")
-    key = judge_cache_key(config=..., rubric=..., task_prompt=..., output=..., model=...,
+    key = judge_cache_key(config=..., rubric=..., task_prompt=..., work=..., model=...,
                           backend="anthropic")
     cache.get(key) -> dict | None;  cache.put(key, result.to_dict())
 """
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import sha256_text
+from ..work import Work
 
 log = logging.getLogger(__name__)
 
@@ -26,14 +26,16 @@ log = logging.getLogger(__name__)
 JUDGE_PROMPT_VERSION = "1"
 
 
-def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str, output: str,
+def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str, work: Work,
                     model: str, backend: str, prompt_version: str = JUDGE_PROMPT_VERSION) -> str:
-    """sha256 of the canonical JSON of everything a model judgement depends on."""
+    """sha256 of the canonical JSON of everything a model judgement depends on. The work
+    enters as `work.digest()`, which for text-only work is the sha256 of the text: keys made
+    before judges saw more than text still match."""
     material = {
         "config": dict(config),
         "rubric": rubric,
         "task_prompt": task_prompt,
-        "output_sha256": sha256_text(output),
+        "output_sha256": work.digest(),
         "model": model,
         "backend": backend,
         "prompt_version": prompt_version,

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import JudgeResult, Task
+from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .simple import CodeBlock, fenced_blocks
 
@@ -90,7 +91,8 @@ class LintJudge:
         self.timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
         self.ruff = list(ruff) if ruff is not None else None
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         blocks = python_blocks(output)[:MAX_BLOCKS]
         if not blocks:
             return JudgeResult(passed=True, score=1.0,

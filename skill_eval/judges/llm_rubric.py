@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import ErrorKind, JudgeResult, Task, Usage
+from ..work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
@@ -108,10 +109,10 @@ class LLMRubricJudge:
         self.rubric = str(config["rubric"])
         self.threshold = float(config.get("pass_threshold", DEFAULT_THRESHOLD))
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         model = judge_model(ctx, self.config)
         key = judge_cache_key(config=self.config, rubric=self.rubric, task_prompt=task.prompt,
-                              output=output, model=model, backend=grader_backend(ctx),
+                              work=work, model=model, backend=grader_backend(ctx),
                               prompt_version=JUDGE_PROMPT_VERSION)
         if ctx.cache is not None:
             hit = ctx.cache.get(key)
@@ -120,7 +121,7 @@ class LLMRubricJudge:
                 return JudgeResult(cached.passed, cached.score, cached.details, None,
                                    {**cached.data, "cached": True,
                                     "usage": Usage().to_dict()})
-        prompt = build_prompt(task.prompt, self.rubric, output, secrets.token_hex(16))
+        prompt = build_prompt(task.prompt, self.rubric, work.text, secrets.token_hex(16))
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA,
                                    tool_name=TOOL_NAME, model=model)
         result = score_reply(reply, self.threshold)

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from ..model import JudgeResult, Task
 from ..paths import inside
+from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 
@@ -256,11 +257,11 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path,
     return None if timed_out.is_set() else code
 
 
-def run_pytest(test_file: Path, output: str, timeout: float, fixtures: Path | None = None,
+def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | None = None,
                *, isolate: bool = True) -> JudgeResult:
-    """One sandboxed judgement of `output` by `test_file`, which lies under `fixtures` (by
-    default its parent). `isolate=False` skips the namespace even where it works. Never
-    raises."""
+    """One sandboxed judgement of `work` (its text, written as output.txt) by `test_file`,
+    which lies under `fixtures` (by default its parent). `isolate=False` skips the namespace
+    even where it works. Never raises."""
     fixtures = (fixtures or test_file.parent).resolve()
     prefix = namespace_prefix() if isolate else ()
     isolation: Isolation = "pid-namespace" if prefix else "none"
@@ -268,21 +269,21 @@ def run_pytest(test_file: Path, output: str, timeout: float, fixtures: Path | No
         _shield_harness()
     tmp = Path(tempfile.mkdtemp(prefix="skill-eval-pytest-"))
     try:
-        work, harness = tmp / "work", tmp / "harness"
+        cwd, harness = tmp / "work", tmp / "harness"
         harness.mkdir()
-        copy_fixtures(fixtures, work / FIXTURES_DIR)
+        copy_fixtures(fixtures, cwd / FIXTURES_DIR)
         shutil.copyfile(_PLUGIN_SOURCE, harness / f"{PLUGIN_MODULE}.py")
         (harness / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        output_file = work / "output.txt"
-        output_file.write_text(output, encoding="utf-8")
-        copied = work / FIXTURES_DIR / test_file.resolve().relative_to(fixtures)
-        conftest = any((work / FIXTURES_DIR).rglob("conftest.py"))
-        env = {**sandbox_env(work, output_file), "PYTHONPATH": str(harness),
+        output_file = cwd / "output.txt"
+        output_file.write_text(work.text, encoding="utf-8")
+        copied = cwd / FIXTURES_DIR / test_file.resolve().relative_to(fixtures)
+        conftest = any((cwd / FIXTURES_DIR).rglob("conftest.py"))
+        env = {**sandbox_env(cwd, output_file), "PYTHONPATH": str(harness),
                SUMMARY_ENV: str(harness / "summary.json")}
         log = harness / "pytest.log"
         started = time.monotonic()
-        argv = [*prefix, *pytest_command(copied, work, harness / "pytest.ini", conftest)]
-        code = _run(argv, work, env, log, timeout)
+        argv = [*prefix, *pytest_command(copied, cwd, harness / "pytest.ini", conftest)]
+        code = _run(argv, cwd, env, log, timeout)
         if code is None:
             return _fail(_timeout_message(timeout, isolation) + f"\n{_tail(log)}",
                          {"isolation": isolation, "timed_out": True})
@@ -336,7 +337,7 @@ class PytestJudge:
         self.test_file = str(config["test_file"])
         self.timeout = config.get("timeout")
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         missing = pytest_problem()
         if missing is not None:  # permanent: every judgement of the run would hit it
             return JudgeResult.failure(missing)
@@ -346,7 +347,7 @@ class PytestJudge:
             return JudgeResult.failure(f"test_file {exc}")
         timeout = float(self.timeout if self.timeout is not None else task.timeout_seconds)
         fixtures = (ctx.suite_dir / FIXTURES_DIR).resolve()
-        return run_pytest(path, output, timeout, fixtures)
+        return run_pytest(path, work, timeout, fixtures)
 
 
 def _check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:

@@ -1,5 +1,7 @@
 """`python`: a judge written as a plain function, named in the suite as
-`callable: "package.module:function"` and called as `function(output, task)`.
+`callable: "package.module:function"` and called as `function(output, task)`, or as
+`function(output, task, work=work)` when the function has a parameter named `work` (the
+attempt's `skill_eval.Work`: transcript and changed files as well as the text).
 
 The function returns a float score (passes when ≥ `pass_threshold`, default 1.0), a bool, a
 JudgeResult, or a dict with `passed` and/or `score` (and optional `details`). A score outside
@@ -17,12 +19,14 @@ failure, and a permanent one (recorded at once with the traceback's tail, not re
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..model import JudgeResult, Task
+from ..work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score, traceback_tail
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -149,21 +153,36 @@ def _scored(score: float, threshold: float, details: str) -> JudgeResult:
     return JudgeResult(passed=passed, score=clamped, details="; ".join(notes))
 
 
+def _wants_work(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` takes a `work` argument: functions written for `(output, task)` keep
+    being called that way."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # some builtins have no signature
+        return False
+    param = params.get("work")
+    return param is not None and param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                inspect.Parameter.KEYWORD_ONLY)
+
+
 class PythonJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.spec = str(config["callable"])
         self.threshold = float(config.get("pass_threshold", 1.0))
         self._fn: Callable[..., Any] | None = None
+        self._wants_work = False
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         if self._fn is None:
             try:
                 self._fn = load_callable(self.spec)
             except Exception as exc:
                 return JudgeResult.failure(
                     f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}")
+            self._wants_work = _wants_work(self._fn)
         try:
-            value = self._fn(output, task)
+            value = self._fn(work.text, task, work=work) if self._wants_work \
+                else self._fn(work.text, task)
         except Exception as exc:  # permanent: the same output raises the same way again
             error = f"python judge {self.spec!r} raised {type(exc).__name__}: {exc}"
             return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")

@@ -4,8 +4,8 @@ in code (skill_eval.evaluators.scoring), and the whole evaluation lands in
 `JudgeResult.data["evaluation"]`.
 
 Where evaluators come from is a run-time setting: `ctx.backend_options["evaluators_dirs"]`
-(the --evaluators-dir flags) and `ctx.backend_options["workspace"]` (default: the current
-directory), or attributes of the same names on the context when it has them.
+(the --evaluators-dir flags) and `ctx.backend_options["project_dir"]` (the directory whose
+`.agents/evaluators/` is searched; default: the current directory).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ..evaluators.scoring import (
     score_dimensions,
 )
 from ..model import JudgeResult, Task, Usage
+from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import judge_cache_key
 from .llm import grader_backend, judge_model, request_structured
@@ -46,16 +47,16 @@ _RANK = {"blocker": 0, "important": 1, "suggestion": 2}
 
 
 def evaluator_settings(ctx: JudgeContext) -> tuple[list[str], str | None]:
-    """(evaluators dirs in precedence order, workspace root) for this run."""
+    """(evaluators dirs in precedence order, project directory) for this run."""
     opts = ctx.backend_options or {}
-    dirs = getattr(ctx, "evaluators_dirs", None) or opts.get("evaluators_dirs") or ()
-    workspace = getattr(ctx, "workspace", None) or opts.get("workspace")
-    return [str(d) for d in dirs], (str(workspace) if workspace else None)
+    dirs = opts.get("evaluators_dirs") or ()
+    project_dir = opts.get("project_dir")
+    return [str(d) for d in dirs], (str(project_dir) if project_dir else None)
 
 
 def registry_for(ctx: JudgeContext) -> EvaluatorRegistry:
-    dirs, workspace = evaluator_settings(ctx)
-    return REGISTRIES.get(dirs, workspace, os.environ)
+    dirs, project_dir = evaluator_settings(ctx)
+    return REGISTRIES.get(dirs, project_dir, os.environ)
 
 
 def _evaluation(selection: Selection, source: str, reply: ParsedReply, *, threshold: float,
@@ -125,7 +126,7 @@ class RubricJudge:
         self.fail_on = cast(FailOn, config.get("fail_on", "blocker"))
         self.config = dict(config)
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         try:
             registry = registry_for(ctx)
             registry.raise_for_problems()
@@ -133,7 +134,7 @@ class RubricJudge:
         except EvaluatorError as exc:
             return JudgeResult.failure(f"rubric: {exc}")
         source = registry.source_of(selection.evaluator).kind
-        return self._model_judgement(task, output, ctx, selection, source)
+        return self._model_judgement(task, work, ctx, selection, source)
 
     def _result(self, selection: Selection, source: str, reply: ParsedReply, *, usage: Usage,
                 model: str, backend: str, cached: bool) -> JudgeResult:
@@ -141,14 +142,14 @@ class RubricJudge:
                                    fail_on=self.fail_on, usage=usage, model=model,
                                    backend=backend, cached=cached))
 
-    def _model_judgement(self, task: Task, output: str, ctx: JudgeContext,
+    def _model_judgement(self, task: Task, work: Work, ctx: JudgeContext,
                          selection: Selection, source: str) -> JudgeResult:
         skill = selection.evaluator
         model = judge_model(ctx, self.config)
         backend = grader_backend(ctx)
         key = judge_cache_key(
             config={"type": "rubric", "evaluator": skill.name, "sha256": skill.sha256},
-            rubric=skill.body, task_prompt=task.prompt, output=output, model=model,
+            rubric=skill.body, task_prompt=task.prompt, work=work, model=model,
             backend=backend, prompt_version=RUBRIC_PROMPT_VERSION)
         cached = ctx.cache.get(key) if ctx.cache is not None else None
         if cached is not None:
@@ -159,7 +160,7 @@ class RubricJudge:
                                     cached=True)
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: judge again
-        prompt, _ = build_prompt(skill, task.prompt, output)
+        prompt, _ = build_prompt(skill, task.prompt, work.text)
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=reply_schema(skill),
                                    tool_name=TOOL_NAME, model=model, max_tokens=MAX_TOKENS,
                                    temperature=0.0)
@@ -218,10 +219,10 @@ def rubric_configs(judge: Any, field: str = "judge") -> list[tuple[str, Mapping[
 
 
 def preflight_evaluators(tasks: Sequence[Task], evaluators_dirs: Sequence[str | Path] = (),
-                         workspace: str | Path | None = None) -> list[str]:
+                         project_dir: str | Path | None = None) -> list[str]:
     """Before a run: every evaluator source loads cleanly and every evaluator a task names
     exists. One message per problem; empty when all is well."""
-    registry = REGISTRIES.get(list(evaluators_dirs), workspace, os.environ)
+    registry = REGISTRIES.get(list(evaluators_dirs), project_dir, os.environ)
     problems = [str(p) for p in registry.problems]
     for task in tasks:
         for where, config in rubric_configs(task.judge):

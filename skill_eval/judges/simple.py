@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from ..model import JudgeResult, Task
+from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .contains import NON_EMPTY_STRINGS, contains_score
 from .fixtures import fixture_problem, resolve_fixture
@@ -61,7 +62,8 @@ class NotContainsJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         found_fraction, missing = contains_score(output, self.expected)
         found = [e for e in self.expected if e not in missing]
         if found:
@@ -103,7 +105,8 @@ class RegexJudge:
         self.compiled = compile_pattern(config)
         self.timeout = float(config.get("timeout", DEFAULT_REGEX_TIMEOUT))
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         try:
             match = self.compiled.search(output, timeout=self.timeout, concurrent=True)
         except TimeoutError:
@@ -136,7 +139,8 @@ class EqualsJudge:
         self.modes = list(config.get("normalize") or [])
         self.expected = str(config["expected"])
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         got, want = normalize(output, self.modes), normalize(self.expected, self.modes)
         if got == want:
             return _binary(True, "output equals the expected text")
@@ -281,7 +285,8 @@ class JsonSchemaJudge:
             schema = _load_schema_file(resolve_fixture(self.schema_file, ctx.suite_dir))
         return Draft202012Validator(schema)
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         try:
             validator = self._validator(ctx)
         except (OSError, ValueError, SchemaError) as exc:
@@ -323,7 +328,8 @@ class ThresholdJudge:
         self.key = str(config["key"])
         self.threshold = float(config["threshold"])
 
-    def judge(self, task: Task, output: str, ctx: JudgeContext) -> JudgeResult:
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        output = work.text
         value, reason = parse_json_output(output)
         if reason is None:
             value, reason = lookup(value, self.key)

@@ -5,6 +5,7 @@ Not the real CLI: it reads the prompt from stdin and acts on the first keyword i
     GARBAGE            print text that is not JSON, exit 0
     HANG pidfile=P     start a grandchild `sleep`, write "<own pid> <child pid>" to P, sleep
     IS_ERROR           a JSON envelope with is_error true and a rate-limit message, exit 1
+    WRITE_FILE         write notes/result.md ("written by fake claude") in its cwd, then echo
     (anything else)    a JSON envelope whose result echoes the prompt, exit 0
 `--version` prints a version line. When $FAKE_CLAUDE_ARGV_LOG is set, each call appends a JSON
 line there: argv, cwd, environment, files under cwd and under $CLAUDE_CONFIG_DIR.
@@ -88,6 +89,10 @@ def main(argv: list[str]) -> int:
     if "IS_ERROR" in prompt:
         print(envelope("API Error: Request rejected (429) · rate limited", is_error=True))
         return 1
+    if "WRITE_FILE" in prompt:
+        os.makedirs("notes", exist_ok=True)
+        with open(os.path.join("notes", "result.md"), "w", encoding="utf-8") as out:
+            out.write("written by fake claude\n")
     print(envelope(f"echo: {prompt}"))
     return 0
 

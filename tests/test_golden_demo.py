@@ -1,0 +1,82 @@
+"""The README's demo run gives the artifact it gave before the attempt seams were reshaped.
+
+`data/golden/demo-artifact.json` was written by the README quickstart command on the commit
+before `Work`, runner-owned workspaces and `Attempt.meta` (ea6d9f2). A fresh run must equal it
+apart from the fields that name a version, a time, the run id or a path on this machine, and
+the changes made on purpose since, each listed in INTENDED with its reason. The recording ran
+under the then-default `delta` policy, so the fresh run names it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import REPO, read_json, run_cli
+
+GOLDEN = Path(__file__).parent / "data" / "golden" / "demo-artifact.json"
+SUITE = "task_suites/demo/task_suite.yaml"
+# Keys whose values are a version, a moment, a duration, the run id or a machine's path.
+VOLATILE = {"run_id", "created_at", "started_at", "finished_at", "duration_ms",
+            "harness_version", "truth_anchor", "run_dir", "state_root"}
+# Changes made on purpose after the recording: (path, reason). The path's value is left out of
+# both sides (a key added since is dropped from the fresh run).
+INTENDED = (
+    (("evaluation", "policy", "reasoning"), "the summary says in points which policy decided"),
+    (("manifest", "arms", "candidate", "skill_sha256"),
+     "the demo skills' frontmatter now follows the Agent Skills format (name = folder)"),
+    (("manifest", "arms", "candidate", "skill_tree_sha256"), "a skill is identified by all of it"),
+    (("manifest", "arms", "candidate", "skill_name"), "a skill is identified by all of it"),
+    (("manifest", "arms", "candidate", "skill_directory"), "a skill is identified by all of it"),
+    (("manifest", "arms", "baseline", "skill_tree_sha256"), "a skill is identified by all of it"),
+    (("manifest", "arms", "baseline", "skill_name"), "a skill is identified by all of it"),
+    (("manifest", "arms", "baseline", "skill_directory"), "a skill is identified by all of it"),
+    (("manifest", "config_file"), "the project config file used, if any"),
+)
+
+
+def without_intended(value: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(value))
+    for path, _reason in INTENDED:
+        node = out
+        for key in path[:-1]:
+            node = node.get(key, {})
+        node.pop(path[-1], None)
+    return out
+
+
+def normalized(value: Any, roots: dict[str, str]) -> Any:
+    """`value` with volatile keys blanked and machine paths replaced by placeholders."""
+    if isinstance(value, dict):
+        return {k: "<volatile>" if k in VOLATILE else normalized(v, roots)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalized(v, roots) for v in value]
+    if isinstance(value, str):
+        for root, name in roots.items():
+            value = value.replace(root, name)
+    return value
+
+
+def test_demo_artifact_matches_the_recorded_one(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the README command, with its relative paths, from the repo root
+    code, out, err = run_cli("run", "--standalone", "--task-suite", SUITE,
+                             "--skill-path", "fixtures/demo-skill-improved", "--mock",
+                             "--mock-outputs", "task_suites/demo/mock_outputs.yaml",
+                             "--state-root", str(tmp_path / "state"), "--policy", "delta", "-q")
+    assert code == 0, err
+    fresh = read_json(out.strip())
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    golden_repo = golden["task_suite"].removesuffix("/" + SUITE)
+    want = without_intended(normalized(golden, {golden_repo: "<repo>"}))
+    got = without_intended(normalized(fresh, {str(REPO): "<repo>"}))
+    assert got == want
+    assert json.dumps(got) == json.dumps(want)  # every key in the same order too
+    # the comparison is not vacuous: the recorded run had attempts with outputs and verdicts
+    assert golden["evaluation"]["verdict"] == "pass"
+    assert [a["output"] for r in fresh["candidate_results"] for a in r["attempts"]] == \
+        [a["output"] for r in golden["candidate_results"] for a in r["attempts"]]
