@@ -150,7 +150,8 @@ def test_load_ranking_keeps_extra_keys(tmp_path: Path, skill_dir: Path) -> None:
     ({"run_id": "r", "scored_candidates": [{"score": 1}]}, "scored_candidates[0].id: is required"),
     ({"run_id": "r", "scored_candidates": [{"id": " "}]},
      "scored_candidates[0].id: must be a non-empty string"),
-    ({"run_id": "r", "scored_candidates": ["c1"]}, "scored_candidates[0]: must be a mapping, got a string 'c1'"),
+    ({"run_id": "r", "scored_candidates": ["c1"]},
+     "scored_candidates[0]: must be a mapping, got a string 'c1'"),
     ({"run_id": "r", "target": {"path": 3}, "scored_candidates": []},
      "target.path: must be a string"),
     ({"run_id": "r", "scored_candidates": [
