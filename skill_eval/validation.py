@@ -102,7 +102,10 @@ def _explain(err: ValidationError) -> list[tuple[tuple[str | int, ...], str]]:
     if isinstance(custom, str):
         return [(at, custom)]
     if kind in ("anyOf", "oneOf") and err.context:
-        return _explain(best_match(err.context))
+        # the branch meant for this kind of value says best what is wrong with it
+        best = best_match([err])
+        if best is not err:
+            return _explain(best)
     return [(at, _message(str(kind), expected, value, err.message))]
 
 
