@@ -78,7 +78,8 @@ class EvaluatorSkill:
 def evaluator_schema() -> dict[str, Any]:
     """The JSON Schema of evaluator frontmatter, shipped as package data."""
     text = resources.files("skill_eval.schemas").joinpath("evaluator_skill.schema.json")
-    return json.loads(text.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return schema
 
 
 class FrontmatterNotClosed(ValueError):
