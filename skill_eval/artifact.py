@@ -141,14 +141,11 @@ def schema() -> dict[str, Any]:
 
 def validate(data: Any, where: str = "artifact") -> None:
     """Raise ArtifactError naming the first few fields that do not match the schema."""
-    from jsonschema import Draft202012Validator
+    from .validation import schema_problems  # jsonschema only when an artifact is checked
 
-    problems = sorted(Draft202012Validator(schema()).iter_errors(data),
-                      key=lambda e: list(map(str, e.absolute_path)))
+    problems = schema_problems(data, schema(), path=where)
     if problems:
-        lines = [f"{where}: {'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
-                 for e in problems[:5]]
-        raise ArtifactError("\n".join(lines))
+        raise ArtifactError("\n".join(str(p) for p in problems[:5]))
 
 
 def write(data: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -26,7 +26,7 @@ class UnsafeCacheEntry(ValueError):
     """A cache row that would need unpickling, or that points outside the cache."""
 
 
-class SafeJSONDisk(diskcache.Disk):
+class SafeJSONDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache has no types
     def put(self, key: Any) -> tuple[Any, bool]:
         if not isinstance(key, str):
             raise TypeError("cache keys are strings")

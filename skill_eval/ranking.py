@@ -4,15 +4,13 @@ schemas/ranking.schema.json, every problem reported at once as `<file>: <field>:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from .errors import Problem, SkillError
+from .validation import schema_problems
 
 RANKING_SCHEMA = Path(__file__).parent / "schemas" / "ranking.schema.json"
 
@@ -75,46 +73,13 @@ def _reject_constant(name: str) -> Any:
 
 
 @cache
-def _ranking_validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(RANKING_SCHEMA.read_text(encoding="utf-8"))
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
-
-
-_TYPE_NAMES = {"string": "a string", "number": "a number", "integer": "an integer",
-               "object": "an object", "array": "a list", "boolean": "true or false",
-               "null": "null"}
+def _ranking_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(RANKING_SCHEMA.read_text(encoding="utf-8"))
+    return schema
 
 
 def _schema_problems(file: str, data: Any) -> list[Problem]:
-    found: dict[str, Problem] = {}
-    for error in _ranking_validator().iter_errors(data):
-        for field, message in _explain(error):
-            problem = Problem(path=file, message=message, field=field)
-            found.setdefault(str(problem), problem)
-    return sorted(found.values(), key=lambda p: (p.field, p.message))
-
-
-def _explain(error: jsonschema.ValidationError) -> list[tuple[str, str]]:
-    field = _field_name(error.absolute_path)
-    kind = error.validator
-    if kind == "required":
-        missing = [k for k in error.validator_value if k not in error.instance]
-        return [(_field_name([*error.absolute_path, k]), "is required") for k in missing]
-    if kind == "type":
-        expected = error.validator_value
-        names = [expected] if isinstance(expected, str) else list(expected)
-        return [(field, "must be " + " or ".join(_TYPE_NAMES.get(n, n) for n in names))]
-    if kind in ("minLength", "pattern"):
-        return [(field, "must be a non-empty string")]
-    return [(field, error.message)]
-
-
-def _field_name(parts: Iterable[Any]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+    return schema_problems(data, _ranking_schema(), path=file)
 
 
 def _duplicate_ids(file: str, candidates: list[dict[str, Any]]) -> list[Problem]:

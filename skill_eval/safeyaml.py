@@ -146,12 +146,12 @@ class _Builder:
         documents = 0
         try:
             for event in yaml.parse(text, Loader=_Loader):
-                cls = event.__class__
-                line = event.start_mark.line + 1
-                if cls is yaml.ScalarEvent:
+                # the parser marks every event; 1 only satisfies the type of start_mark
+                line = event.start_mark.line + 1 if event.start_mark is not None else 1
+                if isinstance(event, yaml.ScalarEvent):
                     self.add(self.scalar(event, line), line, event.anchor)
-                elif cls is yaml.SequenceStartEvent or cls is yaml.MappingStartEvent:
-                    is_seq = cls is yaml.SequenceStartEvent
+                elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                    is_seq = isinstance(event, yaml.SequenceStartEvent)
                     if event.tag not in (None, "!", _SEQ_TAG if is_seq else _MAP_TAG):
                         self.problem(f"unsupported tag {_show_tag(event.tag)!r}; "
                                      f"{_PLAIN_ONLY}", line)
@@ -160,17 +160,17 @@ class _Builder:
                     self.stack.append(node)
                     if event.anchor:
                         self.open_anchors.add(event.anchor)
-                elif cls is yaml.SequenceEndEvent or cls is yaml.MappingEndEvent:
+                elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
                     self.close(self.stack.pop())
-                elif cls is yaml.AliasEvent:
-                    target = self.anchors.get(event.anchor)
+                elif isinstance(event, yaml.AliasEvent):
+                    target = self.anchors.get(event.anchor or "")  # an alias has a name
                     if target is None:
                         why = ("is used inside its own anchor" if event.anchor in
                                self.open_anchors else "has no anchor")
                         self.problem(f"alias *{event.anchor} {why}", line)
                         target = _Node("scalar", None, line)
                     self.add(target, line, None, count=target.size)
-                elif cls is yaml.DocumentStartEvent:
+                elif isinstance(event, yaml.DocumentStartEvent):
                     documents += 1
                     if documents > 1:
                         raise self.abort("expected one YAML document, found several", line)
@@ -182,9 +182,9 @@ class _Builder:
             return None
         except yaml.YAMLError as exc:  # ReaderError: characters YAML does not allow
             pos = getattr(exc, "position", None)
-            line = text.encode("utf-8")[:pos].count(b"\n") + 1 if isinstance(pos, int) else None
+            at = text.encode("utf-8")[:pos].count(b"\n") + 1 if isinstance(pos, int) else None
             reason = getattr(exc, "reason", None) or str(exc).splitlines()[0]
-            self.problem(f"YAML cannot read this file: {reason}", line)
+            self.problem(f"YAML cannot read this file: {reason}", at)
             return None
         return self.root
 
@@ -213,7 +213,9 @@ class _Builder:
     def scalar(self, event: yaml.ScalarEvent, line: int) -> _Node:
         tag = event.tag
         if tag is None or tag == "!":
-            tag = _RESOLVER.resolve(ScalarNode, event.value, event.implicit)
+            # types-PyYAML leaves Resolver.resolve unannotated
+            tag = _RESOLVER.resolve(ScalarNode, event.value,  # type: ignore[no-untyped-call]
+                                    event.implicit)
         if tag == _STR_TAG:  # the common case, and all the safe constructor would do
             return _Node("scalar", event.value, line)
         if tag == _MERGE_TAG:

@@ -14,13 +14,13 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .errors import Problem, SuiteError
-from .judges.base import schema_problems, validate_judge_config
+from .judges.base import validate_judge_config
 from .model import DEFAULT_TIMEOUT_SECONDS, Suite, Task
 from .safeyaml import (
     MAX_BYTES,
@@ -31,10 +31,13 @@ from .safeyaml import (
     load_yaml_file,
     render_path,
 )
+from .validation import schema_problems
 
 SUITE_FILE_NAME = "task_suite.yaml"
 SUITE_VERSION = "1.0"
 _SCHEMA_FILE = Path(__file__).parent / "schemas" / "task_suite.schema.json"
+_NUMBER_VERSION = ('must be the string "1.0": YAML reads an unquoted 1.0 as a number, '
+                   'so write version: "1.0"')
 _TASK_FIELD = re.compile(r"^tasks\[(\d+)\](?:\.(.*))?$", re.DOTALL)
 
 
@@ -110,25 +113,32 @@ def check_suite_data(data: Any, lines: LineMap, path: str, suite_dir: Path) -> l
         message = f"the top level must be a mapping with skill_id, version and tasks; {what}"
         return [Problem(path, message, line=lines.get((), 1))]
     locate = _Locator(path, lines, data)
+    schema = [p for p in schema_problems(data, suite_schema(), path=path, lines=lines)
+              if not _inside_judge(p.field, locate.tasks)]
     found: list[tuple[str, str]] = []
-    for where, message in schema_problems(data, suite_schema()):
-        rest = match.group(2) or "" if (match := _TASK_FIELD.match(where)) else ""
-        if rest == "judge" or rest.startswith(("judge.", "judge[")):
-            continue  # each judge is checked below by validate_judge_config, once
-        version = data.get("version")
-        if where == "version" and isinstance(version, int | float) and version is not True \
-                and version is not False:
-            message = ('must be the string "1.0": YAML reads an unquoted 1.0 as a number, '
-                       'so write version: "1.0"')
-        found.append((where, message))
-    tasks = data.get("tasks")
-    if isinstance(tasks, list):
-        found += _task_problems(tasks, suite_dir)
+    if locate.tasks:
+        found += _task_problems(locate.tasks, suite_dir)
     bad_numbers = _unusable_numbers(data)
     if bad_numbers:  # one problem per field: this one says what is wrong with the value
+        schema = [p for p in schema if p.field not in bad_numbers]
         found = [(w, m) for w, m in found if w not in bad_numbers] + list(bad_numbers.items())
-    problems = [locate(where, message) for where, message in found]
+    version = data.get("version")
+    if isinstance(version, int | float) and not isinstance(version, bool):
+        schema = [replace(p, message=_NUMBER_VERSION) if p.field == "version" else p
+                  for p in schema]
+    problems = [_relocate(p, locate.tasks) for p in schema]
+    problems += [locate(where, message) for where, message in found]
     return sorted(problems, key=lambda p: p.line if p.line is not None else 0)
+
+
+def _inside_judge(field: str, tasks: list[Any]) -> bool:
+    """Whether `field` lies in a task's judge: each judge present is checked by
+    validate_judge_config (in _task_problems), once, so the suite schema does not repeat it."""
+    match = _TASK_FIELD.match(field)
+    if not match or re.split(r"[.\[]", match.group(2) or "")[0] != "judge":
+        return False
+    index = int(match.group(1))
+    return index < len(tasks) and isinstance(tasks[index], dict) and "judge" in tasks[index]
 
 
 def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:

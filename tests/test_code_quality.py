@@ -1,4 +1,6 @@
-"""The code stays lint-clean: `ruff check` (a declared dependency) over the whole project."""
+"""The code stays lint-clean, type-clean and in small modules: `ruff check` (a declared
+dependency) over the whole project, mypy (the `test` extra) over the package with the
+settings in pyproject.toml, and no module of the package over 400 lines."""
 
 from __future__ import annotations
 
@@ -7,9 +9,26 @@ import sys
 
 from tests.helpers import REPO
 
+MAX_MODULE_LINES = 400
+
 
 def test_ruff_finds_nothing() -> None:
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "skill_eval",
                            "scripts", "tests"], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_finds_nothing() -> None:
+    # files, strictness and overrides come from [tool.mypy]; the cache keeps reruns at seconds
+    proc = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_no_module_is_over_400_lines() -> None:
+    sizes = {str(path.relative_to(REPO)): len(path.read_text(encoding="utf-8").splitlines())
+             for path in sorted((REPO / "skill_eval").rglob("*.py"))}
+    assert len(sizes) > 50  # the package was found
+    too_long = {name: lines for name, lines in sizes.items() if lines > MAX_MODULE_LINES}
+    assert too_long == {}, f"split these along a seam (at most {MAX_MODULE_LINES} lines)"

@@ -40,8 +40,9 @@ def test_every_version_is_a_candidate_best_first(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("artifact", "words"), [
-    ({"scored_candidates": []}, "'run_id' is a required property"),
-    ({"run_id": "r", "scored_candidates": [{"id": ""}]}, "scored_candidates/0/id"),
+    ({"scored_candidates": []}, "run_id: is required"),
+    ({"run_id": "r", "scored_candidates": [{"id": ""}]},
+     r"scored_candidates\[0\]\.id: must be a non-empty string"),
 ])
 def test_invalid_artifacts_are_named(artifact: dict[str, object], words: str) -> None:
     with pytest.raises(ValueError, match=words):

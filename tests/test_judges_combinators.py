@@ -87,9 +87,9 @@ def test_top_level_and_nested_problems_show_in_one_pass(tmp_path: Path, kind: st
     config = {"type": kind, "threshold": 1, "judges": [
         {"type": "regex", "pattern": "("}, 5, {"type": "contains", "expect": ["x"]}]}
     fields = [f for f, _ in validate_judge_config(config, tmp_path)]
-    # judges[2]: 'expected' is missing, and 'expect' is an unknown key
+    # judges[2]: 'expect' is an unknown key, and 'expected' is missing
     assert fields == ["judge.threshold", "judge.judges[0].pattern", "judge.judges[1]",
-                      "judge.judges[2]", "judge.judges[2].expect"]
+                      "judge.judges[2].expect", "judge.judges[2].expected"]
 
 
 def test_weighted_top_level_and_nested_problems_show_in_one_pass(tmp_path: Path) -> None:
@@ -100,20 +100,20 @@ def test_weighted_top_level_and_nested_problems_show_in_one_pass(tmp_path: Path)
         {"weight": 1, "judge": {"type": "nope"}}]}
     problems = validate_judge_config(config, tmp_path)
     assert [f for f, _ in problems] == [
-        "judge.judges[0].weight", "judge.judges[1]", "judge.judges[2].judge",
+        "judge.judges[0].weight", "judge.judges[1].judge", "judge.judges[2].judge",
         "judge.pass_threshold", "judge.judges[0].judge.pattern", "judge.judges[3].judge.type"]
 
 
 @pytest.mark.parametrize("config, field, message", [
     ({"type": "all", "judges": []}, "judge.judges", "non-empty list of judge configs"),
-    ({"type": "any"}, "judge", "'judges' is required"),
+    ({"type": "any"}, "judge.judges", "is required"),
     ({"type": "weighted", "judges": [{"weight": 0, "judge": HAS_A}]},
      "judge.judges[0].weight", "> 0"),
-    ({"type": "weighted", "judges": [{"judge": HAS_A}]}, "judge.judges[0]",
-     "'weight' is required"),
+    ({"type": "weighted", "judges": [{"judge": HAS_A}]}, "judge.judges[0].weight",
+     "is required"),
     ({"type": "weighted", "judges": [HAS_A]}, "judge.judges[0].type", "unknown key"),
     ({"type": "weighted", "judges": [{"weight": 1, "judge": {"type": "regex"}}]},
-     "judge.judges[0].judge", "'pattern' is required"),
+     "judge.judges[0].judge.pattern", "is required"),
     ({"type": "weighted", "judges": [{"weight": 1, "judge": HAS_A}], "pass_threshold": 2},
      "judge.pass_threshold", "between 0 and 1"),
 ])

@@ -238,7 +238,7 @@ def test_top_level_and_part_problems_show_in_one_pass(suite: Path) -> None:
     ({"type": "composite", "lint": False}, [("judge", "needs at least one of pytest, lint, "
                                                       "rubric")]),
     ({**FULL, "pytest": {"test_file": "../escape.py"}}, [("judge.pytest.test_file", None)]),
-    ({**FULL, "pytest": {}}, [("judge.pytest", "'test_file' is required")]),
+    ({**FULL, "pytest": {}}, [("judge.pytest.test_file", "is required")]),
     ({**FULL, "rubric": {"fail_on": "sometimes"}},
      [("judge.rubric.fail_on", "must be 'blocker' (any blocker fails) or 'none'")]),
     ({**FULL, "rubric": {"type": "llm-rubric"}}, [("judge.rubric.type", "must be 'rubric' or "

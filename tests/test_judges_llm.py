@@ -212,11 +212,11 @@ def test_judge_errors_are_never_cached(fake: FakeAnthropic, tmp_path: Path) -> N
     ({"type": "llm-rubric", "rubric": "x", "pass_threshold": 1.5}, "between 0 and 1"),
     ({"type": "llm-rubric", "rubric": "x", "judge_model": ""}, "model name"),
     ({"type": "llm-rubric", "rubric": "x", "treshold": 0.5}, "unknown key 'treshold'"),
-    ({"type": "llm-rubric"}, "'rubric' is required"),
+    ({"type": "llm-rubric"}, "rubric: is required"),
 ])
 def test_config_problems(config: dict[str, Any], message: str) -> None:
     problems = validate_judge_config(config, Path("/x"))
-    assert any(message in m for _, m in problems), problems
+    assert any(message in f"{f}: {m}" for f, m in problems), problems
 
 
 # --- the claude-cli backend ---------------------------------------------------------------

@@ -146,7 +146,7 @@ def test_json_schema_file_must_stay_in_fixtures(tmp_path: Path, schema_file: str
     ({"type": "threshold", "key": "a..b", "threshold": 1}, "judge.key", "dotted path"),
     ({"type": "threshold", "key": "a", "threshold": "high"}, "judge.threshold",
      "must be a number"),
-    ({"type": "threshold", "key": "a"}, "judge", "'threshold' is required"),
+    ({"type": "threshold", "key": "a"}, "judge.threshold", "is required"),
 ])
 def test_config_problems_name_the_field(tmp_path: Path, config: dict[str, Any], field: str,
                                         message: str) -> None:

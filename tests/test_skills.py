@@ -150,7 +150,8 @@ def test_load_ranking_keeps_extra_keys(tmp_path: Path, skill_dir: Path) -> None:
     ({"run_id": "r", "scored_candidates": [{"score": 1}]}, "scored_candidates[0].id: is required"),
     ({"run_id": "r", "scored_candidates": [{"id": " "}]},
      "scored_candidates[0].id: must be a non-empty string"),
-    ({"run_id": "r", "scored_candidates": ["c1"]}, "scored_candidates[0]: must be an object"),
+    ({"run_id": "r", "scored_candidates": ["c1"]},
+     "scored_candidates[0]: must be a mapping, got a string 'c1'"),
     ({"run_id": "r", "target": {"path": 3}, "scored_candidates": []},
      "target.path: must be a string"),
     ({"run_id": "r", "scored_candidates": [
@@ -158,7 +159,7 @@ def test_load_ranking_keeps_extra_keys(tmp_path: Path, skill_dir: Path) -> None:
      "scored_candidates[0].execution_plan.content_lines: must be a list"),
     ({"run_id": "r", "scored_candidates": [{"id": "a"}, {"id": "a"}]},
      "scored_candidates[1].id: duplicate id 'a' (also scored_candidates[0])"),
-    ([1, 2], "ranking.json: must be an object"),
+    ([1, 2], "ranking.json: must be a mapping, got a list"),
 ])
 def test_ranking_schema_errors_name_file_and_field(tmp_path: Path, data: Any,
                                                    expected: str) -> None:
@@ -178,7 +179,7 @@ def test_ranking_reports_every_problem_at_once(tmp_path: Path) -> None:
     assert str(info.value).splitlines() == [
         f"{path}: run_id: is required",
         f"{path}: scored_candidates[0].id: is required",
-        f"{path}: scored_candidates[0].score: must be a number",
+        f"{path}: scored_candidates[0].score: must be a number, got a string 'x'",
     ]
 
 

@@ -130,7 +130,7 @@ NOT_FINITE = 'S/task_suite.yaml:{line}: tasks[0] (id "t-1").{field}: must be a f
 
 BAD_FILES = [
     ("skill_id missing", 'version: "1.0"\ntasks:\n' + TASK,
-     "S/task_suite.yaml:1: 'skill_id' is required"),
+     "S/task_suite.yaml:1: skill_id: is required"),
     ("skill_id empty", 'skill_id: ""\nversion: "1.0"\ntasks:\n' + TASK,
      "S/task_suite.yaml:1: skill_id: must be a non-empty string"),
     ("version unquoted", 'skill_id: s\nversion: 1.0\ntasks:\n' + TASK,
@@ -139,9 +139,9 @@ BAD_FILES = [
     ("version wrong", 'skill_id: s\nversion: "2.0"\ntasks:\n' + TASK,
      'S/task_suite.yaml:2: version: must be the string "1.0"'),
     ("version missing", 'skill_id: s\ntasks:\n' + TASK,
-     "S/task_suite.yaml:1: 'version' is required"),
+     "S/task_suite.yaml:1: version: is required"),
     ("tasks missing", 'skill_id: s\nversion: "1.0"\n',
-     "S/task_suite.yaml:1: 'tasks' is required"),
+     "S/task_suite.yaml:1: tasks: is required"),
     ("tasks empty", HEAD.replace("tasks:\n", "tasks: []\n"),
      "S/task_suite.yaml:3: tasks: must be a non-empty list of tasks"),
     ("tasks not a list", HEAD.replace("tasks:\n", "tasks: {a: 1}\n"),
@@ -150,17 +150,17 @@ BAD_FILES = [
      "S/task_suite.yaml:7: taks: unknown key 'taks' (did you mean 'tasks'?); allowed: "
      "skill_id, version, description, generated_by, tasks"),
     ("task not a mapping", HEAD + "  - just a string\n",
-     "S/task_suite.yaml:4: tasks[0]: must be of type object, got str"),
+     "S/task_suite.yaml:4: tasks[0]: must be a mapping, got a string 'just a string'"),
     ("id missing", HEAD + '  - prompt: "p"\n    judge: {type: contains, expected: [x]}\n',
-     "S/task_suite.yaml:4: tasks[0]: 'id' is required"),
+     "S/task_suite.yaml:4: tasks[0].id: is required"),
     ("id not a string", HEAD + TASK.replace('"t-1"', "12"),
      "S/task_suite.yaml:4: tasks[0].id: must be a non-empty string"),
     ("prompt empty", HEAD + TASK.replace('"p"', '""'),
      'S/task_suite.yaml:5: tasks[0] (id "t-1").prompt: must be a non-empty string'),
     ("prompt missing", HEAD + '  - id: "t-1"\n    judge: {type: contains, expected: [x]}\n',
-     "S/task_suite.yaml:4: tasks[0] (id \"t-1\"): 'prompt' is required"),
+     'S/task_suite.yaml:4: tasks[0] (id "t-1").prompt: is required'),
     ("judge missing", HEAD + '  - id: "t-1"\n    prompt: "p"\n',
-     "S/task_suite.yaml:4: tasks[0] (id \"t-1\"): 'judge' is required"),
+     'S/task_suite.yaml:4: tasks[0] (id "t-1").judge: is required'),
     ("timeout zero", HEAD + TASK + "    timeout_seconds: 0\n",
      f'S/task_suite.yaml:7: tasks[0] (id "t-1").timeout_seconds: {TIMEOUT_RULE}'),
     ("timeout negative", HEAD + TASK + "    timeout_seconds: -5\n",
@@ -253,8 +253,8 @@ def test_every_problem_in_one_file_is_reported_in_line_order(tmp_path: Path) -> 
         (1, None, "skill_id"),
         (2, None, "version"),
         (5, 0, "prompt"),
-        (6, 0, "judge"),          # 'expected' is required
         (6, 0, "judge.expectd"),  # unknown key, did you mean 'expected'
+        (6, 0, "judge.expected"),  # is required
         (7, 0, "timeout_seconds"),
         (8, 1, "id"),             # duplicate
         (11, 2, ""),

@@ -31,7 +31,7 @@ class RegistryChoice(click.Choice):  # type: ignore[type-arg]
         super().__init__(())
         self._names = names
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         return tuple(self._names())
 

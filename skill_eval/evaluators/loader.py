@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problem, ProblemsError, SkillError
-from ..judges.base import schema_problems
 from ..model import sha256_text
 from ..safeyaml import YamlError, load_yaml_text
+from ..validation import schema_problems
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FRONTMATTER_CHARS = 32 * 1024
@@ -30,7 +29,6 @@ MAX_FRONTMATTER_NODES = 20_000
 BOM = "\ufeff"
 WEIGHT_TOLERANCE = 1e-6
 FRONTMATTER_FENCE = "---"
-_REQUIRED = re.compile(r"'([^']+)' is required")
 
 
 class EvaluatorError(ProblemsError, SkillError):
@@ -80,7 +78,8 @@ class EvaluatorSkill:
 def evaluator_schema() -> dict[str, Any]:
     """The JSON Schema of evaluator frontmatter, shipped as package data."""
     text = resources.files("skill_eval.schemas").joinpath("evaluator_skill.schema.json")
-    return json.loads(text.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return schema
 
 
 class FrontmatterNotClosed(ValueError):
@@ -112,15 +111,6 @@ def _frontmatter_data(front: str, path: str) -> tuple[Any, list[Problem]]:
     return data, []
 
 
-def _located(path: str, where: str, message: str) -> Problem:
-    """A schema problem; a missing key is reported at the key (`kind: is required`)."""
-    missing = _REQUIRED.fullmatch(message)
-    if missing:
-        key = missing.group(1)
-        return Problem(path, "is required", field=f"{where}.{key}" if where else key)
-    return Problem(path, message, field=where or "frontmatter")
-
-
 def parse_evaluator(text: str, path: str, source: str = "") \
         -> tuple[EvaluatorSkill | None, list[Problem]]:
     """Parse and validate one evaluator's text. Returns the skill, or None and every problem."""
@@ -142,8 +132,9 @@ def parse_evaluator(text: str, path: str, source: str = "") \
         return None, yaml_problems
     if not isinstance(data, dict):
         return None, [Problem(path, "must be a YAML mapping", field="frontmatter")]
-    problems = [_located(path, where, msg)
-                for where, msg in schema_problems(data, evaluator_schema())]
+    # a problem with the whole frontmatter (no field) is reported at `frontmatter`
+    problems = [replace(p, field=p.field or "frontmatter")
+                for p in schema_problems(data, evaluator_schema(), path=path)]
     if problems:
         return None, problems
     problems = [Problem(path, msg, field=where) for where, msg in semantic_problems(data, body)]

@@ -100,15 +100,16 @@ class ExecutorSpec:
     def config(self, values: Mapping[str, Any] | None = None, **more: Any) -> Any:
         """This executor's config from plain values, checked against `schema` first; an
         unknown or ill-typed field is an ExecutorError naming it."""
-        from ..judges.base import schema_problems  # one JSON-Schema explainer for all
+        from ..validation import schema_problems  # jsonschema only once a config is built
 
         merged = {**(values or {}), **more}
         plain = {k: (list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v)
                  for k, v in merged.items() if v is not None}
         problems = schema_problems(plain, self.schema)
         if problems:
-            where, why = problems[0]
-            raise ExecutorError(f"executor {self.name!r}: {where or 'config'}: {why}")
+            first = problems[0]
+            raise ExecutorError(f"executor {self.name!r}: {first.field or 'config'}: "
+                                f"{first.message}")
         known = {f.name for f in fields(self.config_cls)}
         return self.config_cls(**{k: v for k, v in merged.items() if k in known})
 

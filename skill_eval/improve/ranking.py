@@ -13,8 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from ..validation import schema_problems
 from .improver import SKILL_FILE
 from .loop import ImproveResult, VersionResult
 
@@ -68,14 +67,13 @@ def build_ranking_artifact(result: ImproveResult, *, run_id: str,
 
 
 @cache
-def _validator() -> Draft202012Validator:
-    schema = json.loads(RANKING_SCHEMA.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema)
+def _schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(RANKING_SCHEMA.read_text(encoding="utf-8"))
+    return schema
 
 
 def validate_ranking(artifact: Any) -> None:
-    """ValueError naming every schema problem (path: message) when `artifact` does not fit."""
-    errors = sorted(_validator().iter_errors(artifact), key=lambda e: list(e.absolute_path))
-    if errors:
-        raise ValueError("; ".join(
-            "/".join(str(p) for p in e.absolute_path) + ": " + e.message for e in errors))
+    """ValueError naming every schema problem (field: message) when `artifact` does not fit."""
+    problems = schema_problems(artifact, _schema())
+    if problems:
+        raise ValueError("; ".join(f"{p.field or 'ranking'}: {p.message}" for p in problems))

@@ -8,19 +8,17 @@ the judge marks transient (`JudgeResult.failure(..., transient=True)`) are retri
 
 from __future__ import annotations
 
-import difflib
-import re
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from jsonschema import Draft202012Validator
-
+from .. import validation
 from ..errors import JudgeError
 from ..model import JudgeResult, Task
 from ..registry import Registry
+from ..validation import join_field
 from ..work import Work
 from .builtin import BUILTIN_JUDGES
 
@@ -94,59 +92,12 @@ def get_judge_spec(judge_type: str) -> JudgeSpec:
     return spec
 
 
-def _field_of(path: Any) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _join(prefix: str, suffix: str) -> str:
-    if not suffix:
-        return prefix
-    if not prefix:
-        return suffix
-    return prefix + suffix if suffix.startswith("[") else f"{prefix}.{suffix}"
-
-
 def schema_problems(instance: Any, schema: Mapping[str, Any], prefix: str = "") \
         -> list[tuple[str, str]]:
-    """Validate `instance` against `schema`; one (field, message) per problem, unknown keys
-    named with the closest valid key suggested."""
-    problems: list[tuple[str, str]] = []
-    validator = Draft202012Validator(schema)
-    for err in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.path))):
-        where = _join(prefix, _field_of(err.absolute_path))
-        if err.validator == "additionalProperties" and isinstance(err.instance, Mapping):
-            allowed = list((err.schema.get("properties") or {}).keys())
-            patterns = list((err.schema.get("patternProperties") or {}).keys())
-            for key in err.instance:
-                if key in allowed or any(re.search(p, str(key)) for p in patterns):
-                    continue
-                hint = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-                msg = f"unknown key {key!r}"
-                msg += f" (did you mean {hint[0]!r}?)" if hint else ""
-                if allowed:
-                    msg += f"; allowed: {', '.join(allowed)}"
-                problems.append((_join(where, str(key)), msg))
-            continue
-        problems.append((where, _message(err)))
-    return problems
-
-
-def _message(err: Any) -> str:
-    custom = err.schema.get("errorMessage") if isinstance(err.schema, Mapping) else None
-    if isinstance(custom, str):
-        return custom
-    if err.validator == "required":
-        return err.message.replace("is a required property", "is required")
-    if err.validator == "type":
-        return f"must be of type {err.validator_value}, got {type(err.instance).__name__}"
-    if err.validator == "minLength" and err.validator_value == 1:
-        return "must be a non-empty string"
-    if err.validator == "minItems" and err.validator_value == 1:
-        return "must be a non-empty list"
-    return err.message
+    """Validate `instance` against `schema`; one (field, message) per problem, the shape a
+    ConfigCheck returns. The wording is validation.schema_problems's, shared by every schema."""
+    return [(p.field, p.message) for p in validation.schema_problems(instance, schema,
+                                                                      prefix=prefix)]
 
 
 def validate_judge_config(config: Any, suite_dir: Path, prefix: str = "judge") \
@@ -157,14 +108,14 @@ def validate_judge_config(config: Any, suite_dir: Path, prefix: str = "judge") \
         return [(prefix, "must be a mapping with a 'type'")]
     judge_type = config.get("type")
     if not isinstance(judge_type, str) or not judge_type:
-        return [(_join(prefix, "type"), "is required (a judge type such as 'contains')")]
+        return [(join_field(prefix, "type"), "is required (a judge type such as 'contains')")]
     try:
         spec = get_judge_spec(judge_type)
     except JudgeError as exc:
-        return [(_join(prefix, "type"), str(exc))]
+        return [(join_field(prefix, "type"), str(exc))]
     problems = schema_problems(config, spec.schema, prefix)
     if not problems and spec.check is not None:
-        problems += [(_join(prefix, f), m) for f, m in spec.check(config, suite_dir)]
+        problems += [(join_field(prefix, f), m) for f, m in spec.check(config, suite_dir)]
     return problems
 
 

@@ -63,7 +63,7 @@ class JudgeCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            value = self._cache.get(key, default=None)
+            value: dict[str, Any] | None = self._cache.get(key, default=None)
         except Exception as exc:  # UnsafeCacheEntry, bad JSON, sqlite trouble: all a miss
             log.warning("judge cache: ignoring unreadable entry %s: %s", key[:12], exc)
             value = None

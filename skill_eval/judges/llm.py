@@ -72,10 +72,11 @@ def grader_for(ctx: JudgeContext) -> Grader:
         if ctx.grader is None:
             ctx.grader = build_grader(grader_backend(ctx), options=ctx.backend_options,
                                       env=ctx.env)
-        return ctx.grader
+        grader: Grader = ctx.grader
+        return grader
 
 
-def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: dict,
+def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: dict[str, Any],
                        tool_name: str, model: str | None, max_tokens: int = 1024,
                        temperature: float = 0.0) -> Reply:
     """Ask the run's grader for one JSON object shaped by `schema`; never raises."""

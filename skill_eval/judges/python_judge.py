@@ -41,7 +41,8 @@ def load_callable(spec: str) -> Callable[..., Any]:
         obj = getattr(obj, attr)
     if not callable(obj):
         raise TypeError(f"{spec} is a {type(obj).__name__}, not a callable")
-    return obj
+    function: Callable[..., Any] = obj
+    return function
 
 
 def _problem(spec: str) -> str | None:

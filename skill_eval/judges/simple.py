@@ -276,7 +276,7 @@ class JsonSchemaJudge:
     """The output (or its first fenced JSON block) parses and validates against the schema."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.inline = config.get("schema")
+        self.inline: Any = config.get("schema")
         self.schema_file = config.get("schema_file")
 
     def _validator(self, ctx: JudgeContext) -> Draft202012Validator:
