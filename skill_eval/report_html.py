@@ -120,7 +120,8 @@ def render_html(artifact: Mapping[str, Any]) -> str:
     data = {"verdict": view.verdict, "rates": view.rates,
             "tasks": [{"id": t["id"], "tags": t["tags"]} for t in tasks]}
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             # missing keys of a foreign artifact render empty
+                             autoescape=True, undefined=jinja2.ChainableUndefined,
                              trim_blocks=True, lstrip_blocks=True)
     cache_notes = [text for label, text in view.notes if label == "cache"]
     return env.get_template("report.html.j2").render(
