@@ -83,9 +83,11 @@ def _status_of(judge: Mapping[str, Any]) -> str:
     return "error" if judge.get("error") else "passed" if judge.get("passed") else "failed"
 
 
-def judge_marks(attempt: Mapping[str, Any]) -> tuple[JudgeMark, ...]:
-    """Each judge's mark on an attempt: the parts of a composite judge, else the one judge;
-    an attempt that ended in error before judging gets one `!` with its error."""
+def judge_marks(attempt: Mapping[str, Any], judge_name: str = "judge") \
+        -> tuple[JudgeMark, ...]:
+    """Each judge's mark on an attempt: the parts of a composite judge, else the one judge
+    (`judge_name`: its type in the suite); an attempt that ended in error before judging gets
+    one `!` with its error."""
     judge = attempt.get("judge")
     if not isinstance(judge, Mapping):
         return (JudgeMark("run", "error", None, _first_line(attempt.get("error") or "error")),)
@@ -96,8 +98,7 @@ def judge_marks(attempt: Mapping[str, Any]) -> tuple[JudgeMark, ...]:
         return tuple(JudgeMark(one_line(name), _status_of(p), _float(p.get("score")),
                                _first_line(p.get("error") or p.get("details")))
                      for name, p in parts.items() if isinstance(p, Mapping))
-    name = one_line(judge.get("type") or "judge")
-    return (JudgeMark(name, _status_of(judge), _float(judge.get("score")),
+    return (JudgeMark(one_line(judge_name), _status_of(judge), _float(judge.get("score")),
                       _first_line(judge.get("error") or judge.get("details"))),)
 
 
@@ -111,7 +112,8 @@ def _mappings(value: Any) -> tuple[Mapping[str, Any], ...]:
     return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, list) else ()
 
 
-def attempt_detail(arm: str, attempt: Mapping[str, Any]) -> AttemptDetail:
+def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judge") \
+        -> AttemptDetail:
     judge = attempt.get("judge") if isinstance(attempt.get("judge"), Mapping) else {}
     ev = _evaluation(judge)
     rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
@@ -124,7 +126,7 @@ def attempt_detail(arm: str, attempt: Mapping[str, Any]) -> AttemptDetail:
         output="" if attempt.get("output") is None else str(attempt["output"]),
         score=_float(judge.get("score")),
         details=str(attempt.get("error") or judge.get("error") or judge.get("details") or ""),
-        marks=judge_marks(attempt), dimensions=_mappings(ev.get("dimensions")),
+        marks=judge_marks(attempt, judge_name), dimensions=_mappings(ev.get("dimensions")),
         findings=tuple(findings),
         files=_mappings(files.get("files")) if isinstance(files, Mapping) else (),
         transcript=_mappings(attempt.get("transcript")),
@@ -132,8 +134,8 @@ def attempt_detail(arm: str, attempt: Mapping[str, Any]) -> AttemptDetail:
         duration_ms=int(_float(attempt.get("duration_ms")) or 0))
 
 
-def _prompts(suite_path: Any) -> dict[str, str]:
-    """The suite's prompts by task id, or {} when the suite cannot be read any more (the
+def _suite_tasks(suite_path: Any) -> dict[str, tuple[str, str]]:
+    """(prompt, judge type) by task id, or {} when the suite cannot be read any more (the
     artifact may come from another machine)."""
     if not suite_path:
         return {}
@@ -141,27 +143,33 @@ def _prompts(suite_path: Any) -> dict[str, str]:
     from .suite import load_suite
 
     try:
-        return {t.id: t.prompt for t in load_suite(str(suite_path)).tasks}
+        return {t.id: (t.prompt, str(t.judge.get("type") or "judge"))
+                for t in load_suite(str(suite_path)).tasks}
     except (SkillEvalError, OSError, ValueError):
         return {}
 
 
-def _group(rows: Iterable[tuple[str, Mapping[str, Any]]], prompts: Mapping[str, str]) \
-        -> list[TaskDetail]:
+def _group(rows: Iterable[tuple[str, Mapping[str, Any]]],
+           suite: Mapping[str, tuple[str, str]]) -> list[TaskDetail]:
     tasks: dict[str, TaskDetail] = {}
     for arm, attempt in rows:
         task_id = one_line(attempt.get("task_id"))
-        task = tasks.setdefault(task_id, TaskDetail(task_id, prompts.get(task_id)))
-        task.attempts.setdefault(arm, []).append(attempt_detail(arm, attempt))
+        prompt, judge_name = suite.get(task_id, (None, "judge"))
+        task = tasks.setdefault(task_id, TaskDetail(task_id, prompt))
+        task.attempts.setdefault(arm, []).append(attempt_detail(arm, attempt, judge_name))
     for task in tasks.values():
         for attempts in task.attempts.values():
             attempts.sort(key=lambda a: a.index)
-    return list(tasks.values())
+        arms = sorted(task.attempts.items(), key=lambda item: ARMS.index(item[0]))
+        task.attempts.clear()
+        task.attempts.update(arms)
+    order = {task_id: i for i, task_id in enumerate(suite)}  # a journal is in finishing order
+    return sorted(tasks.values(), key=lambda t: order.get(t.task_id, len(order)))
 
 
 def from_artifact(artifact: Mapping[str, Any], *, with_prompts: bool = True) -> list[TaskDetail]:
     """Every task of an artifact with its attempts per arm, in the artifact's order."""
-    prompts = _prompts(artifact.get("task_suite")) if with_prompts else {}
+    suite = _suite_tasks(artifact.get("task_suite")) if with_prompts else {}
     rows: list[tuple[str, Mapping[str, Any]]] = []
     for arm in ARMS:
         for result in artifact.get(f"{arm}_results") or ():
@@ -170,7 +178,7 @@ def from_artifact(artifact: Mapping[str, Any], *, with_prompts: bool = True) -> 
                  "judge": {"passed": result.get("passed"), "score": result.get("score"),
                            "details": result.get("details"), "error": result.get("error")}}]
             rows += [(arm, {**a, "task_id": result.get("task_id")}) for a in attempts]
-    return _group(rows, prompts)
+    return _group(rows, suite)
 
 
 def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
@@ -189,4 +197,4 @@ def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
                 latest[(record["arm"], str(record.get("task_id")), record.get("index"))] = record
     meta = meta if isinstance(meta, dict) else {}
     rows = [(arm, record) for (arm, _t, _i), record in latest.items()]
-    return meta, _group(rows, _prompts(meta.get("task_suite")))
+    return meta, _group(rows, _suite_tasks(meta.get("task_suite")))
