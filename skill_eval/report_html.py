@@ -20,12 +20,13 @@ from .task_details import TaskDetail, from_artifact
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_DIFF_WORDS = 4000  # difflib is quadratic; longer outputs are compared in their first words
-_WORDS = re.compile(r"\s+|[^\s]+")
+# a word with the spaces after it, leading spaces, a line break
+_WORDS = re.compile(r"\S+[^\S\n]*|[^\S\n]+|\n")
 
 
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
     """(op, text) segments turning `old` (baseline) into `new` (candidate): op is "same",
-    "del" or "ins"; whitespace stays with the words so the text reads as written."""
+    "del" or "ins"; each word keeps the whitespace after it so the text reads as written."""
     a, b = _WORDS.findall(old)[:MAX_DIFF_WORDS], _WORDS.findall(new)[:MAX_DIFF_WORDS]
     out: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

@@ -28,9 +28,17 @@
     b.addEventListener("click", function () { state.filter = b.getAttribute("data-filter"); apply(); });
   });
   search.addEventListener("input", function () { state.query = search.value; apply(); });
-  // #filter=regressed opens the page filtered (a link from a CI summary can point there).
-  var match = /filter=(\w+)/.exec(window.location.hash);
-  if (match) { state.filter = match[1]; }
+  // #filter=regressed opens the page filtered, #task=ID with that task open (a link from a
+  // CI summary can point there).
+  var params = {};
+  window.location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
+    var at = pair.indexOf("=");
+    if (at > 0) { params[pair.slice(0, at)] = decodeURIComponent(pair.slice(at + 1)); }
+  });
+  if (params.filter) { state.filter = params.filter; }
   apply();
+  rows.forEach(function (row) {
+    if (params.task && row.getAttribute("data-task") === params.task) { row.open = true; }
+  });
   document.body.setAttribute("data-ready", "1");
 })();
