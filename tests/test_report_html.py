@@ -134,3 +134,12 @@ def test_report_command_writes_html(tmp_path: Path) -> None:
     assert (code, stdout, stderr) == (0, "", "")
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert len(page(out.read_text(encoding="utf-8")).tasks) == 5
+
+
+def test_the_readme_shows_a_real_screenshot_of_the_report() -> None:
+    from tests.browser import png_colours
+    from tests.helpers import REPO
+
+    assert "![The HTML report" in (REPO / "README.md").read_text(encoding="utf-8")
+    width, height, colours = png_colours((REPO / "docs" / "report-screenshot.png").read_bytes())
+    assert width >= 1000 and height >= 800 and colours > 50
