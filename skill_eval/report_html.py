@@ -88,7 +88,8 @@ def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
     for arm, key in (("candidate", "execution_pass_rate"), ("baseline", "baseline_pass_rate")):
         if arm == "baseline" and not view.paired:
             continue
-        meta = labels.get(arm) if isinstance(labels.get(arm), Mapping) else {}
+        found = labels.get(arm)
+        meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         usage = view.usage.get(arm) or {}
         out.append({"arm": arm, "label": one_line(meta.get("label") or arm),
                     "skill": one_line(meta.get("skill_name") or meta.get("skill_origin") or ""),

@@ -91,15 +91,18 @@ def judge_marks(attempt: Mapping[str, Any], judge_name: str = "judge") \
     judge = attempt.get("judge")
     if not isinstance(judge, Mapping):
         return (JudgeMark("run", "error", None, _first_line(attempt.get("error") or "error")),)
-    data = judge.get("data") if isinstance(judge.get("data"), Mapping) else {}
-    parts = (data.get("composite") or {}).get("parts") if isinstance(
-        data.get("composite"), Mapping) else None
+    data = _mapping(judge.get("data"))
+    parts = _mapping(data.get("composite")).get("parts")
     if isinstance(parts, Mapping) and parts:
         return tuple(JudgeMark(one_line(name), _status_of(p), _float(p.get("score")),
                                _first_line(p.get("error") or p.get("details")))
                      for name, p in parts.items() if isinstance(p, Mapping))
     return (JudgeMark(one_line(judge_name), _status_of(judge), _float(judge.get("score")),
                       _first_line(judge.get("error") or judge.get("details"))),)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _evaluation(judge: Any) -> Mapping[str, Any]:
@@ -114,7 +117,7 @@ def _mappings(value: Any) -> tuple[Mapping[str, Any], ...]:
 
 def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judge") \
         -> AttemptDetail:
-    judge = attempt.get("judge") if isinstance(attempt.get("judge"), Mapping) else {}
+    judge = _mapping(attempt.get("judge"))
     ev = _evaluation(judge)
     rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
     findings = sorted(_mappings(ev.get("findings")),

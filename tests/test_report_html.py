@@ -143,3 +143,17 @@ def test_the_readme_shows_a_real_screenshot_of_the_report() -> None:
     assert "![The HTML report" in (REPO / "README.md").read_text(encoding="utf-8")
     width, height, colours = png_colours((REPO / "docs" / "report-screenshot.png").read_bytes())
     assert width >= 1000 and height >= 800 and colours > 50
+
+
+def test_error_skipped_and_single_arm_runs_render(tmp_path: Path) -> None:
+    from tests.test_report import erroring, no_baseline, skipped
+
+    html = render_html(erroring(tmp_path / "e"))
+    tags = {t["data-task"]: t["data-tags"] for t in page(html).tasks}
+    assert tags["t2"] == "same errors" and "errors (1)" in html
+    assert 'id="verdict">ERROR<' in html and "st-error" in html
+    html = render_html(skipped(tmp_path / "s"))
+    assert page(html).tasks == [] and "no tasks were run" in html
+    html = render_html(no_baseline(tmp_path / "n"))
+    assert [t["data-task"] for t in page(html).tasks] == ["t1", "t2"]
+    assert "<h3>baseline</h3>" not in html and "word diff" not in html
