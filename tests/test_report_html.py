@@ -157,3 +157,12 @@ def test_error_skipped_and_single_arm_runs_render(tmp_path: Path) -> None:
     html = render_html(no_baseline(tmp_path / "n"))
     assert [t["data-task"] for t in page(html).tasks] == ["t1", "t2"]
     assert "<h3>baseline</h3>" not in html and "word diff" not in html
+
+
+def test_a_task_whose_attempts_disagree_is_tagged_flaky(tmp_path: Path) -> None:
+    data = copy.deepcopy(failing(tmp_path))  # pass@2: two attempts per arm
+    t1 = next(r for r in data["candidate_results"] if r["task_id"] == "t1")
+    t1["attempts"][1].update(status="failed", judge={**t1["attempts"][1]["judge"],
+                                                     "passed": False, "score": 0.0})
+    tags = {t["data-task"]: t["data-tags"] for t in page(render_html(data)).tasks}
+    assert tags["t1"] == "same flaky" and tags["t3"] == "improved"

@@ -141,3 +141,14 @@ def test_rich_views_on_a_terminal_keep_model_text_literal(tmp_path: Path) -> Non
     compared = on_terminal("compare", str(a), str(b))
     assert "tasks that changed" in compared and "t1" in compared and "regressed" in compared
     assert "\x1b[" not in on_terminal("show", str(a), "--plain")
+
+
+def test_help_and_the_command_list_do_not_import_rich_or_jinja2() -> None:
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom skill_eval.cli import cli\n"
+            "for args in (['--help'], ['show', '--help'], ['compare', '--help'],"
+            " ['report', '--help']):\n"
+            "    assert CliRunner().invoke(cli, args).exit_code == 0, args\n"
+            "print(sorted(m for m in ('rich', 'jinja2') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
