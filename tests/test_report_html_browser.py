@@ -5,6 +5,7 @@ search work, and hostile output stays text. Skipped with a reason when Chromium 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def _write(tmp_path: Path, html: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Browser:
+def browser() -> Iterator[Browser]:
     assert CHROMIUM is not None
     with Browser(CHROMIUM) as b:
         yield b
