@@ -152,3 +152,21 @@ def test_help_and_the_command_list_do_not_import_rich_or_jinja2() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_show_task_lists_an_agent_attempts_files_and_transcript(tmp_path: Path) -> None:
+    artifact = scripted_run(tmp_path, "a", {"t1": "alpha", "t2": "beta", "t3": "gamma"})
+    data = read_json(artifact)
+    attempt = data["candidate_results"][0]["attempts"][0]
+    attempt["files"] = {"files": [{"path": "src/app.py", "size": 12, "sha256": "ab"}]}
+    attempt["transcript"] = [{"name": "Write", "input": {"file_path": "src/app.py"}, "ok": True,
+                              "output": "wrote 12 bytes"},
+                             {"name": "Bash", "input": {"command": "false"}, "ok": False,
+                              "output": ""}]
+    artifact.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = run_cli("show", str(artifact), "--task", "t1")
+    assert code == 0, err
+    assert "== candidate #0: passed, score 1.00 - changed files\nsrc/app.py (12 bytes)" in out
+    assert ("== candidate #0: passed, score 1.00 - transcript\n"
+            'ok  Write {"file_path": "src/app.py"}\n      wrote 12 bytes\n'
+            'ERR Bash {"command": "false"}') in out
