@@ -24,6 +24,8 @@ COMMANDS = {
     "report": "report_cmd",
     "rejudge": "rejudge_cmd",
     "lint": "lint_cmd",
+    "show": "show_cmd",
+    "compare": "compare_cmd",
 }
 
 

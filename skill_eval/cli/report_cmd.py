@@ -1,4 +1,5 @@
-"""`skill-eval report`: render an evaluation artifact as a table, markdown, JUnit XML or JSON."""
+"""`skill-eval report`: render an evaluation artifact as a table, markdown, JUnit XML, JSON or
+HTML."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _one_line(message: str) -> str:
 
 @click.command("report")
 @click.argument("artifact_path", metavar="ARTIFACT", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "junit", "json"]),
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "junit", "json", "html"]),
               default="table", show_default=True, help="What to render.")
 @click.option("--output", "-o", metavar="FILE",
               help="Write the report to FILE (atomically) instead of stdout.")
@@ -32,6 +33,8 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
     junit     JUnit XML, one test case per task (the candidate's result) and one for
               the verdict, failing as the exit code of `run` would
     json      the artifact itself, re-checked against its schema
+    html      one self-contained page (no network): both arms side by side, word
+              diffs, judge details, filters and search
 
     Exit codes: 0 rendered, 2 missing, unreadable or invalid artifact.
     """
@@ -40,7 +43,11 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
 
     try:
         data = artifact.read(Path(artifact_path))
-        if fmt == "markdown":
+        if fmt == "html":
+            from ..report_html import render_html
+
+            text = render_html(data)
+        elif fmt == "markdown":
             text = report.render_markdown(data, artifact_path=str(Path(artifact_path).resolve()))
         else:
             text = report.RENDERERS[fmt](data)

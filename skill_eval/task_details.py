@@ -1,0 +1,203 @@
+"""Per-task, per-attempt details of a run, read defensively from an artifact or a run's
+journal (attempts.jsonl): what the HTML report and `skill-eval show` draw beyond the summary
+(report_view.py): every attempt's output, each judge's mark, rubric dimensions and findings,
+changed files and transcript, and the task's prompt when the suite can still be read.
+
+Model and judge text is kept as it is (the renderers escape it); only ids and short lines
+pass through `one_line`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .report_view import one_line
+
+ARMS = ("candidate", "baseline")
+SEVERITY_ORDER = ("blocker", "important", "suggestion")
+MARKS = {"passed": "✓", "failed": "✗", "error": "!"}
+
+
+@dataclass(frozen=True)
+class JudgeMark:
+    """One judge's say on one attempt: the composite's parts each get one, else the judge."""
+
+    name: str
+    status: str  # passed | failed | error
+    score: float | None
+    short: str  # the first line of its details or error
+
+    @property
+    def mark(self) -> str:
+        return MARKS.get(self.status, "?")
+
+
+@dataclass(frozen=True)
+class AttemptDetail:
+    arm: str
+    index: int
+    status: str
+    output: str
+    score: float | None
+    details: str  # the judge's full details (or the attempt's error)
+    marks: tuple[JudgeMark, ...]
+    dimensions: tuple[Mapping[str, Any], ...] = ()
+    findings: tuple[Mapping[str, Any], ...] = ()  # sorted by severity
+    files: tuple[Mapping[str, Any], ...] = ()
+    transcript: tuple[Mapping[str, Any], ...] = ()
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class TaskDetail:
+    task_id: str
+    prompt: str | None
+    attempts: dict[str, list[AttemptDetail]] = field(default_factory=dict)  # arm -> attempts
+
+    @property
+    def flaky(self) -> bool:
+        return any(len({a.status for a in arm if a.status != "error"}) > 1
+                   for arm in self.attempts.values())
+
+    @property
+    def has_error(self) -> bool:
+        return any(a.status == "error" for arm in self.attempts.values() for a in arm)
+
+
+def _first_line(text: Any) -> str:
+    lines = [line for line in str(text or "").splitlines() if line.strip()]
+    return one_line(lines[0]) if lines else ""
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def _status_of(judge: Mapping[str, Any]) -> str:
+    return "error" if judge.get("error") else "passed" if judge.get("passed") else "failed"
+
+
+def judge_marks(attempt: Mapping[str, Any], judge_name: str = "judge") \
+        -> tuple[JudgeMark, ...]:
+    """Each judge's mark on an attempt: the parts of a composite judge, else the one judge
+    (`judge_name`: its type in the suite); an attempt that ended in error before judging gets
+    one `!` with its error."""
+    judge = attempt.get("judge")
+    if not isinstance(judge, Mapping):
+        return (JudgeMark("run", "error", None, _first_line(attempt.get("error") or "error")),)
+    data = _mapping(judge.get("data"))
+    parts = _mapping(data.get("composite")).get("parts")
+    if isinstance(parts, Mapping) and parts:
+        return tuple(JudgeMark(one_line(name), _status_of(p), _float(p.get("score")),
+                               _first_line(p.get("error") or p.get("details")))
+                     for name, p in parts.items() if isinstance(p, Mapping))
+    return (JudgeMark(one_line(judge_name), _status_of(judge), _float(judge.get("score")),
+                      _first_line(judge.get("error") or judge.get("details"))),)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _evaluation(judge: Any) -> Mapping[str, Any]:
+    data = judge.get("data") if isinstance(judge, Mapping) else None
+    ev = data.get("evaluation") if isinstance(data, Mapping) else None
+    return ev if isinstance(ev, Mapping) else {}
+
+
+def _mappings(value: Any) -> tuple[Mapping[str, Any], ...]:
+    return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, list) else ()
+
+
+def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judge") \
+        -> AttemptDetail:
+    judge = _mapping(attempt.get("judge"))
+    ev = _evaluation(judge)
+    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+    findings = sorted(_mappings(ev.get("findings")),
+                      key=lambda f: rank.get(str(f.get("severity")), len(rank)))
+    files = attempt.get("files")
+    status = str(attempt.get("status") or _status_of(judge or {"error": "no judge"}))
+    return AttemptDetail(
+        arm=arm, index=int(attempt.get("index") or 0), status=status,
+        output="" if attempt.get("output") is None else str(attempt["output"]),
+        score=_float(judge.get("score")),
+        details=str(attempt.get("error") or judge.get("error") or judge.get("details") or ""),
+        marks=judge_marks(attempt, judge_name), dimensions=_mappings(ev.get("dimensions")),
+        findings=tuple(findings),
+        files=_mappings(files.get("files")) if isinstance(files, Mapping) else (),
+        transcript=_mappings(attempt.get("transcript")),
+        cost_usd=_float(attempt.get("cost_usd")) or 0.0,
+        duration_ms=int(_float(attempt.get("duration_ms")) or 0))
+
+
+def _suite_tasks(suite_path: Any) -> dict[str, tuple[str, str]]:
+    """(prompt, judge type) by task id, or {} when the suite cannot be read any more (the
+    artifact may come from another machine)."""
+    if not suite_path:
+        return {}
+    from .errors import SkillEvalError
+    from .suite import load_suite
+
+    try:
+        return {t.id: (t.prompt, str(t.judge.get("type") or "judge"))
+                for t in load_suite(str(suite_path)).tasks}
+    except (SkillEvalError, OSError, ValueError):
+        return {}
+
+
+def _group(rows: Iterable[tuple[str, Mapping[str, Any]]],
+           suite: Mapping[str, tuple[str, str]]) -> list[TaskDetail]:
+    tasks: dict[str, TaskDetail] = {}
+    for arm, attempt in rows:
+        task_id = one_line(attempt.get("task_id"))
+        prompt, judge_name = suite.get(task_id, (None, "judge"))
+        task = tasks.setdefault(task_id, TaskDetail(task_id, prompt))
+        task.attempts.setdefault(arm, []).append(attempt_detail(arm, attempt, judge_name))
+    for task in tasks.values():
+        for attempts in task.attempts.values():
+            attempts.sort(key=lambda a: a.index)
+        arms = sorted(task.attempts.items(), key=lambda item: ARMS.index(item[0]))
+        task.attempts.clear()
+        task.attempts.update(arms)
+    order = {task_id: i for i, task_id in enumerate(suite)}  # a journal is in finishing order
+    return sorted(tasks.values(), key=lambda t: order.get(t.task_id, len(order)))
+
+
+def from_artifact(artifact: Mapping[str, Any], *, with_prompts: bool = True) -> list[TaskDetail]:
+    """Every task of an artifact with its attempts per arm, in the artifact's order."""
+    suite = _suite_tasks(artifact.get("task_suite")) if with_prompts else {}
+    rows: list[tuple[str, Mapping[str, Any]]] = []
+    for arm in ARMS:
+        for result in artifact.get(f"{arm}_results") or ():
+            attempts = result.get("attempts") or [
+                {"index": 0, "status": result.get("status"), "error": result.get("error"),
+                 "judge": {"passed": result.get("passed"), "score": result.get("score"),
+                           "details": result.get("details"), "error": result.get("error")}}]
+            rows += [(arm, {**a, "task_id": result.get("task_id")}) for a in attempts]
+    return _group(rows, suite)
+
+
+def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
+    """(run.json, tasks) of a run directory; lines that are not JSON objects are skipped (a
+    run stopped mid-write leaves a partial last line). A task retried later (`--resume`,
+    `rejudge`) shows its last record per attempt."""
+    meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    latest: dict[tuple[str, str, Any], Mapping[str, Any]] = {}
+    with (run_dir / "attempts.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("arm") in ARMS:
+                latest[(record["arm"], str(record.get("task_id")), record.get("index"))] = record
+    meta = meta if isinstance(meta, dict) else {}
+    rows = [(arm, record) for (arm, _t, _i), record in latest.items()]
+    return meta, _group(rows, _suite_tasks(meta.get("task_suite")))
