@@ -127,7 +127,7 @@ class Runner:
     an executor result marked fatal. The only writer of the journal."""
 
     def __init__(self, executor: ExecutorBase | None, judges: Mapping[str, Judge],
-                 ctx: JudgeContext, journal: Journal, settings: RunSettings,
+                 ctx: JudgeContext, journal: Journal | None, settings: RunSettings,
                  backend: Backend | None = None) -> None:
         self.executor = executor
         self.judges = judges
@@ -176,11 +176,12 @@ class Runner:
         """Journal a finished attempt, report it, and stop the run if it was fatal."""
         if finished.attempt is None:  # not started: the run had already stopped
             return
-        self.journal.append(finished.attempt)
+        if self.journal is not None:
+            self.journal.append(finished.attempt)
         if finished.fatal:
             self.stop.set()
             raise RunStopped(finished.attempt.error or "the executor cannot run",
-                             str(self.journal.path.parent))
+                             str(self.journal.path.parent) if self.journal else "")
         if self.settings.progress is not None:
             self.settings.progress(finished.attempt)
 
@@ -193,7 +194,7 @@ class Runner:
         with closing(self._map(lambda a: (a, self._rejudge_one(a, tasks[a.task_id])),
                                todo)) as judged:
             for old, new in judged:
-                if new is not old:
+                if new is not old and self.journal is not None:
                     self.journal.append(new)
                 results.append(new)
         return results
