@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -208,7 +208,8 @@ class Runner:
         """Judge an attempt's work: `jobs.judge_attempt` with this run's judges and context."""
         return judge_attempt(self.env, attempt, task)
 
-    def _map(self, fn: Callable[[_In], _Out], items: Sequence[_In]) -> Iterator[_Out]:
+    def _map(self, fn: Callable[[_In], _Out], items: Sequence[_In]) \
+            -> Generator[_Out, None, None]:
         """`fn` over `items` on the backend, with this run's objects registered for it; on
         any exit before the end (an error, Ctrl-C, a fatal result) nothing new starts and the
         executor is told to cancel what is running."""
