@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .analysis import Analysis, analyse
 from .backends import Backend
@@ -69,6 +70,15 @@ class ArmResult:
         """Attempts that ended in error (the harness's or the service's fault, not the arm's)."""
         return tuple(a for a in self.attempts if a.status == "error")
 
+    def to_dict(self) -> dict[str, Any]:
+        skill = self.arm.skill
+        return {"name": self.name, "label": self.arm.label,
+                "skill_sha256": skill.sha256 if skill else None,
+                "skill_tree_sha256": skill.tree_sha256 if skill else None,
+                "pass_rate": self.pass_rate, "results": [r.to_dict() for r in self.results],
+                "usage": {**self.usage.to_dict(), "cost_usd": self.cost_usd,
+                          "attempts": len(self.attempts), "errors": len(self.errors)}}
+
 
 @dataclass(frozen=True)
 class ArmComparison:
@@ -90,6 +100,16 @@ class ArmComparison:
         """The policy's decision; None when nothing could be compared."""
         return self.analysis.policy.passed if self.analysis.policy else None
 
+    def to_dict(self) -> dict[str, Any]:
+        a = self.analysis
+        return {"arm": self.arm, "reference": self.reference, "rate": self.rate,
+                "reference_rate": self.reference_rate, "delta": self.delta,
+                "unpaired": list(self.unpaired), "errored": self.errored,
+                "comparison": a.comparison.to_dict() if a.comparison else None,
+                "policy": a.policy.to_dict() if a.policy else None,
+                "conclusion": a.conclusion, "non_discriminating": list(a.non_discriminating),
+                "power_hint": a.power_hint}
+
 
 @dataclass(frozen=True)
 class EvaluationResult:
@@ -109,6 +129,11 @@ class EvaluationResult:
             if comparison.arm == name:
                 return comparison
         raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (attempts appear within each arm's task results)."""
+        return {"reference": self.reference, "arms": [a.to_dict() for a in self.arms],
+                "comparisons": [c.to_dict() for c in self.comparisons]}
 
 
 def evaluate(suite: Suite, arms: Sequence[Arm], executor: ExecutorBase | str, *,

@@ -3,6 +3,7 @@ and the real judges, per-arm results, and the comparisons of every arm against t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,9 @@ def test_three_in_memory_arms_give_three_results_and_two_comparisons(suite, tmp_
     with pytest.raises(KeyError):
         result.comparison("v1")  # the reference is not compared with itself
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    data = json.loads(json.dumps(result.to_dict()))
+    assert [a["pass_rate"] for a in data["arms"]] == [0.0, 1.0, 0.5]
+    assert data["comparisons"][0]["policy"]["passed"] is True
 
 
 def test_the_reference_arm_can_be_named_and_attempts_journaled(suite, tmp_path) -> None:
