@@ -68,12 +68,15 @@ def test_a_pickled_job_runs_in_another_process_with_the_same_attempt(tmp_path: P
 def test_the_thread_backend_keeps_concurrency_bounded_and_stops_when_closed() -> None:
     backend = ThreadBackend(2)
     lock, running, peak, started = threading.Lock(), [0], [0], []
+    both = threading.Barrier(2, timeout=10)  # the first two must run at the same time
 
     def work(n: int) -> int:
         with lock:
             started.append(n)
             running[0] += 1
             peak[0] = max(peak[0], running[0])
+        if n < 2 and not both.broken:
+            both.wait()
         time.sleep(0.02)
         with lock:
             running[0] -= 1
