@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-from skill_eval.evaluate import run_evaluation  # noqa: E402
+from skill_eval.conductor import run_evaluation  # noqa: E402
 from skill_eval.options import RunOptions  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 

@@ -20,8 +20,8 @@ import click  # noqa: E402
 
 from skill_eval.cli.common import interrupted  # noqa: E402
 from skill_eval.cli.run_cmd import options_from, run_flags, stop_on_sigterm  # noqa: E402
+from skill_eval.conductor import run_evaluation  # noqa: E402
 from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa: E402
-from skill_eval.evaluate import run_evaluation  # noqa: E402
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

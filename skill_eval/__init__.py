@@ -7,6 +7,9 @@ for the command line.
     outcome = run_evaluation(RunOptions(task_suite="suite.yaml", state_root="state",
                                         standalone=True, skill_path="my-skill", mock=True))
     outcome.verdict, outcome.path
+
+`evaluate(suite, arms, executor)` is the entry below it: any number of labelled in-memory arms,
+no files written, an `EvaluationResult` back (see skill_eval/api.py).
 """
 
 from __future__ import annotations
@@ -19,10 +22,14 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ArtifactError": "errors",
     "Arm": "model",
+    "ArmComparison": "api",
+    "ArmResult": "api",
     "Attempt": "model",
     "BaselineCache": "cache",
     "CacheError": "errors",
-    "EvaluationOutcome": "evaluate",
+    "EvaluationOutcome": "conductor",
+    "EvaluationResult": "api",
+    "EvaluationSettings": "api",
     "ExecutionRequest": "model",
     "ExecutionResult": "model",
     "ExecutorConfig": "executors.base",
@@ -45,22 +52,27 @@ _EXPORTS = {
     "Usage": "model",
     "UsageError": "errors",
     "Work": "work",
+    "evaluate": "api",
     "load_ranking": "ranking",
     "load_skill": "skills",
     "load_suite": "suite",
     "read_artifact": "artifact",
     "register_executor": "executors.base",
     "register_judge": "judges.base",
-    "run_evaluation": "evaluate",
+    "run_evaluation": "conductor",
 }
 
 __all__ = [
     "Arm",
+    "ArmComparison",
+    "ArmResult",
     "ArtifactError",
     "Attempt",
     "BaselineCache",
     "CacheError",
     "EvaluationOutcome",
+    "EvaluationResult",
+    "EvaluationSettings",
     "ExecutionRequest",
     "ExecutionResult",
     "ExecutorConfig",
@@ -84,6 +96,7 @@ __all__ = [
     "UsageError",
     "Work",
     "__version__",
+    "evaluate",
     "load_ranking",
     "load_skill",
     "load_suite",

@@ -15,8 +15,10 @@ from typing import Any, Literal
 from .work import Snapshot, ToolCall, Work
 
 Status = Literal["passed", "failed", "error"]
-ArmName = Literal["candidate", "baseline"]
-ARM_NAMES: tuple[ArmName, ...] = ("candidate", "baseline")
+# An arm is named by its label: any string, unique within an evaluation (`evaluate` takes any
+# number of arms). The two-arm run of `skill-eval run` and its artifact use ARM_NAMES.
+ArmName = str
+ARM_NAMES: tuple[str, ...] = ("candidate", "baseline")
 # Whether a judge error may heal on a retry (timeouts, rate limits, overload, 5xx, dropped
 # connections, a judge model's unparseable reply) or will recur (missing module or fixture,
 # bad config, a judge that raises). Decided by the judge that knows the cause.
@@ -92,11 +94,12 @@ class Skill:
 
 @dataclass(frozen=True)
 class Arm:
-    """One variant under test. `skill` is None for the no-skill baseline."""
+    """One variant under test, named by `name` (its label in results and the journal);
+    `skill` is None for the no-skill arm; `label` describes it for people."""
 
     name: ArmName
     skill: Skill | None
-    label: str
+    label: str = ""
 
     @property
     def skill_sha256(self) -> str | None:

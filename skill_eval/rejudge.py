@@ -13,8 +13,8 @@ from typing import Any
 
 from . import artifact as artifact_mod
 from .arms import arms_from_dict
+from .conductor import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
 from .errors import UsageError
-from .evaluate import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
 from .judges.base import build_judge
 from .paths import safe_component
 from .rundir import RUN_META, load_manifest

@@ -1,6 +1,8 @@
-"""Runs arms × tasks × attempts on one bounded pool, retries what is not the skill's fault and
-may heal (as the executor or judge classifies it), stops the run on an executor result marked
-fatal, and journals every attempt as it finishes. Concurrency lives here and nowhere else.
+"""Runs arms × tasks × attempts through a backend (`backends/`: a bounded thread pool by
+default), stops the run on an executor result marked fatal, and journals every attempt as it
+finishes. Concurrency lives here and in the backends, nowhere else; each attempt is a picklable
+job run by `jobs.run_attempt`, which retries what is not the skill's fault and may heal (as the
+executor or judge classifies it). The runner is the driver: the only writer of the journal.
 
 Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
 hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per
@@ -12,48 +14,40 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import uuid
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TypeVar
 
+from .backends import Backend
+from .backends.threads import ThreadBackend
 from .errors import RunStopped
 from .executors.base import ExecutorBase
-from .judges.base import Judge, JudgeContext, run_judge, traceback_tail
-from .model import (
-    Arm,
-    ArmName,
-    Attempt,
-    ExecutionRequest,
-    ExecutionResult,
-    JudgeResult,
-    Task,
-    clean_text,
-    status_of,
+from .jobs import (
+    BACKOFF_BASE_SECONDS,
+    BACKOFF_CAP_SECONDS,
+    AttemptEnv,
+    AttemptJob,
+    Finished,
+    JudgeSettings,
+    RetryPolicy,
+    RunSpec,
+    forget_environment,
+    judge_attempt,
+    now_iso,
+    register_environment,
+    run_attempt,
 )
-from .work import Work
-from .workspace import AttemptWorkspace, detached
+from .judges.base import Judge, JudgeContext
+from .model import Arm, ArmName, Attempt, Task
 
 JOURNAL_NAME = "attempts.jsonl"
-BACKOFF_BASE_SECONDS = 1.0
-BACKOFF_CAP_SECONDS = 60.0
 _In = TypeVar("_In")
-
-
-@dataclass(frozen=True)
-class Job:
-    arm: Arm
-    task: Task
-    index: int
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.arm.name, self.task.id, self.index)
+_Out = TypeVar("_Out")
+Job = AttemptJob  # one (arm, task, sample index); see jobs.py
 
 
 @dataclass
@@ -68,13 +62,9 @@ class RunSettings:
     workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
 
 
-def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[Job]:
+def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
     """Every arm runs every task `samples` times, interleaved across arms."""
     return [Job(arm, task, i) for i in range(samples) for task in tasks for arm in arms]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Journal:
@@ -132,163 +122,112 @@ class Journal:
 
 
 class Runner:
-    """Executes jobs with one executor and per-task judges (no executor: it only judges)."""
+    """The driver: hands jobs to a backend (one executor, per-task judges; no executor: it
+    only judges), journals each attempt it gets back, reports progress, and stops the run at
+    an executor result marked fatal. The only writer of the journal."""
 
     def __init__(self, executor: ExecutorBase | None, judges: Mapping[str, Judge],
-                 ctx: JudgeContext, journal: Journal, settings: RunSettings) -> None:
+                 ctx: JudgeContext, journal: Journal | None, settings: RunSettings,
+                 backend: Backend | None = None) -> None:
         self.executor = executor
         self.judges = judges
         self.ctx = ctx
         self.journal = journal
         self.settings = settings
+        self.backend = backend or ThreadBackend(settings.concurrency)
         self.stop = threading.Event()
-        self._stopped: RunStopped | None = None  # why an executor stopped the run
+        self.key = uuid.uuid4().hex
+        self._env: AttemptEnv | None = None
+
+    def spec(self) -> RunSpec:
+        """How another process rebuilds this run's executor and judges (see jobs.py)."""
+        s = self.settings
+        return RunSpec(self.key, getattr(self.executor, "name", None) if self.executor else None,
+                       getattr(self.executor, "config", None), JudgeSettings.of(self.ctx),
+                       RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
+                       s.keep_workspaces, s.workspace_parent)
+
+    @property
+    def env(self) -> AttemptEnv:
+        """This run's live objects, registered for the jobs that run in this process."""
+        if self._env is None:
+            s = self.settings
+            self._env = AttemptEnv(self.executor, self.judges, self.ctx,
+                                   RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
+                                   keep_workspaces=s.keep_workspaces,
+                                   workspace_parent=s.workspace_parent, sleep=s.sleep,
+                                   stop=self.stop)
+        return self._env
 
     def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
         """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
         kept = {(a.arm, a.task_id, a.index): a for a in done if a.status != "error"}
-        todo = [job for job in jobs if job.key not in kept]
-        return list(kept.values()) + self._map(self._run_job, todo)
+        spec = self.spec()
+        todo = [replace(job, run=spec) for job in jobs if job.key not in kept]
+        results = list(kept.values())
+        with closing(self._map(run_attempt, todo)) as finishing:
+            for finished in finishing:
+                self._record(finished)
+                if finished.attempt is not None:
+                    results.append(finished.attempt)
+        return results
+
+    def _record(self, finished: Finished) -> None:
+        """Journal a finished attempt, report it, and stop the run if it was fatal."""
+        if finished.attempt is None:  # not started: the run had already stopped
+            return
+        if self.journal is not None:
+            self.journal.append(finished.attempt)
+        if finished.fatal:
+            self.stop.set()
+            raise RunStopped(finished.attempt.error or "the executor cannot run",
+                             str(self.journal.path.parent) if self.journal else "")
+        if self.settings.progress is not None:
+            self.settings.progress(finished.attempt)
 
     def rejudge(self, attempts: Iterable[Attempt], tasks: Mapping[str, Task]) -> list[Attempt]:
-        """Judge recorded attempts again on the same pool, through `judge_attempt` (so with
+        """Judge recorded attempts again through the backend, with `judge_attempt` (so with
         the same retries as a run), journaling each; nothing is executed. Attempts whose task
         left the suite are dropped; those that never produced work are kept as they were."""
         todo = [a for a in attempts if a.task_id in tasks]
-        return self._map(lambda old: self._rejudge_one(old, tasks[old.task_id]), todo)
+        results = []
+        with closing(self._map(lambda a: (a, self._rejudge_one(a, tasks[a.task_id])),
+                               todo)) as judged:
+            for old, new in judged:
+                if new is not old and self.journal is not None:
+                    self.journal.append(new)
+                results.append(new)
+        return results
 
     def _rejudge_one(self, old: Attempt, task: Task) -> Attempt:
         if old.status == "error" and old.judge is None:
             return old  # it never produced an output to judge
-        new = replace(self.judge_attempt(old, task), finished_at=now_iso())
-        self.journal.append(new)
-        return new
+        return replace(self.judge_attempt(old, task), finished_at=now_iso())
 
-    def _map(self, fn: Callable[[_In], Attempt], items: Sequence[_In]) -> list[Attempt]:
-        """`fn` over `items` on a bounded pool (in flight: twice the concurrency)."""
-        results: list[Attempt] = []
+    def judge_attempt(self, attempt: Attempt, task: Task) -> Attempt:
+        """Judge an attempt's work: `jobs.judge_attempt` with this run's judges and context."""
+        return judge_attempt(self.env, attempt, task)
+
+    def _map(self, fn: Callable[[_In], _Out], items: Sequence[_In]) \
+            -> Generator[_Out, None, None]:
+        """`fn` over `items` on the backend, with this run's objects registered for it; on
+        any exit before the end (an error, Ctrl-C, a fatal result) nothing new starts and the
+        executor is told to cancel what is running."""
         if not items:
-            return results
-        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency),
-                                  thread_name_prefix="skill-eval")
-        pending: set[Future[Attempt]] = set()
-        queue = iter(items)
+            return
+        self._env = None  # judges or settings may have changed since the last run
+        register_environment(self.key, self.env)
+        results = self.backend.map(fn, items)
         try:
-            for item in queue:
-                pending.add(pool.submit(fn, item))
-                if len(pending) >= self.settings.concurrency * 2:
-                    break
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    results.append(future.result())
-                for item in queue:
-                    pending.add(pool.submit(fn, item))
-                    if len(pending) >= self.settings.concurrency * 2:
-                        break
-        except BaseException:
+            yield from results
+        except BaseException:  # GeneratorExit too: the driver stopped reading
             self.stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
+            self.backend.cancel()
             if self.executor is not None:
                 self.executor.cancel()  # kill running subprocesses
             raise
-        pool.shutdown(wait=True)
-        return results
-
-    def _sleep(self, seconds: float) -> None:
-        if self.settings.sleep is not None:
-            self.settings.sleep(seconds)
-        else:
-            self.stop.wait(seconds)
-
-    def _backoff(self, tries: int, retry_after: float | None) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.settings.backoff_cap)
-        delay = self.settings.backoff_base * (2 ** (tries - 1))
-        return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
-
-    @property
-    def _uses_workspace(self) -> bool:
-        # An executor that works in a directory declares it (ExecutorBase.uses_workspace).
-        return self.executor is not None and self.executor.uses_workspace
-
-    def _run_job(self, job: Job) -> Attempt:
-        if self._stopped is not None:  # queued before the run stopped: start nothing new
-            raise self._stopped
-        started_at = now_iso()
-        workspace = AttemptWorkspace.create(self.settings.workspace_parent) \
-            if self._uses_workspace else None
-        start = time.monotonic()
-        try:
-            result, tries = self._execute(job, workspace.path if workspace else None)
-            attempt = Attempt(
-                arm=job.arm.name, task_id=job.task.id, index=job.index, status="error",
-                output=result.output, judge=None, error=result.error, duration_ms=0,
-                tries=tries, usage=result.usage, cost_usd=result.cost_usd,
-                started_at=started_at, transcript=result.transcript,
-                files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
-            if not result.error:
-                attempt = self.judge_attempt(attempt, job.task)
-            duration_ms = int((time.monotonic() - start) * 1000)
-        finally:  # judged (or failed): the workspace has served its purpose
-            kept = workspace.finish(keep=self.settings.keep_workspaces) if workspace else None
-        attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(),
-                          files=attempt.files if kept else detached(attempt.files))
-        self.journal.append(attempt)
-        if result.fatal:  # no attempt of this run can succeed: stop at the first one
-            self._stopped = self._stopped or RunStopped(result.error or "the executor cannot run",
-                                                        str(self.journal.path.parent))
-            self.stop.set()
-            raise self._stopped
-        if self.settings.progress is not None:
-            self.settings.progress(attempt)
-        return attempt
-
-    def judge_attempt(self, attempt: Attempt, task: Task) -> Attempt:
-        """Judge an attempt's work (retrying judge errors) and set its judgement, error and
-        status. The one way an attempt is judged: by a run and by `rejudge` alike."""
-        judge = self._judge(task, attempt.work)
-        error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
-        return replace(attempt, judge=judge, error=error,
-                       status="error" if error else status_of(judge))
-
-    def _retrying(self, tries: int) -> bool:
-        return not self.stop.is_set() and tries <= self.settings.max_retries
-
-    def _execute(self, job: Job, workspace: Path | None) -> tuple[ExecutionResult, int]:
-        """Run the task, retrying what is not the skill's fault: (result, tries)."""
-        request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
-                                   skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds,
-                                   workspace=workspace)
-        tries = 0
-        while True:
-            tries += 1
-            try:
-                if self.executor is None:
-                    raise RuntimeError("this runner only judges; it has no executor")
-                result = self.executor.run(request)
-            except Exception as exc:
-                # A bug in the executor: the same input raises again, so it is not retried.
-                result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}"
-                                               f"\n{traceback_tail(exc)}")
-            result = replace(result, output=clean_text(result.output))
-            if result.fatal:
-                return result, tries
-            if not result.error or not result.retryable or not self._retrying(tries):
-                return result, tries
-            self._sleep(self._backoff(tries, result.retry_after))
-
-    def _judge(self, task: Task, work: Work) -> JudgeResult:
-        """Judge one attempt's work; a transient judge error (as the judge classifies it) is
-        retried on the same work (the model is not asked again); a permanent one is kept at
-        once."""
-        tries = 0
-        while True:
-            tries += 1
-            judge = run_judge(self.judges[task.id], task, work, self.ctx)
-            if not judge.transient or not self._retrying(tries):
-                return judge
-            self._sleep(self._backoff(tries, None))
+        finally:
+            forget_environment(self.key)
 
 
 def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:

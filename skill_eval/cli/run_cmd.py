@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
+from ..conductor import EvaluationOutcome, run_evaluation
 from ..config import chosen_config, command_defaults, load_config
 from ..errors import ConfigError, RunInterrupted, SkillEvalError
-from ..evaluate import EvaluationOutcome, run_evaluation
 from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..options import RunOptions
 from ..policy import DEFAULT_POLICY, POLICIES

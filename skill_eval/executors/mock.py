@@ -1,8 +1,9 @@
 """`mock`: a deterministic executor with no network, the one CI and the tests use.
 
 By default every prompt gets MOCK_OUTPUT. `--mock-outputs FILE` scripts it: `{task_id: text}`
-gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each arm its own;
-a task missing from the file falls back to MOCK_OUTPUT.
+gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each arm its own
+(any arm label may be a key, for `evaluate` over more arms); a task missing from the file, or
+an arm missing from a per-arm file, falls back to MOCK_OUTPUT.
 
 In installed skill mode the mock installs nothing, but records in each result's
 `meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
@@ -57,8 +58,8 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: mock outputs must be a mapping of task id to text")
-    per_arm = any(k in ARM_NAMES for k in data)
-    tables = {a: data.get(a) or {} for a in ARM_NAMES} if per_arm else {"": data}
+    per_arm = _per_arm(data)
+    tables = _arm_tables(data) if per_arm else {"": data}
     for arm, table in tables.items():
         if not isinstance(table, Mapping):
             raise UsageError(f"{path}: {arm}: must be a mapping of task id to text")
@@ -67,7 +68,7 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
                 where = f"{arm}.{task_id}" if arm else str(task_id)
                 raise UsageError(f"{path}: {where}: output must be a string")
     if per_arm:
-        extra = [k for k in data if k not in ARM_NAMES]
+        extra = [k for k in data if k not in ARM_NAMES and not isinstance(data[k], Mapping)]
         if extra:
             raise UsageError(f"{path}: {extra[0]}: mix of per-arm and per-task keys; "
                              "use either {task_id: text} or {candidate: ..., baseline: ...}")
@@ -76,11 +77,22 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
                 else clean_text(v)) for k, v in data.items()}
 
 
+def _per_arm(data: Mapping[str, Any]) -> bool:
+    """Keyed by arm: a key is candidate/baseline, or some value is a table of its own."""
+    return any(k in ARM_NAMES or isinstance(v, Mapping) for k, v in data.items())
+
+
+def _arm_tables(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Each arm's table: candidate and baseline always (empty when absent), then any other
+    arm label the file names."""
+    others = [k for k, v in data.items() if k not in ARM_NAMES and isinstance(v, Mapping)]
+    return {a: data.get(a) or {} for a in (*ARM_NAMES, *others)}
+
+
 def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collection[str]) -> None:
     """A task id the suite does not have is a typo that would silently fall back to
     MOCK_OUTPUT (and fail every judge): an error with the nearest id as a hint."""
-    per_arm = any(k in ARM_NAMES for k in outputs)
-    tables = {a: outputs.get(a) or {} for a in ARM_NAMES} if per_arm else {"": outputs}
+    tables = _arm_tables(outputs) if _per_arm(outputs) else {"": outputs}
     for arm, table in tables.items():
         for task_id in table:
             if task_id in task_ids:
@@ -101,7 +113,7 @@ class MockExecutor(ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         table = self.outputs
-        if any(k in ARM_NAMES for k in table):
+        if _per_arm(table):
             table = table.get(request.arm) or {}
         output = table.get(request.task.id, MOCK_OUTPUT)
         meta: dict[str, Any] = {}

@@ -1,7 +1,8 @@
 """`run_evaluation`: the one function behind `skill-eval run` and `scripts/evaluate.py`.
 
-Load the suite, resolve the arms, run every task with each arm, judge, decide the verdict
-and write the artifact. Suite and configuration errors stop the run before any model call.
+Load the suite, resolve the arms, run every task with each arm through `api.evaluate` (the
+library entry), decide the verdict and write the artifact. Suite and configuration errors stop
+the run before any model call. (Not called evaluate.py: `skill_eval.evaluate` is the function.)
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from . import artifact as artifact_mod
-from .analysis import analyse
+from .analysis import Analysis
+from .api import EvaluationSettings, evaluate, summarise
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted
@@ -32,9 +34,9 @@ from .model import Attempt, sha256_text
 from .options import RunOptions, check_options, executor_config
 from .paths import safe_component
 from .progress import Progress
-from .results import arm_results, errored_in, first_failures, pass_rate, unpaired_tasks
+from .results import TaskResult, first_failures
 from .rundir import open_run_dir
-from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
+from .runner import JOURNAL_NAME, Journal
 from .suite import load_suite
 from .verdict import RunHealth, Verdict, decide_verdict, skip_verdict
 
@@ -67,7 +69,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     check_options(opts)
     started_at = datetime.now(UTC)
     suite = load_suite(opts.task_suite)
-    judges = {task.id: build_judge(task.judge) for task in suite.tasks}
+    for task in suite.tasks:  # a judge that cannot be built stops the run before any call
+        build_judge(task.judge)
     state_root = Path(opts.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
@@ -121,12 +124,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     journal = Journal(run_dir / JOURNAL_NAME)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
-    jobs = plan_jobs(arm_list, suite.tasks, opts.sample_count)
     progress = Progress({a.name: len(suite.tasks) * opts.sample_count for a in arm_list}) \
         if opts.progress else None
-    runner = Runner(executor, judges, ctx, journal,
-                    RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries,
-                                progress=progress))
     if resumed:
         log(f"resume: {sum(a.status != 'error' for a in done)} finished attempts kept "
             f"from {run_dir}")
@@ -155,7 +154,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if progress is not None:
         progress.already(a for a in done if a.status != "error")
     try:
-        attempts = runner.run(jobs, done)
+        result = evaluate(suite, arm_list, executor, settings=evaluation_settings(opts),
+                          reference=arm_list[-1].name, judge_context=ctx, journal=journal,
+                          done=done, progress=progress)
     except KeyboardInterrupt:
         finished = sum(a.status != "error" for a in journal.read())
         raise RunInterrupted(str(run_dir), finished) from None
@@ -165,9 +166,18 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             stored = [a for a in journal.read() if a.arm == "baseline"]
             cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
             cache.close()
+    attempts = list(result.attempts)
     extras.update(close_judge_cache(ctx))
     return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
                              describe, log=log, extras=extras)
+
+
+def evaluation_settings(opts: RunOptions) -> EvaluationSettings:
+    """What `evaluate` needs of the run's options."""
+    return EvaluationSettings(pass_k=opts.pass_k, samples=opts.sample_count,
+                              policy=opts.policy,  # type: ignore[arg-type]  # check_options
+                              min_delta=opts.min_delta, margin=opts.margin,
+                              concurrency=opts.concurrency, max_retries=opts.max_retries)
 
 
 def _open_baseline_cache(opts: RunOptions, arms: Arms, log: Callable[[str], None]) \
@@ -247,22 +257,28 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                       output: Path | None = None) -> EvaluationOutcome:
     """Results, statistics, verdict and the artifact, from a run's attempts."""
     ran = skip is None
-    cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k) \
-        if ran else []
-    base = arm_results(suite.tasks, attempts_by(attempts, "baseline"), opts.pass_k) \
-        if arms.baseline is not None and ran else []
-    # With a baseline, both rates cover the same tasks: a task that ended in error in either
-    # arm is left out of both, so one arm's errors cannot flatter it.
-    unpaired = unpaired_tasks(cand, base) if base else []
-    cand_rate = pass_rate([r for r in cand if r.task_id not in unpaired]) if ran else None
-    base_rate = pass_rate([r for r in base if r.task_id not in unpaired]) if base else None
-    delta = round(cand_rate - base_rate, 4) \
-        if cand_rate is not None and base_rate is not None else None
-    analysis = analyse(cand, base, pass_k=opts.pass_k, samples=opts.sample_count,
-                       policy=opts.policy,  # type: ignore[arg-type]
-                       min_delta=opts.min_delta, margin=opts.margin,
-                       rates=(cand_rate, base_rate, delta))
-    notes = [_errors_note(errored_in(cand, base))] if unpaired else []
+    cand: list[TaskResult] = []
+    base: list[TaskResult] = []
+    rates: tuple[float | None, float | None, float | None] = (None, None, None)
+    analysis = Analysis(None, None, None, (), None)
+    unpaired: tuple[str, ...] = ()
+    errored: dict[str, list[str]] = {}
+    if ran:
+        # With a baseline, both rates cover the same tasks (see api.ArmComparison).
+        arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
+        result = summarise(suite.tasks, arm_list, attempts, evaluation_settings(opts),
+                           reference=arm_list[-1].name)
+        cand = list(result.arm("candidate").results)
+        if arms.baseline is not None:
+            base = list(result.arm("baseline").results)
+            comparison = result.comparison("candidate")
+            rates = (comparison.rate, comparison.reference_rate, comparison.delta)
+            analysis, unpaired = comparison.analysis, comparison.unpaired
+            errored = comparison.errored
+        else:
+            rates = (result.arm("candidate").pass_rate, None, None)
+    cand_rate, base_rate, delta = rates
+    notes = [_errors_note(errored)] if unpaired else []
     if skip is not None:
         verdict = skip
     else:
@@ -280,7 +296,7 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         log(f"warning: {warning}")
     data = artifact_mod.build(
         opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
-        rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
+        rates=rates, verdict=verdict, started_at=started_at,
         executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
     data.update(extras or {})
     path = output or (Path(opts.output) if opts.output else

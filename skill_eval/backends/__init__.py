@@ -1,0 +1,45 @@
+"""Where attempts run: one small protocol, so the runner does not care whether a job runs on a
+thread of this process (`threads`, the default) or somewhere else (a Ray cluster, later).
+
+A backend maps a plain function over picklable jobs and yields each result as it finishes, in
+any order. The runner (the driver) consumes the results: it alone writes the journal, reports
+progress and decides to stop. Closing the iterator early (the run stopped, Ctrl-C) must stop
+queued jobs from starting; `cancel()` asks running ones to stop too.
+
+A Ray backend is `map` = `ray.remote(fn)` over the jobs, `ray.wait` for each finished one,
+and `cancel` = `ray.cancel` of the rest: the job and `run_attempt` need nothing else, since the
+job carries how to rebuild its executor and judges (see `skill_eval.jobs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol, TypeVar
+
+_Job = TypeVar("_Job")
+_Result = TypeVar("_Result")
+
+
+class Backend(Protocol):
+    def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
+        """`fn(job)` for every job, yielded as each finishes; an exception raised by `fn`
+        propagates out of the iterator."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop what is queued, and what is running where that is possible."""
+        ...
+
+
+def create_backend(name: str, *, concurrency: int) -> Backend:
+    """The backend called `name` (today only "threads")."""
+    if name == "threads":
+        from .threads import ThreadBackend
+
+        return ThreadBackend(concurrency)
+    from ..errors import UsageError
+
+    raise UsageError(f"unknown backend {name!r}; valid backends: threads")
+
+
+__all__ = ["Backend", "create_backend"]

@@ -1,0 +1,85 @@
+"""The improve loop's evaluation on top of `skill_eval.evaluate`, never a copy of it:
+`evaluate_fn` and `compare_fn` (the shapes of evaluation.py) for a suite and an executor.
+
+A skill version is its files (path in the folder -> text). SKILL.md alone needs nothing on disk;
+a version with other files gets a private temporary folder for the attempt's duration, since
+executors deliver those files from a folder (installed mode, read_skill_file).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from ..api import EvaluationSettings, default_judge_context, evaluate
+from ..executors.base import ExecutorBase, create_executor
+from ..judges.base import JudgeContext
+from ..model import Arm, Skill, Suite
+from ..skills.tree import SKILL_FILE, tree_sha256
+from .evaluation import CompareFn, EvalSummary, EvaluateFn, TaskOutcome
+from .folders import write_version
+
+
+@contextmanager
+def skill_from_files(files: Mapping[str, str], name: str = "skill") -> Iterator[Skill]:
+    """The skill these files make; its folder (only when there is more than SKILL.md) is
+    deleted when the block ends. Paths are checked (improver.check_path): none leaves it."""
+    content = files.get(SKILL_FILE, "")
+    if set(files) <= {SKILL_FILE}:
+        yield Skill(name, content, None, "in memory", tree_sha256(None, content))
+        return
+    with tempfile.TemporaryDirectory(prefix="skill-eval-version-") as tmp:
+        folder = write_version(files, Path(tmp) / name)
+        yield Skill(name, content, folder, str(folder / SKILL_FILE), tree_sha256(folder, content))
+
+
+def _only(suite: Suite, task_ids: Sequence[str]) -> Suite:
+    wanted = set(task_ids)
+    return replace(suite, tasks=tuple(t for t in suite.tasks if t.id in wanted))
+
+
+def make_evaluate_fn(suite: Suite, executor: ExecutorBase | str, *,
+                     settings: EvaluationSettings | None = None,
+                     judge_context: JudgeContext | None = None) -> EvaluateFn:
+    """`evaluate_fn(skill_files, task_ids) -> EvalSummary` over `suite` with `executor`. The
+    judge context (and so its judge cache) is shared by every call."""
+    runner = create_executor(executor) if isinstance(executor, str) else executor
+    ctx = judge_context or default_judge_context(suite, runner.name)
+
+    def evaluate_fn(skill_files: Mapping[str, str], task_ids: Sequence[str]) -> EvalSummary:
+        with skill_from_files(skill_files) as skill:
+            result = evaluate(_only(suite, task_ids), [Arm("version", skill)], runner,
+                              settings=settings, judge_context=ctx)
+        arm = result.arm("version")
+        per_task = {r.task_id: TaskOutcome(r.passed, r.score, r.details) for r in arm.results}
+        warnings = tuple(f"{a.task_id} attempt {a.index}: {a.error}" for a in arm.errors)
+        return EvalSummary(per_task, tokens=arm.usage.input_tokens + arm.usage.output_tokens,
+                           cost_usd=arm.cost_usd, judgements=len(arm.attempts),
+                           warnings=warnings)
+
+    return evaluate_fn
+
+
+def make_compare_fn(suite: Suite, executor: ExecutorBase | str, *,
+                    settings: EvaluationSettings | None = None,
+                    judge_context: JudgeContext | None = None) -> CompareFn:
+    """`compare_fn(best, original, task_ids) -> (passed, reason)`: the paired comparison and
+    policy of `skill-eval run`, the original skill as the reference arm."""
+    runner = create_executor(executor) if isinstance(executor, str) else executor
+    ctx = judge_context or default_judge_context(suite, runner.name)
+
+    def compare_fn(best: Mapping[str, str], original: Mapping[str, str],
+                   task_ids: Sequence[str]) -> tuple[bool, str]:
+        with skill_from_files(original, "original") as old, \
+                skill_from_files(best, "best") as new:
+            result = evaluate(_only(suite, task_ids),
+                              [Arm("original", old), Arm("best", new)], runner,
+                              settings=settings, judge_context=ctx)
+        comparison = result.comparison("best")
+        policy = comparison.analysis.policy
+        return bool(comparison.passed), policy.reasoning if policy else "nothing to compare"
+
+    return compare_fn
