@@ -153,7 +153,7 @@ class AttemptEnv:
     def backoff(self, tries: int, retry_after: float | None) -> float:
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.retry.backoff_cap)
-        delay = self.retry.backoff_base * (2 ** (tries - 1))
+        delay = self.retry.backoff_base * 2.0 ** (tries - 1)
         return min(delay, self.retry.backoff_cap) * (0.5 + random.random() / 2)
 
     def retrying(self, tries: int) -> bool:
