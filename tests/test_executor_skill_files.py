@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
+from skill_eval.cache import BaselineIngredients, baseline_key
 from skill_eval.executors.anthropic_api import AnthropicConfig, AnthropicExecutor
 from skill_eval.executors.base import create_executor
 from skill_eval.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
 from skill_eval.skills import load_skill
+from skill_eval.suite import load_suite
 from skill_eval.work import ToolCall
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import write_skill
+from tests.helpers import contains_task, write_skill, write_suite
 
 GUIDE = "GUIDE-CONTENT-93b1: indent with tabs"
 SECRET = "OUTSIDE-SECRET-2d7e"
@@ -155,3 +157,19 @@ def test_unknown_tools_get_an_error_result(tmp_path: Path) -> None:
 def test_describe_names_the_tool(fake: FakeAnthropic) -> None:
     isolation = make(fake).describe()["isolation"]
     assert isolation["tools"] == [READ] and isolation["max_tool_turns"] == 10
+
+
+def test_a_read_folder_counts_in_the_baseline_cache_key(fake: FakeAnthropic,
+                                                        tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path / "s", [contains_task("t1", "alpha")]))
+    skill = write_skill(tmp_path / "skill")
+    (skill / "helper.md").write_text("v1")
+
+    def key() -> str:
+        return baseline_key(suite, BaselineIngredients(
+            skill_sha256="x", skill_directory=skill, executor=make(fake).describe(),
+            skill_mode="system", pass_k=1, samples=1, judge_backend="mock", judge_model="j"))
+
+    before = key()
+    (skill / "helper.md").write_text("v2")  # the model could read it: the baseline changed
+    assert key() != before
