@@ -173,3 +173,13 @@ def test_a_read_folder_counts_in_the_baseline_cache_key(fake: FakeAnthropic,
     before = key()
     (skill / "helper.md").write_text("v2")  # the model could read it: the baseline changed
     assert key() != before
+
+
+def test_a_fault_mid_loop_is_retryable_and_keeps_what_was_spent(fake: FakeAnthropic,
+                                                                tmp_path: Path) -> None:
+    fake.add_fault("overloaded", nth=2, retry_after=0)
+    result = run(make(fake, model="claude-sonnet-4-6"), guide_skill(tmp_path))
+    assert result.error and result.retryable and result.meta["status"] == 529
+    first = Usage.from_dict(fake.requests[0].reply["usage"])
+    assert result.usage == first and result.cost_usd > 0
+    assert fake.count == 2

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +211,7 @@ class AnthropicExecutor(ExecutorBase):
             try:
                 message = self._get_client().messages.create(**params, timeout=left)
             except Exception as exc:  # every SDK failure becomes data on the attempt
-                return classify_exception(exc)
+                return self._spent(classify_exception(exc), usage)
             text = _message_text(message)
             if text is None:
                 shown = message if isinstance(message, str) else type(message).__name__
@@ -228,6 +228,12 @@ class AnthropicExecutor(ExecutorBase):
                                                if getattr(b, "text", None) != ""]},
                                   {"role": "user", "content": results}]
         return self._result(message, text, usage, calls, turns, started)
+
+    def _spent(self, result: ExecutionResult, usage: Usage) -> ExecutionResult:
+        """A failure after some turns of the loop still carries what those turns cost."""
+        if usage == Usage():
+            return result
+        return replace(result, usage=usage, cost_usd=self.prices.cost(self.model, usage)[0])
 
     def _result(self, message: Any, text: str, usage: Usage, calls: list[ToolCall],
                 turns: int, started: float) -> ExecutionResult:
