@@ -14,6 +14,7 @@ from .model import Arm, Skill
 from .options import RunOptions
 from .ranking import load_ranking
 from .skills import load_skill, resolve_candidate, resolve_original, skill_findings
+from .skills.files import skill_folder
 from .skills.install import plan_install
 from .skills.load import other_files
 from .skills.tree import SKILL_FILE, walk
@@ -140,7 +141,11 @@ def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
             notes.append(f"--mock installs nothing; installed mode would install "
                          f"{len(plan.entries)} file(s): {', '.join(plan.files[:10])}"
                          f"{', ...' if len(plan.entries) > 10 else ''}")
-    elif skill.directory is not None and executor not in FOLDER_AWARE_EXECUTORS:
+    elif skill.directory is not None and executor in FOLDER_AWARE_EXECUTORS:
+        # What the read_skill_file tool refuses or cuts (binary files, links out, big files).
+        folder = skill_folder(skill)
+        notes.extend(folder.warnings() if folder is not None else [])
+    elif skill.directory is not None:
         extra = [e.rel for e in walk(Path(skill.directory)) if e.rel != SKILL_FILE]
         if extra:
             notes.append(f"{skill_mode} mode sends SKILL.md alone: the skill's {len(extra)} "

@@ -115,7 +115,7 @@ class BaselineIngredients:
     """Everything besides the suite that shapes the baseline's results."""
 
     skill_sha256: str | None
-    skill_directory: Path | None  # only counted when the skill is installed as files
+    skill_directory: Path | None  # counted only when the model can read the skill's files
     executor: Mapping[str, Any]
     skill_mode: str
     pass_k: int
@@ -141,8 +141,10 @@ def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
         "evaluators": [directory_digest(d) for d in ing.evaluator_dirs],
         "judges": [dict(t.judge) for t in suite.tasks],
         "baseline_skill": ing.skill_sha256 or "no skill",
+        # The folder counts when the model can read it: installed, or an executor whose
+        # describe() says it delivers the folder (anthropic's read_skill_file).
         "skill_files": directory_digest(ing.skill_directory)
-        if ing.skill_mode == "installed" else None,
+        if ing.skill_mode == "installed" or executor.get("skill_folder") else None,
         "executor": executor,
         "skill_mode": ing.skill_mode,
         "pass_k": ing.pass_k,

@@ -12,7 +12,7 @@ from typing import Any
 from . import artifact as artifact_mod
 from .report_junit import render_junit
 from .report_markdown import md_escape, render_markdown
-from .report_view import feedback, interval_text, one_line, read_view
+from .report_view import feedback, interval_text, one_line, read_view, tokens_text
 
 FEEDBACK_CHARS = 100
 
@@ -50,8 +50,8 @@ def render_table(artifact: Mapping[str, Any]) -> str:
                                "not counted as failures"))
     info += v.notes
     info.append(("cost", "; ".join(
-        f"{arm} ${float(u.get('cost_usd') or 0):.4f} ({u.get('input_tokens', 0)} in / "
-        f"{u.get('output_tokens', 0)} out tokens)" for arm, u in v.usage.items())))
+        f"{arm} ${float(u.get('cost_usd') or 0):.4f} ({tokens_text(u)} tokens)"
+        for arm, u in v.usage.items())))
     info += [("warning", w) for w in v.warnings]
     shown = [(label, text) for label, text in info if text]
     width = max(len(label) for label, _ in shown)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .report_view import CONTROL_CHARS, View, one_line, read_view
+from .report_view import CONTROL_CHARS, View, one_line, read_view, tokens_text
 
 MD_FEEDBACK_CHARS = 120
 MD_MAX_ERRORS = 20
@@ -40,9 +40,8 @@ def _md_rates(v: View) -> list[str]:
     if v.usage:
         rows.append(["Cost (USD)", *(f"{float(v.usage.get(a, {}).get('cost_usd') or 0):.4f}"
                                      for a in arms), *pad])
-        rows.append(["Tokens in / out", *(f"{v.usage.get(a, {}).get('input_tokens', 0)} / "
-                                          f"{v.usage.get(a, {}).get('output_tokens', 0)}"
-                                          for a in arms), *pad])
+        rows.append(["Tokens (in + cache write + cache read / out)",
+                     *(tokens_text(v.usage.get(a, {})) for a in arms), *pad])
     if v.errors:
         rows.append(["Attempts in error",
                      *(str(sum(e.get("arm") == a for e in v.errors)) for a in arms), *pad])

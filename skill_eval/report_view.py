@@ -29,6 +29,17 @@ def one_line(text: Any, limit: int | None = None) -> str:
     return clean if limit is None or len(clean) <= limit else clean[: limit - 3] + "..."
 
 
+def tokens_text(usage: Mapping[str, Any]) -> str:
+    """An arm's tokens in full: prompt-cache writes and reads are where a big skill's input
+    is, so `input_tokens` alone (the uncached rest) would hide it."""
+    def count(key: str) -> str:
+        value = usage.get(key)
+        return f"{int(value):,}" if isinstance(value, int | float) else "0"
+    return (f"{count('input_tokens')} in + {count('cache_creation_input_tokens')} cache write"
+            f" + {count('cache_read_input_tokens')} cache read / "
+            f"{count('output_tokens')} out")
+
+
 def _rate(value: Any) -> str:
     return rate_text(value) if value is not None else "n/a"
 

@@ -1,7 +1,10 @@
-"""`anthropic`: runs each attempt as one Messages API call through the official SDK.
+"""`anthropic`: runs each attempt as a Messages API call through the official SDK.
 
 The skill goes in the system prompt as a text block marked for prompt caching (`system` mode,
 so k attempts and many tasks reuse it) or before the task in the user message (`prepend`).
+A skill whose folder holds more than SKILL.md comes with the list of its files and the
+read-only `read_skill_file` tool (skills/files.py), answered here in a bounded tool loop; its
+calls are the attempt's transcript. A one-file skill, and no skill, send no tool.
 The SDK's own retries are off: the runner retries with backoff, so every failure comes back
 classified (`retryable`, `retry_after`). The SDK is imported on first use, never at start-up.
 """
@@ -11,12 +14,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
 from ..model import ExecutionRequest, ExecutionResult, Usage
+from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
+from ..work import ToolCall
 from .base import (
     DEFAULT_MODEL,
     ExecutorBase,
@@ -40,6 +45,11 @@ class AnthropicConfig(ExecutorConfig):
     base_url: str | None = None
     price_file: Path | None = None
     env: Mapping[str, str] | None = None  # read before the process environment (API key...)
+    # Requests per attempt when the model reads skill files; the last one offers no more calls.
+    max_tool_turns: int = 10
+
+
+TRANSCRIPT_CHARS = 2000  # of each tool result kept in the attempt's record (the model saw all)
 
 
 def failure(message: str, *, retryable: bool, retry_after: float | None = None,
@@ -105,15 +115,19 @@ def _usage_of(message: Any) -> Usage:
     )
 
 
-def build_params(config: AnthropicConfig, model: str, request: ExecutionRequest) \
-        -> dict[str, Any]:
-    """The `messages.create` arguments for one attempt (pure: no SDK needed)."""
-    system, user = compose_prompt(request.skill, request.task.prompt, config.skill_mode)
+def build_params(config: AnthropicConfig, model: str, request: ExecutionRequest,
+                 folder: SkillFolder | None = None) -> dict[str, Any]:
+    """The first `messages.create` arguments of one attempt (pure: no SDK needed). With a
+    skill `folder`, its file list follows SKILL.md and the read tool is offered."""
+    system, user = compose_prompt(request.skill, request.task.prompt, config.skill_mode,
+                                  folder.listing() if folder else None)
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": config.max_tokens,
         "messages": [{"role": "user", "content": user}],
     }
+    if folder is not None:
+        params["tools"] = [READ_TOOL]  # before the system block: cached with it
     if system:
         # Cached: the same skill prefix is sent by every attempt of every task of this arm.
         params["system"] = [{"type": "text", "text": system,
@@ -180,31 +194,64 @@ class AnthropicExecutor(ExecutorBase):
         if self.config.skill_mode not in SUPPORTED_MODES:
             return failure(f"skill mode {self.config.skill_mode!r} is not supported by the "
                            "anthropic executor", retryable=False)
-        params = build_params(self.config, self.model, request)
+        folder = skill_folder(request.skill)
+        params = build_params(self.config, self.model, request, folder)
         started = time.monotonic()
-        try:
-            client = self._get_client()
-            message = client.messages.create(**params, timeout=request.timeout_seconds)
-        except Exception as exc:  # every SDK failure becomes data on the attempt
-            return classify_exception(exc)
-        latency_ms = int((time.monotonic() - started) * 1000)
-        text = _message_text(message)
-        if text is None:
-            shown = message if isinstance(message, str) else type(message).__name__
-            return failure(f"malformed response: not a Message: {str(shown)[:200]}",
-                           retryable=True, error_type="malformed")
-        usage = _usage_of(message)
+        usage, turns = Usage(), 0
+        calls: list[ToolCall] = []
+        while True:
+            turns += 1
+            if folder is not None and turns >= self.config.max_tool_turns:
+                params["tool_choice"] = {"type": "none"}  # the last turn must answer
+            left = request.timeout_seconds - (time.monotonic() - started)
+            if left <= 0:
+                return failure(f"timeout: {turns - 1} requests took over "
+                               f"{request.timeout_seconds:g}s", retryable=True,
+                               error_type="timeout")
+            try:
+                message = self._get_client().messages.create(**params, timeout=left)
+            except Exception as exc:  # every SDK failure becomes data on the attempt
+                return self._spent(classify_exception(exc), usage)
+            text = _message_text(message)
+            if text is None:
+                shown = message if isinstance(message, str) else type(message).__name__
+                return failure(f"malformed response: not a Message: {str(shown)[:200]}",
+                               retryable=True, error_type="malformed")
+            usage += _usage_of(message)
+            uses = [b for b in message.content if getattr(b, "type", None) == "tool_use"]
+            if folder is None or not uses or "tool_choice" in params:
+                break
+            results = [_answer(folder, use, calls) for use in uses]
+            params["messages"] = [*params["messages"],
+                                  {"role": "assistant",
+                                   "content": [_block_param(b) for b in message.content
+                                               if getattr(b, "text", None) != ""]},
+                                  {"role": "user", "content": results}]
+        return self._result(message, text, usage, calls, turns, started)
+
+    def _spent(self, result: ExecutionResult, usage: Usage) -> ExecutionResult:
+        """A failure after some turns of the loop still carries what those turns cost."""
+        if usage == Usage():
+            return result
+        return replace(result, usage=usage, cost_usd=self.prices.cost(self.model, usage)[0])
+
+    def _result(self, message: Any, text: str, usage: Usage, calls: list[ToolCall],
+                turns: int, started: float) -> ExecutionResult:
+        """The attempt from the loop's last Message; usage and cost over all its requests."""
         model = str(getattr(message, "model", None) or self.model)
         cost, note = self.prices.cost(model, usage)
         meta: dict[str, Any] = {
             "model": model,
             "id": getattr(message, "id", None),
             "stop_reason": getattr(message, "stop_reason", None),
-            "latency_ms": latency_ms,
+            "latency_ms": int((time.monotonic() - started) * 1000),
         }
+        if turns > 1:
+            meta["requests"] = turns
         if note:
             meta["price"] = note
-        return ExecutionResult(output=text, usage=usage, cost_usd=cost, meta=meta)
+        return ExecutionResult(output=text, usage=usage, cost_usd=cost, meta=meta,
+                               transcript=tuple(calls))
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -215,15 +262,47 @@ class AnthropicExecutor(ExecutorBase):
             "temperature": self.config.temperature,
             "skill_mode": self.config.skill_mode,
             "prices": self.prices.describe(),
+            # The model reads the skill's other files: they shape results (cache keys).
+            "skill_folder": self.config.skill_mode in SUPPORTED_MODES,
             "isolation": {
                 "api": "messages",
                 "system_prompt": "skill only (system mode), else none",
                 "prompt_cache": self.config.skill_mode == "system",
-                "tools": [],
+                "tools": [TOOL_NAME] if self.config.skill_mode in SUPPORTED_MODES else [],
+                "tools_when": "the skill's folder holds more than SKILL.md",
+                "max_tool_turns": self.config.max_tool_turns,
                 "sdk_retries": 0,
                 "custom_base_url": self.base_url is not None,
             },
         }
+
+
+def _answer(folder: SkillFolder, use: Any, calls: list[ToolCall]) -> dict[str, Any]:
+    """The tool_result block for one tool_use block; the call is added to `calls`."""
+    name = str(getattr(use, "name", ""))
+    raw = getattr(use, "input", None)
+    given = dict(raw) if isinstance(raw, Mapping) else {}
+    if name != TOOL_NAME:
+        ok, out = False, f"unknown tool {name!r}: the only tool is {TOOL_NAME}"
+    else:
+        ok, out = folder.read(given.get("path"))
+    calls.append(ToolCall(name=name, input=given, ok=ok, output=out[:TRANSCRIPT_CHARS]))
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": getattr(use, "id", ""),
+                             "content": out}
+    if not ok:
+        block["is_error"] = True
+    return block
+
+
+def _block_param(block: Any) -> dict[str, Any]:
+    """A response content block as a request block, for the next turn's history."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": getattr(block, "text", "") or ""}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    dumped: dict[str, Any] = block.model_dump(exclude_none=True)  # thinking blocks etc.
+    return dumped
 
 
 def sdk_version() -> str | None:
@@ -258,6 +337,7 @@ SPEC = ExecutorSpec(
         "base_url": {"type": ["string", "null"]},
         "price_file": {"type": ["string", "null"]},
         "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+        "max_tool_turns": {"type": "integer", "minimum": 1},
     }),
     build=AnthropicExecutor,
     grader=_grader,

@@ -24,7 +24,7 @@ from .grader import Grader, GraderSettings
 SkillMode = Literal["prepend", "system", "installed"]
 SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
 # Bumped whenever the text wrapped around a skill or task changes: cached results depend on it.
-PROMPT_TEMPLATE_VERSION = "1"
+PROMPT_TEMPLATE_VERSION = "2"  # 2: a folder skill's file list follows SKILL.md
 # The model when neither --model nor SKILL_EVAL_MODEL names one (executors and judges alike).
 # The newest Sonnet the pinned SDK knows; sonnet-4-5 reaches end of life on 2026-11-30.
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -211,14 +211,17 @@ SKILL_BEGIN = "---BEGIN SKILL.MD---"
 SKILL_END = "---END SKILL.MD---"
 
 
-def compose_prompt(skill: Skill | None, task_prompt: str, mode: SkillMode) \
-        -> tuple[str | None, str]:
+def compose_prompt(skill: Skill | None, task_prompt: str, mode: SkillMode,
+                   files_note: str | None = None) -> tuple[str | None, str]:
     """(system prompt, user message) for one attempt. `installed` delivers the skill as files,
-    so the text goes nowhere here. Both arms get the same template; only the skill differs."""
+    so the text goes nowhere here. `files_note` (what else the skill's folder holds, for an
+    executor that lets the model read it) follows SKILL.md. Both arms get the same template;
+    only the skill differs."""
     if mode == "installed":
         return None, task_prompt
+    note = f"\n\n{files_note}" if skill is not None and files_note else ""
     if mode == "system":
-        return (skill.content if skill else None), task_prompt
+        return (skill.content + note if skill else None), task_prompt
     if skill is None:
         return None, f"Task: {task_prompt}"
-    return None, f"{SKILL_BEGIN}\n{skill.content}\n{SKILL_END}\n\nTask: {task_prompt}"
+    return None, f"{SKILL_BEGIN}\n{skill.content}\n{SKILL_END}{note}\n\nTask: {task_prompt}"
