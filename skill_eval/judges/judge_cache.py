@@ -23,7 +23,7 @@ from ..work import Work
 log = logging.getLogger(__name__)
 
 # Bumped whenever the text of a judge prompt changes: old judgements no longer apply.
-JUDGE_PROMPT_VERSION = "1"
+JUDGE_PROMPT_VERSION = "2"  # 2: text answers only between nonce tags
 
 
 def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str, work: Work,
@@ -129,7 +129,7 @@ class MemoryJudgeCache:
             return dict(value) if value is not None else None
 
     def put(self, key: str, value: Mapping[str, Any]) -> bool:
-        if value.get("error") or not _valid(value) or self._cache is None:
+        if value.get("error") or not _valid(value):
             return False
         with self._lock:
             self._values[key] = dict(value)
