@@ -250,3 +250,13 @@ def test_a_killed_harness_leaves_its_temp_dir_to_the_next_run(tmp_path: Path) ->
     subprocess.run([sys.executable, "-c", script], check=True,
                    cwd=Path(__file__).parent.parent)
     assert not orphan.exists()
+
+
+def test_a_huge_assertion_message_is_a_plain_failure(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, {"test_huge.py": """
+        def test_huge():
+            assert False, "x" * 5_000_000
+        """})
+    result = judge(suite, "fixtures/test_huge.py", "x")
+    assert (result.passed, result.error) == (False, None)
+    assert "1 of 1 test(s) failed" in result.details and "tamper" not in result.details

@@ -69,13 +69,15 @@ class Channel:
     def close(self, wait: float = 2.0) -> None:
         """Stop reading: at once when every holder of the child's end has gone, else after
         `wait` seconds (a process the tests forked out of reach may still hold it)."""
-        if self._reader.is_alive():
+        started = self._reader.ident is not None  # not when pytest could not be started
+        if started:
             self._reader.join(wait)
         try:
             self._ours.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        self._reader.join(1.0)
+        if started:
+            self._reader.join(1.0)
         self._ours.close()
         self._theirs.close()
 

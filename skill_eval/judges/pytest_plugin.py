@@ -80,17 +80,17 @@ def _message(report: Any) -> str:
     crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
     message = str(getattr(crash, "message", "") or "").strip()
     if message:
-        return message
+        return message[:2000]  # the channel carries summaries, not megabytes of assertion text
     text = str(getattr(report, "longreprtext", "") or "")
     e_lines = [ln.strip()[1:].strip() for ln in text.splitlines() if ln.strip().startswith("E ")]
-    return "\n".join(e_lines[-6:]) or text.strip()[-300:]
+    return ("\n".join(e_lines[-6:]) or text.strip()[-300:])[:2000]
 
 
 def _skip_reason(report: Any) -> str:
     longrepr = getattr(report, "longrepr", None)
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         reason = str(longrepr[2])
-        return reason.removeprefix("Skipped: ")
+        return reason.removeprefix("Skipped: ")[:2000]
     return ""
 
 
@@ -129,7 +129,7 @@ def pytest_runtest_logreport(report: Any) -> None:
     elif report.skipped:
         if hasattr(report, "wasxfail"):
             _outcomes[nodeid] = "xfailed"
-            _skips.append(f"{_name(nodeid)}: xfail {report.wasxfail}".rstrip())
+            _skips.append(f"{_name(nodeid)}: xfail {report.wasxfail}"[:2000].rstrip())
         else:
             _outcomes[nodeid] = "skipped"
             _skips.append(f"{_name(nodeid)}: {_skip_reason(report)}".rstrip(": "))
