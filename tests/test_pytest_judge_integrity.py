@@ -150,7 +150,7 @@ def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(tmp_path: Pat
     assert results["victim"].passed, results["victim"].details
 
 
-def test_judgement_temp_dirs_are_private_and_removed(tmp_path: Path) -> None:
+def test_the_judgement_temp_dir_is_0700(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, {"test_mode.py": """
         import os, stat
 
