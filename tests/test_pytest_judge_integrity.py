@@ -260,3 +260,36 @@ def test_a_huge_assertion_message_is_a_plain_failure(tmp_path: Path) -> None:
     result = judge(suite, "fixtures/test_huge.py", "x")
     assert (result.passed, result.error) == (False, None)
     assert "1 of 1 test(s) failed" in result.details and "tamper" not in result.details
+
+
+def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: Path) -> None:
+    marker = f"term-{uuid.uuid4().hex}"
+    suite = make_suite(tmp_path, {"test_hang.py": f"""
+        import subprocess, sys, time
+
+        def test_hangs():
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}])
+            time.sleep(120)
+        """})
+    (suite / "task_suite.yaml").write_text(
+        "skill_id: s\nversion: '1.0'\ntasks:\n  - id: t\n    prompt: p\n    judge:\n"
+        "      type: pytest\n      test_file: fixtures/test_hang.py\n", encoding="utf-8")
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: d\n---\n\nbody\n",
+                                    encoding="utf-8")
+    run = subprocess.Popen(
+        [sys.executable, "-m", "skill_eval.cli", "run", "--standalone", "--task-suite",
+         str(suite / "task_suite.yaml"), "--skill-path", str(skill), "--mock", "-q",
+         "--no-baseline", "--state-root", str(tmp_path / "state")],
+        cwd=Path(__file__).parent.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not _pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _pids_with(marker), "the judgement never started"
+    mine = list(Path(tempfile.gettempdir()).glob(f"skill-eval-pytest-{run.pid}-*"))
+    assert mine
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(30) == 130
+    assert _gone(marker, 10), "a judgement outlived the run"
+    assert not any(path.exists() for path in mine)
