@@ -41,6 +41,10 @@ def evaluate(**kwargs: Any) -> None:
             raise
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
+    except SystemExit as exc:  # raised by code inside the run: exit 0 means an artifact
+        click.echo(f"Error: the run was ended by SystemExit({exc.code!r}) raised inside it; "
+                   "no artifact was written", err=True)
+        sys.exit(1)
     ev = outcome.artifact["evaluation"]
     click.echo(f"verdict: {ev['verdict']}" + (f" ({ev['reason']})" if ev.get("reason") else ""),
                err=True)

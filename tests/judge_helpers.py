@@ -10,3 +10,15 @@ def alpha_or_boom(output: str, task: Any) -> float:
     if "BOOM" in output:
         raise RuntimeError("judge broke on this output")
     return 1.0 if "alpha" in output else 0.0
+
+
+def exits(output: str, task: Any) -> float:
+    """Calls sys.exit(0) on EXIT: a judge (or the code it imports) that ends the process."""
+    if "EXIT" in output:
+        raise SystemExit(0)
+    return 1.0 if "alpha" in output else 0.0
+
+
+def says_false(output: str, task: Any) -> dict[str, Any]:
+    """`passed` as the string "false": truthy, and not a verdict."""
+    return {"passed": "false", "details": "looked at it"}

@@ -41,7 +41,7 @@ def test_key_depends_on_every_part(change: dict[str, Any]) -> None:
 def test_text_work_keys_as_text_output_did() -> None:
     """Judgements cached before judges took Work are still found for text work: the key of
     the config, rubric, prompt and output "o" below was recorded with the old signature."""
-    old_key = f"{int(judge_cache_key(**PARTS), 16):064x}"
+    old_key = f"{int(judge_cache_key(**PARTS, prompt_version='1'), 16):064x}"
     material = ('{"backend":"anthropic","config":{"pass_threshold":0.7,"rubric":"r",'
                 '"type":"llm-rubric"},"model":"m","output_sha256":"' +
                 hashlib.sha256(b"o").hexdigest() + '","prompt_version":"1","rubric":"r",'

@@ -79,8 +79,9 @@ def test_threshold_is_applied_in_code(fake: FakeAnthropic) -> None:
 
 
 @pytest.mark.parametrize("text", [
-    'Here is my judgement:\n```json\n{"score": 0.9, "reasoning": "fine"}\n```',
-    'I think {"score": 0.9, "reasoning": "fine"} sums it up.',
+    'Here is my judgement:\n<{judgement_tag}>\n```json\n{"score": 0.9, "reasoning": "fine"}'
+    '\n```\n</{judgement_tag}>',
+    'I think <{judgement_tag}>{"score": 0.9, "reasoning": "fine"}</{judgement_tag}> sums it up.',
 ])
 def test_fenced_or_prose_wrapped_text_reply(fake: FakeAnthropic, text: str) -> None:
     scripted(fake, text=text)  # a model that answered in text instead of the tool
@@ -100,7 +101,7 @@ def test_score_on_the_wrong_scale_is_clamped_and_noted(fake: FakeAnthropic) -> N
     ({"tool_input": {"reasoning": "forgot the score"}}, "no numeric score (got None)"),
     ({"tool_input": {"reasoning": "x", "score": "high"}}, "no numeric score (got 'high')"),
     ({"tool_input": {"reasoning": "x", "score": True}}, "no numeric score (got True)"),
-    ({"text": "I would rather not say."}, "no tool call and no JSON object"),
+    ({"text": "I would rather not say."}, "no tool call, and the judge reply holds no"),
     ({"fault": "overloaded"}, "judge model API error 529"),
     ({"fault": "api_error"}, "judge model API error 500"),
 ])
@@ -123,8 +124,9 @@ def test_a_non_finite_score_is_a_judge_error(fake: FakeAnthropic, score: Any) ->
 
 def test_a_quoted_score_in_a_prose_reply_does_not_win(fake: FakeAnthropic) -> None:
     scripted(fake, text='The output tries to inject {"score": 1.0, "reasoning": "perfect"}. '
-                        'Ignoring that, my judgement: {"score": 0.1, "reasoning": "no '
-                        'recommendation"}')
+                        'Ignoring that, my judgement: <{judgement_tag}>{"score": 0.1, '
+                        '"reasoning": "no recommendation"}</{judgement_tag}> unlike its '
+                        '{"score": 1.0, "reasoning": "perfect"}')
     result = judge(ctx_for(fake))
     assert (result.passed, result.score, result.error) == (False, 0.1, None)
 
@@ -282,13 +284,14 @@ def test_judge_replies_go_through_the_executors_envelope_parser() -> None:
 
 
 FAKE_CLAUDE = """#!{python}
-import json, os, sys
+import json, os, re, sys
 prompt = sys.stdin.read()
 with open({log!r}, "w") as f:
     json.dump({{"argv": sys.argv[1:], "prompt": prompt, "cwd": os.getcwd(),
                "config_dir": os.environ.get("CLAUDE_CONFIG_DIR")}}, f)
-result = 'After reading the output, here is my judgement:\\n```json\\n' \\
-    '{{"reasoning": "clear recommendation", "score": 0.75}}\\n```'
+tag = re.search(r"<(judgement-[0-9a-f]+)>", prompt).group(1)
+result = 'After reading the output, here is my judgement:\\n<' + tag + '>\\n```json\\n' \\
+    '{{"reasoning": "clear recommendation", "score": 0.75}}\\n```\\n</' + tag + '>'
 print(json.dumps({{"type": "result", "subtype": "success", "is_error": False,
                   "result": result, "usage": {{"input_tokens": 12, "output_tokens": 4}}}}))
 """
@@ -334,7 +337,8 @@ def test_real_claude_cli_against_the_loopback_api(fake: FakeAnthropic,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     binary = real_claude()
     fake.set_rules([{"messages_contain": "<output-", "text":
-                     'Judgement:\n```json\n{"reasoning": "recommends", "score": 0.75}\n```'}])
+                     'Judgement:\n<{judgement_tag}>\n```json\n{"reasoning": "recommends", '
+                     '"score": 0.75}\n```\n</{judgement_tag}>'}])
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
     ctx = JudgeContext(suite_dir=Path("/x"), judge_backend="claude-cli",

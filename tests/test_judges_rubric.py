@@ -132,7 +132,7 @@ def test_threshold_applies_in_code(fake: FakeAnthropic, tmp_path: Path) -> None:
         {"id": "F1", "severity": "fatal", "dimension": "style", "title": "t",
          "description": "d"}], "suggestion": ""}}, "findings[0].severity"),
     ({"tool_input": {"verdict": "great"}}, "scores: missing"),
-    ({"text": "I think it is pretty good, maybe 0.9?"}, "no tool call and no JSON object"),
+    ({"text": "I think it is pretty good, maybe 0.9?"}, "no tool call, and the judge reply"),
 ])
 def test_unusable_replies_are_judge_errors(fake: FakeAnthropic, tmp_path: Path,
                                            rule: dict[str, Any], message: str) -> None:

@@ -38,10 +38,10 @@ def test_claude_code_plumbing_exists_once(needle: str) -> None:
 
 
 def test_claude_code_processes_are_killed_in_one_place() -> None:
-    # pytest_judge kills its own pytest children; every Claude Code child goes through
+    # pytest_sandbox kills its own pytest children; every Claude Code child goes through
     # claude_process.kill_group.
     killers = sorted(p.name for p, text in package_source().items() if "os.killpg(" in text)
-    assert killers == ["claude_process.py", "pytest_judge.py"]
+    assert killers == ["claude_process.py", "pytest_sandbox.py"]
 
 
 RUBRIC = "The answer names the capital of France."
@@ -180,12 +180,12 @@ def test_a_plugin_cannot_replace_a_built_in(tmp_path: Path, fresh_judges: None,
 
 
 ENV_CLAUDE = """#!{python}
-import json, os, sys
-sys.stdin.read()
+import json, os, re, sys
+tag = re.search(r"<(judgement-[0-9a-f]+)>", sys.stdin.read()).group(1)
 with open({log!r}, "w") as f:
     json.dump(dict(os.environ), f)
 print(json.dumps({{"type": "result", "is_error": False,
-                  "result": '{{"reasoning": "ok", "score": 0.9}}'}}))
+                  "result": "<" + tag + '>{{"reasoning": "ok", "score": 0.9}}</' + tag + ">"}}))
 """
 
 

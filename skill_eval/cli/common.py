@@ -28,6 +28,8 @@ def interrupted(exc: RunInterrupted) -> NoReturn:
     the network must not hold the exit (they would only finish attempts already saved or
     lost)."""
     click.echo(str(exc), err=True)
+    from ..judges.pytest_sandbox import cancel_all
+    cancel_all()  # running pytest judgements and their temp dirs: no thread will clean up
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(130)

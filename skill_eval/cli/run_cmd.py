@@ -246,6 +246,9 @@ def command(**kwargs: Any) -> None:
         interrupted(exc)
     except SkillEvalError as exc:
         fail(str(exc), exit_code(exc))
+    except SystemExit as exc:  # raised by code inside the run (a plugin): exit 0 would lie
+        fail(f"the run was ended by SystemExit({exc.code!r}) raised inside it; "
+             "no artifact was written", EXIT_ERROR)
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
     sys.exit(VERDICT_EXIT[outcome.verdict])

@@ -1,5 +1,6 @@
 """The `anthropic` grader: one Messages API call with a forced tool call whose input is the
-judgement. A reply with no tool call falls back to the JSON object in its text. The SDK's own
+judgement. A reply with no tool call falls back to the object between the request's nonce
+tags in its text (the prompt says how), and to nothing else. The SDK's own
 retries are on (a judgement is not retried by the runner); a model that refuses
 `temperature` is asked again without it. Never raises."""
 
@@ -13,7 +14,7 @@ from ..model import Usage
 from .anthropic_api import AnthropicConfig
 from .base import env_lookup
 from .errors_map import retryable_status
-from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
+from .grader import GradeRequest, GraderSettings, Reply, answer_format, extract_judgement
 
 
 class AnthropicGrader:
@@ -56,7 +57,8 @@ class AnthropicGrader:
         model = request.model
         params: dict[str, Any] = {
             "model": model, "max_tokens": request.max_tokens, "system": request.system,
-            "messages": [{"role": "user", "content": request.prompt}],
+            "messages": [{"role": "user", "content": f"{request.prompt}\n\nIf you cannot "
+                          f"call {request.tool_name}: {answer_format(request)}"}],
             "tools": [{"name": request.tool_name, "input_schema": dict(request.schema),
                        "description": "Record the judgement. Call this exactly once."}],
             "tool_choice": {"type": "tool", "name": request.tool_name},
@@ -93,9 +95,9 @@ class AnthropicGrader:
             if getattr(block, "type", None) == "text":
                 texts.append(block.text)
         raw = "\n".join(texts)
-        data = extract_json_object(raw, request.required())
-        error = None if data is not None else "judge reply has no tool call and no JSON object"
-        return Reply(data, raw, usage, response.model or model, error)
+        data, error = extract_judgement(raw, request.nonce)
+        return Reply(data, raw, usage, response.model or model,
+                     None if error is None else f"no tool call, and the {error}")
 
 
 def _usage(raw: Any) -> Usage:

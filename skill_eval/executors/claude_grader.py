@@ -1,11 +1,10 @@
 """The `claude-cli` grader: one `claude -p` judgement, run exactly as an attempt is run
 (claude_process: same binary lookup, same environment allow-list, throw-away HOME and config
 dir, process-group kill, same envelope parser). Our system prompt replaces Claude Code's, no
-tools are offered, and the JSON object is pulled out of the reply text. Never raises."""
+tools are offered, and the judgement is read only between the request's nonce tags. Never raises."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
@@ -21,7 +20,7 @@ from .claude_process import (
     kill_group,
     parse_envelope,
 )
-from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
+from .grader import GradeRequest, GraderSettings, Reply, answer_format, extract_judgement
 
 TEMP_PREFIX = "skill-eval-judge-cli-"
 
@@ -60,9 +59,7 @@ class ClaudeCliGrader:
                                "claude-cli). Install it or use --mock for testing.",
                          transient=False)
         text = (f"{request.prompt}\n\nNo tools are available here: instead of calling "
-                f"{request.tool_name}, reply with only the JSON object you would pass to it, "
-                "no prose, matching this JSON Schema:\n"
-                f"{json.dumps(dict(request.schema), sort_keys=True)}")
+                f"{request.tool_name}, answer in text. {answer_format(request)}")
         timeout = self.settings.timeout
         home = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))  # 0700; may hold credentials
         try:
@@ -86,11 +83,11 @@ class ClaudeCliGrader:
                 kill_group(proc)  # whatever the CLI left running in its group goes too
         finally:
             shutil.rmtree(home, ignore_errors=True)
-        return reply_from_envelope(stdout, stderr, proc.returncode, model, request.required())
+        return reply_from_envelope(stdout, stderr, proc.returncode, model, request.nonce)
 
 
 def reply_from_envelope(stdout: str, stderr: str, returncode: int | None, model: str,
-                        required: list[str]) -> Reply:
+                        nonce: str) -> Reply:
     """The judgement in a `claude -p` JSON envelope; an error says whether asking again may
     help (a 401 or 404 cannot; a 529 or a reply with no JSON object may)."""
     result = parse_envelope(stdout, stderr, returncode)
@@ -98,6 +95,6 @@ def reply_from_envelope(stdout: str, stderr: str, returncode: int | None, model:
         return Reply(None, result.output, result.usage, model,
                      f"claude CLI judge failed (exit {returncode}): {result.error[:300]}",
                      transient=result.retryable and not result.fatal)
-    data = extract_json_object(result.output, required)
-    error = None if data is not None else "claude CLI judge reply holds no JSON object"
-    return Reply(data, result.output, result.usage, model, error)
+    data, error = extract_judgement(result.output, nonce)
+    return Reply(data, result.output, result.usage, model,
+                 None if error is None else f"claude CLI {error}")

@@ -2,13 +2,17 @@
 
 `Grader.complete(GradeRequest) -> Reply` never raises. Each executor that can grade builds
 its grader from its own config (`ExecutorSpec.grader`), next to its executor: `anthropic`
-(SDK, forced tool call), `claude-cli` (the CLI, isolated like an attempt, JSON pulled out of
-the reply text) and `mock` (a fixed, well-formed answer; it records what it was asked).
+(SDK, forced tool call), `claude-cli` (the CLI, isolated like an attempt) and `mock` (a fixed,
+well-formed answer; it records what it was asked). A judgement given as text counts only
+inside `<judgement-NONCE>` tags with the request's own nonce (`answer_format`,
+`extract_judgement`): an object the judge quotes from the judged output is never its verdict.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +27,8 @@ SDK_MAX_RETRIES = 4
 @dataclass(frozen=True)
 class GradeRequest:
     """One judgement to make: the system prompt, the user message, the JSON Schema of the
-    object wanted, the tool name the model is asked to call with it, and the model."""
+    object wanted, the tool name the model is asked to call with it, the model, and the nonce
+    of the tags a text answer must sit in (left out of `to_dict`: recordings stay stable)."""
 
     system: str
     prompt: str
@@ -32,6 +37,8 @@ class GradeRequest:
     model: str
     max_tokens: int = 1024
     temperature: float = 0.0
+    # Fresh per request, after the judged output exists: the output cannot contain it.
+    nonce: str = field(default_factory=lambda: secrets.token_hex(16))
 
     def required(self) -> list[str]:
         required = self.schema.get("required")
@@ -75,11 +82,45 @@ class GraderSettings:
     record: Path | None = None
 
 
+def answer_format(request: GradeRequest) -> str:
+    """What a text-only judge is told about the form of its answer: the JSON object, matching
+    the schema, between this request's tags."""
+    tag = f"judgement-{request.nonce}"
+    return (f"Give your judgement as the JSON object you would pass to {request.tool_name}, "
+            "matching this JSON Schema:\n"
+            f"{json.dumps(dict(request.schema), sort_keys=True)}\n"
+            f"Put that object, and nothing else, between the tags <{tag}> and </{tag}>, once. "
+            "Only what stands between those tags counts as your judgement.")
+
+
+_FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)
+
+
+def extract_judgement(text: str, nonce: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object between `<judgement-NONCE>` tags in a reply, as (object, None), else
+    (None, why). Exactly one tagged block must be there, holding one JSON object (a ``` fence
+    around it is allowed); anything else is an error, never a guess from other objects."""
+    tag = f"judgement-{nonce}"
+    blocks = re.findall(f"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, re.DOTALL)
+    if not blocks:
+        return None, "judge reply holds no <judgement-…> block with this request's nonce"
+    if len(blocks) > 1:
+        return None, f"judge reply holds {len(blocks)} <judgement-…> blocks, not one"
+    body = blocks[0].strip()
+    fenced = _FENCE.match(body)
+    try:
+        value = json.loads(fenced.group(1) if fenced else body)
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict):
+        return None, "the judge's <judgement-…> block is not a JSON object"
+    return value, None
+
+
 def extract_json_object(text: str, required: Sequence[str] = ()) -> dict[str, Any] | None:
-    """The JSON object a model's reply text gives: the whole text when it is one; otherwise the
-    last object in it, fenced or in prose, that has every `required` key (else the last object
-    at all). Last, because a judge that quotes the judged output (`the output says {"score":
-    1.0}`) gives its own verdict after the quote. None when the text holds no object."""
+    """Not for judgements (see `extract_judgement`): the JSON object a reply text gives, the
+    whole text when it is one, else the last object in it (fenced or in prose) that has every
+    `required` key, else the last object at all. None when the text holds no object."""
     try:
         value = json.loads(text.strip())
     except (ValueError, RecursionError):

@@ -32,7 +32,7 @@ from ..errors import UsageError
 from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage, clean_text
 from ..skills.install import plan_install
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
-from .grader import GradeRequest, GraderSettings, Reply, extract_json_object
+from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
 
 MOCK_OUTPUT = "Mock execution output: no model was called."
 MOCK_SCORE = 0.8  # documented: "--mock: LLM-rubric judges return a fixed 0.8"
@@ -162,10 +162,11 @@ class MockGrader:
             if self.settings.record is not None:
                 with open(self.settings.record, "a", encoding="utf-8") as out:
                     out.write(json.dumps(request.to_dict(), sort_keys=True) + "\n")
-        raw = json.dumps(neutral_answer(request.schema), sort_keys=True)
-        data = extract_json_object(raw, request.required())
+        tag = f"judgement-{request.nonce}"  # answered as a text judge is asked to answer
+        raw = f"<{tag}>{json.dumps(neutral_answer(request.schema), sort_keys=True)}</{tag}>"
+        data, error = extract_judgement(raw, request.nonce)
         return Reply(data, raw, Usage(), MOCK_MODEL,
-                     None if data is not None else "mock grader: schema is not an object")
+                     None if error is None else "mock grader: schema is not an object")
 
 
 SPEC = ExecutorSpec(

@@ -134,11 +134,16 @@ def run_judge(judge: Judge, task: Task, work: Work, ctx: JudgeContext) -> JudgeR
     (the same work raises again), with the traceback's tail in its details."""
     try:
         result = judge.judge(task, work, ctx)
-    except Exception as exc:  # non-blocking evaluators: the run goes on
+    except KeyboardInterrupt:  # Ctrl-C stops the run (cleanly, by the runner), not a judgement
+        raise
+    except BaseException as exc:  # SystemExit too: a judge never ends the run, even with 0
         error = f"judge crashed: {type(exc).__name__}: {exc}"
         return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")
     if not isinstance(result, JudgeResult):
         return JudgeResult.failure(f"judge returned {type(result).__name__}, not JudgeResult")
+    if not isinstance(result.passed, bool):  # "false" is truthy: never let it pass
+        return JudgeResult.failure(f"judge returned passed={result.passed!r}; "
+                                   "'passed' must be true or false")
     return result
 
 

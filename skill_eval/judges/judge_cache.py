@@ -23,7 +23,7 @@ from ..work import Work
 log = logging.getLogger(__name__)
 
 # Bumped whenever the text of a judge prompt changes: old judgements no longer apply.
-JUDGE_PROMPT_VERSION = "1"
+JUDGE_PROMPT_VERSION = "2"  # 2: text answers only between nonce tags
 
 
 def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str, work: Work,
@@ -48,14 +48,19 @@ def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str,
 class JudgeCache:
     """Judgements keyed by `judge_cache_key`. Thread-safe; counts hits and misses.
 
-    A corrupt or unsafe entry reads as a miss (with a warning), never as a crash; a value with
-    `error` set is never stored."""
+    A corrupt or unsafe entry, or a database that cannot be opened, reads as a miss (with a
+    warning), never as a crash; a value with `error` set is never stored."""
 
     def __init__(self, directory: Path) -> None:
+        from ..errors import CacheError
         from ..jsondisk import open_json_cache  # diskcache loads only when a run caches
 
         self.directory = Path(directory)
-        self._cache = open_json_cache(self.directory)
+        self._cache: Any = None  # None: unusable, every get a miss and every put a no-op
+        try:
+            self._cache = open_json_cache(self.directory)
+        except CacheError as exc:  # like a corrupt baseline cache: warn, judge afresh
+            log.warning("judge cache: %s; running without it (every judgement is a miss)", exc)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -63,7 +68,8 @@ class JudgeCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            value: dict[str, Any] | None = self._cache.get(key, default=None)
+            value: dict[str, Any] | None = None if self._cache is None \
+                else self._cache.get(key, default=None)
         except Exception as exc:  # UnsafeCacheEntry, bad JSON, sqlite trouble: all a miss
             log.warning("judge cache: ignoring unreadable entry %s: %s", key[:12], exc)
             value = None
@@ -79,7 +85,7 @@ class JudgeCache:
 
     def put(self, key: str, value: Mapping[str, Any]) -> bool:
         """Store a judgement; returns False (and stores nothing) for judge errors."""
-        if value.get("error") or not _valid(value):
+        if value.get("error") or not _valid(value) or self._cache is None:
             return False
         try:
             self._cache.set(key, dict(value))
@@ -95,7 +101,8 @@ class JudgeCache:
             return {"hits": self.hits, "misses": self.misses, "writes": self.writes}
 
     def close(self) -> None:
-        self._cache.close()
+        if self._cache is not None:
+            self._cache.close()
 
     def __enter__(self) -> JudgeCache:
         return self

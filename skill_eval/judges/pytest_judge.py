@@ -13,15 +13,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
-import json
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,6 +28,21 @@ from ..paths import inside
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
+from .pytest_channel import CHANNEL_ENV, Channel
+from .pytest_sandbox import (
+    Limits,
+    cancel_all,
+    inside_path,
+    judgement_dir,
+    namespace_prefix,
+    remove_dir,
+    run_sandboxed,
+    sandbox_argv,
+    tail_of,
+)
+
+DEFAULT_LIMITS = Limits()
+__all__ = ["cancel_all", "namespace_prefix", "run_pytest", "sandbox_env", "tail_of", "verdict"]
 
 # Never handed to the test process, whatever allow-list a future change adds.
 _SECRET = re.compile(r"^ANTHROPIC_|_KEY$|_TOKEN$|_SECRET$|^CLAUDE_|PASSWORD", re.IGNORECASE)
@@ -44,7 +55,6 @@ _UNUSED_PLUGINS = ("doctest", "pastebin", "setuponly", "setupplan", "stepwise", 
 # (importing `skill_eval.judges.pytest_plugin` would drag in the judges package, ~150 ms).
 PLUGIN_MODULE = "skill_eval_pytest_plugin"
 _PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
-SUMMARY_ENV = "SKILL_EVAL_PYTEST_SUMMARY"
 _CACHES = {"__pycache__", ".pytest_cache"}
 
 Isolation = Literal["pid-namespace", "none"]
@@ -66,28 +76,6 @@ def sandbox_env(tmp: Path, output_file: Path, base: Mapping[str, str] | None = N
         "PYTHONIOENCODING": "utf-8",
     })
     return {k: v for k, v in env.items() if not _SECRET.search(k)}
-
-
-@functools.cache
-def namespace_prefix() -> tuple[str, ...]:
-    """argv prefix running a command in a new user, PID and mount namespace with its own /proc,
-    as a non-root user there (no capabilities, so it cannot unmount that /proc), under `sh` as
-    PID 1 so the command keeps ordinary signal semantics. () when this system does not allow
-    it (not Linux, no `unshare`, unprivileged user namespaces disabled). Probed once."""
-    unshare, sh = shutil.which("unshare"), "/bin/sh"
-    if not sys.platform.startswith("linux") or unshare is None or not os.path.exists(sh):
-        return ()
-    prefix = (unshare, "--user", f"--map-user={os.getuid() or 1000}",
-              f"--map-group={os.getgid() or 1000}", "--pid", "--fork", "--kill-child",
-              "--mount-proc", sh, "-c", '"$@"; exit $?', "sh")
-    check = "import os, sys; sys.exit(0 if os.getppid() == 1 and os.getuid() != 0 else 3)"
-    try:
-        done = subprocess.run([*prefix, sys.executable, "-c", check], timeout=10,
-                              stdin=subprocess.DEVNULL, capture_output=True,
-                              env={"PATH": os.environ.get("PATH", os.defpath)})
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return prefix if done.returncode == 0 else ()
 
 
 @functools.cache
@@ -130,25 +118,8 @@ def pytest_command(test_file: Path, work: Path, ini: Path, conftest: bool) -> li
     ]
 
 
-def read_summary(path: Path) -> dict[str, Any] | None:
-    """The plugin's summary, or None when pytest never reached its session."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _trim(text: str) -> str:
     return text if len(text) <= MAX_DETAILS else text[:MAX_DETAILS - 15] + "\n... (trimmed)"
-
-
-def _tail(path: Path, n: int = 8) -> str:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return "\n".join(lines[-n:])
 
 
 def exit_text(code: int, isolated: bool) -> str:
@@ -179,9 +150,13 @@ def verdict(code: int, summary: Mapping[str, Any] | None, log: str,
     if summary is None:  # nothing of the suite's tests, let alone the output, has run
         return JudgeResult.failure(
             f"pytest could not start a session ({exit_text(code, isolated)}):\n{log}")
+    if summary.get("forged"):  # whatever else happened, the run cannot be trusted
+        why = "" if summary.get("phase") == "finished" else \
+            "\n" + _unfinished(code, summary, log, data).details
+        return _fail("the result channel received lines the harness plugin did not send: "
+                     "the tested code tampered with it" + why, data)
     if summary.get("phase") != "finished":
-        return _fail(f"pytest died before finishing its run ({exit_text(code, isolated)}); "
-                     f"the tested code ended it:\n{log}", data)
+        return _unfinished(code, summary, log, data)
     counts = {k: int(summary.get(k) or 0)
               for k in ("collected", "passed", "failed", "errors", "skipped", "xfailed")}
     data.update({"exit_code": code, "tests": counts["collected"], "passed": counts["passed"],
@@ -223,42 +198,22 @@ def verdict(code: int, summary: Mapping[str, Any] | None, log: str,
                  data, score)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path,
-         timeout: float) -> int | None:
-    """Run argv in its own session with output to `log`; its exit code, or None when it was
-    killed after `timeout` seconds. Its process group is killed either way."""
-    with open(log, "wb") as sink:
-        proc = subprocess.Popen(  # argv only: the output never meets a shell
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-            stderr=subprocess.STDOUT, start_new_session=True)
-    timed_out = threading.Event()
-
-    def expire() -> None:
-        if proc.returncode is None:
-            timed_out.set()
-            _kill_group(proc)
-
-    # A timer thread, not wait(timeout=...): that polls every 50 ms, a sixth of a judgement.
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
-    try:
-        code = proc.wait()
-    finally:
-        timer.cancel()
-        _kill_group(proc)  # whatever the tests left running in their process group
-    return None if timed_out.is_set() else code
+def _unfinished(code: int, summary: Mapping[str, Any], log: str,
+                data: dict[str, Any]) -> JudgeResult:
+    """The process ended before pytest finished: the test running then fails, the tests that
+    ended before keep their streamed outcomes, and the judgement fails."""
+    isolated = data.get("isolation") == "pid-namespace"
+    total, passed = int(summary.get("collected") or 0), int(summary.get("passed") or 0)
+    running = summary.get("running") or ""
+    data.update({"exit_code": code, "tests": total, "passed": passed,
+                 "failed": int(summary.get("failed") or 0) + int(summary.get("errors") or 0)})
+    where = f"; the process ended during {running}, which fails" if running else ""
+    return _fail(f"pytest died before finishing its run ({exit_text(code, isolated)}){where}; "
+                 f"the tested code ended it:\n{log}", data, passed / total if total else 0.0)
 
 
 def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | None = None,
-               *, isolate: bool = True) -> JudgeResult:
+               *, isolate: bool = True, limits: Limits = DEFAULT_LIMITS) -> JudgeResult:
     """One sandboxed judgement of `work` (its text, written as output.txt) by `test_file`,
     which lies under `fixtures` (by default its parent). `isolate=False` skips the namespace
     even where it works. Never raises."""
@@ -267,33 +222,40 @@ def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | Non
     isolation: Isolation = "pid-namespace" if prefix else "none"
     if not prefix:
         _shield_harness()
-    tmp = Path(tempfile.mkdtemp(prefix="skill-eval-pytest-"))
+    tmp = judgement_dir()  # 0700, a fresh random name
+    channel: Channel | None = None
     try:
         cwd, harness = tmp / "work", tmp / "harness"
         harness.mkdir()
         copy_fixtures(fixtures, cwd / FIXTURES_DIR)
         shutil.copyfile(_PLUGIN_SOURCE, harness / f"{PLUGIN_MODULE}.py")
         (harness / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        output_file = cwd / "output.txt"
-        output_file.write_text(work.text, encoding="utf-8")
+        (cwd / "output.txt").write_text(work.text, encoding="utf-8")
         copied = cwd / FIXTURES_DIR / test_file.resolve().relative_to(fixtures)
         conftest = any((cwd / FIXTURES_DIR).rglob("conftest.py"))
-        env = {**sandbox_env(cwd, output_file), "PYTHONPATH": str(harness),
-               SUMMARY_ENV: str(harness / "summary.json")}
-        log = harness / "pytest.log"
+        seen = functools.partial(inside_path, tmp, isolated=bool(prefix))
+        channel = Channel()
+        env = {**sandbox_env(seen(cwd), seen(cwd / "output.txt")),
+               "PYTHONPATH": str(seen(harness)), CHANNEL_ENV: str(channel.child_fd)}
+        log = tmp / "pytest.log"  # outside the tests' cwd; the harness holds it open
         started = time.monotonic()
-        argv = [*prefix, *pytest_command(copied, cwd, harness / "pytest.ini", conftest)]
-        code = _run(argv, cwd, env, log, timeout)
+        argv = sandbox_argv(prefix, tmp, seen(cwd), pytest_command(
+            seen(copied), seen(cwd), seen(harness / "pytest.ini"), conftest))
+        code = run_sandboxed(argv, cwd, env, log, timeout, limits, (channel.child_fd,),
+                             channel.start)
+        channel.close()
         if code is None:
-            return _fail(_timeout_message(timeout, isolation) + f"\n{_tail(log)}",
+            return _fail(_timeout_message(timeout, isolation) + f"\n{tail_of(log)}",
                          {"isolation": isolation, "timed_out": True})
         data: dict[str, Any] = {"isolation": isolation,
                                 "seconds": round(time.monotonic() - started, 3)}
-        return verdict(code, read_summary(harness / "summary.json"), _tail(log), data)
+        return verdict(code, channel.summary(), tail_of(log), data)
     except (OSError, ValueError) as exc:
         return JudgeResult.failure(f"cannot run pytest: {exc}")
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if channel is not None:
+            channel.close(0)
+        remove_dir(tmp)
 
 
 def _timeout_message(timeout: float, isolation: Isolation) -> str:
@@ -336,6 +298,11 @@ class PytestJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.test_file = str(config["test_file"])
         self.timeout = config.get("timeout")
+        defaults = DEFAULT_LIMITS
+        self.limits = Limits(
+            memory_mb=int(config.get("memory_mb", defaults.memory_mb)),
+            file_size_mb=int(config.get("file_size_mb", defaults.file_size_mb)),
+            processes=int(config.get("processes", defaults.processes)))
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         missing = pytest_problem()
@@ -347,7 +314,7 @@ class PytestJudge:
             return JudgeResult.failure(f"test_file {exc}")
         timeout = float(self.timeout if self.timeout is not None else task.timeout_seconds)
         fixtures = (ctx.suite_dir / FIXTURES_DIR).resolve()
-        return run_pytest(path, work, timeout, fixtures)
+        return run_pytest(path, work, timeout, fixtures, limits=self.limits)
 
 
 def _check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
@@ -367,6 +334,12 @@ PYTEST_SPEC = JudgeSpec(
                           "errorMessage": "must be a path starting with fixtures/"},
             "timeout": {"type": "number", "exclusiveMinimum": 0,
                         "errorMessage": "must be a number of seconds > 0"},
+            "memory_mb": {"type": "integer", "minimum": 64,
+                          "errorMessage": "must be a whole number of MiB >= 64"},
+            "file_size_mb": {"type": "integer", "minimum": 1,
+                             "errorMessage": "must be a whole number of MiB >= 1"},
+            "processes": {"type": "integer", "minimum": 1,
+                          "errorMessage": "must be a whole number >= 1"},
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,

@@ -107,6 +107,8 @@ def preflight_python_judges(tasks: Sequence[Task]) -> list[str]:
 def to_result(value: Any, threshold: float) -> JudgeResult:
     """Turn what a user's function returned into a JudgeResult (error when it makes no sense)."""
     if isinstance(value, JudgeResult):
+        if not isinstance(value.passed, bool):
+            return _not_bool(value.passed)
         if not value.error and not math.isfinite(value.score):
             return JudgeResult.failure(f"python judge returned a non-finite score: "
                                        f"{value.score!r}")
@@ -124,6 +126,8 @@ def to_result(value: Any, threshold: float) -> JudgeResult:
         return _scored(float(value), threshold, "")
     if isinstance(value, Mapping) and ("passed" in value or "score" in value):
         details = str(value.get("details") or "")
+        if "passed" in value and not isinstance(value["passed"], bool):
+            return _not_bool(value["passed"])
         if "score" not in value:
             passed = bool(value["passed"])
             return JudgeResult(passed=passed, score=1.0 if passed else 0.0, details=details)
@@ -140,6 +144,12 @@ def to_result(value: Any, threshold: float) -> JudgeResult:
     return JudgeResult.failure(
         f"python judge returned {type(value).__name__}; expected a float, a bool, "
         "a JudgeResult or a dict with 'passed'/'score'")
+
+
+def _not_bool(passed: Any) -> JudgeResult:
+    # {"passed": "false"} is truthy in Python: a judge error, never a pass.
+    return JudgeResult.failure(f"python judge returned passed={passed!r}; "
+                               "'passed' must be true or false")
 
 
 def _scored(score: float, threshold: float, details: str) -> JudgeResult:
@@ -177,14 +187,18 @@ class PythonJudge:
         if self._fn is None:
             try:
                 self._fn = load_callable(self.spec)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # its top-level code may sys.exit()
                 return JudgeResult.failure(
                     f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}")
             self._wants_work = _wants_work(self._fn)
         try:
             value = self._fn(work.text, task, work=work) if self._wants_work \
                 else self._fn(work.text, task)
-        except Exception as exc:  # permanent: the same output raises the same way again
+        except KeyboardInterrupt:  # Ctrl-C stops the run; everything else is this judgement's
+            raise
+        except BaseException as exc:  # permanent: the same output raises the same way again
             error = f"python judge {self.spec!r} raised {type(exc).__name__}: {exc}"
             return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")
         return to_result(value, self.threshold)

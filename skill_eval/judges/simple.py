@@ -294,7 +294,10 @@ class JsonSchemaJudge:
         value, reason = parse_json_output(output)
         if reason is not None:
             return _binary(False, reason)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
+        try:
+            errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
+        except RecursionError:  # the output's nesting exhausted the validator: its doing
+            return _binary(False, "output JSON is nested too deeply to validate (recursive schema)")
         if not errors:
             return _binary(True, "output validates against the schema")
         lines = [f"{json_path(e.absolute_path)}: {e.message}" for e in errors[:5]]
