@@ -36,8 +36,18 @@ from .model import (
     clean_text,
     status_of,
 )
+from .paths import safe_component
+from .task_files import expand_task_files
 from .work import Work
-from .workspace import AttemptWorkspace, detached
+from .workspace import (
+    KEEP_MAX_BYTES,
+    AttemptWorkspace,
+    KeepPolicy,
+    KeptWorkspace,
+    keeps,
+    preserve,
+    rehomed,
+)
 
 JOURNAL_NAME = "attempts.jsonl"
 BACKOFF_BASE_SECONDS = 1.0
@@ -64,8 +74,13 @@ class RunSettings:
     backoff_cap: float = BACKOFF_CAP_SECONDS
     progress: Callable[[Attempt], None] | None = None
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
-    keep_workspaces: bool = False  # keep each attempt's workspace after judging
+    # Which attempts' final workspaces are kept after judging: none, failed (not passed), all.
+    keep_workspaces: KeepPolicy = "none"
     workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
+    # Where kept workspaces go (`<run>/workspaces`, as <arm>/<task>/<index>/); None: they stay
+    # where they were made.
+    keep_root: Path | None = None
+    keep_max_bytes: int = KEEP_MAX_BYTES
 
 
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[Job]:
@@ -207,20 +222,24 @@ class Runner:
         delay = self.settings.backoff_base * (2 ** (tries - 1))
         return min(delay, self.settings.backoff_cap) * (0.5 + random.random() / 2)
 
-    @property
-    def _uses_workspace(self) -> bool:
-        # An executor that works in a directory declares it (ExecutorBase.uses_workspace).
-        return self.executor is not None and self.executor.uses_workspace
+    def _uses_workspace(self, task: Task) -> bool:
+        # An executor that works in a directory declares it (ExecutorBase.uses_workspace);
+        # an agent task always has one (only executors that can act are allowed to run it).
+        return self.executor is not None and (self.executor.uses_workspace
+                                              or task.is_agent_task)
 
     def _run_job(self, job: Job) -> Attempt:
         if self._stopped is not None:  # queued before the run stopped: start nothing new
             raise self._stopped
         started_at = now_iso()
         workspace = AttemptWorkspace.create(self.settings.workspace_parent) \
-            if self._uses_workspace else None
+            if self._uses_workspace(job.task) else None
         start = time.monotonic()
+        attempt: Attempt | None = None
         try:
-            result, tries = self._execute(job, workspace.path if workspace else None)
+            missing = self._copy_in(workspace, job.task)
+            result, tries = (ExecutionResult(error=missing), 0) if missing else \
+                self._execute(job, workspace.path if workspace else None)
             attempt = Attempt(
                 arm=job.arm.name, task_id=job.task.id, index=job.index, status="error",
                 output=result.output, judge=None, error=result.error, duration_ms=0,
@@ -231,9 +250,11 @@ class Runner:
                 attempt = self.judge_attempt(attempt, job.task)
             duration_ms = int((time.monotonic() - start) * 1000)
         finally:  # judged (or failed): the workspace has served its purpose
-            kept = workspace.finish(keep=self.settings.keep_workspaces) if workspace else None
-        attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(),
-                          files=attempt.files if kept else detached(attempt.files))
+            kept = self._finish_workspace(workspace, job, attempt)
+        assert attempt is not None  # set in the try, or it raised
+        meta = {**attempt.meta, "workspace": kept.meta()} if kept else attempt.meta
+        attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(), meta=meta,
+                          files=rehomed(attempt.files, kept.path if kept else None))
         self.journal.append(attempt)
         if result.fatal:  # no attempt of this run can succeed: stop at the first one
             self._stopped = self._stopped or RunStopped(result.error or "the executor cannot run",
@@ -243,6 +264,31 @@ class Runner:
         if self.settings.progress is not None:
             self.settings.progress(attempt)
         return attempt
+
+    def _copy_in(self, workspace: AttemptWorkspace | None, task: Task) -> str | None:
+        """Copy the task's input files in before the agent starts; why not, when they cannot
+        be (changed on disk since the suite was validated)."""
+        if workspace is None or not task.files:
+            return None
+        try:
+            workspace.copy_in(expand_task_files(task.files, self.ctx.suite_dir))
+        except (OSError, ValueError) as exc:
+            return f"task {task.id!r}: cannot copy its input files: {exc}"
+        return None
+
+    def _finish_workspace(self, workspace: AttemptWorkspace | None, job: Job,
+                          attempt: Attempt | None) -> KeptWorkspace | None:
+        """Keep the final workspace (per --keep-workspaces) or delete it."""
+        if workspace is None:
+            return None
+        status = attempt.status if attempt is not None else "error"
+        if not keeps(self.settings.keep_workspaces, status):
+            workspace.finish(keep=False)
+            return None
+        if self.settings.keep_root is None:
+            return KeptWorkspace(workspace.path)
+        dest = kept_workspace_dir(self.settings.keep_root, job.arm.name, job.task.id, job.index)
+        return preserve(workspace, dest, self.settings.keep_max_bytes)
 
     def judge_attempt(self, attempt: Attempt, task: Task) -> Attempt:
         """Judge an attempt's work (retrying judge errors) and set its judgement, error and
@@ -289,6 +335,11 @@ class Runner:
             if not judge.transient or not self._retrying(tries):
                 return judge
             self._sleep(self._backoff(tries, None))
+
+
+def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> Path:
+    """`<keep_root>/<arm>/<task>/<index>`: where an attempt's final workspace is kept."""
+    return keep_root / safe_component(arm) / safe_component(task_id) / str(index)
 
 
 def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:
