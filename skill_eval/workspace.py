@@ -129,6 +129,7 @@ def detached(snapshot: Snapshot | None) -> Snapshot | None:
 
 KeepPolicy = Literal["none", "failed", "all"]
 KEEP_POLICIES: tuple[KeepPolicy, ...] = ("none", "failed", "all")
+WORKSPACES_DIR = "workspaces"  # under the run directory: <arm>/<task>/<index>/
 # A kept workspace holds at most this many bytes; files beyond it are left out, each named in
 # a note beside the kept folder and in the attempt's meta.
 KEEP_MAX_BYTES = 20 * 1024 * 1024
