@@ -18,4 +18,7 @@ BUILTIN_JUDGES = {
     "rubric": "rubric:RUBRIC_SPEC",
     "lint": "lint:LINT_SPEC",
     "composite": "composite:COMPOSITE_SPEC",
+    "file-exists": "work_judges:FILE_EXISTS_SPEC",
+    "tool-called": "work_judges:TOOL_CALLED_SPEC",
+    "skill-used": "work_judges:SKILL_USED_SPEC",
 }

@@ -9,6 +9,10 @@ from ..model import JudgeResult, Task
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
 
+# `file:` on a text judge: a workspace path or glob (relative, never through `..`).
+FILE_PATH = {
+    "type": "string", "minLength": 1, "pattern": r"^(?![/\\])(?!.*(^|[/\\])\.\.([/\\]|$)).+$",
+    "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')"}
 NON_EMPTY_STRINGS = {
     "type": "array",
     "minItems": 1,
@@ -27,9 +31,13 @@ def contains_score(output: str, expected: Sequence[str]) -> tuple[float, list[st
 class ContainsJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
+        self.file = config.get("file")  # judge this workspace file instead of the output
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        output = work.text
+        from .work_judges import judge_file_or_text
+        return judge_file_or_text(self.file, work, self.judge_text)
+
+    def judge_text(self, output: str) -> JudgeResult:
         score, missing = contains_score(output, self.expected)
         if missing:
             details = "missing: " + ", ".join(repr(m) for m in missing)
@@ -44,7 +52,8 @@ CONTAINS_SPEC = JudgeSpec(
     schema={
         "type": "object",
         "required": ["type", "expected"],
-        "properties": {"type": {"const": "contains"}, "expected": NON_EMPTY_STRINGS},
+        "properties": {"type": {"const": "contains"}, "expected": NON_EMPTY_STRINGS,
+                       "file": FILE_PATH},
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
     },

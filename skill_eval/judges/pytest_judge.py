@@ -32,6 +32,7 @@ from ..paths import inside
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
+from .work_judges import readonly_copy, writable
 
 # Never handed to the test process, whatever allow-list a future change adds.
 _SECRET = re.compile(r"^ANTHROPIC_|_KEY$|_TOKEN$|_SECRET$|^CLAUDE_|PASSWORD", re.IGNORECASE)
@@ -280,6 +281,8 @@ def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | Non
         conftest = any((cwd / FIXTURES_DIR).rglob("conftest.py"))
         env = {**sandbox_env(cwd, output_file), "PYTHONPATH": str(harness),
                SUMMARY_ENV: str(harness / "summary.json")}
+        if (workspace := readonly_copy(work, tmp / "workspace")) is not None:
+            env["AI_WORKSPACE"] = str(workspace)  # agent tasks: the final workspace
         log = harness / "pytest.log"
         started = time.monotonic()
         argv = [*prefix, *pytest_command(copied, cwd, harness / "pytest.ini", conftest)]
@@ -293,6 +296,8 @@ def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | Non
     except (OSError, ValueError) as exc:
         return JudgeResult.failure(f"cannot run pytest: {exc}")
     finally:
+        if (tmp / "workspace").is_dir():
+            writable(tmp / "workspace")
         shutil.rmtree(tmp, ignore_errors=True)
 
 

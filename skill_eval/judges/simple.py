@@ -20,8 +20,9 @@ from jsonschema.exceptions import SchemaError
 from ..model import JudgeResult, Task
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
-from .contains import NON_EMPTY_STRINGS, contains_score
+from .contains import FILE_PATH, NON_EMPTY_STRINGS, contains_score
 from .fixtures import fixture_problem, resolve_fixture
+from .work_judges import judge_file_or_text
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 # A fence line (CommonMark): up to 3 spaces, then 3+ backticks or 3+ tildes, then the info string.
@@ -61,9 +62,12 @@ class NotContainsJudge:
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
+        self.file = config.get("file")  # judge this workspace file instead
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        output = work.text
+        return judge_file_or_text(self.file, work, self.judge_text)
+
+    def judge_text(self, output: str) -> JudgeResult:
         found_fraction, missing = contains_score(output, self.expected)
         found = [e for e in self.expected if e not in missing]
         if found:
@@ -104,9 +108,12 @@ class RegexJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.compiled = compile_pattern(config)
         self.timeout = float(config.get("timeout", DEFAULT_REGEX_TIMEOUT))
+        self.file = config.get("file")  # judge this workspace file instead
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        output = work.text
+        return judge_file_or_text(self.file, work, self.judge_text)
+
+    def judge_text(self, output: str) -> JudgeResult:
         try:
             match = self.compiled.search(output, timeout=self.timeout, concurrent=True)
         except TimeoutError:
@@ -138,9 +145,12 @@ class EqualsJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.modes = list(config.get("normalize") or [])
         self.expected = str(config["expected"])
+        self.file = config.get("file")  # judge this workspace file instead
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        output = work.text
+        return judge_file_or_text(self.file, work, self.judge_text)
+
+    def judge_text(self, output: str) -> JudgeResult:
         got, want = normalize(output, self.modes), normalize(self.expected, self.modes)
         if got == want:
             return _binary(True, "output equals the expected text")
@@ -278,6 +288,7 @@ class JsonSchemaJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.inline = config.get("schema")
         self.schema_file = config.get("schema_file")
+        self.file = config.get("file")  # judge this workspace file instead
 
     def _validator(self, ctx: JudgeContext) -> Draft202012Validator:
         schema = self.inline
@@ -286,11 +297,13 @@ class JsonSchemaJudge:
         return Draft202012Validator(schema)
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        output = work.text
         try:
             validator = self._validator(ctx)
         except (OSError, ValueError, SchemaError) as exc:
             return JudgeResult.failure(f"cannot load the JSON schema: {exc}")
+        return judge_file_or_text(self.file, work, lambda text: self._validate(validator, text))
+
+    def _validate(self, validator: Draft202012Validator, output: str) -> JudgeResult:
         value, reason = parse_json_output(output)
         if reason is not None:
             return _binary(False, reason)
@@ -345,7 +358,8 @@ class ThresholdJudge:
 NOT_CONTAINS_SPEC = JudgeSpec(
     type="not-contains",
     summary="none of the expected strings appears (case-insensitive)",
-    schema=_schema("not-contains", ["expected"], {"expected": NON_EMPTY_STRINGS}),
+    schema=_schema("not-contains", ["expected"], {"expected": NON_EMPTY_STRINGS,
+                                                  "file": FILE_PATH}),
     build=NotContainsJudge,
 )
 
@@ -358,6 +372,7 @@ REGEX_SPEC = JudgeSpec(
         "flags": _enum_list(REGEX_FLAGS),
         "timeout": {"type": "number", "exclusiveMinimum": 0,
                     "errorMessage": "must be a number of seconds > 0"},
+        "file": FILE_PATH,
     }),
     build=RegexJudge,
     check=_check_regex,
@@ -369,6 +384,7 @@ EQUALS_SPEC = JudgeSpec(
     schema=_schema("equals", ["expected"], {
         "expected": {"type": "string", "errorMessage": "must be a string"},
         "normalize": _enum_list(["whitespace", "case"]),
+        "file": FILE_PATH,
     }),
     build=EqualsJudge,
 )
@@ -381,6 +397,7 @@ JSON_SCHEMA_SPEC = JudgeSpec(
                    "errorMessage": "must be a JSON Schema (a mapping)"},
         "schema_file": {"type": "string", "minLength": 1,
                         "errorMessage": "must be a path under fixtures/"},
+        "file": FILE_PATH,
     }, oneOf=[{"required": ["schema"]}, {"required": ["schema_file"]}],
         errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'"),
     build=JsonSchemaJudge,
