@@ -101,12 +101,16 @@ def judge_file_or_text(file: str | None, work: Work,
 def readonly_copy(work: Work, dest: Path) -> Path | None:
     """Copy the attempt's final workspace files to `dest`, files and folders read-only (for
     the `pytest` judge's AI_WORKSPACE); None for work with no files. `writable(dest)` undoes
-    the modes so the copy can be deleted."""
-    files = {p: w for p, w in workspace_files(work).items() if w is not None}
+    the modes so the copy can be deleted. ValueError when the workspace was not kept."""
     if work.files is None:
         return None
+    files = workspace_files(work)
+    lost = sorted(p for p, w in files.items() if w is None)
+    if lost:
+        raise ValueError(f"{lost[0]}: its workspace was not kept, so its content cannot be "
+                         "read (run with --keep-workspaces all)")
     dest.mkdir(parents=True, exist_ok=True)
-    for name, source in files.items():
+    for name, source in ((p, w) for p, w in files.items() if w is not None):
         target = dest / name
         if not target.resolve().is_relative_to(dest.resolve()):
             continue  # a recorded path that would land outside: never copied
@@ -122,6 +126,47 @@ def writable(dest: Path) -> None:
     """Give a read-only copy its write bits back (so it can be deleted)."""
     for directory, _, _ in os.walk(dest):
         Path(directory).chmod(0o755)
+
+
+# What model-graded judges see of the work (`include_work: true`): changed files trimmed, each
+# fenced as data, and a short summary of the tool calls.
+SHOWN_FILE_CHARS = 4000
+SHOWN_FILES = 10
+SHOWN_CALLS = 30
+
+
+def _fenced(text: str) -> str:
+    longest = max((len(run) for run in regex.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def describe_work(work: Work) -> str:
+    """The output text, then (when the attempt changed files or called tools) its changed
+    files with their content, trimmed and fenced, and a summary of its tool calls."""
+    parts = [work.text]
+    if work.files is not None and work.files.files:
+        parts.append("## Files the assistant created or changed")
+        for f in work.files.files[:SHOWN_FILES]:
+            try:
+                content = f.read_text()
+            except OSError:
+                content = "(content not available: its workspace was not kept)"
+            if len(content) > SHOWN_FILE_CHARS:
+                content = content[:SHOWN_FILE_CHARS] + f"\n... ({f.size} bytes in all, trimmed)"
+            parts.append(f"### {f.path} ({f.size} bytes)\n{_fenced(content)}")
+        if len(work.files.files) > SHOWN_FILES:
+            parts.append(f"... and {len(work.files.files) - SHOWN_FILES} more files")
+    if work.transcript:
+        lines = []
+        for call in work.transcript[:SHOWN_CALLS]:
+            shown = json.dumps(dict(call.input), ensure_ascii=False, default=str)
+            shown = shown if len(shown) <= 160 else shown[:157] + "..."
+            lines.append(f"- {call.name} {shown}{'' if call.ok else ' (failed)'}")
+        if len(work.transcript) > SHOWN_CALLS:
+            lines.append(f"- ... and {len(work.transcript) - SHOWN_CALLS} more calls")
+        parts.append("## Tool calls, in order\n" + _fenced("\n".join(lines)))
+    return "\n\n".join(parts)
 
 
 # --- file-exists ------------------------------------------------------------------------------
