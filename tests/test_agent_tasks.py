@@ -267,3 +267,12 @@ def test_demo_mock_outputs_cover_both_arms() -> None:
     ids = {t.id for t in load_suite(DEMO).tasks}
     assert set(data["candidate"]) == set(data["baseline"]) == ids
     assert 4 <= len(ids) <= 5
+
+
+def test_a_bad_judge_file_option_is_reported_with_its_line(tmp_path: Path) -> None:
+    path = suite_file(tmp_path, "tasks:\n  - id: t1\n    prompt: p\n    files: [inputs]\n"
+                                "    judge:\n      type: contains\n      expected: [x]\n"
+                                "      file: ../secret.md\n")
+    [problem] = problems(path)
+    assert problem == (f"{path}:10: tasks[0] (id \"t1\").judge.file: must be a path or glob "
+                       "relative to the workspace (no leading /, no '..')")

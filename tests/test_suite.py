@@ -205,7 +205,7 @@ BAD_FILES = [
      HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
      "      expected: [x]\n      expectd: [y]\n",
      "S/task_suite.yaml:9: tasks[0] (id \"t-1\").judge.expectd: unknown key 'expectd' (did "
-     "you mean 'expected'?); allowed: type, expected"),
+     "you mean 'expected'?); allowed: type, expected, file"),
 ]
 
 

@@ -5,14 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..work import Work
-from .base import JudgeContext, JudgeSpec
+from ..model import JudgeResult
+from .base import JudgeSpec
+from .work_judges import FILE_PATH, TextOrFile
 
-# `file:` on a text judge: a workspace path or glob (relative, never through `..`).
-FILE_PATH = {
-    "type": "string", "minLength": 1, "pattern": r"^(?![/\\])(?!.*(^|[/\\])\.\.([/\\]|$)).+$",
-    "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')"}
 NON_EMPTY_STRINGS = {
     "type": "array",
     "minItems": 1,
@@ -28,14 +24,10 @@ def contains_score(output: str, expected: Sequence[str]) -> tuple[float, list[st
     return (len(expected) - len(missing)) / len(expected), missing
 
 
-class ContainsJudge:
+class ContainsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
         self.file = config.get("file")  # judge this workspace file instead of the output
-
-    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        from .work_judges import judge_file_or_text
-        return judge_file_or_text(self.file, work, self.judge_text)
 
     def judge_text(self, output: str) -> JudgeResult:
         score, missing = contains_score(output, self.expected)

@@ -20,9 +20,9 @@ from jsonschema.exceptions import SchemaError
 from ..model import JudgeResult, Task
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
-from .contains import FILE_PATH, NON_EMPTY_STRINGS, contains_score
+from .contains import NON_EMPTY_STRINGS, contains_score
 from .fixtures import fixture_problem, resolve_fixture
-from .work_judges import judge_file_or_text
+from .work_judges import FILE_PATH, TextOrFile, judge_file_or_text
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 # A fence line (CommonMark): up to 3 spaces, then 3+ backticks or 3+ tildes, then the info string.
@@ -57,15 +57,12 @@ def _binary(passed: bool, details: str, **data: Any) -> JudgeResult:
 
 # --- not-contains ---------------------------------------------------------------------------
 
-class NotContainsJudge:
+class NotContainsJudge(TextOrFile):
     """None of `expected` may appear (case-insensitive); score = fraction absent."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
         self.file = config.get("file")  # judge this workspace file instead
-
-    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        return judge_file_or_text(self.file, work, self.judge_text)
 
     def judge_text(self, output: str) -> JudgeResult:
         found_fraction, missing = contains_score(output, self.expected)
@@ -96,7 +93,7 @@ def _check_regex(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, 
     return []
 
 
-class RegexJudge:
+class RegexJudge(TextOrFile):
     """Passes when `pattern` is found anywhere in the output (a search, not a full match).
 
     The output is untrusted and a pattern with nested quantifiers can take exponential time
@@ -109,9 +106,6 @@ class RegexJudge:
         self.compiled = compile_pattern(config)
         self.timeout = float(config.get("timeout", DEFAULT_REGEX_TIMEOUT))
         self.file = config.get("file")  # judge this workspace file instead
-
-    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        return judge_file_or_text(self.file, work, self.judge_text)
 
     def judge_text(self, output: str) -> JudgeResult:
         try:
@@ -139,16 +133,13 @@ def normalize(text: str, modes: list[str]) -> str:
     return text
 
 
-class EqualsJudge:
+class EqualsJudge(TextOrFile):
     """The output equals `expected` exactly, after the optional `normalize` steps."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.modes = list(config.get("normalize") or [])
         self.expected = str(config["expected"])
         self.file = config.get("file")  # judge this workspace file instead
-
-    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        return judge_file_or_text(self.file, work, self.judge_text)
 
     def judge_text(self, output: str) -> JudgeResult:
         got, want = normalize(output, self.modes), normalize(self.expected, self.modes)

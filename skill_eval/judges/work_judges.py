@@ -25,10 +25,13 @@ from ..model import JudgeResult, Task
 from ..work import ToolCall, Work
 from ..workspace import IGNORED_DIRS
 from .base import JudgeContext, JudgeSpec
-from .contains import FILE_PATH
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
-WORKSPACE_PATH = FILE_PATH  # a workspace path or glob: relative, never through `..`
+# `file:` on a text judge: a workspace path or glob (relative, never through `..`).
+FILE_PATH = {
+    "type": "string", "minLength": 1, "pattern": r"^(?![/\\])(?!.*(^|[/\\])\.\.([/\\]|$)).+$",
+    "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')"}
+WORKSPACE_PATH = FILE_PATH
 _GLOB_CHARS = frozenset("*?[")
 MATCH_TIMEOUT = 5.0
 
@@ -167,6 +170,19 @@ def describe_work(work: Work) -> str:
             lines.append(f"- ... and {len(work.transcript) - SHOWN_CALLS} more calls")
         parts.append("## Tool calls, in order\n" + _fenced("\n".join(lines)))
     return "\n\n".join(parts)
+
+
+class TextOrFile:
+    """A text judge that takes `file:`: it judges that workspace file's content instead of the
+    output. Subclasses set `self.file` and define `judge_text(text)`."""
+
+    file: str | None = None
+
+    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        return judge_file_or_text(self.file, work, self.judge_text)
+
+    def judge_text(self, output: str) -> JudgeResult:
+        raise NotImplementedError
 
 
 # --- file-exists ------------------------------------------------------------------------------
