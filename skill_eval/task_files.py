@@ -11,6 +11,7 @@ folder is left out (it could point anywhere by the time the run copies it).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -80,4 +81,18 @@ def expand_task_files(paths: Iterable[str], suite_dir: Path) -> dict[str, Path]:
             raise ValueError(f"files: {problem}")
         for dest, source, _ in _walk(suite_dir / value, value):
             out[dest] = source
+    return out
+
+
+def task_files_digest(tasks: Iterable[object], suite_dir: Path) -> dict[str, str]:
+    """Workspace path -> sha256 of every input file of the tasks (a changed input must not
+    reuse cached results); "missing" for an entry that cannot be read."""
+    out: dict[str, str] = {}
+    for task in tasks:
+        for value in getattr(task, "files", ()):
+            try:
+                for dest, source in expand_task_files([value], suite_dir).items():
+                    out[dest] = hashlib.sha256(source.read_bytes()).hexdigest()
+            except (OSError, ValueError):
+                out[value] = "missing"
     return out

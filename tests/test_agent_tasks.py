@@ -276,3 +276,14 @@ def test_a_bad_judge_file_option_is_reported_with_its_line(tmp_path: Path) -> No
     [problem] = problems(path)
     assert problem == (f"{path}:10: tasks[0] (id \"t1\").judge.file: must be a path or glob "
                        "relative to the workspace (no leading /, no '..')")
+
+
+def test_a_changed_input_file_changes_the_baseline_cache_key(tmp_path: Path) -> None:
+    from skill_eval.cache import BaselineIngredients, baseline_key
+
+    path = suite_file(tmp_path, TASK_HEAD + "    files: [inputs]\n")
+    ingredients = BaselineIngredients(None, None, {"kind": "mock"}, "system", 1, 1, "mock",
+                                      "mock")
+    before = baseline_key(load_suite(path), ingredients)
+    (tmp_path / "inputs" / "data.csv").write_text("a,b\n9,9\n")
+    assert baseline_key(load_suite(path), ingredients) != before
