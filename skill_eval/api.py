@@ -27,6 +27,7 @@ from .model import Arm, Attempt, Suite, Task, Usage
 from .policy import DEFAULT_POLICY, Policy
 from .results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
 from .runner import Journal, Runner, RunSettings, attempts_by, plan_jobs
+from .workspace import KeepPolicy
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,10 @@ class EvaluationSettings:
     margin: float | None = None
     concurrency: int = 8
     max_retries: int = 5
-    keep_workspaces: bool = False
+    # Which final workspaces are kept (none | failed | all), where (None: where they were made).
+    keep_workspaces: KeepPolicy = "none"
     workspace_parent: Path | None = None
+    keep_root: Path | None = None
 
     @property
     def sample_count(self) -> int:
@@ -159,7 +162,8 @@ def evaluate(suite: Suite, arms: Sequence[Arm], executor: ExecutorBase | str, *,
                     RunSettings(concurrency=settings.concurrency,
                                 max_retries=settings.max_retries, progress=progress,
                                 keep_workspaces=settings.keep_workspaces,
-                                workspace_parent=settings.workspace_parent),
+                                workspace_parent=settings.workspace_parent,
+                                keep_root=settings.keep_root),
                     backend=backend)
     attempts = runner.run(plan_jobs(arms, suite.tasks, settings.sample_count), done)
     return summarise(suite.tasks, arms, attempts, settings, reference)

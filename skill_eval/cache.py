@@ -26,6 +26,7 @@ from .errors import CacheError
 from .executors.base import PROMPT_TEMPLATE_VERSION
 from .jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
 from .model import Attempt, Suite
+from .task_files import task_files_digest
 
 CACHE_SCHEMA_VERSION = "1"
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
@@ -137,6 +138,9 @@ def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
         "suite_sha256": suite.sha256,
         "fixtures": fixture_digests(suite),
         "fixtures_tree": directory_digest(suite.directory / "fixtures"),
+        # agent tasks' input files (absent for text suites, so their keys stay as they were)
+        **({"task_files": task_files_digest(suite.tasks, suite.directory)}
+           if any(t.files for t in suite.tasks) else {}),
         "python_judges": python_judge_sources(suite),
         "evaluators": [directory_digest(d) for d in ing.evaluator_dirs],
         "judges": [dict(t.judge) for t in suite.tasks],

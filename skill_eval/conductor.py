@@ -13,16 +13,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import artifact as artifact_mod
 from .analysis import Analysis
 from .api import EvaluationSettings, evaluate, summarise
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
-from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted
+from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted, UsageError
 from .evaluators.registry import evaluator_sources
-from .executors.base import create_executor, get_executor_spec
+from .executors.base import agent_task_problem, create_executor, get_executor_spec
 from .executors.mock import check_mock_tasks, load_mock_outputs
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache, MemoryJudgeCache
@@ -39,6 +39,7 @@ from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
 from .suite import load_suite
 from .verdict import RunHealth, Verdict, decide_verdict, skip_verdict
+from .workspace import WORKSPACES_DIR, KeepPolicy
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     executor_name = opts.executor_name
     executor = create_executor(executor_name, executor_config(
         opts, executor_name, **({"mock_outputs": mock_outputs} if mock_outputs else {})))
+    if (problem := agent_task_problem(executor, executor_name, suite.tasks)) is not None:
+        raise UsageError(problem)
     describe = executor.describe()
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
@@ -154,7 +157,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if progress is not None:
         progress.already(a for a in done if a.status != "error")
     try:
-        result = evaluate(suite, arm_list, executor, settings=evaluation_settings(opts),
+        settings = replace(evaluation_settings(opts), keep_root=run_dir / WORKSPACES_DIR,
+                           keep_workspaces=cast(KeepPolicy, opts.keep_workspaces))
+        result = evaluate(suite, arm_list, executor, settings=settings,
                           reference=arm_list[-1].name, judge_context=ctx, journal=journal,
                           done=done, progress=progress)
     except KeyboardInterrupt:

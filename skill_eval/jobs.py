@@ -32,8 +32,18 @@ from .model import (
     clean_text,
     status_of,
 )
+from .paths import safe_component
+from .task_files import expand_task_files
 from .work import Work
-from .workspace import AttemptWorkspace, detached
+from .workspace import (
+    KEEP_MAX_BYTES,
+    AttemptWorkspace,
+    KeepPolicy,
+    KeptWorkspace,
+    keeps,
+    preserve,
+    rehomed,
+)
 
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 60.0
@@ -49,6 +59,18 @@ class RetryPolicy:
     max_retries: int = 5
     backoff_base: float = BACKOFF_BASE_SECONDS
     backoff_cap: float = BACKOFF_CAP_SECONDS
+
+
+@dataclass(frozen=True)
+class WorkspaceSettings:
+    """Where attempts' workspaces are made (None: the temp dir), which final workspaces are
+    kept after judging (none, failed: not passed, all), where kept ones go (`<run>/workspaces`
+    as <arm>/<task>/<index>/; None: they stay where they were made) and their size cap."""
+
+    keep: KeepPolicy = "none"
+    parent: Path | None = None
+    keep_root: Path | None = None
+    keep_max_bytes: int = KEEP_MAX_BYTES
 
 
 @dataclass(frozen=True)
@@ -93,8 +115,7 @@ class RunSpec:
     executor_config: Any
     judging: JudgeSettings
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    keep_workspaces: bool = False
-    workspace_parent: Path | None = None
+    workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
 
 
 @dataclass(frozen=True)
@@ -127,13 +148,13 @@ class AttemptEnv:
     cuts backoff waits short and keeps queued jobs from starting."""
 
     def __init__(self, executor: ExecutorBase | None, judges: Mapping[str, Judge] | None,
-                 ctx: JudgeContext, retry: RetryPolicy, *, keep_workspaces: bool = False,
-                 workspace_parent: Path | None = None,
+                 ctx: JudgeContext, retry: RetryPolicy, *,
+                 workspaces: WorkspaceSettings | None = None,
                  sleep: Callable[[float], None] | None = None,
                  stop: threading.Event | None = None) -> None:
         self.executor, self.ctx, self.retry = executor, ctx, retry
         self.judges: dict[str, Judge] = dict(judges or {})
-        self.keep_workspaces, self.workspace_parent = keep_workspaces, workspace_parent
+        self.workspaces = workspaces or WorkspaceSettings()
         self.sleep_fn = sleep
         self.stop = stop or threading.Event()
         self._lock = threading.Lock()
@@ -183,8 +204,7 @@ def environment(spec: RunSpec) -> AttemptEnv:
             executor = create_executor(spec.executor, spec.executor_config) \
                 if spec.executor else None
             env = AttemptEnv(executor, None, spec.judging.context(), spec.retry,
-                             keep_workspaces=spec.keep_workspaces,
-                             workspace_parent=spec.workspace_parent)
+                             workspaces=spec.workspaces)
             while len(_ENVIRONMENTS) >= _KEPT_ENVIRONMENTS:
                 del _ENVIRONMENTS[next(iter(_ENVIRONMENTS))]
             _ENVIRONMENTS[spec.key] = env
@@ -203,11 +223,17 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
     if env.stop.is_set():  # queued before the run stopped: start nothing new
         return Finished(None)
     started_at = now_iso()
-    uses_workspace = env.executor is not None and env.executor.uses_workspace
-    workspace = AttemptWorkspace.create(env.workspace_parent) if uses_workspace else None
+    # An executor that works in a directory declares it; an agent task always has one (only
+    # executors that can act are allowed to run it).
+    uses_workspace = env.executor is not None and (env.executor.uses_workspace
+                                                   or job.task.is_agent_task)
+    workspace = AttemptWorkspace.create(env.workspaces.parent) if uses_workspace else None
     start = time.monotonic()
+    attempt: Attempt | None = None
     try:
-        result, tries = _execute(env, job, workspace.path if workspace else None)
+        missing = _copy_in(env, workspace, job.task)
+        result, tries = (ExecutionResult(error=missing), 0) if missing else \
+            _execute(env, job, workspace.path if workspace else None)
         attempt = Attempt(
             arm=job.arm.name, task_id=job.task.id, index=job.index, status="error",
             output=result.output, judge=None, error=result.error, duration_ms=0,
@@ -218,12 +244,45 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             attempt = judge_attempt(env, attempt, job.task)
         duration_ms = int((time.monotonic() - start) * 1000)
     finally:  # judged (or failed): the workspace has served its purpose
-        kept = workspace.finish(keep=env.keep_workspaces) if workspace else None
-    attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(),
-                      files=attempt.files if kept else detached(attempt.files))
+        kept = _finish_workspace(env, workspace, job, attempt)
+    meta = {**attempt.meta, "workspace": kept.meta()} if kept else attempt.meta
+    attempt = replace(attempt, duration_ms=duration_ms, finished_at=now_iso(), meta=meta,
+                      files=rehomed(attempt.files, kept.path if kept else None))
     if result.fatal:  # no attempt of this run can succeed: nothing else starts here
         env.stop.set()
     return Finished(attempt, fatal=result.fatal)
+
+
+def _copy_in(env: AttemptEnv, workspace: AttemptWorkspace | None, task: Task) -> str | None:
+    """Copy the task's input files in before the agent starts; why not, when they cannot be
+    (changed on disk since the suite was validated)."""
+    if workspace is None or not task.files:
+        return None
+    try:
+        workspace.copy_in(expand_task_files(task.files, env.ctx.suite_dir))
+    except (OSError, ValueError) as exc:
+        return f"task {task.id!r}: cannot copy its input files: {exc}"
+    return None
+
+
+def _finish_workspace(env: AttemptEnv, workspace: AttemptWorkspace | None, job: AttemptJob,
+                      attempt: Attempt | None) -> KeptWorkspace | None:
+    """Keep the final workspace (per --keep-workspaces) or delete it."""
+    if workspace is None:
+        return None
+    status = attempt.status if attempt is not None else "error"
+    if not keeps(env.workspaces.keep, status):
+        workspace.finish(keep=False)
+        return None
+    if env.workspaces.keep_root is None:
+        return KeptWorkspace(workspace.path)
+    dest = kept_workspace_dir(env.workspaces.keep_root, job.arm.name, job.task.id, job.index)
+    return preserve(workspace, dest, env.workspaces.keep_max_bytes)
+
+
+def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> Path:
+    """`<keep_root>/<arm>/<task>/<index>`: where an attempt's final workspace is kept."""
+    return keep_root / safe_component(arm) / safe_component(task_id) / str(index)
 
 
 def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:

@@ -50,6 +50,17 @@ class Task:
     description: str = ""
     category: str | None = None
     index: int = 0
+    # Agent tasks: suite-relative input files copied into the attempt's workspace, the tools
+    # the agent may use (None: the executor's default) and a turn limit (None: the default).
+    files: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    max_turns: int | None = None
+
+    @property
+    def is_agent_task(self) -> bool:
+        """A task whose work is files and tool calls, not only text: it needs an executor
+        that can act (`ExecutorBase.can_act`)."""
+        return bool(self.files) or self.allowed_tools is not None
 
 
 @dataclass(frozen=True)

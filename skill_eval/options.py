@@ -11,6 +11,7 @@ from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
 from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
 from .policy import DEFAULT_POLICY, POLICIES
+from .workspace import KEEP_POLICIES
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class RunOptions:
     claude_bin: str | None = None
     max_turns: int | None = None
     allowed_tools: tuple[str, ...] = ()
+    keep_workspaces: str = "failed"  # none | failed | all (workspace.KEEP_POLICIES)
     price_file: str | None = None
     concurrency: int = 8
     max_retries: int = 5
@@ -110,6 +112,8 @@ def check_options(opts: RunOptions) -> None:
         parse_duration(opts.baseline_ttl)
     except CacheError as exc:
         raise UsageError(f"--baseline-ttl: {exc}") from None
+    if opts.keep_workspaces not in KEEP_POLICIES:
+        raise UsageError(f"--keep-workspaces must be one of {', '.join(KEEP_POLICIES)}")
     if opts.policy not in POLICIES:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
     if opts.skill_mode not in SKILL_MODES:

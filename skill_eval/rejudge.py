@@ -1,6 +1,7 @@
 """`rejudge`: judge a finished run's outputs again with the suite's current judges, without
 executing anything, and write a new artifact. The original journal is left as it was; the new
-judgements go to `rejudged-<time>.jsonl` beside it."""
+judgements go to `rejudged-<time>.jsonl` beside it. Agent tasks are judged on their kept
+workspaces (`<run>/workspaces/`, see --keep-workspaces) and recorded transcripts."""
 
 from __future__ import annotations
 
@@ -16,10 +17,23 @@ from .arms import arms_from_dict
 from .conductor import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
 from .errors import UsageError
 from .judges.base import build_judge
+from .model import Attempt
 from .paths import safe_component
 from .rundir import RUN_META, load_manifest
-from .runner import JOURNAL_NAME, Journal, Runner, RunSettings
+from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, kept_workspace_dir
 from .suite import load_suite
+from .workspace import WORKSPACES_DIR, rehomed
+
+
+def with_kept_workspace(attempt: Attempt, run_path: Path) -> Attempt:
+    """The attempt reading its files from its kept workspace under `run_path` (found there,
+    so a run directory that was moved or copied still rejudges); as it was when none was
+    kept (file judges then say the workspace was not kept)."""
+    if attempt.files is None:
+        return attempt
+    kept = kept_workspace_dir(run_path / WORKSPACES_DIR, attempt.arm, attempt.task_id,
+                              attempt.index)
+    return replace(attempt, files=rehomed(attempt.files, kept if kept.is_dir() else None))
 
 
 def rejudge(run_dir: str | Path, *, output: str | None = None,
@@ -49,8 +63,9 @@ def rejudge(run_dir: str | Path, *, output: str | None = None,
     runner = Runner(None, judges, ctx, journal,
                     RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries))
     try:
-        attempts = runner.rejudge(Journal(run_path / JOURNAL_NAME).read(),
-                                  {t.id: t for t in suite.tasks})
+        recorded = [with_kept_workspace(a, run_path)
+                    for a in Journal(run_path / JOURNAL_NAME).read()]
+        attempts = runner.rejudge(recorded, {t.id: t for t in suite.tasks})
     finally:
         journal.close()
     target = Path(output) if output else artifact_mod.default_path(

@@ -35,14 +35,20 @@ from .jobs import (
     JudgeSettings,
     RetryPolicy,
     RunSpec,
+    WorkspaceSettings,
     forget_environment,
     judge_attempt,
+    kept_workspace_dir,
     now_iso,
     register_environment,
     run_attempt,
 )
 from .judges.base import Judge, JudgeContext
 from .model import Arm, ArmName, Attempt, Task
+from .workspace import KEEP_MAX_BYTES, KeepPolicy
+
+__all__ = ["JOURNAL_NAME", "Job", "Journal", "RunSettings", "Runner", "attempts_by",
+           "kept_workspace_dir", "plan_jobs"]
 
 JOURNAL_NAME = "attempts.jsonl"
 _In = TypeVar("_In")
@@ -58,8 +64,13 @@ class RunSettings:
     backoff_cap: float = BACKOFF_CAP_SECONDS
     progress: Callable[[Attempt], None] | None = None
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
-    keep_workspaces: bool = False  # keep each attempt's workspace after judging
+    # Which attempts' final workspaces are kept after judging: none, failed (not passed), all.
+    keep_workspaces: KeepPolicy = "none"
     workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
+    # Where kept workspaces go (`<run>/workspaces`, as <arm>/<task>/<index>/); None: they stay
+    # where they were made.
+    keep_root: Path | None = None
+    keep_max_bytes: int = KEEP_MAX_BYTES
 
 
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
@@ -145,7 +156,12 @@ class Runner:
         return RunSpec(self.key, getattr(self.executor, "name", None) if self.executor else None,
                        getattr(self.executor, "config", None), JudgeSettings.of(self.ctx),
                        RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
-                       s.keep_workspaces, s.workspace_parent)
+                       self._workspaces())
+
+    def _workspaces(self) -> WorkspaceSettings:
+        s = self.settings
+        return WorkspaceSettings(s.keep_workspaces, s.workspace_parent, s.keep_root,
+                                 s.keep_max_bytes)
 
     @property
     def env(self) -> AttemptEnv:
@@ -154,8 +170,7 @@ class Runner:
             s = self.settings
             self._env = AttemptEnv(self.executor, self.judges, self.ctx,
                                    RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
-                                   keep_workspaces=s.keep_workspaces,
-                                   workspace_parent=s.workspace_parent, sleep=s.sleep,
+                                   workspaces=self._workspaces(), sleep=s.sleep,
                                    stop=self.stop)
         return self._env
 

@@ -31,6 +31,7 @@ from .safeyaml import (
     load_yaml_file,
     render_path,
 )
+from .task_files import task_file_problem
 from .validation import schema_problems
 
 SUITE_FILE_NAME = "task_suite.yaml"
@@ -79,13 +80,15 @@ def load_suite(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
         path=file.resolve(),
         skill_id=data["skill_id"],
         version=data["version"],
-        tasks=tuple(_task(i, t) for i, t in enumerate(data["tasks"])),
+        tasks=tuple(_task(i, t, data.get("allowed_tools"))
+                    for i, t in enumerate(data["tasks"])),
         sha256=hashlib.sha256(raw).hexdigest(),
         description=data.get("description") or "",
     )
 
 
-def _task(index: int, data: Mapping[str, Any]) -> Task:
+def _task(index: int, data: Mapping[str, Any], default_tools: list[str] | None) -> Task:
+    tools = data.get("allowed_tools", default_tools)  # the suite's list, unless the task's own
     return Task(
         id=data["id"],
         prompt=data["prompt"],
@@ -94,6 +97,9 @@ def _task(index: int, data: Mapping[str, Any]) -> Task:
         description=data.get("description") or "",
         category=data.get("category"),
         index=index,
+        files=tuple(data.get("files") or ()),
+        allowed_tools=tuple(tools) if tools is not None else None,
+        max_turns=data.get("max_turns"),
     )
 
 
@@ -142,7 +148,8 @@ def _inside_judge(field: str, tasks: list[Any]) -> bool:
 
 
 def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
-    """Unique ids and each judge's own config checks, as (field, message) pairs."""
+    """Unique ids, input files and each judge's own config checks, as (field, message)
+    pairs."""
     found: list[tuple[str, str]] = []
     first_index: dict[str, int] = {}
     for index, task in enumerate(tasks):
@@ -155,6 +162,11 @@ def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
                               f"[{first_index[task_id]}] and tasks[{index}] share it"))
             else:
                 first_index[task_id] = index
+        files = task.get("files")
+        if isinstance(files, list):
+            found += [(f"tasks[{index}].files[{i}]", problem) for i, value in enumerate(files)
+                      if isinstance(value, str) and value
+                      and (problem := task_file_problem(value, suite_dir)) is not None]
         if "judge" in task:
             try:
                 judge_problems = validate_judge_config(task["judge"], suite_dir, "judge")

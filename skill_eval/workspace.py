@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .work import FileSnapshot, Snapshot
 
@@ -122,3 +123,71 @@ def detached(snapshot: Snapshot | None) -> Snapshot | None:
         return None
     return Snapshot(files=tuple(FileSnapshot(f.path, f.size, f.sha256) for f in snapshot.files),
                     truncated=snapshot.truncated)
+
+
+# -- keeping workspaces after judging (--keep-workspaces) -------------------------------------
+
+KeepPolicy = Literal["none", "failed", "all"]
+KEEP_POLICIES: tuple[KeepPolicy, ...] = ("none", "failed", "all")
+WORKSPACES_DIR = "workspaces"  # under the run directory: <arm>/<task>/<index>/
+# A kept workspace holds at most this many bytes; files beyond it are left out, each named in
+# a note beside the kept folder and in the attempt's meta.
+KEEP_MAX_BYTES = 20 * 1024 * 1024
+LEFT_OUT_SUFFIX = ".left-out.txt"
+
+
+@dataclass(frozen=True)
+class KeptWorkspace:
+    path: Path
+    left_out: tuple[str, ...] = ()
+
+    def meta(self) -> dict[str, object]:
+        out: dict[str, object] = {"kept": str(self.path)}
+        if self.left_out:
+            out["left_out"] = list(self.left_out)
+            out["note"] = (f"{len(self.left_out)} file(s) left out of the kept workspace "
+                           f"(over the {KEEP_MAX_BYTES // (1024 * 1024)} MB cap); see "
+                           f"{self.path.name}{LEFT_OUT_SUFFIX} beside it")
+        return out
+
+
+def keeps(policy: str | bool, status: str) -> bool:
+    """Whether an attempt's workspace is kept: `all`, or `failed` and it did not pass."""
+    if isinstance(policy, bool):  # the older boolean setting: True meant keep every one
+        return policy
+    return policy == "all" or (policy == "failed" and status != "passed")
+
+
+def preserve(workspace: AttemptWorkspace, dest: Path, max_bytes: int = KEEP_MAX_BYTES) \
+        -> KeptWorkspace:
+    """Copy the final workspace to `dest` (made fresh; regular files only, symlinks never
+    followed), at most `max_bytes` of it, then delete the attempt's root."""
+    if dest.exists():
+        shutil.rmtree(dest, ignore_errors=True)  # a resumed run's earlier try of this attempt
+    dest.mkdir(parents=True, mode=0o700)
+    used, left_out = 0, []
+    for relative, info in _regular_files(workspace.path) if workspace.path.is_dir() else []:
+        if used + info.st_size > max_bytes:
+            left_out.append(f"{relative} ({info.st_size} bytes)")
+            continue
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(workspace.path / relative, target)
+        used += info.st_size
+    note = dest.parent / f"{dest.name}{LEFT_OUT_SUFFIX}"
+    if left_out:
+        note.write_text("Left out of this kept workspace (size cap "
+                        f"{max_bytes} bytes):\n" + "\n".join(left_out) + "\n", encoding="utf-8")
+    elif note.exists():
+        note.unlink()
+    workspace.finish(keep=False)
+    return KeptWorkspace(dest, tuple(left_out))
+
+
+def rehomed(snapshot: Snapshot | None, root: Path | None) -> Snapshot | None:
+    """The snapshot reading its content from `root` (a kept copy), or detached when None."""
+    if snapshot is None or root is None:
+        return detached(snapshot)
+    return Snapshot(files=tuple(FileSnapshot(f.path, f.size, f.sha256, root=root)
+                                for f in snapshot.files),
+                    root=root, truncated=snapshot.truncated)

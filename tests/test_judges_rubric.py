@@ -278,7 +278,8 @@ def test_preflight_checks_every_named_evaluator(tmp_path: Path) -> None:
                          "(an explicit evaluator wins)")]),
     ({"type": "rubric", "evaluater": "x"},
      [("judge.evaluater", "unknown key 'evaluater' (did you mean 'evaluator'?); allowed: type, "
-                          "evaluator, category, pass_threshold, fail_on, judge_model")]),
+                          "evaluator, category, pass_threshold, fail_on, judge_model, "
+                          "include_work")]),
 ])
 def test_load_time_validation(tmp_path: Path, config: dict[str, Any],
                               expected: list[tuple[str, str]]) -> None:

@@ -148,7 +148,7 @@ BAD_FILES = [
      "S/task_suite.yaml:3: tasks: must be a non-empty list of tasks"),
     ("unknown suite key", HEAD + TASK + "taks: 1\n",
      "S/task_suite.yaml:7: taks: unknown key 'taks' (did you mean 'tasks'?); allowed: "
-     "skill_id, version, description, generated_by, tasks"),
+     "skill_id, version, description, generated_by, allowed_tools, tasks"),
     ("task not a mapping", HEAD + "  - just a string\n",
      "S/task_suite.yaml:4: tasks[0]: must be a mapping, got a string 'just a string'"),
     ("id missing", HEAD + '  - prompt: "p"\n    judge: {type: contains, expected: [x]}\n',
@@ -186,7 +186,8 @@ BAD_FILES = [
      NOT_FINITE.format(line=7, field="x-weight[1]", v="-.inf")),
     ("unknown task key", HEAD + TASK + '    promt: "typo"\n',
      "S/task_suite.yaml:7: tasks[0] (id \"t-1\").promt: unknown key 'promt' (did you mean "
-     "'prompt'?); allowed: id, prompt, judge, timeout_seconds, description, category, source"),
+     "'prompt'?); allowed: id, prompt, judge, timeout_seconds, description, category, source, "
+     "files, allowed_tools, max_turns"),
     ("duplicate id", HEAD + TASK + TASK,
      "S/task_suite.yaml:7: tasks[1] (id \"t-1\").id: duplicate task id 't-1': tasks[0] and "
      "tasks[1] share it"),
@@ -204,7 +205,7 @@ BAD_FILES = [
      HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
      "      expected: [x]\n      expectd: [y]\n",
      "S/task_suite.yaml:9: tasks[0] (id \"t-1\").judge.expectd: unknown key 'expectd' (did "
-     "you mean 'expected'?); allowed: type, expected"),
+     "you mean 'expected'?); allowed: type, expected, file"),
 ]
 
 

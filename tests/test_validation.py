@@ -107,5 +107,5 @@ def test_only_validation_turns_schema_errors_into_messages() -> None:
     judge, whose messages are a judgement of the output, not of a file skill-eval reads."""
     users = sorted(str(p.relative_to(REPO)) for p in (REPO / "skill_eval").rglob("*.py")
                    if "iter_errors(" in p.read_text(encoding="utf-8"))
-    assert users == [str(Path("skill_eval/judges/simple.py")),
+    assert users == [str(Path("skill_eval/judges/json_output.py")),
                      str(Path("skill_eval/validation.py"))]

@@ -130,7 +130,7 @@ def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> N
 def test_kept_workspaces_survive_judging(tmp_path: Path) -> None:
     executor = FileWriter()
     [attempt] = runner_for(tmp_path, executor, ReadsFiles(),
-                           keep_workspaces=True).run(plan_jobs([ARM], [TASK], 1))
+                           keep_workspaces="all").run(plan_jobs([ARM], [TASK], 1))
     assert executor.workspaces[0].exists()
     assert attempt.files is not None and attempt.files.root == executor.workspaces[0]
     back = Journal(tmp_path / "attempts.jsonl").read()[0]  # what rejudge would read

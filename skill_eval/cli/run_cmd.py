@@ -80,7 +80,8 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                      help="How tasks run (default: claude-cli, or mock with --mock)."),
         click.option("--mock-outputs", metavar="FILE",
                      help="Script the mock executor: {task_id: text} or {candidate: {...}, "
-                          "baseline: {...}} (YAML or JSON)."),
+                          "baseline: {...}} (YAML or JSON); for agent tasks an output may be "
+                          "{text, files: {path: content}, tools: [{name, input}]}."),
         click.option("--skill-mode", type=click.Choice(SKILL_MODES),
                      default=default_skill_mode, show_default=True,
                      help="How the skill reaches the model: prepended to the task, as the "
@@ -95,6 +96,11 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--max-turns", type=int, default=None, help="claude-cli: --max-turns."),
         click.option("--allowed-tools", callback=_csv, metavar="A,B",
                      help="claude-cli: tools to allow (default: none)."),
+        click.option("--keep-workspaces", type=click.Choice(["none", "failed", "all"]),
+                     default="failed", show_default=True,
+                     help="Agent tasks: keep the final workspace of these attempts under "
+                          "<run>/workspaces/<arm>/<task>/<i>/ (20 MB cap each), for reading "
+                          "and for `rejudge`."),
         click.option("--price-file", metavar="FILE",
                      help="anthropic: JSON/YAML price table overriding the built-in one."),
         click.option("--concurrency", type=int, default=8, show_default=True,

@@ -54,6 +54,9 @@ class ExecutorBase:
     # (`request.workspace`), snapshots what changed in it and deletes it after judging. Text
     # executors leave it False and are spared a directory per attempt.
     uses_workspace = False
+    # Whether the agent can act (tools that read and write files): agent tasks (`files:`,
+    # `allowed_tools:`) need it; a text-only executor (the Messages API) refuses them up front.
+    can_act = False
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         raise NotImplementedError
@@ -67,6 +70,19 @@ class ExecutorBase:
 
     def cancel(self) -> None:
         """Stop every attempt still running (kill subprocesses, delete temp dirs)."""
+
+
+def agent_task_problem(executor: Any, executor_name: str, tasks: Any) -> str | None:
+    """Why `executor` cannot run these tasks (an agent task with an executor that cannot
+    act), naming the first such task and the executor to use; None when it can."""
+    if getattr(executor, "can_act", False):
+        return None
+    task = next((t for t in tasks if t.is_agent_task), None)
+    if task is None:
+        return None
+    return (f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
+            f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
+            "--executor claude-cli, or --mock for a dry run")
 
 
 class _Adapted(ExecutorBase):

@@ -117,6 +117,7 @@ class ClaudeCliExecutor(ExecutorBase):
 
     name = "claude-cli"
     uses_workspace = True
+    can_act = True  # Claude Code's tools act in the attempt's workspace
 
     def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config

@@ -3,7 +3,9 @@
 By default every prompt gets MOCK_OUTPUT. `--mock-outputs FILE` scripts it: `{task_id: text}`
 gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each arm its own
 (any arm label may be a key, for `evaluate` over more arms); a task missing from the file, or
-an arm missing from a per-arm file, falls back to MOCK_OUTPUT.
+an arm missing from a per-arm file, falls back to MOCK_OUTPUT. An output may also be an object
+`{text, files, tools}` for agent tasks (mock_work): files written into the workspace, tool
+calls recorded as the transcript.
 
 In installed skill mode the mock installs nothing, but records in each result's
 `meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
@@ -29,10 +31,11 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError
-from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage, clean_text
+from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
 from ..skills.install import plan_install
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
+from .mock_work import OUTPUT_KEYS, check_output, clean_output, scripted, write_files
 
 MOCK_OUTPUT = "Mock execution output: no model was called."
 MOCK_SCORE = 0.8  # documented: "--mock: LLM-rubric judges return a fixed 0.8"
@@ -64,28 +67,33 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
         if not isinstance(table, Mapping):
             raise UsageError(f"{path}: {arm}: must be a mapping of task id to text")
         for task_id, text in table.items():
-            if not isinstance(text, str):
+            if (problem := check_output(text)) is not None:
                 where = f"{arm}.{task_id}" if arm else str(task_id)
-                raise UsageError(f"{path}: {where}: output must be a string")
+                raise UsageError(f"{path}: {where}: {problem}")
     if per_arm:
         extra = [k for k in data if k not in ARM_NAMES and not isinstance(data[k], Mapping)]
         if extra:
             raise UsageError(f"{path}: {extra[0]}: mix of per-arm and per-task keys; "
                              "use either {task_id: text} or {candidate: ..., baseline: ...}")
-    # Scripted text is model output as far as the run is concerned: lone surrogates go.
-    return {k: ({t: clean_text(x) for t, x in v.items()} if isinstance(v, Mapping)
-                else clean_text(v)) for k, v in data.items()}
+    if not per_arm:
+        return {t: clean_output(x) for t, x in data.items()}
+    return {k: {t: clean_output(x) for t, x in (v or {}).items()} for k, v in data.items()}
+
+
+def _is_table(value: Any) -> bool:
+    """An arm's table of task outputs, not one scripted agent output ({text, files, tools})."""
+    return isinstance(value, Mapping) and bool(value) and not set(value) <= OUTPUT_KEYS
 
 
 def _per_arm(data: Mapping[str, Any]) -> bool:
     """Keyed by arm: a key is candidate/baseline, or some value is a table of its own."""
-    return any(k in ARM_NAMES or isinstance(v, Mapping) for k, v in data.items())
+    return any(k in ARM_NAMES or _is_table(v) for k, v in data.items())
 
 
 def _arm_tables(data: Mapping[str, Any]) -> dict[str, Any]:
     """Each arm's table: candidate and baseline always (empty when absent), then any other
     arm label the file names."""
-    others = [k for k, v in data.items() if k not in ARM_NAMES and isinstance(v, Mapping)]
+    others = [k for k, v in data.items() if k not in ARM_NAMES and _is_table(v)]
     return {a: data.get(a) or {} for a in (*ARM_NAMES, *others)}
 
 
@@ -106,6 +114,7 @@ def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collectio
 
 class MockExecutor(ExecutorBase):
     name = "mock"
+    can_act = True  # scripted files and tool calls (mock_work): agent suites dry-run in CI
 
     def __init__(self, config: MockConfig) -> None:
         self.config = config
@@ -115,11 +124,17 @@ class MockExecutor(ExecutorBase):
         table = self.outputs
         if _per_arm(table):
             table = table.get(request.arm) or {}
-        output = table.get(request.task.id, MOCK_OUTPUT)
+        work = scripted(table.get(request.task.id, MOCK_OUTPUT))
         meta: dict[str, Any] = {}
         if self.config.skill_mode == "installed" and request.skill is not None:
             meta["would_install"] = plan_install(request.skill).files
-        return ExecutionResult(output=output, meta=meta)
+        if work.files:
+            if request.workspace is None:
+                return ExecutionResult(error=f"mock outputs script files for task "
+                                             f"{request.task.id!r}, which is not an agent "
+                                             "task (give it files: or allowed_tools:)")
+            write_files(request.workspace, work.files)
+        return ExecutionResult(output=work.text, meta=meta, transcript=work.tools)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "mock", "model": self.config.model,

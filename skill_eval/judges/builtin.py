@@ -7,8 +7,8 @@ BUILTIN_JUDGES = {
     "not-contains": "simple:NOT_CONTAINS_SPEC",
     "regex": "simple:REGEX_SPEC",
     "equals": "simple:EQUALS_SPEC",
-    "json-schema": "simple:JSON_SCHEMA_SPEC",
-    "threshold": "simple:THRESHOLD_SPEC",
+    "json-schema": "json_output:JSON_SCHEMA_SPEC",
+    "threshold": "json_output:THRESHOLD_SPEC",
     "all": "combinators:ALL_SPEC",
     "any": "combinators:ANY_SPEC",
     "weighted": "combinators:WEIGHTED_SPEC",
@@ -18,4 +18,7 @@ BUILTIN_JUDGES = {
     "rubric": "rubric:RUBRIC_SPEC",
     "lint": "lint:LINT_SPEC",
     "composite": "composite:COMPOSITE_SPEC",
+    "file-exists": "work_judges:FILE_EXISTS_SPEC",
+    "tool-called": "work_judges:TOOL_CALLED_SPEC",
+    "skill-used": "work_judges:SKILL_USED_SPEC",
 }

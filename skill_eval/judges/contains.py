@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..work import Work
-from .base import JudgeContext, JudgeSpec
+from ..model import JudgeResult
+from .base import JudgeSpec
+from .work_judges import FILE_PATH, TextOrFile
 
 NON_EMPTY_STRINGS = {
     "type": "array",
@@ -24,12 +24,12 @@ def contains_score(output: str, expected: Sequence[str]) -> tuple[float, list[st
     return (len(expected) - len(missing)) / len(expected), missing
 
 
-class ContainsJudge:
+class ContainsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
+        self.file = config.get("file")  # judge this workspace file instead of the output
 
-    def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        output = work.text
+    def judge_text(self, output: str) -> JudgeResult:
         score, missing = contains_score(output, self.expected)
         if missing:
             details = "missing: " + ", ".join(repr(m) for m in missing)
@@ -44,7 +44,8 @@ CONTAINS_SPEC = JudgeSpec(
     schema={
         "type": "object",
         "required": ["type", "expected"],
-        "properties": {"type": {"const": "contains"}, "expected": NON_EMPTY_STRINGS},
+        "properties": {"type": {"const": "contains"}, "expected": NON_EMPTY_STRINGS,
+                       "file": FILE_PATH},
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
     },

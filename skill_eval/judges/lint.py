@@ -28,7 +28,7 @@ from typing import Any
 from ..model import JudgeResult, Task
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
-from .simple import CodeBlock, fenced_blocks
+from .json_output import CodeBlock, fenced_blocks
 
 ISSUES_FOR_ZERO = 10
 DEFAULT_THRESHOLD = 0.7

@@ -21,6 +21,7 @@ from ..work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
+from .work_judges import describe_work
 
 DEFAULT_THRESHOLD = 0.7
 TOOL_NAME = "submit_judgement"
@@ -121,7 +122,8 @@ class LLMRubricJudge:
                 return JudgeResult(cached.passed, cached.score, cached.details, None,
                                    {**cached.data, "cached": True,
                                     "usage": Usage().to_dict()})
-        prompt = build_prompt(task.prompt, self.rubric, work.text, secrets.token_hex(16))
+        shown = describe_work(work) if self.config.get("include_work") else work.text
+        prompt = build_prompt(task.prompt, self.rubric, shown, secrets.token_hex(16))
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA,
                                    tool_name=TOOL_NAME, model=model)
         result = score_reply(reply, self.threshold)
@@ -145,6 +147,7 @@ LLM_RUBRIC_SPEC = JudgeSpec(
             "judge_model": {"type": "string", "minLength": 1,
                             "errorMessage": "must be a model name such as "
                                             "'claude-sonnet-5-5'"},
+            "include_work": {"type": "boolean", "errorMessage": "must be true or false"},
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,

@@ -40,6 +40,7 @@ from .pytest_sandbox import (
     sandbox_argv,
     tail_of,
 )
+from .work_judges import readonly_copy, writable
 
 DEFAULT_LIMITS = Limits()
 __all__ = ["cancel_all", "namespace_prefix", "run_pytest", "sandbox_env", "tail_of", "verdict"]
@@ -237,6 +238,8 @@ def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | Non
         channel = Channel()
         env = {**sandbox_env(seen(cwd), seen(cwd / "output.txt")),
                "PYTHONPATH": str(seen(harness)), CHANNEL_ENV: str(channel.child_fd)}
+        if (workspace := readonly_copy(work, tmp / "workspace")) is not None:
+            env["AI_WORKSPACE"] = str(seen(workspace))  # agent tasks: the final workspace
         log = tmp / "pytest.log"  # outside the tests' cwd; the harness holds it open
         started = time.monotonic()
         argv = sandbox_argv(prefix, tmp, seen(cwd), pytest_command(
@@ -255,6 +258,8 @@ def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | Non
     finally:
         if channel is not None:
             channel.close(0)
+        if (tmp / "workspace").is_dir():
+            writable(tmp / "workspace")  # the read-only copy, so that it can be removed
         remove_dir(tmp)
 
 

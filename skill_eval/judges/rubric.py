@@ -39,6 +39,7 @@ from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import judge_cache_key
 from .llm import grader_backend, judge_model, request_structured
+from .work_judges import describe_work
 
 DEFAULT_THRESHOLD = 0.7
 MAX_SHOWN_FINDINGS = 5
@@ -148,7 +149,8 @@ class RubricJudge:
         model = judge_model(ctx, self.config)
         backend = grader_backend(ctx)
         key = judge_cache_key(
-            config={"type": "rubric", "evaluator": skill.name, "sha256": skill.sha256},
+            config={"type": "rubric", "evaluator": skill.name, "sha256": skill.sha256,
+                    **({"include_work": True} if self.config.get("include_work") else {})},
             rubric=skill.body, task_prompt=task.prompt, work=work, model=model,
             backend=backend, prompt_version=RUBRIC_PROMPT_VERSION)
         cached = ctx.cache.get(key) if ctx.cache is not None else None
@@ -160,7 +162,8 @@ class RubricJudge:
                                     cached=True)
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: judge again
-        prompt, _ = build_prompt(skill, task.prompt, work.text)
+        shown = describe_work(work) if self.config.get("include_work") else work.text
+        prompt, _ = build_prompt(skill, task.prompt, shown)
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=reply_schema(skill),
                                    tool_name=TOOL_NAME, model=model, max_tokens=MAX_TOKENS,
                                    temperature=0.0)
@@ -248,6 +251,7 @@ RUBRIC_SCHEMA: dict[str, Any] = {
         "fail_on": {"enum": ["blocker", "none"],
                     "errorMessage": "must be 'blocker' (any blocker fails) or 'none'"},
         "judge_model": {"type": "string", "minLength": 1},
+        "include_work": {"type": "boolean", "errorMessage": "must be true or false"},
     },
     "patternProperties": {"^x-": {}},
     "additionalProperties": False,
