@@ -36,7 +36,14 @@ from .results import arm_results, errored_in, first_failures, pass_rate, unpaire
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .suite import load_suite
-from .verdict import RunHealth, Verdict, decide_verdict, skip_verdict
+from .verdict import (
+    RunHealth,
+    Verdict,
+    decide_verdict,
+    guard_excluded,
+    skip_verdict,
+    worst_case,
+)
 
 
 @dataclass(frozen=True)
@@ -247,6 +254,31 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                       output: Path | None = None) -> EvaluationOutcome:
     """Results, statistics, verdict and the artifact, from a run's attempts."""
     ran = skip is None
+    cand, base, unpaired, (cand_rate, base_rate, delta), analysis, decided = \
+        _decide(opts, suite, arms, attempts, ran)
+    notes = [_errors_note(errored_in(cand, base))] if unpaired else []
+    verdict = skip if skip is not None else guard_excluded(  # errors never profit a pass
+        decided, errored_in(cand, base),
+        lambda: _decide(opts, suite, arms, worst_case(attempts, errored_in(cand, base)),
+                        ran)[-1])
+    verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
+    for warning in verdict.warnings:
+        log(f"warning: {warning}")
+    data = artifact_mod.build(
+        opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
+        rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
+        executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
+    data.update(extras or {})
+    path = output or (Path(opts.output) if opts.output else
+                      artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
+    data = artifact_mod.write(data, path)
+    return EvaluationOutcome(data, path.resolve(), run_dir)
+
+
+def _decide(opts: RunOptions, suite: Any, arms: Arms, attempts: list[Attempt], ran: bool) \
+        -> tuple[list[Any], list[Any], list[str], tuple[float | None, float | None, float | None],
+                 Any, Verdict]:
+    """Per-task results, pass rates, analysis and the verdict of these attempts."""
     cand = arm_results(suite.tasks, attempts_by(attempts, "candidate"), opts.pass_k) \
         if ran else []
     base = arm_results(suite.tasks, attempts_by(attempts, "baseline"), opts.pass_k) \
@@ -262,31 +294,17 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                        policy=opts.policy,  # type: ignore[arg-type]
                        min_delta=opts.min_delta, margin=opts.margin,
                        rates=(cand_rate, base_rate, delta))
-    notes = [_errors_note(errored_in(cand, base))] if unpaired else []
-    if skip is not None:
-        verdict = skip
-    else:
-        policy = analysis.policy
-        verdict = decide_verdict(
-            candidate_rate=cand_rate, baseline_rate=base_rate,
-            baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
-            health=RunHealth.worst_arm(attempts, opts.max_error_rate),
-            min_pass_rate=opts.min_pass_rate,
-            policy_passed=policy.passed if policy else None,
-            policy_reason=policy.reasoning if policy else "",
-            first_failures=first_failures({"candidate": cand, "baseline": base}))
-    verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
-    for warning in verdict.warnings:
-        log(f"warning: {warning}")
-    data = artifact_mod.build(
-        opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
-        rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
-        executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
-    data.update(extras or {})
-    path = output or (Path(opts.output) if opts.output else
-                      artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
-    data = artifact_mod.write(data, path)
-    return EvaluationOutcome(data, path.resolve(), run_dir)
+    policy = analysis.policy
+    verdict = decide_verdict(
+        candidate_rate=cand_rate, baseline_rate=base_rate,
+        baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
+        health=RunHealth.worst_arm(attempts, opts.max_error_rate),
+        min_pass_rate=opts.min_pass_rate,
+        policy_passed=policy.passed if policy else None,
+        policy_reason=policy.reasoning if policy else "",
+        first_failures=first_failures({"candidate": cand, "baseline": base})) if ran \
+        else Verdict("skipped")
+    return cand, base, unpaired, (cand_rate, base_rate, delta), analysis, verdict
 
 
 def _errors_note(where: dict[str, list[str]]) -> str:

@@ -229,6 +229,10 @@ class Runner:
                 files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
             if not result.error:
                 attempt = self.judge_attempt(attempt, job.task)
+            elif result.output_caused:  # the output's own doing: a failure, never excluded
+                attempt = replace(attempt, status="failed", error=None, judge=JudgeResult(
+                    False, 0.0, f"counted as a failure: {result.error}",
+                    data={"output_caused": True}))
             duration_ms = int((time.monotonic() - start) * 1000)
         finally:  # judged (or failed): the workspace has served its purpose
             kept = workspace.finish(keep=self.settings.keep_workspaces) if workspace else None
