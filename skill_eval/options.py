@@ -55,6 +55,7 @@ class RunOptions:
     judge_cache_dir: str | None = None
     no_judge_cache: bool = False
     evaluators_dirs: tuple[str, ...] = ()
+    skills_root: str | None = None  # where a ranking's target.path may also point
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
 

@@ -138,6 +138,9 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
                      help="Extra evaluator skills for `rubric` judges (repeatable; highest "
                           "precedence first)."),
+        click.option("--skills-root", metavar="DIR",
+                     help="Pipeline: a directory a ranking's target.path may point into, "
+                          "besides the ranking's own directory and the current project."),
         click.option("--quiet", "-q", is_flag=True, help="No progress lines."),
     ]
 
