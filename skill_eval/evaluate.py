@@ -6,7 +6,6 @@ and write the artifact. Suite and configuration errors stop the run before any m
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
@@ -22,13 +21,15 @@ from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted
 from .evaluators.registry import evaluator_sources
 from .executors.base import create_executor, get_executor_spec
 from .executors.mock import check_mock_tasks, load_mock_outputs
+from .fingerprint import ArmSkill, Inputs, ingredients
+from .fingerprint import fingerprint as fingerprint_of
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache, MemoryJudgeCache
 from .judges.llm import build_grader, judge_model
 from .judges.pytest_judge import preflight_pytest
 from .judges.python_judge import preflight_python_judges
 from .judges.rubric import preflight_evaluators
-from .model import Attempt, sha256_text
+from .model import Attempt
 from .options import RunOptions, check_options, executor_config
 from .paths import safe_component
 from .progress import Progress
@@ -57,14 +58,8 @@ class EvaluationOutcome:
         return str(self.artifact["evaluation"]["verdict"])
 
 
-def _fingerprint(opts: RunOptions, suite_sha: str, arms: Arms, executor: dict[str, Any]) -> str:
-    """What a resumed run must share with the run it continues."""
-    return sha256_text(json.dumps({
-        "suite": suite_sha, "candidate": arms.candidate.skill_sha256,
-        "baseline": arms.baseline.skill_sha256 if arms.baseline else "absent",
-        "executor": executor, "pass_k": opts.pass_k, "samples": opts.sample_count,
-        "skill_mode": opts.skill_mode,
-    }, sort_keys=True, default=str))
+def _evaluator_dirs(opts: RunOptions) -> tuple[Path, ...]:
+    return tuple(s.path for s in evaluator_sources(opts.evaluators_dirs) if s.path is not None)
 
 
 def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
@@ -109,7 +104,15 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if judge_problems:
         raise JudgeError("\n".join(judge_problems))
 
-    fingerprint = _fingerprint(opts, suite.sha256, arms, describe)
+    parts = ingredients(suite, Inputs(
+        skills={arm.name: ArmSkill(arm.skill_sha256, arm.skill.directory if arm.skill else None)
+                for arm in (arms.candidate, arms.baseline) if arm is not None},
+        executor=describe, skill_mode=opts.skill_mode, pass_k=opts.pass_k,
+        samples=opts.sample_count, judge_backend=judge_backend_name(opts, executor_name),
+        judge_model=judge_model(JudgeContext(suite_dir=suite.directory,
+                                             judge_model=opts.judge_model)),
+        evaluator_dirs=_evaluator_dirs(opts)))
+    fingerprint = fingerprint_of(parts)
     label = safe_component(arms.run_id) if opts.standalone else \
         f"{safe_component(arms.run_id)}--{safe_component(arms.candidate_id)}"
     run = open_run_dir(state_root, label=label, run_id=arms.run_id, fingerprint=fingerprint,
@@ -118,7 +121,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                                                  "created_at": started_at.isoformat(),
                                                  "options": asdict(opts),
                                                  "arms": arms_to_dict(arms)},
-                       warn=lambda m: log(f"warning: {m}"))
+                       warn=lambda m: log(f"warning: {m}"), ingredients=parts)
     if opts.resume == "" and not run.resumed:
         log("resume: no earlier run has these inputs; starting a new run")
     arms = replace(arms, run_id=run.run_id)
@@ -147,8 +150,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             skill_directory=skill.directory if skill else None, executor=describe,
             skill_mode=opts.skill_mode, pass_k=opts.pass_k, samples=opts.sample_count,
             judge_backend=ctx.judge_backend, judge_model=judge_model(ctx),
-            evaluator_dirs=tuple(s.path for s in evaluator_sources(opts.evaluators_dirs)
-                                 if s.path is not None)))
+            evaluator_dirs=_evaluator_dirs(opts)))
         hit = cache.get(cache_key)
         reused = _reuse_cached(hit.attempts if hit else (), done, suite, opts.sample_count,
                                journal)
@@ -168,6 +170,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         raise RunInterrupted(str(run_dir), finished) from None
     finally:
         journal.close()
+        run.release()  # the run directory's lock (another --resume may now continue it)
         if cache is not None and cache_key is not None:
             stored = [a for a in journal.read() if a.arm == "baseline"]
             cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
@@ -215,6 +218,17 @@ def close_judge_cache(ctx: JudgeContext) -> dict[str, Any]:
     return {"judge_cache": {"directory": str(ctx.cache.directory), **ctx.cache.stats()}}
 
 
+def judge_backend_name(opts: RunOptions, executor_name: str) -> str:
+    """The grader model-graded judges use: --judge-executor, else the executor's own when it
+    can grade, else the mock grader (always the mock under --mock)."""
+    try:
+        can_grade = get_executor_spec(executor_name).grader is not None
+    except ExecutorError:  # rejudge of a run whose plugin executor is gone: judges still run
+        can_grade = False
+    backend = opts.judge_executor or (executor_name if can_grade else "mock")
+    return "mock" if opts.mock else backend
+
+
 JUDGE_REQUESTS_NAME = "judge-requests.jsonl"  # what the mock grader was asked, in a run dir
 
 
@@ -223,13 +237,7 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
     """Where model-graded judges send their calls (the grader of `--judge-executor`, by
     default the executor's own when it can grade, else the mock grader), and the judge cache
     they share. The mock grader records its requests in the run directory."""
-    try:
-        can_grade = get_executor_spec(executor_name).grader is not None
-    except ExecutorError:  # rejudge of a run whose plugin executor is gone: judges still run
-        can_grade = False
-    backend = opts.judge_executor or (executor_name if can_grade else "mock")
-    if opts.mock:
-        backend = "mock"
+    backend = judge_backend_name(opts, executor_name)
     cache: JudgeCache | MemoryJudgeCache | None = None
     if opts.no_judge_cache:
         cache = None
