@@ -277,9 +277,14 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         rates=(cand_rate, base_rate, delta), verdict=verdict, started_at=started_at,
         executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
     data.update(extras or {})
-    path = output or (Path(opts.output) if opts.output else
-                      artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
-    data = artifact_mod.write(data, path)
+    path = output or (Path(opts.output) if opts.output else None)
+    if path is not None:  # a path the user chose: written there
+        data = artifact_mod.write(data, path)
+    else:  # the default name, or a suffixed one when another run holds it
+        wanted = artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id)
+        data, path = artifact_mod.write_unique(data, wanted)
+        if path != wanted:
+            log(f"warning: {wanted} belongs to another run; this artifact is {path.name}")
     return EvaluationOutcome(data, path.resolve(), run_dir)
 
 
