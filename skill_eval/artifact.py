@@ -144,12 +144,25 @@ def validate(data: Any, where: str = "artifact") -> None:
     """Raise ArtifactError naming the first few fields that do not match the schema."""
     from jsonschema import Draft202012Validator
 
-    problems = sorted(Draft202012Validator(schema()).iter_errors(data),
+    problems = sorted((_deepest(e) for e in Draft202012Validator(schema()).iter_errors(data)),
                       key=lambda e: list(map(str, e.absolute_path)))
     if problems:
-        lines = [f"{where}: {'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
-                 for e in problems[:5]]
+        # A hostile value (a 400-digit number) must not flood the message: clip it.
+        lines = [f"{where}: {'.'.join(map(str, e.absolute_path)) or '(top)'}: "
+                 f"{_clip(e.message, 200)}" for e in problems[:5]]
         raise ArtifactError("\n".join(lines))
+
+
+def _deepest(error: Any) -> Any:
+    """The sub-error of a oneOf/anyOf that names the field itself (comparison.interval.0,
+    not comparison), so the message points at what is wrong."""
+    while error.context:
+        error = max(error.context, key=lambda e: len(e.absolute_path))
+    return error
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def write(data: dict[str, Any], path: Path) -> dict[str, Any]:

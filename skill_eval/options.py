@@ -12,6 +12,10 @@ from .errors import CacheError, ExecutorError, UsageError
 from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
 from .policy import DEFAULT_POLICY, POLICIES
 
+# Attempts per task and arm, at most: jobs are planned up front, so --samples 100000000 would
+# end in MemoryError; a thousand attempts per task and arm is beyond any real budget.
+MAX_SAMPLES = 1000
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -86,6 +90,9 @@ def check_options(opts: RunOptions) -> None:
                              "--standalone mode")
     if opts.pass_k < 1:
         raise UsageError(f"--pass-k must be at least 1, got {opts.pass_k}")
+    for flag, value in (("--pass-k", opts.pass_k), ("--samples", opts.samples)):
+        if value is not None and value > MAX_SAMPLES:  # every attempt is planned up front
+            raise UsageError(f"{flag} must be at most {MAX_SAMPLES}, got {value}")
     if opts.samples is not None and opts.samples < opts.pass_k:
         raise UsageError(f"--samples ({opts.samples}) must be at least --pass-k ({opts.pass_k})")
     if opts.concurrency < 1:
