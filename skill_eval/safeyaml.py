@@ -3,7 +3,8 @@
 Nothing here constructs objects from tags: the data is built from the parser's event stream,
 so `!!python/...` and any other non-standard tag is refused, never run. Alias bombs are refused
 by counting nodes with aliases expanded (each alias adds the size of its anchor in O(1)) and
-comparing with the nodes written (ALIAS_RATIO); nesting is bounded, duplicate keys are errors. Scalars resolve only through PyYAML's safe constructor.
+comparing with the nodes written (ALIAS_RATIO); nesting is bounded, duplicate keys are errors.
+Scalars resolve only through PyYAML's safe constructor.
 
     data, lines = load_yaml_text(text, "suite.yaml")   # raises YamlError
     lines[("tasks", 2, "judge")]                       # -> 1-based line of that key
