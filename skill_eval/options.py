@@ -90,9 +90,9 @@ def check_options(opts: RunOptions) -> None:
                              "--standalone mode")
     if opts.pass_k < 1:
         raise UsageError(f"--pass-k must be at least 1, got {opts.pass_k}")
-    for flag, value in (("--pass-k", opts.pass_k), ("--samples", opts.samples)):
-        if value is not None and value > MAX_SAMPLES:  # every attempt is planned up front
-            raise UsageError(f"{flag} must be at most {MAX_SAMPLES}, got {value}")
+    for flag, count in (("--pass-k", opts.pass_k), ("--samples", opts.samples)):
+        if count is not None and count > MAX_SAMPLES:  # every attempt is planned up front
+            raise UsageError(f"{flag} must be at most {MAX_SAMPLES}, got {count}")
     if opts.samples is not None and opts.samples < opts.pass_k:
         raise UsageError(f"--samples ({opts.samples}) must be at least --pass-k ({opts.pass_k})")
     if opts.concurrency < 1:
