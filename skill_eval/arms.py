@@ -102,8 +102,9 @@ def _resolve(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
                     None, run_id)
     assert opts.input is not None and opts.candidate_id is not None
     ranking = load_ranking(opts.input)
-    original = resolve_original(ranking)
-    resolved = resolve_candidate(ranking, opts.candidate_id, work_dir)
+    root = Path(opts.skills_root) if opts.skills_root else None
+    original = resolve_original(ranking, root)
+    resolved = resolve_candidate(ranking, opts.candidate_id, work_dir, root)
     return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
                 Arm("baseline", original, "original skill"), "original", opts.candidate_id,
                 resolved.score, ranking.run_id, ranking, tuple(resolved.warnings))

@@ -5,6 +5,7 @@ atomically. `truth_anchor` is the artifact's own absolute path."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -148,12 +149,51 @@ def validate(data: Any, where: str = "artifact") -> None:
         raise ArtifactError("\n".join(str(p) for p in problems[:5]))
 
 
+def _deepest(error: Any) -> Any:
+    """The sub-error of a oneOf/anyOf that names the field itself (comparison.interval.0,
+    not comparison), so the message points at what is wrong."""
+    while error.context:
+        error = max(error.context, key=lambda e: len(e.absolute_path))
+    return error
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def write(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """Set truth_anchor, validate and write atomically. Returns the data as written."""
     data = dict(data, truth_anchor=str(path.resolve()))
     validate(data)
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return data
+
+
+def write_unique(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], Path]:
+    """Write at `path` (the default `<run_id>-<candidate_id>.json`) when it is free or holds
+    this same run's artifact (a resumed run rewrites its own); else at `<stem>-2.json`,
+    `-3`, ... Creating the file with O_EXCL claims the name, so two runs never share one
+    (last writer wins no more). Returns the data as written and the path used."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run_dir = (data.get("manifest") or {}).get("run_dir")
+    n = 1
+    while True:
+        target = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            if run_dir is None or _run_dir_of(target) != run_dir:
+                n += 1
+                continue
+        return write(data, target), target
+
+
+def _run_dir_of(path: Path) -> str | None:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8")).get("manifest", {}).get("run_dir")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def read(path: Path) -> dict[str, Any]:

@@ -1,114 +1,39 @@
 """Baseline cache: finished baseline attempts, reused while nothing that shapes them changed.
 
-The key is a sha256 over canonical JSON of every ingredient that changes the baseline's
-results (suite and fixture bytes, the baseline skill, executor kind/version/model/sampling,
-skill mode, pass_k and samples, judge configs and backend, prompt template and cache schema
-versions). Concurrency, timeouts, retries and paths are deliberately left out. Values are JSON
-in diskcache (never pickle: see jsondisk), entries live exactly `ttl` seconds, attempts that
-ended in error are never stored, and an unreadable entry is a miss with a warning.
+The key is the run fingerprint (fingerprint.py, the same function `--resume` checks) of the
+baseline arm alone: suite and every fixture byte, the baseline skill, executor
+kind/version/model/sampling, skill mode, pass_k and samples, judge configs, sources, backend and
+model, prompt template and cache schema versions. Concurrency, timeouts, retries and paths are
+deliberately left out. Values are JSON in diskcache (never pickle: see jsondisk), entries live
+exactly `ttl` seconds, attempts that ended in error are never stored, and an unreadable entry is
+a miss with a warning.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
-import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .errors import CacheError
-from .executors.base import PROMPT_TEMPLATE_VERSION
+from .fingerprint import (  # noqa: F401  (re-exported: the cache's ingredients)
+    ArmSkill,
+    Inputs,
+    canonical_sha256,
+    directory_digest,
+    fingerprint,
+    fixture_digests,
+    ingredients,
+    python_judge_sources,
+)
 from .jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
 from .model import Attempt, Suite
-from .task_files import task_files_digest
 
 CACHE_SCHEMA_VERSION = "1"
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
-_FILE_KEYS = ("test_file", "schema_file")
-
-
-def canonical_sha256(data: Any) -> str:
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _fixture_paths(config: Any) -> Iterable[str]:
-    """Every fixture file a judge config names, nested judges included."""
-    if isinstance(config, Mapping):
-        for key, value in config.items():
-            if key in _FILE_KEYS and isinstance(value, str):
-                yield value
-            else:
-                yield from _fixture_paths(value)
-    elif isinstance(config, list):
-        for item in config:
-            yield from _fixture_paths(item)
-
-
-def fixture_digests(suite: Suite) -> dict[str, str]:
-    """sha256 of each fixture file the suite's judges reference (missing → "missing")."""
-    out: dict[str, str] = {}
-    for task in suite.tasks:
-        for rel in _fixture_paths(dict(task.judge)):
-            path = suite.directory / rel
-            try:
-                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                out[rel] = "missing"
-    return out
-
-
-def directory_digest(path: Path | None, max_files: int = 5000) -> str | None:
-    """sha256 over the relative names and bytes of every file below `path` (links by their
-    target, never followed); None when there is no such directory."""
-    if path is None or not path.is_dir():
-        return None
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())
-    for file in files[:max_files]:
-        digest.update(str(file.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            data = os.readlink(file).encode() if file.is_symlink() else file.read_bytes()
-        except OSError:
-            data = b"<unreadable>"
-        digest.update(hashlib.sha256(data).digest())
-    digest.update(f"files={len(files)}".encode())
-    return digest.hexdigest()
-
-
-def python_judge_sources(suite: Suite) -> dict[str, str]:
-    """sha256 of the source file behind each `python` judge's callable (run-time code that
-    decides the baseline's results just as a fixture does)."""
-    out: dict[str, str] = {}
-    for task in suite.tasks:
-        for target in _callables(dict(task.judge)):
-            module = target.split(":", 1)[0]
-            try:
-                spec = importlib.util.find_spec(module)
-                origin = spec.origin if spec else None
-                out[target] = hashlib.sha256(Path(origin).read_bytes()).hexdigest() \
-                    if origin and Path(origin).is_file() else "unknown"
-            except (ImportError, ValueError, OSError):
-                out[target] = "unknown"
-    return out
-
-
-def _callables(config: Any) -> Iterable[str]:
-    if isinstance(config, Mapping):
-        if config.get("type") == "python" and isinstance(config.get("callable"), str):
-            yield config["callable"]
-        for value in config.values():
-            yield from _callables(value)
-    elif isinstance(config, list):
-        for item in config:
-            yield from _callables(item)
 
 
 @dataclass(frozen=True)
@@ -127,36 +52,17 @@ class BaselineIngredients:
 
 
 def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
-    executor = {k: v for k, v in ing.executor.items() if k != "prices"}  # cost, not results
+    """The cache key: the run fingerprint (fingerprint.py) of the baseline arm alone."""
+    executor = dict(ing.executor)
     if executor.get("kind") == "mock" and isinstance(executor.get("outputs"), Mapping):
         outputs = executor["outputs"]
         per_arm = "candidate" in outputs or "baseline" in outputs
         executor["outputs"] = outputs.get("baseline", {}) if per_arm else outputs
-    return canonical_sha256({
-        "cache_schema": CACHE_SCHEMA_VERSION,
-        "harness": __version__,  # the bundled evaluators and judge prompts ship with it
-        "suite_sha256": suite.sha256,
-        "fixtures": fixture_digests(suite),
-        "fixtures_tree": directory_digest(suite.directory / "fixtures"),
-        # agent tasks' input files (absent for text suites, so their keys stay as they were)
-        **({"task_files": task_files_digest(suite.tasks, suite.directory)}
-           if any(t.files for t in suite.tasks) else {}),
-        "python_judges": python_judge_sources(suite),
-        "evaluators": [directory_digest(d) for d in ing.evaluator_dirs],
-        "judges": [dict(t.judge) for t in suite.tasks],
-        "baseline_skill": ing.skill_sha256 or "no skill",
-        # The folder counts when the model can read it: installed, or an executor whose
-        # describe() says it delivers the folder (anthropic's read_skill_file).
-        "skill_files": directory_digest(ing.skill_directory)
-        if ing.skill_mode == "installed" or executor.get("skill_folder") else None,
-        "executor": executor,
-        "skill_mode": ing.skill_mode,
-        "pass_k": ing.pass_k,
-        "samples": ing.samples,
-        "judge_backend": ing.judge_backend,
-        "judge_model": ing.judge_model,
-        "prompt_template": PROMPT_TEMPLATE_VERSION,
-    })
+    return fingerprint(ingredients(suite, Inputs(
+        skills={"baseline": ArmSkill(ing.skill_sha256, ing.skill_directory)},
+        executor=executor, skill_mode=ing.skill_mode, pass_k=ing.pass_k, samples=ing.samples,
+        judge_backend=ing.judge_backend, judge_model=ing.judge_model,
+        evaluator_dirs=ing.evaluator_dirs, extra={"cache_schema": CACHE_SCHEMA_VERSION})))
 
 
 @dataclass(frozen=True)

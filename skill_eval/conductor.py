@@ -7,7 +7,6 @@ the run before any model call. (Not called evaluate.py: `skill_eval.evaluate` is
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
@@ -24,13 +23,15 @@ from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted, Usage
 from .evaluators.registry import evaluator_sources
 from .executors.base import agent_task_problem, create_executor, get_executor_spec
 from .executors.mock import check_mock_tasks, load_mock_outputs
+from .fingerprint import ArmSkill, Inputs, ingredients
+from .fingerprint import fingerprint as fingerprint_of
 from .judges.base import JudgeContext, build_judge
 from .judges.judge_cache import JudgeCache, MemoryJudgeCache
 from .judges.llm import build_grader, judge_model
 from .judges.pytest_judge import preflight_pytest
 from .judges.python_judge import preflight_python_judges
 from .judges.rubric import preflight_evaluators
-from .model import Attempt, sha256_text
+from .model import Attempt
 from .options import RunOptions, check_options, executor_config
 from .paths import safe_component
 from .progress import Progress
@@ -38,7 +39,14 @@ from .results import TaskResult, first_failures
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
 from .suite import load_suite
-from .verdict import RunHealth, Verdict, decide_verdict, skip_verdict
+from .verdict import (
+    RunHealth,
+    Verdict,
+    decide_verdict,
+    guard_excluded,
+    skip_verdict,
+    worst_case,
+)
 from .workspace import WORKSPACES_DIR, KeepPolicy
 
 
@@ -53,14 +61,8 @@ class EvaluationOutcome:
         return str(self.artifact["evaluation"]["verdict"])
 
 
-def _fingerprint(opts: RunOptions, suite_sha: str, arms: Arms, executor: dict[str, Any]) -> str:
-    """What a resumed run must share with the run it continues."""
-    return sha256_text(json.dumps({
-        "suite": suite_sha, "candidate": arms.candidate.skill_sha256,
-        "baseline": arms.baseline.skill_sha256 if arms.baseline else "absent",
-        "executor": executor, "pass_k": opts.pass_k, "samples": opts.sample_count,
-        "skill_mode": opts.skill_mode,
-    }, sort_keys=True, default=str))
+def _evaluator_dirs(opts: RunOptions) -> tuple[Path, ...]:
+    return tuple(s.path for s in evaluator_sources(opts.evaluators_dirs) if s.path is not None)
 
 
 def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
@@ -108,7 +110,15 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     if judge_problems:
         raise JudgeError("\n".join(judge_problems))
 
-    fingerprint = _fingerprint(opts, suite.sha256, arms, describe)
+    parts = ingredients(suite, Inputs(
+        skills={arm.name: ArmSkill(arm.skill_sha256, arm.skill.directory if arm.skill else None)
+                for arm in (arms.candidate, arms.baseline) if arm is not None},
+        executor=describe, skill_mode=opts.skill_mode, pass_k=opts.pass_k,
+        samples=opts.sample_count, judge_backend=judge_backend_name(opts, executor_name),
+        judge_model=judge_model(JudgeContext(suite_dir=suite.directory,
+                                             judge_model=opts.judge_model)),
+        evaluator_dirs=_evaluator_dirs(opts)))
+    fingerprint = fingerprint_of(parts)
     label = safe_component(arms.run_id) if opts.standalone else \
         f"{safe_component(arms.run_id)}--{safe_component(arms.candidate_id)}"
     run = open_run_dir(state_root, label=label, run_id=arms.run_id, fingerprint=fingerprint,
@@ -117,7 +127,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                                                  "created_at": started_at.isoformat(),
                                                  "options": asdict(opts),
                                                  "arms": arms_to_dict(arms)},
-                       warn=lambda m: log(f"warning: {m}"))
+                       warn=lambda m: log(f"warning: {m}"), ingredients=parts)
     if opts.resume == "" and not run.resumed:
         log("resume: no earlier run has these inputs; starting a new run")
     arms = replace(arms, run_id=run.run_id)
@@ -142,8 +152,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             skill_directory=skill.directory if skill else None, executor=describe,
             skill_mode=opts.skill_mode, pass_k=opts.pass_k, samples=opts.sample_count,
             judge_backend=ctx.judge_backend, judge_model=judge_model(ctx),
-            evaluator_dirs=tuple(s.path for s in evaluator_sources(opts.evaluators_dirs)
-                                 if s.path is not None)))
+            evaluator_dirs=_evaluator_dirs(opts)))
         hit = cache.get(cache_key)
         reused = _reuse_cached(hit.attempts if hit else (), done, suite, opts.sample_count,
                                journal)
@@ -167,6 +176,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         raise RunInterrupted(str(run_dir), finished) from None
     finally:
         journal.close()
+        run.release()  # the run directory's lock (another --resume may now continue it)
         if cache is not None and cache_key is not None:
             stored = [a for a in journal.read() if a.arm == "baseline"]
             cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
@@ -223,6 +233,17 @@ def close_judge_cache(ctx: JudgeContext) -> dict[str, Any]:
     return {"judge_cache": {"directory": str(ctx.cache.directory), **ctx.cache.stats()}}
 
 
+def judge_backend_name(opts: RunOptions, executor_name: str) -> str:
+    """The grader model-graded judges use: --judge-executor, else the executor's own when it
+    can grade, else the mock grader (always the mock under --mock)."""
+    try:
+        can_grade = get_executor_spec(executor_name).grader is not None
+    except ExecutorError:  # rejudge of a run whose plugin executor is gone: judges still run
+        can_grade = False
+    backend = opts.judge_executor or (executor_name if can_grade else "mock")
+    return "mock" if opts.mock else backend
+
+
 JUDGE_REQUESTS_NAME = "judge-requests.jsonl"  # what the mock grader was asked, in a run dir
 
 
@@ -231,13 +252,7 @@ def judge_context(opts: RunOptions, suite_dir: Path, executor_name: str,
     """Where model-graded judges send their calls (the grader of `--judge-executor`, by
     default the executor's own when it can grade, else the mock grader), and the judge cache
     they share. The mock grader records its requests in the run directory."""
-    try:
-        can_grade = get_executor_spec(executor_name).grader is not None
-    except ExecutorError:  # rejudge of a run whose plugin executor is gone: judges still run
-        can_grade = False
-    backend = opts.judge_executor or (executor_name if can_grade else "mock")
-    if opts.mock:
-        backend = "mock"
+    backend = judge_backend_name(opts, executor_name)
     cache: JudgeCache | MemoryJudgeCache | None = None
     if opts.no_judge_cache:
         cache = None
@@ -262,40 +277,12 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                       output: Path | None = None) -> EvaluationOutcome:
     """Results, statistics, verdict and the artifact, from a run's attempts."""
     ran = skip is None
-    cand: list[TaskResult] = []
-    base: list[TaskResult] = []
-    rates: tuple[float | None, float | None, float | None] = (None, None, None)
-    analysis = Analysis(None, None, None, (), None)
-    unpaired: tuple[str, ...] = ()
-    errored: dict[str, list[str]] = {}
-    if ran:
-        # With a baseline, both rates cover the same tasks (see api.ArmComparison).
-        arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
-        result = summarise(suite.tasks, arm_list, attempts, evaluation_settings(opts),
-                           reference=arm_list[-1].name)
-        cand = list(result.arm("candidate").results)
-        if arms.baseline is not None:
-            base = list(result.arm("baseline").results)
-            comparison = result.comparison("candidate")
-            rates = (comparison.rate, comparison.reference_rate, comparison.delta)
-            analysis, unpaired = comparison.analysis, comparison.unpaired
-            errored = comparison.errored
-        else:
-            rates = (result.arm("candidate").pass_rate, None, None)
-    cand_rate, base_rate, delta = rates
+    cand, base, unpaired, rates, analysis, errored, decided = \
+        _decide(opts, suite, arms, attempts, ran)
     notes = [_errors_note(errored)] if unpaired else []
-    if skip is not None:
-        verdict = skip
-    else:
-        policy = analysis.policy
-        verdict = decide_verdict(
-            candidate_rate=cand_rate, baseline_rate=base_rate,
-            baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
-            health=RunHealth.worst_arm(attempts, opts.max_error_rate),
-            min_pass_rate=opts.min_pass_rate,
-            policy_passed=policy.passed if policy else None,
-            policy_reason=policy.reasoning if policy else "",
-            first_failures=first_failures({"candidate": cand, "baseline": base}))
+    verdict = skip if skip is not None else guard_excluded(  # errors never profit a pass
+        decided, errored,
+        lambda: _decide(opts, suite, arms, worst_case(attempts, errored), ran)[-1])
     verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
         log(f"warning: {warning}")
@@ -304,10 +291,56 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         rates=rates, verdict=verdict, started_at=started_at,
         executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
     data.update(extras or {})
-    path = output or (Path(opts.output) if opts.output else
-                      artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id))
-    data = artifact_mod.write(data, path)
+    path = output or (Path(opts.output) if opts.output else None)
+    if path is not None:  # a path the user chose: written there
+        data = artifact_mod.write(data, path)
+    else:  # the default name, or a suffixed one when another run holds it
+        wanted = artifact_mod.default_path(state_root, arms.run_id, arms.candidate_id)
+        data, path = artifact_mod.write_unique(data, wanted)
+        if path != wanted:
+            log(f"warning: {wanted} belongs to another run; this artifact is {path.name}")
     return EvaluationOutcome(data, path.resolve(), run_dir)
+
+
+Rates = tuple[float | None, float | None, float | None]
+
+
+def _decide(opts: RunOptions, suite: Any, arms: Arms, attempts: list[Attempt], ran: bool) \
+        -> tuple[list[TaskResult], list[TaskResult], tuple[str, ...], Rates, Analysis,
+                 dict[str, list[str]], Verdict]:
+    """Per-task results, pass rates (with a baseline, both over the same tasks: see
+    api.ArmComparison), analysis, the tasks in error per arm, and the verdict of these
+    attempts."""
+    cand: list[TaskResult] = []
+    base: list[TaskResult] = []
+    rates: Rates = (None, None, None)
+    analysis = Analysis(None, None, None, (), None)
+    unpaired: tuple[str, ...] = ()
+    errored: dict[str, list[str]] = {}
+    if not ran:
+        return cand, base, unpaired, rates, analysis, errored, Verdict("skipped")
+    arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
+    result = summarise(suite.tasks, arm_list, attempts, evaluation_settings(opts),
+                       reference=arm_list[-1].name)
+    cand = list(result.arm("candidate").results)
+    if arms.baseline is not None:
+        base = list(result.arm("baseline").results)
+        comparison = result.comparison("candidate")
+        rates = (comparison.rate, comparison.reference_rate, comparison.delta)
+        analysis, unpaired = comparison.analysis, comparison.unpaired
+        errored = comparison.errored
+    else:
+        rates = (result.arm("candidate").pass_rate, None, None)
+    policy = analysis.policy
+    verdict = decide_verdict(
+        candidate_rate=rates[0], baseline_rate=rates[1],
+        baseline_kind=arms.baseline_kind,  # type: ignore[arg-type]
+        health=RunHealth.worst_arm(attempts, opts.max_error_rate),
+        min_pass_rate=opts.min_pass_rate,
+        policy_passed=policy.passed if policy else None,
+        policy_reason=policy.reasoning if policy else "",
+        first_failures=first_failures({"candidate": cand, "baseline": base}))
+    return cand, base, unpaired, rates, analysis, errored, verdict
 
 
 def _errors_note(where: dict[str, list[str]]) -> str:

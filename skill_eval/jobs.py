@@ -242,6 +242,10 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
         if not result.error:
             attempt = judge_attempt(env, attempt, job.task)
+        elif result.output_caused:  # the output's own doing: a failure, never excluded
+            attempt = replace(attempt, status="failed", error=None, judge=JudgeResult(
+                False, 0.0, f"counted as a failure: {result.error}",
+                data={"output_caused": True}))
         duration_ms = int((time.monotonic() - start) * 1000)
     finally:  # judged (or failed): the workspace has served its purpose
         kept = _finish_workspace(env, workspace, job, attempt)

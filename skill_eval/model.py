@@ -227,6 +227,10 @@ class ExecutionResult:
     cost_usd: float = 0.0
     meta: Mapping[str, Any] = field(default_factory=dict)
     transcript: tuple[ToolCall, ...] = ()  # the agent's tool calls, when the executor has them
+    # The error was caused by the output itself (an agent stopped at its turn limit, an
+    # execution that outran its timeout): the runner records the attempt as `failed`, not
+    # `error`, so an output cannot drop its task from both pass rates by misbehaving.
+    output_caused: bool = False
 
 
 @dataclass(frozen=True)

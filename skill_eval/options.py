@@ -13,6 +13,10 @@ from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grad
 from .policy import DEFAULT_POLICY, POLICIES
 from .workspace import KEEP_POLICIES
 
+# Attempts per task and arm, at most: jobs are planned up front, so --samples 100000000 would
+# end in MemoryError; a thousand attempts per task and arm is beyond any real budget.
+MAX_SAMPLES = 1000
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -57,6 +61,7 @@ class RunOptions:
     judge_cache_dir: str | None = None
     no_judge_cache: bool = False
     evaluators_dirs: tuple[str, ...] = ()
+    skills_root: str | None = None  # where a ranking's target.path may also point
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
 
@@ -87,6 +92,9 @@ def check_options(opts: RunOptions) -> None:
                              "--standalone mode")
     if opts.pass_k < 1:
         raise UsageError(f"--pass-k must be at least 1, got {opts.pass_k}")
+    for flag, count in (("--pass-k", opts.pass_k), ("--samples", opts.samples)):
+        if count is not None and count > MAX_SAMPLES:  # every attempt is planned up front
+            raise UsageError(f"{flag} must be at most {MAX_SAMPLES}, got {count}")
     if opts.samples is not None and opts.samples < opts.pass_k:
         raise UsageError(f"--samples ({opts.samples}) must be at least --pass-k ({opts.pass_k})")
     if opts.concurrency < 1:

@@ -19,13 +19,17 @@ from .results import cause_line
 
 # Characters XML 1.0 forbids anywhere (most C0 controls, lone surrogates, U+FFFE/U+FFFF).
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Bidirectional controls (U+202E and kin) make a report show text in another order than it
+# has ("Trojan Source"): model output never gets to reorder what a reader sees.
+BIDI_CHARS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BIDI = re.compile(f"[{BIDI_CHARS}]")
 MAX_OUTPUT_CHARS = 4000
 MAX_MESSAGE_CHARS = 500
 
 
 def xml_text(value: Any) -> str:
     """`value` as a string XML 1.0 can carry (ElementTree escapes `<`, `&` and quotes)."""
-    return _XML_FORBIDDEN.sub("", "" if value is None else str(value))
+    return _BIDI.sub("", _XML_FORBIDDEN.sub("", "" if value is None else str(value)))
 
 
 def _status(result: Mapping[str, Any]) -> str:

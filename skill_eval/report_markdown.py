@@ -13,16 +13,18 @@ MD_FEEDBACK_CHARS = 120
 MD_MAX_ERRORS = 20
 MD_COLLAPSE_TASKS = 25
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 
 
 def md_escape(text: Any, limit: int | None = None) -> str:
-    """Text for one markdown table cell: no control characters, HTML and markdown specials
-    escaped (`|` included), newlines as `<br>`."""
+    """Text for one markdown table cell: no control or bidi characters, HTML and markdown
+    specials escaped (`|` included), `@` mentions defused, newlines as `<br>`."""
     raw = CONTROL_CHARS.sub(" ", "" if text is None else str(text))
     raw = raw.replace("\r\n", "\n").replace("\r", "\n").strip()
     if limit is not None and len(raw) > limit:
         raw = raw[: limit - 3] + "..."
     raw = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    raw = _MENTION.sub("&#64;", raw)  # `@team` from model output must not notify anyone
     return _MD_SPECIAL.sub(r"\\\1", raw).replace("\n", "<br>")
 
 

@@ -13,11 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .report_junit import journal_path, rate_text
+from .report_junit import BIDI_CHARS, journal_path, rate_text
 from .results import cause_line
 
-# C0/C1 controls except tab, newline and carriage return (whitespace, handled apart)
-CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
+# the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
+CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+                           + BIDI_CHARS + "]")
 _SPACE = re.compile(r"\s+")
 
 Result = Mapping[str, Any]

@@ -5,13 +5,15 @@ the same inputs; `rejudge` reads the manifest back with `load_manifest`."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import UsageError
+from .fingerprint import changed
 from .options import RunOptions
 from .paths import atomic_write_text, inside
 
@@ -21,11 +23,34 @@ RUN_META = "run.json"
 RUN_SCHEMA_VERSION = 1
 
 
+LOCK_NAME = "run.lock"
+
+
 @dataclass(frozen=True)
 class RunDir:
+    """An open run directory. While `lock` is open this process holds the directory's lock
+    (flock on run.lock): no other process runs its attempts. `release()` lets go."""
+
     path: Path
     run_id: str
     resumed: bool
+    lock: IO[str] | None = field(default=None, compare=False, repr=False)
+
+    def release(self) -> None:
+        if self.lock is not None and not self.lock.closed:
+            self.lock.close()  # closing the descriptor drops the flock
+
+
+def _lock(path: Path) -> IO[str]:
+    """Hold run.lock of a run directory, or a UsageError when another process holds it."""
+    handle = (path / LOCK_NAME).open("a", encoding="utf-8")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise UsageError(f"{path}: another skill-eval process is running this run (it holds "
+                         f"{LOCK_NAME}); wait for it to finish, or start a new run") from None
+    return handle
 
 
 def _meta(path: Path) -> dict[str, Any] | None:
@@ -45,9 +70,12 @@ def latest_matching(state_root: Path, fingerprint: str) -> Path | None:
 
 def open_run_dir(state_root: Path, *, label: str, run_id: str, fingerprint: str,
                  resume: str | None, info: dict[str, Any],
-                 warn: Callable[[str], None] = lambda message: None) -> RunDir:
+                 warn: Callable[[str], None] = lambda message: None,
+                 ingredients: Mapping[str, str] | None = None) -> RunDir:
     """Create a new run directory, or reopen one for `--resume` (`resume` is a directory, or
-    "" for the latest run with the same fingerprint). `label` names new directories."""
+    "" for the latest run with the same fingerprint). `label` names new directories. The
+    directory comes back locked (RunDir.lock). `ingredients` (fingerprint.ingredients) go into
+    run.json, so a refused resume names what changed."""
     if resume is not None:
         path = Path(resume) if resume else latest_matching(state_root, fingerprint)
         if path is not None:
@@ -55,12 +83,13 @@ def open_run_dir(state_root: Path, *, label: str, run_id: str, fingerprint: str,
             if meta is None:
                 raise UsageError(f"--resume {path}: not a run directory (no readable {RUN_META})")
             if meta.get("fingerprint") != fingerprint:
-                raise UsageError(f"--resume {path}: that run used other inputs (suite, skills, "
-                                 "executor, model or pass-k differ); start a new run instead")
+                raise UsageError(f"--resume {path}: that run used other inputs "
+                                 f"({_what_changed(meta, ingredients)}); start a new run "
+                                 "instead")
             if not inside(state_root, path):
                 warn(f"--resume {path}: that run lives outside --state-root {state_root}; "
                      "continuing it there")
-            return RunDir(path.resolve(), str(meta.get("run_id") or run_id), True)
+            return RunDir(path.resolve(), str(meta.get("run_id") or run_id), True, _lock(path))
     runs = state_root / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     path, n = runs / label, 1
@@ -71,10 +100,20 @@ def open_run_dir(state_root: Path, *, label: str, run_id: str, fingerprint: str,
         except FileExistsError:
             n += 1
             path = runs / f"{label}-{n}"
+    lock = _lock(path)  # before run.json: a --resume that finds it finds it locked
     atomic_write_text(path / RUN_META, json.dumps(
         {"schema_version": RUN_SCHEMA_VERSION, "run_id": run_id, "fingerprint": fingerprint,
-         **info}, indent=2) + "\n")
-    return RunDir(path.resolve(), run_id, False)
+         **({"ingredients": dict(ingredients)} if ingredients else {}), **info},
+        indent=2) + "\n")
+    return RunDir(path.resolve(), run_id, False, lock)
+
+
+def _what_changed(meta: Mapping[str, Any], ingredients: Mapping[str, str] | None) -> str:
+    old = meta.get("ingredients")
+    if not isinstance(old, Mapping) or not ingredients:
+        return "suite, fixtures, judges, skills, executor, model, pass-k or samples differ"
+    names = changed(old, ingredients)
+    return "changed: " + ", ".join(names) if names else "its fingerprint differs"
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 Nothing here constructs objects from tags: the data is built from the parser's event stream,
 so `!!python/...` and any other non-standard tag is refused, never run. Alias bombs are refused
-by counting nodes with aliases expanded (each alias adds the size of its anchor in O(1)), nesting
-is bounded, duplicate keys are errors. Scalars resolve only through PyYAML's safe constructor.
+by counting nodes with aliases expanded (each alias adds the size of its anchor in O(1)) and
+comparing with the nodes written (ALIAS_RATIO); nesting is bounded, duplicate keys are errors.
+Scalars resolve only through PyYAML's safe constructor.
 
     data, lines = load_yaml_text(text, "suite.yaml")   # raises YamlError
     lines[("tasks", 2, "judge")]                       # -> 1-based line of that key
@@ -26,7 +27,12 @@ from yaml.resolver import Resolver
 from .errors import Problem
 
 MAX_BYTES = 1024 * 1024
+# Alias expansion is judged by ratio: the nodes a document holds once aliases are expanded may
+# exceed MAX_NODES only up to ALIAS_RATIO times the nodes written in it (a big plain suite,
+# 8,300 tasks in 1 MiB, is fine; a billion laughs is not), and never MAX_EXPANDED.
 MAX_NODES = 100_000
+ALIAS_RATIO = 10
+MAX_EXPANDED = 2_000_000
 MAX_DEPTH = 100
 
 PathKey = tuple[str | int, ...]
@@ -128,7 +134,8 @@ class _Builder:
     def __init__(self, path: str, max_nodes: int, max_depth: int) -> None:
         self.path, self.max_nodes, self.max_depth = path, max_nodes, max_depth
         self.problems: list[Problem] = []
-        self.total = 0
+        self.total = 0  # nodes with aliases expanded
+        self.written = 0  # nodes the document itself holds
         self.stack: list[_Node] = []
         self.root: _Node | None = None
         self.anchors: dict[str, _Node] = {}
@@ -191,9 +198,12 @@ class _Builder:
     def add(self, node: _Node, line: int, anchor: str | None, count: int = 1) -> None:
         """Attach `node` to the open collection (or make it the root), within the limits."""
         self.total += count
-        if self.total > self.max_nodes:
-            raise self.abort(f"too many YAML nodes (over {self.max_nodes} once aliases are "
-                             "expanded); refusing what looks like an alias bomb", line)
+        self.written += 1
+        limit = min(MAX_EXPANDED, max(self.max_nodes, ALIAS_RATIO * self.written))
+        if self.total > limit:
+            raise self.abort(f"too many YAML nodes (over {limit} once aliases are expanded): "
+                             f"{self.total // self.written}x the {self.written} written; "
+                             "refusing what looks like an alias bomb", line)
         if len(self.stack) + node.height > self.max_depth:
             raise self.abort(f"nesting deeper than {self.max_depth} levels", line)
         if self.stack:

@@ -8,11 +8,11 @@ broken); then the comparison policy decides.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from .model import Attempt
+from .model import Attempt, JudgeResult
 
 VerdictName = Literal["pass", "fail", "skipped", "error"]
 BaselineKind = Literal["original", "skill", "none", "absent"]
@@ -112,3 +112,37 @@ def decide_verdict(*, candidate_rate: float | None, baseline_rate: float | None,
         return Verdict("pass" if ok else "fail", None if ok else reason, tuple(warnings))
     return Verdict("pass" if policy_passed else "fail",
                    None if policy_passed else policy_reason, tuple(warnings))
+
+
+def worst_case(attempts: Iterable[Attempt], errored: Mapping[str, Sequence[str]]) \
+        -> list[Attempt]:
+    """The attempts as the excluded tasks could at worst have gone for the candidate: a task
+    in error in the candidate only counts as a candidate failure, one in error in the
+    baseline only as a baseline pass (tasks in error in both arms stay out)."""
+    cand_only, base_only = set(errored.get("candidate", ())), set(errored.get("baseline", ()))
+    out = []
+    for a in attempts:
+        if a.status == "error" and a.arm == "candidate" and a.task_id in cand_only:
+            a = replace(a, status="failed", judge=JudgeResult(False, 0.0, "worst case"))
+        elif a.status == "error" and a.arm == "baseline" and a.task_id in base_only:
+            a = replace(a, status="passed", judge=JudgeResult(True, 1.0, "worst case"))
+        out.append(a)
+    return out
+
+
+def guard_excluded(verdict: Verdict, errored: Mapping[str, Sequence[str]],
+                   decide_worst: Callable[[], Verdict]) -> Verdict:
+    """`error` when a pass rests on tasks left out for errors: counted at worst for the
+    candidate (see worst_case), the verdict `decide_worst` returns would not be a pass."""
+    cand, base = len(errored.get("candidate", ())), len(errored.get("baseline", ()))
+    if verdict.verdict != "pass" or not (cand or base):
+        return verdict
+    worst = decide_worst()
+    if worst.verdict == "pass":
+        return verdict
+    return Verdict("error", f"tasks left out for errors could change the verdict: {cand} in "
+                            f"error in the candidate only, {base} in the baseline only; "
+                            f"counted as candidate failures and baseline passes the verdict "
+                            f"would be {worst.verdict}"
+                            + (f" ({worst.reason})" if worst.reason else ""),
+                   verdict.warnings)

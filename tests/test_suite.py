@@ -337,11 +337,17 @@ def test_alias_bomb_is_refused_fast(tmp_path: Path) -> None:
     assert "too many YAML nodes (over 100000 once aliases are expanded)" in problems[0].message
 
 
-def test_too_many_plain_nodes_are_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, "x-big: [" + "1, " * 2000 + "]\n")
-    with pytest.raises(SuiteError) as caught:
-        load_suite(path, max_nodes=1000)
-    assert "too many YAML nodes (over 1000" in str(caught.value)
+def test_plain_nodes_are_judged_by_size_and_aliases_by_ratio() -> None:
+    from skill_eval.safeyaml import YamlError, load_yaml_text
+
+    # Issue 17: written nodes are bounded by the file's size, not counted as a bomb.
+    data, _ = load_yaml_text("x-big: [" + "1, " * 2000 + "]\n", "s.yaml", max_nodes=1000)
+    assert len(data["x-big"]) == 2000
+    # 2,000 written; each alias of the list adds 2,001: refused once past 10x the written
+    bomb = "x-big: &b [" + "1, " * 2000 + "]\nx-more: [" + "*b, " * 20 + "]\n"
+    with pytest.raises(YamlError) as caught:
+        load_yaml_text(bomb, "s.yaml", max_nodes=1000)
+    assert "(over 20150 once aliases are expanded): 10x the 2015 written" in str(caught.value)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -69,7 +69,7 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--pass-k", type=int, default=1, show_default=True, metavar="N",
                      help="Attempts per task; a task passes if any of its first N passes."),
         click.option("--samples", type=int, default=None, metavar="N",
-                     help="Attempts per task and arm (default: --pass-k)."),
+                     help="Attempts per task and arm (default: --pass-k; at most 1000)."),
         click.option("--eval-threshold", type=float, default=1.0, show_default=True,
                      metavar="X", help="Pipeline: candidates scored below X are skipped."),
         click.option("--min-pass-rate", type=float, default=0.5, show_default=True,
@@ -144,6 +144,9 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
                      help="Extra evaluator skills for `rubric` judges (repeatable; highest "
                           "precedence first)."),
+        click.option("--skills-root", metavar="DIR",
+                     help="Pipeline: a directory a ranking's target.path may point into, "
+                          "besides the ranking's own directory and the current project."),
         click.option("--quiet", "-q", is_flag=True, help="No progress lines."),
     ]
 
@@ -195,7 +198,9 @@ def first_error(artifact: dict[str, Any]) -> str | None:
     parts = [line.strip() for line in str(first.get("error") or "").splitlines() if line.strip()]
     text = parts[0] if len(parts) < 2 else f"{parts[0]} ... {parts[-1]}"
     more = f" (and {len(errors) - 1} more in the artifact)" if len(errors) > 1 else ""
-    return f"{first.get('task_id')} ({first.get('arm')}): {text}{more}"
+    from ..report_view import one_line  # no control or bidi characters from the output
+
+    return one_line(f"{first.get('task_id')} ({first.get('arm')}): {text}{more}")
 
 
 class ConfigProblem(click.ClickException):

@@ -281,7 +281,10 @@ class ClaudeCliExecutor(ExecutorBase):
                 proc.wait()
             return ExecutionResult(error=f"claude CLI timed out after {timeout:g}s "
                                          "(process group killed)", retryable=True,
-                                   meta={"error_type": "timeout"})
+                                   meta={"error_type": "timeout"},
+                                   # the agent ran past its task's time: its failure, once
+                                   # retries (a slow service may heal) are spent
+                                   output_caused=True)
         except BaseException:
             kill_group(proc)
             proc.wait()

@@ -164,8 +164,11 @@ def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> Executio
         else:
             retryable = envelope.get("subtype") != "error_max_turns" and \
                 retryable_message(message)
+        # Stopping at --max-turns is the agent's own doing: a failure of the attempt.
+        max_turns = envelope.get("subtype") == "error_max_turns"
         return ExecutionResult(error=f"claude CLI error: {message}", retryable=retryable,
-                               fatal=fatal, usage=usage, cost_usd=cost, meta=meta)
+                               fatal=fatal, usage=usage, cost_usd=cost, meta=meta,
+                               output_caused=max_turns)
     return ExecutionResult(output=result if isinstance(result, str) else "", usage=usage,
                            cost_usd=cost, meta=meta)
 

@@ -42,18 +42,19 @@ class ResolvedCandidate:
     source: CandidateSource
 
 
-def resolve_original(ranking: Ranking) -> Skill:
+def resolve_original(ranking: Ranking, skills_root: Path | None = None) -> Skill:
     """The original skill named by `target.path` (relative to the ranking file's directory):
     a directory, whose skill carries it, or a file, whose skill is that file alone (see
     load_skill)."""
-    target = _original_target(ranking)
+    target = _original_target(ranking, skills_root)
     try:
         return load_skill(target)
     except SkillError as exc:
         raise SkillError(f"{exc.message} (target.path in {ranking.path})", path=exc.path) from None
 
 
-def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path) -> ResolvedCandidate:
+def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path,
+                      skills_root: Path | None = None) -> ResolvedCandidate:
     """Build the skill of one candidate in a fresh folder under `work_dir`: inline text written
     as SKILL.md into a copy of the original, or the execution plan applied to the copy. The
     copy is the whole original directory when `target.path` names a directory, and a folder
@@ -68,7 +69,8 @@ def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path) -> Re
     for key in INLINE_KEYS:
         value = entry.get(key)
         if isinstance(value, str) and value.strip():
-            skill, warnings = _inline(ranking, candidate_id, where, key, value, work_dir)
+            skill, warnings = _inline(ranking, candidate_id, where, key, value, work_dir,
+                                     skills_root)
             if plan is not None:
                 warnings.insert(0, f"candidate {candidate_id!r} has both {key} and an "
                                    f"execution_plan; the execution_plan was ignored")
@@ -78,19 +80,20 @@ def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path) -> Re
             f"{where}: has no skill: give its full SKILL.md text as one of "
             f"{', '.join(INLINE_KEYS)}, or an execution_plan whose action is one of "
             f"{', '.join(SUPPORTED_ACTIONS)}", path=str(ranking.path))
-    skill, warnings = _planned(ranking, candidate_id, where, entry, plan, work_dir)
+    skill, warnings = _planned(ranking, candidate_id, where, entry, plan, work_dir,
+                               skills_root)
     return ResolvedCandidate(skill, score, entry, tuple(warnings), "execution_plan")
 
 
 def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str,
-            work_dir: Path) -> tuple[Skill, list[str]]:
+            work_dir: Path, skills_root: Path | None = None) -> tuple[Skill, list[str]]:
     if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
         raise SkillError(f"{where}.{key}: the skill is larger than 1 MiB", path=str(ranking.path))
     warnings: list[str] = []
     root = _fresh_dir(work_dir, candidate_id)
     try:
-        original_target: Path | None = _original_target(ranking)
-        original = resolve_original(ranking)
+        original_target: Path | None = _original_target(ranking, skills_root)
+        original = resolve_original(ranking, skills_root)
     except SkillError as exc:
         original_target, original = None, None
         warnings.append(f"original skill unavailable ({exc.message}); candidate "
@@ -111,15 +114,16 @@ def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str
 
 
 def _planned(ranking: Ranking, candidate_id: str, where: str, entry: Mapping[str, Any],
-             plan: Any, work_dir: Path) -> tuple[Skill, list[str]]:
+             plan: Any, work_dir: Path, skills_root: Path | None = None) \
+        -> tuple[Skill, list[str]]:
     problems = plan_problems(plan)
     if problems:
         raise SkillError("\n".join(f"{where}.{field}: {message}" for field, message in problems),
                          path=str(ranking.path))
     rel = entry.get("target_path") or plan.get("target_path") or SKILL_FILE
     _check_relative(rel, where, str(ranking.path))
-    original_target = _original_target(ranking)
-    original = resolve_original(ranking)
+    original_target = _original_target(ranking, skills_root)
+    original = resolve_original(ranking, skills_root)
     skill_dir = _copy_original(original_target, _fresh_dir(work_dir, candidate_id), work_dir)
     target = skill_dir / rel
     if not inside(skill_dir, target):
@@ -170,8 +174,16 @@ def _find_candidate(ranking: Ranking, candidate_id: str) -> tuple[int, dict[str,
                      f"{available}", path=str(ranking.path))
 
 
-def _original_target(ranking: Ranking) -> Path:
-    """What target.path names: a skill directory holding SKILL.md, or a markdown file."""
+# Never a skill, wherever a ranking points: kernel and device files (/proc/self/environ is
+# the process environment, API keys included).
+FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def _original_target(ranking: Ranking, skills_root: Path | None = None) -> Path:
+    """What target.path names: a skill directory holding SKILL.md, or a SKILL.md file. A
+    ranking is untrusted input, so the path must resolve (links followed) inside the ranking
+    file's directory, the current project (cwd) or `skills_root` (--skills-root), and never
+    into /proc, /sys or /dev. Size is capped when the text is read (MAX_SKILL_BYTES)."""
     raw = ranking.target.get("path")
     if not isinstance(raw, str) or not raw.strip():
         raise SkillError(f"{ranking.path}: target.path: is required to resolve the original "
@@ -179,6 +191,7 @@ def _original_target(ranking: Ranking) -> Path:
     path = Path(raw)
     if not path.is_absolute():
         path = ranking.path.parent / path
+    _check_confined(ranking, raw, path, skills_root)
     if not path.exists():
         raise SkillError(f"original skill not found: {path} (target.path in {ranking.path})",
                          path=str(path))
@@ -186,7 +199,24 @@ def _original_target(ranking: Ranking) -> Path:
         if not (path / SKILL_FILE).is_file():
             raise SkillError(f"no {SKILL_FILE} in skill directory: {path} (target.path in "
                              f"{ranking.path})", path=str(path))
+        _check_confined(ranking, raw, path / SKILL_FILE, skills_root)  # a linked SKILL.md
+    elif path.name != SKILL_FILE or not path.is_file():
+        raise SkillError(f"{ranking.path}: target.path: {raw!r} must be a {SKILL_FILE} file or "
+                         f"a directory holding one", path=str(ranking.path))
     return path
+
+
+def _check_confined(ranking: Ranking, raw: str, path: Path, skills_root: Path | None) -> None:
+    real = Path(os.path.realpath(path))
+    where = f"{ranking.path}: target.path: {raw!r}"
+    if any(inside(Path(root), real) for root in FORBIDDEN_ROOTS):
+        raise SkillError(f"{where} resolves to {real}, a system file, never a skill",
+                         path=str(ranking.path))
+    roots = [ranking.path.parent, Path.cwd(), *([skills_root] if skills_root else [])]
+    if not any(inside(root, real) for root in roots):
+        raise SkillError(f"{where} resolves to {real}, outside the ranking's directory, the "
+                         f"current project and --skills-root; pass --skills-root DIR to allow "
+                         f"a skill there", path=str(ranking.path))
 
 
 def _fresh_dir(work_dir: Path, candidate_id: str) -> Path:
