@@ -48,6 +48,13 @@ class Task:
     description: str = ""
     category: str | None = None
     index: int = 0
+    files: tuple[str, ...] = ()
+    allowed_tools: tuple[str, ...] | None = None
+    max_turns: int | None = None
+
+    @property
+    def is_agent_task(self) -> bool:
+        return bool(self.files) or self.allowed_tools is not None
 
 
 @dataclass(frozen=True)

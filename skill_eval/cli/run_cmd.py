@@ -95,6 +95,9 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--max-turns", type=int, default=None, help="claude-cli: --max-turns."),
         click.option("--allowed-tools", callback=_csv, metavar="A,B",
                      help="claude-cli: tools to allow (default: none)."),
+        click.option("--unsandboxed-bash", is_flag=True,
+                     help="claude-cli: offer Bash even where Claude Code's sandbox cannot run "
+                          "(Bash is then NOT confined to the workspace)."),
         click.option("--price-file", metavar="FILE",
                      help="anthropic: JSON/YAML price table overriding the built-in one."),
         click.option("--concurrency", type=int, default=8, show_default=True,
