@@ -5,6 +5,5 @@ BUILTIN_EXECUTORS = {
     "anthropic": "anthropic_api:SPEC",
     # Claude Code through claude-agent-sdk (the hand-written `claude -p` driver without it).
     "claude-cli": "claude_code:SPEC",
-    "claude-code": "claude_code:ALIAS_SPEC",
     "mock": "mock:SPEC",
 }

@@ -1,4 +1,4 @@
-"""`claude-cli` (alias `claude-code`): each attempt runs Claude Code through claude-agent-sdk,
+"""`claude-cli`: each attempt runs Claude Code through claude-agent-sdk,
 in the runner's fresh workspace, isolated from the user's Claude Code set-up.
 
 Everything the hand-written driver (`claude_cli.py`) guarantees still holds, with its helpers:
@@ -33,8 +33,14 @@ from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
 from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, _Cancelled
-from .claude_process import ISOLATION_ENV, EMPTY_MCP, find_claude, kill_group, parse_envelope
-from .claude_process import not_found_message
+from .claude_process import (
+    EMPTY_MCP,
+    ISOLATION_ENV,
+    find_claude,
+    kill_group,
+    not_found_message,
+    parse_envelope,
+)
 from .claude_tools import ToolPlan, ToolPlanError, plan_tools, sandbox_available
 
 NEEDS_SDK = ("agent tasks (files or allowed_tools) need claude-agent-sdk to confine the agent "
@@ -300,4 +306,3 @@ SPEC = replace(
     }),
     build=build,
 )
-ALIAS_SPEC = replace(SPEC, name="claude-code")
