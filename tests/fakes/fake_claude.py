@@ -9,8 +9,9 @@ Not the real CLI: it reads the prompt from stdin and acts on the first keyword i
     (anything else)    a JSON envelope whose result echoes the prompt, exit 0
 `--version` prints a version line. With `--input-format stream-json` (how claude-agent-sdk
 drives the CLI) it answers the SDK's `initialize` control request, takes the prompt from the
-first user message and prints the reply as stream-json messages (init, assistant, result). When $FAKE_CLAUDE_ARGV_LOG is set, each call appends a JSON
-line there: argv, cwd, environment, files under cwd and under $CLAUDE_CONFIG_DIR.
+first user message and prints the reply as stream-json messages (init, assistant, result).
+When $FAKE_CLAUDE_ARGV_LOG is set, each call appends a JSON line there: argv, cwd,
+environment, files under cwd and under $CLAUDE_CONFIG_DIR.
 """
 
 from __future__ import annotations
