@@ -23,7 +23,12 @@ from skill_eval.executors.claude_code import (
     interpret,
     sdk_location,
 )
-from skill_eval.executors.claude_tools import INSTALLED_DEFAULT, ToolPlanError, plan_tools
+from skill_eval.executors.claude_tools import (
+    INSTALLED_DEFAULT,
+    ToolPlanError,
+    plan_tools,
+    sandbox_available,
+)
 from skill_eval.model import ExecutionRequest, Skill, Task
 from skill_eval.transcript import NO_RESULT, skill_invocations, tool_calls
 from skill_eval.work import ToolCall
@@ -312,3 +317,25 @@ def test_without_the_sdk_agent_tasks_are_refused(fake_bin: str) -> None:
     assert refused.fatal and refused.error == f"task 't1': {NEEDS_SDK}"
     assert executor.run(request("hi")).output == "echo: hi"  # text tasks still run
 
+
+
+@needs_sdk
+@pytest.mark.skipif(sandbox_available() is None,
+                    reason="Claude Code's sandbox cannot run here (Linux: apt-get install "
+                           "bubblewrap socat)")
+def test_bash_runs_in_the_sandbox_and_cannot_write_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "bash-escape.txt"
+    rules = [{"name": "agent", "steps": [
+        {"tool_use": {"name": "Bash", "input": {
+            "command": f"echo escaped > {outside}; echo in > inside.txt; echo ran"}}},
+        {"text": "done"}]}]
+    ws = AttemptWorkspace.create(tmp_path)
+    with FakeAnthropic(rules=rules) as server:
+        result = real_executor(server).run(request(workspace=ws.path,
+                                                    allowed_tools=("Bash",)))
+    assert result.error is None, result.error
+    assert result.meta["isolation"]["bash"] == f"sandbox ({sandbox_available()})"
+    assert (ws.path / "inside.txt").read_text() == "in\n"
+    assert not outside.exists()
+    (bash,) = result.transcript
+    assert bash.name == "Bash" and "ran" in bash.output
