@@ -34,17 +34,19 @@ def _trim(value: Any) -> Any:
     return value
 
 
+def _fields(value: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return {"repr": repr(value)}
+
+
 def _plain(message: Any) -> dict[str, Any]:
-    data = dataclasses.asdict(message) if dataclasses.is_dataclass(message) else \
-        {"repr": repr(message)}
-    if isinstance(message, object) and hasattr(message, "content"):
+    data: dict[str, Any] = _fields(message)
+    content = getattr(message, "content", None)
+    if isinstance(content, list):
         # Content blocks are dataclasses without a type tag: name each one.
-        content = message.content
-        if isinstance(content, list):
-            data["content"] = [{"block": type(b).__name__, **dataclasses.asdict(b)}
-                               if dataclasses.is_dataclass(b) else {"block": "raw", "repr": repr(b)}
-                               for b in content]
-    return _trim({"kind": type(message).__name__, **data})
+        data["content"] = [{"block": type(b).__name__, **_fields(b)} for b in content]
+    return dict(_trim({"kind": type(message).__name__, **data}))
 
 
 def _emit(record: dict[str, Any]) -> None:
