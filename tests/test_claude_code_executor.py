@@ -339,3 +339,34 @@ def test_bash_runs_in_the_sandbox_and_cannot_write_outside(tmp_path: Path) -> No
     assert not outside.exists()
     (bash,) = result.transcript
     assert bash.name == "Bash" and "ran" in bash.output
+
+
+@needs_sdk
+@pytest.mark.parametrize("mode", ["system", "installed"])
+def test_user_and_project_setup_do_not_leak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            mode: str) -> None:
+    def plant(root: Path, tag: str) -> None:
+        (root / ".claude" / "skills" / f"leak{tag}").mkdir(parents=True)
+        (root / "CLAUDE.md").write_text(f"LEAK-{tag}-CLAUDE-MD")
+        (root / ".claude" / "CLAUDE.md").write_text(f"LEAK-{tag}-DOT-CLAUDE-MD")
+        (root / ".claude" / "settings.json").write_text(
+            json.dumps({"env": {"LEAKED": "1"}, "model": f"leak-{tag}-model"}))
+        (root / ".claude" / "skills" / f"leak{tag}" / "SKILL.md").write_text(
+            f"---\nname: leak{tag}\ndescription: LEAK-{tag}-SKILL\n---\nLEAK-{tag}-BODY\n")
+
+    plant(Path(os.environ["HOME"]), "HOME")  # the isolation fixture's fake HOME
+    project = tmp_path / "project"
+    plant(project, "PROJECT")
+    monkeypatch.chdir(project)
+    parent = project / "attempts"  # the workspaces sit below the project's CLAUDE.md/skills
+    parent.mkdir()
+    with FakeAnthropic(default="PONG") as server:
+        executor = real_executor(server, skill_mode=mode)
+        for skill in (skill_folder(tmp_path), None):
+            ws = AttemptWorkspace.create(parent)
+            result = executor.run(request(skill=skill, workspace=ws.path))
+            assert result.error is None, result.error
+        seen = "\n".join(r.text + json.dumps(r.json.get("tools", [])) + r.model
+                         for r in server.requests_to("/v1/messages"))
+    assert "LEAK-" not in seen and "leak-" not in seen
+    assert "DEMO-DESC" in seen  # the skill under test did reach its arm
