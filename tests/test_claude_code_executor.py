@@ -370,3 +370,17 @@ def test_user_and_project_setup_do_not_leak(tmp_path: Path, monkeypatch: pytest.
                          for r in server.requests_to("/v1/messages"))
     assert "LEAK-" not in seen and "leak-" not in seen
     assert "DEMO-DESC" in seen  # the skill under test did reach its arm
+
+
+@needs_sdk
+@pytest.mark.parametrize(("fault", "retryable", "fatal"), [
+    ("overloaded", True, False), ("rate_limit", True, False), ("api_error", True, False),
+    ("authentication", False, True), ("not_found", False, True)])
+def test_api_errors_from_the_real_cli(fault: str, retryable: bool, fatal: bool) -> None:
+    with FakeAnthropic(default="PONG", faults=[fault]) as server:
+        result = real_executor(server).run(request())
+        count = len(server.requests_to("/v1/messages"))
+    assert result.error and result.output == ""
+    assert (result.retryable, result.fatal) == (retryable, fatal), result.error
+    if retryable:
+        assert count == 1  # the CLI's own retries are off: the runner retries
