@@ -360,16 +360,19 @@ def test_user_and_project_setup_do_not_leak(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(project)
     parent = project / "attempts"  # the workspaces sit below the project's CLAUDE.md/skills
     parent.mkdir()
+    seen = []
     with FakeAnthropic(default="PONG") as server:
         executor = real_executor(server, skill_mode=mode)
         for skill in (skill_folder(tmp_path), None):
             ws = AttemptWorkspace.create(parent)
             result = executor.run(request(skill=skill, workspace=ws.path))
             assert result.error is None, result.error
-        seen = "\n".join(r.text + json.dumps(r.json.get("tools", [])) + r.model
-                         for r in server.requests_to("/v1/messages"))
-    assert "LEAK-" not in seen and "leak-" not in seen
-    assert "DEMO-DESC" in seen  # the skill under test did reach its arm
+            seen.append("\n".join(r.text + json.dumps(r.json.get("tools", [])) + r.model
+                                  for r in server.requests_to("/v1/messages")))
+            server.reset()
+    assert not any("LEAK-" in s or "leak-" in s for s in seen)
+    assert "DEMO-DESC" in seen[0]  # the skill under test reaches its arm, and only that one
+    assert "DEMO-DESC" not in seen[1] and "DEMO-BODY" not in seen[1]
 
 
 @needs_sdk
