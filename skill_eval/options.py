@@ -45,6 +45,7 @@ class RunOptions:
     max_turns: int | None = None
     allowed_tools: tuple[str, ...] = ()
     keep_workspaces: str = "failed"  # none | failed | all (workspace.KEEP_POLICIES)
+    unsandboxed_bash: bool = False
     price_file: str | None = None
     concurrency: int = 8
     max_retries: int = 5
@@ -151,6 +152,7 @@ def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
         "skill_mode": opts.skill_mode, "model": opts.model, "max_tokens": opts.max_tokens,
         "temperature": opts.temperature, "claude_bin": opts.claude_bin,
         "max_turns": opts.max_turns, "allowed_tools": opts.allowed_tools,
+        "unsandboxed_bash": opts.unsandboxed_bash,
         "price_file": Path(opts.price_file) if opts.price_file else None, **extra}
     known = {f.name for f in fields(spec.config_cls)}
     return spec.config({k: v for k, v in flags.items() if k in known})

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _default_claude_bin() -> None:
+    """Without SKILL_EVAL_CLAUDE_BIN or the npm-installed CLI, the real-CLI tests use the one
+    claude-agent-sdk bundles (`pip install -e '.[agent]'`). Set here, before the test modules
+    read it at import."""
+    npm = REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude"
+    if os.environ.get("SKILL_EVAL_CLAUDE_BIN") or npm.exists():
+        return
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is not None and spec.submodule_search_locations:
+        bundled = Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
+        if bundled.is_file():
+            os.environ["SKILL_EVAL_CLAUDE_BIN"] = str(bundled)
+
+
+_default_claude_bin()
 
 
 @pytest.fixture(autouse=True)

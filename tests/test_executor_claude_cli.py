@@ -1,5 +1,7 @@
-"""The `claude-cli` executor: pure parts, failure paths through a fake `claude`, and the real
-Claude Code CLI against the loopback Messages API (skipped when the CLI is not installed)."""
+"""The hand-written `claude -p` driver (what `claude-cli` runs when claude-agent-sdk is not
+installed): pure parts, failure paths through a fake `claude`, and the real Claude Code CLI
+against the loopback Messages API (skipped when the CLI is not installed). The SDK-based
+executor has its own tests: tests/test_claude_code_executor.py."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 from skill_eval.errors import ExecutorError
-from skill_eval.executors.base import SKILL_BEGIN, create_executor
+from skill_eval.executors.base import SKILL_BEGIN
 from skill_eval.executors.claude_cli import (
     NO_AUTH,
     NOT_FOUND,
@@ -37,10 +39,9 @@ SKILL_TEXT = ("---\nname: shouter\ndescription: DESC-MARKER-91 use for every gre
 
 
 def make(**kw: Any) -> ClaudeCliExecutor:
+    """The hand-written driver itself (the registry builds the SDK executor when installed)."""
     kw.setdefault("env", {"ANTHROPIC_API_KEY": "sk-test"})
-    executor = create_executor("claude-cli", ClaudeCliConfig(**kw))
-    assert isinstance(executor, ClaudeCliExecutor)
-    return executor
+    return ClaudeCliExecutor(ClaudeCliConfig(**kw))
 
 
 def run(executor: ClaudeCliExecutor, prompt: str = "Say hello", skill: Skill | None = None,
@@ -366,12 +367,11 @@ def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path,
 INTERRUPTED_RUN = """
 import os, sys, threading, time
 from pathlib import Path
-from skill_eval.executors.base import create_executor
-from skill_eval.executors.claude_cli import ClaudeCliConfig
+from skill_eval.executors.claude_cli import ClaudeCliConfig, ClaudeCliExecutor
 from skill_eval.model import ExecutionRequest, Task
 binary, pidfile, log = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-executor = create_executor("claude-cli", ClaudeCliConfig(claude_bin=binary,
-                                                        env={"FAKE_CLAUDE_ARGV_LOG": log}))
+executor = ClaudeCliExecutor(ClaudeCliConfig(claude_bin=binary,
+                                             env={"FAKE_CLAUDE_ARGV_LOG": log}))
 task = Task(id="t1", prompt=f"HANG pidfile={pidfile}", judge={"type": "contains",
                                                               "expected": ["x"]})
 request = ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None,

@@ -272,9 +272,11 @@ def test_missing_claude_says_how_to_get_it(tmp_path: Path,
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     suite = write_suite(tmp_path / "suite", [{"id": "a", "prompt": "p", "judge": {
         "type": "contains", "expected": ["x"]}}])
+    # `--claude-bin claude`: the name on PATH, so that the CLI bundled with claude-agent-sdk
+    # (found first when no --claude-bin is given) does not count.
     code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
                            str(write_skill(tmp_path / "skill")), "--state-root",
-                           str(tmp_path / "state"))
+                           str(tmp_path / "state"), "--claude-bin", "claude")
     assert code == 3  # a harness fault, not bad input
     [line] = err.splitlines()
     assert line.startswith(f"Error: {NOT_FOUND} ")  # the compatibility sentence, word for word

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.executors.claude_process import parse_envelope
-from tests.helpers import contains_task, read_json, run_cli, write_skill, write_suite
+from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
 
 # A stand-in `claude`: the skill (appended system prompt) says how each task goes.
 #   skill has LOOP      -> the agent stops at --max-turns (error_max_turns envelope)
@@ -17,17 +17,27 @@ from tests.helpers import contains_task, read_json, run_cli, write_skill, write_
 #   otherwise           -> "DONE"
 FAKE = r'''
 import json, sys
+sys.path.insert(0, REPO)
+from tests.fakes.fake_claude import read_stream_prompt, stream_reply
 argv = sys.argv[1:]
 if "--version" in argv:
     print("0.0.0-fake (Claude Code)"); sys.exit(0)
-prompt = sys.stdin.read()
+streaming = "--input-format" in argv  # claude-agent-sdk's stream-json, else `claude -p`
+prompt = read_stream_prompt() if streaming else sys.stdin.read()
 skill = ""
-if "--append-system-prompt-file" in argv:
-    skill = open(argv[argv.index("--append-system-prompt-file") + 1]).read()
+for flag in ("--append-system-prompt-file", "--append-system-prompt"):
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            skill = open(argv[i + 1]).read() if flag.endswith("file") else argv[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+            skill = open(value).read() if flag.endswith("file") else value
 def env(result, subtype="success", is_error=False):
-    print(json.dumps({"type": "result", "subtype": subtype, "is_error": is_error,
-                      "result": result, "num_turns": 3, "total_cost_usd": 0.0,
-                      "usage": {"input_tokens": 1, "output_tokens": 1}}))
+    text = json.dumps({"type": "result", "subtype": subtype, "is_error": is_error,
+                       "result": result, "num_turns": 3, "total_cost_usd": 0.0,
+                       "duration_ms": 5, "duration_api_ms": 1, "session_id": "fake",
+                       "usage": {"input_tokens": 1, "output_tokens": 1}})
+    print(stream_reply(text) if streaming else text, flush=True)
 if "LOOP" in skill:
     env("", subtype="error_max_turns", is_error=True); sys.exit(1)
 if "SABOTAGE" in skill and ("Do t2" in prompt or "Do t3" in prompt):
@@ -39,7 +49,7 @@ env("DONE")
 @pytest.fixture
 def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     script = tmp_path / "fake.py"
-    script.write_text(FAKE)
+    script.write_text(FAKE.replace("REPO", repr(str(REPO))))
     binary = tmp_path / "bin" / "claude"
     binary.parent.mkdir()
     binary.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")

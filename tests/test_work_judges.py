@@ -146,10 +146,10 @@ def test_skill_invocations_are_field_exact() -> None:
              ToolCall("Grep", {"pattern": "pdf"}),
              ToolCall("Skill", {"skill": "pdf-tools"}),
              ToolCall("Bash", {"command": "cat .claude/skills/pdf/SKILL.md"})]
-    assert skill_invocations(calls, "pdf") == []
+    assert skill_invocations(calls, "pdf") == ()
     by_skill = ToolCall("Skill", {"skill": "pdf"})
     by_read = ToolCall("Read", {"file_path": "/tmp/w/.claude/skills/pdf/SKILL.md"})
-    assert skill_invocations([*calls, by_skill, by_read], "pdf") == [by_skill, by_read]
+    assert skill_invocations([*calls, by_skill, by_read], "pdf") == (by_skill, by_read)
     assert len(skill_invocations(calls, None)) == 2  # any skill: pdfx's SKILL.md, pdf-tools
 
 

@@ -95,7 +95,11 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--claude-bin", metavar="PATH", help="claude-cli: the claude binary."),
         click.option("--max-turns", type=int, default=None, help="claude-cli: --max-turns."),
         click.option("--allowed-tools", callback=_csv, metavar="A,B",
-                     help="claude-cli: tools to allow (default: none)."),
+                     help="claude-cli: tools to offer (default: none; installed mode: "
+                          "Skill,Read,Glob,Grep); file tools work inside the workspace only."),
+        click.option("--unsandboxed-bash", is_flag=True,
+                     help="claude-cli: offer Bash even where Claude Code's sandbox cannot run "
+                          "(Bash is then NOT confined to the workspace)."),
         click.option("--keep-workspaces", type=click.Choice(["none", "failed", "all"]),
                      default="failed", show_default=True,
                      help="Agent tasks: keep the final workspace of these attempts under "

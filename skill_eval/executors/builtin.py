@@ -3,6 +3,7 @@ A module is imported only when its executor (or grader) is first used."""
 
 BUILTIN_EXECUTORS = {
     "anthropic": "anthropic_api:SPEC",
-    "claude-cli": "claude_cli:SPEC",
+    # Claude Code through claude-agent-sdk (the hand-written `claude -p` driver without it).
+    "claude-cli": "claude_code:SPEC",
     "mock": "mock:SPEC",
 }

@@ -29,9 +29,10 @@ __all__ = ["AUTH_VARS", "ISOLATION_ENV", "NOT_FOUND", "PASS_VARS", "copy_credent
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
 # What a new user needs next, after the sentence above (kept word for word for compatibility).
-INSTALL_HINT = ("To install the pinned version: bash scripts/install_claude_cli.sh (from a "
-                "skill-eval checkout); or call the API directly with --executor anthropic "
-                "(needs ANTHROPIC_API_KEY).")
+INSTALL_HINT = ("To install the pinned version: pip install 'skill-eval[agent]' (claude-agent-sdk "
+                "bundles it), or bash scripts/install_claude_cli.sh (from a skill-eval "
+                "checkout); or call the API directly with --executor anthropic (needs "
+                "ANTHROPIC_API_KEY).")
 AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CREDENTIALS_FILE = ".credentials.json"
 # Passed through from our environment when set: what a CLI needs to run and reach the API.

@@ -5,7 +5,7 @@ workspace file (`file: report.md`) instead of the output text.
 Files are what the attempt created or changed (`work.files`, read from its workspace while it
 exists, or from the kept copy on `rejudge`); tool calls are its transcript (`work.transcript`).
 
-    skill_invocations(transcript, "pdf")   # the calls that used skill `pdf`: a `Skill` call
+    skill_invocations(transcript, "pdf")   # (transcript.py) the calls that used `pdf`: a Skill call
                                            # with input skill == "pdf", or a Read of
                                            # .claude/skills/pdf/SKILL.md (not of a.pdf)
 """
@@ -22,6 +22,7 @@ from typing import Any
 import regex
 
 from ..model import JudgeResult, Task
+from ..transcript import skill_invocations
 from ..work import ToolCall, Work
 from ..workspace import IGNORED_DIRS
 from .base import JudgeContext, JudgeSpec
@@ -250,30 +251,6 @@ class ToolCalledJudge:
 
 
 # --- skill-used -------------------------------------------------------------------------------
-
-def _is_skill_file(path: str, skill_name: str | None) -> bool:
-    parts = PurePosixPath(path.replace("\\", "/")).parts
-    return len(parts) >= 4 and parts[-4:-2] == (".claude", "skills") \
-        and parts[-1] == "SKILL.md" and (skill_name is None or parts[-2] == skill_name)
-
-
-def skill_invocations(transcript: Iterable[ToolCall], skill_name: str | None) \
-        -> list[ToolCall]:
-    """The calls that used the skill, field-exact: a `Skill` call whose input `skill` equals
-    `skill_name`, or a `Read` whose `file_path` is `.claude/skills/<skill_name>/SKILL.md`.
-    `skill_name` None: any skill."""
-    found = []
-    for call in transcript:
-        if call.name == "Skill":
-            used = call.input.get("skill")
-            if isinstance(used, str) and (skill_name is None or used == skill_name):
-                found.append(call)
-        elif call.name == "Read":
-            path = call.input.get("file_path")
-            if isinstance(path, str) and _is_skill_file(path, skill_name):
-                found.append(call)
-    return found
-
 
 class SkillUsedJudge:
     """The agent used the skill (`expect: true`, the default) or did not (`expect: false`)."""

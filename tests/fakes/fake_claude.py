@@ -7,8 +7,11 @@ Not the real CLI: it reads the prompt from stdin and acts on the first keyword i
     IS_ERROR           a JSON envelope with is_error true and a rate-limit message, exit 1
     WRITE_FILE         write notes/result.md ("written by fake claude") in its cwd, then echo
     (anything else)    a JSON envelope whose result echoes the prompt, exit 0
-`--version` prints a version line. When $FAKE_CLAUDE_ARGV_LOG is set, each call appends a JSON
-line there: argv, cwd, environment, files under cwd and under $CLAUDE_CONFIG_DIR.
+`--version` prints a version line. With `--input-format stream-json` (how claude-agent-sdk
+drives the CLI) it answers the SDK's `initialize` control request, takes the prompt from the
+first user message and prints the reply as stream-json messages (init, assistant, result).
+When $FAKE_CLAUDE_ARGV_LOG is set, each call appends a JSON line there: argv, cwd,
+environment, files under cwd and under $CLAUDE_CONFIG_DIR.
 """
 
 from __future__ import annotations
@@ -52,6 +55,37 @@ def _files(root: str | None) -> list[str]:
     )
 
 
+def read_stream_prompt() -> str:
+    """The SDK's side of the stream-json protocol, up to the first user message."""
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("type") == "control_request":
+            reply = {"type": "control_response",
+                     "response": {"subtype": "success", "request_id": message.get("request_id"),
+                                  "response": {}}}
+            print(json.dumps(reply), flush=True)
+        elif message.get("type") == "user":
+            content = message.get("message", {}).get("content")
+            if isinstance(content, list):
+                return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+            return str(content)
+    return ""
+
+
+def stream_reply(text: str) -> str:
+    """The reply as stream-json lines: what the SDK reads instead of one envelope."""
+    result = json.loads(text)
+    init = {"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": "fake-session",
+            "tools": [], "model": "fake"}
+    assistant = {"type": "assistant", "session_id": "fake-session",
+                 "message": {"role": "assistant", "model": "fake",
+                             "content": [{"type": "text", "text": result["result"]}]}}
+    return "\n".join(json.dumps(m) for m in (init, assistant, result))
+
+
 def main(argv: list[str]) -> int:
     log = os.environ.get("FAKE_CLAUDE_ARGV_LOG")
     if log:
@@ -71,7 +105,10 @@ def main(argv: list[str]) -> int:
     if "--version" in argv:
         print("0.0.0-fake (Claude Code)")
         return 0
-    prompt = sys.stdin.read()
+    streaming = "stream-json" in argv[argv.index("--input-format") + 1:][:1] \
+        if "--input-format" in argv else False
+    prompt = read_stream_prompt() if streaming else sys.stdin.read()
+    reply = stream_reply if streaming else (lambda text: text)
     if "CRASH" in prompt:
         print("fake claude: simulated crash", file=sys.stderr)
         return 1
@@ -87,13 +124,13 @@ def main(argv: list[str]) -> int:
         time.sleep(600)
         return 0
     if "IS_ERROR" in prompt:
-        print(envelope("API Error: Request rejected (429) · rate limited", is_error=True))
+        print(reply(envelope("API Error: Request rejected (429) · rate limited", is_error=True)))
         return 1
     if "WRITE_FILE" in prompt:
         os.makedirs("notes", exist_ok=True)
         with open(os.path.join("notes", "result.md"), "w", encoding="utf-8") as out:
             out.write("written by fake claude\n")
-    print(envelope(f"echo: {prompt}"))
+    print(reply(envelope(f"echo: {prompt}")))
     return 0
 
 
