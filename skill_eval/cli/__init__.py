@@ -24,6 +24,7 @@ COMMANDS = {
     "report": "report_cmd",
     "rejudge": "rejudge_cmd",
     "lint": "lint_cmd",
+    "review": "review_cmd",
 }
 
 
