@@ -62,8 +62,8 @@ def test_refined_evaluation_discriminates_in_round_two_and_is_approved(tmp_path:
     assert "[F2] add: a pytest check of the last line" in orchestrator_in
     # The round-2 report says the tasks discriminate, with the judges' evidence.
     report = (root / "qa-report.md").read_text()
-    assert "Discriminating tasks: 3 of 3" in report and "did not find" in report.lower() \
-        or "missing" in report.lower()
+    assert "Discriminating tasks: 3 of 3" in report
+    assert "without: missing: 'Verified: yes'" in report
 
     suite = Path(record["suite"])
     header = (suite / "task_suite.yaml").read_text().splitlines()[0]
