@@ -44,7 +44,12 @@ def test_one_round_with_the_sdk_and_only_allowed_context(tmp_path: Path,
             "--models", "orchestrator=model-o,builder=model-b,visionary=model-v")
         requests = server.requests_to("/v1/messages")
     assert code == 0, err
-    assert read_json(out.strip())["decision"] == "approved"
+    record = read_json(out.strip())
+    assert record["decision"] == "approved"
+    assert {role: (u["calls"], u["models"]) for role, u in record["usage"].items()} == {
+        "orchestrator": (1, ["model-o"]), "builder": (1, ["model-b"]),
+        "visionary": (1, ["model-v"])}
+    assert all(u["input_tokens"] > 0 for u in record["usage"].values())
     assert [r.rule for r in requests] == ["rule0", "rule1", "rule2"]
     assert [r.json["model"] for r in requests] == ["model-o", "model-b", "model-v"]
     (o_sys, o_msg), (b_sys, b_msg), (v_sys, v_msg) = (_text(r) for r in requests)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 import skill_eval.review as review
 from skill_eval.errors import UsageError
 from skill_eval.review import MockRoleModel, QAResult, TaskQA, parse_decision, parse_models
 from skill_eval.review.decision import decision_record, validate_record
-from skill_eval.review.draft import parse_builder_reply
+from skill_eval.review.draft import parse_builder_reply, validate_draft, write_draft
 from skill_eval.review.plan import parse_plan
 from tests.helpers import run_cli, write_skill
 from tests.review_script import (
@@ -85,6 +86,29 @@ def test_builder_paths_stay_inside_the_suite_folder() -> None:
     assert sorted(files) == ["mock_outputs.yaml", "task_suite.yaml"]
     assert parse_builder_reply("no blocks")[2] == [
         "builder reply: no '=== FILE: <path> ===' block"]
+
+
+def test_a_generated_suite_may_not_use_python_judges(tmp_path: Path) -> None:
+    files = suite_files(True)
+    files.pop("__rationale__")
+    suite = yaml.safe_load(files["task_suite.yaml"])
+    suite["tasks"][0]["judge"] = {"type": "any", "judges": [
+        {"type": "python", "callable": "os:getcwd"}, suite["tasks"][0]["judge"]]}
+    files["task_suite.yaml"] = yaml.safe_dump(suite)
+    write_draft(files, tmp_path / "draft")
+    problems = validate_draft(tmp_path / "draft")
+    assert problems == ['task_suite.yaml: tasks[0] (id "fact").judge: the python judge imports '
+                        "code into the harness, so a generated suite may not use it; check "
+                        "with a pytest judge (it runs sandboxed) instead"]
+
+
+def test_claude_cli_backend_without_the_binary_is_an_error_exit(tmp_path: Path) -> None:
+    code, _out, err = run_cli("review", str(review_skill(tmp_path)), "--state-root",
+                              str(tmp_path / "s"), "--backend", "claude-cli", "--mock",
+                              "--claude-bin", str(tmp_path / "no-claude"))
+    assert code == 3
+    assert err.strip().splitlines()[-1] == \
+        f"Error: claude CLI not found at {tmp_path / 'no-claude'} (--claude-bin)"
 
 
 @pytest.mark.parametrize("reply, problem", [

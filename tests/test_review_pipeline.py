@@ -47,6 +47,8 @@ def test_refined_evaluation_discriminates_in_round_two_and_is_approved(tmp_path:
     assert record["round_decisions"] == ["refine_evaluation", "approved"]
     assert record["rounds"] == 2 and record["max_rounds_reached"] is False
     assert validate_record(record) == []
+    assert {r: u["calls"] for r, u in record["usage"].items()} == \
+        {"orchestrator": 2, "builder": 2, "visionary": 2}
 
     first, second = read_json(root / "round-1/qa.output.json"), \
         read_json(root / "round-2/qa.output.json")

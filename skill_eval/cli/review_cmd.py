@@ -31,6 +31,9 @@ from .common import EXIT_ERROR, exit_code, fail
                    "mock_outputs.yaml).")
 @click.option("--mock", is_flag=True, help="Same as --executor mock for the QA runs.")
 @click.option("--model", metavar="MODEL", help="Model of the QA runs.")
+@click.option("--skill-mode", type=click.Choice(["system", "prepend", "installed"]),
+              default="system", show_default=True,
+              help="How the QA runs deliver the skill (as for `skill-eval run`).")
 @click.option("--samples", type=int, default=2, show_default=True,
               help="Attempts per task and arm in QA.")
 @click.option("--max-rounds", type=int, default=3, show_default=True,
@@ -42,7 +45,8 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.option("--base-url", metavar="URL", help="Messages API base URL for the role models.")
 def command(skill_path: str, vision: str | None, state_root: str, backend: str | None,
             models: str | None, mock_replies: str | None, roles_dir: str | None,
-            executor: str | None, mock: bool, model: str | None, samples: int,
+            executor: str | None, mock: bool, model: str | None, skill_mode: str,
+            samples: int,
             max_rounds: int, output_suite: str | None, claude_bin: str | None,
             base_url: str | None) -> None:
     """Review a skill against its vision in four stages (orchestrator, builder, QA,
@@ -72,6 +76,7 @@ def command(skill_path: str, vision: str | None, state_root: str, backend: str |
         root = Path(state_root)
         qa_fn = default_qa_fn(root.resolve(), executor="mock" if mock else
                               (executor or "claude-cli"), model=model, claude_bin=claude_bin,
+                              skill_mode=skill_mode,
                               log=lambda m: click.echo(f"qa: {m}", err=True))
         outcome = run_review(goal, model=role_model, roles=roles, qa_fn=qa_fn, state_root=root,
                              max_rounds=max_rounds, samples=samples,

@@ -104,14 +104,16 @@ def parse_decision(text: str) -> tuple[Decision | None, list[str]]:
 
 def decision_record(decision: Decision, *, review_id: str, rounds: int, max_rounds: int,
                     skill: str, vision_source: str, suite: str | None, qa_report: str | None,
-                    round_decisions: list[str]) -> dict[str, Any]:
+                    round_decisions: list[str],
+                    usage: dict[str, Any] | None = None) -> dict[str, Any]:
     """The final decision file: the visionary's last decision and how the review reached it.
-    `max_rounds_reached` is true when the last word was still refine_evaluation."""
+    `max_rounds_reached` is true when the last word was still refine_evaluation; `usage` is
+    each role's calls, models and tokens."""
     return {"schema_version": SCHEMA_VERSION, "review_id": review_id, **decision.to_dict(),
             "rounds": rounds, "max_rounds": max_rounds,
             "max_rounds_reached": decision.decision == "refine_evaluation",
             "round_decisions": round_decisions, "skill": skill, "vision": vision_source,
-            "suite": suite, "qa_report": qa_report}
+            "suite": suite, "qa_report": qa_report, "usage": usage or {}}
 
 
 def schema_path() -> Path:

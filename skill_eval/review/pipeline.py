@@ -82,7 +82,8 @@ def run_review(goal: Goal, *, model: RoleModel, roles: dict[str, str], qa_fn: QA
         if decision.decision != "refine_evaluation":
             break
         feedback = decision
-    return _finish(store, goal, decision, decisions, max_rounds, draft, report, output_suite)
+    return _finish(store, goal, decision, decisions, max_rounds, draft, report, output_suite,
+                   stages.usage_summary())
 
 
 def _header(review_id: str, decisions: list[str]) -> str:
@@ -96,8 +97,8 @@ def _header(review_id: str, decisions: list[str]) -> str:
 
 
 def _finish(store: ReviewStore, goal: Goal, decision: Decision, decisions: list[str],
-            max_rounds: int, draft: Path, report: str, output_suite: Path | None) \
-        -> ReviewOutcome:
+            max_rounds: int, draft: Path, report: str, output_suite: Path | None,
+            usage: dict[str, Any]) -> ReviewOutcome:
     suite_dir = output_suite or store.root / "suite"
     if suite_dir.exists():
         suite_dir.rmdir()  # checked empty before the review started
@@ -113,7 +114,7 @@ def _finish(store: ReviewStore, goal: Goal, decision: Decision, decisions: list[
     record = decision_record(decision, review_id=store.review_id, rounds=len(decisions),
                              max_rounds=max_rounds, skill=str(goal.skill_path),
                              vision_source=goal.vision_source, suite=str(suite_dir),
-                             qa_report=str(qa_path), round_decisions=decisions)
+                             qa_report=str(qa_path), round_decisions=decisions, usage=usage)
     schema_problems = validate_record(record)
     if schema_problems:
         raise ReviewError(f"decision record does not match its schema: {schema_problems[0]}")

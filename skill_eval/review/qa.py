@@ -114,7 +114,7 @@ def qa_result_from_artifact(data: Mapping[str, Any], path: str | None = None) ->
 
 
 def default_qa_fn(state_root: Path, *, executor: str = "claude-cli", model: str | None = None,
-                  claude_bin: str | None = None,
+                  claude_bin: str | None = None, skill_mode: str = "system",
                   log: Callable[[str], None] | None = None) -> QAFn:
     """QA through `run_evaluation(RunOptions(standalone=True, ...))`: the draft suite with the
     skill and with no skill, artifacts under `<state_root>/evaluations/`."""
@@ -128,7 +128,7 @@ def default_qa_fn(state_root: Path, *, executor: str = "claude-cli", model: str 
             task_suite=str(suite_path), state_root=str(state_root), standalone=True,
             skill_path=str(skill_path), samples=samples, executor=executor,
             mock_outputs=str(scripted) if executor == "mock" and scripted.is_file() else None,
-            model=model, claude_bin=claude_bin, progress=False)
+            model=model, claude_bin=claude_bin, skill_mode=skill_mode, progress=False)
         outcome = run_evaluation(opts, log=log or (lambda message: None))
         return qa_result_from_artifact(outcome.artifact, str(outcome.path))
 

@@ -8,11 +8,12 @@ times, before the review stops with ReviewError.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import SkillEvalError
+from ..model import Usage
 from .decision import Decision, parse_decision
 from .draft import SUITE_FILE, draft_files, parse_builder_reply, validate_draft, write_draft
 from .goal import Goal
@@ -42,12 +43,22 @@ class Stages:
     samples: int = 2
     builder_retries: int = BUILDER_RETRIES
     gate_retries: int = GATE_RETRIES
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # per role, for the record
 
     def ask(self, number: int, name: str, role: str, prompt: str) -> str:
         self.store.save(number, f"{name}.input", prompt)
         reply = self.model.complete(role, self.roles[role], prompt)
         self.store.save(number, f"{name}.output", reply.text)
+        seen = self.usage.setdefault(role, {"calls": 0, "models": [], "tokens": Usage()})
+        seen["calls"] += 1
+        seen["tokens"] += reply.usage
+        if reply.model and reply.model not in seen["models"]:
+            seen["models"].append(reply.model)
         return reply.text
+
+    def usage_summary(self) -> dict[str, dict[str, Any]]:
+        return {role: {"calls": u["calls"], "models": list(u["models"]),
+                       **u["tokens"].to_dict()} for role, u in self.usage.items()}
 
 
 def _attempt_name(stage: str, attempt: int) -> str:
