@@ -121,13 +121,11 @@ def schema_path() -> Path:
 
 
 def validate_record(record: dict[str, Any]) -> list[str]:
-    """Schema problems of a decision record (empty: valid)."""
-    import jsonschema
+    """Schema problems of a decision record (empty: valid), worded by validation.py."""
+    from ..validation import schema_problems
 
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
-    validator = jsonschema.Draft202012Validator(schema)
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
-            for e in validator.iter_errors(record)]
+    return [str(p) for p in schema_problems(record, schema, path="decision.json")]
 
 
 def decision_markdown(record: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ times, before the review stops with ReviewError.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,8 @@ def build(st: Stages, goal: Goal, number: int, plan: Plan) -> Path:
         if not problems:
             write_draft(files, draft)
             problems = validate_draft(draft)
+        elif draft.is_dir():  # an unreadable reply: no older draft passes for its files
+            shutil.rmtree(draft)
         st.store.save(number, _attempt_name("builder", attempt) + ".validation",
                       {"valid": not problems, "problems": problems, "files": sorted(files)})
         if not problems:
