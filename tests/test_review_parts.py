@@ -14,6 +14,7 @@ from skill_eval.review import MockRoleModel, QAResult, TaskQA, parse_decision, p
 from skill_eval.review.decision import decision_record, validate_record
 from skill_eval.review.draft import parse_builder_reply, validate_draft, write_draft
 from skill_eval.review.plan import parse_plan
+from skill_eval.review.qa_report import build_qa_report
 from tests.helpers import run_cli, write_skill
 from tests.review_script import (
     REFINE,
@@ -172,3 +173,47 @@ def test_a_skill_without_a_vision_is_bad_input(tmp_path: Path) -> None:
     code, _out, err = run_cli("review", str(skill), "--state-root", str(tmp_path / "s"),
                               "--mock")
     assert code == 2 and err.startswith("Error: ") and len(err.strip().splitlines()) == 1
+
+
+def _arm(task_id: str, passes: int, n: int, label: str) -> dict[str, object]:
+    attempts = [{"status": "passed" if i < passes else "failed",
+                 "judge": {"details": "ok" if i < passes else f"{task_id} missed"}}
+                for i in range(n)]
+    return {"task_id": task_id, "passed": passes > 0, "passes": passes, "errors": 0,
+            "stats": {"n": n, "label": label}, "attempts": attempts}
+
+
+def test_qa_report_lists_flaky_regressed_and_uncovered_items() -> None:
+    artifact = {"evaluation": {"execution_pass_rate": 0.5, "baseline_pass_rate": 0.5,
+                               "delta": 0.0, "verdict": "fail"},
+                "candidate_results": [_arm("a", 1, 2, "flaky"), _arm("b", 0, 2, "stable_fail")],
+                "baseline_results": [_arm("a", 0, 2, "stable_fail"),
+                                     _arm("b", 2, 2, "stable_pass")]}
+    result = review.qa_result_from_artifact(artifact, "art.json")
+    assert result.flaky == ["a"] and result.regressed == ["b"]
+    assert result.non_discriminating == []
+    checklist, _ = parse_plan(plan())
+    items = (*checklist.checklist, *parse_plan(
+        "## Builder tasks\n- [B1] (quality) x\n## QA checklist\n- [C2] (other) y\n")[0].checklist)
+    links = {"a": {"checks": ["C1"], "builder_task": "B1"}, "b": {"checks": ["C1"]}}
+    text, data = build_qa_report(items, links, result, 2)
+    assert [(i["id"], i["outcome"], i["tasks"]) for i in data["checklist"]] == [
+        ("C1", "FAIL", ["a", "b"]), ("C2", "NOT COVERED", [])]
+    assert "REGRESSION: only the baseline passes" in text
+    assert "with skill passed (1/2), without failed (0/2): discriminates; flaky" in text
+    assert "Evidence: with skill: b missed | without: ok" in text
+
+
+def test_visionary_gate_retries_an_unusable_reply(tmp_path: Path) -> None:
+    def qa(suite: Path, skill: Path, samples: int) -> QAResult:
+        return QAResult((TaskQA("fact", True, False, 2, 0, 2),), 1.0, 0.0, 1.0, "pass")
+
+    model = MockRoleModel({"orchestrator": [plan()],
+                           "builder": [builder_reply(suite_files(True))],
+                           "visionary": ["I think it is fine.", decision("approved")]})
+    outcome = review.run_review(review.read_goal(review_skill(tmp_path)), model=model,
+                                roles=review.load_roles(), qa_fn=qa,
+                                state_root=tmp_path / "s")
+    assert outcome.record["decision"] == "approved"
+    retry = (outcome.directory / "round-1/visionary.attempt-2.input.md").read_text()
+    assert "- the reply holds no JSON object" in retry and "# QA report" in retry
