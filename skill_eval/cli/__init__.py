@@ -26,6 +26,7 @@ COMMANDS = {
     "lint": "lint_cmd",
     "show": "show_cmd",
     "compare": "compare_cmd",
+    "review": "review_cmd",
 }
 
 
