@@ -194,3 +194,98 @@ def test_skill_then_write_through_the_real_cli(agent_run: AgentRun) -> None:
     assert cand_task["attempts"][0]["transcript"] == candidate["transcript"]
     assert base_task["attempts"][0]["transcript"] == baseline["transcript"]
     assert cand_task["attempts"][0]["files"] == candidate["files"]
+
+
+# -- the artifact as an HTML report (issue 13) ----------------------------------------------------
+
+def render(artifact: Path, out: Path) -> Path:
+    code, stdout, err = run_cli("report", str(artifact), "--format", "html", "-o", str(out))
+    assert code == 0, stdout + err
+    return out
+
+
+@needs_sdk
+def test_the_agent_report_holds_the_changed_files_and_the_transcript(agent_run: AgentRun,
+                                                                     tmp_path: Path) -> None:
+    html = render(agent_run.artifact, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "changed files (1)" in html and "<code>report.md</code>" in html
+    assert "transcript (3 tool calls)" in html and "transcript (1 tool calls)" in html
+    assert "http://" not in html and "https://" not in html  # self-contained
+
+
+# What the browser reads off one task row: per side, the changed files and the tool calls.
+AGENT_ROW = """(() => {
+  const row = document.querySelector(`details.task[data-task="${TASK}"]`);
+  if (!row || row.hidden) return null;
+  row.open = true;
+  return Array.from(row.querySelectorAll('.side')).map(side => {
+    side.querySelectorAll('details').forEach(d => { d.open = true; });
+    const calls = Array.from(side.querySelectorAll('details.transcript li'));
+    const files = Array.from(side.querySelectorAll('details.files li code'));
+    return {arm: side.querySelector('h3').textContent,
+            files: files.map(c => c.textContent),
+            calls: calls.map(li => li.querySelector('b').textContent),
+            shown: calls.every(li => li.getBoundingClientRect().height > 0),
+            text: side.textContent};
+  });
+})()"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM is not None
+    with Browser(CHROMIUM) as b:
+        yield b
+
+
+@needs_sdk
+@needs_chromium
+def test_the_agent_report_opens_in_headless_chromium(agent_run: AgentRun, tmp_path: Path,
+                                                     browser: Browser) -> None:
+    browser.open(render(agent_run.artifact, tmp_path / "report.html"))
+    width, height, colours = png_colours(browser.screenshot())
+    assert width >= 800 and height >= 600 and colours > 50  # a blank page has one colour
+    sides = browser.eval(AGENT_ROW.replace("${TASK}", TASK))
+    assert sides is not None, "the agent task's row is missing or hidden"
+    candidate, baseline = sides
+    assert (candidate["arm"], baseline["arm"]) == ("candidate", "baseline")
+    assert candidate["files"] == ["report.md"] and baseline["files"] == ["report.md"]
+    assert candidate["calls"] == ["Skill", "Read", "Write"] and candidate["shown"]
+    assert baseline["calls"] == ["Write"]
+    assert "DIGEST-MARK-91b0" in candidate["text"]  # the Write's input, as the transcript says
+    assert "was not used" in baseline["text"]  # the skill-used judge's feedback
+    # The transcript is searchable: text only a tool's result holds finds the task.
+    for query, found in (("no-such-text-3e9", False), ("pears,4", True)):
+        browser.eval(f"var s = document.getElementById('search'); s.value = {query!r};"
+                     "s.dispatchEvent(new Event('input'))")
+        assert (browser.eval(AGENT_ROW.replace("${TASK}", TASK)) is not None) is found, query
+
+
+DEMO_AGENT = REPO / "task_suites" / "demo-agent"
+
+
+@needs_chromium
+def test_the_mocked_agent_demo_report_opens_in_headless_chromium(tmp_path: Path,
+                                                                 browser: Browser) -> None:
+    artifact = tmp_path / "demo-agent.json"
+    code, out, err = run_cli("run", "--standalone", "--task-suite", str(DEMO_AGENT),
+                             "--skill-path", str(DEMO_AGENT / "skill" / "csv-report"), "--mock",
+                             "--mock-outputs", str(DEMO_AGENT / "mock_outputs.yaml"),
+                             "--state-root", str(tmp_path / "state"), "-q",
+                             "--output", str(artifact))
+    assert code == 0, out + err
+    browser.open(render(artifact, tmp_path / "report.html"))
+    width, height, colours = png_colours(browser.screenshot())
+    assert width >= 800 and height >= 600 and colours > 50
+    visible = browser.eval("Array.from(document.querySelectorAll('details.task'))"
+                           ".filter(r => !r.hidden).map(r => r.dataset.task)")
+    assert sorted(visible) == ["empty-csv", "input-untouched", "sales-report",
+                               "sales-report-tested", "uses-the-skill"]
+    candidate, baseline = browser.eval(AGENT_ROW.replace("${TASK}", "uses-the-skill"))
+    assert candidate["calls"][0] == "Skill" and "Skill" not in baseline["calls"]
+    assert candidate["files"] and candidate["shown"]
+    browser.eval("document.querySelector('[data-filter=improved]').click()")
+    improved = browser.eval("Array.from(document.querySelectorAll('details.task'))"
+                            ".filter(r => !r.hidden).map(r => r.dataset.task)")
+    assert sorted(improved) == ["empty-csv", "sales-report", "sales-report-tested",
+                                "uses-the-skill"]
