@@ -209,7 +209,7 @@ def test_the_agent_report_holds_the_changed_files_and_the_transcript(agent_run: 
                                                                      tmp_path: Path) -> None:
     html = render(agent_run.artifact, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "changed files (1)" in html and "<code>report.md</code>" in html
-    assert "transcript (3 tool calls)" in html and "transcript (1 tool calls)" in html
+    assert "transcript (3 tool calls)" in html and "transcript (1 tool call)" in html
     assert "http://" not in html and "https://" not in html  # self-contained
 
 
