@@ -88,6 +88,7 @@ class AgentRun:
         self.suite_dir, self.cwd = tmp / "suite", tmp / "cwd"
         self.artifact, self.temp = tmp / "artifact.json", tmp / "temp"
         self.requests: list[Any] = []
+        self.code, self.out, self.err = -1, "", ""  # `skill-eval run`'s exit code and streams
 
     def journal(self) -> dict[str, dict[str, Any]]:
         (journal,) = self.state.rglob("attempts.jsonl")
@@ -100,7 +101,7 @@ class AgentRun:
 
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentRun]:
-    """One real run shared by the tests below (≈10 s: two attempts of the real CLI)."""
+    """One real run shared by the tests below (≈5 s: two attempts of the real CLI, in parallel)."""
     if sdk_location() is None:
         pytest.skip("claude-agent-sdk not installed: pip install -e '.[agent]'")
     run = AgentRun(tmp_path_factory.mktemp("agent-e2e"))
