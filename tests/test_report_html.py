@@ -120,7 +120,7 @@ def test_agent_work_and_rubric_details_are_shown(tmp_path: Path) -> None:
                      {"severity": "blocker", "title": "wrong <version>", "id": "B1"}]}}
     html = render_html(data)
     assert "changed files (1)</summary>" in html and "<code>src/&lt;app&gt;.py</code>" in html
-    assert "transcript (1 tool calls)</summary>" in html and "wrote &lt;b&gt;" in html
+    assert "transcript (1 tool call)</summary>" in html and "wrote &lt;b&gt;" in html
     assert '<details class="transcript">' in html  # collapsed
     assert 'width="75.0"' in html and "clarity" in html
     assert html.index("wrong &lt;version&gt;") < html.index("tidy up")  # blockers first
