@@ -19,9 +19,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import observers
 from .errors import Problem, SuiteError
 from .judges.base import validate_judge_config
-from . import observers
 from .model import DEFAULT_TIMEOUT_SECONDS, Suite, Task
 from .safeyaml import (
     MAX_BYTES,
