@@ -253,3 +253,32 @@ def _consistency_summary(name: str, tasks: Sequence[Task], attempts: Sequence[At
             "mean": round(statistics.fmean(values), 4) if values else None,
             "min": min(values) if values else None, "max": max(values) if values else None,
             "errors": 0, "tasks": per_task}
+
+
+def reading_text(name: str, reading: Mapping[str, Any]) -> str:
+    """One reading for people: `latency 1.2 s (over 1)`, `tone 0.40 fail`, `boom error: ...`."""
+    if reading.get("error"):
+        return f"{name} error: {reading['error']}"
+    value = reading.get("value")
+    shown = "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+    text = f"{name} {shown}" + (f" {reading['unit']}" if reading.get("unit") else "")
+    if reading.get("flagged"):
+        text += f" (over {reading.get('budget')})"
+    if reading.get("passed") is False:
+        text += " fail"
+    return text
+
+
+def summary_lines(summary: Mapping[str, Any] | None) -> list[str]:
+    """Per arm, one line of observer means: `observers candidate: latency mean 0.01 (2
+    flagged) · length mean 120`. Empty without observers."""
+    lines = []
+    for arm, by_name in (summary or {}).items():
+        parts = []
+        for name, s in by_name.items():
+            mean = s.get("mean")
+            part = f"{name} mean {'-' if mean is None else f'{mean:.4g}'}"
+            extra = [f"{s[k]} {k}" for k in ("flagged", "failed", "errors") if s.get(k)]
+            parts.append(part + (f" ({', '.join(extra)})" if extra else ""))
+        lines.append(f"observers {arm}: " + " · ".join(parts))
+    return lines

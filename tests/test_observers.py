@@ -175,3 +175,15 @@ def test_duplicate_suite_observer_names_are_a_problem(tmp_path: Path) -> None:
     assert [str(p) for p in caught.value.problems] == [
         f"{path}:5: observers[1].name: duplicate observer name 'cost': observers[0] has it "
         "too; set name:"]
+
+
+def test_show_lists_readings_apart_from_the_judgement(tmp_path: Path) -> None:
+    data = run(tmp_path, demo_with(tmp_path, [FAILING, {"type": "length", "unit": "words"}]))
+    artifact = data["truth_anchor"]
+    code, out, _ = run_cli("show", artifact, "--plain")
+    assert code == 0
+    assert "observers candidate: never mean 0 (5 failed) · length mean" in out
+    assert "~ never 0.00 fail · length " in out
+    code, out, _ = run_cli("show", artifact, "--plain", "--task", "breaking-change")
+    assert code == 0
+    assert "== baseline #0: failed, score 0.00 - observers (not gating)\nnever 0.00 fail" in out
