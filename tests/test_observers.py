@@ -187,3 +187,15 @@ def test_show_lists_readings_apart_from_the_judgement(tmp_path: Path) -> None:
     code, out, _ = run_cli("show", artifact, "--plain", "--task", "breaking-change")
     assert code == 0
     assert "== baseline #0: failed, score 0.00 - observers (not gating)\nnever 0.00 fail" in out
+
+
+def test_the_html_report_shows_observers_as_text(tmp_path: Path) -> None:
+    from skill_eval.report_html import render_html
+
+    data = run(tmp_path, demo_with(tmp_path, [
+        {"name": "<script>x</script>", "type": "cost"}, {"type": "latency"}]))
+    page = render_html(data)
+    assert "observers (recorded, never gating)" in page
+    assert "observers candidate: &lt;script&gt;x&lt;/script&gt; mean 0" in page
+    assert "<script>x</script>" not in page and "latency " in page
+    assert page.count('class="muted observed"') == 10  # every attempt of both arms
