@@ -199,3 +199,26 @@ def test_the_html_report_shows_observers_as_text(tmp_path: Path) -> None:
     assert "observers candidate: &lt;script&gt;x&lt;/script&gt; mean 0" in page
     assert "<script>x</script>" not in page and "latency " in page
     assert page.count('class="muted observed"') == 10  # every attempt of both arms
+
+
+def test_length_of_a_file_the_agent_wrote_is_read_before_the_workspace_goes(
+        tmp_path: Path) -> None:
+    from skill_eval.executors.base import create_executor
+    from skill_eval.judges import build_judge
+    from skill_eval.model import Arm, Skill
+    from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
+
+    (tmp_path / "in.txt").write_text("x")
+    task = Task("t1", "p", {"type": "file-exists", "paths": ["report.md"]}, files=("in.txt",),
+                observers=({"type": "length", "unit": "lines", "file": "report.md"},
+                           {"name": "has-notes", "type": "file-exists", "paths": ["notes.md"]}))
+    executor = create_executor("mock", {"mock_outputs": {
+        "t1": {"text": "done", "files": {"report.md": "# R\na\nb\n"}}}})
+    runner = Runner(executor, {"t1": build_judge(task.judge)}, JudgeContext(suite_dir=tmp_path),
+                    Journal(tmp_path / "attempts.jsonl"),
+                    RunSettings(sleep=lambda s: None, workspace_parent=tmp_path))
+    [attempt] = runner.run(plan_jobs([Arm("candidate", Skill("s", "s"), "c")], [task], 1))
+    assert attempt.status == "passed" and attempt.error is None
+    assert attempt.observations["length"] == {"type": "length", "value": 3, "unit": "lines"}
+    assert attempt.observations["has-notes"]["passed"] is False
+    assert Attempt.from_dict(attempt.to_dict()).observations == attempt.observations
