@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from . import __version__, observers
 from .analysis import Analysis
 from .errors import ArtifactError
 from .model import Attempt, Skill, Usage
@@ -85,7 +85,7 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
     errors = [{"arm": a.arm, "task_id": a.task_id, "index": a.index, "error": a.error}
               for a in sorted(attempts, key=lambda a: (a.arm, a.task_id, a.index))
               if a.status == "error"]
-    return {
+    data = {
         "schema_version": SCHEMA_VERSION,
         "lane": (ranking.lane if ranking is not None else None),
         "run_id": arms.run_id,
@@ -131,6 +131,10 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
                   "baseline": _usage(attempts, "baseline")},
         "errors": errors,
     }
+    observed = observers.summarise(suite.tasks, attempts)
+    if observed is not None:  # only suites with observers: other artifacts stay as they were
+        data["observers"] = observed
+    return data
 
 
 @lru_cache(maxsize=1)

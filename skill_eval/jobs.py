@@ -32,6 +32,7 @@ from .model import (
     clean_text,
     status_of,
 )
+from .observers import observe
 from .paths import safe_component
 from .task_files import expand_task_files
 from .work import Work
@@ -247,6 +248,9 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
                 False, 0.0, f"counted as a failure: {result.error}",
                 data={"output_caused": True}))
         duration_ms = int((time.monotonic() - start) * 1000)
+        attempt = replace(attempt, duration_ms=duration_ms)
+        if job.task.observers:  # non-gating, read while the workspace still exists
+            attempt = replace(attempt, observations=observe(job.task, attempt, env.ctx))
     finally:  # judged (or failed): the workspace has served its purpose
         kept = _finish_workspace(env, workspace, job, attempt)
     meta = {**attempt.meta, "workspace": kept.meta()} if kept else attempt.meta

@@ -55,6 +55,9 @@ class Task:
     files: tuple[str, ...] = ()
     allowed_tools: tuple[str, ...] | None = None
     max_turns: int | None = None
+    # Non-gating observers that run on this task (observers.for_task: the suite's that target
+    # it plus its own); their readings never decide anything.
+    observers: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def is_agent_task(self) -> bool:
@@ -256,6 +259,8 @@ class Attempt:
     transcript: tuple[ToolCall, ...] = ()
     files: Snapshot | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # Observer name -> its reading (observers.py); never part of the status.
+    observations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def work(self) -> Work:
@@ -282,6 +287,8 @@ class Attempt:
         out.update(self.work.to_dict())
         if self.meta:
             out["meta"] = _jsonable(self.meta)
+        if self.observations:  # omitted when empty: artifacts without observers are unchanged
+            out["observations"] = _jsonable(self.observations)
         return out
 
     @classmethod
@@ -289,6 +296,7 @@ class Attempt:
         judge = data.get("judge")
         work = Work.from_dict(str(data.get("output") or ""), data)
         meta = data.get("meta")
+        observations = data.get("observations")
         return cls(
             arm=data["arm"],
             task_id=str(data["task_id"]),
@@ -306,6 +314,7 @@ class Attempt:
             transcript=work.transcript,
             files=work.files,
             meta=dict(meta) if isinstance(meta, Mapping) else {},
+            observations=dict(observations) if isinstance(observations, Mapping) else {},
         )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .observers import reading_text, summary_lines
 from .report_view import View, one_line, read_view
 from .task_details import TaskDetail, from_artifact
 
@@ -134,4 +135,5 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         suite=one_line(artifact.get("task_suite") or "?"),
         run_id=one_line(artifact.get("run_id") or ""),
         created=one_line(artifact.get("created_at") or ""),
-        cache_notes=cache_notes, data_json=Markup(_script_json(data)))
+        cache_notes=cache_notes, data_json=Markup(_script_json(data)),
+        observer_lines=summary_lines(artifact.get("observers")), reading_text=reading_text)

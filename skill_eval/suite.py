@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import observers
 from .errors import Problem, SuiteError
 from .judges.base import validate_judge_config
 from .model import DEFAULT_TIMEOUT_SECONDS, Suite, Task
@@ -80,16 +81,17 @@ def load_suite(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
         path=file.resolve(),
         skill_id=data["skill_id"],
         version=data["version"],
-        tasks=tuple(_task(i, t, data.get("allowed_tools"))
+        tasks=tuple(_task(i, t, data.get("allowed_tools"), data.get("observers") or ())
                     for i, t in enumerate(data["tasks"])),
         sha256=hashlib.sha256(raw).hexdigest(),
         description=data.get("description") or "",
     )
 
 
-def _task(index: int, data: Mapping[str, Any], default_tools: list[str] | None) -> Task:
+def _task(index: int, data: Mapping[str, Any], default_tools: list[str] | None,
+          suite_observers: Iterable[Mapping[str, Any]]) -> Task:
     tools = data.get("allowed_tools", default_tools)  # the suite's list, unless the task's own
-    return Task(
+    task = Task(
         id=data["id"],
         prompt=data["prompt"],
         judge=dict(data["judge"]),
@@ -101,6 +103,8 @@ def _task(index: int, data: Mapping[str, Any], default_tools: list[str] | None) 
         allowed_tools=tuple(tools) if tools is not None else None,
         max_turns=data.get("max_turns"),
     )
+    return replace(task, observers=observers.for_task(
+        suite_observers, data.get("observers") or (), task))
 
 
 def _suite_error(shown: str, problems: list[Problem]) -> SuiteError:
@@ -124,6 +128,7 @@ def check_suite_data(data: Any, lines: LineMap, path: str, suite_dir: Path) -> l
     found: list[tuple[str, str]] = []
     if locate.tasks:
         found += _task_problems(locate.tasks, suite_dir)
+    found += observers.problems(data.get("observers"), suite_dir, "observers")
     bad_numbers = _unusable_numbers(data)
     if bad_numbers:  # one problem per field: this one says what is wrong with the value
         schema = [p for p in schema if p.field not in bad_numbers]
@@ -173,6 +178,8 @@ def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
             except Exception as exc:  # a plugin's check must not crash validation
                 judge_problems = [("judge", f"judge check failed: {type(exc).__name__}: {exc}")]
             found += [(f"tasks[{index}].{where}", msg) for where, msg in judge_problems]
+        found += observers.problems(task.get("observers"), suite_dir,
+                                    f"tasks[{index}].observers")
     return found
 
 

@@ -51,6 +51,7 @@ class AttemptDetail:
     transcript: tuple[Mapping[str, Any], ...] = ()
     cost_usd: float = 0.0
     duration_ms: int = 0
+    observations: Mapping[str, Any] = field(default_factory=dict)  # non-gating observers
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,8 @@ def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judg
         files=_mappings(files.get("files")) if isinstance(files, Mapping) else (),
         transcript=_mappings(attempt.get("transcript")),
         cost_usd=_float(attempt.get("cost_usd")) or 0.0,
-        duration_ms=int(_float(attempt.get("duration_ms")) or 0))
+        duration_ms=int(_float(attempt.get("duration_ms")) or 0),
+        observations=_mapping(attempt.get("observations")))
 
 
 def _suite_tasks(suite_path: Any) -> dict[str, tuple[str, str]]:

@@ -148,7 +148,7 @@ BAD_FILES = [
      "S/task_suite.yaml:3: tasks: must be a non-empty list of tasks"),
     ("unknown suite key", HEAD + TASK + "taks: 1\n",
      "S/task_suite.yaml:7: taks: unknown key 'taks' (did you mean 'tasks'?); allowed: "
-     "skill_id, version, description, generated_by, allowed_tools, tasks"),
+     "skill_id, version, description, generated_by, allowed_tools, observers, tasks"),
     ("task not a mapping", HEAD + "  - just a string\n",
      "S/task_suite.yaml:4: tasks[0]: must be a mapping, got a string 'just a string'"),
     ("id missing", HEAD + '  - prompt: "p"\n    judge: {type: contains, expected: [x]}\n',
@@ -187,7 +187,7 @@ BAD_FILES = [
     ("unknown task key", HEAD + TASK + '    promt: "typo"\n',
      "S/task_suite.yaml:7: tasks[0] (id \"t-1\").promt: unknown key 'promt' (did you mean "
      "'prompt'?); allowed: id, prompt, judge, timeout_seconds, description, category, source, "
-     "files, allowed_tools, max_turns"),
+     "files, allowed_tools, max_turns, observers"),
     ("duplicate id", HEAD + TASK + TASK,
      "S/task_suite.yaml:7: tasks[1] (id \"t-1\").id: duplicate task id 't-1': tasks[0] and "
      "tasks[1] share it"),

@@ -20,6 +20,7 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow"}
 def load(path: Path) -> tuple[str, list[Any]]:
     """(title, tasks) of a run directory (its journal) or an artifact."""
     from .. import artifact
+    from ..observers import summary_lines
     from ..report_view import one_line
     from ..task_details import from_artifact, read_journal
 
@@ -34,18 +35,25 @@ def load(path: Path) -> tuple[str, list[Any]]:
                 f"{one_line(meta.get('task_suite') or '?')}"), tasks
     data = artifact.read(path)
     verdict = one_line((data.get("evaluation") or {}).get("verdict") or "?").upper()
+    observed = "".join(f"\n{one_line(line)}" for line in summary_lines(data.get("observers")))
     return (f"run {one_line(data.get('run_id') or '?')}  suite "
-            f"{one_line(data.get('task_suite') or '?')}  verdict {verdict}"), from_artifact(data)
+            f"{one_line(data.get('task_suite') or '?')}  verdict {verdict}{observed}"), \
+        from_artifact(data)
 
 
 def attempt_line(a: Any) -> str:
-    """`#0 passed  ✓ contains 1.00 found all 3 ...`: the attempt and each judge's say."""
+    """`#0 passed  ✓ contains 1.00 found all 3 ...`: the attempt and each judge's say, then
+    its observers' readings after `~` (never part of the judgement)."""
+    from ..observers import reading_text
     from ..report_view import one_line
 
     marks = "  ".join(f"{m.mark} {m.name}" + (f" {m.score:.2f}" if m.score is not None else "")
                       + (f" {one_line(m.short, FEEDBACK_CHARS)}" if m.short else "")
                       for m in a.marks)
-    return f"#{a.index} {a.status:<6}  {marks}"
+    observed = " · ".join(reading_text(n, r) for n, r in a.observations.items()
+                          if isinstance(r, dict))
+    return f"#{a.index} {a.status:<6}  {marks}" + (
+        f"  ~ {one_line(observed, FEEDBACK_CHARS)}" if observed else "")
 
 
 def _plain_tree(title: str, tasks: list[Any]) -> None:
@@ -75,7 +83,9 @@ def _rich_tree(title: str, tasks: list[Any]) -> None:
 
 def task_text(task: Any) -> list[tuple[str, str]]:
     """(heading, body) sections of one task in full: prompt, then per attempt its output, the
-    judgement, findings, changed files and transcript."""
+    judgement, findings, observers, changed files and transcript."""
+    from ..observers import reading_text
+
     sections = [("prompt", safe(task.prompt) if task.prompt else "(the suite is not readable)")]
     for arm, attempts in task.attempts.items():
         for a in attempts:
@@ -88,6 +98,10 @@ def task_text(task: Any) -> list[tuple[str, str]]:
                           for f in a.findings]
             judgement += [f"{safe(d.get('name'))} {safe(d.get('score'))}" for d in a.dimensions]
             sections.append((head + " - judgement", "\n".join(judgement)))
+            if a.observations:  # non-gating: shown apart from the judgement
+                sections.append((head + " - observers (not gating)", "\n".join(
+                    safe(reading_text(n, r)) for n, r in a.observations.items()
+                    if isinstance(r, dict))))
             if a.files:
                 sections.append((head + " - changed files", "\n".join(
                     f"{safe(f.get('path'))} ({safe(f.get('size'))} bytes)" for f in a.files)))
