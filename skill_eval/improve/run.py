@@ -123,14 +123,16 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
         result = run_improve(files, suite.tasks, evaluate_fn, chosen, memory, s,
                              skill_id=suite.skill_id, compare_fn=compare_fn,
                              protected=_protected(suite.path, skill_dir), log=say)
-    write_versions(result, run_dir, skill_dir)
+    kept = write_versions(result, run_dir, skill_dir)
     target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
     try:
         winner = write_winner(result, target, skill_dir, in_place=in_place)
     except FolderError as exc:
         raise UsageError(f"--output-dir {exc}") from None
     artifact = build_ranking_artifact(result, run_id=run_dir.name,
-                                      target_path=str((skill_dir / "SKILL.md").resolve()),
+                                      # The kept copy of the original: inside the ranking's
+                                      # directory, so `run --input` accepts it as the baseline.
+                                      target_path=str(kept[result.original.hash] / "SKILL.md"),
                                       skill_name=suite.skill_id)
     ranking = run_dir / "ranking.json"
     ranking.write_text(json.dumps(artifact, indent=2, sort_keys=False) + "\n",
