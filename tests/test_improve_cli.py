@@ -14,6 +14,7 @@ from skill_eval.improve.mock_model import rule_line
 from skill_eval.model import Usage
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import read_json, run_cli
+from tests.test_review_claude_cli import real_claude
 
 CATEGORIES = ("alpha", "beta", "gamma", "delta")
 IMPROVER_MODEL = "claude-sonnet-5-5"
@@ -160,3 +161,22 @@ def test_missing_key_for_the_anthropic_improver_is_an_error(
                               "--improver", "anthropic")
     assert code == 3
     assert err.strip().splitlines()[-1].startswith("Error: ANTHROPIC_API_KEY is not set")
+
+
+def test_claude_cli_improver_through_the_real_binary(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    binary = real_claude()
+    skill, suite = _write_inputs(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
+    rules = [{"system_contains": "You improve an agent skill", "text": _improver_reply()}]
+    with FakeAnthropic(rules=rules, default="unexpected request") as server:
+        code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite",
+                                 str(suite), "--state-root", str(tmp_path / "s"), "--mock",
+                                 "--improver", "claude-cli", "--claude-bin", binary,
+                                 "--improver-model", IMPROVER_MODEL,
+                                 "--base-url", server.base_url)
+        answered = [r.rule for r in server.requests_to("/v1/messages") if r.rule != "default"]
+    assert code == 0, err
+    assert answered == ["rule0"]
+    ranking = read_json(out.strip())
+    assert ranking["improve"]["proposed"] and ranking["improve"]["tokens"] > 0

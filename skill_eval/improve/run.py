@@ -49,10 +49,10 @@ class ImproveRun:
         return 0 if self.result.decision == "Accept" and len(self.result.versions) == 1 else 1
 
 
-def _executor(name: str, model: str | None, mock_outputs: str | None, mock_rules: bool,
-              task_ids: set[str]) -> Any:
+def _executor(name: str, model: str | None, claude_bin: str | None, mock_outputs: str | None,
+              mock_rules: bool, task_ids: set[str]) -> Any:
     spec = get_executor_spec(name)
-    values: dict[str, Any] = {"model": model}
+    values: dict[str, Any] = {"model": model, "claude_bin": claude_bin}
     if mock_outputs:
         if name != "mock":
             raise UsageError("--mock-outputs is for the mock executor (--mock)")
@@ -103,7 +103,7 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
-    runner = _executor(executor, model, mock_outputs, mock_rules, {t.id for t in suite.tasks})
+    runner = _executor(executor, model, claude_bin, mock_outputs, mock_rules, {t.id for t in suite.tasks})
     chosen = improver if not isinstance(improver, str) else build_improver(
         improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env)
     if policy is not None and policy not in POLICIES:
