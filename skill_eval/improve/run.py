@@ -103,7 +103,8 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
-    runner = _executor(executor, model, claude_bin, mock_outputs, mock_rules, {t.id for t in suite.tasks})
+    runner = _executor(executor, model, claude_bin, mock_outputs, mock_rules,
+                       {t.id for t in suite.tasks})
     chosen = improver if not isinstance(improver, str) else build_improver(
         improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env)
     if policy is not None and policy not in POLICIES:
