@@ -106,8 +106,8 @@ def test_missing_skill_folder_is_bad_input(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("Error: --skill-path") and "Traceback" not in err
 
 
-def _improver_reply() -> str:
-    rules = "\n".join(rule_line(c) for c in CATEGORIES)
+def _improver_reply(keys: tuple[str, ...] = CATEGORIES) -> str:
+    rules = "\n".join(rule_line(k) for k in keys)
     return ("=== RATIONALE ===\nAdded one rule per category.\n=== END RATIONALE ===\n"
             "=== FILE: SKILL.md ===\n---\nname: demo\ndescription: Answers demo questions "
             f"precisely.\n---\n# Demo\n\nAnswer precisely.\n\n{rules}\n=== END FILE ===\n")
@@ -180,3 +180,22 @@ def test_claude_cli_improver_through_the_real_binary(tmp_path: Path,
     assert answered == ["rule0"]
     ranking = read_json(out.strip())
     assert ranking["improve"]["proposed"] and ranking["improve"]["tokens"] > 0
+
+
+def test_the_holdout_gate_rejects_a_version_that_only_wins_on_train(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skill_eval import load_suite
+    from skill_eval.improve.split import split_tasks
+
+    skill, suite = _write_inputs(tmp_path)
+    train = split_tasks(load_suite(suite).tasks, 0.4, 0).train  # the run's split: same seed
+    # Rules keyed by train task id (not category): train passes, holdout learns nothing.
+    reply = _improver_reply(("alpha", "beta", *(t for t in train if t[:5] in ("gamma", "delta"))))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with FakeAnthropic(rules=[{"system_contains": "You improve an agent skill", "text": reply}],
+                       default="unexpected request") as server:
+        code, out, err = _improve_with_fake(tmp_path, server, tmp_path / "s", skill, suite)
+    assert code == 1, err
+    assert "train 0.50 -> 1.00  holdout 0.50" in err
+    ranking = read_json(out.strip())
+    assert not ranking["improve"]["proposed"] and ranking["scored_candidates"][0]["iteration"] == 1
