@@ -37,6 +37,7 @@ class RunOptions:
     mock: bool = False
     executor: str | None = None
     mock_outputs: str | None = None
+    mock_rules: bool = False  # mock executor: answers follow the skill's [rule:...] markers
     skill_mode: str = "system"
     model: str | None = None
     max_tokens: int = 4096
@@ -152,7 +153,7 @@ def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
         "skill_mode": opts.skill_mode, "model": opts.model, "max_tokens": opts.max_tokens,
         "temperature": opts.temperature, "claude_bin": opts.claude_bin,
         "max_turns": opts.max_turns, "allowed_tools": opts.allowed_tools,
-        "unsandboxed_bash": opts.unsandboxed_bash,
+        "unsandboxed_bash": opts.unsandboxed_bash, "mock_rules": opts.mock_rules,
         "price_file": Path(opts.price_file) if opts.price_file else None, **extra}
     known = {f.name for f in fields(spec.config_cls)}
     return spec.config({k: v for k, v in flags.items() if k in known})

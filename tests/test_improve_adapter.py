@@ -51,3 +51,17 @@ def test_a_version_with_other_files_lives_in_a_private_folder_while_it_runs() ->
     assert not folder.exists()
     with pytest.raises(ProposalError), skill_from_files({"SKILL.md": "x", "../out": "y"}):
         pass
+
+
+def test_an_output_judged_before_reuses_its_judgement(tmp_path: Path) -> None:
+    text = 'skill_id: "notes"\nversion: "1.0"\ntasks:\n' + "".join(
+        f'  - id: "r{i}"\n    prompt: "note {i}"\n'
+        f'    judge: {{type: "llm-rubric", rubric: "clear", pass_threshold: 0.7}}\n'
+        for i in range(3))
+    (tmp_path / "suite.yaml").write_text(text, encoding="utf-8")
+    rubric_suite = load_suite(tmp_path / "suite.yaml")
+    evaluate_fn = make_evaluate_fn(rubric_suite, create_executor("mock"))
+    first = evaluate_fn({"SKILL.md": "# v1"}, ["r0", "r1", "r2"])
+    again = evaluate_fn({"SKILL.md": "# v2"}, ["r0", "r1", "r2"])  # same mock outputs
+    assert first.reused_judgements == 0 and first.judgement_count == 3
+    assert again.reused_judgements == 3 and again.per_task["r0"].passed

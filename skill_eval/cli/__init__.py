@@ -27,6 +27,7 @@ COMMANDS = {
     "show": "show_cmd",
     "compare": "compare_cmd",
     "review": "review_cmd",
+    "improve": "improve_cmd",
 }
 
 

@@ -82,6 +82,10 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                      help="Script the mock executor: {task_id: text} or {candidate: {...}, "
                           "baseline: {...}} (YAML or JSON); for agent tasks an output may be "
                           "{text, files: {path: content}, tools: [{name, input}]}."),
+        click.option("--mock-rules", is_flag=True,
+                     help="Mock executor test double: unscripted answers name a task's "
+                          "`contains` terms only when the skill holds its [rule:<task or "
+                          "category>] marker (see references/improve.md)."),
         click.option("--skill-mode", type=click.Choice(SKILL_MODES),
                      default=default_skill_mode, show_default=True,
                      help="How the skill reaches the model: prepended to the task, as the "

@@ -11,6 +11,11 @@ In installed skill mode the mock installs nothing, but records in each result's
 `meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
 an installed-mode suite dry-runs honestly.
 
+`mock_rules` (a test double for `skill-eval improve --mock`, not a feature): a task with no
+scripted output is answered by `improve.mock_model.rule_following_output`, which names the
+task's `contains` terms only when the skill holds the rule `[rule:<task id or category>]`, so
+an improve loop visibly converges offline.
+
 The mock grader answers every judgement with a well-formed object built from the request's
 schema: every number MOCK_SCORE (so `llm-rubric` and each rubric dimension score 0.8), every
 string empty, every list empty. Judges build their real prompt and parse this reply; the
@@ -47,6 +52,7 @@ class MockConfig(ExecutorConfig):
     max_tokens: int = 4096
     temperature: float | None = None
     mock_outputs: Mapping[str, Any] | None = None  # see load_mock_outputs
+    mock_rules: bool = False  # answers depend on the skill's rules (see the module doc)
 
 
 def load_mock_outputs(path: Path) -> dict[str, Any]:
@@ -124,7 +130,8 @@ class MockExecutor(ExecutorBase):
         table = self.outputs
         if _per_arm(table):
             table = table.get(request.arm) or {}
-        work = scripted(table.get(request.task.id, MOCK_OUTPUT))
+        default = _rule_answer(request) if self.config.mock_rules else MOCK_OUTPUT
+        work = scripted(table.get(request.task.id, default))
         meta: dict[str, Any] = {}
         if self.config.skill_mode == "installed" and request.skill is not None:
             meta["would_install"] = plan_install(request.skill).files
@@ -140,8 +147,19 @@ class MockExecutor(ExecutorBase):
         return {"kind": "mock", "model": self.config.model,
                 "temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
                 "skill_mode": self.config.skill_mode, "outputs": dict(self.outputs),
+                **({"mock_rules": True} if self.config.mock_rules else {}),
                 **({"installs": "nothing (each result's meta lists what it would install)"}
                    if self.config.skill_mode == "installed" else {})}
+
+
+def _rule_answer(request: ExecutionRequest) -> str:
+    from ..improve.mock_model import rule_following_output
+
+    expected = request.task.judge.get("expected") if request.task.judge.get("type") == \
+        "contains" else None
+    terms = [str(e) for e in expected] if isinstance(expected, list) else []
+    text = request.skill.content if request.skill is not None else ""
+    return rule_following_output(text, request.task.id, request.task.category, terms)
 
 
 def neutral_answer(schema: Any) -> Any:
@@ -192,6 +210,7 @@ SPEC = ExecutorSpec(
         "max_tokens": {"type": "integer", "minimum": 1},
         "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
         "mock_outputs": {"type": ["object", "null"]},
+        "mock_rules": {"type": "boolean"},
     }),
     build=MockExecutor,
     grader=MockGrader,

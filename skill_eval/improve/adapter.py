@@ -50,6 +50,9 @@ def make_evaluate_fn(suite: Suite, executor: ExecutorBase | str, *,
     ctx = judge_context or default_judge_context(suite, runner.name)
 
     def evaluate_fn(skill_files: Mapping[str, str], task_ids: Sequence[str]) -> EvalSummary:
+        # Reused = the judge cache's hits during this call (model-graded judges: an output
+        # judged before is not sent again). Calls are sequential, so the delta is ours.
+        hits = getattr(ctx.cache, "hits", 0)
         with skill_from_files(skill_files) as skill:
             result = evaluate(_only(suite, task_ids), [Arm("version", skill)], runner,
                               settings=settings, judge_context=ctx)
@@ -58,6 +61,7 @@ def make_evaluate_fn(suite: Suite, executor: ExecutorBase | str, *,
         warnings = tuple(f"{a.task_id} attempt {a.index}: {a.error}" for a in arm.errors)
         return EvalSummary(per_task, tokens=arm.usage.input_tokens + arm.usage.output_tokens,
                            cost_usd=arm.cost_usd, judgements=len(arm.attempts),
+                           reused_judgements=getattr(ctx.cache, "hits", 0) - hits,
                            warnings=warnings)
 
     return evaluate_fn

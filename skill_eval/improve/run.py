@@ -1,0 +1,151 @@
+"""`improve(...)`: the library call behind `skill-eval improve`. It loads the suite and the skill,
+builds the executor and the judge context, wires the adapter's evaluate_fn/compare_fn and the
+SQLite memory, runs the loop, and writes every version, the winner and the ranking artifact.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ..api import EvaluationSettings, default_judge_context
+from ..errors import UsageError
+from ..executors.base import create_executor, get_executor_spec
+from ..executors.mock import check_mock_tasks, load_mock_outputs
+from ..policy import DEFAULT_POLICY, POLICIES
+from ..suite import load_suite
+from .adapter import make_compare_fn, make_evaluate_fn
+from .backends import build_improver
+from .decide import IterationSettings
+from .folders import FolderError, read_skill_folder, write_versions, write_winner
+from .improver import Improver
+from .loop import ImproveResult, run_improve
+from .memory import ImproveMemory, format_history
+from .ranking import build_ranking_artifact, candidate_id
+
+
+@dataclass(frozen=True)
+class ImproveRun:
+    """What an improve run left behind: the loop's result, its folder under the state root, the
+    ranking artifact, and where the winner went (None: nothing was proposed)."""
+
+    result: ImproveResult
+    run_dir: Path
+    ranking: Path
+    winner: Path | None
+    best_candidate: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 when a better version is proposed, or the original is already good enough
+        (Accept at the first iteration); 1 when no version beat the original on holdout."""
+        if self.result.proposed:
+            return 0
+        return 0 if self.result.decision == "Accept" and len(self.result.versions) == 1 else 1
+
+
+def _executor(name: str, model: str | None, claude_bin: str | None, mock_outputs: str | None,
+              mock_rules: bool, task_ids: set[str]) -> Any:
+    spec = get_executor_spec(name)
+    values: dict[str, Any] = {"model": model, "claude_bin": claude_bin}
+    if mock_outputs:
+        if name != "mock":
+            raise UsageError("--mock-outputs is for the mock executor (--mock)")
+        outputs = load_mock_outputs(Path(mock_outputs))
+        check_mock_tasks(Path(mock_outputs), outputs, task_ids)
+        values["mock_outputs"] = outputs
+    if mock_rules:
+        values["mock_rules"] = True
+    known = {f.name for f in fields(spec.config_cls)}
+    return create_executor(name, spec.config({k: v for k, v in values.items()
+                                              if k in known and v is not None}))
+
+
+def _protected(suite_path: Path, skill_dir: Path) -> tuple[str, ...]:
+    """The suite's path inside the skill folder, when it lives there: the improver may not
+    edit the tasks it is scored on."""
+    try:
+        return (suite_path.resolve().relative_to(skill_dir.resolve()).as_posix(),)
+    except ValueError:
+        return ()
+
+
+def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Path, *,
+            settings: IterationSettings | None = None, executor: str = "claude-cli",
+            model: str | None = None, mock_outputs: str | None = None,
+            mock_rules: bool = False, improver: str | Improver = "mock",
+            improver_model: str | None = None, base_url: str | None = None,
+            claude_bin: str | None = None, policy: str | None = None,
+            output_dir: str | Path | None = None, in_place: bool = False,
+            env: Mapping[str, str] | None = None,
+            log: Callable[[str], None] | None = None) -> ImproveRun:
+    """Improve the skill folder at `skill_path` on `task_suite`; see references/improve.md.
+
+    Raises UsageError (bad input) before anything runs; ExecutorError when a model cannot be
+    reached. The user's skill is written only with `in_place`.
+    """
+    skill_dir = Path(skill_path)
+    if not skill_dir.is_dir():
+        raise UsageError(f"--skill-path {skill_dir}: not a directory holding a SKILL.md")
+    try:
+        files, skipped = read_skill_folder(skill_dir)
+    except FolderError as exc:
+        raise UsageError(f"--skill-path {exc}") from None
+    suite = load_suite(task_suite)
+    if len(suite.tasks) < 2:
+        raise UsageError(f"{suite.path}: improve needs at least 2 tasks (train and holdout)")
+    root = Path(state_root)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--state-root {root}: exists and is not a directory")
+    s = settings or IterationSettings()
+    runner = _executor(executor, model, claude_bin, mock_outputs, mock_rules,
+                       {t.id for t in suite.tasks})
+    chosen = improver if not isinstance(improver, str) else build_improver(
+        improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env)
+    if policy is not None and policy not in POLICIES:
+        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
+    eval_settings = EvaluationSettings(policy=policy or DEFAULT_POLICY)
+    ctx = default_judge_context(suite, runner.name)  # one judge cache for the whole run
+    evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
+    compare_fn = make_compare_fn(suite, runner, settings=eval_settings, judge_context=ctx) \
+        if s.holdout > 0 else None
+
+    run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
+    run_dir.mkdir(parents=True)
+    say = log or (lambda line: None)
+    for note in skipped:
+        say(f"[skill] {note}")
+    with ImproveMemory.in_state_root(root) as memory:
+        result = run_improve(files, suite.tasks, evaluate_fn, chosen, memory, s,
+                             skill_id=suite.skill_id, compare_fn=compare_fn,
+                             protected=_protected(suite.path, skill_dir), log=say)
+    kept = write_versions(result, run_dir, skill_dir)
+    target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
+    try:
+        winner = write_winner(result, target, skill_dir, in_place=in_place)
+    except FolderError as exc:
+        raise UsageError(f"--output-dir {exc}") from None
+    artifact = build_ranking_artifact(result, run_id=run_dir.name,
+                                      # The kept copy of the original: inside the ranking's
+                                      # directory, so `run --input` accepts it as the baseline.
+                                      target_path=str(kept[result.original.hash] / "SKILL.md"),
+                                      skill_name=suite.skill_id)
+    ranking = run_dir / "ranking.json"
+    ranking.write_text(json.dumps(artifact, indent=2, sort_keys=False) + "\n",
+                       encoding="utf-8")
+    notes = tuple(getattr(chosen, "notes", ()))
+    return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
+
+
+def history(state_root: str | Path, skill_id: str | None = None) -> str:
+    """The memory's runs and cycles as text (`skill-eval improve --history`)."""
+    path = Path(state_root)
+    if not path.is_dir():
+        raise UsageError(f"--state-root {path}: no such directory")
+    with ImproveMemory.in_state_root(path) as memory:
+        return format_history(memory.history(skill_id)) or "no improve runs recorded"
