@@ -175,6 +175,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         finished = sum(a.status != "error" for a in journal.read())
         raise RunInterrupted(str(run_dir), finished) from None
     finally:
+        if progress is not None:
+            progress.close()
         journal.close()
         run.release()  # the run directory's lock (another --resume may now continue it)
         if cache is not None and cache_key is not None:

@@ -1,4 +1,5 @@
-"""Progress on stderr: a redrawn bar on a terminal, plain periodic lines otherwise."""
+"""Progress on stderr: a rich progress bar on a terminal, plain periodic lines otherwise (a log
+file, CI). rich is imported only when a bar is drawn."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import IO
+from typing import IO, Any
 
 from .model import Attempt
 
@@ -23,6 +24,7 @@ class Progress:
         self.interval = interval
         self._last = 0.0
         self._lock = threading.Lock()
+        self._bar: Any = None  # (rich Progress, task id) once drawn
 
     def already(self, attempts: Iterable[Attempt]) -> None:
         """Count attempts finished before this process (resumed or from the cache)."""
@@ -38,17 +40,48 @@ class Progress:
             finished = sum(self.done.values()) >= sum(self.totals.values())
             now = time.monotonic()
             if self.tty:
-                self.stream.write("\r" + self.line() + ("\n" if finished else ""))
-                self.stream.flush()
+                self._draw(finished)
             elif finished or now - self._last >= self.interval:
                 self._last = now
                 self.stream.write(self.line() + "\n")
                 self.stream.flush()
 
-    def line(self) -> str:
+    def _draw(self, finished: bool) -> None:
+        """Redraw the rich bar. No refresh thread and no redirection of stdout/stderr: it is
+        drawn on each finished attempt only, so nothing lingers when a run is interrupted."""
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
+            bar = RichProgress(
+                BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=Console(file=self.stream, force_terminal=True, highlight=False),
+                auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
+            bar.start()
+            self._bar = (bar, bar.add_task("", total=sum(self.totals.values())))
+        bar, task = self._bar
+        bar.update(task, completed=sum(self.done.values()), description=self.summary())
+        bar.refresh()
+        if finished:
+            bar.stop()
+
+    def close(self) -> None:
+        """Stop an unfinished bar (an interrupted run): its line ends and the cursor shows."""
+        with self._lock:
+            if self._bar is not None and self._bar[0].live.is_started:
+                self._bar[0].stop()
+
+    def summary(self) -> str:
+        """Per arm counts, errors and cost (the text beside the bar)."""
         arms = "  ".join(f"{arm} {self.done[arm]}/{total}" for arm, total in self.totals.items())
+        return f"{arms}  errors {self.errors}  cost ${self.cost:.4f}"
+
+    def line(self) -> str:
+        """The plain line written when stderr is not a terminal."""
         done, total = sum(self.done.values()), sum(self.totals.values())
         width = 20
         filled = int(width * done / total) if total else width
         bar = "#" * filled + "-" * (width - filled)
-        return f"[{bar}] {arms}  errors {self.errors}  cost ${self.cost:.4f}"
+        return f"[{bar}] {self.summary()}"

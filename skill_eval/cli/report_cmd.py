@@ -18,14 +18,54 @@ def _one_line(message: str) -> str:
     return f"{lines[0]} (and {len(lines) - 1} more problem{'s' if len(lines) > 2 else ''})"
 
 
+def _improve_report(path: Path, fmt: str) -> str | None:
+    """The report of an improve run (a run directory or its ranking.json); None when `path` is
+    an evaluation artifact."""
+    import json
+
+    from ..errors import UsageError
+    from ..report_improve_html import is_improve_ranking, render_improve_html
+
+    ranking = path / "ranking.json" if path.is_dir() else path
+    if path.is_dir() and not ranking.is_file():
+        raise UsageError(f"{path}: a directory without ranking.json (not an improve run)")
+    if ranking.name != "ranking.json":
+        return None
+    try:
+        data = json.loads(ranking.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None  # artifact.read names the problem
+    if not is_improve_ranking(data):
+        return None
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if fmt != "html":
+        raise UsageError(f"{ranking}: an improve run renders as html or json, not {fmt}")
+    return render_improve_html(data)
+
+
+def _artifact_report(artifact_path: str, fmt: str) -> str:
+    from .. import artifact, report
+
+    data = artifact.read(Path(artifact_path))
+    if fmt == "html":
+        from ..report_html import render_html
+
+        return render_html(data)
+    if fmt == "markdown":
+        return report.render_markdown(data, artifact_path=str(Path(artifact_path).resolve()))
+    return report.RENDERERS[fmt](data)
+
+
 @click.command("report")
-@click.argument("artifact_path", metavar="ARTIFACT", type=click.Path(dir_okay=False))
+@click.argument("artifact_path", metavar="ARTIFACT", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "junit", "json", "html"]),
               default="table", show_default=True, help="What to render.")
 @click.option("--output", "-o", metavar="FILE",
               help="Write the report to FILE (atomically) instead of stdout.")
 def command(artifact_path: str, fmt: str, output: str | None) -> None:
-    """Render the evaluation ARTIFACT written by `skill-eval run`.
+    """Render the evaluation ARTIFACT written by `skill-eval run`, or an improve run (its
+    directory or its ranking.json) as html or json.
 
     \b
     table     the end-of-run summary, plain text
@@ -38,19 +78,10 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
 
     Exit codes: 0 rendered, 2 missing, unreadable or invalid artifact.
     """
-    from .. import artifact, report
     from ..paths import atomic_write_text
 
     try:
-        data = artifact.read(Path(artifact_path))
-        if fmt == "html":
-            from ..report_html import render_html
-
-            text = render_html(data)
-        elif fmt == "markdown":
-            text = report.render_markdown(data, artifact_path=str(Path(artifact_path).resolve()))
-        else:
-            text = report.RENDERERS[fmt](data)
+        text = _improve_report(Path(artifact_path), fmt) or _artifact_report(artifact_path, fmt)
     except SkillEvalError as exc:
         fail(_one_line(str(exc)), EXIT_USAGE)
     if output is None:

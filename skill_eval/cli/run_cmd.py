@@ -155,7 +155,8 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--skills-root", metavar="DIR",
                      help="Pipeline: a directory a ranking's target.path may point into, "
                           "besides the ranking's own directory and the current project."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress lines."),
+        click.option("--quiet", "-q", "--no-progress", is_flag=True,
+                     help="No progress bar or lines."),
     ]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:

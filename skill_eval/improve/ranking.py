@@ -9,6 +9,8 @@ evaluate these candidates with `--eval-threshold 0`.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 from ..validation import schema_problems
 from .improver import SKILL_FILE
 from .loop import ImproveResult, VersionResult
+from .memory import CycleRecord
 
 RANKING_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "ranking.schema.json"
 
@@ -46,7 +49,8 @@ def _candidate(v: VersionResult, result: ImproveResult) -> dict[str, Any]:
 
 def build_ranking_artifact(result: ImproveResult, *, run_id: str,
                            target_path: str | None = None, skill_name: str | None = None,
-                           lane: str | None = "improve") -> dict[str, Any]:
+                           lane: str | None = "improve",
+                           cycles: Sequence[CycleRecord] = ()) -> dict[str, Any]:
     """The artifact, best candidate first, validated against the shipped ranking schema.
 
     Only SKILL.md travels inline (`skill_content`); a version that changed other files of the
@@ -61,7 +65,10 @@ def build_ranking_artifact(result: ImproveResult, *, run_id: str,
                            "proposed": result.proposed, "gate": result.gate_reason,
                            "train_tasks": list(result.split.train),
                            "holdout_tasks": list(result.split.holdout),
-                           "tokens": result.tokens, "cost_usd": result.cost_usd}
+                           "tokens": result.tokens, "cost_usd": result.cost_usd,
+                           # every decision of the loop, for the HTML report's iteration table
+                           "iterations": [{k: v for k, v in asdict(c).items() if k != "run"}
+                                          for c in cycles]}
     validate_ranking(artifact)
     return artifact
 

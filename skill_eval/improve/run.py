@@ -124,6 +124,7 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
         result = run_improve(files, suite.tasks, evaluate_fn, chosen, memory, s,
                              skill_id=suite.skill_id, compare_fn=compare_fn,
                              protected=_protected(suite.path, skill_dir), log=say)
+        cycles = memory.cycles(result.run_id)
     kept = write_versions(result, run_dir, skill_dir)
     target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
     try:
@@ -134,10 +135,13 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
                                       # The kept copy of the original: inside the ranking's
                                       # directory, so `run --input` accepts it as the baseline.
                                       target_path=str(kept[result.original.hash] / "SKILL.md"),
-                                      skill_name=suite.skill_id)
+                                      skill_name=suite.skill_id, cycles=cycles)
     ranking = run_dir / "ranking.json"
     ranking.write_text(json.dumps(artifact, indent=2, sort_keys=False) + "\n",
                        encoding="utf-8")
+    from ..report_improve_html import render_improve_html  # jinja2 only when improving
+
+    (run_dir / "report.html").write_text(render_improve_html(artifact), encoding="utf-8")
     notes = tuple(getattr(chosen, "notes", ()))
     return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
 
