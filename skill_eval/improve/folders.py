@@ -5,12 +5,11 @@ unless asked). Paths come from model output, so every write is confined with `ch
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..paths import atomic_write_text
 from .improver import SKILL_FILE, check_path
 from .loop import ImproveResult
 
@@ -47,18 +46,6 @@ def read_skill_folder(directory: Path) -> tuple[dict[str, str], list[str]]:
     return files, skipped
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_version(files: Mapping[str, str], target: Path, original: Path | None = None) -> Path:
     """`target` holding a copy of `original` (binary files included) with `files` written over
     it. `target` must not exist yet."""
@@ -70,7 +57,7 @@ def write_version(files: Mapping[str, str], target: Path, original: Path | None 
                         ignore=shutil.ignore_patterns(*SKIPPED_DIRS))
     target.mkdir(parents=True, exist_ok=True)
     for rel, text in files.items():
-        _write_atomic(target / check_path(rel), text)
+        atomic_write_text(target / check_path(rel), text)
     return target
 
 
@@ -98,6 +85,6 @@ def write_winner(result: ImproveResult, output_dir: Path, skill_dir: Path,
                           "overwrite the original skill")
     if in_place and out == skill:
         for rel, text in result.best.files.items():
-            _write_atomic(skill / check_path(rel), text)
+            atomic_write_text(skill / check_path(rel), text)
         return skill
     return write_version(result.best.files, out, skill)

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..paths import atomic_write_text
 from .decision import Decision, decision_markdown, decision_record, validate_record
 from .draft import SUITE_FILE, validate_draft
 from .goal import Goal
 from .models import RoleModel
 from .qa import QAFn
 from .stages import BUILDER_RETRIES, ReviewError, Stages, build, envision, orchestrate, run_qa
-from .store import ReviewStore, write_atomic
+from .store import ReviewStore
 
 DEFAULT_MAX_ROUNDS = 3
 DEFAULT_SAMPLES = 2
@@ -104,13 +105,13 @@ def _finish(store: ReviewStore, goal: Goal, decision: Decision, decisions: list[
         suite_dir.rmdir()  # checked empty before the review started
     shutil.copytree(draft, suite_dir)
     suite_file = suite_dir / SUITE_FILE
-    write_atomic(suite_file, _header(store.review_id, decisions)
+    atomic_write_text(suite_file, _header(store.review_id, decisions)
                  + suite_file.read_text(encoding="utf-8"))
     problems = validate_draft(suite_dir)
     if problems:  # the header is comments only; anything else is a bug worth stopping on
         raise ReviewError(f"final suite {suite_file}: {problems[0]}")
     qa_path = store.root / "qa-report.md"
-    write_atomic(qa_path, report)
+    atomic_write_text(qa_path, report)
     record = decision_record(decision, review_id=store.review_id, rounds=len(decisions),
                              max_rounds=max_rounds, skill=str(goal.skill_path),
                              vision_source=goal.vision_source, suite=str(suite_dir),
@@ -119,6 +120,6 @@ def _finish(store: ReviewStore, goal: Goal, decision: Decision, decisions: list[
     if schema_problems:
         raise ReviewError(f"decision record does not match its schema: {schema_problems[0]}")
     json_path, md_path = store.root / "decision.json", store.root / "decision.md"
-    write_atomic(json_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(md_path, decision_markdown(record))
+    atomic_write_text(json_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(md_path, decision_markdown(record))
     return ReviewOutcome(record, store.root, suite_dir, qa_path, json_path, md_path)

@@ -7,28 +7,16 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..paths import atomic_write_text
+
 
 def new_review_id() -> str:
     return f"review-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class ReviewStore:
@@ -45,8 +33,8 @@ class ReviewStore:
         `<stage>.output` (with `.attempt-K` for retried stages)."""
         if isinstance(content, str):
             path = self.round_dir(number) / f"{name}.md"
-            write_atomic(path, content)
+            atomic_write_text(path, content)
         else:
             path = self.round_dir(number) / f"{name}.json"
-            write_atomic(path, json.dumps(content, indent=2, ensure_ascii=False) + "\n")
+            atomic_write_text(path, json.dumps(content, indent=2, ensure_ascii=False) + "\n")
         return path
