@@ -108,6 +108,24 @@ def build_command(binary: str, config: ClaudeCliConfig, model: str | None,
 
 
 
+@dataclass(frozen=True)
+class Finished:
+    """What a CLI process left: its output streams, exit code, and whether it timed out."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+    timed_out: bool = False
+
+
+def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
+    """An attempt that ran past its time: retried (a slow service may heal), then counted as
+    the output's failure (the agent ran past its task's time)."""
+    return ExecutionResult(error=f"claude CLI timed out after {timeout:g}s (process group "
+                                 "killed)", retryable=True, output_caused=True,
+                           meta={"error_type": "timeout"}, **more)
+
+
 class _Cancelled(Exception):
     """cancel() ran while an attempt was being prepared."""
 
@@ -263,6 +281,17 @@ class ClaudeCliExecutor(ExecutorBase):
 
     def _spawn(self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str,
                timeout: float) -> ExecutionResult:
+        done = self._communicate(cmd, cwd, env, prompt, timeout)
+        if done.timed_out:
+            return timeout_result(timeout)
+        if self._cancelled.is_set():
+            return ExecutionResult(error="cancelled", retryable=False)
+        return parse_envelope(done.stdout, done.stderr, done.returncode)
+
+    def _communicate(self, cmd: list[str], cwd: Path, env: dict[str, str], stdin: str,
+                     timeout: float) -> Finished:
+        """Run `cmd` in a new session with `stdin`; on a timeout, cancel() or an exception the
+        whole process group is killed (the CLI and anything it started)."""
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 encoding="utf-8", errors="replace", start_new_session=True)
@@ -271,20 +300,16 @@ class ClaudeCliExecutor(ExecutorBase):
         if self._cancelled.is_set():  # cancel() ran between our check and the spawn
             kill_group(proc)
         try:
-            stdout, stderr = proc.communicate(prompt, timeout=timeout)
+            stdout, stderr = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc)
             try:
-                proc.communicate(timeout=5)
+                stdout, stderr = proc.communicate(timeout=5)
             except subprocess.TimeoutExpired:  # a process outside the group holds our pipes
                 proc.kill()
                 proc.wait()
-            return ExecutionResult(error=f"claude CLI timed out after {timeout:g}s "
-                                         "(process group killed)", retryable=True,
-                                   meta={"error_type": "timeout"},
-                                   # the agent ran past its task's time: its failure, once
-                                   # retries (a slow service may heal) are spent
-                                   output_caused=True)
+                stdout, stderr = "", ""
+            return Finished(stdout, stderr, proc.returncode, timed_out=True)
         except BaseException:
             kill_group(proc)
             proc.wait()
@@ -293,9 +318,7 @@ class ClaudeCliExecutor(ExecutorBase):
             kill_group(proc)  # whatever the CLI left running in its group goes too
             with self._lock:
                 self._live.discard(proc)
-        if self._cancelled.is_set():
-            return ExecutionResult(error="cancelled", retryable=False)
-        return parse_envelope(stdout, stderr, proc.returncode)
+        return Finished(stdout, stderr, proc.returncode)
 
     def version(self) -> str | None:
         """`claude --version`, run once, isolated like an attempt."""

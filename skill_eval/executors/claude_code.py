@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -32,12 +31,11 @@ from ..transcript import final_result, last_text, skill_invocations, tool_calls
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
-from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, _Cancelled
+from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, _Cancelled, timeout_result
 from .claude_process import (
     EMPTY_MCP,
     ISOLATION_ENV,
     find_claude,
-    kill_group,
     not_found_message,
     parse_envelope,
 )
@@ -167,39 +165,13 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         payload = json.dumps({"prompt": prompt, "options": options,
                               "sys_path": [str(location.parent)] if location else []})
         # -I: none of the user's PYTHON* variables or user site; the SDK's path comes along.
-        proc = subprocess.Popen([sys.executable, "-I", sdk_child.__file__], cwd=cwd, env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, encoding="utf-8",
-                                errors="replace", start_new_session=True)
-        with self._lock:
-            self._live.add(proc)
-        if self._cancelled.is_set():
-            kill_group(proc)
-        try:
-            stdout, stderr = proc.communicate(payload, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            try:
-                stdout, stderr = proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                stdout, stderr = "", ""
-            messages = _messages(stdout)
-            return ExecutionResult(
-                error=f"claude CLI timed out after {timeout:g}s (process group killed)",
-                retryable=True, output_caused=True, transcript=tool_calls(messages),
-                meta={"error_type": "timeout"})
-        except BaseException:
-            kill_group(proc)
-            proc.wait()
-            raise
-        finally:
-            kill_group(proc)  # whatever the CLI left running in the group goes too
-            with self._lock:
-                self._live.discard(proc)
+        done = self._communicate([sys.executable, "-I", sdk_child.__file__], cwd, env, payload,
+                                 timeout)
+        if done.timed_out:
+            return timeout_result(timeout, transcript=tool_calls(_messages(done.stdout)))
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
-        return interpret(_messages(stdout), stderr, proc.returncode)
+        return interpret(_messages(done.stdout), done.stderr, done.returncode)
 
     def describe(self) -> dict[str, Any]:
         plan = plan_tools(self.config.allowed_tools,
