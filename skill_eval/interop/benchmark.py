@@ -78,7 +78,7 @@ def _run(task_id: str, eval_id: int, config: str, attempt: Mapping[str, Any]) ->
         expectations = [{"text": f"{task_id}: the task's judge passes",
                          "passed": attempt.get("status") == "passed",
                          "evidence": str(judge.get("details") or "")[:500]}]
-    passed = sum(e["passed"] for e in expectations)
+    passed = sum(bool(e["passed"]) for e in expectations)
     total = len(expectations)
     usage = attempt.get("usage") or {}
     notes = [f"error: {attempt.get('error')}"] if error else []
@@ -114,10 +114,10 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
     manifest = artifact.get("manifest") or {}
     arms = manifest.get("arms") or {}
     candidate = arms.get("candidate") or {}
-    baseline = arms.get("baseline")
+    baseline: Mapping[str, Any] = arms.get("baseline") or {}
     results = {WITH: artifact.get("candidate_results") or [],
                WITHOUT: artifact.get("baseline_results") or []}
-    if baseline is None or not results[WITHOUT]:
+    if not baseline or not results[WITHOUT]:
         del results[WITHOUT]
     task_ids = list(dict.fromkeys(r["task_id"] for rs in results.values() for r in rs))
     numbers = eval_numbers(task_ids)
@@ -125,17 +125,17 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
             for config, rs in results.items() for r in rs for attempt in r.get("attempts") or ()]
     summary: dict[str, Any] = {c: _summary([r for r in runs if r["configuration"] == c])
                                for c in results}
-    notes = []
+    notes: list[str] = []
     if WITHOUT in summary:
         a, b = summary[WITH], summary[WITHOUT]
         summary["delta"] = {
             "pass_rate": f"{a['pass_rate']['mean'] - b['pass_rate']['mean']:+.2f}",
             "time_seconds": f"{a['time_seconds']['mean'] - b['time_seconds']['mean']:+.1f}",
             "tokens": f"{a['tokens']['mean'] - b['tokens']['mean']:+.0f}"}
-        if baseline.get("skill_name"):
+        if baseline.get("skill_name"):  # another version of the skill, not no skill at all
             notes.append(f"without_skill is the baseline arm {baseline.get('label') or ''} "
-                         f"({baseline.get('kind') or 'skill'}: {baseline['skill_name']}), "
-                         "not the absence of a skill".replace("  ", " "))
+                         f"({baseline.get('kind') or 'skill'} {baseline['skill_name']}), "
+                         "not the absence of a skill")
     else:
         notes.append("the evaluation had no baseline arm: only with_skill runs")
     errors = sum(r["result"]["errors"] for r in runs)

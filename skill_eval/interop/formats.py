@@ -137,7 +137,8 @@ def parse_evals(data: Any, path: Path) -> EvalsFile:
         if statements and alias and list(statements) != list(alias):
             raise _bad(path, f"{where}.{ALIAS_KEY}", "differs from expectations: give one")
         cases.append(EvalCase(
-            id=eval_id, prompt=entry["prompt"], expected_output=expected,
+            id=eval_id if isinstance(eval_id, int) else str(eval_id), prompt=entry["prompt"],
+            expected_output=expected,
             files=_strings(path, f"{where}.files", entry.get("files")),
             expectations=statements or alias, name=name,
             extra=tuple(str(k) for k in entry if k not in (*EVAL_KEYS, NAME_KEY, ALIAS_KEY))))
