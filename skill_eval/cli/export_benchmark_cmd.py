@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .common import EXIT_USAGE, fail
+
 
 @click.command("export-benchmark")
 @click.argument("artifact", type=click.Path(dir_okay=False, path_type=str))
@@ -16,9 +18,13 @@ def command(artifact: str, output: str, force: bool) -> None:
     Attempts that ended in error are listed (errors: 1) but left out of run_summary. An
     existing output is refused unless --force.
     """
+    from ..errors import SkillEvalError
     from ..interop.benchmark import export_benchmark
 
-    result = export_benchmark(artifact, output, force=force)
+    try:
+        result = export_benchmark(artifact, output, force=force)
+    except (SkillEvalError, OSError) as exc:  # OSError: a folder we may not write
+        fail(str(exc), EXIT_USAGE)
     click.echo(f"wrote {result.path}: {result.runs} run(s) "
                f"({', '.join(result.configurations)})", err=True)
     click.echo(str(result.path))
