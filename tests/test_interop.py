@@ -70,6 +70,9 @@ def test_import_gives_a_suite_that_validates_and_runs_in_mock_mode(tmp_path: Pat
                               "expectations": EVALS["evals"][0]["expectations"],
                               "expected_output": "Notes under the house headings"}
     assert "files" not in first and second["files"] == EVALS["evals"][1]["files"]
+    # as skill-creator tells its executor, the agent is told where its input files are
+    assert second["prompt"] == EVALS["evals"][1]["prompt"] + "\n\nInput files (in your " \
+        "working directory): evals/files/sales.csv, evals/files/more"
     for rel in ("evals/files/sales.csv", "evals/files/more/costs.csv",
                 "evals/files/more/notes.txt"):
         assert (suite_dir / rel).read_bytes() == (skill / rel).read_bytes()
@@ -134,7 +137,11 @@ def test_a_suite_with_trigger_tasks_validates_runs_and_round_trips(tmp_path: Pat
     code, _, err = run_cli("run", "--task-suite", str(suite_file), "--standalone",
                            "--skill-path", str(skill), "--baseline-skill", str(DEMO_SKILL),
                            "--mock", "--state-root", str(state))
-    assert code in (0, 1) and list((state / "evaluations").glob("*.json")), err
+    assert code in (0, 1, 3) and list((state / "evaluations").glob("*.json")), err
+    bench = tmp_path / "benchmark.json"
+    artifact = next((state / "evaluations").glob("*.json"))
+    assert run_cli("export-benchmark", str(artifact), "-o", str(bench))[0] == 0
+    assert {r["eval_name"] for r in read_json(bench)["runs"]} == {"eval-1", "eval-2"}
     back = tmp_path / "back"
     code, _, err = run_cli("export", str(suite_file), "-o", str(back / "evals" / "evals.json"),
                            "--trigger-set", str(back / "trigger_eval.json"))

@@ -109,6 +109,19 @@ def _summary(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "tokens": stats([r["tokens"] for r in counted])}
 
 
+def trigger_task_ids(artifact: Mapping[str, Any]) -> set[str]:
+    """Ids of the trigger tasks of the artifact's suite, read from the suite file when it is
+    still there (benchmark.json has no place for trigger runs); empty when it cannot be read."""
+    from ..safeyaml import YamlError, load_yaml_file
+
+    try:
+        _, data, _ = load_yaml_file(str(artifact.get("task_suite") or ""))
+        return {str(t["id"]) for t in data["tasks"]
+                if isinstance(t, Mapping) and "should_trigger" in t}
+    except (OSError, YamlError, KeyError, TypeError):
+        return set()
+
+
 def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
     """benchmark.json (skill-creator references/schemas.md) from an artifact's data."""
     manifest = artifact.get("manifest") or {}
@@ -119,6 +132,8 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
                WITHOUT: artifact.get("baseline_results") or []}
     if not baseline or not results[WITHOUT]:
         del results[WITHOUT]
+    triggers = trigger_task_ids(artifact)
+    results = {c: [r for r in rs if r["task_id"] not in triggers] for c, rs in results.items()}
     task_ids = list(dict.fromkeys(r["task_id"] for rs in results.values() for r in rs))
     numbers = eval_numbers(task_ids)
     runs = [_run(r["task_id"], numbers[r["task_id"]], config, attempt)
@@ -138,6 +153,9 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
                          "not the absence of a skill")
     else:
         notes.append("the evaluation had no baseline arm: only with_skill runs")
+    if triggers or artifact.get("triggers"):
+        notes.append("trigger tasks are left out: their figures are in the artifact's "
+                     "triggers section")
     errors = sum(r["result"]["errors"] for r in runs)
     if errors:
         notes.append(f"{errors} run(s) ended in error (timeout, service or harness failure): "

@@ -24,7 +24,14 @@ from ..paths import atomic_write_text
 from ..safeyaml import load_yaml_file
 from ..suite import load_suite
 from .files import copy_all, plan_copies
-from .formats import EvalCase, EvalsFile, TriggerQuery, default_files_root, trigger_set_document
+from .formats import (
+    EvalCase,
+    EvalsFile,
+    TriggerQuery,
+    default_files_root,
+    files_note,
+    trigger_set_document,
+)
 from .importer import DERIVED_KEY, SOURCE_FORMAT
 
 _EVAL_N = re.compile(r"^eval-(\d+)$")
@@ -138,7 +145,11 @@ def export_suite(suite_file: str | os.PathLike[str], output: str | os.PathLike[s
         default_name = f"eval-{eval_id}" if isinstance(eval_id, int) else str(eval_id)
         files = tuple(str(f) for f in raw.get("files") or ())
         entries += [(f"{where}.files[{j}]", f) for j, f in enumerate(files)]
-        cases.append(EvalCase(id=eval_id, prompt=str(raw["prompt"]), expected_output=expected,
+        prompt = str(raw["prompt"])
+        note = files_note(files)
+        if note and prompt.endswith(note):  # added by import: evals.json lists files apart
+            prompt = prompt[:-len(note)]
+        cases.append(EvalCase(id=eval_id, prompt=prompt, expected_output=expected,
                               files=files, expectations=tuple(statements),
                               name=None if raw["id"] == default_name else str(raw["id"])))
     if triggers and trigger_path is None:

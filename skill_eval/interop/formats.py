@@ -169,6 +169,13 @@ def trigger_set_document(queries: Sequence[TriggerQuery]) -> list[dict[str, Any]
     return [q.to_dict() for q in queries]
 
 
+def files_note(files: Sequence[str]) -> str:
+    """What import appends to the prompt of an eval with input files. skill-creator tells
+    its executor "Input files: ..." beside the prompt; a suite task has only its prompt, so
+    the list goes there (export strips exactly this text again)."""
+    return f"\n\nInput files (in your working directory): {', '.join(files)}" if files else ""
+
+
 def default_files_root(json_path: Path) -> Path:
     """Where evals.json's `files` are relative to: the skill root, i.e. the folder above
     `evals/` when the file sits in one (skill-creator's layout), else the file's own folder."""

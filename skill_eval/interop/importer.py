@@ -1,6 +1,7 @@
 """`skill-eval import`: skill-creator's evals.json (and a trigger eval set) as a task suite.
 
-Each eval becomes a task: id `eval-<id>` (or its `eval_name`), its prompt, its input files
+Each eval becomes a task: id `eval-<id>` (or its `eval_name`), its prompt (with the list of
+its input files appended, as skill-creator gives it to its executor), its input files
 (copied into the suite folder at the same relative path, contained: files.py) and one
 `expectations` judge holding every statement, with expected_output as the grader's context.
 Each trigger query becomes a trigger task `{id: trigger-<n>, query, should_trigger}`.
@@ -26,6 +27,7 @@ from .formats import (
     EvalsFile,
     TriggerQuery,
     default_files_root,
+    files_note,
     parse_evals,
     parse_trigger_set,
     read_json,
@@ -103,7 +105,7 @@ def build_tasks(evals: EvalsFile, triggers: list[TriggerQuery], dropped: list[st
             continue
         task_id = task_id_of(case)
         claim(task_id, where, evals_path)
-        task: dict[str, Any] = {"id": task_id, "prompt": case.prompt}
+        task: dict[str, Any] = {"id": task_id, "prompt": case.prompt + files_note(case.files)}
         if case.files:
             task["files"] = list(case.files)
         task["judge"] = judge
