@@ -280,3 +280,23 @@ def test_an_invalid_suite_is_not_exported(tmp_path: Path) -> None:
     bad.write_text("skill_id: x\nversion: '1.0'\ntasks: []\n", encoding="utf-8")
     code, _, err = run_cli("export", str(bad), "-o", str(tmp_path / "evals.json"))
     assert code == 2 and "tasks" in err and not (tmp_path / "evals.json").exists()
+
+
+def test_no_file_is_written_through_a_symlink_out_of_the_suite_folder(tmp_path: Path) -> None:
+    skill = skill_with_evals(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    suite_dir = tmp_path / "suite"
+    suite_dir.mkdir()
+    os.symlink(outside, suite_dir / "evals")
+    code, _, err = run_cli("import", str(skill / "evals" / "evals.json"), "-o", str(suite_dir))
+    assert code == 2 and "evals[1].files[0]: 'evals/files/sales.csv' would be written " \
+                         f"outside {suite_dir.resolve()}" in err, err
+    assert list(outside.iterdir()) == [] and not (suite_dir / "task_suite.yaml").exists()
+
+
+def test_a_suite_inside_the_skill_folder_reuses_its_files(tmp_path: Path) -> None:
+    skill = skill_with_evals(tmp_path)
+    out, err = import_ok(str(skill / "evals" / "evals.json"), "-o", str(skill))
+    assert out.strip() == str(skill / "task_suite.yaml") and "0 input file(s) copied" in err
+    assert run_cli("validate", str(skill))[0] == 0
