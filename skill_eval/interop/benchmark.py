@@ -109,17 +109,29 @@ def _summary(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "tokens": stats([r["tokens"] for r in counted])}
 
 
-def trigger_task_ids(artifact: Mapping[str, Any]) -> set[str]:
-    """Ids of the trigger tasks of the artifact's suite, read from the suite file when it is
-    still there (benchmark.json has no place for trigger runs); empty when it cannot be read."""
+def suite_tasks(artifact: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The artifact's suite tasks by id, read from the suite file when it is still there
+    (prompts, trigger tasks); empty when it cannot be read."""
     from ..safeyaml import YamlError, load_yaml_file
 
     try:
         _, data, _ = load_yaml_file(str(artifact.get("task_suite") or ""))
-        return {str(t["id"]) for t in data["tasks"]
-                if isinstance(t, Mapping) and "should_trigger" in t}
+        return {str(t["id"]): t for t in data["tasks"] if isinstance(t, Mapping)}
     except (OSError, YamlError, KeyError, TypeError):
-        return set()
+        return {}
+
+
+def run_attempts(artifact: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(configuration, task id, attempt) of every run, in benchmark.json's order. Trigger
+    tasks are left out: benchmark.json has no place for trigger runs."""
+    arms = (artifact.get("manifest") or {}).get("arms") or {}
+    results = {WITH: artifact.get("candidate_results") or [],
+               WITHOUT: artifact.get("baseline_results") or []}
+    if not arms.get("baseline") or not results[WITHOUT]:
+        del results[WITHOUT]
+    triggers = {i for i, t in suite_tasks(artifact).items() if "should_trigger" in t}
+    return [(config, str(r["task_id"]), attempt) for config, rs in results.items()
+            for r in rs if r["task_id"] not in triggers for attempt in r.get("attempts") or ()]
 
 
 def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,18 +140,13 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
     arms = manifest.get("arms") or {}
     candidate = arms.get("candidate") or {}
     baseline: Mapping[str, Any] = arms.get("baseline") or {}
-    results = {WITH: artifact.get("candidate_results") or [],
-               WITHOUT: artifact.get("baseline_results") or []}
-    if not baseline or not results[WITHOUT]:
-        del results[WITHOUT]
-    triggers = trigger_task_ids(artifact)
-    results = {c: [r for r in rs if r["task_id"] not in triggers] for c, rs in results.items()}
-    task_ids = list(dict.fromkeys(r["task_id"] for rs in results.values() for r in rs))
-    numbers = eval_numbers(task_ids)
-    runs = [_run(r["task_id"], numbers[r["task_id"]], config, attempt)
-            for config, rs in results.items() for r in rs for attempt in r.get("attempts") or ()]
+    attempts = run_attempts(artifact)
+    configs = list(dict.fromkeys(config for config, _, _ in attempts)) or [WITH]
+    numbers = eval_numbers(list(dict.fromkeys(task_id for _, task_id, _ in attempts)))
+    runs = [_run(task_id, numbers[task_id], config, attempt)
+            for config, task_id, attempt in attempts]
     summary: dict[str, Any] = {c: _summary([r for r in runs if r["configuration"] == c])
-                               for c in results}
+                               for c in configs}
     notes: list[str] = []
     if WITHOUT in summary:
         a, b = summary[WITH], summary[WITHOUT]
@@ -153,7 +160,8 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
                          "not the absence of a skill")
     else:
         notes.append("the evaluation had no baseline arm: only with_skill runs")
-    if triggers or artifact.get("triggers"):
+    if any("should_trigger" in t for t in suite_tasks(artifact).values()) \
+            or artifact.get("triggers"):
         notes.append("trigger tasks are left out: their figures are in the artifact's "
                      "triggers section")
     errors = sum(r["result"]["errors"] for r in runs)
