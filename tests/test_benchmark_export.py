@@ -136,3 +136,31 @@ def test_bad_artifacts_and_existing_outputs(tmp_path: Path) -> None:
     taken.write_text("{}", encoding="utf-8")
     code, _, err = run_cli("export-benchmark", str(bad), "-o", str(taken))
     assert code == 2 and "already exists (use --force" in err
+
+
+def test_a_viewer_workspace_holds_one_run_folder_per_attempt(tmp_path: Path) -> None:
+    artifact = mock_run(tmp_path)
+    out, workspace = tmp_path / "benchmark.json", tmp_path / "viewer"
+    code, _, err = run_cli("export-benchmark", str(artifact), "-o", str(out),
+                           "--workspace", str(workspace))
+    assert code == 0, err
+    runs = sorted(p.relative_to(workspace).as_posix()
+                  for p in workspace.glob("eval-*/*/run-*"))
+    assert len(runs) == 12 and runs[0] == "eval-1/with_skill/run-1"
+    first = workspace / "eval-1" / "with_skill" / "run-1"
+    assert read_json(first / "eval_metadata.json") == {
+        "eval_id": 1, "eval_name": "eval-1", "prompt": "Write the notes.",
+        "assertions": ["Has a title", "Has a list"]}
+    grading = read_json(first / "grading.json")
+    assert grading["summary"] == {"passed": 2, "failed": 0, "total": 2, "pass_rate": 1.0}
+    assert [e["text"] for e in grading["expectations"]] == ["Has a title", "Has a list"]
+    sales = workspace / "eval-2" / "with_skill" / "run-1" / "outputs" / "response.md"
+    assert sales.read_text(encoding="utf-8") == "DONE"
+    crashed = workspace / "eval-3" / "without_skill" / "run-1" / "outputs" / "response.md"
+    assert crashed.read_text(encoding="utf-8").startswith("(this attempt ended in error: ")
+    # a second export into the same folder is refused, then allowed with --force
+    code, _, err = run_cli("export-benchmark", str(artifact), "-o", str(tmp_path / "b2.json"),
+                           "--workspace", str(workspace))
+    assert code == 2 and "not empty (use --force" in err and not (tmp_path / "b2.json").exists()
+    assert run_cli("export-benchmark", str(artifact), "-o", str(out), "--workspace",
+                   str(workspace), "--force")[0] == 0

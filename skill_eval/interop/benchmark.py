@@ -192,15 +192,26 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def export_benchmark(artifact_path: str | os.PathLike[str], output: str | os.PathLike[str],
-                     *, force: bool = False) -> BenchmarkResult:
-    """Read the artifact (checked against its schema) and write benchmark.json at `output`;
-    an existing output is refused unless `force`."""
+                     *, workspace: str | os.PathLike[str] | None = None,
+                     force: bool = False) -> BenchmarkResult:
+    """Read the artifact (checked against its schema) and write benchmark.json at `output`,
+    and with `workspace` a viewer workspace of run folders (viewer_workspace.py). Existing
+    outputs are refused unless `force`."""
     from ..artifact import read  # jsonschema and the artifact schema only when used
+    from .viewer_workspace import prepare, write_workspace
 
     out = Path(output)
     if os.path.lexists(out) and not force:
         raise UsageError(f"{out}: already exists (use --force to overwrite)", path=str(out))
-    document = benchmark_document(read(Path(artifact_path)))
+    data = read(Path(artifact_path))
+    document = benchmark_document(data)
+    if workspace is not None:
+        prepare(Path(workspace), force)  # refused before anything is written
     atomic_write_text(out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    if workspace is not None:
+        prompts = {i: str(t.get("prompt") or "") for i, t in suite_tasks(data).items()}
+        write_workspace(Path(workspace), document["runs"],
+                        [attempt for _, _, attempt in run_attempts(data)], prompts,
+                        force=force)
     return BenchmarkResult(out, len(document["runs"]),
                            [k for k in document["run_summary"] if k != "delta"])
