@@ -6,6 +6,7 @@ benchmark.json alone, so this writes one folder per run in the layout its script
         outputs/response.md     the attempt's output text (or its error)
         eval_metadata.json      {eval_id, eval_name, prompt, assertions}
         grading.json            {expectations: [{text, passed, evidence}], summary: {...}}
+        timing.json             {total_tokens, duration_ms, total_duration_seconds}
 
 Folder names are built from integers and the two configuration names only: no text from the
 artifact ever becomes a path.
@@ -68,5 +69,9 @@ def write_workspace(directory: Path, runs: Sequence[Mapping[str, Any]],
             "timing": {"total_duration_seconds": result["time_seconds"]},
             "execution_metrics": {"total_tool_calls": result["tool_calls"],
                                   "errors_encountered": result["errors"]}})
+        _json(folder / "timing.json", {
+            "total_tokens": result["tokens"],
+            "duration_ms": int(attempt.get("duration_ms") or 0),
+            "total_duration_seconds": result["time_seconds"]})
     return len(runs)
 
