@@ -254,6 +254,7 @@ def test_bad_input_is_a_one_line_error_naming_file_and_field(
     ("{not json", "not valid JSON"),
     ('{"evals": []}', "skill_name: must be a non-empty string"),
     ('{"skill_name": "x", "evals": []}', "evals: must be a non-empty list of evals"),
+    ('{"skill_name": "x\\ud800", "evals": []}', "not valid Unicode"),
 ])
 def test_bad_evals_files(tmp_path: Path, content: str, message: str) -> None:
     evals = tmp_path / "evals.json"

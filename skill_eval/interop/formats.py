@@ -78,10 +78,16 @@ def read_json(path: Path, what: str) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read the {what}: {exc}", path=str(path)) from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
+        # "\ud800" escapes decode to lone surrogates, which no UTF-8 file (the suite) can hold
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{path}: holds a string that is not valid Unicode (a lone "
+                         "surrogate escape such as \\ud800)", path=str(path)) from None
     except (ValueError, RecursionError) as exc:
         raise UsageError(f"{path}: not valid JSON: {exc}".splitlines()[0],
                          path=str(path)) from None
+    return data
 
 
 def _bad(path: Path, where: str, message: str) -> UsageError:
