@@ -28,6 +28,9 @@ COMMANDS = {
     "compare": "compare_cmd",
     "review": "review_cmd",
     "improve": "improve_cmd",
+    "import": "import_cmd",
+    "export": "export_cmd",
+    "export-benchmark": "export_benchmark_cmd",
 }
 
 

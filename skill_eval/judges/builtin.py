@@ -15,6 +15,7 @@ BUILTIN_JUDGES = {
     "python": "python_judge:PYTHON_SPEC",
     "pytest": "pytest_judge:PYTEST_SPEC",
     "llm-rubric": "llm_rubric:LLM_RUBRIC_SPEC",
+    "expectations": "expectations:EXPECTATIONS_SPEC",
     "rubric": "rubric:RUBRIC_SPEC",
     "lint": "lint:LINT_SPEC",
     "composite": "composite:COMPOSITE_SPEC",
