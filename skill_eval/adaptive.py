@@ -1,8 +1,8 @@
 """Adaptive concurrency: how many API calls run at once, between 1 and the run's
 `--concurrency`, found the way TCP finds a link's capacity (AIMD).
 
-Each call that succeeds raises the level by one per window (`+1/level` per success, so one
-step per level's worth of calls); a call answered 429 (rate limited) or 529 (overloaded) cuts
+The level rises by one after each window of successes (as many successes as the level, so
+about once per round trip at full use); a call answered 429 (rate limited) or 529 (overloaded) cuts
 it in half, once per congestion event (calls that started before the last cut saw the old
 level and do not cut again). A `retry-after` pauses every call, not only the one that got it
 (the limit is shared, so the others would be refused too), and the `anthropic-ratelimit-*`
@@ -80,6 +80,7 @@ class AimdController:
         self.level = float(self.maximum)  # no limit is known yet: start at the ceiling
         self.cuts = 0
         self._last_cut = -math.inf
+        self._window = 0  # successes since the level last rose
 
     @property
     def limit(self) -> int:
@@ -87,8 +88,12 @@ class AimdController:
 
     def succeeded(self, hold: bool = False) -> None:
         """A call went through: one more call per window, unless the budget says `hold`."""
-        if not hold:
-            self.level = min(float(self.maximum), self.level + self.increase / self.level)
+        if hold:
+            return
+        self._window += 1
+        if self._window >= self.limit:
+            self._window = 0
+            self.level = min(float(self.maximum), self.level + self.increase)
 
     def throttled(self, started: float, now: float) -> bool:
         """A call that started at `started` was refused: cut the level, unless a cut already
@@ -96,7 +101,7 @@ class AimdController:
         if started < self._last_cut:
             return False
         self.level = max(float(self.minimum), self.level * self.decrease)
-        self._last_cut = now
+        self._last_cut, self._window = now, 0
         self.cuts += 1
         return True
 
