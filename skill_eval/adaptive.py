@@ -5,7 +5,8 @@ The level rises by one after each window of successes (as many successes as the 
 about once per round trip at full use); a call answered 429 (rate limited) or 529 (overloaded) cuts
 it in half, once per congestion event (calls that started before the last cut saw the old
 level and do not cut again). A `retry-after` pauses every call, not only the one that got it
-(the limit is shared, so the others would be refused too), and the `anthropic-ratelimit-*`
+(the limit is shared, so the others would be refused too; for as long as the reset headers
+say a unit takes to come back, when the reply has them), and the `anthropic-ratelimit-*`
 headers of successful calls hold the level when the budget runs low and pace calls when it
 is spent. The controller is pure (a clock is injected); `CallGate` applies it to threads.
 """
@@ -170,7 +171,13 @@ class CallGate:
         elif call.status in THROTTLE_STATUSES:
             self.throttles += 1
             self.controller.throttled(call.started, now)
-            self._pause(now, call.retry_after or 0.0)
+            # The refused call itself waits its retry-after (the runner's backoff). The others
+            # wait too, for as long as the reset headers say a unit takes to come back when
+            # the reply has them (the API rounds retry-after up to whole seconds), else for
+            # the retry-after.
+            pace = max((b.pace() for b in budgets.values()), default=0.0)
+            wait = call.retry_after or 0.0
+            self._pause(now, min(wait, pace) if pace > 0 else wait)
 
     def _pause(self, now: float, seconds: float) -> None:
         if seconds > 0:
