@@ -26,7 +26,7 @@ from .backends import Backend
 from .backends.threads import ThreadBackend
 from .errors import RunStopped
 from .executors.base import ExecutorBase
-from .executors.batches import BATCH_RECORD, BatchLog
+from .executors.batches import BatchLog
 from .jobs import (
     BACKOFF_BASE_SECONDS,
     BACKOFF_CAP_SECONDS,
@@ -106,8 +106,8 @@ class Journal:
                 attempts[(attempt.arm, attempt.task_id, attempt.index)] = attempt
         return list(attempts.values())
 
-    def notes(self, kind: str) -> list[dict[str, Any]]:
-        """The notes of one kind (`{"record": kind, ...}`), in the order written."""
+    def notes(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """The notes (of one kind: `{"record": kind, ...}`), in the order written."""
         if not self.path.exists():
             return []
         found = []
@@ -117,7 +117,8 @@ class Journal:
                     data = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(data, dict) and data.get("record") == kind:
+                if isinstance(data, dict) and "record" in data \
+                        and kind in (None, data["record"]):
                     found.append(data)
         return found
 
@@ -225,11 +226,16 @@ class Runner:
         if prepare is None or not todo:
             return
         journal = self.journal
-        prepare([request_of(job) for job in todo], BatchLog(
-            records=journal.notes(BATCH_RECORD) if journal else (),
-            note=journal.note if journal else BatchLog().note,
-            status=getattr(self.settings.progress, "batch", None),
-            max_retries=self.settings.max_retries, sleep=self.env.sleep))
+        requests = [request_of(job) for job in todo]
+        log = BatchLog(records=journal.notes() if journal else (),
+                       note=journal.note if journal else BatchLog().note,
+                       status=getattr(self.settings.progress, "batch", None),
+                       max_retries=self.settings.max_retries, sleep=self.env.sleep)
+        prepare(requests, log)
+        judging = getattr(self.executor, "prepare_judgements", None)
+        if judging is not None:  # the judgements as a second batch: a grader answering them
+            self.ctx = judging([(job.task, r) for job, r in zip(todo, requests, strict=True)],
+                               self.judges, self.ctx, log)
 
     def _record(self, finished: Finished) -> None:
         """Journal a finished attempt, report it, and stop the run if it was fatal."""

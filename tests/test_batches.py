@@ -106,6 +106,41 @@ def test_requests_out_of_retries_or_invalid_end_as_errors(tmp_path: Path) -> Non
     assert sum(a.status == "error" for a in result.attempts) == 3
 
 
+def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
+    from skill_eval.api import EvaluationSettings
+    from skill_eval.judges.base import JudgeContext
+    from skill_eval.judges.judge_cache import MemoryJudgeCache
+    from skill_eval.judges.llm_rubric import TOOL_NAME
+
+    judge = {"type": "llm-rubric", "rubric": "Says alpha.", "pass_threshold": 0.5}
+    suite = load_suite(write_suite(tmp_path / "suite", [
+        {"id": f"t{i}", "prompt": f"Do t{i}", "judge": judge} for i in range(3)]))
+    rules = [{"tool_choice_name": TOOL_NAME, "messages_contain": "alpha beta",
+              "tool_input": {"reasoning": "says alpha", "score": 0.9}},
+             {"tool_choice_name": TOOL_NAME, "text": "no tool call, no tags"},
+             *RULES]
+    with FakeAnthropic(rules=rules, default="nothing") as server:
+        ctx = JudgeContext(suite_dir=suite.directory, judge_backend="anthropic",
+                           env={"ANTHROPIC_API_KEY": "k"}, cache=MemoryJudgeCache(),
+                           backend_options={"base_url": server.base_url, "max_retries": 0})
+        journal = Journal(tmp_path / "attempts.jsonl")
+        result = evaluate(suite, _arms(), _executor(server), journal=journal,
+                          judge_context=ctx, settings=EvaluationSettings(max_retries=0))
+        journal.close()
+    assert server.batches.creates == 2
+    # the answers that were not judgements (baseline) went out live, after the batch
+    judged, second = list(server.batches.batches.values())[1], journal.notes()
+    assert len(judged.params) == 6 and all(
+        p["tool_choice"]["name"] == TOOL_NAME for p in judged.params.values())
+    assert [n["record"] for n in second] == ["batch", "judge-batch"]
+    assert server.requests_to("/v1/messages") == []  # every judgement came from the batch
+    candidate = result.arm("candidate")
+    assert candidate.pass_rate == 1.0
+    assert all(a.judge and a.judge.score == 0.9 for a in candidate.attempts)
+    baseline = result.arm("baseline").attempts
+    assert all(a.status == "error" and "no tool call" in (a.error or "") for a in baseline)
+
+
 def test_counts_and_polling() -> None:
     delays = Polling(first=1, factor=2, cap=5).delays()
     assert [next(delays) for _ in range(5)] == [1, 2, 4, 5, 5]

@@ -9,28 +9,31 @@ as one batch, journals its id at once, polls it with backoff, and maps results b
 follow-up batch, up to --max-retries times; one that cannot succeed (an invalid request) is
 kept as an error. Then the attempts run as usual: `run` answers each from its batch result
 (a skill folder's tool turns after the first go to the Messages API directly) and the judges
-judge it. A request `prepare` never saw (a retry after a failed tool turn) is sent directly.
+judge it; before that, `prepare_judgements` sends the llm-rubric/rubric judgements of the
+batch's answers as a second batch (batch_judging.py). A request `prepare` never saw (a
+retry after a failed tool turn) is sent directly.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..model import ExecutionRequest, ExecutionResult
+from ..judges.base import Judge, JudgeContext
+from ..model import ExecutionRequest, ExecutionResult, Task
 from ..skills.files import skill_folder
 from .anthropic_api import (
     SUPPORTED_MODES,
     AnthropicConfig,
     AnthropicExecutor,
+    _message_text,
     _usage_of,
     build_params,
     classify_exception,
 )
-from .batches import BATCH_RECORD, BatchLog, BatchSession, custom_id
+from .batches import BATCH_RECORD, BatchLog, BatchSession, custom_id, send_all
 
 
 def _key(request: ExecutionRequest) -> str:
@@ -58,52 +61,30 @@ class BatchAnthropicExecutor(AnthropicExecutor):
         """Get every request's first answer through batches (see the module docstring)."""
         if self.config.skill_mode not in SUPPORTED_MODES:
             return  # run() reports the mode on every attempt
-        pending = {_key(r): r for r in requests}
         session = BatchSession(self._get_client(), log, classify_exception)
-        tries: Counter[str] = Counter()
-        last: dict[str, ExecutionResult] = {}
-        for record in log.records:  # batches an earlier process of this run sent (resume)
-            if any(cid in pending for cid in record.get("custom_ids", ())):
-                self._collect(session, str(record.get("batch_id")), pending, tries, last)
-        rounds = len(log.records)
-        while True:
-            todo = {cid: r for cid, r in pending.items() if tries[cid] <= log.max_retries}
-            if not todo:
-                break
-            batch_id = session.create({cid: self.batch_params(r) for cid, r in todo.items()})
-            rounds += 1
-            log.note({"record": BATCH_RECORD, "batch_id": batch_id, "round": rounds,
-                      "custom_ids": list(todo)})
-            if not self._collect(session, batch_id, pending, tries, last):
-                for cid in todo:  # the service lost a batch it just made: count a try
-                    tries[cid] += 1
-                    last[cid] = ExecutionResult(error=f"batch {batch_id} is gone",
-                                                retryable=True)
+        ready = send_all(session, BATCH_RECORD,
+                         {_key(r): self.batch_params(r) for r in requests})
         with self._ready_lock:
-            for cid in pending:  # out of retries: the last error stands, not retried live
-                self._ready[cid] = replace(last[cid], retryable=False)
+            self._ready.update(ready)
 
-    def _collect(self, session: BatchSession, batch_id: str,
-                 pending: dict[str, ExecutionRequest], tries: Counter[str],
-                 last: dict[str, ExecutionResult]) -> bool:
-        """Wait for one batch and take the results of the requests still pending; False
-        when the service no longer knows the batch (its requests go out in a new one)."""
-        if session.wait(batch_id) is None:
-            return False
-        results = session.results(batch_id)
+    def prepare_judgements(self, outputs: Sequence[tuple[Task, ExecutionRequest]],
+                           judges: Mapping[str, Judge], ctx: JudgeContext,
+                           log: BatchLog) -> JudgeContext:
+        """After `prepare`: the model-graded judgements of the batch's answers as a second
+        batch (batch_judging.py); the judge context whose grader answers from it."""
+        from .batch_judging import batch_judgements
+
+        return batch_judgements(self.ready_text, outputs, judges, ctx, log, classify_exception)
+
+    def ready_text(self, request: ExecutionRequest) -> str | None:
+        """The answer a batch gave `request`, when it is the attempt's whole output (no tool
+        call follows); None otherwise."""
         with self._ready_lock:
-            for cid in [c for c in pending if c in results]:
-                got = results[cid]
-                if not isinstance(got, ExecutionResult):
-                    self._ready[cid] = (got, batch_id)
-                elif not got.retryable:
-                    self._ready[cid] = got
-                else:
-                    tries[cid] += 1
-                    last[cid] = got
-                    continue
-                del pending[cid]
-        return True
+            ready = self._ready.get(_key(request))
+        if not isinstance(ready, tuple) or any(
+                getattr(b, "type", None) == "tool_use" for b in ready[0].content or ()):
+            return None
+        return _message_text(ready[0])
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         with self._ready_lock:

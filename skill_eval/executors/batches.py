@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ExecutorError
@@ -171,5 +171,52 @@ class BatchSession:
         return {str(line.custom_id): outcome(line.result, batch_id) for line in lines}
 
 
+def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str, Any]],
+             note: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every request of `params` (custom_id -> Messages params) through batches: first the
+    batches of this `kind` the journal already names (resume), then new ones for what is
+    left, each journaled the moment it exists (with `note`'s extra fields), and follow-ups for
+    requests that failed in a way a retry may heal, at most `max_retries` each. Returns
+    custom_id -> (Message, batch id), or the error ExecutionResult it ended with (not
+    retryable any more)."""
+    log = session.log
+    pending = dict(params)
+    done: dict[str, Any] = {}
+    tries: dict[str, int] = {}
+    last: dict[str, ExecutionResult] = {}
+
+    def collect(batch_id: str) -> bool:
+        if session.wait(batch_id) is None:
+            return False
+        results = session.results(batch_id)
+        for cid in [c for c in pending if c in results]:
+            got = results[cid]
+            if isinstance(got, ExecutionResult) and got.retryable:
+                tries[cid] = tries.get(cid, 0) + 1
+                last[cid] = got
+                continue
+            done[cid] = got if isinstance(got, ExecutionResult) else (got, batch_id)
+            del pending[cid]
+        return True
+
+    earlier = [r for r in log.records if r.get("record") == kind]
+    for record in earlier:  # batches an earlier process of this run sent (resume)
+        if any(cid in pending for cid in record.get("custom_ids", ())):
+            collect(str(record.get("batch_id")))
+    rounds = len(earlier)
+    while todo := [cid for cid in pending if tries.get(cid, 0) <= log.max_retries]:
+        batch_id = session.create({cid: pending[cid] for cid in todo})
+        rounds += 1
+        log.note({"record": kind, "batch_id": batch_id, "round": rounds, "custom_ids": todo,
+                  **(note or {})})
+        if not collect(batch_id):  # the service lost a batch it just made: count a try
+            for cid in todo:
+                tries[cid] = tries.get(cid, 0) + 1
+                last[cid] = ExecutionResult(error=f"batch {batch_id} is gone", retryable=True)
+    for cid in pending:  # out of retries: the last error stands
+        done[cid] = replace(last[cid], retryable=False)
+    return done
+
+
 __all__ = ["BATCH_RECORD", "BatchCounts", "BatchLog", "BatchSession", "Polling", "custom_id",
-           "outcome", "request_failure"]
+           "outcome", "request_failure", "send_all"]
