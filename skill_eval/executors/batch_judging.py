@@ -69,7 +69,8 @@ class BatchedGrader:
     def complete(self, request: GradeRequest) -> Reply:
         got = self.answers.get(grade_key(request))
         if got is None:
-            return self.inner.complete(request)
+            reply: Reply = self.inner.complete(request)
+            return reply
         message, nonce = got
         return reply_of(message, replace(request, nonce=nonce))
 
