@@ -151,6 +151,22 @@ def test_counts_and_polling() -> None:
                     "0 canceled or expired")
 
 
+def test_progress_prints_batch_counts_when_they_change() -> None:
+    import io
+
+    from skill_eval.progress import Progress
+
+    out = io.StringIO()
+    progress = Progress({"candidate": 2}, stream=out)
+    for counts in (BatchCounts("b1", "in_progress", processing=2),
+                   BatchCounts("b1", "in_progress", processing=2),
+                   BatchCounts("b1", "ended", succeeded=1, errored=1)):
+        progress.batch(counts)
+    assert out.getvalue().splitlines() == [
+        "batch b1: in_progress, 2 processing, 0 succeeded, 0 errored, 0 canceled or expired",
+        "batch b1: ended, 0 processing, 1 succeeded, 1 errored, 0 canceled or expired"]
+
+
 def test_batch_needs_the_anthropic_executor(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [contains_task("t0", "alpha")])
     skill = write_skill(tmp_path / "skill")
@@ -160,24 +176,46 @@ def test_batch_needs_the_anthropic_executor(tmp_path: Path) -> None:
     assert "--batch" in err and "--executor anthropic" in err and "(got mock)" in err
 
 
-def test_a_killed_batch_run_resumes_the_same_batch(tmp_path: Path) -> None:
+def _batch_args(tmp_path: Path) -> list[str]:
     suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha") for i in range(3)])
     skill = write_skill(tmp_path / "skill", f"Say alpha. {MARK}")
-    args = ["run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
+    return ["run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
             "--state-root", str(tmp_path / "state"), "--executor", "anthropic", "--model",
             MODEL, "--policy", "delta", "--batch"]
+
+
+def _start_and_stop(tmp_path: Path, args: list[str], env: dict[str, str], sig: int) \
+        -> tuple[Path | None, int, str]:
+    """Start a batch run, send `sig` once its batch id is journaled: (journal, code, stderr)."""
+    proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    journal, deadline = None, time.monotonic() + 60
+    while journal is None and time.monotonic() < deadline:
+        found = list((tmp_path / "state" / "runs").glob("*/attempts.jsonl"))
+        if found and BATCH_RECORD in found[0].read_text():
+            journal = found[0]
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=20)
+    return journal, proc.returncode, err
+
+
+def test_ctrl_c_while_polling_leaves_the_batch_running(tmp_path: Path) -> None:
     with FakeAnthropic(rules=RULES, default="nothing", batch_seconds=600) as server:
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
-        proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        journal, deadline = None, time.monotonic() + 60
-        while journal is None and time.monotonic() < deadline:
-            found = list((tmp_path / "state" / "runs").glob("*/attempts.jsonl"))
-            if found and BATCH_RECORD in found[0].read_text():
-                journal = found[0]
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        _, err = proc.communicate(timeout=10)
+        journal, code, err = _start_and_stop(tmp_path, _batch_args(tmp_path), env,
+                                             signal.SIGINT)
+        assert journal is not None and code == 130, err
+        assert "--resume" in err and "Traceback" not in err
+        batch = next(iter(server.batches.batches.values()))
+        assert batch.canceled_at is None  # left for --resume to collect
+
+
+def test_a_killed_batch_run_resumes_the_same_batch(tmp_path: Path) -> None:
+    args = _batch_args(tmp_path)
+    with FakeAnthropic(rules=RULES, default="nothing", batch_seconds=600) as server:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
+        journal, _, err = _start_and_stop(tmp_path, args, env, signal.SIGKILL)
         assert journal is not None, err
         assert server.batches.creates == 1
         for batch in server.batches.batches.values():  # the service finishes it meanwhile
