@@ -137,7 +137,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     journal = Journal(run_dir / JOURNAL_NAME)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
-    progress = Progress({a.name: len(suite.tasks) * opts.sample_count for a in arm_list}) \
+    progress = Progress({a.name: len(suite.tasks) * opts.sample_count for a in arm_list},
+                        level=lambda: getattr(executor, "concurrency_level", None)) \
         if opts.progress else None
     if resumed:
         log(f"resume: {sum(a.status != 'error' for a in done)} finished attempts kept "

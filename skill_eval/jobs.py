@@ -305,9 +305,7 @@ def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
 def _execute(env: AttemptEnv, job: AttemptJob, workspace: Path | None) \
         -> tuple[ExecutionResult, int]:
     """Run the task, retrying what is not the skill's fault: (result, tries)."""
-    request = ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
-                               skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds,
-                               workspace=workspace)
+    request = request_of(job, workspace)
     tries = 0
     while True:
         tries += 1
@@ -325,6 +323,13 @@ def _execute(env: AttemptEnv, job: AttemptJob, workspace: Path | None) \
         if not result.error or not result.retryable or not env.retrying(tries):
             return result, tries
         env.sleep(env.backoff(tries, result.retry_after))
+
+
+def request_of(job: AttemptJob, workspace: Path | None = None) -> ExecutionRequest:
+    """What the executor is asked for one job (in `workspace`, for executors that use one)."""
+    return ExecutionRequest(task=job.task, arm=job.arm.name, attempt=job.index,
+                            skill=job.arm.skill, timeout_seconds=job.task.timeout_seconds,
+                            workspace=workspace)
 
 
 def _judge(env: AttemptEnv, task: Task, work: Work) -> JudgeResult:

@@ -66,6 +66,8 @@ class RunOptions:
     skills_root: str | None = None  # where a ranking's target.path may also point
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
+    batch: bool = False  # anthropic: attempts through the Message Batches API (half price)
+    fixed_concurrency: bool = False  # anthropic: --concurrency calls at once, not adaptive
 
     @property
     def executor_name(self) -> str:
@@ -135,6 +137,9 @@ def check_options(opts: RunOptions) -> None:
             raise UsageError(f"--executor: {exc}") from None
     if opts.judge_executor and opts.judge_executor not in grader_names():
         raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
+    if opts.batch and opts.executor_name != "anthropic":
+        raise UsageError("--batch sends attempts through the Anthropic Message Batches API: "
+                         f"it needs --executor anthropic (got {opts.executor_name})")
     if opts.mock and opts.executor not in (None, "mock"):
         raise UsageError("--mock means --executor mock; drop one of them")
     if opts.mock and opts.judge_executor not in (None, "mock"):
@@ -154,7 +159,9 @@ def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
         "temperature": opts.temperature, "claude_bin": opts.claude_bin,
         "max_turns": opts.max_turns, "allowed_tools": opts.allowed_tools,
         "unsandboxed_bash": opts.unsandboxed_bash, "mock_rules": opts.mock_rules,
-        "price_file": Path(opts.price_file) if opts.price_file else None, **extra}
+        "price_file": Path(opts.price_file) if opts.price_file else None,
+        "batch": opts.batch, "concurrency": opts.concurrency,
+        "adaptive_concurrency": not opts.fixed_concurrency, **extra}
     known = {f.name for f in fields(spec.config_cls)}
     return spec.config({k: v for k, v in flags.items() if k in known})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
 from .model import Attempt
@@ -14,7 +14,8 @@ from .model import Attempt
 
 class Progress:
     def __init__(self, totals: Mapping[str, int], stream: IO[str] | None = None,
-                 interval: float = 10.0) -> None:
+                 interval: float = 10.0,
+                 level: Callable[[], tuple[int, int] | None] | None = None) -> None:
         self.totals = dict(totals)
         self.done = dict.fromkeys(totals, 0)
         self.errors = 0
@@ -25,6 +26,9 @@ class Progress:
         self._last = 0.0
         self._lock = threading.Lock()
         self._bar: Any = None  # (rich Progress, task id) once drawn
+        # (calls at once now, ceiling) under adaptive concurrency, shown on the line
+        self.level = level
+        self._batch_shown = ""
 
     def already(self, attempts: Iterable[Attempt]) -> None:
         """Count attempts finished before this process (resumed or from the cache)."""
@@ -45,6 +49,18 @@ class Progress:
                 self._last = now
                 self.stream.write(self.line() + "\n")
                 self.stream.flush()
+
+    def batch(self, counts: Any) -> None:
+        """A Message Batch's counts at one poll (executors/batches.BatchCounts): a line when
+        they change, at most one per interval while they do not."""
+        text = counts.describe()
+        with self._lock:
+            now = time.monotonic()
+            if text == self._batch_shown and now - self._last < self.interval:
+                return
+            self._batch_shown, self._last = text, now
+            self.stream.write(text + "\n")
+            self.stream.flush()
 
     def _draw(self, finished: bool) -> None:
         """Redraw the rich bar. No refresh thread and no redirection of stdout/stderr: it is
@@ -76,7 +92,9 @@ class Progress:
     def summary(self) -> str:
         """Per arm counts, errors and cost (the text beside the bar)."""
         arms = "  ".join(f"{arm} {self.done[arm]}/{total}" for arm, total in self.totals.items())
-        return f"{arms}  errors {self.errors}  cost ${self.cost:.4f}"
+        level = self.level() if self.level is not None else None
+        shown = f"  concurrency {level[0]}/{level[1]}" if level else ""
+        return f"{arms}  errors {self.errors}  cost ${self.cost:.4f}{shown}"
 
     def line(self) -> str:
         """The plain line written when stderr is not a terminal."""

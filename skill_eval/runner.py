@@ -20,12 +20,13 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 from .backends import Backend
 from .backends.threads import ThreadBackend
 from .errors import RunStopped
 from .executors.base import ExecutorBase
+from .executors.batches import BatchLog
 from .jobs import (
     BACKOFF_BASE_SECONDS,
     BACKOFF_CAP_SECONDS,
@@ -41,6 +42,7 @@ from .jobs import (
     kept_workspace_dir,
     now_iso,
     register_environment,
+    request_of,
     run_attempt,
 )
 from .judges.base import Judge, JudgeContext
@@ -79,7 +81,8 @@ def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[
 
 
 class Journal:
-    """Append-only JSON-lines record of finished attempts."""
+    """Append-only JSON-lines record of finished attempts. A line with a `record` key is a
+    note about the run, not an attempt (a sent Message Batch: `note`, `notes`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -94,14 +97,41 @@ class Journal:
         with self.path.open(encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 try:
-                    attempt = Attempt.from_dict(json.loads(line))
+                    data = json.loads(line)
+                    if isinstance(data, dict) and "record" in data:
+                        continue  # a note (see `notes`)
+                    attempt = Attempt.from_dict(data)
                 except (ValueError, KeyError, TypeError):
                     continue
                 attempts[(attempt.arm, attempt.task_id, attempt.index)] = attempt
         return list(attempts.values())
 
+    def notes(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """The notes (of one kind: `{"record": kind, ...}`), in the order written."""
+        if not self.path.exists():
+            return []
+        found = []
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and "record" in data \
+                        and kind in (None, data["record"]):
+                    found.append(data)
+        return found
+
+    def note(self, record: Mapping[str, Any]) -> None:
+        """Write a note (a mapping with a `record` kind) at once, flushed and fsynced."""
+        if "record" not in record:
+            raise ValueError("a journal note needs a 'record' kind")
+        self._write(json.dumps(dict(record), ensure_ascii=False) + "\n")
+
     def append(self, attempt: Attempt) -> None:
-        line = json.dumps(attempt.to_dict(), ensure_ascii=False) + "\n"
+        self._write(json.dumps(attempt.to_dict(), ensure_ascii=False) + "\n")
+
+    def _write(self, line: str) -> None:
         with self._lock:
             if self._handle is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,12 +210,32 @@ class Runner:
         spec = self.spec()
         todo = [replace(job, run=spec) for job in jobs if job.key not in kept]
         results = list(kept.values())
+        self._prepare(todo)
         with closing(self._map(run_attempt, todo)) as finishing:
             for finished in finishing:
                 self._record(finished)
                 if finished.attempt is not None:
                     results.append(finished.attempt)
         return results
+
+    def _prepare(self, todo: Sequence[Job]) -> None:
+        """A batch-mode executor (executors/batches.py) gets every request before the jobs
+        start, with the batches this run's journal already names; the batch ids it sends are
+        journaled here, the moment they exist, so a killed run resumes the same batches."""
+        prepare = getattr(self.executor, "prepare", None)
+        if prepare is None or not todo:
+            return
+        journal = self.journal
+        requests = [request_of(job) for job in todo]
+        log = BatchLog(records=journal.notes() if journal else (),
+                       note=journal.note if journal else BatchLog().note,
+                       status=getattr(self.settings.progress, "batch", None),
+                       max_retries=self.settings.max_retries, sleep=self.env.sleep)
+        prepare(requests, log)
+        judging = getattr(self.executor, "prepare_judgements", None)
+        if judging is not None:  # the judgements as a second batch: a grader answering them
+            self.ctx = judging([(job.task, r) for job, r in zip(todo, requests, strict=True)],
+                               self.judges, self.ctx, log)
 
     def _record(self, finished: Finished) -> None:
         """Journal a finished attempt, report it, and stop the run if it was fatal."""

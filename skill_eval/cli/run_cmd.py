@@ -157,6 +157,12 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                           "besides the ranking's own directory and the current project."),
         click.option("--quiet", "-q", "--no-progress", is_flag=True,
                      help="No progress bar or lines."),
+        click.option("--batch", is_flag=True,
+                     help="anthropic: send the attempts through the Message Batches API (half "
+                          "price; results in minutes to hours); --resume polls the same batch."),
+        click.option("--fixed-concurrency", is_flag=True,
+                     help="anthropic: keep --concurrency calls at once instead of adapting "
+                          "(halve on 429/529, grow by one per window of successes)."),
     ]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..adaptive import AimdController, CallGate
 from ..errors import ExecutorError
 from ..model import ExecutionRequest, ExecutionResult, Usage
 from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
@@ -47,6 +48,12 @@ class AnthropicConfig(ExecutorConfig):
     env: Mapping[str, str] | None = None  # read before the process environment (API key...)
     # Requests per attempt when the model reads skill files; the last one offers no more calls.
     max_tool_turns: int = 10
+    # Send attempts through the Message Batches API (anthropic_batch.py), at half price.
+    batch: bool = False
+    # Calls at once at most (the run's --concurrency); set, calls pass an adaptive gate
+    # (adaptive.py) unless `adaptive_concurrency` is off. None: no gate (the caller's pool).
+    concurrency: int | None = None
+    adaptive_concurrency: bool = True
 
 
 TRANSCRIPT_CHARS = 2000  # of each tool result kept in the attempt's record (the model saw all)
@@ -159,6 +166,13 @@ class AnthropicExecutor(ExecutorBase):
         self.prices: PriceTable = load_price_table(config.price_file)
         self._client: Any = None
         self._lock = threading.Lock()
+        self.gate = CallGate(AimdController(config.concurrency)) \
+            if config.concurrency and config.adaptive_concurrency else None
+
+    @property
+    def concurrency_level(self) -> tuple[int, int] | None:
+        """(calls allowed at once now, the ceiling) under adaptive concurrency, else None."""
+        return (self.gate.limit, self.gate.controller.maximum) if self.gate else None
 
     def _env(self, name: str) -> str | None:
         """A variable from `config.env` first, then the process environment; "" is unset."""
@@ -194,6 +208,11 @@ class AnthropicExecutor(ExecutorBase):
         if self.config.skill_mode not in SUPPORTED_MODES:
             return failure(f"skill mode {self.config.skill_mode!r} is not supported by the "
                            "anthropic executor", retryable=False)
+        return self.converse(request)
+
+    def converse(self, request: ExecutionRequest, first: Any = None) -> ExecutionResult:
+        """The attempt's requests, tool turns included; `first`: the first turn's Message,
+        already answered (by a batch), so only the turns after it are sent here."""
         folder = skill_folder(request.skill)
         params = build_params(self.config, self.model, request, folder)
         started = time.monotonic()
@@ -209,7 +228,8 @@ class AnthropicExecutor(ExecutorBase):
                                f"{request.timeout_seconds:g}s", retryable=True,
                                error_type="timeout")
             try:
-                message = self._get_client().messages.create(**params, timeout=left)
+                message = first if turns == 1 and first is not None else \
+                    self._create(params, left)
             except Exception as exc:  # every SDK failure becomes data on the attempt
                 return self._spent(classify_exception(exc), usage)
             text = _message_text(message)
@@ -228,6 +248,23 @@ class AnthropicExecutor(ExecutorBase):
                                                if getattr(b, "text", None) != ""]},
                                   {"role": "user", "content": results}]
         return self._result(message, text, usage, calls, turns, started)
+
+    def _create(self, params: dict[str, Any], timeout: float) -> Any:
+        """One Messages call, through the adaptive gate when there is one (which learns from
+        the status, `retry-after` and `anthropic-ratelimit-*` headers of every reply)."""
+        client = self._get_client()
+        if self.gate is None:
+            return client.messages.create(**params, timeout=timeout)
+        with self.gate.call() as call:
+            try:
+                raw = client.messages.with_raw_response.create(**params, timeout=timeout)
+            except Exception as exc:
+                headers = dict(getattr(getattr(exc, "response", None), "headers", None) or {})
+                call.failed(getattr(exc, "status_code", None), headers,
+                            parse_retry_after(headers))
+                raise
+            call.ok(dict(raw.headers))
+        return raw.parse()
 
     def _spent(self, result: ExecutionResult, usage: Usage) -> ExecutionResult:
         """A failure after some turns of the loop still carries what those turns cost."""
@@ -321,6 +358,14 @@ def bench_figure(result: ExecutionResult) -> dict[str, Any]:
             **result.usage.to_dict()}
 
 
+def _build(config: AnthropicConfig) -> AnthropicExecutor:
+    if config.batch:  # the batch path's code loads only when asked for
+        from .anthropic_batch import BatchAnthropicExecutor
+
+        return BatchAnthropicExecutor(config)
+    return AnthropicExecutor(config)
+
+
 def _grader(config: AnthropicConfig, settings: Any) -> Any:
     from .anthropic_grader import AnthropicGrader  # the grader's code loads when it grades
 
@@ -338,8 +383,11 @@ SPEC = ExecutorSpec(
         "price_file": {"type": ["string", "null"]},
         "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
         "max_tool_turns": {"type": "integer", "minimum": 1},
+        "batch": {"type": "boolean"},
+        "concurrency": {"type": ["integer", "null"], "minimum": 1},
+        "adaptive_concurrency": {"type": "boolean"},
     }),
-    build=AnthropicExecutor,
+    build=_build,
     grader=_grader,
 )
 

@@ -55,16 +55,7 @@ class AnthropicGrader:
         import anthropic
 
         model = request.model
-        params: dict[str, Any] = {
-            "model": model, "max_tokens": request.max_tokens, "system": request.system,
-            "messages": [{"role": "user", "content": f"{request.prompt}\n\nIf you cannot "
-                          f"call {request.tool_name}: {answer_format(request)}"}],
-            "tools": [{"name": request.tool_name, "input_schema": dict(request.schema),
-                       "description": "Record the judgement. Call this exactly once."}],
-            "tool_choice": {"type": "tool", "name": request.tool_name},
-            # Not a keyword of every SDK version (2.x dropped it), so sent in the body itself.
-            "extra_body": {"temperature": request.temperature},
-        }
+        params = grade_params(request)
         try:
             client = self._get_client()
             try:
@@ -82,22 +73,43 @@ class AnthropicGrader:
             return Reply(None, "", model=model, error=f"judge model unreachable: {_short(exc)}")
         except anthropic.AnthropicError as exc:
             return Reply(None, "", model=model, error=f"judge model call failed: {_short(exc)}")
-        usage = _usage(getattr(response, "usage", None))
-        texts: list[str] = []
-        for block in response.content or []:
-            if getattr(block, "type", None) == "tool_use" and block.name == request.tool_name:
-                data = block.input if isinstance(block.input, dict) else None
-                raw = json.dumps(block.input, sort_keys=True, default=str)
-                if data is None:
-                    return Reply(None, raw, usage, response.model or model,
-                                 "judge tool call input is not a JSON object")
-                return Reply(data, raw, usage, response.model or model)
-            if getattr(block, "type", None) == "text":
-                texts.append(block.text)
-        raw = "\n".join(texts)
-        data, error = extract_judgement(raw, request.nonce)
-        return Reply(data, raw, usage, response.model or model,
-                     None if error is None else f"no tool call, and the {error}")
+        return reply_of(response, request)
+
+
+def grade_params(request: GradeRequest) -> dict[str, Any]:
+    """The `messages.create` arguments of one judgement: the judgement as a forced tool call."""
+    return {
+        "model": request.model, "max_tokens": request.max_tokens, "system": request.system,
+        "messages": [{"role": "user", "content": f"{request.prompt}\n\nIf you cannot "
+                      f"call {request.tool_name}: {answer_format(request)}"}],
+        "tools": [{"name": request.tool_name, "input_schema": dict(request.schema),
+                   "description": "Record the judgement. Call this exactly once."}],
+        "tool_choice": {"type": "tool", "name": request.tool_name},
+        # Not a keyword of every SDK version (2.x dropped it), so sent in the body itself.
+        "extra_body": {"temperature": request.temperature},
+    }
+
+
+def reply_of(response: Any, request: GradeRequest) -> Reply:
+    """The judgement a Message holds: its tool call's input, else the tagged object in its
+    text (with `request.nonce`), else an error."""
+    model = request.model
+    usage = _usage(getattr(response, "usage", None))
+    texts: list[str] = []
+    for block in response.content or []:
+        if getattr(block, "type", None) == "tool_use" and block.name == request.tool_name:
+            data = block.input if isinstance(block.input, dict) else None
+            raw = json.dumps(block.input, sort_keys=True, default=str)
+            if data is None:
+                return Reply(None, raw, usage, response.model or model,
+                             "judge tool call input is not a JSON object")
+            return Reply(data, raw, usage, response.model or model)
+        if getattr(block, "type", None) == "text":
+            texts.append(block.text)
+    raw = "\n".join(texts)
+    data, error = extract_judgement(raw, request.nonce)
+    return Reply(data, raw, usage, response.model or model,
+                 None if error is None else f"no tool call, and the {error}")
 
 
 def _usage(raw: Any) -> Usage:

@@ -27,6 +27,8 @@ from ..errors import ExecutorError
 from ..model import Usage
 
 PRICES_AS_OF = "2026-11-21"
+# Requests sent through the Message Batches API cost half the list price (every token kind).
+BATCH_PRICE_FACTOR = 0.5
 PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
 
 
@@ -106,12 +108,14 @@ class PriceTable:
             return self.prices[model]
         return self.prices.get(_DECORATION.sub("", model))
 
-    def cost(self, model: str, usage: Usage) -> tuple[float, str | None]:
-        """(dollars, note). The note is "unknown price" when the model is not in the table."""
+    def cost(self, model: str, usage: Usage, *, batch: bool = False) -> tuple[float, str | None]:
+        """(dollars, note). The note is "unknown price" when the model is not in the table.
+        `batch`: the request went through the Message Batches API (BATCH_PRICE_FACTOR)."""
         price = self.lookup(model)
         if price is None:
             return 0.0, f"unknown price for model {model!r} (table as of {self.as_of})"
-        return price.cost(usage), None
+        full = price.cost(usage)
+        return (round(full * BATCH_PRICE_FACTOR, 8) if batch else full), None
 
     def describe(self) -> dict[str, Any]:
         return {"as_of": self.as_of, "source": self.source}

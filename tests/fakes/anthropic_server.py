@@ -20,8 +20,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from tests.fakes.batches import BatchStore
 from tests.fakes.faults import Fault, coerce_fault
 from tests.fakes.handler import RecordedRequest, RequestHandler
+from tests.fakes.ratelimit import TokenBucket
 from tests.fakes.replies import UsageMeter
 from tests.fakes.rules import Rule, coerce_rule, coerce_rules, load_config
 
@@ -91,6 +93,9 @@ class FakeAnthropic:
         host, port: where to listen; port 0 picks a free port.
         record_file: append every request, as JSON lines, to this file.
         verbose: log one line per request to stderr.
+        batch_seconds: how long a Message Batch stays `in_progress` (see batches.py).
+        rate_limit: (requests per second, burst): a token bucket on /v1/messages answering
+            429 with `retry-after` and `anthropic-ratelimit-requests-*` headers (ratelimit.py).
     """
 
     def __init__(
@@ -105,8 +110,12 @@ class FakeAnthropic:
         port: int = 0,
         record_file: str | Path | None = None,
         verbose: bool = False,
+        batch_seconds: float = 0.0,
+        rate_limit: tuple[float, int] | None = None,
     ) -> None:
         self.latency = latency
+        self.batches = BatchStore(self, batch_seconds)
+        self.bucket = TokenBucket(rate_limit[0], rate_limit[1]) if rate_limit else None
         self.host = host
         self.verbose = verbose
         self.record_file = Path(record_file) if record_file else None
@@ -273,6 +282,13 @@ class FakeAnthropic:
             self._per_path[record.path] = number
         return number
 
+    def _count(self, path: str) -> int:
+        """Count one more request to a pseudo path (a batch's requests); its 1-based number."""
+        with self._lock:
+            number = self._per_path.get(path, 0) + 1
+            self._per_path[path] = number
+        return number
+
     def _pick_fault(self, path: str, number: int) -> Fault | None:
         with self._lock:
             for fault in self._faults:
@@ -312,6 +328,14 @@ class FakeAnthropic:
 # -- command line ------------------------------------------------------------------------------
 
 
+def _parse_rate_limit(spec: str | None) -> tuple[float, int] | None:
+    """`RATE:BURST` (e.g. `10:5`) -> (10.0, 5); None when not given."""
+    if not spec:
+        return None
+    rate, _, burst = spec.partition(":")
+    return float(rate), int(burst or max(1, round(float(rate))))
+
+
 def _parse_fault(spec: str) -> Fault:
     """`KIND[:first=N|nth=N,M|rate=P][:path=/v1/messages]` -> Fault."""
     kind, *options = spec.split(":")
@@ -349,6 +373,10 @@ def main(argv: list[str] | None = None) -> int:
         help="KIND[:first=N|nth=N,M|rate=P][:retry_after=S][:retry_after_ms=MS]"
         "[:path=GLOB][:message=TEXT]; repeatable",
     )
+    parser.add_argument("--batch-seconds", type=float, default=0.0,
+                        help="seconds a Message Batch stays in_progress")
+    parser.add_argument("--rate-limit", metavar="RATE:BURST",
+                        help="token bucket on /v1/messages: requests per second and burst")
     parser.add_argument("--record", type=Path, help="append each request as a JSON line here")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
@@ -368,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         record_file=args.record,
         verbose=args.verbose,
+        batch_seconds=args.batch_seconds,
+        rate_limit=_parse_rate_limit(args.rate_limit),
     )
     done = threading.Event()
     # Both set explicitly: a shell's `&` starts Python with SIGINT ignored.

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from tests.fakes.batches import BATCHES
 from tests.fakes.conversation import TemplateError, message_texts, system_text
 from tests.fakes.faults import ERROR_REPLIES, Fault, error_body
 from tests.fakes.replies import build_message, encode_event, sse_events
@@ -238,9 +239,21 @@ class RequestHandler(BaseHTTPRequestHandler):
         if path == HELLO and record.method in ("GET", "HEAD"):
             self._send_json(record, 200, {})
             return
+        if path == BATCHES or path.startswith(BATCHES + "/"):
+            self._batches(record)
+            return
         if not (post and path in (MESSAGES, COUNT_TOKENS)):
             self._send_error(record, 404, "not_found_error", f"Not found: {record.method} {path}")
             return
+        limit_headers: dict[str, str] = {}
+        if fake.bucket is not None and path == MESSAGES:
+            wait, limit_headers = fake.bucket.take()
+            if wait > 0:
+                record.fault = "rate_limit"
+                self._send_error(record, 429, "rate_limit_error",
+                                 "Number of requests has exceeded your rate limit", limit_headers)
+                return
+        self._limit_headers = limit_headers
         fault = fake._pick_fault(path, number)
         problem = _invalid(path, record.body)
         if fault is None and problem is not None:
@@ -269,13 +282,25 @@ class RequestHandler(BaseHTTPRequestHandler):
         else:
             self._reply(record, rule)
 
+    def _batches(self, record: RecordedRequest) -> None:
+        """The Message Batches endpoints (batches.py); results go out as JSON lines."""
+        status, payload = self.fake.batches.answer(record.method, record.path, record.body)
+        if not isinstance(payload, str):
+            self._send_json(record, status, payload)
+            return
+        data = payload.encode()
+        record.status, record.reply = status, payload
+        self._start(status, "application/binary", len(data))
+        self.wfile.write(data)
+
     def _reply(self, record: RecordedRequest, rule: Rule | None) -> None:
         message = build_message(record.body, rule, self.fake.usage.measure(record.body))
+        extra = getattr(self, "_limit_headers", None) or None
         if not record.stream:
-            self._send_json(record, 200, message)
+            self._send_json(record, 200, message, extra)
             return
         record.status, record.reply = 200, message
-        self._start(200, "text/event-stream; charset=utf-8", None)
+        self._start(200, "text/event-stream; charset=utf-8", None, extra)
         for name, data in sse_events(message):
             self._chunk(encode_event(name, data))
         self._chunk(b"")
