@@ -66,6 +66,9 @@ class RunOptions:
     skills_root: str | None = None  # where a ranking's target.path may also point
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
+    backend: str = "threads"  # where attempts run: threads | ray (backends.BACKENDS)
+    ray_address: str | None = None  # --backend ray: the cluster (None: start a local one)
+    shard: str | None = None  # "i/n": run only this slice of (task, sample) pairs (shards.py)
 
     @property
     def executor_name(self) -> str:
@@ -141,7 +144,23 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError("--mock mocks the judges too; to judge scripted outputs with a real "
                          "model use --executor mock --judge-executor "
                          f"{opts.judge_executor}")
+    _check_scale(opts)
     _check_paths(opts)
+
+
+def _check_scale(opts: RunOptions) -> None:
+    """--backend, --ray-address and --shard."""
+    from .backends import BACKENDS
+    from .shards import parse_shard
+
+    if opts.backend not in BACKENDS:
+        raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}, got {opts.backend!r}")
+    if opts.ray_address and opts.backend != "ray":
+        raise UsageError("--ray-address is for --backend ray")
+    parse_shard(opts.shard)
+    if opts.shard is not None and opts.baseline_cache_dir:
+        raise UsageError("--shard cannot use --baseline-cache-dir: a shard runs part of the "
+                         "baseline, and the cache holds whole baselines")
 
 
 def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:

@@ -28,6 +28,7 @@ COMMANDS = {
     "compare": "compare_cmd",
     "review": "review_cmd",
     "improve": "improve_cmd",
+    "merge": "merge_cmd",
 }
 
 
