@@ -38,7 +38,8 @@ def demo_run(state: Path, *extra: str, skill: Path = DEMO_SKILL_IMPROVED) -> tup
 
 
 def shard_dirs(state: Path) -> list[Path]:
-    return sorted((state / "runs").iterdir())
+    """Run directories in shard order (their names end --shard-<i>-of-<n>)."""
+    return sorted((state / "runs").iterdir(), key=lambda p: p.name.rsplit("--shard-", 1)[-1])
 
 
 @pytest.mark.parametrize(("text", "want"), [("1/3", Shard(1, 3)), (" 3 / 3 ", Shard(3, 3)),
