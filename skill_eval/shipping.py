@@ -14,6 +14,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -29,6 +30,9 @@ BUNDLES_DIR = "skill-eval-bundles"
 SUITE, SKILLS = "suite", "skills"
 # A bundle larger than this is a mistake (a dataset under fixtures/, a venv in a skill folder).
 MAX_BUNDLE_BYTES = 256 * 1024 * 1024
+# Unpacked bundles not used for this long are deleted when a new one is unpacked beside them
+# (a long-lived cluster would otherwise keep every run's files).
+BUNDLE_TTL_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,10 @@ def materialise(bundle: Bundle, base: Path | None = None) -> Path:
     parent = (base or Path(tempfile.gettempdir())) / BUNDLES_DIR
     target = parent / bundle.digest
     if target.is_dir():
+        os.utime(target)  # in use: not pruned
         return target
     parent.mkdir(parents=True, exist_ok=True)
+    _prune(parent)
     scratch = Path(tempfile.mkdtemp(prefix=f"{bundle.digest[:12]}-", dir=parent))
     write_files(scratch, bundle.files)
     try:
@@ -112,6 +118,16 @@ def materialise(bundle: Bundle, base: Path | None = None) -> Path:
     except OSError:  # another worker got there first: theirs is the same
         shutil.rmtree(scratch, ignore_errors=True)
     return target
+
+
+def _prune(parent: Path) -> None:
+    cutoff = time.time() - BUNDLE_TTL_SECONDS
+    for old in parent.iterdir():
+        try:
+            if old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:
@@ -131,7 +147,10 @@ def localise(job: AttemptJob, root: Path, bundle: Bundle, keep_root: Path | None
     spec = job.run
     if spec is None:
         raise ValueError("a shipped job needs its run spec")
-    judging = replace(spec.judging, suite_dir=root / SUITE)
+    cache = spec.judging.cache
+    if cache not in (None, "memory") and not Path(str(cache)).is_dir():
+        cache = "memory"  # the driver's judge cache is not on this machine's disk
+    judging = replace(spec.judging, suite_dir=root / SUITE, cache=cache)
     workspaces = replace(spec.workspaces, parent=None,
                          keep_root=keep_root if spec.workspaces.keep_root else None)
     arm = job.arm

@@ -4,12 +4,13 @@ store, and the artifact equals the thread pool's; kept workspaces come back to t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from skill_eval.backends.ray import CLAUDE_CODE_RESOURCES, resources_for
+from skill_eval.backends.ray import CLAUDE_CODE_RESOURCES, RayBackend, resources_for
 from skill_eval.jobs import JudgeSettings, RunSpec
 from tests.artifact_compare import comparable
 from tests.helpers import REPO, read_json, run_cli
@@ -62,3 +63,18 @@ def test_claude_code_attempts_ask_for_a_cpu_and_memory_api_attempts_less() -> No
     api = resources_for(RunSpec("k", "anthropic", None, judging))
     assert claude == CLAUDE_CODE_RESOURCES and claude["memory"] >= 1024 ** 3
     assert api["num_cpus"] < claude["num_cpus"] and "memory" not in api
+
+
+def test_closing_the_results_cancels_the_running_ray_tasks(local_ray: None) -> None:
+    backend = RayBackend(concurrency=3)
+    results = backend.map(time.sleep, [0.0, 60.0, 60.0])
+    assert next(results) is None  # the quick one; two 60 s sleeps hold CPU in the cluster
+    started = time.monotonic()
+    while ray.available_resources().get("CPU", 0.0) >= 2.0:  # the view lags a little
+        assert time.monotonic() - started < 20, "the 60 s tasks never started"
+        time.sleep(0.1)
+    started = time.monotonic()
+    results.close()  # what the runner does on Ctrl-C, a fatal result or an error
+    while ray.available_resources().get("CPU", 0.0) < 2.0:
+        assert time.monotonic() - started < 20, "the cancelled tasks still hold the cluster"
+        time.sleep(0.2)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import UsageError
-from ..jobs import AttemptJob, Finished, RunSpec
+from ..jobs import AttemptJob, Finished, RunSpec, environment
 from ..shipping import Bundle, build_bundle, localise, materialise, pack_kept, unpack_kept
 
 _Job = TypeVar("_Job")
@@ -56,16 +57,47 @@ def run_shipped(fn: Callable[[Any], Any], job: Any, bundle: Bundle | None) \
     """On the worker: unpack the bundle, run `fn` on the job rewritten to read it, and pack
     the kept workspace for the trip back. Other items run as they are."""
     if bundle is None or not isinstance(job, AttemptJob) or job.run is None:
-        return fn(job), None
+        return _interruptible(fn, job), None
     root = materialise(bundle)
     keep = Path(tempfile.mkdtemp(prefix="skill-eval-kept-")) \
         if job.run.workspaces.keep_root is not None else None
     try:
-        finished = fn(localise(job, root, bundle, keep))
+        finished = _interruptible(fn, localise(job, root, bundle, keep))
         return finished, pack_kept(finished) if keep is not None else {}
     finally:
         if keep is not None:
             shutil.rmtree(keep, ignore_errors=True)
+
+
+def _interruptible(fn: Callable[[Any], Any], job: Any) -> Any:
+    """`fn(job)` on a thread, this one waiting in short steps: Ray's cancel raises
+    KeyboardInterrupt here only between bytecodes, never inside a blocking wait (an agent's
+    subprocess, a socket read). Then the run's executor kills what it started and the job
+    stops, instead of the task running to its end."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = fn(job)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="skill-eval-attempt", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        if isinstance(job, AttemptJob) and job.run is not None:
+            env = environment(job.run)
+            env.stop.set()
+            if env.executor is not None:
+                env.executor.cancel()
+        worker.join(5)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
 
 
 class RayBackend:
