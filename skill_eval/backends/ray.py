@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import UsageError
-from ..jobs import AttemptJob, Finished, RunSpec, environment
+from ..jobs import AttemptJob, Finished, RunSpec, environment, now_iso
+from ..model import Attempt
 from ..shipping import Bundle, build_bundle, localise, materialise, pack_kept, unpack_kept
 
 _Job = TypeVar("_Job")
@@ -100,6 +101,17 @@ def _interruptible(fn: Callable[[Any], Any], job: Any) -> Any:
     return outcome["result"]
 
 
+def lost(job: AttemptJob, exc: BaseException) -> Finished:
+    """An attempt whose worker or node was lost (out of memory, a node gone): an error, as
+    for a crashed executor, so the run goes on and `--resume` runs it again."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return Finished(Attempt(arm=job.arm.name, task_id=job.task.id, index=job.index,
+                            status="error", output="", judge=None, duration_ms=0,
+                            error=f"ray: the attempt's worker was lost: "
+                                  f"{type(exc).__name__}: {first}".rstrip(": "),
+                            started_at=now_iso(), finished_at=now_iso()))
+
+
 class RayBackend:
     """Attempts on Ray: `address` None starts a local Ray for the run (and stops it after);
     an already initialised Ray (a test's, a notebook's) is used as it is."""
@@ -135,7 +147,9 @@ class RayBackend:
         def fill() -> None:
             for item in queue:
                 spec = item.run if isinstance(item, AttemptJob) else None
-                ref = remote.options(**resources_for(spec), max_retries=0).remote(
+                # Ray reruns a task whose worker died (never one that raised): an attempt
+                # can run twice, only its last result is recorded.
+                ref = remote.options(**resources_for(spec), max_retries=2).remote(
                     fn, item, bundles.get(spec.key) if spec else None)
                 self._pending[ref] = item
                 if len(self._pending) >= self.concurrency:
@@ -146,7 +160,14 @@ class RayBackend:
             while self._pending:
                 done, _ = self.ray.wait(list(self._pending), num_returns=1)
                 item = self._pending.pop(done[0])
-                result, kept = self.ray.get(done[0])
+                try:
+                    result, kept = self.ray.get(done[0])
+                except self.ray.exceptions.RayTaskError:
+                    raise  # raised by our own code: a bug, as on threads
+                except self.ray.exceptions.RayError as exc:  # a worker or node was lost
+                    if not isinstance(item, AttemptJob):
+                        raise
+                    result, kept = lost(item, exc), None
                 if kept is not None and isinstance(result, Finished) \
                         and isinstance(item, AttemptJob) and item.run is not None:
                     result = unpack_kept(result, kept, item.run.workspaces.keep_root)
