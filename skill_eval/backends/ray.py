@@ -140,9 +140,9 @@ class RayBackend:
         if not items:
             return
         started = self._connect()
-        remote = self.ray.remote(run_shipped)
-        bundles = self._bundles(items)
         queue = iter(items)
+        remote: Any = None
+        bundles: dict[str, Any] = {}
 
         def fill() -> None:
             for item in queue:
@@ -156,6 +156,8 @@ class RayBackend:
                     break
 
         try:
+            remote = self.ray.remote(run_shipped)
+            bundles = self._bundles(items)
             fill()
             while self._pending:
                 done, _ = self.ray.wait(list(self._pending), num_returns=1)
