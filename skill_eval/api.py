@@ -27,6 +27,7 @@ from .model import Arm, Attempt, Suite, Task, Usage
 from .policy import DEFAULT_POLICY, Policy
 from .results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
 from .runner import Journal, Runner, RunSettings, attempts_by, plan_jobs
+from .shards import Shard
 from .workspace import KeepPolicy
 
 
@@ -46,6 +47,7 @@ class EvaluationSettings:
     keep_workspaces: KeepPolicy = "none"
     workspace_parent: Path | None = None
     keep_root: Path | None = None
+    shard: Shard | None = None  # run only this slice of the (task, sample) pairs
 
     @property
     def sample_count(self) -> int:
@@ -165,7 +167,10 @@ def evaluate(suite: Suite, arms: Sequence[Arm], executor: ExecutorBase | str, *,
                                 workspace_parent=settings.workspace_parent,
                                 keep_root=settings.keep_root),
                     backend=backend)
-    attempts = runner.run(plan_jobs(arms, suite.tasks, settings.sample_count), done)
+    jobs = plan_jobs(arms, suite.tasks, settings.sample_count)
+    if settings.shard is not None:
+        jobs = settings.shard.select(jobs, suite.tasks)
+    attempts = runner.run(jobs, done)
     return summarise(suite.tasks, arms, attempts, settings, reference)
 
 

@@ -18,6 +18,7 @@ from . import artifact as artifact_mod
 from .analysis import Analysis
 from .api import EvaluationSettings, evaluate, summarise
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
+from .backends import create_backend
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted, UsageError
 from .evaluators.registry import evaluator_sources
@@ -38,6 +39,7 @@ from .progress import Progress
 from .results import TaskResult, first_failures
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
+from .shards import parse_shard
 from .suite import load_suite
 from .verdict import (
     RunHealth,
@@ -70,6 +72,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     """Run one evaluation end to end and write its artifact."""
     log = log or (lambda message: print(message, file=sys.stderr))
     check_options(opts)
+    shard = parse_shard(opts.shard)
+    backend = create_backend(opts.backend, concurrency=opts.concurrency,
+                             address=opts.ray_address)
     started_at = datetime.now(UTC)
     suite = load_suite(opts.task_suite)
     for task in suite.tasks:  # a judge that cannot be built stops the run before any call
@@ -117,15 +122,18 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         samples=opts.sample_count, judge_backend=judge_backend_name(opts, executor_name),
         judge_model=judge_model(JudgeContext(suite_dir=suite.directory,
                                              judge_model=opts.judge_model)),
-        evaluator_dirs=_evaluator_dirs(opts)))
+        evaluator_dirs=_evaluator_dirs(opts),
+        extra={"shard": shard.label} if shard else {}))  # a shard resumes only itself
     fingerprint = fingerprint_of(parts)
     label = safe_component(arms.run_id) if opts.standalone else \
         f"{safe_component(arms.run_id)}--{safe_component(arms.candidate_id)}"
+    label += f"--shard-{shard.index}-of-{shard.count}" if shard else ""
     run = open_run_dir(state_root, label=label, run_id=arms.run_id, fingerprint=fingerprint,
                        resume=opts.resume, info={"candidate_id": arms.candidate_id,
                                                  "task_suite": str(suite.path),
                                                  "created_at": started_at.isoformat(),
                                                  "options": asdict(opts),
+                                                 "executor": describe,  # for `merge`
                                                  "arms": arms_to_dict(arms)},
                        warn=lambda m: log(f"warning: {m}"), ingredients=parts)
     if opts.resume == "" and not run.resumed:
@@ -137,7 +145,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     journal = Journal(run_dir / JOURNAL_NAME)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
-    progress = Progress({a.name: len(suite.tasks) * opts.sample_count for a in arm_list},
+    pairs = len(suite.tasks) * opts.sample_count
+    per_arm = sum(shard.owns(p) for p in range(pairs)) if shard else pairs
+    progress = Progress({a.name: per_arm for a in arm_list},
                         level=lambda: getattr(executor, "concurrency_level", None)) \
         if opts.progress else None
     if resumed:
@@ -168,10 +178,11 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         progress.already(a for a in done if a.status != "error")
     try:
         settings = replace(evaluation_settings(opts), keep_root=run_dir / WORKSPACES_DIR,
-                           keep_workspaces=cast(KeepPolicy, opts.keep_workspaces))
+                           keep_workspaces=cast(KeepPolicy, opts.keep_workspaces),
+                           shard=shard)
         result = evaluate(suite, arm_list, executor, settings=settings,
                           reference=arm_list[-1].name, judge_context=ctx, journal=journal,
-                          done=done, progress=progress)
+                          done=done, progress=progress, backend=backend)
     except KeyboardInterrupt:
         finished = sum(a.status != "error" for a in journal.read())
         raise RunInterrupted(str(run_dir), finished) from None
@@ -186,8 +197,14 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             cache.close()
     attempts = list(result.attempts)
     extras.update(close_judge_cache(ctx))
-    return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
-                             describe, log=log, extras=extras)
+    partial = None
+    if shard is not None:  # one slice decides nothing: `skill-eval merge` joins them
+        partial = Verdict("skipped", f"shard {shard.label}: {len(attempts)} attempts of a "
+                                     "sharded run; join the shards with `skill-eval merge`")
+        extras["shard"] = {"index": shard.index, "count": shard.count,
+                           "attempts": len(attempts)}
+    return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, partial,
+                             started_at, describe, log=log, extras=extras)
 
 
 def evaluation_settings(opts: RunOptions) -> EvaluationSettings:

@@ -68,6 +68,9 @@ class RunOptions:
     config_file: str | None = None  # the project config file the defaults came from
     batch: bool = False  # anthropic: attempts through the Message Batches API (half price)
     fixed_concurrency: bool = False  # anthropic: --concurrency calls at once, not adaptive
+    backend: str = "threads"  # where attempts run: threads | ray (backends.BACKENDS)
+    ray_address: str | None = None  # --backend ray: the cluster (None: start a local one)
+    shard: str | None = None  # "i/n": run only this slice of (task, sample) pairs (shards.py)
 
     @property
     def executor_name(self) -> str:
@@ -146,7 +149,26 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError("--mock mocks the judges too; to judge scripted outputs with a real "
                          "model use --executor mock --judge-executor "
                          f"{opts.judge_executor}")
+    _check_scale(opts)
     _check_paths(opts)
+
+
+def _check_scale(opts: RunOptions) -> None:
+    """--backend, --ray-address and --shard."""
+    from .backends import BACKENDS
+    from .shards import parse_shard
+
+    if opts.backend not in BACKENDS:
+        raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}, got {opts.backend!r}")
+    if opts.ray_address and opts.backend != "ray":
+        raise UsageError("--ray-address is for --backend ray")
+    parse_shard(opts.shard)
+    if opts.batch and opts.backend == "ray":
+        raise UsageError("--batch and --backend ray do not mix: the batch is sent from this "
+                         "machine and its results would not reach the Ray workers")
+    if opts.shard is not None and opts.baseline_cache_dir:
+        raise UsageError("--shard cannot use --baseline-cache-dir: a shard runs part of the "
+                         "baseline, and the cache holds whole baselines")
 
 
 def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:

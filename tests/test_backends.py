@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -20,6 +22,7 @@ from skill_eval.judges.base import JudgeContext, build_judge
 from skill_eval.judges.judge_cache import MemoryJudgeCache
 from skill_eval.model import Arm, Skill, Task
 from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
+from tests.helpers import DEMO_SKILL, DEMO_SUITE
 
 TASKS = [
     Task(id="exact", prompt="say ok", judge={"type": "contains", "expected": ["ok"]}),
@@ -93,5 +96,20 @@ def test_the_thread_backend_keeps_concurrency_bounded_and_stops_when_closed() ->
 
 
 def test_an_unknown_backend_names_the_valid_ones() -> None:
-    with pytest.raises(UsageError, match="valid backends: threads"):
-        create_backend("ray", concurrency=2)
+    with pytest.raises(UsageError, match="valid backends: threads, ray"):
+        create_backend("spark", concurrency=2)
+
+
+def test_the_ray_backend_without_ray_installed_says_how_to_install_it(tmp_path: Path) -> None:
+    # A fresh interpreter in which `import ray` fails, as where the extra is not installed.
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from skill_eval.cli import main\n"
+            "sys.argv = ['skill-eval', *sys.argv[1:]]\nmain()")
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", "--standalone", "--task-suite", str(DEMO_SUITE),
+         "--skill-path", str(DEMO_SKILL), "--mock", "--state-root", str(tmp_path / "s"),
+         "--backend", "ray"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("Error: --backend ray needs Ray, which is not installed: "
+                                   "pip install 'skill-eval[ray]'")
+    assert not (tmp_path / "s").exists()  # nothing ran, nothing was written

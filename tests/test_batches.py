@@ -176,6 +176,16 @@ def test_batch_needs_the_anthropic_executor(tmp_path: Path) -> None:
     assert "--batch" in err and "--executor anthropic" in err and "(got mock)" in err
 
 
+def test_batch_refuses_the_ray_backend(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite", [contains_task("t0", "alpha")])
+    skill = write_skill(tmp_path / "skill")
+    code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
+                           str(skill), "--state-root", str(tmp_path / "s"), "--executor",
+                           "anthropic", "--batch", "--backend", "ray")
+    assert code == 2 and "Traceback" not in err
+    assert "--batch and --backend ray do not mix" in err
+
+
 def _batch_args(tmp_path: Path) -> list[str]:
     suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha") for i in range(3)])
     skill = write_skill(tmp_path / "skill", f"Say alpha. {MARK}")

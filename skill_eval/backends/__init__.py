@@ -1,5 +1,5 @@
 """Where attempts run: one small protocol, so the runner does not care whether a job runs on a
-thread of this process (`threads`, the default) or somewhere else (a Ray cluster, later).
+thread of this process (`threads`, the default) or somewhere else (`ray`: a Ray cluster).
 
 A backend maps a plain function over picklable jobs and yields each result as it finishes, in
 any order. The runner (the driver) consumes the results: it alone writes the journal, reports
@@ -31,15 +31,23 @@ class Backend(Protocol):
         ...
 
 
-def create_backend(name: str, *, concurrency: int) -> Backend:
-    """The backend called `name` (today only "threads")."""
+BACKENDS = ("threads", "ray")
+
+
+def create_backend(name: str, *, concurrency: int, address: str | None = None) -> Backend:
+    """The backend called `name`: "threads", or "ray" (on the cluster at `address`, or a
+    local one; Ray is imported only then)."""
     if name == "threads":
         from .threads import ThreadBackend
 
         return ThreadBackend(concurrency)
+    if name == "ray":
+        from .ray import RayBackend
+
+        return RayBackend(concurrency, address)
     from ..errors import UsageError
 
-    raise UsageError(f"unknown backend {name!r}; valid backends: threads")
+    raise UsageError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
 
 
-__all__ = ["Backend", "create_backend"]
+__all__ = ["BACKENDS", "Backend", "create_backend"]

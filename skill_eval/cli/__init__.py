@@ -31,6 +31,7 @@ COMMANDS = {
     "import": "import_cmd",
     "export": "export_cmd",
     "export-benchmark": "export_benchmark_cmd",
+    "merge": "merge_cmd",
 }
 
 

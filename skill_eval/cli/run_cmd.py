@@ -163,6 +163,17 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--fixed-concurrency", is_flag=True,
                      help="anthropic: keep --concurrency calls at once instead of adapting "
                           "(halve on 429/529, grow by one per window of successes)."),
+        click.option("--backend", type=click.Choice(["threads", "ray"]), default="threads",
+                     show_default=True,
+                     help="Where attempts run: a thread pool here, or Ray tasks on a cluster "
+                          "(needs skill-eval[ray]; --concurrency still caps attempts at once)."),
+        click.option("--ray-address", metavar="ADDRESS",
+                     help="--backend ray: the cluster to use (e.g. auto, ray://host:10001; "
+                          "default: start a local Ray for the run)."),
+        click.option("--shard", metavar="I/N",
+                     help="Run only slice I of N of the (task, sample) pairs (both arms of a "
+                          "pair together), in its own run directory; join the slices with "
+                          "`skill-eval merge` (see references/ci.md)."),
     ]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,34 @@
+"""`skill-eval merge RUN_DIR... -o ARTIFACT`"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import SkillEvalError
+from .common import exit_code, fail
+
+
+@click.command("merge")
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(file_okay=False, path_type=str))
+@click.option("-o", "--output", required=True, metavar="ARTIFACT",
+              help="Where to write the merged artifact.")
+def command(run_dirs: tuple[str, ...], output: str) -> None:
+    """Join the run directories of every shard of a sharded run into one artifact.
+
+    Each RUN_DIR is the run directory of one `skill-eval run --shard I/N`; all N must be
+    given, made with the same suite, skills, executor and settings. The artifact equals the
+    one the unsharded run would have written (path on stdout). Exit codes as for `run`.
+    """
+    from ..merge import merge
+    from .run_cmd import VERDICT_EXIT, summary
+
+    try:
+        outcome = merge(run_dirs, output)
+    except SkillEvalError as exc:
+        fail(str(exc), exit_code(exc))
+    click.echo(summary(outcome), err=True)
+    click.echo(str(outcome.path))
+    sys.exit(VERDICT_EXIT[outcome.verdict])
