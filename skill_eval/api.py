@@ -20,6 +20,7 @@ from typing import Any
 
 from .analysis import Analysis, analyse
 from .backends import Backend
+from .blobs import DEFAULT_MAX_OUTPUT_BYTES
 from .errors import ExecutorError, UsageError
 from .executors.base import ExecutorBase, create_executor, get_executor_spec
 from .judges.base import JudgeContext, build_judge
@@ -46,6 +47,8 @@ class EvaluationSettings:
     keep_workspaces: KeepPolicy = "none"
     workspace_parent: Path | None = None
     keep_root: Path | None = None
+    # An executor output longer than this is cut before judging, the cut marked (None: never).
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
 
     @property
     def sample_count(self) -> int:
@@ -163,7 +166,8 @@ def evaluate(suite: Suite, arms: Sequence[Arm], executor: ExecutorBase | str, *,
                                 max_retries=settings.max_retries, progress=progress,
                                 keep_workspaces=settings.keep_workspaces,
                                 workspace_parent=settings.workspace_parent,
-                                keep_root=settings.keep_root),
+                                keep_root=settings.keep_root,
+                                max_output_bytes=settings.max_output_bytes),
                     backend=backend)
     attempts = runner.run(plan_jobs(arms, suite.tasks, settings.sample_count), done)
     return summarise(suite.tasks, arms, attempts, settings, reference)

@@ -59,7 +59,7 @@ def rejudge(run_dir: str | Path, *, output: str | None = None,
     state_root = Path(opts.state_root).resolve()
     ctx = judge_context(opts, suite.directory, opts.executor_name, state_root)
     stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
-    journal = Journal(run_path / f"rejudged-{stamp}.jsonl")
+    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", opts.max_preview_chars)
     runner = Runner(None, judges, ctx, journal,
                     RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries))
     try:

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..conductor import EvaluationOutcome, run_evaluation
 from ..config import chosen_config, command_defaults, load_config
 from ..errors import ConfigError, RunInterrupted, SkillEvalError
@@ -157,6 +158,14 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                           "besides the ranking's own directory and the current project."),
         click.option("--quiet", "-q", "--no-progress", is_flag=True,
                      help="No progress bar or lines."),
+        click.option("--max-preview-chars", type=int, default=DEFAULT_MAX_PREVIEW_CHARS,
+                     show_default=True, metavar="N",
+                     help="Outputs longer than this are kept whole in <run>/blobs/ and shown "
+                          "in the journal and artifact by their first and last N/2 characters."),
+        click.option("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES,
+                     show_default=True, metavar="N",
+                     help="An executor output longer than this is cut to it before judging "
+                          "(the cut is marked and recorded; not an error)."),
     ]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
