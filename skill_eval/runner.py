@@ -209,7 +209,7 @@ class Runner:
             attempt = self.journal.append(attempt)
         if finished.fatal:
             self.stop.set()
-            raise RunStopped(finished.attempt.error or "the executor cannot run",
+            raise RunStopped(attempt.error or "the executor cannot run",
                              str(self.journal.path.parent) if self.journal else "")
         if self.settings.progress is not None:
             self.settings.progress(attempt)
