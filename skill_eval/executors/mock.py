@@ -162,13 +162,28 @@ def _described(outputs: Mapping[str, Any]) -> Any:
     if _chars(outputs) <= DESCRIBED_OUTPUTS_CHARS:
         return dict(outputs)
     digest = hashlib.sha256()
-    size = 0
-    for chunk in json.JSONEncoder(sort_keys=True, ensure_ascii=False,
-                                  default=str).iterencode(outputs):
-        data = chunk.encode("utf-8")
+    _feed(outputs, digest)
+    return {"sha256": digest.hexdigest(), "chars": _chars(outputs)}
+
+
+def _feed(value: Any, digest: Any) -> None:
+    """Hash `value` canonically: keys sorted, each string length-prefixed (no escaping pass
+    over megabytes of text, as JSON would need)."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        digest.update(b"s%d:" % len(data))
         digest.update(data)
-        size += len(data)
-    return {"sha256": digest.hexdigest(), "size": size}
+    elif isinstance(value, Mapping):
+        digest.update(b"{%d:" % len(value))
+        for key in sorted(value, key=str):
+            _feed(str(key), digest)
+            _feed(value[key], digest)
+    elif isinstance(value, list | tuple):
+        digest.update(b"[%d:" % len(value))
+        for item in value:
+            _feed(item, digest)
+    else:
+        digest.update(json.dumps(value, default=str).encode("utf-8"))
 
 
 def _chars(value: Any) -> int:
