@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .blobs import OutputRef
+from .blobs import OutputRef, TranscriptRef
 from .report_view import one_line
 
 ARMS = ("candidate", "baseline")
@@ -60,6 +60,8 @@ class AttemptDetail:
     output_blob: str | None = None
     output_size: int | None = None
     output_cut_from: int | None = None
+    # When `transcript` holds only the first and last calls of a stored one: how many it has.
+    transcript_calls: int | None = None
 
     @property
     def output_blob_uri(self) -> str | None:
@@ -162,7 +164,8 @@ def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judg
         duration_ms=int(_float(attempt.get("duration_ms")) or 0),
         observations=_mapping(attempt.get("observations")),
         output_blob=_blob_of(ref, run_dir), output_size=ref.size if ref else None,
-        output_cut_from=ref.cut_from if ref else None)
+        output_cut_from=ref.cut_from if ref else None,
+        transcript_calls=calls.calls if (calls := TranscriptRef.from_dict(attempt)) else None)
 
 
 def _blob_of(ref: OutputRef | None, run_dir: Path | None) -> str | None:

@@ -95,6 +95,32 @@ def test_identical_outputs_are_stored_once(tmp_path: Path) -> None:
         {f"blobs/{hashlib.sha256(text.encode()).hexdigest()}"}
 
 
+def test_reports_show_the_preview_and_name_the_blob(tmp_path: Path) -> None:
+    text = big("report ", 300_000)
+    data = run(tmp_path, {"t": text})
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    html = tmp_path / "report.html"
+    code, _out, err = run_cli("report", data["_path"], "--format", "html", "-o", str(html))
+    assert code == 0, err
+    page = html.read_text()
+    assert len(page) < 100_000 and f"blobs/{digest}" in page and "preview of" in page
+    blob_uri = (Path(data["manifest"]["run_dir"]) / "blobs" / digest).as_uri()
+    assert f'href="{blob_uri}"' in page
+    code, out, err = run_cli("report", data["_path"], "--format", "junit")
+    assert code == 0 and len(out) < 100_000
+
+
+def test_rejudge_with_a_blob_gone_says_so_and_judges_no_preview(tmp_path: Path) -> None:
+    data = run(tmp_path, {"t": big("gone ", 50_000)})
+    run_dir = Path(data["manifest"]["run_dir"])
+    for blob in (run_dir / "blobs").iterdir():
+        blob.unlink()
+    code, out, err = run_cli("rejudge", str(run_dir))
+    again = read_json(out.strip())
+    assert [a["status"] for a in attempts(again)] == ["error", "error"]
+    assert "the recorded output is missing" in again["errors"][0]["error"]
+
+
 def test_short_outputs_stay_inline_with_no_blob(tmp_path: Path) -> None:
     data = run(tmp_path, {"t": "powerful, the end"})
     assert all(a["output"] == "powerful, the end" and "output_blob" not in a

@@ -124,7 +124,9 @@ def task_text(task: Any, full: bool = False) -> list[tuple[str, str]]:
                 sections.append((head + " - changed files", "\n".join(
                     f"{safe(f.get('path'))} ({safe(f.get('size'))} bytes)" for f in a.files)))
             if a.transcript:
-                sections.append((head + " - transcript", "\n".join(
+                shown = f" (first and last {len(a.transcript) // 2} of " \
+                    f"{a.transcript_calls} calls)" if a.transcript_calls else ""
+                sections.append((head + " - transcript" + shown, "\n".join(
                     f"{'ok ' if c.get('ok', True) else 'ERR'} {safe(c.get('name'))} "
                     f"{safe(json.dumps(c.get('input'), ensure_ascii=False))}"
                     + (f"\n      {safe(c.get('output'))}" if c.get("output") else "")
