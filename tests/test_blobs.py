@@ -138,3 +138,19 @@ def test_a_missing_blob_is_a_clear_error_not_a_preview_judged_as_the_output(
 def test_only_a_non_default_cut_enters_the_fingerprint() -> None:
     assert cut_ingredient(10 * 1024 * 1024) == {}  # fingerprints from before the cut match
     assert cut_ingredient(1000) == {"max_output_bytes": 1000}
+
+
+def test_show_says_a_stored_transcript_is_shown_by_its_ends(tmp_path: Path) -> None:
+    from skill_eval.cli.show_cmd import task_text
+    from skill_eval.task_details import TaskDetail, attempt_detail
+
+    calls = tuple(ToolCall("Bash", {"command": f"step {i}"}, True, "log " * 1000)
+                  for i in range(60))
+    stored = store_attempt(attempt("x" * 5000, transcript=calls), BlobStore(tmp_path), 1000)
+    detail = attempt_detail("candidate", stored.to_dict(), run_dir=tmp_path)
+    assert detail.transcript_calls == 60 and len(detail.transcript) == 20
+    assert detail.full_output() == "x" * 5000
+    sections = dict(task_text(TaskDetail("t", "p", {"candidate": [detail]}), full=True))
+    heading = next(h for h in sections if "transcript" in h)
+    assert "first and last 10 of 60 calls" in heading
+    assert sections[next(h for h in sections if "output" in h)] == "x" * 5000
