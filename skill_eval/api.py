@@ -20,6 +20,7 @@ from typing import Any
 
 from .analysis import Analysis, analyse
 from .backends import Backend
+from .blobs import DEFAULT_MAX_OUTPUT_BYTES
 from .errors import ExecutorError, UsageError
 from .executors.base import ExecutorBase, create_executor, get_executor_spec
 from .judges.base import JudgeContext, build_judge
@@ -48,6 +49,8 @@ class EvaluationSettings:
     workspace_parent: Path | None = None
     keep_root: Path | None = None
     shard: Shard | None = None  # run only this slice of the (task, sample) pairs
+    # An executor output longer than this is cut before judging, the cut marked (None: never).
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
 
     @property
     def sample_count(self) -> int:
@@ -165,7 +168,8 @@ def evaluate(suite: Suite, arms: Sequence[Arm], executor: ExecutorBase | str, *,
                                 max_retries=settings.max_retries, progress=progress,
                                 keep_workspaces=settings.keep_workspaces,
                                 workspace_parent=settings.workspace_parent,
-                                keep_root=settings.keep_root),
+                                keep_root=settings.keep_root,
+                                max_output_bytes=settings.max_output_bytes),
                     backend=backend)
     jobs = plan_jobs(arms, suite.tasks, settings.sample_count)
     if settings.shard is not None:

@@ -6,7 +6,8 @@ kind/version/model/sampling, skill mode, pass_k and samples, judge configs, sour
 model, prompt template and cache schema versions. Concurrency, timeouts, retries and paths are
 deliberately left out. Values are JSON in diskcache (never pickle: see jsondisk), entries live
 exactly `ttl` seconds, attempts that ended in error are never stored, and an unreadable entry is
-a miss with a warning.
+a miss with a warning. Long outputs are stored by hash, once, in `<cache>/blobs/` (blobs.py),
+the entry keeping their preview; entries written before that hold outputs inline and still hit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .attempt_store import store_attempt
+from .blobs import BLOBS_DIR, DEFAULT_MAX_OUTPUT_BYTES, BlobStore, cut_ingredient
 from .errors import CacheError
 from .fingerprint import (  # noqa: F401  (re-exported: the cache's ingredients)
     ArmSkill,
@@ -49,6 +52,7 @@ class BaselineIngredients:
     judge_backend: str
     judge_model: str
     evaluator_dirs: tuple[Path, ...] = ()
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
 
 
 def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
@@ -62,7 +66,8 @@ def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
         skills={"baseline": ArmSkill(ing.skill_sha256, ing.skill_directory)},
         executor=executor, skill_mode=ing.skill_mode, pass_k=ing.pass_k, samples=ing.samples,
         judge_backend=ing.judge_backend, judge_model=ing.judge_model,
-        evaluator_dirs=ing.evaluator_dirs, extra={"cache_schema": CACHE_SCHEMA_VERSION})))
+        evaluator_dirs=ing.evaluator_dirs, extra={"cache_schema": CACHE_SCHEMA_VERSION,
+                                                  **cut_ingredient(ing.max_output_bytes)})))
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,8 @@ class BaselineCache:
             age = self.clock() - created
             if age >= self.ttl or age < 0:
                 return None
-            attempts = tuple(Attempt.from_dict(a) for a in value["attempts"])
+            attempts = tuple(Attempt.from_dict(a, blob_root=self.directory)
+                             for a in value["attempts"])
         except Exception as exc:  # corrupt, unsafe or foreign entry: a miss, never a crash
             self.warn(f"baseline cache entry {key[:12]} is unreadable ({exc}); ignoring it")
             return None
@@ -101,14 +107,13 @@ class BaselineCache:
 
     def put(self, key: str, attempts: Sequence[Attempt], created_at: float | None = None) -> int:
         """Store the attempts that did not end in error; returns how many were stored."""
-        keep = [a.to_dict() for a in attempts if a.status != "error"]
-        if not keep:
-            return 0
         created = created_at if created_at is not None else self.clock()
         remaining = self.ttl - (self.clock() - created)
-        if remaining <= 0:
+        if remaining <= 0 or not any(a.status != "error" for a in attempts):
             return 0
         try:
+            store = BlobStore(self.directory)
+            keep = [store_attempt(a, store).to_dict() for a in attempts if a.status != "error"]
             self._cache.set(key, {"created_at": created, "attempts": keep}, expire=remaining)
         except Exception as exc:
             self.warn(f"could not write the baseline cache ({exc}); results are unaffected")
@@ -131,6 +136,7 @@ class BaselineCache:
                 "size_bytes": self._cache.volume(), "ttl_seconds": self.ttl}
 
     def clear(self) -> int:
+        shutil.rmtree(self.directory / BLOBS_DIR, ignore_errors=True)
         return int(self._cache.clear())
 
     def close(self) -> None:
@@ -142,7 +148,8 @@ def clear_directory(directory: Path) -> int:
     else; for a cache too corrupt to open. Returns how many files went."""
     removed = 0
     for path in list(directory.glob("cache.db*")) + [p for p in directory.glob("[0-9a-f][0-9a-f]")
-                                                     if p.is_dir()]:
+                                                     if p.is_dir()] + \
+            [p for p in (directory / BLOBS_DIR,) if p.is_dir()]:
         if path.is_dir():
             removed += sum(1 for f in path.rglob("*") if f.is_file())
             shutil.rmtree(path, ignore_errors=True)

@@ -19,6 +19,7 @@ from .analysis import Analysis
 from .api import EvaluationSettings, evaluate, summarise
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
 from .backends import create_backend
+from .blobs import cut_ingredient
 from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
 from .errors import CacheError, ExecutorError, JudgeError, RunInterrupted, UsageError
 from .evaluators.registry import evaluator_sources
@@ -123,7 +124,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         judge_model=judge_model(JudgeContext(suite_dir=suite.directory,
                                              judge_model=opts.judge_model)),
         evaluator_dirs=_evaluator_dirs(opts),
-        extra={"shard": shard.label} if shard else {}))  # a shard resumes only itself
+        # a shard resumes only itself; a non-default cut changes what judges see
+        extra={**({"shard": shard.label} if shard else {}),
+               **cut_ingredient(opts.max_output_bytes)}))
     fingerprint = fingerprint_of(parts)
     label = safe_component(arms.run_id) if opts.standalone else \
         f"{safe_component(arms.run_id)}--{safe_component(arms.candidate_id)}"
@@ -142,7 +145,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     run_dir, resumed = run.path, run.resumed
 
     ctx = judge_context(opts, suite.directory, executor_name, state_root, run_dir=run_dir)
-    journal = Journal(run_dir / JOURNAL_NAME)
+    journal = Journal(run_dir / JOURNAL_NAME, opts.max_preview_chars)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
     pairs = len(suite.tasks) * opts.sample_count
@@ -163,7 +166,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             skill_directory=skill.directory if skill else None, executor=describe,
             skill_mode=opts.skill_mode, pass_k=opts.pass_k, samples=opts.sample_count,
             judge_backend=ctx.judge_backend, judge_model=judge_model(ctx),
-            evaluator_dirs=_evaluator_dirs(opts)))
+            evaluator_dirs=_evaluator_dirs(opts), max_output_bytes=opts.max_output_bytes))
         hit = cache.get(cache_key)
         reused = _reuse_cached(hit.attempts if hit else (), done, suite, opts.sample_count,
                                journal)
@@ -212,7 +215,8 @@ def evaluation_settings(opts: RunOptions) -> EvaluationSettings:
     return EvaluationSettings(pass_k=opts.pass_k, samples=opts.sample_count,
                               policy=opts.policy,  # type: ignore[arg-type]  # check_options
                               min_delta=opts.min_delta, margin=opts.margin,
-                              concurrency=opts.concurrency, max_retries=opts.max_retries)
+                              concurrency=opts.concurrency, max_retries=opts.max_retries,
+                              max_output_bytes=opts.max_output_bytes)
 
 
 def _open_baseline_cache(opts: RunOptions, arms: Arms, log: Callable[[str], None]) \
@@ -238,8 +242,7 @@ def _reuse_cached(cached: Iterable[Attempt], done: list[Attempt], suite: Any, sa
         if attempt.arm != "baseline" or key in have or attempt.task_id not in task_ids \
                 or attempt.index >= samples:
             continue
-        journal.append(attempt)
-        done.append(attempt)
+        done.append(journal.append(attempt))  # its blobs copied from the cache into the run
         have.add(key)
         reused += 1
     return reused

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .blobs import DEFAULT_MAX_OUTPUT_BYTES, measure
 from .executors.base import ExecutorBase, create_executor
 from .judges.base import Judge, JudgeContext, build_judge, run_judge, traceback_tail
 from .model import (
@@ -29,7 +30,6 @@ from .model import (
     ExecutionResult,
     JudgeResult,
     Task,
-    clean_text,
     status_of,
 )
 from .observers import observe
@@ -117,6 +117,7 @@ class RunSpec:
     judging: JudgeSettings
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,10 @@ class AttemptEnv:
                  ctx: JudgeContext, retry: RetryPolicy, *,
                  workspaces: WorkspaceSettings | None = None,
                  sleep: Callable[[float], None] | None = None,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None,
+                 max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES) -> None:
         self.executor, self.ctx, self.retry = executor, ctx, retry
+        self.max_output_bytes = max_output_bytes
         self.judges: dict[str, Judge] = dict(judges or {})
         self.workspaces = workspaces or WorkspaceSettings()
         self.sleep_fn = sleep
@@ -205,7 +208,7 @@ def environment(spec: RunSpec) -> AttemptEnv:
             executor = create_executor(spec.executor, spec.executor_config) \
                 if spec.executor else None
             env = AttemptEnv(executor, None, spec.judging.context(), spec.retry,
-                             workspaces=spec.workspaces)
+                             workspaces=spec.workspaces, max_output_bytes=spec.max_output_bytes)
             while len(_ENVIRONMENTS) >= _KEPT_ENVIRONMENTS:
                 del _ENVIRONMENTS[next(iter(_ENVIRONMENTS))]
             _ENVIRONMENTS[spec.key] = env
@@ -235,9 +238,11 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
         missing = _copy_in(env, workspace, job.task)
         result, tries = (ExecutionResult(error=missing), 0) if missing else \
             _execute(env, job, workspace.path if workspace else None)
+        # Encoded and hashed once; cut (and marked) past --max-output-bytes: not an error.
+        output, output_ref = measure(result.output, env.max_output_bytes)
         attempt = Attempt(
             arm=job.arm.name, task_id=job.task.id, index=job.index, status="error",
-            output=result.output, judge=None, error=result.error, duration_ms=0,
+            output=output, output_ref=output_ref, judge=None, error=result.error, duration_ms=0,
             tries=tries, usage=result.usage, cost_usd=result.cost_usd,
             started_at=started_at, transcript=result.transcript,
             files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
@@ -317,7 +322,6 @@ def _execute(env: AttemptEnv, job: AttemptJob, workspace: Path | None) \
             # A bug in the executor: the same input raises again, so it is not retried.
             result = ExecutionResult(error=f"executor crashed: {type(exc).__name__}: {exc}"
                                            f"\n{traceback_tail(exc)}")
-        result = replace(result, output=clean_text(result.output))
         if result.fatal:
             return result, tries
         if not result.error or not result.retryable or not env.retrying(tries):

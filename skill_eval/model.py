@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .blobs import OutputRef, TranscriptRef
 from .work import Snapshot, ToolCall, Work
 
 Status = Literal["passed", "failed", "error"]
@@ -28,6 +29,8 @@ DEFAULT_TIMEOUT_SECONDS = 300.0
 
 def clean_text(text: str) -> str:
     """Text with lone surrogates (which no UTF-8 file can hold) replaced by U+FFFD."""
+    if text.isascii():  # constant time in CPython: most outputs need no encoding to check
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -241,7 +244,10 @@ class Attempt:
     """One execution of one task with one arm, with its judgement, as journaled.
 
     `output`, `transcript` and `files` are what the attempt produced (see `work`); `meta` is
-    what the executor reported about the call (latency, stop reason, model id, ...)."""
+    what the executor reported about the call (latency, stop reason, model id, ...).
+    Once journaled (attempt_store.py), a long output is held as its preview: `output_ref.blob`
+    names the blob with the whole of it under `blob_root` (the run directory), and `work`
+    reads it from there; likewise a long transcript (`transcript_ref`)."""
 
     arm: ArmName
     task_id: str
@@ -261,10 +267,35 @@ class Attempt:
     meta: Mapping[str, Any] = field(default_factory=dict)
     # Observer name -> its reading (observers.py); never part of the status.
     observations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    output_ref: OutputRef | None = None  # size, sha256, blob (None: records before blobs)
+    transcript_ref: TranscriptRef | None = None  # set when the transcript is a blob
+    blob_root: Path | None = field(default=None, compare=False)  # where blobs/ is
 
     @property
     def work(self) -> Work:
-        return Work(text=self.output, transcript=self.transcript, files=self.files)
+        """What the judges read: the whole output and transcript (from their blobs when the
+        attempt holds previews; FileNotFoundError when a blob is gone)."""
+        ref = self.output_ref
+        return Work(text=self.full_output(), transcript=self.full_transcript(),
+                    files=self.files, text_sha256=ref.sha256 if ref else None)
+
+    def full_output(self) -> str:
+        """The whole output: `output`, or its blob when `output` is a preview."""
+        ref = self.output_ref
+        if ref is None or ref.blob is None:
+            return self.output
+        return self._blob(ref.blob).decode("utf-8", "replace")
+
+    def full_transcript(self) -> tuple[ToolCall, ...]:
+        ref = self.transcript_ref
+        if ref is None:
+            return self.transcript
+        return tuple(ToolCall.from_dict(c) for c in json.loads(self._blob(ref.blob)))
+
+    def _blob(self, rel: str) -> bytes:
+        if self.blob_root is None:
+            raise FileNotFoundError(f"{rel}: the attempt does not know its run directory")
+        return (self.blob_root / rel).read_bytes()
 
     def to_dict(self) -> dict[str, Any]:
         """The journal record. Transcript, files and meta appear only when there are some,
@@ -275,6 +306,7 @@ class Attempt:
             "index": self.index,
             "status": self.status,
             "output": self.output,
+            **(self.output_ref.to_dict() if self.output_ref else {}),
             "judge": self.judge.to_dict() if self.judge else None,
             "error": self.error,
             "duration_ms": self.duration_ms,
@@ -284,7 +316,9 @@ class Attempt:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
         }
-        out.update(self.work.to_dict())
+        out.update(Work(transcript=self.transcript, files=self.files).to_dict())
+        if self.transcript_ref is not None:
+            out.update(self.transcript_ref.to_dict())
         if self.meta:
             out["meta"] = _jsonable(self.meta)
         if self.observations:  # omitted when empty: artifacts without observers are unchanged
@@ -292,7 +326,9 @@ class Attempt:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Attempt:
+    def from_dict(cls, data: Mapping[str, Any], blob_root: Path | None = None) -> Attempt:
+        """An attempt from its record; `blob_root` is the directory its blobs are under (the
+        run directory of its journal). Records written before blobs hold outputs inline."""
         judge = data.get("judge")
         work = Work.from_dict(str(data.get("output") or ""), data)
         meta = data.get("meta")
@@ -315,6 +351,9 @@ class Attempt:
             files=work.files,
             meta=dict(meta) if isinstance(meta, Mapping) else {},
             observations=dict(observations) if isinstance(observations, Mapping) else {},
+            output_ref=OutputRef.from_dict(data),
+            transcript_ref=TranscriptRef.from_dict(data),
+            blob_root=blob_root,
         )
 
 

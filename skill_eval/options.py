@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
 from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
@@ -71,6 +72,8 @@ class RunOptions:
     backend: str = "threads"  # where attempts run: threads | ray (backends.BACKENDS)
     ray_address: str | None = None  # --backend ray: the cluster (None: start a local one)
     shard: str | None = None  # "i/n": run only this slice of (task, sample) pairs (shards.py)
+    max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS  # longer outputs: preview + blob
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut before judging
 
     @property
     def executor_name(self) -> str:
@@ -121,6 +124,11 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError(f"--temperature must be between 0 and 1, got {opts.temperature}")
     if opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be at least 1, got {opts.max_tokens}")
+    if opts.max_preview_chars < 100:  # a preview must show something of both ends
+        raise UsageError(f"--max-preview-chars must be at least 100, got "
+                         f"{opts.max_preview_chars}")
+    if opts.max_output_bytes < 1:
+        raise UsageError(f"--max-output-bytes must be at least 1, got {opts.max_output_bytes}")
     if opts.max_turns is not None and opts.max_turns < 1:
         raise UsageError(f"--max-turns must be at least 1, got {opts.max_turns}")
     try:

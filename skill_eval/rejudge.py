@@ -41,8 +41,8 @@ def rejudge(run_dir: str | Path, *, output: str | None = None,
         -> EvaluationOutcome:
     """Re-judge every executed attempt of `run_dir`. `judge_options` override the run's own
     judge settings (judge_executor, judge_model, judge_cache_dir, no_judge_cache,
-    evaluators_dirs). Attempts are judged by the runner's `judge_attempt`, on its pool, with
-    its retries."""
+    evaluators_dirs, max_preview_chars). Attempts are judged by the runner's `judge_attempt`,
+    on its pool, with its retries, on their whole outputs (read from the run's blobs)."""
     log = log or (lambda message: print(message, file=sys.stderr))
     run_path = Path(run_dir).resolve()
     manifest = load_manifest(run_path, warn=lambda m: log(f"warning: {m}"))
@@ -59,7 +59,7 @@ def rejudge(run_dir: str | Path, *, output: str | None = None,
     state_root = Path(opts.state_root).resolve()
     ctx = judge_context(opts, suite.directory, opts.executor_name, state_root)
     stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
-    journal = Journal(run_path / f"rejudged-{stamp}.jsonl")
+    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", opts.max_preview_chars)
     runner = Runner(None, judges, ctx, journal,
                     RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries))
     try:

@@ -98,6 +98,9 @@ def _body(result: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> str:
                   f"(first {MAX_OUTPUT_CHARS} characters) ---" if len(output) > MAX_OUTPUT_CHARS
                   else f"--- output of attempt {shown.get('index', '?')} ---",
                   output[:MAX_OUTPUT_CHARS]]
+        if shown.get("output_blob"):  # the record holds a preview: say where the whole is
+            lines.append(f"--- the whole output ({shown.get('output_size')} bytes) is "
+                         f"{shown['output_blob']} in the run directory ---")
     return "\n".join(lines)
 
 

@@ -22,8 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from .attempt_store import store_attempt
 from .backends import Backend
 from .backends.threads import ThreadBackend
+from .blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS, BlobStore
 from .errors import RunStopped
 from .executors.base import ExecutorBase
 from .executors.batches import BatchLog
@@ -73,6 +75,8 @@ class RunSettings:
     # where they were made.
     keep_root: Path | None = None
     keep_max_bytes: int = KEEP_MAX_BYTES
+    # An executor output longer than this is cut before judging (blobs.measure); None: never.
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
 
 
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
@@ -81,11 +85,15 @@ def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[
 
 
 class Journal:
-    """Append-only JSON-lines record of finished attempts. A line with a `record` key is a
-    note about the run, not an attempt (a sent Message Batch: `note`, `notes`)."""
+    """Append-only JSON-lines record of finished attempts. Long outputs (and transcripts) go
+    to the run's blob store beside it (`blobs/<sha256>`) and the record keeps a preview of
+    `max_preview_chars` characters (attempt_store.py). A line with a `record` key is a note
+    about the run, not an attempt (a sent Message Batch: `note`, `notes`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS) -> None:
         self.path = path
+        self.store = BlobStore(path.parent)
+        self.max_preview_chars = max_preview_chars
         self._lock = threading.Lock()
         self._handle: IO[str] | None = None
 
@@ -100,7 +108,7 @@ class Journal:
                     data = json.loads(line)
                     if isinstance(data, dict) and "record" in data:
                         continue  # a note (see `notes`)
-                    attempt = Attempt.from_dict(data)
+                    attempt = Attempt.from_dict(data, blob_root=self.path.parent)
                 except (ValueError, KeyError, TypeError):
                     continue
                 attempts[(attempt.arm, attempt.task_id, attempt.index)] = attempt
@@ -128,8 +136,12 @@ class Journal:
             raise ValueError("a journal note needs a 'record' kind")
         self._write(json.dumps(dict(record), ensure_ascii=False) + "\n")
 
-    def append(self, attempt: Attempt) -> None:
+    def append(self, attempt: Attempt) -> Attempt:
+        """Record `attempt` (its blobs first, so a record never names a missing blob); returns
+        it as recorded: previews in place of long output and transcript."""
+        attempt = store_attempt(attempt, self.store, self.max_preview_chars)
         self._write(json.dumps(attempt.to_dict(), ensure_ascii=False) + "\n")
+        return attempt
 
     def _write(self, line: str) -> None:
         with self._lock:
@@ -186,7 +198,7 @@ class Runner:
         return RunSpec(self.key, getattr(self.executor, "name", None) if self.executor else None,
                        getattr(self.executor, "config", None), JudgeSettings.of(self.ctx),
                        RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
-                       self._workspaces())
+                       self._workspaces(), max_output_bytes=s.max_output_bytes)
 
     def _workspaces(self) -> WorkspaceSettings:
         s = self.settings
@@ -201,7 +213,7 @@ class Runner:
             self._env = AttemptEnv(self.executor, self.judges, self.ctx,
                                    RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
                                    workspaces=self._workspaces(), sleep=s.sleep,
-                                   stop=self.stop)
+                                   stop=self.stop, max_output_bytes=s.max_output_bytes)
         return self._env
 
     def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
@@ -213,9 +225,9 @@ class Runner:
         self._prepare(todo)
         with closing(self._map(run_attempt, todo)) as finishing:
             for finished in finishing:
-                self._record(finished)
-                if finished.attempt is not None:
-                    results.append(finished.attempt)
+                recorded = self._record(finished)
+                if recorded is not None:
+                    results.append(recorded)
         return results
 
     def _prepare(self, todo: Sequence[Job]) -> None:
@@ -237,18 +249,21 @@ class Runner:
             self.ctx = judging([(job.task, r) for job, r in zip(todo, requests, strict=True)],
                                self.judges, self.ctx, log)
 
-    def _record(self, finished: Finished) -> None:
-        """Journal a finished attempt, report it, and stop the run if it was fatal."""
-        if finished.attempt is None:  # not started: the run had already stopped
-            return
+    def _record(self, finished: Finished) -> Attempt | None:
+        """Journal a finished attempt, report it, and stop the run if it was fatal; the
+        attempt as journaled (long output as a preview, the whole in the blob store)."""
+        attempt = finished.attempt
+        if attempt is None:  # not started: the run had already stopped
+            return None
         if self.journal is not None:
-            self.journal.append(finished.attempt)
+            attempt = self.journal.append(attempt)
         if finished.fatal:
             self.stop.set()
-            raise RunStopped(finished.attempt.error or "the executor cannot run",
+            raise RunStopped(attempt.error or "the executor cannot run",
                              str(self.journal.path.parent) if self.journal else "")
         if self.settings.progress is not None:
-            self.settings.progress(finished.attempt)
+            self.settings.progress(attempt)
+        return attempt
 
     def rejudge(self, attempts: Iterable[Attempt], tasks: Mapping[str, Task]) -> list[Attempt]:
         """Judge recorded attempts again through the backend, with `judge_attempt` (so with
@@ -260,14 +275,19 @@ class Runner:
                                todo)) as judged:
             for old, new in judged:
                 if new is not old and self.journal is not None:
-                    self.journal.append(new)
+                    new = self.journal.append(new)
                 results.append(new)
         return results
 
     def _rejudge_one(self, old: Attempt, task: Task) -> Attempt:
         if old.status == "error" and old.judge is None:
             return old  # it never produced an output to judge
-        return replace(self.judge_attempt(old, task), finished_at=now_iso())
+        try:
+            judged = self.judge_attempt(old, task)
+        except FileNotFoundError as exc:  # its blob is gone: say so, judge nothing
+            judged = replace(old, status="error", judge=None,
+                             error=f"cannot rejudge: the recorded output is missing ({exc})")
+        return replace(judged, finished_at=now_iso())
 
     def judge_attempt(self, attempt: Attempt, task: Task) -> Attempt:
         """Judge an attempt's work: `jobs.judge_attempt` with this run's judges and context."""

@@ -1,7 +1,8 @@
 """Per-task, per-attempt details of a run, read defensively from an artifact or a run's
 journal (attempts.jsonl): what the HTML report and `skill-eval show` draw beyond the summary
-(report_view.py): every attempt's output, each judge's mark, rubric dimensions and findings,
-changed files and transcript, and the task's prompt when the suite can still be read.
+(report_view.py): every attempt's output (its preview when long, and the blob holding the
+whole), each judge's mark, rubric dimensions and findings, changed files and transcript, and
+the task's prompt when the suite can still be read.
 
 Model and judge text is kept as it is (the renderers escape it); only ids and short lines
 pass through `one_line`.
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .blobs import OutputRef, TranscriptRef
 from .report_view import one_line
 
 ARMS = ("candidate", "baseline")
@@ -52,6 +54,29 @@ class AttemptDetail:
     cost_usd: float = 0.0
     duration_ms: int = 0
     observations: Mapping[str, Any] = field(default_factory=dict)  # non-gating observers
+    # When `output` is a preview: the blob with the whole output (absolute when the run
+    # directory is known), and its size in bytes; `output_cut_from` when the executor's output
+    # was cut at --max-output-bytes (the size it had).
+    output_blob: str | None = None
+    output_size: int | None = None
+    output_cut_from: int | None = None
+    # When `transcript` holds only the first and last calls of a stored one: how many it has.
+    transcript_calls: int | None = None
+
+    @property
+    def output_blob_uri(self) -> str | None:
+        """A link to the blob for the HTML report: a file:// URI when its path is known."""
+        if self.output_blob is None:
+            return None
+        path = Path(self.output_blob)
+        return path.as_uri() if path.is_absolute() else self.output_blob
+
+    def full_output(self) -> str:
+        """The whole output, read from its blob when `output` is a preview (OSError when the
+        blob is not there: an artifact from another machine)."""
+        if self.output_blob is None:
+            return self.output
+        return Path(self.output_blob).read_bytes().decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -116,8 +141,8 @@ def _mappings(value: Any) -> tuple[Mapping[str, Any], ...]:
     return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, list) else ()
 
 
-def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judge") \
-        -> AttemptDetail:
+def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judge",
+                   run_dir: Path | None = None) -> AttemptDetail:
     judge = _mapping(attempt.get("judge"))
     ev = _evaluation(judge)
     rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
@@ -125,6 +150,7 @@ def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judg
                       key=lambda f: rank.get(str(f.get("severity")), len(rank)))
     files = attempt.get("files")
     status = str(attempt.get("status") or _status_of(judge or {"error": "no judge"}))
+    ref = OutputRef.from_dict(attempt)
     return AttemptDetail(
         arm=arm, index=int(attempt.get("index") or 0), status=status,
         output="" if attempt.get("output") is None else str(attempt["output"]),
@@ -136,7 +162,16 @@ def attempt_detail(arm: str, attempt: Mapping[str, Any], judge_name: str = "judg
         transcript=_mappings(attempt.get("transcript")),
         cost_usd=_float(attempt.get("cost_usd")) or 0.0,
         duration_ms=int(_float(attempt.get("duration_ms")) or 0),
-        observations=_mapping(attempt.get("observations")))
+        observations=_mapping(attempt.get("observations")),
+        output_blob=_blob_of(ref, run_dir), output_size=ref.size if ref else None,
+        output_cut_from=ref.cut_from if ref else None,
+        transcript_calls=calls.calls if (calls := TranscriptRef.from_dict(attempt)) else None)
+
+
+def _blob_of(ref: OutputRef | None, run_dir: Path | None) -> str | None:
+    if ref is None or ref.blob is None:
+        return None
+    return str(run_dir / ref.blob) if run_dir is not None else ref.blob
 
 
 def _suite_tasks(suite_path: Any) -> dict[str, tuple[str, str]]:
@@ -155,13 +190,14 @@ def _suite_tasks(suite_path: Any) -> dict[str, tuple[str, str]]:
 
 
 def _group(rows: Iterable[tuple[str, Mapping[str, Any]]],
-           suite: Mapping[str, tuple[str, str]]) -> list[TaskDetail]:
+           suite: Mapping[str, tuple[str, str]], run_dir: Path | None) -> list[TaskDetail]:
     tasks: dict[str, TaskDetail] = {}
     for arm, attempt in rows:
         task_id = one_line(attempt.get("task_id"))
         prompt, judge_name = suite.get(task_id, (None, "judge"))
         task = tasks.setdefault(task_id, TaskDetail(task_id, prompt))
-        task.attempts.setdefault(arm, []).append(attempt_detail(arm, attempt, judge_name))
+        task.attempts.setdefault(arm, []).append(attempt_detail(arm, attempt, judge_name,
+                                                                run_dir))
     for task in tasks.values():
         for attempts in task.attempts.values():
             attempts.sort(key=lambda a: a.index)
@@ -183,7 +219,8 @@ def from_artifact(artifact: Mapping[str, Any], *, with_prompts: bool = True) -> 
                  "judge": {"passed": result.get("passed"), "score": result.get("score"),
                            "details": result.get("details"), "error": result.get("error")}}]
             rows += [(arm, {**a, "task_id": result.get("task_id")}) for a in attempts]
-    return _group(rows, suite)
+    run_dir = _mapping(artifact.get("manifest")).get("run_dir")  # where the blobs are
+    return _group(rows, suite, Path(run_dir) if isinstance(run_dir, str) and run_dir else None)
 
 
 def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
@@ -202,4 +239,4 @@ def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
                 latest[(record["arm"], str(record.get("task_id")), record.get("index"))] = record
     meta = meta if isinstance(meta, dict) else {}
     rows = [(arm, record) for (arm, _t, _i), record in latest.items()]
-    return meta, _group(rows, _suite_tasks(meta.get("task_suite")))
+    return meta, _group(rows, _suite_tasks(meta.get("task_suite")), run_dir)

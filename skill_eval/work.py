@@ -98,6 +98,9 @@ class Work:
     text: str = ""
     transcript: tuple[ToolCall, ...] = ()
     files: Snapshot | None = None
+    # sha256 of `text` when the caller already has it (blobs.measure): a 50 MB output is
+    # hashed once per attempt, not again for each judge-cache key.
+    text_sha256: str | None = field(default=None, compare=False)
 
     @property
     def is_text_only(self) -> bool:
@@ -106,10 +109,11 @@ class Work:
     def digest(self) -> str:
         """sha256 identifying this work. For text-only work it is the sha256 of the text, so a
         judge-cache key means what it meant when judges saw only the text."""
+        text_sha256 = self.text_sha256 or sha256_text(self.text)
         if self.is_text_only:
-            return sha256_text(self.text)
+            return text_sha256
         material = {
-            "text": sha256_text(self.text),
+            "text": text_sha256,
             "transcript": [c.to_dict() for c in self.transcript],
             "files": [f.to_dict() for f in self.files.files] if self.files else None,
         }

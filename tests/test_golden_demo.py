@@ -9,6 +9,7 @@ under the then-default `delta` policy, so the fresh run names it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -35,16 +36,32 @@ INTENDED = (
     (("manifest", "arms", "baseline", "skill_name"), "a skill is identified by all of it"),
     (("manifest", "arms", "baseline", "skill_directory"), "a skill is identified by all of it"),
     (("manifest", "config_file"), "the project config file used, if any"),
+    *(((arm, "*", "attempts", "*", key),
+       "every output is identified by its size and sha256; long ones are kept whole in "
+       "<run>/blobs and the artifact holds their preview (issue 16)")
+      for arm in ("candidate_results", "baseline_results")
+      for key in ("output_size", "output_sha256")),
 )
+
+
+def _drop(node: Any, path: tuple[str, ...]) -> None:
+    """Remove `path` below `node`; "*" stands for every item of a list."""
+    key, rest = path[0], path[1:]
+    children = node if key == "*" and isinstance(node, list) else \
+        [node.get(key)] if isinstance(node, dict) and rest else []
+    if not rest:
+        if isinstance(node, dict):
+            node.pop(key, None)
+        return
+    for child in children:
+        if child is not None:
+            _drop(child, rest)
 
 
 def without_intended(value: dict[str, Any]) -> dict[str, Any]:
     out = json.loads(json.dumps(value))
     for path, _reason in INTENDED:
-        node = out
-        for key in path[:-1]:
-            node = node.get(key, {})
-        node.pop(path[-1], None)
+        _drop(out, path)
     return out
 
 
@@ -80,3 +97,8 @@ def test_demo_artifact_matches_the_recorded_one(tmp_path: Path,
     assert golden["evaluation"]["verdict"] == "pass"
     assert [a["output"] for r in fresh["candidate_results"] for a in r["attempts"]] == \
         [a["output"] for r in golden["candidate_results"] for a in r["attempts"]]
+    # the demo's outputs are short: each stays inline in full (its own preview), no blob
+    for result in fresh["candidate_results"] + fresh["baseline_results"]:
+        for a in result["attempts"]:
+            assert a["output_sha256"] == hashlib.sha256(a["output"].encode()).hexdigest()
+            assert a["output_size"] == len(a["output"].encode()) and "output_blob" not in a

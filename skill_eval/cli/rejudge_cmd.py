@@ -24,6 +24,9 @@ from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
 @click.option("--no-judge-cache", is_flag=True, default=None, help="Judge every output afresh.")
 @click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
               help="Extra evaluator skills (repeatable).")
+@click.option("--max-preview-chars", type=click.IntRange(min=100), default=None, metavar="N",
+              help="Preview length for outputs recorded inline by older versions (default: "
+                   "as in the run).")
 def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
     """Judge a finished run again with the suite's current judges, without re-executing.
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..conductor import EvaluationOutcome, run_evaluation
 from ..config import chosen_config, command_defaults, load_config
 from ..errors import ConfigError, RunInterrupted, SkillEvalError
@@ -174,6 +175,14 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                      help="Run only slice I of N of the (task, sample) pairs (both arms of a "
                           "pair together), in its own run directory; join the slices with "
                           "`skill-eval merge` (see references/ci.md)."),
+        click.option("--max-preview-chars", type=int, default=DEFAULT_MAX_PREVIEW_CHARS,
+                     show_default=True, metavar="N",
+                     help="Outputs longer than this are kept whole in <run>/blobs/ and shown "
+                          "in the journal and artifact by their first and last N/2 characters."),
+        click.option("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES,
+                     show_default=True, metavar="N",
+                     help="An executor output longer than this is cut to it before judging "
+                          "(the cut is marked and recorded; not an error)."),
     ]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -81,9 +81,26 @@ def _rich_tree(title: str, tasks: list[Any]) -> None:
     rich_console().print(tree)
 
 
-def task_text(task: Any) -> list[tuple[str, str]]:
-    """(heading, body) sections of one task in full: prompt, then per attempt its output, the
-    judgement, findings, observers, changed files and transcript."""
+def output_text(a: Any, full: bool) -> tuple[str, str]:
+    """(heading suffix, body) of an attempt's output: the record's text (the preview of a long
+    output, naming its blob), or with `full` the whole output read from the blob."""
+    cut = f"; cut at --max-output-bytes from {a.output_cut_from} bytes" \
+        if a.output_cut_from is not None else ""
+    if a.output_blob is None:
+        return cut and f" ({cut[2:]})", safe(a.output)
+    if full:
+        try:
+            return f" (whole, {a.output_size} bytes{cut})", safe(a.full_output())
+        except OSError as exc:
+            return f" (preview: the whole is unreadable: {exc}{cut})", safe(a.output)
+    return (f" (preview of {a.output_size} bytes{cut}; --full shows the whole, kept in "
+            f"{safe(a.output_blob)})"), safe(a.output)
+
+
+def task_text(task: Any, full: bool = False) -> list[tuple[str, str]]:
+    """(heading, body) sections of one task in full: prompt, then per attempt its output (the
+    whole of long ones only with `full`), the judgement, findings, observers, changed files
+    and transcript."""
     from ..observers import reading_text
 
     sections = [("prompt", safe(task.prompt) if task.prompt else "(the suite is not readable)")]
@@ -91,7 +108,8 @@ def task_text(task: Any) -> list[tuple[str, str]]:
         for a in attempts:
             head = f"{arm} #{a.index}: {a.status}" + (
                 f", score {a.score:.2f}" if a.score is not None else "")
-            sections.append((head + " - output", safe(a.output)))
+            suffix, body = output_text(a, full)
+            sections.append((head + " - output" + suffix, body))
             judgement = [attempt_line(a)] if len(a.marks) > 1 else []  # a composite's parts
             judgement.append(safe(a.details))
             judgement += [f"[{safe(f.get('severity'))}] {safe(f.get('title'))}"
@@ -106,7 +124,9 @@ def task_text(task: Any) -> list[tuple[str, str]]:
                 sections.append((head + " - changed files", "\n".join(
                     f"{safe(f.get('path'))} ({safe(f.get('size'))} bytes)" for f in a.files)))
             if a.transcript:
-                sections.append((head + " - transcript", "\n".join(
+                shown = f" (first and last {len(a.transcript) // 2} of " \
+                    f"{a.transcript_calls} calls)" if a.transcript_calls else ""
+                sections.append((head + " - transcript" + shown, "\n".join(
                     f"{'ok ' if c.get('ok', True) else 'ERR'} {safe(c.get('name'))} "
                     f"{safe(json.dumps(c.get('input'), ensure_ascii=False))}"
                     + (f"\n      {safe(c.get('output'))}" if c.get("output") else "")
@@ -114,8 +134,8 @@ def task_text(task: Any) -> list[tuple[str, str]]:
     return sections
 
 
-def _show_task(title: str, task: Any, rich: bool) -> None:
-    sections = task_text(task)
+def _show_task(title: str, task: Any, rich: bool, full: bool) -> None:
+    sections = task_text(task, full)
     if not rich:
         lines = [title, f"task {task.task_id}"]
         for heading, body in sections:
@@ -136,7 +156,9 @@ def _show_task(title: str, task: Any, rich: bool) -> None:
 @click.option("--task", "task_id", metavar="ID", help="Show this task in full: prompt, every "
               "output, the judgement and the transcript.")
 @click.option("--plain", is_flag=True, help="Plain text even on a terminal.")
-def command(path: Path, task_id: str | None, plain: bool) -> None:
+@click.option("--full", is_flag=True, help="With --task: long outputs in full, read from the "
+              "run's blobs (by default their preview: first and last characters).")
+def command(path: Path, task_id: str | None, plain: bool, full: bool) -> None:
     """Show a run: every task, one attempt per line with each judge's mark (✓ passed,
     ✗ failed, ! error), score and short feedback.
 
@@ -159,4 +181,4 @@ def command(path: Path, task_id: str | None, plain: bool) -> None:
     if found is None:
         known = ", ".join(t.task_id for t in tasks[:20]) or "none"
         fail(f"--task {task_id}: no such task in {path} (tasks: {known})", EXIT_USAGE)
-    _show_task(title, found, rich)
+    _show_task(title, found, rich, full)

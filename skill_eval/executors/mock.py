@@ -26,6 +26,7 @@ read the prompt a judge built.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import threading
 from collections.abc import Collection, Mapping
@@ -45,6 +46,7 @@ from .mock_work import OUTPUT_KEYS, check_output, clean_output, scripted, write_
 MOCK_OUTPUT = "Mock execution output: no model was called."
 MOCK_SCORE = 0.8  # documented: "--mock: LLM-rubric judges return a fixed 0.8"
 MOCK_MODEL = "mock"
+DESCRIBED_OUTPUTS_CHARS = 64 * 1024  # scripted outputs beyond this are named by hash
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,12 @@ class MockConfig(ExecutorConfig):
 def load_mock_outputs(path: Path) -> dict[str, Any]:
     """Read and check a mock outputs file (YAML or JSON, JSON being YAML)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        # JSON is YAML, but the JSON parser reads a 50 MB output in a blink, YAML's in minutes.
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except FileNotFoundError:
         raise UsageError(f"{path}: mock outputs file not found") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"{path}: cannot read mock outputs: {exc}".splitlines()[0]) from None
     if data is None:
         return {}
@@ -146,10 +150,51 @@ class MockExecutor(ExecutorBase):
     def describe(self) -> dict[str, Any]:
         return {"kind": "mock", "model": self.config.model,
                 "temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
-                "skill_mode": self.config.skill_mode, "outputs": dict(self.outputs),
+                "skill_mode": self.config.skill_mode, "outputs": _described(self.outputs),
                 **({"mock_rules": True} if self.config.mock_rules else {}),
                 **({"installs": "nothing (each result's meta lists what it would install)"}
                    if self.config.skill_mode == "installed" else {})}
+
+
+def _described(outputs: Mapping[str, Any]) -> Any:
+    """The scripted outputs as the manifest (and the run fingerprint) names them: themselves,
+    or their sha256 and size when large, so big scripted outputs never land in an artifact."""
+    if _chars(outputs) <= DESCRIBED_OUTPUTS_CHARS:
+        return dict(outputs)
+    digest = hashlib.sha256()
+    _feed(outputs, digest)
+    return {"sha256": digest.hexdigest(), "chars": _chars(outputs)}
+
+
+def _feed(value: Any, digest: Any) -> None:
+    """Hash `value` canonically: keys sorted, each string length-prefixed (no escaping pass
+    over megabytes of text, as JSON would need)."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        digest.update(b"s%d:" % len(data))
+        digest.update(data)
+    elif isinstance(value, Mapping):
+        digest.update(b"{%d:" % len(value))
+        for key in sorted(value, key=str):
+            _feed(str(key), digest)
+            _feed(value[key], digest)
+    elif isinstance(value, list | tuple):
+        digest.update(b"[%d:" % len(value))
+        for item in value:
+            _feed(item, digest)
+    else:
+        digest.update(json.dumps(value, default=str).encode("utf-8"))
+
+
+def _chars(value: Any) -> int:
+    """About how long `value` is as JSON, counted without writing it."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Mapping):
+        return sum(len(str(k)) + _chars(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_chars(v) for v in value)
+    return 8
 
 
 def _rule_answer(request: ExecutionRequest) -> str:
