@@ -130,10 +130,30 @@ def merge(run_dirs: Sequence[str | Path], output: str | Path,
     names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
     attempts = [a for run in runs
                 for a in shard_attempts(run, suite.tasks, names, opts.sample_count)]
+    attempts = join_journals(attempts, Path(output))
     describe = first.meta.get("executor")
     if not isinstance(describe, dict):
         describe = {"kind": opts.executor_name}
     extras = {"merged": {"shards": [str(r.path) for r in runs], "count": first.shard.count}}
-    return finish_evaluation(opts, suite, arms, first.path.parent.parent, None, attempts,
+    return finish_evaluation(opts, suite, arms, first.path.parent.parent,
+                             joined_dir(Path(output)), attempts,
                              None, datetime.now(UTC), describe, log=log, extras=extras,
                              output=Path(output))
+
+
+def joined_dir(output: Path) -> Path:
+    """Where the merged run's journal and blobs live: beside the artifact, named after it."""
+    return output.resolve().parent / f"{output.stem}.run"
+
+
+def join_journals(attempts: Sequence[Attempt], output: Path) -> list[Attempt]:
+    """The shards' attempts written into one journal beside the artifact, their stored
+    outputs and transcripts copied into its blob store, so the merged artifact's blob paths
+    resolve (show --full, reports) without the shards' run directories."""
+    path = joined_dir(output) / JOURNAL_NAME
+    path.unlink(missing_ok=True)  # a merge done again starts afresh
+    journal = Journal(path)
+    try:
+        return [journal.append(attempt) for attempt in attempts]
+    finally:
+        journal.close()

@@ -5,6 +5,7 @@ that is not every shard of one run."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,9 @@ from skill_eval.shards import Shard
 from tests.artifact_compare import comparable
 from tests.helpers import (
     DEMO_OUTPUTS,
+    contains_task,
+    write_skill,
+    write_suite,
     DEMO_SKILL,
     DEMO_SKILL_IMPROVED,
     DEMO_SUITE,
@@ -95,6 +99,29 @@ def test_three_merged_shards_give_the_artifact_of_the_unsharded_run(tmp_path: Pa
     # not vacuous: the runs judged agent work, some of it failing, with statistics
     assert whole["comparison"] is not None and whole["baseline_results"]
     assert {r["status"] for r in whole["baseline_results"]} == {"passed", "failed"}
+
+
+def test_a_merged_artifact_keeps_long_outputs_without_the_shards(tmp_path: Path) -> None:
+    long = "START " + "a long answer with the word alpha in it. " * 200 + "THE END"
+    suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha") for i in range(3)])
+    skill = write_skill(tmp_path / "skill")
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"candidate": {"t1": long}}), encoding="utf-8")
+    state = tmp_path / "state"
+    for i in (1, 2):
+        code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
+                               str(skill), "--state-root", str(state), "--mock", "--mock-outputs",
+                               str(outputs), "--shard", f"{i}/2", "-q")
+        assert code == 0, err
+    runs = shard_dirs(state)
+    assert any((run / "blobs").is_dir() for run in runs)  # the long output was stored once
+    code, out, err = run_cli("merge", *map(str, runs), "-o", str(tmp_path / "out" / "m.json"))
+    assert code in (0, 1), err
+    for run in runs:  # the shards' run directories are gone: the merge must not need them
+        shutil.rmtree(run)
+    code, shown, err = run_cli("show", out.strip(), "--task", "t1", "--full", "--plain")
+    assert code == 0, err
+    assert long in shown
 
 
 @pytest.fixture(scope="module")
