@@ -42,8 +42,9 @@ from .claude_process import (
 )
 from .claude_tools import ToolPlan, ToolPlanError, plan_tools, sandbox_available
 
-NEEDS_SDK = ("agent and trigger tasks (files, allowed_tools, should_trigger) need claude-agent-sdk to confine the agent "
-             "to its workspace: pip install 'skill-eval[agent]'")
+NEEDS_SDK = ("agent and trigger tasks (files, allowed_tools, should_trigger) need "
+             "claude-agent-sdk to confine the agent to its workspace: "
+             "pip install 'skill-eval[agent]'")
 # Result fields of the SDK's ResultMessage that the record keeps.
 RESULT_META = ("subtype", "num_turns", "stop_reason", "terminal_reason", "duration_ms",
                "duration_api_ms", "session_id", "api_error_status")
