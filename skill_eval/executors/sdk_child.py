@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 from pathlib import PurePosixPath
 from typing import Any
@@ -98,7 +99,10 @@ async def _run(prompt: str, options: dict[str, Any], stop_at_skill: str | None) 
             # A trigger attempt has its answer: the skill was invoked. Stop before the CLI
             # runs it or asks the model again (the executor kills what is left of the group).
             _emit({"kind": "stopped", "reason": "skill invoked", "skill": stop_at_skill})
-            break
+            # Exit now: closing the SDK's stream politely waits for the CLI, which meanwhile
+            # runs the skill and asks the model again. The executor kills our process group
+            # (the CLI with it) as soon as we are gone.
+            os._exit(0)
 
 
 def main() -> int:
