@@ -165,7 +165,9 @@ def test_reports_show_the_trigger_figures(clean_run: TriggerRun) -> None:
     assert "Trigger" in out and "TPR" in out
     code, out, err = run_cli("report", str(run.artifact), "--format", "junit")
     assert code == 0, err
-    assert "should trigger skill" in out  # the baseline's misses, naming the query
+    assert '<property name="triggers.candidate.tpr" value="1.0" />' in out
+    assert '<property name="triggers.baseline.tpr" value="0.0" />' in out
+    assert 'failures="0"' in out  # the candidate's 6 queries: no miss
 
 
 def test_529_storm_is_errors_not_misses(tmp_path: Path) -> None:
