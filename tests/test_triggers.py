@@ -211,3 +211,20 @@ def test_claude_code_options_of_a_trigger_attempt(tmp_path: Path) -> None:
     assert "disable-slash-commands" not in options["extra_args"]
     assert "Skill" in options["tools"] and "Skill" in options["allowed_tools"]
     assert "Write" not in options["tools"]
+
+
+def test_bundled_trigger_demo_dry_runs(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parent.parent / "task_suites" / "demo-triggers"
+    out = tmp_path / "a.json"
+    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(demo),
+                           "--skill-path", str(demo / "skill" / "pdf-tools"),
+                           "--baseline-skill", str(demo / "baseline" / "pdf-tools"),
+                           "--mock-outputs", str(demo / "mock_outputs.yaml"),
+                           "--state-root", str(tmp_path / "st"), "--output", str(out))
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    arms = data["triggers"]["arms"]
+    assert [arms["candidate"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == [1.0, 0.0, 1.0]
+    assert [arms["baseline"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == \
+        [0.5, 0.25, 0.625]
+    assert data["triggers"]["comparison"]["policy"]["passed"] is True
