@@ -228,3 +228,6 @@ def test_bundled_trigger_demo_dry_runs(tmp_path: Path) -> None:
     assert [arms["baseline"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == \
         [0.5, 0.25, 0.625]
     assert data["triggers"]["comparison"]["policy"]["passed"] is True
+    code, html, err = run_cli("report", str(out), "--format", "html")
+    assert code == 0, err
+    assert "candidate TPR 1.00" in html and "baseline TPR 0.50" in html
