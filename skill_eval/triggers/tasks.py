@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..executors.base import SkillMode
 from ..model import DEFAULT_TIMEOUT_SECONDS, ExecutionResult, Task
+
+if TYPE_CHECKING:  # executors/ is not imported to validate a suite
+    from ..executors.base import SkillMode
 
 # Enough turns to look around before picking a skill up, few enough to stay cheap.
 DEFAULT_MAX_TURNS = 8
