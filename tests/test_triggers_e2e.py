@@ -137,6 +137,7 @@ def test_attempt_stops_at_the_invocation(clean_run: TriggerRun) -> None:
     hit = records[("candidate", "make-pdf")]
     assert hit["status"] == "passed" and hit["meta"]["stopped"] == "skill invoked"
     assert hit["duration_ms"] < 20_000 and hit["output"] == ""
+    assert hit["usage"]["output_tokens"] > 0  # summed from the reply, no result message
     assert [c["name"] for c in hit["transcript"]] == ["Skill"]
     assert hit["transcript"][0]["input"] == {"skill": "pdfmaker"}
     assert hit["meta"]["trigger_skill"] == "pdfmaker"

@@ -26,9 +26,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..model import ExecutionRequest, ExecutionResult
+from ..model import ExecutionRequest, ExecutionResult, Usage
 from ..transcript import final_result, last_text, skill_invocations, tool_calls
 from ..triggers.tasks import DEFAULT_MAX_TURNS, skill_mode_for, trigger_outcome
+from ..work import ToolCall
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
@@ -41,6 +42,7 @@ from .claude_process import (
     parse_envelope,
 )
 from .claude_tools import ToolPlan, ToolPlanError, plan_tools, sandbox_available
+from .pricing import load_price_table
 
 NEEDS_SDK = ("agent and trigger tasks (files, allowed_tools, should_trigger) need "
              "claude-agent-sdk to confine the agent to its workspace: "
@@ -242,8 +244,7 @@ def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | Non
     result = final_result(messages)
     if result is None and any(m.get("kind") == "stopped" for m in messages):
         # Stopped at the skill's invocation (trigger tasks): the answer is in the transcript.
-        return ExecutionResult(output=last_text(messages), transcript=transcript,
-                               meta={"stopped": "skill invoked"})
+        return _stopped(messages, transcript)
     if result is None:
         failure = next((m for m in messages if m.get("kind") == "exception"), None)
         tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
@@ -267,6 +268,24 @@ def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | Non
                                       for d in denials]
     meta.pop("exit_code", None)  # the child's exit code says nothing about the CLI's
     return replace(parsed, transcript=transcript, meta=meta)
+
+
+def _stopped(messages: list[dict[str, Any]], transcript: tuple[ToolCall, ...]) \
+        -> ExecutionResult:
+    """An attempt stopped at the skill's invocation has no result message: its usage is the
+    sum over the model's replies (each once, by message id), priced from the built-in table."""
+    replies: dict[str, tuple[Any, Any]] = {}
+    for m in messages:
+        if m.get("kind") == "AssistantMessage" and isinstance(m.get("usage"), dict):
+            replies[str(m.get("message_id") or len(replies))] = (m.get("model"), m["usage"])
+    usage = sum((Usage.from_dict(u) for _, u in replies.values()), Usage())
+    model = next((str(name) for name, _ in replies.values() if name), None)
+    cost, note = load_price_table().cost(model, usage) if model else (0.0, None)
+    meta: dict[str, Any] = {"stopped": "skill invoked"}
+    if note:
+        meta["price_note"] = note
+    return ExecutionResult(output=last_text(messages), transcript=transcript, usage=usage,
+                           cost_usd=cost, meta=meta)
 
 
 class _TextOnlyClaudeCli(ClaudeCliExecutor):
