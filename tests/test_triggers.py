@@ -231,3 +231,23 @@ def test_bundled_trigger_demo_dry_runs(tmp_path: Path) -> None:
     code, html, err = run_cli("report", str(out), "--format", "html")
     assert code == 0, err
     assert "candidate TPR 1.00" in html and "baseline TPR 0.50" in html
+
+
+def test_rejudge_judges_trigger_attempts_the_same_way(tmp_path: Path) -> None:
+    """The skill whose invocation counts is in each attempt's record, so a rejudge of the
+    journal gives the same figures."""
+    demo = Path(__file__).resolve().parent.parent / "task_suites" / "demo-triggers"
+    out = tmp_path / "a.json"
+    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(demo),
+                           "--skill-path", str(demo / "skill" / "pdf-tools"),
+                           "--baseline-skill", str(demo / "baseline" / "pdf-tools"),
+                           "--mock-outputs", str(demo / "mock_outputs.yaml"),
+                           "--state-root", str(tmp_path / "st"), "--output", str(out))
+    assert code == 0, err
+    (run_dir,) = (tmp_path / "st" / "runs").iterdir()
+    again = tmp_path / "b.json"
+    code, _, err = run_cli("rejudge", str(run_dir), "--output", str(again))
+    assert code == 0, err
+    first, second = json.loads(out.read_text()), json.loads(again.read_text())
+    assert second["triggers"]["arms"] == first["triggers"]["arms"]
+    assert second["evaluation"]["verdict"] == "pass"
