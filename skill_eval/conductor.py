@@ -42,6 +42,8 @@ from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
 from .shards import parse_shard
 from .suite import load_suite
+from .triggers import figures as trigger_figures
+from .triggers import run as trigger_run
 from .verdict import (
     RunHealth,
     Verdict,
@@ -89,12 +91,14 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     executor_name = opts.executor_name
     executor = create_executor(executor_name, executor_config(
         opts, executor_name, **({"mock_outputs": mock_outputs} if mock_outputs else {})))
-    if (problem := agent_task_problem(executor, executor_name, suite.tasks)) is not None:
+    if (problem := agent_task_problem(executor, executor_name, suite.tasks)
+            or trigger_run.executor_problem(executor, executor_name, suite)) is not None:
         raise UsageError(problem)
     describe = executor.describe()
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
+    trigger_run.check_arms(suite, arms.baseline_kind)
     for warning in arms.warnings:
         log(f"warning: {warning}")
     threshold = None if opts.standalone else opts.eval_threshold
@@ -300,12 +304,17 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
                       output: Path | None = None) -> EvaluationOutcome:
     """Results, statistics, verdict and the artifact, from a run's attempts."""
     ran = skip is None
+    rated = trigger_run.ordinary_suite(suite)  # trigger tasks of a mixed suite: apart
     cand, base, unpaired, rates, analysis, errored, decided = \
-        _decide(opts, suite, arms, attempts, ran)
+        _decide(opts, rated, arms, attempts, ran)
+    if rated is not suite:  # the per-task results still list every task
+        cand, base = _decide(opts, suite, arms, attempts, ran)[:2]
     notes = [_errors_note(errored)] if unpaired else []
     verdict = skip if skip is not None else guard_excluded(  # errors never profit a pass
         decided, errored,
-        lambda: _decide(opts, suite, arms, worst_case(attempts, errored), ran)[-1])
+        lambda: _decide(opts, rated, arms, worst_case(attempts, errored), ran)[-1])
+    triggers = trigger_section(suite, attempts, arms, opts) if ran else None
+    verdict = trigger_run.combine(verdict, triggers, rated is not suite)
     verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
         log(f"warning: {warning}")
@@ -313,6 +322,8 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         opts=opts, suite=suite, arms=arms, run_dir=run_dir, candidate=cand, baseline=base,
         rates=rates, verdict=verdict, started_at=started_at,
         executor=describe, attempts=attempts, state_root=state_root, analysis=analysis)
+    if triggers is not None:  # only suites with trigger tasks: other artifacts unchanged
+        data["triggers"] = triggers
     data.update(extras or {})
     path = output or (Path(opts.output) if opts.output else None)
     if path is not None:  # a path the user chose: written there
@@ -364,6 +375,14 @@ def _decide(opts: RunOptions, suite: Any, arms: Arms, attempts: list[Attempt], r
         policy_reason=policy.reasoning if policy else "",
         first_failures=first_failures({"candidate": cand, "baseline": base}))
     return cand, base, unpaired, rates, analysis, errored, verdict
+
+
+def trigger_section(suite: Any, attempts: list[Attempt], arms: Arms, opts: RunOptions) \
+        -> dict[str, Any] | None:
+    names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
+    return trigger_figures.section(suite.tasks, attempts, names, samples=opts.sample_count,
+                                   policy=opts.policy,  # type: ignore[arg-type]
+                                   min_delta=opts.min_delta, margin=opts.margin)
 
 
 def _errors_note(where: dict[str, list[str]]) -> str:

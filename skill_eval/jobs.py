@@ -35,6 +35,7 @@ from .model import (
 from .observers import observe
 from .paths import safe_component
 from .task_files import expand_task_files
+from .triggers.judge import SKILL_META, judge_trigger
 from .work import Work
 from .workspace import (
     KEEP_MAX_BYTES,
@@ -246,9 +247,13 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             tries=tries, usage=result.usage, cost_usd=result.cost_usd,
             started_at=started_at, transcript=result.transcript,
             files=workspace.snapshot() if workspace else None, meta=dict(result.meta))
+        if job.task.is_trigger_task and job.arm.skill is not None:  # whose invocation counts
+            attempt = replace(attempt, meta={**attempt.meta, SKILL_META: job.arm.skill.name})
         if not result.error:
             attempt = judge_attempt(env, attempt, job.task)
-        elif result.output_caused:  # the output's own doing: a failure, never excluded
+        elif result.output_caused and not job.task.is_trigger_task:
+            # The output's own doing: a failure, never excluded. Not for a trigger task: a
+            # run that did not finish says nothing about whether the skill would have loaded.
             attempt = replace(attempt, status="failed", error=None, judge=JudgeResult(
                 False, 0.0, f"counted as a failure: {result.error}",
                 data={"output_caused": True}))
@@ -301,7 +306,8 @@ def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> P
 def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     """Judge an attempt's work (retrying transient judge errors) and set its judgement, error
     and status. The one way an attempt is judged: by a run and by `rejudge` alike."""
-    judge = _judge(env, task, attempt.work)
+    judge = judge_trigger(task, attempt.transcript, attempt.meta) if task.is_trigger_task \
+        else _judge(env, task, attempt.work)
     error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
     return replace(attempt, judge=judge, error=error,
                    status="error" if error else status_of(judge))

@@ -61,6 +61,15 @@ class Task:
     # Non-gating observers that run on this task (observers.for_task: the suite's that target
     # it plus its own); their readings never decide anything.
     observers: tuple[Mapping[str, Any], ...] = ()
+    # Trigger tasks (triggers/): does the skill's description make Claude load it for this
+    # query? `prompt` then holds the query too, and `judge` the implied trigger judge.
+    query: str | None = None
+    should_trigger: bool | None = None
+
+    @property
+    def is_trigger_task(self) -> bool:
+        """A `{query, should_trigger}` task: judged by whether the arm's skill was invoked."""
+        return self.should_trigger is not None
 
     @property
     def is_agent_task(self) -> bool:

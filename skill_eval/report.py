@@ -13,6 +13,7 @@ from . import artifact as artifact_mod
 from .report_junit import render_junit
 from .report_markdown import md_escape, render_markdown
 from .report_view import feedback, interval_text, one_line, read_view, tokens_text
+from .triggers import report as trigger_report
 
 FEEDBACK_CHARS = 100
 
@@ -48,6 +49,7 @@ def render_table(artifact: Mapping[str, Any]) -> str:
                           if (n := sum(e.get("arm") == arm for e in v.errors)))
         info.append(("errors", f"{len(v.errors)} attempts ended in error ({split}); "
                                "not counted as failures"))
+    info += trigger_report.table_info(artifact)
     info += v.notes
     info.append(("cost", "; ".join(
         f"{arm} ${float(u.get('cost_usd') or 0):.4f} ({tokens_text(u)} tokens)"

@@ -18,6 +18,7 @@ from typing import Any
 from .observers import reading_text, summary_lines
 from .report_view import View, one_line, read_view
 from .task_details import TaskDetail, from_artifact
+from .triggers.report import table_info
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_DIFF_WORDS = 4000  # difflib is quadratic; longer outputs are compared in their first words
@@ -136,4 +137,5 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         run_id=one_line(artifact.get("run_id") or ""),
         created=one_line(artifact.get("created_at") or ""),
         cache_notes=cache_notes, data_json=Markup(_script_json(data)),
-        observer_lines=summary_lines(artifact.get("observers")), reading_text=reading_text)
+        observer_lines=summary_lines(artifact.get("observers")), reading_text=reading_text,
+        trigger_lines=[f"{label} {text}".strip() for label, text in table_info(artifact)])

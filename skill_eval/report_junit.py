@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .results import cause_line
+from .triggers import report as trigger_report
 
 # Characters XML 1.0 forbids anywhere (most C0 controls, lone surrogates, U+FFFE/U+FFFF).
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -138,6 +139,7 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
         ("suite_sha256", (manifest.get("task_suite") or {}).get("sha256")),
         ("artifact", artifact.get("truth_anchor")),
         ("attempts_record", journal_path(artifact)),
+        *trigger_report.junit_properties(artifact),
     ]
     return [(name, value) for name, value in props if value is not None]
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .report_view import CONTROL_CHARS, View, one_line, read_view, tokens_text
+from .triggers import report as trigger_report
 
 MD_FEEDBACK_CHARS = 120
 MD_MAX_ERRORS = 20
@@ -107,6 +108,7 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
             out += [f"### {title} ({len(ids)})", "", *(
                 f"- {md_escape(t)}" + (f": {md_escape(notes[t], MD_FEEDBACK_CHARS)}"
                                        if show and notes.get(t) else "") for t in ids), ""]
+    out += trigger_report.markdown(artifact, md_escape)
     if v.errors:
         out += _md_errors(v.errors)
     if v.notes:

@@ -33,6 +33,7 @@ from .safeyaml import (
     render_path,
 )
 from .task_files import task_file_problem
+from .triggers.tasks import trigger_task, trigger_task_problems
 from .validation import schema_problems
 
 SUITE_FILE_NAME = "task_suite.yaml"
@@ -90,6 +91,10 @@ def load_suite(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
 
 def _task(index: int, data: Mapping[str, Any], default_tools: list[str] | None,
           suite_observers: Iterable[Mapping[str, Any]]) -> Task:
+    if "should_trigger" in data:  # a trigger task: its query is the prompt, its judge implied
+        task = trigger_task(index, data)
+        return replace(task, observers=observers.for_task(
+            suite_observers, data.get("observers") or (), task))
     tools = data.get("allowed_tools", default_tools)  # the suite's list, unless the task's own
     task = Task(
         id=data["id"],
@@ -172,7 +177,10 @@ def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
             found += [(f"tasks[{index}].files[{i}]", problem) for i, value in enumerate(files)
                       if isinstance(value, str) and value
                       and (problem := task_file_problem(value, suite_dir)) is not None]
-        if "judge" in task:
+        if "query" in task or "should_trigger" in task:
+            found += [(f"tasks[{index}].{where}", message)
+                      for where, message in trigger_task_problems(task)]
+        elif "judge" in task:
             try:
                 judge_problems = validate_judge_config(task["judge"], suite_dir, "judge")
             except Exception as exc:  # a plugin's check must not crash validation

@@ -120,7 +120,7 @@ def test_a_symlink_inside_a_files_folder_is_not_copied(tmp_path: Path) -> None:
                                                      "contain '..'"),
     ({"files": {"/tmp/abs.md": "x"}}, "t1: files: '/tmp/abs.md' must be a path relative to "
                                       "the workspace"),
-    ({"text": "x", "tool": []}, "t1: unknown key 'tool'; allowed: files, text, tools"),
+    ({"text": "x", "tool": []}, "t1: unknown key 'tool'; allowed: files, text, tools, triggered"),
     ({"tools": [{"input": {}}]}, "t1: tools[0]: must be a mapping with a name (string) and "
                                  "an input (mapping)"),
     (3, "t1: output must be a string or a mapping with text, files and tools"),

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import yaml
 
-from skill_eval.model import Task
 from tests.helpers import DEMO_SKILL, REPO, read_json, run_cli, write_skill
 
 EVALS: dict[str, Any] = {
@@ -28,8 +27,6 @@ EVALS: dict[str, Any] = {
 }
 TRIGGERS = [{"query": "turn this CSV into a report", "should_trigger": True},
             {"query": "what's the capital of France?", "should_trigger": False}]
-TRIGGERS_GUARD = pytest.mark.skipif(not hasattr(Task, "should_trigger"),
-                                    reason="LEAD: remove after triggers merge")
 
 
 def skill_with_evals(root: Path, evals: dict[str, Any] | None = None) -> Path:
@@ -122,10 +119,9 @@ def test_trigger_tasks_are_written_in_the_agreed_format(tmp_path: Path) -> None:
         {"id": "trigger-1", "query": TRIGGERS[0]["query"], "should_trigger": True},
         {"id": "trigger-2", "query": TRIGGERS[1]["query"], "should_trigger": False},
         {"id": "trigger-3", "query": "make a report", "should_trigger": True}]
-    assert code == (0 if hasattr(Task, "should_trigger") else 1)  # 1: does not validate yet
+    assert code == 0, err
 
 
-@TRIGGERS_GUARD
 def test_a_suite_with_trigger_tasks_validates_runs_and_round_trips(tmp_path: Path) -> None:
     skill = skill_with_evals(tmp_path)
     triggers = write_triggers(tmp_path / "trigger_eval.json")

@@ -17,15 +17,15 @@ from skill_eval.shards import Shard
 from tests.artifact_compare import comparable
 from tests.helpers import (
     DEMO_OUTPUTS,
-    contains_task,
-    write_skill,
-    write_suite,
     DEMO_SKILL,
     DEMO_SKILL_IMPROVED,
     DEMO_SUITE,
     REPO,
+    contains_task,
     read_json,
     run_cli,
+    write_skill,
+    write_suite,
 )
 
 AGENT = REPO / "task_suites" / "demo-agent"

@@ -186,8 +186,8 @@ BAD_FILES = [
      NOT_FINITE.format(line=7, field="x-weight[1]", v="-.inf")),
     ("unknown task key", HEAD + TASK + '    promt: "typo"\n',
      "S/task_suite.yaml:7: tasks[0] (id \"t-1\").promt: unknown key 'promt' (did you mean "
-     "'prompt'?); allowed: id, prompt, judge, timeout_seconds, description, category, source, "
-     "files, allowed_tools, max_turns, observers"),
+     "'prompt'?); allowed: id, prompt, judge, query, should_trigger, timeout_seconds, "
+     "description, category, source, files, allowed_tools, max_turns, observers"),
     ("duplicate id", HEAD + TASK + TASK,
      "S/task_suite.yaml:7: tasks[1] (id \"t-1\").id: duplicate task id 't-1': tasks[0] and "
      "tasks[1] share it"),

@@ -33,6 +33,7 @@ from typing import Any
 from ..errors import ExecutorError
 from ..model import ExecutionRequest, ExecutionResult
 from ..skills.install import install_skill
+from ..triggers.tasks import skill_mode_for
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, compose_prompt, config_schema
 from .claude_process import (
     EMPTY_MCP,
@@ -104,8 +105,6 @@ def build_command(binary: str, config: ClaudeCliConfig, model: str | None,
         # Appended, not replacing: both arms keep Claude Code's own system prompt, as users do.
         cmd += ["--append-system-prompt-file", str(system_file)]
     return cmd
-
-
 
 
 @dataclass(frozen=True)
@@ -207,12 +206,13 @@ class ClaudeCliExecutor(ExecutorBase):
             workdir.mkdir()
         copy_credentials(self._env, home / ".claude")
         system_file = None
-        if self.config.skill_mode == "installed" and request.skill is not None:
+        mode = skill_mode_for(request.task, self.config.skill_mode)
+        if mode == "installed" and request.skill is not None:
             if (workdir / ".claude").exists():
                 raise OSError(f"{workdir}: already holds a .claude directory; the skill under "
                               "test cannot be installed apart from it")
             install_skill(request.skill, workdir)
-        system, _ = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
+        system, _ = compose_prompt(request.skill, request.task.prompt, mode)
         if system:
             system_file = root / "system-prompt.md"
             system_file.write_text(system, encoding="utf-8")

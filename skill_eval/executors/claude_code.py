@@ -26,8 +26,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..model import ExecutionRequest, ExecutionResult
+from ..model import ExecutionRequest, ExecutionResult, Usage
 from ..transcript import final_result, last_text, skill_invocations, tool_calls
+from ..triggers.tasks import DEFAULT_MAX_TURNS, skill_mode_for, trigger_outcome
+from ..work import ToolCall
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
@@ -40,9 +42,11 @@ from .claude_process import (
     parse_envelope,
 )
 from .claude_tools import ToolPlan, ToolPlanError, plan_tools, sandbox_available
+from .pricing import load_price_table
 
-NEEDS_SDK = ("agent tasks (files or allowed_tools) need claude-agent-sdk to confine the agent "
-             "to its workspace: pip install 'skill-eval[agent]'")
+NEEDS_SDK = ("agent and trigger tasks (files, allowed_tools, should_trigger) need "
+             "claude-agent-sdk to confine the agent to its workspace: "
+             "pip install 'skill-eval[agent]'")
 # Result fields of the SDK's ResultMessage that the record keeps.
 RESULT_META = ("subtype", "num_turns", "stop_reason", "terminal_reason", "duration_ms",
                "duration_api_ms", "session_id", "api_error_status")
@@ -88,15 +92,16 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
     def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
         task = request.task
         specs = task.allowed_tools if task.allowed_tools is not None \
-            else self.config.allowed_tools
-        return plan_tools(specs, installed=self.config.skill_mode == "installed",
+            else None if task.is_trigger_task else self.config.allowed_tools
+        installed = skill_mode_for(task, self.config.skill_mode) == "installed"
+        return plan_tools(specs, installed=installed,
                           unsandboxed_bash=self.unsandboxed_bash, sandbox=self.sandbox,
                           task_id=task.id)
 
     def sdk_options(self, binary: str, plan: ToolPlan, workdir: Path,
                     system_file: Path | None, request: ExecutionRequest) -> dict[str, Any]:
         """The ClaudeAgentOptions of one attempt, as JSON values."""
-        installed = self.config.skill_mode == "installed"
+        installed = skill_mode_for(request.task, self.config.skill_mode) == "installed"
         extra: dict[str, str | None] = {"no-session-persistence": None,
                                         "mcp-config": EMPTY_MCP}
         if not installed:
@@ -104,7 +109,8 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         if system_file is not None:
             # Appended from a file, not argv: a large skill would exceed argv's limits.
             extra["append-system-prompt-file"] = str(system_file)
-        max_turns = request.task.max_turns or self.config.max_turns
+        max_turns = request.task.max_turns or self.config.max_turns or \
+            (DEFAULT_MAX_TURNS if request.task.is_trigger_task else None)
         options: dict[str, Any] = {
             "cli_path": binary, "cwd": str(workdir),
             # Claude Code's own prompt in both arms, as users have it (None would blank it).
@@ -131,7 +137,12 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
             plan = self.tool_plan(request)
         except ToolPlanError as exc:  # every attempt of this task would fail alike
             return ExecutionResult(error=str(exc), fatal=True)
-        _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
+        trigger = request.task.is_trigger_task
+        if trigger and request.skill is None:
+            return ExecutionResult(error=f"trigger task {request.task.id!r} needs a skill in "
+                                         "every arm", fatal=True)
+        _, prompt = compose_prompt(request.skill, request.task.prompt,
+                                   skill_mode_for(request.task, self.config.skill_mode))
         started = time.monotonic()
         root = self._make_temp_dir()
         if root is None:
@@ -140,7 +151,10 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
             home, workdir, system_file = self._prepare(root, request)
             options = self.sdk_options(binary, plan, workdir, system_file, request)
             result = self._query(options, prompt, workdir, self.child_env(home),
-                                 request.timeout_seconds)
+                                 request.timeout_seconds,
+                                 request.skill.name if trigger and request.skill else None)
+            if trigger:
+                result = trigger_outcome(result)
         except _Cancelled:
             result = ExecutionResult(error="cancelled", retryable=False)
         except OSError as exc:
@@ -159,11 +173,13 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         return replace(result, meta=meta)
 
     def _query(self, options: dict[str, Any], prompt: str, cwd: Path, env: dict[str, str],
-               timeout: float) -> ExecutionResult:
-        """Run sdk_child.py in a new session; on a timeout SIGKILL its whole group."""
+               timeout: float, stop_at_skill: str | None = None) -> ExecutionResult:
+        """Run sdk_child.py in a new session; on a timeout SIGKILL its whole group.
+        `stop_at_skill`: end the query as soon as that skill is invoked (trigger tasks)."""
         location = sdk_location()
         payload = json.dumps({"prompt": prompt, "options": options,
-                              "sys_path": [str(location.parent)] if location else []})
+                              "sys_path": [str(location.parent)] if location else [],
+                              "stop_at_skill": stop_at_skill})
         # -I: none of the user's PYTHON* variables or user site; the SDK's path comes along.
         done = self._communicate([sys.executable, "-I", sdk_child.__file__], cwd, env, payload,
                                  timeout)
@@ -226,6 +242,9 @@ def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | Non
     `parse_envelope`: fatal 401/403/404, retryable 429/529/5xx), with the transcript."""
     transcript = tool_calls(messages)
     result = final_result(messages)
+    if result is None and any(m.get("kind") == "stopped" for m in messages):
+        # Stopped at the skill's invocation (trigger tasks): the answer is in the transcript.
+        return _stopped(messages, transcript)
     if result is None:
         failure = next((m for m in messages if m.get("kind") == "exception"), None)
         tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
@@ -251,11 +270,29 @@ def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | Non
     return replace(parsed, transcript=transcript, meta=meta)
 
 
+def _stopped(messages: list[dict[str, Any]], transcript: tuple[ToolCall, ...]) \
+        -> ExecutionResult:
+    """An attempt stopped at the skill's invocation has no result message: its usage is the
+    sum over the model's replies (each once, by message id), priced from the built-in table."""
+    replies: dict[str, tuple[Any, Any]] = {}
+    for m in messages:
+        if m.get("kind") == "AssistantMessage" and isinstance(m.get("usage"), dict):
+            replies[str(m.get("message_id") or len(replies))] = (m.get("model"), m["usage"])
+    usage = sum((Usage.from_dict(u) for _, u in replies.values()), Usage())
+    model = next((str(name) for name, _ in replies.values() if name), None)
+    cost, note = load_price_table().cost(model, usage) if model else (0.0, None)
+    meta: dict[str, Any] = {"stopped": "skill invoked"}
+    if note:
+        meta["price_note"] = note
+    return ExecutionResult(output=last_text(messages), transcript=transcript, usage=usage,
+                           cost_usd=cost, meta=meta)
+
+
 class _TextOnlyClaudeCli(ClaudeCliExecutor):
     """The hand-written driver, used when claude-agent-sdk is not installed: text tasks only."""
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
-        if request.task.is_agent_task:
+        if request.task.is_agent_task or request.task.is_trigger_task:
             return ExecutionResult(error=f"task {request.task.id!r}: {NEEDS_SDK}", fatal=True)
         return super().run(request)
 

@@ -5,7 +5,8 @@ gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each 
 (any arm label may be a key, for `evaluate` over more arms); a task missing from the file, or
 an arm missing from a per-arm file, falls back to MOCK_OUTPUT. An output may also be an object
 `{text, files, tools}` for agent tasks (mock_work): files written into the workspace, tool
-calls recorded as the transcript.
+calls recorded as the transcript; `{triggered: true|false}` for trigger tasks (unscripted: not
+triggered).
 
 In installed skill mode the mock installs nothing, but records in each result's
 `meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
@@ -30,7 +31,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ import yaml
 from ..errors import UsageError
 from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
 from ..skills.install import plan_install
+from ..work import ToolCall
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
 from .mock_work import OUTPUT_KEYS, check_output, clean_output, scripted, write_files
@@ -139,6 +141,13 @@ class MockExecutor(ExecutorBase):
         meta: dict[str, Any] = {}
         if self.config.skill_mode == "installed" and request.skill is not None:
             meta["would_install"] = plan_install(request.skill).files
+        if request.task.is_trigger_task:
+            if request.skill is None:
+                return ExecutionResult(error=f"trigger task {request.task.id!r} needs a skill "
+                                             "in every arm", fatal=True)
+            if work.triggered:  # the call Claude Code makes when it loads the skill
+                work = replace(work, tools=(*work.tools, ToolCall(
+                    "Skill", {"skill": request.skill.name}, output="(mock) skill loaded")))
         if work.files:
             if request.workspace is None:
                 return ExecutionResult(error=f"mock outputs script files for task "

@@ -4,7 +4,8 @@
 
 instead of plain text. The mock writes `files` into the attempt's workspace (confined to it:
 no absolute paths, no `..`) and returns `tools` as the transcript, so every judge of files and
-tool calls runs end to end in CI without a model.
+tool calls runs end to end in CI without a model. For a trigger task, `{triggered: true}`
+makes the arm's skill invoked (a `Skill` call naming it), `{triggered: false}` not.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from ..model import clean_text
 from ..work import ToolCall
 
-OUTPUT_KEYS = frozenset({"text", "files", "tools"})
+OUTPUT_KEYS = frozenset({"text", "files", "tools", "triggered"})
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class ScriptedWork:
     text: str
     files: Mapping[str, str]
     tools: tuple[ToolCall, ...]
+    triggered: bool | None = None  # trigger tasks: whether the arm's skill gets invoked
 
 
 def _path_problem(path: str) -> str | None:
@@ -43,7 +45,9 @@ def check_output(value: Any) -> str | None:
         return "output must be a string or a mapping with text, files and tools"
     extra = sorted(str(k) for k in value if k not in OUTPUT_KEYS)
     if extra:
-        return f"unknown key {extra[0]!r}; allowed: files, text, tools"
+        return f"unknown key {extra[0]!r}; allowed: files, text, tools, triggered"
+    if not isinstance(value.get("triggered", False), bool):
+        return "triggered: must be true or false"
     if not isinstance(value.get("text", ""), str):
         return "text: must be a string"
     files = value.get("files") or {}
@@ -82,7 +86,9 @@ def scripted(value: Any) -> ScriptedWork:
     tools = tuple(ToolCall(name=str(c["name"]), input=dict(c.get("input") or {}),
                            ok=bool(c.get("ok", True)))
                   for c in value.get("tools") or ())
-    return ScriptedWork(str(value.get("text", "")), dict(value.get("files") or {}), tools)
+    triggered = value.get("triggered")
+    return ScriptedWork(str(value.get("text", "")), dict(value.get("files") or {}), tools,
+                        triggered if isinstance(triggered, bool) else None)
 
 
 def write_files(workspace: Path, files: Mapping[str, str]) -> None:

@@ -7,9 +7,11 @@ and the executor kills this process's group on a timeout: the CLI and everything
 with it. Standard library and the SDK only, so it runs from any interpreter that has the SDK.
 
 stdin: one JSON object {"prompt": str, "options": {ClaudeAgentOptions field: JSON value},
-"sys_path": [dir, ...]}. stdout: one JSON line per message,
+"sys_path": [dir, ...], "stop_at_skill": name or null}. stdout: one JSON line per message,
 {"kind": <message class name>, **fields}; an exception ends the stream as
-{"kind": "exception", "type": <class name>, "message": str}. Exit code 0 unless stdin is bad.
+{"kind": "exception", "type": <class name>, "message": str}. With `stop_at_skill` (trigger
+tasks) the stream stops after the message that invokes that skill, with {"kind": "stopped"}.
+Exit code 0 unless stdin is bad.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import sys
+from pathlib import PurePosixPath
 from typing import Any
 
 # A tool result or file read can be large; the executor trims far below this anyway.
@@ -54,15 +58,51 @@ def _emit(record: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-async def _run(prompt: str, options: dict[str, Any]) -> None:
+def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
+    """Whether one tool call loads skill `skill`: the same field-exact rule as
+    transcript.skill_invocations (this file imports nothing of skill_eval; a test keeps the
+    two in step)."""
+    if not isinstance(tool_input, dict):
+        return False
+    if tool == "Skill":
+        named = tool_input.get("skill")
+        return isinstance(named, str) and (named == skill or named.endswith(f":{skill}"))
+    if tool == "Read":
+        path = tool_input.get("file_path")
+        if not isinstance(path, str):
+            return False
+        parts = PurePosixPath(path.replace("\\", "/")).parts
+        return len(parts) >= 4 and parts[-4:] == (".claude", "skills", skill, "SKILL.md")
+    return False
+
+
+def _invoked(record: dict[str, Any], skill: str) -> bool:
+    if record.get("kind") != "AssistantMessage":
+        return False
+    return any(b.get("block") == "ToolUseBlock" and invokes_skill(str(b.get("name")),
+                                                                   b.get("input"), skill)
+               for b in record.get("content") or () if isinstance(b, dict))
+
+
+async def _run(prompt: str, options: dict[str, Any], stop_at_skill: str | None) -> None:
     from claude_agent_sdk import ClaudeAgentOptions, query
 
     def stderr(line: str) -> None:
         sys.stderr.write(line.rstrip("\n") + "\n")
 
     opts = ClaudeAgentOptions(**options, stderr=stderr)
-    async for message in query(prompt=prompt, options=opts):
-        _emit(_plain(message))
+    messages = query(prompt=prompt, options=opts)
+    async for message in messages:
+        record = _plain(message)
+        _emit(record)
+        if stop_at_skill and _invoked(record, stop_at_skill):
+            # A trigger attempt has its answer: the skill was invoked. Stop before the CLI
+            # runs it or asks the model again (the executor kills what is left of the group).
+            _emit({"kind": "stopped", "reason": "skill invoked", "skill": stop_at_skill})
+            # Exit now: closing the SDK's stream politely waits for the CLI, which meanwhile
+            # runs the skill and asks the model again. The executor kills our process group
+            # (the CLI with it) as soon as we are gone.
+            os._exit(0)
 
 
 def main() -> int:
@@ -76,7 +116,7 @@ def main() -> int:
         if entry not in sys.path:
             sys.path.insert(0, entry)
     try:
-        asyncio.run(_run(prompt, options))
+        asyncio.run(_run(prompt, options, request.get("stop_at_skill")))
     except Exception as exc:  # reported as data: the executor decides what it means
         _emit({"kind": "exception", "type": type(exc).__name__, "message": str(exc)[:4000]})
     return 0

@@ -1,0 +1,63 @@
+"""What `skill-eval run` does differently when a suite holds trigger tasks: refuse what cannot
+measure them (a no-skill baseline, an executor that cannot run Claude Code), keep their
+figures apart from the pass rates of ordinary tasks, and let a failed trigger comparison fail
+a mixed suite's verdict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..errors import UsageError
+from ..model import Suite
+from ..verdict import Verdict
+
+NO_SKILL_BASELINE = ("the suite has trigger tasks, and a no-skill baseline can never trigger: "
+                     "pass --baseline-skill PATH (another description), or run in pipeline "
+                     "mode (the original skill as baseline), or --no-baseline (the candidate "
+                     "alone)")
+
+
+def has_triggers(suite: Suite) -> bool:
+    return any(t.is_trigger_task for t in suite.tasks)
+
+
+def check_arms(suite: Suite, baseline_kind: str) -> None:
+    """The no-skill baseline makes no sense for trigger tasks: a clear error, before any call."""
+    if has_triggers(suite) and baseline_kind == "none":
+        raise UsageError(NO_SKILL_BASELINE)
+
+
+def executor_problem(executor: Any, executor_name: str, suite: Suite) -> str | None:
+    """Why `executor` cannot run this suite's trigger tasks, or None. They need Claude Code
+    (the skill installed in a project folder, its Skill tool), or the mock."""
+    task = next((t for t in suite.tasks if t.is_trigger_task), None)
+    if task is None or executor_name in ("claude-cli", "mock") or \
+            getattr(executor, "can_act", False) and executor_name != "anthropic-api":
+        return None
+    return (f"task {task.id!r} is a trigger task: it needs Claude Code to pick the skill up "
+            f"from its folder (--executor claude-cli, or --mock); executor {executor_name!r} "
+            "cannot run it")
+
+
+def ordinary_suite(suite: Suite) -> Suite:
+    """The suite whose tasks the pass rates cover: its ordinary tasks when it mixes both kinds
+    (trigger tasks are reported apart), else the suite itself (a trigger-only suite's pass
+    rate is its accuracy)."""
+    ordinary = tuple(t for t in suite.tasks if not t.is_trigger_task)
+    if not ordinary or len(ordinary) == len(suite.tasks):
+        return suite
+    return replace(suite, tasks=ordinary)
+
+
+def combine(verdict: Verdict, section: dict[str, Any] | None, mixed: bool) -> Verdict:
+    """A mixed suite passes only when its trigger comparison passes too (a trigger-only
+    suite's verdict already is the trigger comparison)."""
+    if not mixed or section is None or verdict.verdict != "pass":
+        return verdict
+    comparison = section.get("comparison")
+    policy = comparison.get("policy") if comparison else None
+    if policy is None or policy.get("passed"):
+        return verdict
+    return replace(verdict, verdict="fail",
+                   reason=f"trigger tasks: {policy.get('reasoning') or 'comparison failed'}")

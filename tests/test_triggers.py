@@ -1,0 +1,253 @@
+"""Trigger suites without a model: loading and validating `{id, query, should_trigger}`, the
+implied judge, the figures (TPR, FPR, accuracy, intervals, paired policy), mixed suites
+reported apart, `--mock-outputs` scripting `{triggered}`, the no-skill baseline refused, and
+the Claude Code executor's options for a trigger attempt. The real CLI: test_triggers_e2e.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skill_eval import artifact as artifact_mod
+from skill_eval.errors import SuiteError
+from skill_eval.executors.claude_code import ClaudeCodeConfig, ClaudeCodeExecutor, interpret
+from skill_eval.executors.mock_work import check_output
+from skill_eval.executors.sdk_child import invokes_skill
+from skill_eval.model import Attempt, ExecutionRequest, ExecutionResult, JudgeResult, Skill
+from skill_eval.suite import load_suite
+from skill_eval.transcript import skill_invocations
+from skill_eval.triggers import figures
+from skill_eval.triggers.judge import judge_trigger
+from skill_eval.triggers.run import executor_problem
+from skill_eval.triggers.tasks import trigger_outcome
+from skill_eval.work import ToolCall
+from tests.helpers import contains_task, run_cli, write_outputs, write_skill, write_suite
+
+QUERIES = [{"id": "yes-1", "query": "make a pdf", "should_trigger": True},
+           {"id": "yes-2", "query": "pdf of my notes", "should_trigger": True},
+           {"id": "no-1", "query": "tell a joke", "should_trigger": False},
+           {"id": "no-2", "query": "what time is it", "should_trigger": False}]
+
+
+def test_trigger_tasks_load_with_their_implied_judge(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path, [*QUERIES, contains_task("plain", "x")]))
+    task = suite.task("yes-1")
+    assert (task.query, task.should_trigger, task.is_trigger_task, task.prompt) == \
+        ("make a pdf", True, True, "make a pdf")
+    assert task.judge == {"type": "skill-used", "expect": True}
+    assert not suite.task("plain").is_trigger_task and suite.task("plain").query is None
+
+
+def test_bad_trigger_tasks_are_located(tmp_path: Path) -> None:
+    path = tmp_path / "task_suite.yaml"
+    path.write_text('skill_id: s\nversion: "1.0"\ntasks:\n'
+                    '  - {id: a, query: q, should_trigger: "yes"}\n'
+                    '  - {id: b, should_trigger: true}\n'
+                    '  - {id: c, query: q, should_trigger: false, prompt: p}\n'
+                    '  - {id: d, query: q}\n', encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    shown = [str(p) for p in caught.value.problems]
+    assert any(":4:" in s and '"a").should_trigger: must be true or false' in s for s in shown)
+    assert any(":5:" in s and '"b").query: is required' in s for s in shown)
+    assert any(":6:" in s and '"c").prompt: not allowed in a trigger task' in s for s in shown)
+    assert any(":7:" in s and '"d").should_trigger: is required' in s for s in shown)
+    code, out, err = run_cli("validate", str(path))
+    assert code != 0 and "Traceback" not in out + err
+
+
+def test_sdk_child_and_transcript_agree_on_what_invokes_a_skill() -> None:
+    """sdk_child (stdlib only) stops where transcript.skill_invocations would count: one rule."""
+    calls = [("Skill", {"skill": "pdf"}), ("Skill", {"skill": "tools:pdf"}),
+             ("Skill", {"skill": "pdfx"}), ("Skill", {"skill": ""}), ("Skill", {}),
+             ("Read", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
+             ("Read", {"file_path": "/w/.claude/skills/pdfx/SKILL.md"}),
+             ("Read", {"file_path": "/w/a.pdf"}), ("Read", {"file_path": "skills/pdf/SKILL.md"}),
+             ("Write", {"file_path": "/w/.claude/skills/pdf/SKILL.md"})]
+    for name, tool_input in calls:
+        expected = bool(skill_invocations([ToolCall(name, tool_input)], "pdf"))
+        assert invokes_skill(name, tool_input, "pdf") is expected, (name, tool_input)
+
+
+def test_judge_names_the_query_and_needs_the_skill_name(tmp_path: Path) -> None:
+    task = load_suite(write_suite(tmp_path, QUERIES)).task("yes-1")
+    missed = judge_trigger(task, [ToolCall("Read", {"file_path": "a.pdf"})],
+                           {"trigger_skill": "pdf"})
+    assert not missed.passed and missed.error is None
+    assert missed.details == "query 'make a pdf' should trigger skill 'pdf', but the skill " \
+                             "was not invoked"
+    hit = judge_trigger(task, [ToolCall("Skill", {"skill": "pdf"})], {"trigger_skill": "pdf"})
+    assert hit.passed and hit.data["triggered"] is True
+    assert judge_trigger(task, [], {}).error is not None  # never "not triggered" by default
+
+
+def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> None:
+    turns = ExecutionResult(error="claude CLI error: max turns", output_caused=True,
+                            meta={"subtype": "error_max_turns"})
+    assert trigger_outcome(turns).error is None
+    timeout = ExecutionResult(error="timed out", retryable=True, output_caused=True)
+    assert trigger_outcome(timeout).error == "timed out"
+    assert not trigger_outcome(timeout).output_caused and trigger_outcome(timeout).retryable
+    # The 529 stream the CLI sends: the "API Error" text is not the model's answer.
+    overloaded = interpret([
+        {"kind": "AssistantMessage", "content": [{"block": "TextBlock",
+                                                  "text": "API Error: 529 Overloaded"}]},
+        {"kind": "ResultMessage", "subtype": "success", "is_error": True,
+         "api_error_status": 529, "result": "API Error: 529 Overloaded"}], "", 0)
+    assert overloaded.error and overloaded.retryable and "529" in overloaded.error
+    assert trigger_outcome(overloaded).error == overloaded.error
+    stopped = interpret([{"kind": "AssistantMessage", "content": [
+        {"block": "ToolUseBlock", "id": "t1", "name": "Skill", "input": {"skill": "pdf"}}]},
+        {"kind": "stopped"}], "", 0)
+    assert stopped.error is None and [c.name for c in stopped.transcript] == ["Skill"]
+
+
+def _attempt(arm: str, task_id: str, index: int, triggered: bool | None) -> Attempt:
+    if triggered is None:
+        return Attempt(arm, task_id, index, "error", "", None, "HTTP 529", 0)
+    judge = JudgeResult(True, 1.0, data={"triggered": triggered})
+    return Attempt(arm, task_id, index, "passed", "", judge, None, 0)
+
+
+def test_figures_rates_intervals_and_errors_apart(tmp_path: Path) -> None:
+    tasks = load_suite(write_suite(tmp_path, QUERIES)).tasks
+    attempts = [
+        _attempt("candidate", "yes-1", 0, True), _attempt("candidate", "yes-1", 1, True),
+        _attempt("candidate", "yes-2", 0, True), _attempt("candidate", "yes-2", 1, False),
+        _attempt("candidate", "no-1", 0, False), _attempt("candidate", "no-1", 1, None),
+        _attempt("candidate", "no-2", 0, None), _attempt("candidate", "no-2", 1, None),
+        *(_attempt("baseline", t["id"], i, False) for t in QUERIES for i in range(2))]
+    data = figures.section(tasks, attempts, ["candidate", "baseline"], samples=2,
+                           policy="delta", min_delta=0.0, margin=None)
+    assert data is not None
+    cand = data["arms"]["candidate"]
+    assert [q["trigger_rate"] for q in cand["queries"]] == [1.0, 0.5, 0.0, None]
+    assert cand["tpr"]["rate"] == 0.75 and cand["fpr"] == {**cand["fpr"], "rate": 0.0,
+                                                            "queries": 1}
+    assert cand["accuracy"]["rate"] == pytest.approx(0.8333, abs=1e-4)
+    assert cand["errors"] == 3  # errors are never counted as "not triggered"
+    low, high = cand["tpr"]["interval"]
+    assert 0.0 <= low < 0.75 < high <= 1.0
+    base = data["arms"]["baseline"]
+    assert (base["tpr"]["rate"], base["fpr"]["rate"], base["accuracy"]["rate"]) == \
+        (0.0, 0.0, 0.5)
+    comparison = data["comparison"]
+    assert comparison["tpr"]["delta"] == 0.75 and comparison["policy"]["passed"] is True
+    assert comparison["accuracy"]["excluded"] == ["no-2"]  # in error in the candidate
+    assert figures.failures(data)[0] == \
+        "candidate: query 'pdf of my notes' should trigger; triggered in 1 of 2 samples"
+
+
+def test_mixed_suite_mock_run_reports_triggers_apart(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite", [*QUERIES, contains_task("plain", "Mock")])
+    outputs = write_outputs(tmp_path / "mock.yaml", {
+        "candidate": {"yes-1": {"triggered": True}, "yes-2": {"triggered": True}},
+        "baseline": {"yes-1": {"triggered": True}, "no-1": {"triggered": True}}})
+    out = tmp_path / "a.json"
+    old = write_skill(tmp_path / "old" / "pdf", "Older body.")
+    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
+                           "--skill-path", str(write_skill(tmp_path / "pdf")),
+                           "--baseline-skill", str(old),
+                           "--mock-outputs", str(outputs), "--state-root",
+                           str(tmp_path / "st"), "--policy", "delta", "--output", str(out))
+    data = json.loads(out.read_text())
+    artifact_mod.validate(data)
+    # The pass rates cover the ordinary task only; every task is still listed.
+    assert (data["evaluation"]["execution_pass_rate"], data["evaluation"]["delta"]) == (1.0, 0)
+    assert len(data["candidate_results"]) == 5
+    triggers = data["triggers"]["arms"]
+    assert (triggers["candidate"]["tpr"]["rate"], triggers["candidate"]["fpr"]["rate"]) == \
+        (1.0, 0.0)
+    assert (triggers["baseline"]["tpr"]["rate"], triggers["baseline"]["fpr"]["rate"]) == \
+        (0.5, 0.5)
+    assert code == 0 and data["evaluation"]["verdict"] == "pass", err
+    assert "triggers" in err and "TPR 1.00" in err  # the end-of-run table
+    # A worse candidate description fails a mixed suite even though its ordinary tasks pass.
+    worse = write_outputs(tmp_path / "worse.yaml", {"candidate": {}, "baseline": {
+        "yes-1": {"triggered": True}, "yes-2": {"triggered": True}}})
+    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
+                           "--skill-path", str(tmp_path / "pdf"), "--baseline-skill",
+                           str(tmp_path / "old" / "pdf"), "--mock-outputs", str(worse),
+                           "--state-root", str(tmp_path / "st"), "--policy", "delta",
+                           "--output", str(out))
+    data = json.loads(out.read_text())
+    assert code != 0 and data["evaluation"]["verdict"] == "fail"
+    assert data["evaluation"]["reason"].startswith("trigger tasks: ")
+    code, junit, _ = run_cli("report", str(out), "--format", "junit")
+    assert "query 'make a pdf' should trigger skill 'pdf'" in junit
+
+
+def test_no_skill_baseline_is_refused(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite", QUERIES)
+    code, out, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
+                             "--skill-path", str(write_skill(tmp_path / "pdf")),
+                             "--state-root", str(tmp_path / "st"))
+    assert code != 0 and "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if x.startswith("Error:")]
+    assert "--baseline-skill" in line and "pipeline mode" in line
+    assert not (tmp_path / "st" / "runs").exists()  # refused before any attempt
+
+
+def test_mock_outputs_check_triggered(tmp_path: Path) -> None:
+    assert check_output({"triggered": True}) is None
+    assert check_output({"triggered": "yes"}) == "triggered: must be true or false"
+    suite = load_suite(write_suite(tmp_path, QUERIES))
+    assert executor_problem(None, "anthropic-api", suite) is not None
+    assert executor_problem(None, "mock", suite) is None
+
+
+def test_claude_code_options_of_a_trigger_attempt(tmp_path: Path) -> None:
+    """Installed under .claude/skills whatever --skill-mode says, project settings only, the
+    read-only tools with Skill, 8 turns by default (the task's own limit wins)."""
+    task = load_suite(write_suite(tmp_path, QUERIES)).task("yes-1")
+    executor = ClaudeCodeExecutor(ClaudeCodeConfig(skill_mode="system"))
+    request = ExecutionRequest(task, "candidate", 0, Skill("pdf", "---\nname: pdf\n---\n"), 60)
+    plan = executor.tool_plan(request)
+    options: dict[str, Any] = executor.sdk_options("claude", plan, tmp_path, None, request)
+    assert options["setting_sources"] == ["project"] and options["max_turns"] == 8
+    assert "disable-slash-commands" not in options["extra_args"]
+    assert "Skill" in options["tools"] and "Skill" in options["allowed_tools"]
+    assert "Write" not in options["tools"]
+
+
+def test_bundled_trigger_demo_dry_runs(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parent.parent / "task_suites" / "demo-triggers"
+    out = tmp_path / "a.json"
+    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(demo),
+                           "--skill-path", str(demo / "skill" / "pdf-tools"),
+                           "--baseline-skill", str(demo / "baseline" / "pdf-tools"),
+                           "--mock-outputs", str(demo / "mock_outputs.yaml"),
+                           "--state-root", str(tmp_path / "st"), "--output", str(out))
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    arms = data["triggers"]["arms"]
+    assert [arms["candidate"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == [1.0, 0.0, 1.0]
+    assert [arms["baseline"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == \
+        [0.5, 0.25, 0.625]
+    assert data["triggers"]["comparison"]["policy"]["passed"] is True
+    code, html, err = run_cli("report", str(out), "--format", "html")
+    assert code == 0, err
+    assert "candidate TPR 1.00" in html and "baseline TPR 0.50" in html
+
+
+def test_rejudge_judges_trigger_attempts_the_same_way(tmp_path: Path) -> None:
+    """The skill whose invocation counts is in each attempt's record, so a rejudge of the
+    journal gives the same figures."""
+    demo = Path(__file__).resolve().parent.parent / "task_suites" / "demo-triggers"
+    out = tmp_path / "a.json"
+    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(demo),
+                           "--skill-path", str(demo / "skill" / "pdf-tools"),
+                           "--baseline-skill", str(demo / "baseline" / "pdf-tools"),
+                           "--mock-outputs", str(demo / "mock_outputs.yaml"),
+                           "--state-root", str(tmp_path / "st"), "--output", str(out))
+    assert code == 0, err
+    (run_dir,) = (tmp_path / "st" / "runs").iterdir()
+    again = tmp_path / "b.json"
+    code, _, err = run_cli("rejudge", str(run_dir), "--output", str(again))
+    assert code == 0, err
+    first, second = json.loads(out.read_text()), json.loads(again.read_text())
+    assert second["triggers"]["arms"] == first["triggers"]["arms"]
+    assert second["evaluation"]["verdict"] == "pass"
