@@ -164,3 +164,22 @@ def test_a_viewer_workspace_holds_one_run_folder_per_attempt(tmp_path: Path) -> 
     assert code == 2 and "not empty (use --force" in err and not (tmp_path / "b2.json").exists()
     assert run_cli("export-benchmark", str(artifact), "-o", str(out), "--workspace",
                    str(workspace), "--force")[0] == 0
+
+
+def test_a_long_output_reaches_the_viewer_whole(tmp_path: Path) -> None:
+    long = "DONE " + "the whole of a long answer. " * 400 + "THE END"
+    suite = write_suite(tmp_path / "suite", TASKS[1:2])
+    outputs = write_outputs(tmp_path / "outputs.yaml", {"candidate": {"sales": long}})
+    state = tmp_path / "state"
+    code, _, err = run_cli("run", "--task-suite", str(suite), "--standalone", "--skill-path",
+                           str(write_skill(tmp_path / "skill")), "--mock", "--mock-outputs",
+                           str(outputs), "--state-root", str(state), "-q")
+    assert code in (0, 1), err
+    artifact = next((state / "evaluations").glob("*.json"))
+    stored = read_json(artifact)["candidate_results"][0]["attempts"][0]
+    assert stored["output_blob"] and stored["output"] != long  # the artifact holds a preview
+    code, _, err = run_cli("export-benchmark", str(artifact), "-o", str(tmp_path / "b.json"),
+                           "--workspace", str(tmp_path / "viewer"))
+    assert code == 0, err
+    response = tmp_path / "viewer" / "eval-1" / "with_skill" / "run-1" / "outputs" / "response.md"
+    assert response.read_text(encoding="utf-8") == long

@@ -210,8 +210,9 @@ def export_benchmark(artifact_path: str | os.PathLike[str], output: str | os.Pat
     atomic_write_text(out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     if workspace is not None:
         prompts = {i: str(t.get("prompt") or "") for i, t in suite_tasks(data).items()}
+        run_dir = (data.get("manifest") or {}).get("run_dir")
         write_workspace(Path(workspace), document["runs"],
                         [attempt for _, _, attempt in run_attempts(data)], prompts,
-                        force=force)
+                        force=force, run_dir=Path(run_dir) if run_dir else None)
     return BenchmarkResult(out, len(document["runs"]),
                            [k for k in document["run_summary"] if k != "delta"])

@@ -43,17 +43,31 @@ def _json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def whole_output(attempt: Mapping[str, Any], run_dir: Path | None) -> str:
+    """The attempt's output: the artifact's text, or the whole of it from the run's blob
+    store when the artifact holds a preview (the preview when the blob is not here)."""
+    text = str(attempt.get("output") or "")
+    blob = attempt.get("output_blob")
+    if isinstance(blob, str) and run_dir is not None:
+        try:
+            return (run_dir / blob).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            pass
+    return text
+
+
 def write_workspace(directory: Path, runs: Sequence[Mapping[str, Any]],
                     attempts: Sequence[Mapping[str, Any]], prompts: Mapping[str, str], *,
-                    force: bool = False) -> int:
+                    force: bool = False, run_dir: Path | None = None) -> int:
     """Write one run folder per benchmark run (`runs[i]` is the run of `attempts[i]`);
-    `prompts` maps task ids to prompts. Returns the number of run folders written."""
+    `prompts` maps task ids to prompts; a previewed output is read whole from its blob under
+    `run_dir` when it is there. Returns the number of run folders written."""
     prepare(directory, force)
     for run, attempt in zip(runs, attempts, strict=True):
         folder = (directory / f"eval-{int(run['eval_id'])}" / str(run["configuration"])
                   / f"run-{int(run['run_number'])}")
         (folder / "outputs").mkdir(parents=True, exist_ok=True)
-        text = str(attempt.get("output") or "")
+        text = whole_output(attempt, run_dir)
         if attempt.get("status") == "error":
             text = f"(this attempt ended in error: {attempt.get('error')})\n\n{text}"
         atomic_write_text(folder / "outputs" / "response.md", text)
