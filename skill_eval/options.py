@@ -10,6 +10,7 @@ from typing import Any
 from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
 from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
+from .executors.version_cache import VERSION_CACHE_NAME
 from .policy import DEFAULT_POLICY, POLICIES
 from .workspace import KEEP_POLICIES
 
@@ -154,7 +155,8 @@ def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
         "temperature": opts.temperature, "claude_bin": opts.claude_bin,
         "max_turns": opts.max_turns, "allowed_tools": opts.allowed_tools,
         "unsandboxed_bash": opts.unsandboxed_bash, "mock_rules": opts.mock_rules,
-        "price_file": Path(opts.price_file) if opts.price_file else None, **extra}
+        "price_file": Path(opts.price_file) if opts.price_file else None,
+        "version_cache": str(Path(opts.state_root) / VERSION_CACHE_NAME), **extra}
     known = {f.name for f in fields(spec.config_cls)}
     return spec.config({k: v for k, v in flags.items() if k in known})
 
