@@ -185,6 +185,12 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             cache.close()
     attempts = list(result.attempts)
     extras.update(close_judge_cache(ctx))
+    if result.early_stop is not None:
+        extras["early_stop"] = result.early_stop.to_dict()
+        if result.early_stop.stopped_at_look is not None:
+            log(f"early stop: decided at look {result.early_stop.stopped_at_look} of "
+                f"{result.early_stop.looks}; {result.early_stop.skipped_attempts} attempts "
+                "skipped")
     return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, None, started_at,
                              describe, log=log, extras=extras)
 
@@ -194,7 +200,8 @@ def evaluation_settings(opts: RunOptions) -> EvaluationSettings:
     return EvaluationSettings(pass_k=opts.pass_k, samples=opts.sample_count,
                               policy=opts.policy,  # type: ignore[arg-type]  # check_options
                               min_delta=opts.min_delta, margin=opts.margin,
-                              concurrency=opts.concurrency, max_retries=opts.max_retries)
+                              concurrency=opts.concurrency, max_retries=opts.max_retries,
+                              early_stop=opts.early_stop)
 
 
 def _open_baseline_cache(opts: RunOptions, arms: Arms, log: Callable[[str], None]) \

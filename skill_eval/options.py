@@ -55,6 +55,7 @@ class RunOptions:
     policy: str = DEFAULT_POLICY  # scripts/evaluate.py passes "delta", the original rule
     min_delta: float = 0.0
     margin: float | None = None  # None: the policy's own (policy.DEFAULT_MARGIN)
+    early_stop: bool = False  # stop sampling once the policy's sequential test decides
     resume: str | None = None  # a run directory, or "" for the latest run with these inputs
     output: str | None = None
     baseline_cache_dir: str | None = None

@@ -130,6 +130,10 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--margin", type=float, default=None,
                      help="no-regression and non-inferior: how much worse the candidate may "
                           "be (default 0.10 and 0.05)."),
+        click.option("--early-stop", is_flag=True,
+                     help="With --samples N: stop sampling once the policy's sequential test "
+                          "(alpha spending over sample rounds) decides; false accepts stay at "
+                          "the fixed-sample level. See references/early-stop.md."),
         click.option("--resume", is_flag=False, flag_value="", default=None, metavar="RUN_DIR",
                      help="Continue a stopped run (its directory, or the latest run with "
                           "the same inputs when given alone); only missing attempts run."),
