@@ -3,9 +3,10 @@
 
 First the whole process: a real `skill-eval run` subprocess on 7 tasks, each one execution and
 one llm-rubric judge call at 300 ms latency (--no-baseline, concurrency 8), against the 0.6 s
-lower bound (one execution then one judgement); goal <= 0.9 s. Then 40 tasks x 2 arms, pass@1, 300 ms latency per request, the anthropic executor at concurrency
-1, 8 and 16: wall time, the latency bound (requests x latency / concurrency) and their ratio
-(target <= 1.2 at concurrency 16). Then the same suite through the claude-cli executor at
+lower bound (one execution then one judgement); goal <= 0.9 s. Then 40 tasks x 2 arms,
+pass@1, 300 ms latency per request, the anthropic executor at concurrency 1, 8 and 16:
+wall time, the latency bound (requests x latency / concurrency) and their ratio (target
+<= 1.2 at concurrency 16). Then the same suite through the claude-cli executor at
 concurrency 8 (when the claude binary is installed) and its per-attempt overhead.
 
     python scripts/bench_runner.py [--tasks 40] [--latency 0.3] [--claude-bin PATH]
@@ -29,8 +30,8 @@ sys.path.insert(0, str(REPO))
 import yaml  # noqa: E402
 
 from skill_eval.conductor import run_evaluation  # noqa: E402
-from skill_eval.options import RunOptions  # noqa: E402
 from skill_eval.judges.llm_rubric import TOOL_NAME  # noqa: E402
+from skill_eval.options import RunOptions  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 PROCESS_TASKS = 7

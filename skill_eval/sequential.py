@@ -82,7 +82,8 @@ def boundaries(looks: int, alpha: float) -> tuple[float, ...]:
         if i == 0:
             b = math.sqrt(t) * norm.inv_cdf(1 - target)
         else:
-            def crossing(b: float, sd: float = sd) -> float:
+            def crossing(b: float, sd: float = sd, grid: list[float] = grid,
+                         density: list[float] = density) -> float:
                 return step * math.fsum(f * (1 - norm.cdf((b - u) / sd))
                                         for u, f in zip(grid, density, strict=True))
             lo, hi = -10.0, 10.0

@@ -49,7 +49,7 @@ from .claude_process import (
     not_found_message,
     parse_envelope,
 )
-from .version_cache import cached_version
+from .version_cache import cached_version, probe_version
 
 # Re-exported: callers and tests know them as the executor's.
 __all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "bench_figure", "build_command",
@@ -323,32 +323,23 @@ class ClaudeCliExecutor(ExecutorBase):
         return Finished(stdout, stderr, proc.returncode)
 
     def version(self) -> str | None:
-        """`claude --version`, run once per process, and once per binary when a version cache
-        is configured (see version_cache.py)."""
+        """`claude --version`, once per process (and per binary: see version_cache.py)."""
         with self._version_lock:  # not self._lock: cancel() must not wait for this
-            if self._version is None:
-                binary = self.binary()
-                if binary is None:
-                    return None
+            binary = self.binary()
+            if self._version is None and binary is not None:
                 cache = Path(self.config.version_cache) if self.config.version_cache else None
                 found = cached_version(binary, cache, lambda: self._probe_version(binary))
                 if found is None or found.startswith("unknown"):
                     return found
                 self._version = found
-            return self._version
+            return self._version if binary is not None else None
 
-    def _probe_version(self, binary: str) -> str | None:
-        """Run `claude --version`, isolated like an attempt."""
+    def _probe_version(self, binary: str) -> str | None:  # isolated like an attempt
         tmp = self._make_temp_dir()
         if tmp is None:
             return None
         try:
-            (tmp / ".claude").mkdir()
-            done = subprocess.run([binary, "--version"], capture_output=True,
-                                  text=True, timeout=60, cwd=tmp, env=self.child_env(tmp))
-            return done.stdout.strip() or done.stderr.strip()
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"unknown ({type(exc).__name__})"
+            return probe_version(binary, tmp, self.child_env(tmp))
         finally:
             self._remove_temp_dir(tmp)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,4 +63,15 @@ def cached_version(binary: str, cache_file: Path | None,
     return version
 
 
-__all__ = ["VERSION_CACHE_NAME", "cached_version"]
+def probe_version(binary: str, home: Path, env: dict[str, str]) -> str:
+    """Run `binary --version` in `home` (an empty temp dir) with `env`."""
+    (home / ".claude").mkdir()
+    try:
+        done = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                              timeout=60, cwd=home, env=env)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({type(exc).__name__})"
+    return done.stdout.strip() or done.stderr.strip()
+
+
+__all__ = ["VERSION_CACHE_NAME", "cached_version", "probe_version"]
