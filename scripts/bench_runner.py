@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,20 +52,26 @@ def process_suite(directory: Path) -> tuple[Path, Path]:
     return directory / "task_suite.yaml", skill
 
 
-def process_run(directory: Path, server: FakeAnthropic, extra: list[str]) -> float:
-    """Wall seconds of one `skill-eval run` process, start to exit."""
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def process_run(directory: Path, server: FakeAnthropic, extra: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one `skill-eval run` process, start to exit (CPU time does not
+    grow when other processes share the machine; wall time does)."""
     suite, skill = process_suite(directory)
     env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "bench"}
     argv = [sys.executable, "-m", "skill_eval.cli", "run", "--standalone", "--task-suite",
             str(suite), "--skill-path", str(skill), "--executor", "anthropic",
             "--judge-executor", "anthropic", "--no-baseline", "--concurrency", "8",
             "--max-retries", "0", "-q", "--state-root", str(directory / "state"), *extra]
-    start = time.perf_counter()
+    cpu, start = _children_cpu(), time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=directory)
     wall = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"skill-eval run failed ({done.returncode}): {done.stderr}")
-    return wall
+    return wall, _children_cpu() - cpu
 
 
 def whole_process(latency: float, repeat: int) -> None:
@@ -73,9 +80,13 @@ def whole_process(latency: float, repeat: int) -> None:
                                                              latency=latency) as server:
         server.set_rules([{"tool_choice_name": TOOL_NAME,
                            "tool_input": {"reasoning": "says ok", "score": 0.9}}])
-        walls = [process_run(Path(tmp) / f"r{i}", server, []) for i in range(repeat)]
-    sdk = statistics.median(_import_wall("anthropic") for _ in range(repeat))
-    bare = statistics.median(_import_wall("sys") for _ in range(repeat))
+        runs = [process_run(Path(tmp) / f"r{i}", server, []) for i in range(repeat)]
+    walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+    sdk_runs = [_import_time("anthropic") for _ in range(repeat)]
+    bare_runs = [_import_time("sys") for _ in range(repeat)]
+    sdk = statistics.median(w for w, _ in sdk_runs)
+    bare = statistics.median(w for w, _ in bare_runs)
+    sdk_cpu = statistics.median(c for _, c in sdk_runs) - statistics.median(c for _, c in bare_runs)
     print(f"whole process: {PROCESS_TASKS} tasks x (1 execution + 1 judge call) at "
           f"{latency * 1000:.0f} ms, `skill-eval run` subprocess, {repeat} runs")
     print(f"  wall median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max "
@@ -83,12 +94,17 @@ def whole_process(latency: float, repeat: int) -> None:
     print(f"  of which `import anthropic` alone: {sdk - bare:.2f} s (a bare interpreter: "
           f"{bare:.2f} s); the rest of skill-eval's overhead: "
           f"{statistics.median(walls) - bound - sdk:.2f} s")
+    cpu = statistics.median(cpus)
+    print(f"  CPU of the process: median {cpu:.2f} s, of which `import anthropic` "
+          f"{sdk_cpu:.2f} s; on an idle machine the wall time is about CPU + the "
+          f"{bound:.2f} s bound = {cpu + bound:.2f} s")
 
 
-def _import_wall(module: str) -> float:
-    start = time.perf_counter()
+def _import_time(module: str) -> tuple[float, float]:
+    """Wall and CPU seconds of a fresh interpreter importing `module`."""
+    cpu, start = _children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
 def make_suite(directory: Path, tasks: int) -> tuple[Path, Path]:
