@@ -19,6 +19,8 @@ REPO = Path(__file__).resolve().parent.parent
 SCHEMAS = REPO / "skill_eval" / "schemas"
 SUITE_SCHEMA = json.loads((SCHEMAS / "task_suite.schema.json").read_text())
 SUITES = sorted((REPO / "task_suites").glob("*/task_suite.yaml"))
+ARTIFACT_SCHEMA = json.loads((SCHEMAS / "evaluation.schema.json").read_text())
+GOLDEN = REPO / "tests" / "data" / "golden" / "demo-artifact.json"
 
 
 def _agrees(instance: Any, schema: Any) -> None:
@@ -103,3 +105,16 @@ def test_mutated_suites_agree_with_jsonschema(suite: Path) -> None:
             sure += 1
             assert quick == validator.is_valid(mutated), mutated
     assert sure > 250  # the schema's keywords are all understood
+
+
+def test_mutated_artifacts_agree_with_jsonschema() -> None:
+    """The artifact schema too (artifact.validate goes through schema_problems)."""
+    rng = random.Random(16)
+    doc = json.loads(GOLDEN.read_text())
+    validator = Draft202012Validator(ARTIFACT_SCHEMA)
+    assert quick_valid(doc, ARTIFACT_SCHEMA) is validator.is_valid(doc) is True
+    for _ in range(200):
+        mutated = _mutate(doc, rng)
+        quick = quick_valid(mutated, ARTIFACT_SCHEMA)
+        if quick is not None:
+            assert quick == validator.is_valid(mutated), mutated
