@@ -163,6 +163,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         if reused:
             log(f"baseline: {reused} attempts from the cache (age "
                 f"{round(hit.age_seconds) if hit else 0} s)")
+    if opts.early_stop and arms.baseline is None:
+        log("warning: --early-stop needs a baseline to compare with; every sample runs")
     if progress is not None:
         progress.already(a for a in done if a.status != "error")
     try:
