@@ -9,7 +9,7 @@ from typing import Any
 
 from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
-from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
+from .executors.base import SKILL_MODES, get_executor_spec, grader_names
 from .executors.version_cache import VERSION_CACHE_NAME
 from .policy import DEFAULT_POLICY, POLICIES
 from .workspace import KEEP_POLICIES
@@ -130,12 +130,14 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
     if opts.skill_mode not in SKILL_MODES:
         raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
-    if opts.executor and opts.executor not in executor_names():
+    # One executor looked up by name imports that one only; listing every name would import
+    # them all and scan the plugins' entry points (~100 ms before the first attempt).
+    if opts.executor:
         try:
             get_executor_spec(opts.executor)
         except ExecutorError as exc:
             raise UsageError(f"--executor: {exc}") from None
-    if opts.judge_executor and opts.judge_executor not in grader_names():
+    if opts.judge_executor and not _can_grade(opts.judge_executor):
         raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
     if opts.mock and opts.executor not in (None, "mock"):
         raise UsageError("--mock means --executor mock; drop one of them")
@@ -160,6 +162,13 @@ def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
         "version_cache": str(Path(opts.state_root) / VERSION_CACHE_NAME), **extra}
     known = {f.name for f in fields(spec.config_cls)}
     return spec.config({k: v for k, v in flags.items() if k in known})
+
+
+def _can_grade(name: str) -> bool:
+    try:
+        return get_executor_spec(name).grader is not None
+    except ExecutorError:
+        return False
 
 
 def _check_paths(opts: RunOptions) -> None:
