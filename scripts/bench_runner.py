@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Runner throughput against the local Messages API.
 
-40 tasks x 2 arms, pass@1, 300 ms latency per request, the anthropic executor at concurrency
-1, 8 and 16: wall time, the latency bound (requests x latency / concurrency) and their ratio
-(target <= 1.2 at concurrency 16). Then the same suite through the claude-cli executor at
+First the whole process: a real `skill-eval run` subprocess on 7 tasks, each one execution and
+one llm-rubric judge call at 300 ms latency (--no-baseline, concurrency 8), against the 0.6 s
+lower bound (one execution then one judgement); goal <= 0.9 s. Then 40 tasks x 2 arms,
+pass@1, 300 ms latency per request, the anthropic executor at concurrency 1, 8 and 16:
+wall time, the latency bound (requests x latency / concurrency) and their ratio (target
+<= 1.2 at concurrency 16). Then the same suite through the claude-cli executor at
 concurrency 8 (when the claude binary is installed) and its per-attempt overhead.
 
     python scripts/bench_runner.py [--tasks 40] [--latency 0.3] [--claude-bin PATH]
+    python scripts/bench_runner.py --process-only [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,8 +31,80 @@ sys.path.insert(0, str(REPO))
 import yaml  # noqa: E402
 
 from skill_eval.conductor import run_evaluation  # noqa: E402
+from skill_eval.judges.llm_rubric import TOOL_NAME  # noqa: E402
 from skill_eval.options import RunOptions  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
+
+PROCESS_TASKS = 7
+
+
+def process_suite(directory: Path) -> tuple[Path, Path]:
+    """7 tasks, each judged by one llm-rubric call."""
+    suite = {"skill_id": "bench", "version": "1.0", "tasks": [
+        {"id": f"t{i}", "prompt": f"Say ok for task {i}",
+         "judge": {"type": "llm-rubric", "rubric": "The answer says ok."}}
+        for i in range(PROCESS_TASKS)]}
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "task_suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    skill = directory / "skill"
+    skill.mkdir(exist_ok=True)
+    (skill / "SKILL.md").write_text("---\nname: bench\ndescription: b\n---\nAnswer ok.\n")
+    return directory / "task_suite.yaml", skill
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def process_run(directory: Path, server: FakeAnthropic, extra: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one `skill-eval run` process, start to exit (CPU time does not
+    grow when other processes share the machine; wall time does)."""
+    suite, skill = process_suite(directory)
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "bench"}
+    argv = [sys.executable, "-m", "skill_eval.cli", "run", "--standalone", "--task-suite",
+            str(suite), "--skill-path", str(skill), "--executor", "anthropic",
+            "--judge-executor", "anthropic", "--no-baseline", "--concurrency", "8",
+            "--max-retries", "0", "-q", "--state-root", str(directory / "state"), *extra]
+    cpu, start = _children_cpu(), time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=directory)
+    wall = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"skill-eval run failed ({done.returncode}): {done.stderr}")
+    return wall, _children_cpu() - cpu
+
+
+def whole_process(latency: float, repeat: int) -> None:
+    bound = 2 * latency
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic(default="ok",
+                                                             latency=latency) as server:
+        server.set_rules([{"tool_choice_name": TOOL_NAME,
+                           "tool_input": {"reasoning": "says ok", "score": 0.9}}])
+        runs = [process_run(Path(tmp) / f"r{i}", server, []) for i in range(repeat)]
+    walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+    sdk_runs = [_import_time("anthropic") for _ in range(repeat)]
+    bare_runs = [_import_time("sys") for _ in range(repeat)]
+    sdk = statistics.median(w for w, _ in sdk_runs)
+    bare = statistics.median(w for w, _ in bare_runs)
+    sdk_cpu = statistics.median(c for _, c in sdk_runs) - statistics.median(c for _, c in bare_runs)
+    print(f"whole process: {PROCESS_TASKS} tasks x (1 execution + 1 judge call) at "
+          f"{latency * 1000:.0f} ms, `skill-eval run` subprocess, {repeat} runs")
+    print(f"  wall median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max "
+          f"{max(walls):.2f}); lower bound {bound:.2f} s; goal <= {bound + latency:.2f} s")
+    print(f"  of which `import anthropic` alone: {sdk - bare:.2f} s (a bare interpreter: "
+          f"{bare:.2f} s); the rest of skill-eval's overhead: "
+          f"{statistics.median(walls) - bound - sdk:.2f} s")
+    cpu = statistics.median(cpus)
+    print(f"  CPU of the process: median {cpu:.2f} s, of which `import anthropic` "
+          f"{sdk_cpu:.2f} s; on an idle machine the wall time is about CPU + the "
+          f"{bound:.2f} s bound = {cpu + bound:.2f} s")
+
+
+def _import_time(module: str) -> tuple[float, float]:
+    """Wall and CPU seconds of a fresh interpreter importing `module`."""
+    cpu, start = _children_cpu(), time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
 def make_suite(directory: Path, tasks: int) -> tuple[Path, Path]:
@@ -63,7 +142,13 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--concurrency", type=int, nargs="*", default=[1, 8, 16])
     parser.add_argument("--claude-bin")
+    parser.add_argument("--repeat", type=int, default=5, help="whole-process runs")
+    parser.add_argument("--process-only", action="store_true",
+                        help="only the whole-process figure")
     args = parser.parse_args()
+    whole_process(args.latency, args.repeat)
+    if args.process_only:
+        return 0
     requests = args.tasks * 2
     print(f"{args.tasks} tasks x 2 arms, pass@1, {args.latency * 1000:.0f} ms per request, "
           f"{os.cpu_count()} cores")

@@ -53,8 +53,10 @@ def non_discriminating(
 
 def analyse(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult], *, pass_k: int,
             samples: int, policy: Policy, min_delta: float, margin: float | None,
-            rates: tuple[float | None, float | None, float | None]) -> Analysis:
-    """`rates` are the reported (candidate, baseline, delta) over the paired tasks."""
+            rates: tuple[float | None, float | None, float | None],
+            alpha: float | None = None) -> Analysis:
+    """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
+    the one-sided level of an --early-stop look (see sequential.py)."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     per_task = max(1, samples // pass_k)
@@ -63,7 +65,7 @@ def analyse(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult], *, 
         {r.task_id: task_score(r, pass_k) for r in baseline},
         samples=per_task)
     decision = decide_policy(policy, comparison, min_delta=min_delta, margin=margin,
-                             samples=per_task, reported=rates)
+                             samples=per_task, reported=rates, alpha=alpha)
     blind = non_discriminating({r.task_id: r.outcomes for r in candidate},
                                {r.task_id: r.outcomes for r in baseline})
     hint = None

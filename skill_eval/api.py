@@ -14,10 +14,11 @@ every other arm against the reference arm (the first, unless named). Writes no a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import sequential
 from .analysis import Analysis, analyse
 from .backends import Backend
 from .blobs import DEFAULT_MAX_OUTPUT_BYTES
@@ -27,7 +28,8 @@ from .judges.base import JudgeContext, build_judge
 from .model import Arm, Attempt, Suite, Task, Usage
 from .policy import DEFAULT_POLICY, Policy
 from .results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
-from .runner import Journal, Runner, RunSettings, attempts_by, plan_jobs
+from .runner import Job, Journal, Runner, RunSettings, attempts_by, plan_jobs
+from .sequential import EarlyStop
 from .shards import Shard
 from .workspace import KeepPolicy
 
@@ -51,6 +53,8 @@ class EvaluationSettings:
     shard: Shard | None = None  # run only this slice of the (task, sample) pairs
     # An executor output longer than this is cut before judging, the cut marked (None: never).
     max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
+    # Stop sampling once the paired interval decides (sequential.py); off: every sample runs.
+    early_stop: bool = False
 
     @property
     def sample_count(self) -> int:
@@ -125,6 +129,7 @@ class EvaluationResult:
     reference: str
     comparisons: tuple[ArmComparison, ...]  # every arm but the reference, in arm order
     attempts: tuple[Attempt, ...]
+    early_stop: EarlyStop | None = None  # with settings.early_stop: where the run stopped
 
     def arm(self, name: str) -> ArmResult:
         for result in self.arms:
@@ -174,8 +179,40 @@ def evaluate(suite: Suite, arms: Sequence[Arm], executor: ExecutorBase | str, *,
     jobs = plan_jobs(arms, suite.tasks, settings.sample_count)
     if settings.shard is not None:
         jobs = settings.shard.select(jobs, suite.tasks)
+    if settings.early_stop and len(arms) == 2:
+        return _run_sequential(runner, jobs, list(done), suite.tasks, arms, settings, reference)
     attempts = runner.run(jobs, done)
     return summarise(suite.tasks, arms, attempts, settings, reference)
+
+
+def _run_sequential(runner: Runner, jobs: Sequence[Job], done: list[Attempt],
+                    tasks: Sequence[Task], arms: Sequence[Arm], settings: EvaluationSettings,
+                    reference: str) -> EvaluationResult:
+    """--early-stop: run the jobs one look's rounds at a time (jobs are sample-major), decide
+    after each look, and leave the remaining rounds unplanned once a look decides. Attempts
+    not run are counted as skipped: neither failed nor in error."""
+    rounds, _ = sequential.plan(settings.policy, settings.sample_count, settings.pass_k)
+    attempts: list[Attempt] = []
+    start, stopped, decision = 0, None, None
+    for look, end in enumerate(rounds, start=1):
+        batch = [job for job in jobs if start <= job.index < end]
+        attempts += runner.run(batch, [a for a in done if start <= a.index < end])
+        start = end
+        result = summarise(tasks, arms, attempts, settings, reference)
+        comparison = result.comparisons[0]
+        decision = sequential.call(
+            settings.policy, comparison.analysis.comparison, comparison.passed,
+            alpha=sequential.look_alpha(settings.policy, settings.sample_count,
+                                        settings.pass_k, end),
+            per_task=max(1, end // settings.pass_k), margin=settings.margin,
+            errors=sequential.has_errors(attempts))
+        if decision is not None and look < len(rounds):
+            stopped = look
+            break
+    skipped = len(jobs) - len([job for job in jobs if job.index < start])
+    record = sequential.record(settings.policy, settings.sample_count, settings.pass_k,
+                               stopped, decision if stopped else None, skipped, len(jobs))
+    return replace(result, early_stop=record)
 
 
 def _check_arms(arms: Sequence[Arm], reference: str | None) -> str:
@@ -227,9 +264,15 @@ def compare(arm: ArmResult, ref: ArmResult, settings: EvaluationSettings) -> Arm
     rate = pass_rate([r for r in mine if r.task_id not in unpaired])
     ref_rate = pass_rate([r for r in theirs if r.task_id not in unpaired])
     delta = round(rate - ref_rate, 4) if rate is not None and ref_rate is not None else None
-    analysis = analyse(mine, theirs, pass_k=settings.pass_k, samples=settings.sample_count,
+    samples, alpha = settings.sample_count, None
+    if settings.early_stop:  # decide at the look these attempts reach, at its level
+        reached = sequential.rounds_done((*arm.attempts, *ref.attempts))
+        samples = min(samples, reached) or samples
+        alpha = sequential.look_alpha(settings.policy, settings.sample_count, settings.pass_k,
+                                      samples)
+    analysis = analyse(mine, theirs, pass_k=settings.pass_k, samples=samples,
                        policy=settings.policy, min_delta=settings.min_delta,
-                       margin=settings.margin, rates=(rate, ref_rate, delta))
+                       margin=settings.margin, rates=(rate, ref_rate, delta), alpha=alpha)
     where = errored_in(mine, theirs)
     return ArmComparison(arm.name, ref.name, rate, ref_rate, delta, tuple(unpaired),
                          {arm.name: where["candidate"], ref.name: where["baseline"],

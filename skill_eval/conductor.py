@@ -181,6 +181,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
         if reused:
             log(f"baseline: {reused} attempts from the cache (age "
                 f"{round(hit.age_seconds) if hit else 0} s)")
+    if opts.early_stop and arms.baseline is None:
+        log("warning: --early-stop needs a baseline to compare with; every sample runs")
     if progress is not None:
         progress.already(a for a in done if a.status != "error")
     try:
@@ -204,12 +206,15 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
             cache.close()
     attempts = list(result.attempts)
     extras.update(close_judge_cache(ctx))
+    if result.early_stop is not None:
+        extras["early_stop"] = result.early_stop.to_dict()
+        if result.early_stop.stopped_at_look is not None:
+            log(f"early stop: decided at look {result.early_stop.stopped_at_look} of "
+                f"{result.early_stop.looks}; {result.early_stop.skipped_attempts} attempts "
+                "skipped")
     partial = None
     if shard is not None:  # one slice decides nothing: `skill-eval merge` joins them
-        partial = Verdict("skipped", f"shard {shard.label}: {len(attempts)} attempts of a "
-                                     "sharded run; join the shards with `skill-eval merge`")
-        extras["shard"] = {"index": shard.index, "count": shard.count,
-                           "attempts": len(attempts)}
+        partial, extras["shard"] = shard.verdict(len(attempts))
     return finish_evaluation(opts, suite, arms, state_root, run_dir, attempts, partial,
                              started_at, describe, log=log, extras=extras)
 
@@ -220,7 +225,8 @@ def evaluation_settings(opts: RunOptions) -> EvaluationSettings:
                               policy=opts.policy,  # type: ignore[arg-type]  # check_options
                               min_delta=opts.min_delta, margin=opts.margin,
                               concurrency=opts.concurrency, max_retries=opts.max_retries,
-                              max_output_bytes=opts.max_output_bytes)
+                              max_output_bytes=opts.max_output_bytes,
+                              early_stop=opts.early_stop)
 
 
 def _open_baseline_cache(opts: RunOptions, arms: Arms, log: Callable[[str], None]) \
@@ -313,7 +319,10 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
     verdict = skip if skip is not None else guard_excluded(  # errors never profit a pass
         decided, errored,
         lambda: _decide(opts, rated, arms, worst_case(attempts, errored), ran)[-1])
-    triggers = trigger_section(suite, attempts, arms, opts) if ran else None
+    triggers = trigger_figures.section(
+        suite.tasks, attempts, [a.name for a in (arms.candidate, arms.baseline) if a],
+        samples=opts.sample_count, policy=opts.policy,  # type: ignore[arg-type]
+        min_delta=opts.min_delta, margin=opts.margin) if ran else None
     verdict = trigger_run.combine(verdict, triggers, rated is not suite)
     verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
@@ -375,14 +384,6 @@ def _decide(opts: RunOptions, suite: Any, arms: Arms, attempts: list[Attempt], r
         policy_reason=policy.reasoning if policy else "",
         first_failures=first_failures({"candidate": cand, "baseline": base}))
     return cand, base, unpaired, rates, analysis, errored, verdict
-
-
-def trigger_section(suite: Any, attempts: list[Attempt], arms: Arms, opts: RunOptions) \
-        -> dict[str, Any] | None:
-    names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
-    return trigger_figures.section(suite.tasks, attempts, names, samples=opts.sample_count,
-                                   policy=opts.policy,  # type: ignore[arg-type]
-                                   min_delta=opts.min_delta, margin=opts.margin)
 
 
 def _errors_note(where: dict[str, list[str]]) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 from .blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
-from .executors.base import SKILL_MODES, executor_names, get_executor_spec, grader_names
+from .executors.base import SKILL_MODES, get_executor_spec, grader_names
+from .executors.version_cache import VERSION_CACHE_NAME
 from .policy import DEFAULT_POLICY, POLICIES
 from .workspace import KEEP_POLICIES
 
@@ -55,6 +56,7 @@ class RunOptions:
     policy: str = DEFAULT_POLICY  # scripts/evaluate.py passes "delta", the original rule
     min_delta: float = 0.0
     margin: float | None = None  # None: the policy's own (policy.DEFAULT_MARGIN)
+    early_stop: bool = False  # stop sampling once the policy's sequential test decides
     resume: str | None = None  # a run directory, or "" for the latest run with these inputs
     output: str | None = None
     baseline_cache_dir: str | None = None
@@ -141,12 +143,14 @@ def check_options(opts: RunOptions) -> None:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
     if opts.skill_mode not in SKILL_MODES:
         raise UsageError(f"--skill-mode must be one of {', '.join(SKILL_MODES)}")
-    if opts.executor and opts.executor not in executor_names():
+    # One executor looked up by name imports that one only; listing every name would import
+    # them all and scan the plugins' entry points (~100 ms before the first attempt).
+    if opts.executor:
         try:
             get_executor_spec(opts.executor)
         except ExecutorError as exc:
             raise UsageError(f"--executor: {exc}") from None
-    if opts.judge_executor and opts.judge_executor not in grader_names():
+    if opts.judge_executor and not _can_grade(opts.judge_executor):
         raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
     if opts.batch and opts.executor_name != "anthropic":
         raise UsageError("--batch sends attempts through the Anthropic Message Batches API: "
@@ -171,6 +175,12 @@ def _check_scale(opts: RunOptions) -> None:
     if opts.ray_address and opts.backend != "ray":
         raise UsageError("--ray-address is for --backend ray")
     parse_shard(opts.shard)
+    if opts.early_stop and opts.shard is not None:
+        raise UsageError("--early-stop decides from every task's attempts; a shard sees only "
+                         "its slice: drop one of --early-stop and --shard")
+    if opts.early_stop and opts.batch:
+        raise UsageError("--early-stop runs the samples in rounds and --batch sends every "
+                         "attempt at once: drop one of them")
     if opts.batch and opts.backend == "ray":
         raise UsageError("--batch and --backend ray do not mix: the batch is sent from this "
                          "machine and its results would not reach the Ray workers")
@@ -191,9 +201,17 @@ def executor_config(opts: RunOptions, name: str, **extra: Any) -> Any:
         "unsandboxed_bash": opts.unsandboxed_bash, "mock_rules": opts.mock_rules,
         "price_file": Path(opts.price_file) if opts.price_file else None,
         "batch": opts.batch, "concurrency": opts.concurrency,
-        "adaptive_concurrency": not opts.fixed_concurrency, **extra}
+        "adaptive_concurrency": not opts.fixed_concurrency,
+        "version_cache": str(Path(opts.state_root) / VERSION_CACHE_NAME), **extra}
     known = {f.name for f in fields(spec.config_cls)}
     return spec.config({k: v for k, v in flags.items() if k in known})
+
+
+def _can_grade(name: str) -> bool:
+    try:
+        return get_executor_spec(name).grader is not None
+    except ExecutorError:
+        return False
 
 
 def _check_paths(opts: RunOptions) -> None:

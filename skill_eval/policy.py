@@ -55,12 +55,13 @@ def _pts(x: float) -> str:
 
 def decide_policy(policy: Policy, comparison: Comparison, *, min_delta: float = 0.0,
                   margin: float | None = None, samples: int = 1,
-                  reported: tuple[float | None, float | None, float | None] | None = None) \
-        -> PolicyDecision:
+                  reported: tuple[float | None, float | None, float | None] | None = None,
+                  alpha: float | None = None) -> PolicyDecision:
     """Apply a policy to a comparison. No paired task: fails. `samples` (attempts per task
     score) sets the interval's variance floor for no-regression's one-sided bound.
     `reported`: the artifact's (candidate, baseline, delta) rates over the first k attempts;
-    the delta policy reads them exactly, as the original tool did."""
+    the delta policy reads them exactly, as the original tool did. `alpha`: the one-sided level
+    of an --early-stop look (sequential.py) in place of the policy's own."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
     m = margin_of(policy, margin)
@@ -71,9 +72,14 @@ def decide_policy(policy: Policy, comparison: Comparison, *, min_delta: float = 
         return PolicyDecision(policy, False, "no task has a result in both arms, so nothing "
                                              "to compare", settings)
     low, high = c.interval
+    if alpha is not None and policy in ("non-inferior", "superior"):
+        low = t_floor_interval(list(c.differences.values()), 1 - 2 * alpha, samples)[0]
     head = (f"delta {_pts(c.delta)} (candidate {c.candidate_rate:.1%} vs baseline "
             f"{c.baseline_rate:.1%} over {c.n_tasks} tasks)")
     ci = f"{c.confidence:.0%} interval [{low * 100:+.1f}, {high * 100:+.1f}] points"
+    if alpha is not None:
+        ci = (f"early-stop one-sided {1 - alpha:.2%} lower bound {low * 100:+.1f} points "
+              f"({c.confidence:.0%} interval high end {high * 100:+.1f})")
     cand, base, delta = reported if reported is not None else (None, None, None)
     if policy == "delta" and cand is not None and base is not None and delta is not None:
         head = (f"delta {_pts(delta)} (candidate {cand:.1%} vs baseline {base:.1%} over "
@@ -84,10 +90,11 @@ def decide_policy(policy: Policy, comparison: Comparison, *, min_delta: float = 
         ok = c.delta >= min_delta - EPS
         why = f"{head} {'meets' if ok else 'is below'} the required minimum {_pts(min_delta)}"
     elif policy == "no-regression":
-        bound = t_floor_interval(list(c.differences.values()), NO_REGRESSION_CONFIDENCE,
-                                 samples)[0]
+        level = NO_REGRESSION_CONFIDENCE if alpha is None else 1 - 2 * alpha
+        bound = t_floor_interval(list(c.differences.values()), level, samples)[0]
         ok = bound > -m + EPS
-        why = (f"{head}, one-sided 96% lower bound {_pts(bound)}: "
+        named = "96%" if alpha is None else f"{1 - alpha:.2%} (early-stop level)"
+        why = (f"{head}, one-sided {named} lower bound {_pts(bound)}: "
                + (f"above {_pts(-m)}, so the candidate is not {m * 100:.0f} points worse"
                   if ok else f"not above {_pts(-m)}, so the candidate may be "
                              f"{m * 100:.0f} points worse or more"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from .errors import UsageError
 from .jobs import AttemptJob
 from .model import Task
+from .verdict import Verdict
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 MAX_SHARDS = 10_000
@@ -57,6 +58,13 @@ class Shard:
         """The jobs of this shard, in plan order."""
         order = {t.id: n for n, t in enumerate(tasks)}
         return [job for job in jobs if self.owns(job.index * len(order) + order[job.task.id])]
+
+    def verdict(self, attempts: int) -> tuple[Verdict, dict[str, int]]:
+        """A shard's verdict (one slice decides nothing: `skill-eval merge` joins them) and
+        its block in the artifact."""
+        return (Verdict("skipped", f"shard {self.label}: {attempts} attempts of a sharded "
+                                   "run; join the shards with `skill-eval merge`"),
+                {"index": self.index, "count": self.count, "attempts": attempts})
 
 
 def parse_shard(text: str | None) -> Shard | None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-from jsonschema import Draft202012Validator, ValidationError
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from .errors import Problem
+from .quickschema import quick_valid
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 # A value path (keys and list indices) -> the 1-based line it starts on (see safeyaml).
 LineMap = Mapping[tuple[str | int, ...], int]
@@ -71,6 +72,10 @@ def schema_problems(instance: Any, schema: Mapping[str, Any] | bool, *,
     sorted by field. `path` names the file in each problem; `prefix` goes before every field
     (`judge` -> `judge.expected`); `lines`, keyed by paths inside `instance`, gives each
     problem the line of its field or of the nearest enclosing one."""
+    if quick_valid(instance, schema) is True:
+        return []  # the usual case, without importing jsonschema
+    from jsonschema import Draft202012Validator
+
     found: dict[tuple[str, str], Problem] = {}
     for err in Draft202012Validator(schema).iter_errors(instance):
         for parts, message in _explain(err):
@@ -103,6 +108,8 @@ def _explain(err: ValidationError) -> list[tuple[tuple[str | int, ...], str]]:
         return [(at, custom)]
     if kind in ("anyOf", "oneOf") and err.context:
         # the branch meant for this kind of value says best what is wrong with it
+        from jsonschema.exceptions import best_match
+
         best = best_match([err])
         if best is not err:
             return _explain(best)

@@ -195,3 +195,15 @@ def test_a_shard_resumes_only_itself(tmp_path: Path) -> None:
     assert len(shard_dirs(tmp_path)) == 2
     meta = json.loads((shard_dirs(tmp_path)[1] / "run.json").read_text())
     assert meta["options"]["shard"] == "2/2"
+
+
+@pytest.mark.parametrize(("flags", "words"), [
+    (("--shard", "1/2", "--early-stop"), "drop one of --early-stop and --shard"),
+    (("--executor", "anthropic", "--batch", "--early-stop"), "--early-stop runs the samples"),
+])
+def test_scale_flags_that_do_not_mix_are_refused(tmp_path: Path, flags: tuple[str, ...],
+                                                 words: str) -> None:
+    code, _, err = run_cli("run", "--standalone", "--task-suite", str(DEMO_SUITE),
+                           "--skill-path", str(DEMO_SKILL), "--state-root", str(tmp_path),
+                           "--samples", "2", *flags)
+    assert code == 2 and "Traceback" not in err and words in err, err

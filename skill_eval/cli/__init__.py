@@ -35,9 +35,58 @@ COMMANDS = {
 }
 
 
+# Command name -> the first sentence of its help, for `skill-eval --help`: listing the commands
+# must not import them (the run command alone pulls in the runner, the SDK and jsonschema).
+# A command missing here is imported for its summary; tests/test_cli_startup.py checks both
+# dicts agree with the commands themselves.
+SUMMARIES = {
+    "cache": "Inspect or empty the baseline cache.",
+    "compare": "Compare two artifacts of the same suite (e.g. last week's run and today's).",
+    "export": "Write a task suite as skill-creator's evals.json (the reverse of `import`).",
+    "export-benchmark": "Write an evaluation artifact as skill-creator's benchmark.json, for its"
+                        " viewer.",
+    "evaluators": "Evaluator skills: rubrics with weighted dimensions used by the `rubric` judge.",
+    "improve": "Improve a skill: rewrite it from the failing train tasks, keep a version only if"
+               " it beats the original on held-out tasks.",
+    "import": "Turn skill-creator's evals/evals.json into a task suite.",
+    "lint": "Check skills against the Agent Skills format, as `skill-eval run` does before it"
+            " runs.",
+    "merge": "Join the run directories of every shard of a sharded run into one artifact.",
+    "rejudge": "Judge a finished run again with the suite's current judges, without"
+               " re-executing.",
+    "report": "Render the evaluation ARTIFACT written by `skill-eval run`, or an improve run (its"
+              " directory or its ranking.json) as html or json.",
+    "review": "Review a skill against its vision in four stages (orchestrator, builder, QA,"
+              " visionary) and leave behind a validated suite that discriminates.",
+    "run": "Run a task suite with a candidate skill and a baseline and write a verdict artifact.",
+    "show": "Show a run: every task, one attempt per line with each judge's mark (✓ passed, ✗"
+            " failed, ! error), score and short feedback.",
+    "validate": "Validate task suites.",
+}
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing, from SUMMARIES instead of importing every command."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            summary = SUMMARIES.get(name)
+            if summary is None:
+                command = self.get_command(ctx, name)
+                if command is None or command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                rows.append((name, click.Command(name, help=summary).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMANDS.get(cmd_name)

@@ -28,9 +28,16 @@ class RegistryChoice(click.Choice):  # type: ignore[type-arg]
     """A Choice whose values come from the executor registry (entry-point plugins too), read
     when the flag is parsed or shown, not when the CLI is imported."""
 
-    def __init__(self, names: Callable[[], list[str]]) -> None:
+    def __init__(self, names: Callable[[], list[str]],
+                 accepts: Callable[[str], bool] | None = None) -> None:
         super().__init__(())
         self._names = names
+        self._accepts = accepts  # a quick yes for one name, without importing every executor
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and self._accepts is not None and self._accepts(value):
+            return value
+        return super().convert(value, param, ctx)
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -39,6 +46,14 @@ class RegistryChoice(click.Choice):  # type: ignore[type-arg]
     @choices.setter
     def choices(self, value: Any) -> None:
         pass  # set by click.Choice.__init__; the registry is the source
+
+
+def _is_executor(name: str, grader: bool = False) -> bool:
+    """Whether `name` is a registered executor (that can grade): imports that one only."""
+    from ..executors.base import REGISTRY
+
+    spec = REGISTRY.get(name)
+    return spec is not None and (not grader or spec.grader is not None)
 
 
 def _csv(_ctx: Any, _param: Any, value: str | None) -> tuple[str, ...]:
@@ -77,7 +92,7 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                      metavar="X", help="With --no-baseline: the pass rate needed to pass."),
         click.option("--mock", is_flag=True,
                      help="No model calls: mock executor and mock judges (offline, for CI)."),
-        click.option("--executor", type=RegistryChoice(executor_names), default=None,
+        click.option("--executor", type=RegistryChoice(executor_names, _is_executor), default=None,
                      help="How tasks run (default: claude-cli, or mock with --mock)."),
         click.option("--mock-outputs", metavar="FILE",
                      help="Script the mock executor: {task_id: text} or {candidate: {...}, "
@@ -131,6 +146,10 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
         click.option("--margin", type=float, default=None,
                      help="no-regression and non-inferior: how much worse the candidate may "
                           "be (default 0.10 and 0.05)."),
+        click.option("--early-stop", is_flag=True,
+                     help="With --samples N: stop sampling once the policy's sequential test "
+                          "(alpha spending over sample rounds) decides; false accepts stay at "
+                          "the fixed-sample level. See references/early-stop.md."),
         click.option("--resume", is_flag=False, flag_value="", default=None, metavar="RUN_DIR",
                      help="Continue a stopped run (its directory, or the latest run with "
                           "the same inputs when given alone); only missing attempts run."),
@@ -144,7 +163,8 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                           "[env SKILL_EVAL_BASELINE_CACHE_DIR]."),
         click.option("--baseline-ttl", default="7d", show_default=True, metavar="DURATION",
                      help="How long cached baselines live (e.g. 7d, 12h, 3600)."),
-        click.option("--judge-executor", type=RegistryChoice(grader_names), default=None,
+        click.option("--judge-executor", default=None,
+                     type=RegistryChoice(grader_names, lambda n: _is_executor(n, grader=True)),
                      help="Backend for model-graded judges (default: follows --executor)."),
         click.option("--judge-model", metavar="NAME", help="Model for LLM judges."),
         click.option("--judge-cache-dir", metavar="DIR",

@@ -12,10 +12,12 @@ from .common import EXIT_OK, EXIT_USAGE
 
 def _pytest_missing(paths: list[str]) -> str | None:
     """One line when a valid suite has pytest judges and this interpreter has no pytest."""
-    from ..judges.pytest_judge import preflight_pytest, pytest_problem
+    import importlib.util
 
-    if pytest_problem() is None:  # the usual case: no suite is loaded twice
-        return None
+    if importlib.util.find_spec("pytest") is not None:
+        return None  # the usual case: neither the judge module nor a suite is loaded again
+    from ..judges.pytest_judge import preflight_pytest
+
     for path in paths:
         problems = preflight_pytest(load_suite(path).tasks)
         if problems:

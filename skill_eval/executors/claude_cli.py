@@ -50,6 +50,7 @@ from .claude_process import (
     not_found_message,
     parse_envelope,
 )
+from .version_cache import cached_version, probe_version
 
 # Re-exported: callers and tests know them as the executor's.
 __all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "bench_figure", "build_command",
@@ -69,6 +70,7 @@ class ClaudeCliConfig(ExecutorConfig):
     base_url: str | None = None
     env: Mapping[str, str] | None = None  # read before the process environment; passed on
     claude_max_retries: int = 0  # the CLI's own retries; the runner retries, with backoff
+    version_cache: str | None = None  # JSON file remembering `claude --version` per binary
 
 
 def tool_args(config: ClaudeCliConfig) -> list[str]:
@@ -321,26 +323,25 @@ class ClaudeCliExecutor(ExecutorBase):
         return Finished(stdout, stderr, proc.returncode)
 
     def version(self) -> str | None:
-        """`claude --version`, run once, isolated like an attempt."""
+        """`claude --version`, once per process (and per binary: see version_cache.py)."""
         with self._version_lock:  # not self._lock: cancel() must not wait for this
-            if self._version is None:
-                binary = self.binary()
-                if binary is None:
-                    return None
-                tmp = self._make_temp_dir()
-                if tmp is None:
-                    return None
-                try:
-                    (tmp / ".claude").mkdir()
-                    done = subprocess.run([binary, "--version"], capture_output=True,
-                                          text=True, timeout=60, cwd=tmp,
-                                          env=self.child_env(tmp))
-                    self._version = done.stdout.strip() or done.stderr.strip()
-                except (OSError, subprocess.TimeoutExpired) as exc:
-                    return f"unknown ({type(exc).__name__})"
-                finally:
-                    self._remove_temp_dir(tmp)
-            return self._version
+            binary = self.binary()
+            if self._version is None and binary is not None:
+                cache = Path(self.config.version_cache) if self.config.version_cache else None
+                found = cached_version(binary, cache, lambda: self._probe_version(binary))
+                if found is None or found.startswith("unknown"):
+                    return found
+                self._version = found
+            return self._version if binary is not None else None
+
+    def _probe_version(self, binary: str) -> str | None:  # isolated like an attempt
+        tmp = self._make_temp_dir()
+        if tmp is None:
+            return None
+        try:
+            return probe_version(binary, tmp, self.child_env(tmp))
+        finally:
+            self._remove_temp_dir(tmp)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -388,6 +389,7 @@ SPEC = ExecutorSpec(
         "base_url": {"type": ["string", "null"]},
         "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
         "claude_max_retries": {"type": "integer", "minimum": 0},
+        "version_cache": {"type": ["string", "null"]},
     }),
     build=ClaudeCliExecutor,
     grader=_grader,

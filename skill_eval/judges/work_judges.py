@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import regex
-
 from ..model import JudgeResult, Task
 from ..transcript import skill_invocations
 from ..work import ToolCall, Work
@@ -140,6 +138,8 @@ SHOWN_CALLS = 30
 
 
 def _fenced(text: str) -> str:
+    import regex  # here, not at the top: `contains` imports this module, validate stays fast
+
     longest = max((len(run) for run in regex.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}\n{fence}"
@@ -215,6 +215,8 @@ class FileExistsJudge:
 def _input_matches(call: ToolCall, pattern: Any) -> bool:
     """A string pattern is searched in the input as compact JSON; a mapping's patterns are
     searched each in the string value of its own field (field-exact)."""
+    import regex
+
     try:
         if isinstance(pattern, str):
             text = json.dumps(dict(call.input), sort_keys=True, ensure_ascii=False, default=str)
@@ -280,6 +282,8 @@ def _check_tool_called(config: Mapping[str, Any], suite_dir: Path) -> list[tuple
         return [("max", f"must be at least min ({config.get('min', 1)})")]
     pattern = config.get("input")
     patterns = [pattern] if isinstance(pattern, str) else list((pattern or {}).values())
+    import regex
+
     for value in patterns:
         try:
             regex.compile(str(value))

@@ -1,0 +1,65 @@
+"""`claude --version` is probed once per binary: later runs read it from the state root until
+the binary changes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from skill_eval.executors.claude_cli import ClaudeCliConfig, ClaudeCliExecutor
+from skill_eval.executors.version_cache import VERSION_CACHE_NAME, cached_version
+from skill_eval.options import RunOptions, executor_config
+
+
+def _counting_claude(tmp_path: Path, version: str) -> tuple[str, Path]:
+    """A `claude` whose --version prints `version` and leaves one line per call in a log."""
+    log = tmp_path / "calls.log"
+    binary = tmp_path / "bin" / "claude"
+    binary.parent.mkdir(exist_ok=True)
+    binary.write_text(f"#!/bin/sh\necho probe >> {log}\necho '{version}'\n")
+    binary.chmod(0o755)
+    return str(binary), log
+
+
+def _calls(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_second_executor_reads_the_cached_version(tmp_path: Path) -> None:
+    binary, log = _counting_claude(tmp_path, "2.1.330 (Claude Code)")
+    cache = tmp_path / "state" / VERSION_CACHE_NAME
+    config = ClaudeCliConfig(claude_bin=binary, version_cache=str(cache))
+    assert ClaudeCliExecutor(config).version() == "2.1.330 (Claude Code)"
+    assert ClaudeCliExecutor(config).describe()["version"] == "2.1.330 (Claude Code)"
+    assert _calls(log) == 1
+    stored = json.loads(cache.read_text())
+    assert stored[os.path.realpath(binary)]["version"] == "2.1.330 (Claude Code)"
+
+
+def test_changed_binary_is_probed_again(tmp_path: Path) -> None:
+    binary, log = _counting_claude(tmp_path, "1.0.0")
+    cache = tmp_path / VERSION_CACHE_NAME
+    config = ClaudeCliConfig(claude_bin=binary, version_cache=str(cache))
+    assert ClaudeCliExecutor(config).version() == "1.0.0"
+    _counting_claude(tmp_path, "1.0.10")  # upgraded in place: new size
+    assert ClaudeCliExecutor(config).version() == "1.0.10"
+    assert _calls(log) == 2
+
+
+def test_failed_probe_and_damaged_cache_are_not_trusted(tmp_path: Path) -> None:
+    cache = tmp_path / VERSION_CACHE_NAME
+    cache.write_text("{not json")
+    binary, _ = _counting_claude(tmp_path, "3.0.0")
+    assert cached_version(binary, cache, lambda: "unknown (TimeoutExpired)") \
+        == "unknown (TimeoutExpired)"
+    assert cache.read_text() == "{not json"
+    assert cached_version(binary, cache, lambda: "3.0.0") == "3.0.0"
+    assert cached_version(binary, cache, lambda: "never asked") == "3.0.0"
+
+
+def test_run_options_put_the_cache_in_the_state_root(tmp_path: Path) -> None:
+    opts = RunOptions(task_suite="s.yaml", state_root=str(tmp_path / "st"), standalone=True,
+                      skill_path="skill", executor="claude-cli")
+    config = executor_config(opts, "claude-cli")
+    assert config.version_cache == str(tmp_path / "st" / VERSION_CACHE_NAME)
