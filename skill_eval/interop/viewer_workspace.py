@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..blobs import read_output
 from ..errors import UsageError
 from ..paths import atomic_write_text
 
@@ -44,16 +45,12 @@ def _json(path: Path, data: Any) -> None:
 
 
 def whole_output(attempt: Mapping[str, Any], run_dir: Path | None) -> str:
-    """The attempt's output: the artifact's text, or the whole of it from the run's blob
-    store when the artifact holds a preview (the preview when the blob is not here)."""
-    text = str(attempt.get("output") or "")
-    blob = attempt.get("output_blob")
-    if isinstance(blob, str) and run_dir is not None:
-        try:
-            return (run_dir / blob).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            pass
-    return text
+    """The attempt's output, whole from the run's blob store when the artifact holds a
+    preview (the preview when the blob is not on this machine)."""
+    try:
+        return read_output(attempt, run_dir)
+    except OSError:
+        return str(attempt.get("output") or "")
 
 
 def write_workspace(directory: Path, runs: Sequence[Mapping[str, Any]],

@@ -17,10 +17,10 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import JudgeResult, Task, Usage
+from ..model import JudgeResult, Task
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
-from .judge_cache import judge_cache_key
+from .judge_cache import cached_judgement, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
 from .work_judges import describe_work
 
@@ -144,13 +144,9 @@ class ExpectationsJudge:
                               task_prompt=task.prompt, work=work, model=model,
                               backend=grader_backend(ctx),
                               prompt_version=EXPECTATIONS_PROMPT_VERSION)
-        if ctx.cache is not None:
-            hit = ctx.cache.get(key)
-            if hit is not None:
-                cached = JudgeResult.from_dict(hit)
-                return JudgeResult(cached.passed, cached.score, cached.details, None,
-                                   {**cached.data, "cached": True,
-                                    "usage": Usage().to_dict()})
+        cached = cached_judgement(ctx.cache, key)
+        if cached is not None:
+            return cached
         prompt = build_prompt(task.prompt, self.statements, self.expected_output,
                               describe_work(work), secrets.token_hex(16))
         # room for a sentence of evidence per statement

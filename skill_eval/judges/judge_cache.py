@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..model import JudgeResult, Usage
 from ..work import Work
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,18 @@ def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str,
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                            default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def cached_judgement(cache: JudgeCache | MemoryJudgeCache | None, key: str) \
+        -> JudgeResult | None:
+    """The judgement `cache` holds under `key`, marked cached and with no usage (no model was
+    called for it); None on a miss or without a cache."""
+    hit = cache.get(key) if cache is not None else None
+    if hit is None:
+        return None
+    cached = JudgeResult.from_dict(hit)
+    return JudgeResult(cached.passed, cached.score, cached.details, None,
+                       {**cached.data, "cached": True, "usage": Usage().to_dict()})
 
 
 class JudgeCache:

@@ -16,10 +16,10 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ErrorKind, JudgeResult, Task, Usage
+from ..model import ErrorKind, JudgeResult, Task
 from ..work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score
-from .judge_cache import JUDGE_PROMPT_VERSION, judge_cache_key
+from .judge_cache import JUDGE_PROMPT_VERSION, cached_judgement, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
 from .work_judges import describe_work
 
@@ -115,13 +115,9 @@ class LLMRubricJudge:
         key = judge_cache_key(config=self.config, rubric=self.rubric, task_prompt=task.prompt,
                               work=work, model=model, backend=grader_backend(ctx),
                               prompt_version=JUDGE_PROMPT_VERSION)
-        if ctx.cache is not None:
-            hit = ctx.cache.get(key)
-            if hit is not None:
-                cached = JudgeResult.from_dict(hit)
-                return JudgeResult(cached.passed, cached.score, cached.details, None,
-                                   {**cached.data, "cached": True,
-                                    "usage": Usage().to_dict()})
+        cached = cached_judgement(ctx.cache, key)
+        if cached is not None:
+            return cached
         shown = describe_work(work) if self.config.get("include_work") else work.text
         prompt = build_prompt(task.prompt, self.rubric, shown, secrets.token_hex(16))
         reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA,
