@@ -152,9 +152,11 @@ def test_user_level_skill_is_never_seen(clean_run: TriggerRun) -> None:
     """~/.claude/skills/pdfmaker (description the fake would match) shadows nothing: each arm's
     request lists its own installed skill, the user's never appears."""
     run = clean_run
-    bodies = [json.dumps(r.json) for r in run.requests]
-    assert not any("SHADOW-9d2c" in b for b in bodies)
-    assert sum(CANDIDATE_DESC in b for b in bodies) == 6  # the candidate's 6 requests
+    # the request after a Skill call ("load-skill#2") may or may not be sent before the
+    # attempt is killed (test_attempt_stops_at_the_invocation): count the first turns only
+    bodies = [json.dumps(r.json) for r in run.requests if r.rule != "load-skill#2"]
+    assert not any("SHADOW-9d2c" in json.dumps(r.json) for r in run.requests)
+    assert sum(CANDIDATE_DESC in b for b in bodies) == 6  # the candidate's 6 first requests
     assert sum(BASELINE_DESC in b for b in bodies) == 6
     assert (run.tmp / "home" / ".claude" / "skills" / "pdfmaker" / "SKILL.md").is_file()
 
