@@ -98,7 +98,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
-    trigger_run.check_arms(suite, arms.baseline_kind)
+    trigger_run.check_arms(suite, arms.baseline_kind, opts.early_stop)
     for warning in arms.warnings:
         log(f"warning: {warning}")
     threshold = None if opts.standalone else opts.eval_threshold
@@ -323,7 +323,7 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         suite.tasks, attempts, [a.name for a in (arms.candidate, arms.baseline) if a],
         samples=opts.sample_count, policy=opts.policy,  # type: ignore[arg-type]
         min_delta=opts.min_delta, margin=opts.margin) if ran else None
-    verdict = trigger_run.combine(verdict, triggers, rated is not suite)
+    verdict = trigger_run.combine(verdict, triggers)
     verdict = replace(verdict, warnings=(*notes, *verdict.warnings))
     for warning in verdict.warnings:
         log(f"warning: {warning}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from .report_junit import BIDI_CHARS, journal_path, rate_text
 from .results import cause_line
+from .triggers.report import task_ids as trigger_task_ids
 
 # C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
 # the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
@@ -266,6 +267,9 @@ def read_view(artifact: Mapping[str, Any]) -> View:
     both = set(cand) & set(base) if base else set(cand)
     judged = {t for t in both if _status(cand[t]) != "error"
               and (not base or _status(base[t]) != "error")}
+    triggers = trigger_task_ids(artifact)
+    if set(cand) - triggers:  # a mixed suite's pass rates cover its ordinary tasks alone
+        judged -= triggers
     for arm, results in (("candidate", cand), ("baseline", base)):
         if results:
             rates[arm] += f" ({_tasks_passed(r for t, r in results.items() if t in judged)})"

@@ -99,18 +99,19 @@ def _is_skill_file(path: str, skill_name: str | None) -> bool:
         and parts[-1] == "SKILL.md" and (skill_name is None or parts[-2] == skill_name)
 
 
-def skill_invocations(transcript: Iterable[ToolCall], skill_name: str | None) \
-        -> tuple[ToolCall, ...]:
+def skill_invocations(transcript: Iterable[ToolCall], skill_name: str | None, *,
+                      plugin_names: bool = True) -> tuple[ToolCall, ...]:
     """The calls that loaded skill `skill_name` (any skill when None): a `Skill` call naming
-    it (as `name` or a plugin's `plugin:name`), or a `Read` of its installed SKILL.md.
-    Field-exact: reading `a.pdf` does not invoke a skill named `pdf`."""
+    it (as `name`, or a plugin's `plugin:name` unless `plugin_names` is False: a trigger
+    attempt installs no plugin, so there such a name is another skill), or a `Read` of its
+    installed SKILL.md. Field-exact: reading `a.pdf` does not invoke a skill named `pdf`."""
     found = []
     for call in transcript:
         if call.name == "Skill":
             named = call.input.get("skill")
             if isinstance(named, str) and named and (
                     skill_name is None or named == skill_name
-                    or named.endswith(f":{skill_name}")):
+                    or plugin_names and named.endswith(f":{skill_name}")):
                 found.append(call)
         elif call.name == "Read":
             path = call.input.get("file_path")

@@ -183,3 +183,16 @@ def test_a_long_output_reaches_the_viewer_whole(tmp_path: Path) -> None:
     assert code == 0, err
     response = tmp_path / "viewer" / "eval-1" / "with_skill" / "run-1" / "outputs" / "response.md"
     assert response.read_text(encoding="utf-8") == long
+
+
+def test_eval_ids_and_trigger_tasks_do_not_depend_on_the_suite_file() -> None:
+    from skill_eval.interop.benchmark import eval_numbers, trigger_ids
+
+    # an imported eval keeps skill-creator's id; eval-N keeps N; the rest get free numbers
+    assert eval_numbers(["named", "eval-2", "x"], {"named": 7}) == \
+        {"named": 7, "eval-2": 2, "x": 8}
+    # the suite moved away (an artifact from CI): the triggers section still names them
+    moved = {"task_suite": "/nowhere/task_suite.yaml",
+             "triggers": {"arms": {"candidate": {"queries": [{"id": "q1"}, {"id": "q2"}]},
+                                   "baseline": {"queries": [{"id": "q1"}]}}}}
+    assert trigger_ids(moved) == {"q1", "q2"}

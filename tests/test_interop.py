@@ -297,3 +297,15 @@ def test_a_suite_inside_the_skill_folder_reuses_its_files(tmp_path: Path) -> Non
     out, err = import_ok(str(skill / "evals" / "evals.json"), "-o", str(skill))
     assert out.strip() == str(skill / "task_suite.yaml") and "0 input file(s) copied" in err
     assert run_cli("validate", str(skill))[0] == 0
+
+
+def test_windows_style_file_paths_become_suite_paths(tmp_path: Path) -> None:
+    evals = json.loads(json.dumps(EVALS))
+    evals["evals"][1]["files"] = ["evals\\files\\sales.csv"]
+    skill = skill_with_evals(tmp_path, evals)
+    suite_dir = tmp_path / "suite"
+    import_ok(str(skill / "evals" / "evals.json"), "-o", f"{suite_dir}/")
+    task = yaml.safe_load((suite_dir / "task_suite.yaml").read_text(encoding="utf-8"))["tasks"][1]
+    assert task["files"] == ["evals/files/sales.csv"]
+    assert task["prompt"].endswith("(in your working directory): evals/files/sales.csv")
+    assert (suite_dir / "evals" / "files" / "sales.csv").is_file()

@@ -16,7 +16,14 @@ from skill_eval.errors import SuiteError
 from skill_eval.executors.claude_code import ClaudeCodeConfig, ClaudeCodeExecutor, interpret
 from skill_eval.executors.mock_work import check_output
 from skill_eval.executors.sdk_child import invokes_skill
-from skill_eval.model import Attempt, ExecutionRequest, ExecutionResult, JudgeResult, Skill
+from skill_eval.model import (
+    Attempt,
+    ExecutionRequest,
+    ExecutionResult,
+    JudgeResult,
+    Skill,
+    Task,
+)
 from skill_eval.suite import load_suite
 from skill_eval.transcript import skill_invocations
 from skill_eval.triggers import figures
@@ -68,8 +75,15 @@ def test_sdk_child_and_transcript_agree_on_what_invokes_a_skill() -> None:
              ("Read", {"file_path": "/w/a.pdf"}), ("Read", {"file_path": "skills/pdf/SKILL.md"}),
              ("Write", {"file_path": "/w/.claude/skills/pdf/SKILL.md"})]
     for name, tool_input in calls:
-        expected = bool(skill_invocations([ToolCall(name, tool_input)], "pdf"))
+        expected = bool(skill_invocations([ToolCall(name, tool_input)], "pdf",
+                                          plugin_names=False))
         assert invokes_skill(name, tool_input, "pdf") is expected, (name, tool_input)
+    # a plugin's skill of the same name is another skill: neither stops nor triggers
+    assert not invokes_skill("Skill", {"skill": "tools:pdf"}, "pdf")
+    task = Task(id="q", prompt="make a pdf", judge={}, query="make a pdf", should_trigger=True)
+    judged = judge_trigger(task, [ToolCall("Skill", {"skill": "tools:pdf"})],
+                           {"trigger_skill": "pdf"})
+    assert not judged.passed and judged.data["triggered"] is False
 
 
 def test_judge_names_the_query_and_needs_the_skill_name(tmp_path: Path) -> None:
@@ -165,6 +179,7 @@ def test_mixed_suite_mock_run_reports_triggers_apart(tmp_path: Path) -> None:
         (0.5, 0.5)
     assert code == 0 and data["evaluation"]["verdict"] == "pass", err
     assert "triggers" in err and "TPR 1.00" in err  # the end-of-run table
+    assert "(1/1)" in err and "(1/5)" not in err  # counts over the ordinary task, as the rate
     # A worse candidate description fails a mixed suite even though its ordinary tasks pass.
     worse = write_outputs(tmp_path / "worse.yaml", {"candidate": {}, "baseline": {
         "yes-1": {"triggered": True}, "yes-2": {"triggered": True}}})
@@ -189,6 +204,12 @@ def test_no_skill_baseline_is_refused(tmp_path: Path) -> None:
     (line,) = [x for x in err.splitlines() if x.startswith("Error:")]
     assert "--baseline-skill" in line and "pipeline mode" in line
     assert not (tmp_path / "st" / "runs").exists()  # refused before any attempt
+    code, out, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
+                             "--skill-path", str(tmp_path / "pdf"), "--baseline-skill",
+                             str(write_skill(tmp_path / "old" / "pdf")), "--samples", "3",
+                             "--early-stop", "--state-root", str(tmp_path / "st"))
+    assert code == 2 and "Traceback" not in err
+    assert "trigger tasks: --early-stop decides from pass rates" in err
 
 
 def test_mock_outputs_check_triggered(tmp_path: Path) -> None:
@@ -251,3 +272,26 @@ def test_rejudge_judges_trigger_attempts_the_same_way(tmp_path: Path) -> None:
     first, second = json.loads(out.read_text()), json.loads(again.read_text())
     assert second["triggers"]["arms"] == first["triggers"]["arms"]
     assert second["evaluation"]["verdict"] == "pass"
+
+
+def test_trigger_errors_never_profit_the_candidate() -> None:
+    """Queries the candidate lost to errors are left out of its rates, but a pass must hold
+    with them counted against it (as the pass-rate verdict's guard does)."""
+    def query(i: int, triggered: int, errors: int) -> dict[str, Any]:
+        samples = 1 - errors
+        return {"id": f"q{i}", "query": f"q{i}", "should_trigger": True, "samples": samples,
+                "triggered": triggered, "errors": errors,
+                "trigger_rate": (triggered / samples) if samples else None}
+
+    base = {"errors": 0, "queries": [query(i, 1, 0) for i in range(10)]}
+    clean = {"errors": 0, "queries": [query(i, 1, 0) for i in range(10)]}
+    lost = {"errors": 3, "queries": [query(i, 1, 0) for i in range(7)]
+            + [query(i, 0, 1) for i in range(7, 10)]}
+    settings: dict[str, Any] = {"policy": "delta", "min_delta": 0.0, "margin": None,
+                                "samples": 1}
+    assert figures.compare(clean, base, **settings)["policy"]["passed"]
+    decided = figures.compare(lost, base, **settings)
+    assert decided["accuracy"]["delta"] == 0.0  # the errored queries are out of the delta
+    assert not decided["policy"]["passed"]
+    assert "3 candidate and 0 baseline trigger attempts ended in error" in \
+        decided["policy"]["reasoning"]

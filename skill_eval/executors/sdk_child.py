@@ -59,14 +59,14 @@ def _emit(record: dict[str, Any]) -> None:
 
 
 def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
-    """Whether one tool call loads skill `skill`: the same field-exact rule as
-    transcript.skill_invocations (this file imports nothing of skill_eval; a test keeps the
-    two in step)."""
+    """Whether one tool call loads project skill `skill`: the same field-exact rule as
+    transcript.skill_invocations with plugin_names=False (this file imports nothing of
+    skill_eval; a test keeps the two in step)."""
     if not isinstance(tool_input, dict):
         return False
     if tool == "Skill":
         named = tool_input.get("skill")
-        return isinstance(named, str) and (named == skill or named.endswith(f":{skill}"))
+        return named == skill
     if tool == "Read":
         path = tool_input.get("file_path")
         if not isinstance(path, str):

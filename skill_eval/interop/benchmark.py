@@ -47,11 +47,20 @@ def stats(values: Sequence[float]) -> dict[str, float]:
             "min": round(min(values), 4), "max": round(max(values), 4)}
 
 
-def eval_numbers(task_ids: Sequence[str]) -> dict[str, int]:
-    """The numeric eval_id the viewer sorts by: N of `eval-N`, else the next free number."""
+def eval_numbers(task_ids: Sequence[str], imported: Mapping[str, int] | None = None) \
+        -> dict[str, int]:
+    """The numeric eval_id the viewer sorts by: the id an imported eval had
+    (`source.eval_id`), else N of `eval-N`, else the next free number."""
     out: dict[str, int] = {}
     used: set[int] = set()
     for task_id in task_ids:
+        number = (imported or {}).get(task_id)
+        if number is not None and number not in used:
+            out[task_id] = number
+            used.add(number)
+    for task_id in task_ids:
+        if task_id in out:
+            continue
         match = _EVAL_N.match(task_id)
         if match and int(match.group(1)) not in used:
             out[task_id] = int(match.group(1))
@@ -121,6 +130,26 @@ def suite_tasks(artifact: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
         return {}
 
 
+def trigger_ids(artifact: Mapping[str, Any]) -> set[str]:
+    """The ids of trigger tasks: from the artifact's triggers section (always there when they
+    ran), and from the suite file when it can still be read."""
+    from ..triggers.report import task_ids
+
+    return task_ids(artifact) | {i for i, t in suite_tasks(artifact).items()
+                                 if "should_trigger" in t}
+
+
+def imported_ids(artifact: Mapping[str, Any]) -> dict[str, int]:
+    """Task id -> the skill-creator eval id it was imported from (`source.eval_id`)."""
+    out = {}
+    for task_id, task in suite_tasks(artifact).items():
+        source = task.get("source")
+        number = source.get("eval_id") if isinstance(source, Mapping) else None
+        if isinstance(number, int) and not isinstance(number, bool):
+            out[task_id] = number
+    return out
+
+
 def run_attempts(artifact: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """(configuration, task id, attempt) of every run, in benchmark.json's order. Trigger
     tasks are left out: benchmark.json has no place for trigger runs."""
@@ -129,7 +158,7 @@ def run_attempts(artifact: Mapping[str, Any]) -> list[tuple[str, str, Mapping[st
                WITHOUT: artifact.get("baseline_results") or []}
     if not arms.get("baseline") or not results[WITHOUT]:
         del results[WITHOUT]
-    triggers = {i for i, t in suite_tasks(artifact).items() if "should_trigger" in t}
+    triggers = trigger_ids(artifact)
     return [(config, str(r["task_id"]), attempt) for config, rs in results.items()
             for r in rs if r["task_id"] not in triggers for attempt in r.get("attempts") or ()]
 
@@ -142,7 +171,8 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
     baseline: Mapping[str, Any] = arms.get("baseline") or {}
     attempts = run_attempts(artifact)
     configs = list(dict.fromkeys(config for config, _, _ in attempts)) or [WITH]
-    numbers = eval_numbers(list(dict.fromkeys(task_id for _, task_id, _ in attempts)))
+    numbers = eval_numbers(list(dict.fromkeys(task_id for _, task_id, _ in attempts)),
+                           imported_ids(artifact))
     runs = [_run(task_id, numbers[task_id], config, attempt)
             for config, task_id, attempt in attempts]
     summary: dict[str, Any] = {c: _summary([r for r in runs if r["configuration"] == c])
@@ -158,10 +188,9 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
             notes.append(f"without_skill is the baseline arm {baseline.get('label') or ''} "
                          f"({baseline.get('kind') or 'skill'} {baseline['skill_name']}), "
                          "not the absence of a skill")
-    else:
+    elif not baseline:
         notes.append("the evaluation had no baseline arm: only with_skill runs")
-    if any("should_trigger" in t for t in suite_tasks(artifact).values()) \
-            or artifact.get("triggers"):
+    if trigger_ids(artifact):
         notes.append("trigger tasks are left out: their figures are in the artifact's "
                      "triggers section")
     errors = sum(r["result"]["errors"] for r in runs)

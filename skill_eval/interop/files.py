@@ -31,6 +31,12 @@ class Copy:
     dest_root: Path
 
 
+def posix_relative(value: str) -> str:
+    """A relative path as the suite writes it: `/` between parts (evals.json written on
+    Windows may use `\\`)."""
+    return PurePosixPath(value.replace("\\", "/")).as_posix()
+
+
 def relative_problem(value: str) -> str | None:
     """Why `value` cannot be a root-relative path, or None."""
     if value.startswith(("/", "\\")) or Path(value).is_absolute() or ":" in value[:3]:
@@ -42,7 +48,7 @@ def relative_problem(value: str) -> str | None:
 
 def _files_of(where: str, value: str, src_root: Path) -> list[tuple[str, Path]]:
     """(relative path, source file) for every file an entry names; raises ValueError."""
-    rel = PurePosixPath(value.replace("\\", "/")).as_posix()
+    rel = posix_relative(value)
     top = src_root / rel
     if not os.path.lexists(top):
         raise ValueError(f"not found: {value!r} (looked in {src_root})")

@@ -21,7 +21,7 @@ import yaml
 from ..errors import SuiteError, UsageError
 from ..paths import atomic_write_text
 from ..suite import SUITE_FILE_NAME, SUITE_VERSION, load_suite
-from .files import copy_all, plan_copies
+from .files import copy_all, plan_copies, posix_relative
 from .formats import (
     EvalCase,
     EvalsFile,
@@ -105,9 +105,10 @@ def build_tasks(evals: EvalsFile, triggers: list[TriggerQuery], dropped: list[st
             continue
         task_id = task_id_of(case)
         claim(task_id, where, evals_path)
-        task: dict[str, Any] = {"id": task_id, "prompt": case.prompt + files_note(case.files)}
-        if case.files:
-            task["files"] = list(case.files)
+        files = [posix_relative(f) for f in case.files]
+        task: dict[str, Any] = {"id": task_id, "prompt": case.prompt + files_note(files)}
+        if files:
+            task["files"] = files
         task["judge"] = judge
         task["source"] = {"format": SOURCE_FORMAT, "eval_id": case.id}
         tasks.append(task)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..model import Attempt, Task
@@ -79,6 +80,18 @@ def _paired(cand: Mapping[str, float | None], base: Mapping[str, float | None],
             "queries": c.n_tasks}
 
 
+def worst_case_rates(queries: Sequence[Mapping[str, Any]], *, against: bool) \
+        -> dict[str, float | None]:
+    """Query id -> share of its samples right, errored samples counted wrong (`against`) or
+    right (not `against`); None for a query with no sample at all."""
+    out: dict[str, float | None] = {}
+    for q in queries:
+        total = q["samples"] + q["errors"]
+        right = q["triggered"] if q["should_trigger"] else q["samples"] - q["triggered"]
+        out[q["id"]] = None if total == 0 else (right + (0 if against else q["errors"])) / total
+    return out
+
+
 def compare(cand: Mapping[str, Any], base: Mapping[str, Any], *, policy: Policy,
             min_delta: float, margin: float | None, samples: int) -> dict[str, Any]:
     """Candidate vs baseline, paired query by query: accuracy (decided by `policy`), TPR and
@@ -87,6 +100,19 @@ def compare(cand: Mapping[str, Any], base: Mapping[str, Any], *, policy: Policy,
     comparison = paired_comparison(c_acc, b_acc, samples=samples, confidence=CONFIDENCE)
     decision = decide_policy(policy, comparison, min_delta=min_delta, margin=margin,
                              samples=samples)
+    if decision.passed and (cand["errors"] or base["errors"]):
+        # errors never profit a pass: decide again with every errored sample counted wrong
+        # for the candidate and right for the baseline (conductor.guard_excluded's rule)
+        worst = paired_comparison(worst_case_rates(cand["queries"], against=True),
+                                  worst_case_rates(base["queries"], against=False),
+                                  samples=samples, confidence=CONFIDENCE)
+        flipped = decide_policy(policy, worst, min_delta=min_delta, margin=margin,
+                                samples=samples)
+        if not flipped.passed:
+            decision = replace(decision, passed=False, reasoning=(
+                f"{cand['errors']} candidate and {base['errors']} baseline trigger attempts "
+                f"ended in error, and counted against the candidate they fail it: "
+                f"{flipped.reasoning}"))
 
     def rates(arm: Mapping[str, Any], should: bool) -> dict[str, float | None]:
         return {q["id"]: q["trigger_rate"] for q in arm["queries"]

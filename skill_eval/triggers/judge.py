@@ -25,7 +25,7 @@ def judge_trigger(task: Task, transcript: Sequence[ToolCall], meta: Mapping[str,
     if not isinstance(skill, str) or not skill:
         return JudgeResult.failure(f"trigger task {task.id!r}: the attempt does not record "
                                    "which skill its arm installed")
-    triggered = bool(skill_invocations(transcript, skill))
+    triggered = bool(skill_invocations(transcript, skill, plugin_names=False))
     should = bool(task.should_trigger)
     query = task.query if task.query is not None else task.prompt
     passed = triggered == should

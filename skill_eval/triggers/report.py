@@ -17,6 +17,14 @@ def section_of(artifact: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return data if isinstance(data, Mapping) and isinstance(data.get("arms"), Mapping) else None
 
 
+def task_ids(artifact: Mapping[str, Any]) -> set[str]:
+    """The ids of the artifact's trigger tasks, from its triggers section."""
+    section = section_of(artifact) or {}
+    return {str(q.get("id")) for figures in (section.get("arms") or {}).values()
+            if isinstance(figures, Mapping) for q in figures.get("queries") or ()
+            if isinstance(q, Mapping)}
+
+
 def rate_text(figure: Any) -> str:
     """`0.67 [0.21, 1]` (rate and interval), or `n/a` when no query could be judged."""
     if not isinstance(figure, Mapping) or not isinstance(figure.get("rate"), int | float):

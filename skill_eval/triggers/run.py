@@ -22,10 +22,14 @@ def has_triggers(suite: Suite) -> bool:
     return any(t.is_trigger_task for t in suite.tasks)
 
 
-def check_arms(suite: Suite, baseline_kind: str) -> None:
-    """The no-skill baseline makes no sense for trigger tasks: a clear error, before any call."""
+def check_arms(suite: Suite, baseline_kind: str, early_stop: bool = False) -> None:
+    """The no-skill baseline makes no sense for trigger tasks, and --early-stop's looks are
+    over pass rates, not trigger rates: a clear error, before any call."""
     if has_triggers(suite) and baseline_kind == "none":
         raise UsageError(NO_SKILL_BASELINE)
+    if has_triggers(suite) and early_stop:
+        raise UsageError("the suite has trigger tasks: --early-stop decides from pass rates, "
+                         "not trigger rates; run it without --early-stop")
 
 
 def executor_problem(executor: Any, executor_name: str, suite: Suite) -> str | None:
@@ -50,10 +54,12 @@ def ordinary_suite(suite: Suite) -> Suite:
     return replace(suite, tasks=ordinary)
 
 
-def combine(verdict: Verdict, section: dict[str, Any] | None, mixed: bool) -> Verdict:
-    """A mixed suite passes only when its trigger comparison passes too (a trigger-only
-    suite's verdict already is the trigger comparison)."""
-    if not mixed or section is None or verdict.verdict != "pass":
+def combine(verdict: Verdict, section: dict[str, Any] | None) -> Verdict:
+    """A suite with trigger tasks passes only when its trigger comparison passes too: for a
+    mixed suite the pass rates cover the ordinary tasks alone, and a trigger-only suite's
+    pass@k verdict is laxer than the comparison of trigger rates (with --pass-k above 1) and
+    must not profit from errors the comparison guards against."""
+    if section is None or verdict.verdict != "pass":
         return verdict
     comparison = section.get("comparison")
     policy = comparison.get("policy") if comparison else None
