@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 BLOBS_DIR = "blobs"
 DEFAULT_MAX_PREVIEW_CHARS = 4000
@@ -55,11 +55,11 @@ class OutputRef:
     def from_dict(cls, data: Mapping[str, Any]) -> OutputRef | None:
         """The ref in an attempt record; None for records written before outputs had one."""
         sha, size = data.get("output_sha256"), data.get("output_size")
-        if not isinstance(sha, str) or not isinstance(size, int):
-            return None
+        if not is_sha256(sha) or not isinstance(size, int):
+            return None  # measured again from the text: a record's word is not a file name
         blob = data.get("output_blob")
         cut = data.get("output_cut_from")
-        return cls(sha, size, blob if isinstance(blob, str) and _is_blob_path(blob) else None,
+        return cls(sha, size, blob if blob == blob_path(sha) else None,
                    cut if isinstance(cut, int) else None)
 
 
@@ -81,20 +81,32 @@ class TranscriptRef:
     def from_dict(cls, data: Mapping[str, Any]) -> TranscriptRef | None:
         sha, size, blob, calls = (data.get(f"transcript_{k}")
                                   for k in ("sha256", "size", "blob", "calls"))
-        if not (isinstance(sha, str) and isinstance(size, int) and isinstance(blob, str)
-                and isinstance(calls, int) and _is_blob_path(blob)):
+        if not (is_sha256(sha) and isinstance(size, int) and blob == blob_path(sha)
+                and isinstance(calls, int)):
             return None
         return cls(sha, size, blob, calls)
 
 
-def _is_blob_path(rel: str) -> bool:
-    """Only `blobs/<64 hex>`: a record from elsewhere must not point a reader at any file."""
-    head, _, name = rel.partition("/")
-    return head == BLOBS_DIR and len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+def is_sha256(value: object) -> TypeGuard[str]:
+    """64 lowercase hex digits: the only names a blob may have, so a record from elsewhere
+    (a journal, a cache entry, a shard) can never point a reader or a writer at another file."""
+    return isinstance(value, str) and len(value) == 64 \
+        and all(c in "0123456789abcdef" for c in value)
 
 
 def blob_path(sha256: str) -> str:
+    if not is_sha256(sha256):
+        raise ValueError(f"not a sha256: {sha256!r}")
     return f"{BLOBS_DIR}/{sha256}"
+
+
+def read_checked(path: Path, sha256: str) -> bytes:
+    """A blob's bytes, checked against the sha256 it is named by (a truncated or altered blob
+    is as good as a missing one: FileNotFoundError, which readers report as such)."""
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise FileNotFoundError(f"{path}: its content does not match its sha256")
+    return data
 
 
 def cut_ingredient(max_bytes: int | None) -> dict[str, Any]:
@@ -145,7 +157,7 @@ class BlobStore:
         self.root = root
 
     def path(self, sha256: str) -> Path:
-        return self.root / blob_path(sha256)
+        return self.root / blob_path(sha256)  # blob_path refuses anything but a sha256
 
     def has(self, sha256: str) -> bool:
         return self.path(sha256).is_file()
@@ -168,7 +180,7 @@ class BlobStore:
         return blob_path(sha256)
 
     def read_text(self, sha256: str) -> str:
-        return self.path(sha256).read_bytes().decode("utf-8", "replace")
+        return read_checked(self.path(sha256), sha256).decode("utf-8", "replace")
 
     def _write(self, sha256: str, fill: Any) -> None:
         target = self.path(sha256)
@@ -195,4 +207,4 @@ def read_output(record: Mapping[str, Any], run_dir: Path | str | None) -> str:
         return str(record.get("output") or "")
     if run_dir is None:
         raise FileNotFoundError(f"{ref.blob}: the record names no run directory")
-    return (Path(run_dir) / ref.blob).read_bytes().decode("utf-8", "replace")
+    return read_checked(Path(run_dir) / ref.blob, ref.sha256).decode("utf-8", "replace")

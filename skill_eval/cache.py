@@ -13,6 +13,7 @@ the entry keeping their preview; entries written before that hold outputs inline
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,9 @@ class CachedBaseline:
     age_seconds: float
 
 
+KEEP_AS_RECORDED = sys.maxsize  # store_attempt's preview size that previews nothing again
+
+
 class BaselineCache:
     def __init__(self, directory: Path, ttl_seconds: float = DEFAULT_TTL_SECONDS,
                  warn: Callable[[str], None] | None = None,
@@ -113,7 +117,10 @@ class BaselineCache:
             return 0
         try:
             store = BlobStore(self.directory)
-            keep = [store_attempt(a, store).to_dict() for a in attempts if a.status != "error"]
+            # as the run recorded them: its journal already kept long outputs as previews (at
+            # its --max-preview-chars); a hit re-previews them at the new run's setting
+            keep = [store_attempt(a, store, KEEP_AS_RECORDED).to_dict()
+                    for a in attempts if a.status != "error"]
             self._cache.set(key, {"created_at": created, "attempts": keep}, expire=remaining)
         except Exception as exc:
             self.warn(f"could not write the baseline cache ({exc}); results are unaffected")

@@ -306,8 +306,10 @@ def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> P
 def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     """Judge an attempt's work (retrying transient judge errors) and set its judgement, error
     and status. The one way an attempt is judged: by a run and by `rejudge` alike."""
-    judge = judge_trigger(task, attempt.transcript, attempt.meta) if task.is_trigger_task \
-        else _judge(env, task, attempt.work)
+    if task.is_trigger_task:  # the whole transcript: a stored one keeps only its ends inline
+        judge = judge_trigger(task, attempt.full_transcript(), attempt.meta)
+    else:
+        judge = _judge(env, task, attempt.work)
     error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
     return replace(attempt, judge=judge, error=error,
                    status="error" if error else status_of(judge))

@@ -130,7 +130,7 @@ def merge(run_dirs: Sequence[str | Path], output: str | Path,
     names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
     attempts = [a for run in runs
                 for a in shard_attempts(run, suite.tasks, names, opts.sample_count)]
-    attempts = join_journals(attempts, Path(output))
+    attempts = join_journals(attempts, Path(output), opts.max_preview_chars)
     describe = first.meta.get("executor")
     if not isinstance(describe, dict):
         describe = {"kind": opts.executor_name}
@@ -146,13 +146,14 @@ def joined_dir(output: Path) -> Path:
     return output.resolve().parent / f"{output.stem}.run"
 
 
-def join_journals(attempts: Sequence[Attempt], output: Path) -> list[Attempt]:
+def join_journals(attempts: Sequence[Attempt], output: Path, max_preview_chars: int) \
+        -> list[Attempt]:
     """The shards' attempts written into one journal beside the artifact, their stored
     outputs and transcripts copied into its blob store, so the merged artifact's blob paths
     resolve (show --full, reports) without the shards' run directories."""
     path = joined_dir(output) / JOURNAL_NAME
     path.unlink(missing_ok=True)  # a merge done again starts afresh
-    journal = Journal(path)
+    journal = Journal(path, max_preview_chars)  # the shards' own setting
     try:
         return [journal.append(attempt) for attempt in attempts]
     finally:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .blobs import OutputRef, TranscriptRef
+from .blobs import OutputRef, TranscriptRef, read_checked
 from .work import Snapshot, ToolCall, Work
 
 Status = Literal["passed", "failed", "error"]
@@ -293,18 +293,24 @@ class Attempt:
         ref = self.output_ref
         if ref is None or ref.blob is None:
             return self.output
-        return self._blob(ref.blob).decode("utf-8", "replace")
+        return self._blob(ref.blob, ref.sha256).decode("utf-8", "replace")
 
     def full_transcript(self) -> tuple[ToolCall, ...]:
         ref = self.transcript_ref
         if ref is None:
             return self.transcript
-        return tuple(ToolCall.from_dict(c) for c in json.loads(self._blob(ref.blob)))
+        try:
+            calls = json.loads(self._blob(ref.blob, ref.sha256))
+            return tuple(ToolCall.from_dict(c) for c in calls)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise FileNotFoundError(f"{ref.blob}: not a stored transcript ({exc})") from None
 
-    def _blob(self, rel: str) -> bytes:
+    def _blob(self, rel: str, sha256: str) -> bytes:
+        """A blob's bytes, checked against its sha256 (FileNotFoundError when it is gone or
+        is not what the record says)."""
         if self.blob_root is None:
             raise FileNotFoundError(f"{rel}: the attempt does not know its run directory")
-        return (self.blob_root / rel).read_bytes()
+        return read_checked(self.blob_root / rel, sha256)
 
     def to_dict(self) -> dict[str, Any]:
         """The journal record. Transcript, files and meta appear only when there are some,

@@ -189,13 +189,36 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a.split(), b.split(), autojunk=False).ratio()
 
 
+# Word-by-word similarity is quadratic: outputs stored beyond this are compared by their
+# previews (identical outputs are still found by their sha256).
+CONSISTENCY_MAX_BYTES = 256 * 1024
+
+
+def _compared(a: Attempt, b: Attempt) -> float:
+    ra, rb = a.output_ref, b.output_ref
+    if ra is not None and rb is not None and ra.sha256 == rb.sha256:
+        return 1.0
+    return similarity(_text_of(a), _text_of(b))
+
+
+def _text_of(attempt: Attempt) -> str:
+    """The whole output when it is stored apart and small enough to compare, else `output`."""
+    ref = attempt.output_ref
+    if ref is not None and ref.blob is not None and ref.size <= CONSISTENCY_MAX_BYTES:
+        try:
+            return attempt.full_output()
+        except OSError:
+            pass
+    return attempt.output
+
+
 def consistency(attempts: Sequence[Attempt]) -> dict[str, Any]:
     """One task's attempts (one arm) in sample order: each attempt's mean similarity to the
     earlier ones (None for the first), and the task's mean over them."""
     ordered = sorted((a for a in attempts if a.status != "error"), key=lambda a: a.index)
     per_attempt: list[float | None] = [None]
     for i in range(1, len(ordered)):
-        scores = [similarity(ordered[i].output, earlier.output) for earlier in ordered[:i]]
+        scores = [_compared(ordered[i], earlier) for earlier in ordered[:i]]
         per_attempt.append(round(statistics.fmean(scores), 4))
     known = [s for s in per_attempt[1:] if s is not None]
     return {"value": round(statistics.fmean(known), 4) if known else None,

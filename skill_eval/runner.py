@@ -284,7 +284,7 @@ class Runner:
             return old  # it never produced an output to judge
         try:
             judged = self.judge_attempt(old, task)
-        except FileNotFoundError as exc:  # its blob is gone: say so, judge nothing
+        except OSError as exc:  # its blob is gone or unreadable: say so, judge nothing
             judged = replace(old, status="error", judge=None,
                              error=f"cannot rejudge: the recorded output is missing ({exc})")
         return replace(judged, finished_at=now_iso())

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .blobs import OutputRef, TranscriptRef
+from .blobs import OutputRef, TranscriptRef, read_checked
 from .report_view import one_line
 
 ARMS = ("candidate", "baseline")
@@ -76,7 +76,8 @@ class AttemptDetail:
         blob is not there: an artifact from another machine)."""
         if self.output_blob is None:
             return self.output
-        return Path(self.output_blob).read_bytes().decode("utf-8", "replace")
+        path = Path(self.output_blob)  # blobs/<sha256>: its name is its checksum
+        return read_checked(path, path.name).decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)

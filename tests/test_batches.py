@@ -88,6 +88,16 @@ def test_failed_requests_go_out_again_in_a_follow_up_batch(tmp_path: Path) -> No
     assert not any(a.status == "error" for a in result.attempts)
 
 
+def test_a_request_missing_from_the_results_is_a_failed_try_not_a_new_batch_forever(
+        tmp_path: Path) -> None:
+    faults = [{"kind": "malformed", "rate": 1.0, "path": BATCH_REQUEST}]  # never listed
+    with FakeAnthropic(rules=RULES, default="nothing", faults=faults) as server:
+        result, _ = _run(tmp_path, server, max_retries=2)
+    assert server.batches.creates == 3  # the first batch and two follow-ups, then it stops
+    assert {a.status for a in result.attempts} == {"error"}
+    assert all("has no result for this request" in (a.error or "") for a in result.attempts)
+
+
 def test_requests_out_of_retries_or_invalid_end_as_errors(tmp_path: Path) -> None:
     faults = [{"kind": "overloaded", "nth": 1, "path": BATCH_REQUEST},
               {"kind": "overloaded", "nth": 7, "path": BATCH_REQUEST}]

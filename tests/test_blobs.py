@@ -100,6 +100,40 @@ def test_a_record_cannot_point_a_reader_outside_the_blob_store() -> None:
     assert ref is not None and ref.blob is None  # treated as inline: nothing is read
 
 
+def test_a_record_cannot_name_a_file_outside_the_blob_store(tmp_path: Path) -> None:
+    """A hostile journal, cache entry or shard record: its sha256 is a file name only when it
+    is one; anything else is measured again from the text, so nothing is written outside."""
+    run = tmp_path / "run"
+    escape = "0123456789abcdef/../../../evil_written"
+    record = attempt("x" * 5000).to_dict() | {"output_sha256": escape, "output_size": 5000}
+    forged = Attempt.from_dict(record, blob_root=run)
+    assert forged.output_ref is None
+    journal = Journal(run / "attempts.jsonl", max_preview_chars=200)
+    stored = journal.append(forged)
+    journal.close()
+    assert not (tmp_path / "evil_written").exists()
+    assert stored.output_ref is not None and stored.output_ref.sha256 == sha("x" * 5000)
+    transcript = {"transcript_sha256": escape, "transcript_size": 1, "transcript_calls": 1,
+                  "transcript_blob": f"blobs/{escape}"}
+    assert Attempt.from_dict(attempt("y").to_dict() | transcript).transcript_ref is None
+    with pytest.raises(ValueError):
+        BlobStore(run).path(escape)
+
+
+def test_a_blob_that_does_not_match_its_sha256_is_not_read(tmp_path: Path) -> None:
+    stored = store_attempt(attempt("q" * 9000), BlobStore(tmp_path), 100)
+    (tmp_path / "blobs" / sha("q" * 9000)).write_text("q" * 4000)  # truncated
+    with pytest.raises(FileNotFoundError, match="does not match its sha256"):
+        _ = stored.work
+    calls = tuple(ToolCall("Read", {"file_path": f"f{i}.txt"}, True, "c " * 3000)
+                  for i in range(60))
+    long = store_attempt(attempt("done", transcript=calls), BlobStore(tmp_path))
+    assert long.transcript_ref is not None
+    (tmp_path / long.transcript_ref.blob).write_text("not json")
+    with pytest.raises(FileNotFoundError):
+        _ = long.work
+
+
 def test_the_journal_stores_blobs_before_the_record_and_reads_them_back(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "attempts.jsonl", max_preview_chars=200)
     text = "z" * 50_000

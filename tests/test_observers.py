@@ -138,6 +138,20 @@ def test_consistency_over_three_samples_compares_each_with_the_earlier_ones() ->
     assert got["mean"] == 0.625 and got["observed"] == 1
 
 
+def test_consistency_compares_whole_stored_outputs_not_their_previews(tmp_path: Path) -> None:
+    from skill_eval.attempt_store import store_attempt
+    from skill_eval.blobs import BlobStore
+
+    ends = "same start " * 50, " same end" * 50
+    outputs = [ends[0] + " ".join(f"alpha{i}" for i in range(400)) + ends[1],
+               ends[0] + " ".join(f"beta{i}" for i in range(400)) + ends[1]]
+    stored = [store_attempt(Attempt("candidate", "t", i, "passed", text, None, None, 1),
+                            BlobStore(tmp_path), 1000) for i, text in enumerate(outputs)]
+    assert all(a.output_ref and a.output_ref.blob for a in stored)  # previews in the record
+    found = observers.consistency(stored)["attempts"]["1"]
+    assert found == round(observers.similarity(*outputs), 4) and found < 0.5
+
+
 def test_consistency_end_to_end_with_samples(tmp_path: Path) -> None:
     data = run(tmp_path, demo_with(tmp_path, [{"type": "consistency"}]), "--samples", "3")
     summary = data["observers"]["candidate"]["consistency"]

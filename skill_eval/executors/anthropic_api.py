@@ -255,9 +255,11 @@ class AnthropicExecutor(ExecutorBase):
         client = self._get_client()
         if self.gate is None:
             return client.messages.create(**params, timeout=timeout)
+        queued = time.monotonic()
         with self.gate.call() as call:
+            left = max(1.0, timeout - (time.monotonic() - queued))  # the wait at the gate counts
             try:
-                raw = client.messages.with_raw_response.create(**params, timeout=timeout)
+                raw = client.messages.with_raw_response.create(**params, timeout=left)
             except Exception as exc:
                 headers = dict(getattr(getattr(exc, "response", None), "headers", None) or {})
                 call.failed(getattr(exc, "status_code", None), headers,

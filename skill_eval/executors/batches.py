@@ -185,12 +185,15 @@ def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str,
     tries: dict[str, int] = {}
     last: dict[str, ExecutionResult] = {}
 
-    def collect(batch_id: str) -> bool:
+    def collect(batch_id: str, sent: Sequence[str]) -> bool:
         if session.wait(batch_id) is None:
             return False
         results = session.results(batch_id)
-        for cid in [c for c in pending if c in results]:
-            got = results[cid]
+        for cid in [c for c in sent if c in pending]:
+            got = results.get(cid)
+            if got is None:  # an ended batch that does not list a request: a failed try
+                got = ExecutionResult(error=f"batch {batch_id} has no result for this request",
+                                      retryable=True)
             if isinstance(got, ExecutionResult) and got.retryable:
                 tries[cid] = tries.get(cid, 0) + 1
                 last[cid] = got
@@ -202,14 +205,14 @@ def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str,
     earlier = [r for r in log.records if r.get("record") == kind]
     for record in earlier:  # batches an earlier process of this run sent (resume)
         if any(cid in pending for cid in record.get("custom_ids", ())):
-            collect(str(record.get("batch_id")))
+            collect(str(record.get("batch_id")), [str(c) for c in record["custom_ids"]])
     rounds = len(earlier)
     while todo := [cid for cid in pending if tries.get(cid, 0) <= log.max_retries]:
         batch_id = session.create({cid: pending[cid] for cid in todo})
         rounds += 1
         log.note({"record": kind, "batch_id": batch_id, "round": rounds, "custom_ids": todo,
                   **(note or {})})
-        if not collect(batch_id):  # the service lost a batch it just made: count a try
+        if not collect(batch_id, todo):  # the service lost a batch it just made: a try
             for cid in todo:
                 tries[cid] = tries.get(cid, 0) + 1
                 last[cid] = ExecutionResult(error=f"batch {batch_id} is gone", retryable=True)

@@ -7,7 +7,8 @@ until `batch_seconds` after creation, then `ended` with its counts and `results_
 the real API does not promise any), `POST .../batches/{id}/cancel` cancels what has not ended.
 
 A fault whose `path` matches `/v1/messages/batches/requests` (counted per batch request, like
-retries of `/v1/messages`) makes that request `errored`; a rule's `fault:` does the same.
+retries of `/v1/messages`) makes that request `errored` (a `malformed` one is left out of the
+results altogether); a rule's `fault:` does the same.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class FakeBatch:
         counts = dict.fromkeys(("processing", "succeeded", "errored", "canceled", "expired"), 0)
         if ended:
             for result in self.results.values():
-                counts[result["type"]] += 1
+                counts["errored" if result is MISSING else result["type"]] += 1
         else:
             counts["processing"] = len(self.results)
         return {"id": self.id, "type": "message_batch",
@@ -95,7 +96,8 @@ class BatchStore:
             if not batch.ended(now):
                 return 400, error_body("invalid_request_error", "batch is still processing")
             lines = [{"custom_id": cid, "result": result}
-                     for cid, result in reversed(batch.results.items())]
+                     for cid, result in reversed(batch.results.items())
+                     if result is not MISSING]
             return 200, "".join(json.dumps(line) + "\n" for line in lines)
         if method == "POST" and parts[1:] == ["cancel"]:
             if not batch.ended(now):
@@ -140,11 +142,16 @@ class BatchStore:
                     return _errored("invalid_request_error", f"fake: {error}")
                 if rule.fault is not None:
                     fault = Fault(kind=rule.fault)
+        if fault is not None and fault.kind == "malformed":  # the results leave it out
+            return MISSING
         if fault is not None:
             _status, error_type, text = ERROR_REPLIES.get(fault.kind, (500, "api_error", "x"))
             return _errored(error_type, fault.message or text)
         message = build_message(params, rule, self.fake.usage.measure(params))
         return {"type": "succeeded", "message": message}
+
+
+MISSING: dict[str, Any] = {"type": "missing"}  # a result the results endpoint never lists
 
 
 def _errored(error_type: str, message: str) -> dict[str, Any]:
