@@ -139,8 +139,12 @@ class BaselineCache:
                                 "attempts": len(value["attempts"])})
             except Exception as exc:
                 entries.append({"key": str(key), "error": str(exc)})
+        blobs = self.directory / BLOBS_DIR
+        stored = sum(p.stat().st_size for p in blobs.iterdir() if p.is_file()) \
+            if blobs.is_dir() else 0
         return {"directory": str(self.directory), "entries": entries,
-                "size_bytes": self._cache.volume(), "ttl_seconds": self.ttl}
+                "size_bytes": self._cache.volume() + stored, "blob_bytes": stored,
+                "ttl_seconds": self.ttl}
 
     def clear(self) -> int:
         shutil.rmtree(self.directory / BLOBS_DIR, ignore_errors=True)

@@ -164,6 +164,9 @@ def test_the_baseline_cache_stores_outputs_by_hash_and_a_hit_brings_them_into_th
     assert (cache / "blobs" / digest).read_text() == text
     assert sum(f.stat().st_size for f in cache.rglob("*") if f.is_file()
                and "blobs" not in f.parts) < 2 * MB - 100_000  # the entry holds a preview
+    code, out, err = run_cli("cache", "info", "--baseline-cache-dir", str(cache))
+    assert code == 0, err
+    assert f"({len(text.encode())} in stored outputs)" in out  # counted in the cache's size
     second = run(tmp_path, outputs, "--baseline-cache-dir", str(cache))
     assert second["baseline_cache"]["hit"] and second["baseline_cache"]["attempts_from_cache"]
     run_dir = Path(second["manifest"]["run_dir"])

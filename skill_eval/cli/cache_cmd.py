@@ -39,7 +39,8 @@ def info(baseline_cache_dir: str) -> None:
         fail(f"{exc} (`skill-eval cache clear` empties it)", EXIT_USAGE)
     entries = data["entries"]
     click.echo(f"{data['directory']}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, "
-               f"{data['size_bytes']} bytes, ttl {int(data['ttl_seconds'])} s")
+               f"{data['size_bytes']} bytes ({data['blob_bytes']} in stored outputs), "
+               f"ttl {int(data['ttl_seconds'])} s")
     for entry in entries:
         if "error" in entry:
             click.echo(f"  {entry['key'][:16]}  unreadable: {entry['error']}")
