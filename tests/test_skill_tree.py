@@ -138,3 +138,26 @@ def test_run_json_keeps_the_tree_hash(tmp_path: Path) -> None:
     again = arms_from_dict(arms_to_dict(arms))
     assert again.candidate.skill is not None
     assert again.candidate.skill.tree_sha256 == skill.tree_sha256
+
+
+def test_a_skills_own_evals_never_reach_the_model(tmp_path: Path) -> None:
+    """skill-creator keeps test cases (with their expected outputs) in the skill's `evals/`:
+    left out of the tree, so neither installed mode nor the file list shows them, while a
+    nested `evals/` folder is the skill's own content."""
+    from skill_eval.skills.files import skill_folder
+    from skill_eval.skills.install import plan_install
+
+    root = write_skill(tmp_path / "notes")
+    (root / "evals" / "files").mkdir(parents=True)
+    (root / "evals" / "evals.json").write_text('{"expectations": ["the answer"]}')
+    (root / "evals" / "files" / "in.txt").write_text("input")
+    (root / "references" / "evals").mkdir(parents=True)
+    (root / "references" / "evals" / "guide.md").write_text("how to evaluate")
+    assert [e.rel for e in walk(root)] == ["SKILL.md", "references/evals/guide.md"]
+    skill = load_skill(root)
+    assert plan_install(skill).files == ["notes/SKILL.md", "notes/references/evals/guide.md"]
+    folder = skill_folder(skill)
+    assert folder is not None and "evals.json" not in folder.listing()
+    before = tree_sha256(root, skill.content)
+    (root / "evals" / "evals.json").write_text('{"expectations": ["changed"]}')
+    assert tree_sha256(root, skill.content) == before  # not part of the skill's identity

@@ -20,6 +20,10 @@ from ..errors import SkillError
 SKILL_FILE = "SKILL.md"
 # Never part of a skill: version control and build caches (installed mode leaves them out too).
 IGNORED_NAMES = frozenset({".git", "__pycache__", "node_modules"})
+# Left out at the skill's root only: skill-creator keeps a skill's test cases in `evals/`
+# (expected outputs, expectations) and leaves it out of the package; the model under test must
+# never read the answers it is graded against.
+ROOT_IGNORED_NAMES = frozenset({"evals"})
 MAX_TREE_FILES = 10_000
 _CHUNK = 1 << 16
 EntryKind = Literal["file", "exec", "link"]
@@ -36,8 +40,9 @@ class Entry:
 
 def walk(root: Path) -> Iterator[Entry]:
     """Regular files and links below `root`, sorted by relative path. Links to directories are
-    entries (never entered); special files (FIFOs, sockets, devices) and IGNORED_NAMES are
-    left out. Raises SkillError past MAX_TREE_FILES (no skill is that big: a wrong folder)."""
+    entries (never entered); special files (FIFOs, sockets, devices), IGNORED_NAMES and, at
+    the root, ROOT_IGNORED_NAMES are left out. Raises SkillError past MAX_TREE_FILES (no
+    skill is that big: a wrong folder)."""
     count = 0
     stack = [(root, "")]
     found: list[Entry] = []
@@ -49,7 +54,7 @@ def walk(root: Path) -> Iterator[Entry]:
             raise SkillError(f"cannot list skill folder {directory}: {exc.strerror}",
                              path=str(directory)) from None
         for name in names:
-            if name in IGNORED_NAMES:
+            if name in IGNORED_NAMES or not prefix and name in ROOT_IGNORED_NAMES:
                 continue
             full = directory / name
             rel = f"{prefix}{name}"
