@@ -14,13 +14,13 @@ plus `output_size`, `output_sha256` and `output_blob` (relative to the run direc
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
+
+from .paths import atomic_write
 
 BLOBS_DIR = "blobs"
 DEFAULT_MAX_PREVIEW_CHARS = 4000
@@ -183,19 +183,7 @@ class BlobStore:
         return read_checked(self.path(sha256), sha256).decode("utf-8", "replace")
 
     def _write(self, sha256: str, fill: Any) -> None:
-        target = self.path(sha256)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{sha256[:16]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                fill(handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_write(self.path(sha256), fill)
 
 
 def read_output(record: Mapping[str, Any], run_dir: Path | str | None) -> str:

@@ -7,7 +7,9 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -32,11 +34,17 @@ def inside(root: Path, path: Path) -> bool:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write a file so that readers see the old content or the new one, never half of it."""
+    atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def atomic_write(path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    """Write a file through `fill(handle)` (binary) into a temp file beside it, fsynced, then
+    renamed over `path`: readers see the old content or the new one, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:16]}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
