@@ -30,7 +30,10 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     """Plain aligned text for stderr at the end of a run: per task both arms' pass counts,
     their difference and the judge's feedback on failures; then rates, delta, verdict."""
     v = read_view(artifact)
-    lines = ["no tasks were run"]
+    shard = artifact.get("shard")
+    lines = [f"shard {shard.get('index')}/{shard.get('count')}: {shard.get('attempts')} "
+             "attempts recorded; `skill-eval merge` of every shard gives the table"
+             if isinstance(shard, Mapping) else "no tasks were run"]
     if v.rows:
         header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else []) \
             + ["feedback"]

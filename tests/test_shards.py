@@ -87,6 +87,7 @@ def test_three_merged_shards_give_the_artifact_of_the_unsharded_run(tmp_path: Pa
         part = read_json(out.strip())
         assert part["evaluation"]["verdict"] == "skipped"
         assert part["shard"]["index"] == i and part["shard"]["count"] == 3
+        assert f"shard {i}/3: {part['shard']['attempts']} attempts recorded" in err
     runs = shard_dirs(state)
     sizes = [len((run / "attempts.jsonl").read_text().splitlines()) for run in runs]
     assert sum(sizes) == len(whole["candidate_results"]) * 2 * 2 and min(sizes) > 0
