@@ -151,6 +151,42 @@ def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
     assert all(a.status == "error" and "no tool call" in (a.error or "") for a in baseline)
 
 
+def test_evaluator_rubric_judgements_go_out_as_a_second_batch_too(tmp_path: Path) -> None:
+    from skill_eval.api import EvaluationSettings
+    from skill_eval.judges.base import JudgeContext
+    from skill_eval.judges.judge_cache import MemoryJudgeCache
+    from skill_eval.judges.rubric import REGISTRIES
+
+    REGISTRIES.clear()
+    judge = {"type": "rubric", "evaluator": "code-review"}
+    suite = load_suite(write_suite(tmp_path / "suite", [
+        {"id": f"t{i}", "prompt": f"Write add() number {i}", "category": "code",
+         "judge": judge} for i in range(2)]))
+    scores = {"correctness": 0.9, "safety": 0.8, "style": 0.9, "completeness": 0.7}
+    rules = [{"tool_choice_name": "submit_evaluation", "tool_input": {
+        "scores": scores, "findings": [], "suggestion": "Add type hints."}}, *RULES]
+    with FakeAnthropic(rules=rules, default="nothing") as server:
+        ctx = JudgeContext(suite_dir=suite.directory, judge_backend="anthropic",
+                           env={"ANTHROPIC_API_KEY": "k"}, cache=MemoryJudgeCache(),
+                           backend_options={"base_url": server.base_url, "max_retries": 0,
+                                            "project_dir": str(tmp_path)})
+        journal = Journal(tmp_path / "attempts.jsonl")
+        result = evaluate(suite, _arms(), _executor(server), journal=journal,
+                          judge_context=ctx, settings=EvaluationSettings(max_retries=0))
+        journal.close()
+    REGISTRIES.clear()
+    assert server.batches.creates == 2
+    judged = list(server.batches.batches.values())[1]
+    assert len(judged.params) == 4 and all(
+        p["tool_choice"]["name"] == "submit_evaluation" for p in judged.params.values())
+    assert [n["record"] for n in journal.notes()] == ["batch", "judge-batch"]
+    assert server.requests_to("/v1/messages") == []  # every evaluation came from the batch
+    for attempt in result.attempts:
+        assert attempt.judge is not None and attempt.judge.error is None, attempt.error
+        dims = {d["name"]: d["raw_score"] for d in attempt.judge.data["evaluation"]["dimensions"]}
+        assert dims == scores
+
+
 def test_counts_and_polling() -> None:
     delays = Polling(first=1, factor=2, cap=5).delays()
     assert [next(delays) for _ in range(5)] == [1, 2, 4, 5, 5]
