@@ -354,12 +354,6 @@ def sdk_version() -> str | None:
         return None
 
 
-def bench_figure(result: ExecutionResult) -> dict[str, Any]:
-    """What a benchmark reports per attempt of this executor: wall latency, tokens, cost."""
-    return {"latency_ms": result.meta.get("latency_ms"), "cost_usd": result.cost_usd,
-            **result.usage.to_dict()}
-
-
 def _build(config: AnthropicConfig) -> AnthropicExecutor:
     if config.batch:  # the batch path's code loads only when asked for
         from .anthropic_batch import BatchAnthropicExecutor
@@ -393,5 +387,5 @@ SPEC = ExecutorSpec(
     grader=_grader,
 )
 
-__all__ = ["AnthropicConfig", "AnthropicExecutor", "bench_figure", "build_params",
+__all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params",
            "classify_exception"]

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from .claude_process import (
 from .version_cache import cached_version, probe_version
 
 # Re-exported: callers and tests know them as the executor's.
-__all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "bench_figure", "build_command",
+__all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "build_command",
            "find_claude", "install_skill", "kill_group", "parse_envelope", "tool_args"]
 
 TEMP_PREFIX = "skill-eval-claude-"
@@ -245,14 +245,27 @@ class ClaudeCliExecutor(ExecutorBase):
                                    fatal=True)  # no attempt can run without it
         _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
         started = time.monotonic()
+
+        def spawn(home: Path, workdir: Path, system_file: Path | None) -> ExecutionResult:
+            cmd = build_command(binary, self.config, self.model, system_file)
+            return self._spawn(cmd, workdir, self.child_env(home), prompt,
+                               request.timeout_seconds)
+
+        result = self._in_attempt_dir(request, spawn)
+        meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
+        return replace(result, meta=meta)
+
+    def _in_attempt_dir(self, request: ExecutionRequest,
+                        work: Callable[[Path, Path, Path | None], ExecutionResult]) \
+            -> ExecutionResult:
+        """`work(home, workdir, system_file)` in a fresh temp root (`_prepare`): a cancel or an
+        OS error becomes the result, and the root and the runner's workspace are cleaned up
+        whatever happens."""
         root = self._make_temp_dir()
         if root is None:
             return ExecutionResult(error="cancelled", retryable=False)
         try:
-            home, workdir, system_file = self._prepare(root, request)
-            cmd = build_command(binary, self.config, self.model, system_file)
-            result = self._spawn(cmd, workdir, self.child_env(home), prompt,
-                                 request.timeout_seconds)
+            result = work(*self._prepare(root, request))
         except _Cancelled:
             result = ExecutionResult(error="cancelled", retryable=False)
         except OSError as exc:
@@ -263,8 +276,7 @@ class ClaudeCliExecutor(ExecutorBase):
                 self._clean_workspace(Path(request.workspace))
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
             result = ExecutionResult(error="cancelled", retryable=False)
-        meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
-        return replace(result, meta=meta)
+        return result
 
     def _clean_workspace(self, workdir: Path) -> None:
         """Take back what this executor put in the runner's workspace and its parent: the
@@ -362,14 +374,6 @@ class ClaudeCliExecutor(ExecutorBase):
                 "allowed_tools": list(self.config.allowed_tools),
             },
         }
-
-
-def bench_figure(result: ExecutionResult) -> dict[str, Any]:
-    """What a benchmark reports per attempt: wall latency (process start to exit), API time,
-    tokens, cost; the CLI overhead is latency_ms - duration_api_ms."""
-    return {"latency_ms": result.meta.get("latency_ms"),
-            "api_ms": result.meta.get("duration_api_ms"), "cost_usd": result.cost_usd,
-            **result.usage.to_dict()}
 
 
 def _grader(config: ClaudeCliConfig, settings: Any) -> Any:

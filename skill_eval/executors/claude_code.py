@@ -33,7 +33,7 @@ from ..work import ToolCall
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
-from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, _Cancelled, timeout_result
+from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, timeout_result
 from .claude_process import (
     EMPTY_MCP,
     ISOLATION_ENV,
@@ -144,27 +144,15 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         _, prompt = compose_prompt(request.skill, request.task.prompt,
                                    skill_mode_for(request.task, self.config.skill_mode))
         started = time.monotonic()
-        root = self._make_temp_dir()
-        if root is None:
-            return ExecutionResult(error="cancelled", retryable=False)
-        try:
-            home, workdir, system_file = self._prepare(root, request)
+
+        def query(home: Path, workdir: Path, system_file: Path | None) -> ExecutionResult:
             options = self.sdk_options(binary, plan, workdir, system_file, request)
             result = self._query(options, prompt, workdir, self.child_env(home),
                                  request.timeout_seconds,
                                  request.skill.name if trigger and request.skill else None)
-            if trigger:
-                result = trigger_outcome(result)
-        except _Cancelled:
-            result = ExecutionResult(error="cancelled", retryable=False)
-        except OSError as exc:
-            result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
-        finally:
-            self._remove_temp_dir(root)
-            if request.workspace is not None:
-                self._clean_workspace(Path(request.workspace))
-        if self._cancelled.is_set():
-            result = ExecutionResult(error="cancelled", retryable=False)
+            return trigger_outcome(result) if trigger else result
+
+        result = self._in_attempt_dir(request, query)
         meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000),
                 "isolation": plan.isolation()}
         if request.skill is not None and result.transcript:
