@@ -98,6 +98,17 @@ class Browser:
         self.binary, self.timeout, self._id = binary, timeout, 0
 
     def __enter__(self) -> Browser:
+        # A start can fail on a loaded machine (the free port taken before Chromium binds it,
+        # a crash at start-up): a fresh profile and port, up to three times.
+        for attempt in range(3):
+            try:
+                return self._start()
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self) -> Browser:
         self._profile = tempfile.TemporaryDirectory(prefix="skill-eval-chromium-")
         with socket.socket() as s:  # a free port; Chromium binds it a moment later
             s.bind(("127.0.0.1", 0))
