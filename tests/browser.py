@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -109,14 +110,16 @@ class Browser:
         raise AssertionError("unreachable")
 
     def _start(self) -> Browser:
-        self._profile = tempfile.TemporaryDirectory(prefix="skill-eval-chromium-")
+        # Chromium's helper processes may still be writing the profile as it is removed
+        self._profile = tempfile.TemporaryDirectory(prefix="skill-eval-chromium-",
+                                                    ignore_cleanup_errors=True)
         with socket.socket() as s:  # a free port; Chromium binds it a moment later
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.proc = subprocess.Popen(
             [self.binary, *FLAGS, f"--remote-debugging-port={port}",
              f"--user-data-dir={self._profile.name}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -143,6 +146,10 @@ class Browser:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        try:  # the renderer and GPU helpers too: they share the browser's session
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         self._profile.cleanup()
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:
