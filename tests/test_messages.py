@@ -108,7 +108,7 @@ def test_a_mock_outputs_syntax_error_names_its_line(tmp_path: Path, name: str, t
     assert words in err and "Traceback" not in err
 
 
-# --- import prints the command; the interop recipe runs --------------------------------------------
+# --- import prints the command; the interop recipe runs -------------------------------------------
 
 def _skill_with_evals(root: Path) -> Path:
     skill = write_skill(root / "my-skill", name="my-skill")
