@@ -257,8 +257,10 @@ def describe_syntax_error(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, in
     start, stop = exc.context_mark, exc.problem_mark
     opened = isinstance(exc, ScannerError) or "flow" in (context or "")
     if start is not None and (opened or stop is None):
-        message = f"YAML syntax error (column {start.column + 1}): {context}: {problem}"
-        if stop is not None and stop.line != start.line:
+        same_line = stop is not None and stop.line == start.line
+        column = (stop if same_line and stop is not None else start).column + 1
+        message = f"YAML syntax error (column {column}): {context}: {problem}"
+        if stop is not None and not same_line:
             message += f" at line {stop.line + 1}"
         if "quoted scalar" in (context or "") and "end of stream" in problem:
             message += " (a closing quote is missing)"
