@@ -81,11 +81,14 @@ def arms_from_dict(data: dict[str, Any]) -> Arms:
         tuple(data.get("warnings") or ()))
 
 
-def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
+def resolve_arms(opts: RunOptions, work_dir: Path, run_id: str,
+                 delivery_mode: str | None = None) -> Arms:
     """The arms of a run; their skills are loaded and checked (errors raise SkillError), and
-    the warnings about them (format, delivery, identical arms) are on `Arms.warnings`."""
+    the warnings about them (format, delivery, identical arms) are on `Arms.warnings`.
+    `delivery_mode` is the skill mode the attempts really get (default --skill-mode; see
+    triggers.run.delivery_mode)."""
     arms = _resolve(opts, work_dir, run_id)
-    notes = skill_warnings(arms, opts.skill_mode, opts.executor_name)
+    notes = skill_warnings(arms, delivery_mode or opts.skill_mode, opts.executor_name)
     return replace(arms, warnings=(*arms.warnings, *notes)) if notes else arms
 
 

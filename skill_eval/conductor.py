@@ -97,7 +97,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     describe = executor.describe()
 
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
-    arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "")
+    arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "",
+                        trigger_run.delivery_mode(suite, opts.skill_mode))
     trigger_run.check_arms(suite, arms.baseline_kind, opts.early_stop)
     for warning in arms.warnings:
         log(f"warning: {warning}")

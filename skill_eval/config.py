@@ -9,7 +9,6 @@ are errors naming the file, line and key, every one reported at once.
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import Any
 import click
 
 from .errors import ConfigError, Problem
+from .validation import did_you_mean
 
 CONFIG_FILE_NAME = "skill-eval.toml"
 PYPROJECT = "pyproject.toml"
@@ -180,8 +180,7 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
         line = config.lines.get(key)
         option = flags.get(key)
         if option is None:
-            hint = difflib.get_close_matches(key.replace("_", "-"), list(flags), n=1)
-            message = f"unknown key {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            message = f"unknown key {key!r}{did_you_mean(key.replace('_', '-'), flags)}"
             problems.append(Problem(str(config.path), message + "; keys are the long flag "
                                     "names of `skill-eval run`", line=line))
             continue

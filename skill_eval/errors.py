@@ -2,6 +2,7 @@
 
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations (exit 2)
+     │    └── MockOutputsError (skill_eval.executors.mock) a --mock-outputs file gone wrong
      ├── ProblemsError        a file with located problems, all reported (one line each)
      │    ├── SuiteError      a task suite that is missing, unreadable or invalid
      │    └── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong

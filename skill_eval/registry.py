@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
+from .validation import did_you_mean
+
 S = TypeVar("S")
 
 
@@ -99,10 +101,11 @@ class Registry(Generic[S]):
             return dict(self._failed)
 
     def unknown(self, name: str) -> str:
-        """The message for a name nothing provides: the valid names, and why a plugin of that
-        name (or any plugin) did not load."""
-        valid = ", ".join(self.names())
-        message = f"unknown {self.kind} {name!r}; {self.valid}: {valid}"
+        """The message for a name nothing provides: the closest valid name when it looks like
+        a typo, the valid names, and why a plugin of that name (or any plugin) did not load."""
+        names = self.names()
+        message = (f"unknown {self.kind} {name!r}{did_you_mean(name, names)}; "
+                   f"{self.valid}: {', '.join(names)}")
         failed = self.failures()
         if name in failed:
             return f"{message}; plugin {name!r} failed to load: {failed[name]}"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import artifact as artifact_mod
+from .report_arms import arm_names
 from .report_junit import render_junit
 from .report_markdown import md_escape, render_markdown
 from .report_view import feedback, interval_text, one_line, read_view, tokens_text
@@ -44,7 +45,10 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     if v.paired:
         rates += f"  baseline {v.rates['baseline']}  delta {v.rates['delta']}"
     interval = interval_text(artifact.get("comparison"), with_method=False)  # methods are long
-    info = [("pass rate", rates), ("", interval),
+    names = arm_names(artifact)
+    arms = "; ".join(f"{arm}: {one_line(name)}" for arm, name in names.items()) \
+        if v.paired or len(names) > 1 else ""
+    info = [("arms", arms), ("pass rate", rates), ("", interval),
             ("verdict", v.verdict + (f" ({v.reason})" if v.reason else "")), ("", v.decision),
             ("regressed", ", ".join(v.regressed)), ("improved", ", ".join(v.improved))]
     if v.errors:

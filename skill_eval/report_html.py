@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .observers import reading_text, summary_lines
+from .report_arms import arm_skills
 from .report_view import View, one_line, read_view
 from .task_details import TaskDetail, from_artifact
 from .triggers.report import table_info
@@ -85,16 +86,14 @@ def _interval(comparison: Any) -> dict[str, float] | None:
 
 def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
     ev = artifact.get("evaluation") or {}
-    labels = (artifact.get("manifest") or {}).get("arms") or {}
+    skills = arm_skills(artifact)
     out = []
     for arm, key in (("candidate", "execution_pass_rate"), ("baseline", "baseline_pass_rate")):
         if arm == "baseline" and not view.paired:
             continue
-        found = labels.get(arm)
-        meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        label, skill = skills.get(arm, (arm, ""))
         usage = view.usage.get(arm) or {}
-        out.append({"arm": arm, "label": one_line(meta.get("label") or arm),
-                    "skill": one_line(meta.get("skill_name") or meta.get("skill_origin") or ""),
+        out.append({"arm": arm, "label": one_line(label), "skill": one_line(skill),
                     "rate": _rate_value(ev.get(key)), "rate_text": view.rates[arm],
                     "cost": float(usage.get("cost_usd") or 0),
                     "input_tokens": int(usage.get("input_tokens") or 0),

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from .report_arms import arm_names
 from .results import cause_line
 from .triggers import report as trigger_report
 
@@ -130,6 +131,7 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
                   ("delta_interval_method", comparison.get("method"))]
     props += [
         ("mcnemar_p", comparison.get("mcnemar_p")),
+        *((f"{arm}_arm", name) for arm, name in arm_names(artifact).items()),
         ("candidate_id", artifact.get("candidate_id")),
         ("run_id", artifact.get("run_id")),
         ("pass_k", artifact.get("pass_k")),

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .report_arms import arm_names
 from .report_view import CONTROL_CHARS, View, one_line, read_view, tokens_text
 from .triggers import report as trigger_report
 
@@ -71,13 +72,13 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
     replaces the artifact's own `truth_anchor` in the footer (e.g. after a download)."""
     v = read_view(artifact)
     manifest = artifact.get("manifest") or {}
-    arms = manifest.get("arms") or {}
-    against = f"vs {md_escape((arms.get('baseline') or {}).get('label') or 'baseline')}" \
-        if v.paired else "(no baseline)"
+    names = arm_names(artifact)
+    against = f"vs {md_escape(names.get('baseline') or 'baseline')}" if v.paired \
+        else "(no baseline)"
     out = [f"## skill-eval: {v.verdict}", "",
            f"Suite **{md_escape(artifact.get('task_suite_skill_id') or '?')}**: candidate "
            f"**{md_escape(artifact.get('candidate_id'))}** "
-           f"({md_escape((arms.get('candidate') or {}).get('label') or 'candidate')}) {against}.",
+           f"— {md_escape(names.get('candidate') or 'candidate')} — {against}.",
            ""]
     if v.reason:
         out += [f"**Reason:** {md_escape(v.reason)}", ""]

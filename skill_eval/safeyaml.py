@@ -23,6 +23,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
+from yaml.scanner import ScannerError
 
 from .errors import Problem
 
@@ -182,10 +183,8 @@ class _Builder:
                     if documents > 1:
                         raise self.abort("expected one YAML document, found several", line)
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            where = f" (column {mark.column + 1})" if mark else ""
-            what = exc.problem or exc.context or "invalid YAML"
-            self.problem(f"YAML syntax error{where}: {what}", mark.line + 1 if mark else None)
+            message, at = describe_syntax_error(exc, text)
+            self.problem(message, at)
             return None
         except yaml.YAMLError as exc:  # ReaderError: characters YAML does not allow
             pos = getattr(exc, "position", None)
@@ -243,6 +242,58 @@ class _Builder:
             self.problem(f"cannot read {shown!r} as {_show_tag(tag)}", line)
             value = event.value
         return _Node("scalar", value, line)
+
+
+def describe_syntax_error(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int | None]:
+    """PyYAML's syntax error in `text` as (one-line message, 1-based line), located where the
+    problem starts. The parser marks two places: `context_mark`, where the construct it was
+    reading began, and `problem_mark`, where it gave up. For a token left open (a quote, a
+    simple key, a block scalar: scanner errors) or a flow collection (`[`, `{`) left open, the
+    start is the line to fix: an unclosed quote on line 5 gives up at the end of the file. For
+    a block collection the start is the enclosing mapping, maybe line 1, so the line where the
+    parser gave up is shown, unless a quoted string that spans lines ends there: that is an
+    unclosed quote that the next quote in the file closed, and its first line is the one."""
+    context, problem = exc.context, exc.problem or "invalid YAML"
+    start, stop = exc.context_mark, exc.problem_mark
+    opened = isinstance(exc, ScannerError) or "flow" in (context or "")
+    if start is not None and (opened or stop is None):
+        same_line = stop is not None and stop.line == start.line
+        column = (stop if same_line and stop is not None else start).column + 1
+        message = f"YAML syntax error (column {column}): {context}: {problem}"
+        if stop is not None and not same_line:
+            message += f" at line {stop.line + 1}"
+        if "quoted scalar" in (context or "") and "end of stream" in problem:
+            message += " (a closing quote is missing)"
+        return message, start.line + 1
+    if stop is None:
+        return f"YAML syntax error: {context or problem}", None
+    quote = _quote_spanning_lines(text, stop.line)
+    if quote is not None:
+        line, column = quote
+        return (f"YAML syntax error (column {column}): a quoted string opens here and runs "
+                f"to line {stop.line + 1}, where {problem}; is its closing quote missing?"), line
+    message = f"YAML syntax error (column {stop.column + 1}): {problem}"
+    if context and start is not None and start.line != stop.line:
+        message += f" ({context} that starts at line {start.line + 1})"
+    elif context:
+        message += f" ({context})"
+    return message, stop.line + 1
+
+
+def _quote_spanning_lines(text: str, end_line: int) -> tuple[int, int] | None:
+    """(1-based line, column) where the last quoted scalar before a syntax error starts, when
+    it spans lines and ends on `end_line` (0-based); None otherwise. Parses `text` again up to
+    the error."""
+    found = None
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            start, end = event.start_mark, event.end_mark
+            if (isinstance(event, yaml.ScalarEvent) and event.style in ('"', "'")
+                    and start is not None and end is not None and start.line < end.line):
+                found = (start.line + 1, start.column + 1) if end.line == end_line else None
+    except yaml.YAMLError:
+        pass
+    return found
 
 
 class _Converter:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from .errors import Problem, UsageError
+from .errors import Problem
 from .model import Suite
 
 FIXTURES_DIR = "fixtures"
@@ -74,12 +74,11 @@ def python_problems(suite: Suite, shown_suite: str) -> list[Problem]:
 def mock_output_problems(outputs_path: str, suite: Suite) -> list[Problem]:
     """The mock outputs file read as a run would read it, against this suite's task ids."""
     # the mock executor pulls in skill installation; `validate` without --mock-outputs skips it
-    from .executors.mock import check_mock_tasks, load_mock_outputs
+    from .executors.mock import MockOutputsError, check_mock_tasks, load_mock_outputs
 
     try:
         outputs = load_mock_outputs(Path(outputs_path))
         check_mock_tasks(Path(outputs_path), outputs, {task.id for task in suite.tasks})
-    except UsageError as exc:
-        message = str(exc).removeprefix(f"{outputs_path}: ")
-        return [Problem(outputs_path, f"{message} (suite {suite.path})")]
+    except MockOutputsError as exc:
+        return [Problem(outputs_path, f"{exc.detail} (suite {suite.path})", line=exc.line)]
     return []

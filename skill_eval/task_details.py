@@ -97,7 +97,12 @@ class TaskDetail:
 
 
 def _first_line(text: Any) -> str:
+    """The line that sums `text` up: its first, joined with the next when the first only
+    introduces a list (`1 of 1 test(s) failed or errored:` is followed by the first failing
+    test and its assertion, which is what a reader of `show` needs)."""
     lines = [line for line in str(text or "").splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].rstrip().endswith(":"):
+        return one_line(f"{lines[0]} {lines[1]}")
     return one_line(lines[0]) if lines else ""
 
 

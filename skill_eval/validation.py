@@ -45,6 +45,19 @@ def join_field(prefix: str, suffix: str) -> str:
     return prefix + suffix if suffix.startswith("[") else f"{prefix}.{suffix}"
 
 
+def closest_name(name: str, choices: Iterable[str]) -> str | None:
+    """The choice `name` was most likely a typo of (`contians` -> `contains`), or None."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'contains'?)` for a typo of one of `choices`; empty otherwise. Every
+    unknown name (judge types, executors, keys, config keys, task ids) is hinted the same way."""
+    close = closest_name(name, choices)
+    return f" (did you mean {close!r}?)" if close is not None else ""
+
+
 def kind_of(value: Any) -> str:
     """What a value is, in the words messages use: `a string '3'`, `an integer 1`, `null`."""
     if value is None:
@@ -126,9 +139,7 @@ def _unknown_keys(at: tuple[str | int, ...], value: Mapping[str, Any],
     for key in value:
         if key in allowed or any(re.search(p, str(key)) for p in patterns):
             continue
-        hint = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-        message = f"unknown key {key!r}"
-        message += f" (did you mean {hint[0]!r}?)" if hint else ""
+        message = f"unknown key {key!r}{did_you_mean(str(key), allowed)}"
         if allowed:
             message += f"; allowed: {', '.join(allowed)}"
         out.append(((*at, str(key)), message))
@@ -166,4 +177,5 @@ def _message(kind: str, expected: Any, value: Any, fallback: str) -> str:
     return line if len(line) <= _MESSAGE_CHARS else line[:_MESSAGE_CHARS - 3] + "..."
 
 
-__all__ = ["LineMap", "field_name", "join_field", "kind_of", "schema_problems"]
+__all__ = ["LineMap", "closest_name", "did_you_mean", "field_name", "join_field", "kind_of",
+           "schema_problems"]

@@ -122,7 +122,7 @@ def test_float_rounding_within_tolerance_is_accepted() -> None:
     ("no frontmatter here\n", "ev/SKILL.md: frontmatter: must start with a YAML frontmatter"),
     ("---\nname: x\n", "ev/SKILL.md:1: frontmatter: is not closed (no line `---`)"),
     ("---\n- a list\n---\nbody\n", "ev/SKILL.md: frontmatter: must be a YAML mapping"),
-    ("---\nname: [unclosed\n---\nbody\n", "ev/SKILL.md:3: frontmatter: invalid YAML"),
+    ("---\nname: [unclosed\n---\nbody\n", "ev/SKILL.md:2: frontmatter: invalid YAML"),
     ("---\na: !!python/object:os.system x\n---\nb\n", "ev/SKILL.md:2: frontmatter: invalid YAML"),
 ])
 def test_malformed_frontmatter_is_an_error_not_a_crash(text: str, expected: str) -> None:

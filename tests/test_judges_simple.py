@@ -27,6 +27,16 @@ def judge(config: dict[str, Any], output: str, suite_dir: Path | None = None) ->
 @pytest.mark.parametrize("config, output, passed, score", [
     ({"type": "not-contains", "expected": ["TODO", "fixme"]}, "all done", True, 1.0),
     ({"type": "not-contains", "expected": ["TODO", "fixme"]}, "FIXME later", False, 0.5),
+    # case_sensitive: true matches the strings as written; the default ignores letter case
+    ({"type": "contains", "expected": ["Total", "NULL"]}, "total: null", True, 1.0),
+    ({"type": "contains", "expected": ["Total", "NULL"], "case_sensitive": True},
+     "total: NULL", False, 0.5),
+    ({"type": "contains", "expected": ["Total"], "case_sensitive": True}, "Total: 3", True, 1.0),
+    ({"type": "contains", "expected": ["Total"], "case_sensitive": False}, "TOTAL", True, 1.0),
+    ({"type": "not-contains", "expected": ["TODO"], "case_sensitive": True}, "a todo list",
+     True, 1.0),
+    ({"type": "not-contains", "expected": ["TODO", "XXX"], "case_sensitive": True},
+     "TODO: xxx", False, 0.5),
     ({"type": "regex", "pattern": r"\bv\d+\.\d+\b"}, "release v1.2 today", True, 1.0),
     ({"type": "regex", "pattern": r"^done$"}, "x\nDONE\ny", False, 0.0),
     ({"type": "regex", "pattern": r"^done$", "flags": ["ignorecase", "multiline"]},
@@ -53,6 +63,16 @@ def test_judge_table(config: dict[str, Any], output: str, passed: bool, score: f
 
 def test_not_contains_names_the_forbidden_strings() -> None:
     assert "'fixme'" in judge({"type": "not-contains", "expected": ["fixme"]}, "FIXME").details
+
+
+@pytest.mark.parametrize("judge_type", ["contains", "not-contains"])
+def test_case_sensitive_is_said_in_the_details_and_must_be_a_boolean(judge_type: str) -> None:
+    config = {"type": judge_type, "expected": ["Total"], "case_sensitive": True}
+    assert judge(config, "total").details.endswith(" (case-sensitive)")
+    assert "case-sensitive" not in judge({**config, "case_sensitive": False}, "total").details
+    assert validate_judge_config({**config, "case_sensitive": "yes"}, Path("/nonexistent")) == [
+        ("judge.case_sensitive", "must be true or false (default false: letter case is "
+                                 "ignored)")]
 
 
 def test_equals_details_point_at_the_difference() -> None:

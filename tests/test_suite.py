@@ -205,7 +205,7 @@ BAD_FILES = [
      HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
      "      expected: [x]\n      expectd: [y]\n",
      "S/task_suite.yaml:9: tasks[0] (id \"t-1\").judge.expectd: unknown key 'expectd' (did "
-     "you mean 'expected'?); allowed: type, expected, file"),
+     "you mean 'expected'?); allowed: type, expected, file, case_sensitive"),
 ]
 
 
@@ -221,7 +221,7 @@ def test_unknown_judge_type_lists_the_valid_ones(tmp_path: Path) -> None:
     path = write(tmp_path, HEAD + TASK.replace("type: contains", "type: containz"))
     [line] = rendered(path)
     prefix = ("S/task_suite.yaml:6: tasks[0] (id \"t-1\").judge.type: unknown judge type "
-              "'containz'; valid types: ")
+              "'containz' (did you mean 'contains'?); valid types: ")
     assert line.startswith(prefix)
     assert "contains" in line[len(prefix):].split(", ")
 

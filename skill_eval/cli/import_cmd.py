@@ -28,7 +28,9 @@ def command(evals_json: str, output: str, trigger_set: str | None, files_root: s
     Each eval becomes a task (id eval-<id>) whose `expectations` judge grades every statement
     PASS/FAIL with a model (one call per attempt); its input files are copied beside the
     suite, at the same relative path. Each trigger query becomes a trigger task. What could
-    not be carried over is listed on stderr. An existing output is refused unless --force.
+    not be carried over is listed on stderr, then the `skill-eval run` command that runs the
+    suite (with trigger tasks, --baseline-skill: a no-skill baseline never triggers). An
+    existing output is refused unless --force.
     Exits 0, or 1 when the written suite does not validate, 2 on bad input.
     """
     from ..errors import SkillEvalError
@@ -45,5 +47,9 @@ def command(evals_json: str, output: str, trigger_set: str | None, files_root: s
         click.echo(problem, err=True)
     click.echo(f"wrote {result.suite_path}: {result.tasks} task(s), {result.trigger_tasks} "
                f"trigger task(s), {result.files_copied} input file(s) copied", err=True)
+    click.echo(f"run it with (--mock: a dry run, no model calls):\n  {result.run_command}",
+               err=True)
+    for note in result.run_notes:
+        click.echo(note, err=True)
     click.echo(str(result.suite_path))
     sys.exit(EXIT_FAIL if result.problems else EXIT_OK)

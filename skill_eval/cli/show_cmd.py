@@ -13,7 +13,7 @@ from ..errors import SkillEvalError, UsageError
 from .common import EXIT_USAGE, fail
 from .views import echo_lines, markup, rich_console, safe, use_rich
 
-FEEDBACK_CHARS = 100
+FEEDBACK_CHARS = 140  # room for a pytest judgement's first failing assertion
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow"}
 
 

@@ -26,7 +26,6 @@ read the prompt a judge built.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import threading
@@ -39,7 +38,9 @@ import yaml
 
 from ..errors import UsageError
 from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
+from ..safeyaml import describe_syntax_error
 from ..skills.install import plan_install
+from ..validation import closest_name
 from ..work import ToolCall
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
@@ -59,34 +60,53 @@ class MockConfig(ExecutorConfig):
     mock_rules: bool = False  # answers depend on the skill's rules (see the module doc)
 
 
+class MockOutputsError(UsageError):
+    """A mock outputs file that cannot be used; `detail` says why, `line` where (when known)."""
+
+    def __init__(self, path: Path, detail: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {detail}", path=str(path))
+        self.detail = detail
+        self.line = line
+
+
 def load_mock_outputs(path: Path) -> dict[str, Any]:
     """Read and check a mock outputs file (YAML or JSON, JSON being YAML)."""
+    text = ""
     try:
         text = path.read_text(encoding="utf-8")
         # JSON is YAML, but the JSON parser reads a 50 MB output in a blink, YAML's in minutes.
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except FileNotFoundError:
-        raise UsageError(f"{path}: mock outputs file not found") from None
+        raise MockOutputsError(path, "mock outputs file not found") from None
+    except yaml.MarkedYAMLError as exc:
+        message, line = describe_syntax_error(exc, text)
+        raise MockOutputsError(path, f"cannot read mock outputs: {message}", line) from None
+    except json.JSONDecodeError as exc:
+        raise MockOutputsError(path, f"cannot read mock outputs: {exc.msg} (column "
+                                     f"{exc.colno})", exc.lineno) from None
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: cannot read mock outputs: {exc}".splitlines()[0]) from None
+        raise MockOutputsError(path, f"cannot read mock outputs: {exc}".splitlines()[0]) \
+            from None
     if data is None:
         return {}
     if not isinstance(data, Mapping):
-        raise UsageError(f"{path}: mock outputs must be a mapping of task id to text")
+        raise MockOutputsError(path, "mock outputs must be a mapping of task id to text")
     per_arm = _per_arm(data)
     tables = _arm_tables(data) if per_arm else {"": data}
     for arm, table in tables.items():
         if not isinstance(table, Mapping):
-            raise UsageError(f"{path}: {arm}: must be a mapping of task id to text")
-        for task_id, text in table.items():
-            if (problem := check_output(text)) is not None:
+            raise MockOutputsError(path, f"{arm}: must be a mapping of task id to text")
+        for task_id, output in table.items():
+            if (problem := check_output(output)) is not None:
                 where = f"{arm}.{task_id}" if arm else str(task_id)
-                raise UsageError(f"{path}: {where}: {problem}")
+                raise MockOutputsError(path, f"{where}: {problem}")
     if per_arm:
         extra = [k for k in data if k not in ARM_NAMES and not isinstance(data[k], Mapping)]
         if extra:
-            raise UsageError(f"{path}: {extra[0]}: mix of per-arm and per-task keys; "
-                             "use either {task_id: text} or {candidate: ..., baseline: ...}")
+            raise MockOutputsError(
+                path, f"{extra[0]}: mix of per-arm and per-task keys; use either "
+                      "{task_id: text} or {candidate: ..., baseline: ...}")
     if not per_arm:
         return {t: clean_output(x) for t, x in data.items()}
     return {k: {t: clean_output(x) for t, x in (v or {}).items()} for k, v in data.items()}
@@ -118,10 +138,10 @@ def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collectio
             if task_id in task_ids:
                 continue
             where = f"{arm}.{task_id}" if arm else str(task_id)
-            close = difflib.get_close_matches(str(task_id), list(task_ids), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else \
+            close = closest_name(str(task_id), task_ids)
+            hint = f"did you mean {close!r}?" if close is not None else \
                 f"the suite's tasks are {', '.join(sorted(task_ids)[:10])}"
-            raise UsageError(f"{path}: {where}: no task {task_id!r} in the suite; {hint}")
+            raise MockOutputsError(path, f"{where}: no task {task_id!r} in the suite; {hint}")
 
 
 class MockExecutor(ExecutorBase):

@@ -12,6 +12,7 @@ suite is loaded back and any problem it has is in `ImportResult.problems`.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,11 @@ TRIGGER_SOURCE_FORMAT = "skill-creator trigger eval set"
 # Set on a judge whose single statement was made from expected_output (the eval had no
 # expectations): export leaves it out again, so evals.json -> suite -> evals.json holds.
 DERIVED_KEY = "x-derived-from-expected-output"
+# What the printed run command leaves to the user: the skill folder when import found none,
+# and for trigger tasks another version of the skill to compare with.
+SKILL_PLACEHOLDER = "SKILL_DIR"
+BASELINE_PLACEHOLDER = "OTHER_VERSION"
+STATE_ROOT = ".skill-eval"
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ class ImportResult:
     files_copied: int
     dropped: list[str] = field(default_factory=list)  # what was not carried over
     problems: list[str] = field(default_factory=list)  # the written suite's, if any
+    run_command: str = ""  # the `skill-eval run` that runs the suite (see run_command)
+    run_notes: list[str] = field(default_factory=list)  # what to fill in, and why
 
 
 def suite_output_path(output: str | os.PathLike[str]) -> Path:
@@ -122,6 +130,32 @@ def build_tasks(evals: EvalsFile, triggers: list[TriggerQuery], dropped: list[st
     return tasks
 
 
+def _shown(path: Path) -> str:
+    """A path for a command line: relative to the working directory when below it."""
+    text = os.path.relpath(path) if path.is_absolute() else os.fspath(path)
+    return shlex.quote(os.fspath(path.resolve()) if text.startswith("..") else text)
+
+
+def run_command(suite_path: Path, skill_dir: Path | None, trigger_tasks: int) \
+        -> tuple[str, list[str]]:
+    """The `skill-eval run` command that runs what import wrote, and a line for each part the
+    user fills in. Trigger tasks need a baseline that can trigger (another version of the
+    skill: --baseline-skill); the no-skill baseline, the default, never triggers."""
+    skill = _shown(skill_dir) if skill_dir is not None else SKILL_PLACEHOLDER
+    parts = ["skill-eval", "run", "--task-suite", _shown(suite_path), "--standalone",
+             "--skill-path", skill]
+    notes = []
+    if skill_dir is None:
+        notes.append(f"{SKILL_PLACEHOLDER}: the skill's folder (the one holding SKILL.md)")
+    if trigger_tasks:
+        parts += ["--baseline-skill", BASELINE_PLACEHOLDER]
+        notes.append(f"{BASELINE_PLACEHOLDER}: another version of the skill to compare with "
+                     "(say a copy made before you edit its description): trigger tasks "
+                     "compare two descriptions, and a no-skill baseline never triggers; "
+                     f"--no-baseline in its place measures {skill} alone")
+    return " ".join([*parts, "--state-root", STATE_ROOT]), notes
+
+
 class _Dumper(yaml.SafeDumper):
     """Multi-line strings (prompts) as `|` blocks, so the suite reads like a hand-written one."""
 
@@ -182,7 +216,10 @@ def import_evals(evals_json: str | os.PathLike[str], output: str | os.PathLike[s
         load_suite(suite_path)
     except SuiteError as exc:
         problems = [str(p) for p in exc.problems] or [str(exc)]
-    return ImportResult(suite_path=suite_path,
-                        tasks=sum("judge" in t for t in tasks),
-                        trigger_tasks=sum("should_trigger" in t for t in tasks),
-                        files_copied=copied, dropped=dropped, problems=problems)
+    trigger_tasks = sum("should_trigger" in t for t in tasks)
+    skill_root = default_files_root(evals_path)
+    command, notes = run_command(
+        suite_path, skill_root if (skill_root / "SKILL.md").is_file() else None, trigger_tasks)
+    return ImportResult(suite_path=suite_path, tasks=sum("judge" in t for t in tasks),
+                        trigger_tasks=trigger_tasks, files_copied=copied, dropped=dropped,
+                        problems=problems, run_command=command, run_notes=notes)

@@ -12,7 +12,7 @@ import regex
 
 from ..model import JudgeResult
 from .base import JudgeSpec
-from .contains import NON_EMPTY_STRINGS, contains_score
+from .contains import CASE_SENSITIVE, NON_EMPTY_STRINGS, case_note, contains_score
 from .work_judges import FILE_PATH, TextOrFile
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
@@ -47,19 +47,22 @@ def _binary(passed: bool, details: str, **data: Any) -> JudgeResult:
 # --- not-contains ---------------------------------------------------------------------------
 
 class NotContainsJudge(TextOrFile):
-    """None of `expected` may appear (case-insensitive); score = fraction absent."""
+    """None of `expected` may appear (case-insensitive unless `case_sensitive`); score =
+    fraction absent."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = list(config["expected"])
+        self.case_sensitive = bool(config.get("case_sensitive", False))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
-        found_fraction, missing = contains_score(output, self.expected)
+        found_fraction, missing = contains_score(output, self.expected, self.case_sensitive)
         found = [e for e in self.expected if e not in missing]
         if found:
             details = "found forbidden: " + ", ".join(repr(f) for f in found)
         else:
             details = f"none of the {len(self.expected)} forbidden strings appear"
+        details += case_note(self.case_sensitive)
         return JudgeResult(passed=not found, score=1.0 - found_fraction, details=details)
 
 
@@ -144,9 +147,11 @@ class EqualsJudge(TextOrFile):
 
 NOT_CONTAINS_SPEC = JudgeSpec(
     type="not-contains",
-    summary="none of the expected strings appears (case-insensitive)",
+    summary="none of the expected strings appears (case-insensitive unless case_sensitive: "
+            "true)",
     schema=_schema("not-contains", ["expected"], {"expected": NON_EMPTY_STRINGS,
-                                                  "file": FILE_PATH}),
+                                                  "file": FILE_PATH,
+                                                  "case_sensitive": CASE_SENSITIVE}),
     build=NotContainsJudge,
 )
 

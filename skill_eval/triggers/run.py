@@ -22,6 +22,15 @@ def has_triggers(suite: Suite) -> bool:
     return any(t.is_trigger_task for t in suite.tasks)
 
 
+def delivery_mode(suite: Suite, configured: str) -> str:
+    """The skill mode whose delivery the run's warnings describe: `installed` when every task
+    is a trigger task (each trigger attempt installs the whole folder, whatever --skill-mode
+    says), else the configured one (the ordinary tasks get it)."""
+    if suite.tasks and all(t.is_trigger_task for t in suite.tasks):
+        return "installed"
+    return configured
+
+
 def check_arms(suite: Suite, baseline_kind: str, early_stop: bool = False) -> None:
     """The no-skill baseline makes no sense for trigger tasks, and --early-stop's looks are
     over pass rates, not trigger rates: a clear error, before any call."""
