@@ -77,9 +77,10 @@ def _write_pipeline_ranking(state_root: Path, skill: Path) -> Path:
     """A ranking as propose.py + score.py write it: absolute target and target_paths, the
     docs candidate an append_markdown_section plan, the other three manual actions."""
     skill_md = str(skill / "SKILL.md")
+    refs = ["users ask for examples", "users expect it to publish"]  # two: +1.0 to each score
     run_id = "demo-skill-20260401T000000Z"
     docs = {"id": "cand-01-skill", "title": "Add operator notes", "target_path": skill_md,
-            "category": "docs", "risk_level": "low", "stage": "proposed", "source_refs": [],
+            "category": "docs", "risk_level": "low", "stage": "proposed", "source_refs": refs,
             "executor_support": True,
             "execution_plan": {"action": "append_markdown_section",
                                "section_heading": "## Operator Notes",
@@ -87,12 +88,14 @@ def _write_pipeline_ranking(state_root: Path, skill: Path) -> Path:
                                                  "Say when a request needs an operator."]}}
     manual = [{"id": f"cand-0{i + 2}-demo-skill-{kind}", "title": kind,
                "target_path": skill_md, "category": kind, "risk_level": "medium",
-               "stage": "proposed", "source_refs": [], "executor_support": False,
+               "stage": "proposed", "source_refs": refs, "executor_support": False,
                "execution_plan": {"action": action, "notes": "left for a person"}}
               for i, (kind, action) in enumerate(zip(("prompt", "workflow", "tests"), MANUAL,
                                                      strict=True))]
-    scored = [_discriminated(docs, 4.1, "accept_for_execution"),
-              *(_discriminated(c, 2.6 - 0.25 * i, "hold") for i, c in enumerate(manual))]
+    # score.heuristic_score: 2.0 + 0.5 per source ref (at most 3) + 0.5 executor support -
+    # 1.5 for medium risk; under 2.0 is "reject". Above --eval-threshold 1.0 all the same.
+    scored = [_discriminated(docs, 3.5, "accept_for_execution"),
+              *(_discriminated(c, 1.5, "reject") for c in manual)]
     path = state_root / "rankings" / f"{run_id}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({
@@ -102,7 +105,7 @@ def _write_pipeline_ranking(state_root: Path, skill: Path) -> Path:
         "target": {"path": str(skill), "exists": True, "kind": "directory",
                    "name": skill.name, "has_references": False, "markdown_files": [skill_md]},
         "critic_mode": "heuristic-only", "scored_candidates": scored,
-        "summary": {"accept_for_execution": 1, "hold": 3, "reject": 0},
+        "summary": {"accept_for_execution": 1, "hold": 0, "reject": 3},
         "next_step": "execute_candidate", "next_owner": "executor",
         "truth_anchor": str(path)}, indent=2), encoding="utf-8")
     return path
@@ -137,7 +140,7 @@ def test_orchestrator_gets_a_verdict_for_every_candidate(layout: dict[str, Path]
     assert evaluation["verdict"] in ("pass", "fail")  # run_pipeline reverts on "fail"
     assert evaluation["verdict"] == "pass"  # both arms pass both mock tasks: delta 0
     assert evaluation["execution_pass_rate"] == 1.0  # printed by run_evaluator
-    assert planned["candidate_id"] == ids[0] and planned["candidate_score"] == 4.1
+    assert planned["candidate_id"] == ids[0] and planned["candidate_score"] == 3.5
     assert planned["source_ranking_artifact"] == str(ranking)
     assert planned["target"]["path"] == str(skill)
     assert [r["task_id"] for r in planned["candidate_results"]] == ["t-tier", "t-echo"]
@@ -150,6 +153,7 @@ def test_orchestrator_gets_a_verdict_for_every_candidate(layout: dict[str, Path]
     for candidate_id, action in zip(ids[1:], MANUAL, strict=True):
         skipped = _orchestrator_evaluate(cwd, ranking, candidate_id, suite, state)
         assert skipped["evaluation"]["verdict"] == "skipped"
+        assert skipped["candidate_score"] == 1.5  # above the threshold: skipped for the action
         assert action in skipped["evaluation"]["reason"]
         assert "cannot be applied by a program" in skipped["evaluation"]["reason"]
         assert skipped["candidate_results"] == [] and skipped["usage"]["candidate"][
