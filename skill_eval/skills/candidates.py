@@ -246,8 +246,6 @@ def _check_relative(rel: Any, where: str, ranking_path: str) -> None:
         raise SkillError(f"{where}.target_path: {problem}", path=ranking_path)
 
 
-
-
 def _in_skill(given: Any, original: Path, where: str, ranking_path: str) -> Any:
     """A plan's target_path relative to the skill. The discriminator of the original pipeline
     writes absolute paths: one inside the original skill's folder (as written, or with links
