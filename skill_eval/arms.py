@@ -13,7 +13,13 @@ from typing import Any
 from .model import Arm, Skill
 from .options import RunOptions
 from .ranking import load_ranking
-from .skills import load_skill, resolve_candidate, resolve_original, skill_findings
+from .skills import (
+    load_skill,
+    resolve_candidate,
+    resolve_original,
+    skill_findings,
+    unapplied_plan,
+)
 from .skills.files import skill_folder
 from .skills.install import plan_install
 from .skills.load import other_files
@@ -34,6 +40,7 @@ class Arms:
     run_id: str
     ranking: Any = None
     warnings: tuple[str, ...] = ()
+    unbuilt: str | None = None  # why the candidate could not be built: verdict skipped
 
 
 def _skill_dict(skill: Skill | None) -> dict[str, Any] | None:
@@ -107,10 +114,15 @@ def _resolve(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
     ranking = load_ranking(opts.input)
     root = Path(opts.skills_root) if opts.skills_root else None
     original = resolve_original(ranking, root)
+    base = Arm("baseline", original, "original skill")
+    if (unbuilt := unapplied_plan(ranking, opts.candidate_id)) is not None:
+        return Arms(Arm("candidate", None, f"candidate {opts.candidate_id} (not built)"), base,
+                    "original", opts.candidate_id, unbuilt[1], ranking.run_id, ranking,
+                    unbuilt=unbuilt[0])
     resolved = resolve_candidate(ranking, opts.candidate_id, work_dir, root)
-    return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
-                Arm("baseline", original, "original skill"), "original", opts.candidate_id,
-                resolved.score, ranking.run_id, ranking, tuple(resolved.warnings))
+    return Arms(Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"), base,
+                "original", opts.candidate_id, resolved.score, ranking.run_id, ranking,
+                tuple(resolved.warnings))
 
 
 def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:

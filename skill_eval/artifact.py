@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, observers
+from . import __version__, compat, observers
 from .analysis import Analysis
 from .errors import ArtifactError
 from .model import Attempt, Skill, Usage
@@ -74,6 +74,10 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
     if analysis.policy is not None and verdict.verdict != "skipped":
         evaluation["policy"] = analysis.policy.to_dict()
         evaluation["conclusion"] = analysis.conclusion
+    # The original evaluator's standalone fields, for the pipeline that reads them.
+    task_results, counts = compat.standalone_fields(candidate)
+    if opts.standalone:
+        evaluation.update(counts)
     ranking = arms.ranking
     warnings = list(arms.warnings) + list(verdict.warnings)
     arm_info = {
@@ -106,6 +110,8 @@ def build(*, opts: RunOptions, suite: Any, arms: Arms, run_dir: Path | None,
         "next_step": "gate_decision",
         "next_owner": "gate",
         "truth_anchor": "",
+        # The original's standalone list, after the keys whose order pipelines may rely on.
+        **({"task_results": task_results} if opts.standalone else {}),
         "manifest": {
             "harness": "skill-eval",
             "harness_version": __version__,

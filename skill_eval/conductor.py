@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import artifact as artifact_mod
+from . import compat
 from .analysis import Analysis
 from .api import EvaluationSettings, evaluate, summarise
 from .arms import Arms, arms_to_dict, new_run_id, resolve_arms, void_reason
@@ -108,7 +109,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                     f"--eval-threshold {threshold:g} was not applied")
         log(f"warning: {unscored}")
         arms = replace(arms, warnings=(*arms.warnings, unscored))
-    skip = skip_verdict(arms.candidate_score, threshold)
+    skip = skip_verdict(arms.candidate_score, threshold) \
+        or (Verdict("skipped", arms.unbuilt) if arms.unbuilt else None)
     if skip is None and (void := void_reason(arms)) is not None:
         # Nothing would be compared: an error, not a pass, and no model call is spent.
         skip = Verdict("error", void)
@@ -343,6 +345,8 @@ def finish_evaluation(opts: RunOptions, suite: Any, arms: Arms, state_root: Path
         data, path = artifact_mod.write_unique(data, wanted)
         if path != wanted:
             log(f"warning: {wanted} belongs to another run; this artifact is {path.name}")
+    if (trace := compat.write_trace(data, suite.tasks, state_root, opts.min_pass_rate)):
+        log(f"failure trace: {trace}")  # the original evaluator's, for its pipeline
     return EvaluationOutcome(data, path.resolve(), run_dir)
 
 

@@ -36,6 +36,9 @@ INTENDED = (
     (("manifest", "arms", "baseline", "skill_name"), "a skill is identified by all of it"),
     (("manifest", "arms", "baseline", "skill_directory"), "a skill is identified by all of it"),
     (("manifest", "config_file"), "the project config file used, if any"),
+    (("task_results",), "the original evaluator's standalone fields (issue 25)"),
+    *((("evaluation", key), "the original evaluator's standalone fields (issue 25)")
+      for key in ("total_tasks", "passed", "failed", "pass_rate")),
     *(((arm, "*", "attempts", "*", key),
        "every output is identified by its size and sha256; long ones are kept whole in "
        "<run>/blobs and the artifact holds their preview (issue 16)")

@@ -1,5 +1,5 @@
-"""Issue 17, "inputs stay inside their bounds": a ranking's target.path is confined to skill
-files in the ranking's directory, the project or --skills-root, never a system file."""
+"""Issue 17, "inputs stay inside their bounds", as issue 25 left it: a ranking's target.path is
+a skill wherever users keep it (inside --skills-root when given), never a system file."""
 
 from __future__ import annotations
 
@@ -55,17 +55,35 @@ def test_proc_environ_never_becomes_the_original_skill(tmp_path: Path, target: s
     assert SECRET not in err + out
 
 
-def test_target_outside_every_root_is_refused_unless_skills_root_allows_it(
+def test_a_skill_anywhere_is_accepted_and_skills_root_fences_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     project.mkdir()
     skill = write_skill(elsewhere / "skill")
     monkeypatch.chdir(project)
     ranking = load_ranking(write_ranking(project / "r.json", [], target=str(skill)))
-    with pytest.raises(SkillError, match="outside the ranking's directory, the current "
-                                         "project and --skills-root"):
-        resolve_original(ranking)
+    assert resolve_original(ranking).directory == skill.resolve()  # where users keep skills
     assert resolve_original(ranking, elsewhere).directory == skill.resolve()
+    with pytest.raises(SkillError, match=r"target.path: '.*/elsewhere/skill' resolves to "
+                                         r".*, outside --skills-root .*/project$"):
+        resolve_original(ranking, project)
+    (project / "linked").symlink_to(skill)  # a link into the fence does not leave it open
+    ranking = load_ranking(write_ranking(project / "r.json", [], target="linked"))
+    with pytest.raises(SkillError, match="outside --skills-root"):
+        resolve_original(ranking, project)
+
+
+def test_relative_target_is_read_against_the_ranking_then_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, cwd = tmp_path / "state" / "rankings", tmp_path / "cwd"
+    write_skill(state / "skills" / "demo", body="Next to the ranking.")
+    write_skill(cwd / "skills" / "demo", body="In the working directory.")
+    write_skill(cwd / "skills" / "other", body="Only in the working directory.")
+    monkeypatch.chdir(cwd)
+    ranking = load_ranking(write_ranking(state / "r.json", [], target="skills/demo"))
+    assert "Next to the ranking." in resolve_original(ranking).content
+    ranking = load_ranking(write_ranking(state / "r.json", [], target="skills/other"))
+    assert resolve_original(ranking).directory == (cwd / "skills" / "other").resolve()
 
 
 def test_target_must_be_a_skill_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ from skill_eval.skills import (
     load_skill,
     resolve_candidate,
     resolve_original,
+    unapplied_plan,
 )
 
 ORIGINAL = "---\nname: demo\ndescription: A demo.\n---\n# Demo\n\n## Usage\n\n- old\n\n## End\n"
@@ -464,6 +465,65 @@ def test_target_path_cannot_leave_the_copy(tmp_path: Path, skill_dir: Path,
         resolve_candidate(ranking, "c1", tmp_path / "work")
     assert tree_digest(skill_dir) == before
     assert tree_digest(outside) == outside_before
+
+
+@pytest.mark.parametrize(("target", "written", "edited"), [
+    ("skills/demo-dir", "{skill}/SKILL.md", "SKILL.md"),
+    ("link", "{skill}/SKILL.md", "SKILL.md"),  # the discriminator resolves links
+    ("link", "{link}/references/guide.md", "references/guide.md"),
+    ("skills/demo-dir/SKILL.md", "{skill}/SKILL.md", "SKILL.md"),
+])
+def test_absolute_target_path_inside_the_original_is_accepted(
+        tmp_path: Path, skill_dir: Path, target: str, written: str, edited: str) -> None:
+    """The original pipeline's discriminator writes every target_path absolute."""
+    (tmp_path / "link").symlink_to(skill_dir)
+    before = tree_digest(skill_dir)
+    path = written.format(skill=skill_dir.resolve(), link=tmp_path / "link")
+    entry = {**plan_candidate(section_heading="## Tips2"), "target_path": path}
+    ranking = load_ranking(write_ranking(tmp_path, [entry], target={"path": target}))
+    resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
+    assert resolved.skill.directory is not None
+    text = (resolved.skill.directory / edited).read_text(encoding="utf-8")
+    assert text.endswith("## Tips2\n\n- one\n- two\n")
+    assert tree_digest(skill_dir) == before
+
+
+@pytest.mark.parametrize("written", ["{tmp}/skills/demo-dir-2/SKILL.md", "{tmp}/skills",
+                                     "{skill}/../demo-dir-2/SKILL.md", "{skill}"])
+def test_absolute_target_path_outside_the_original_is_refused(
+        tmp_path: Path, skill_dir: Path, written: str) -> None:
+    (tmp_path / "skills" / "demo-dir-2").mkdir()
+    (tmp_path / "skills" / "demo-dir-2" / "SKILL.md").write_text(ORIGINAL, encoding="utf-8")
+    path = written.format(tmp=tmp_path, skill=skill_dir)
+    ranking = load_ranking(write_ranking(tmp_path, [{**plan_candidate(), "target_path": path}]))
+    with pytest.raises(SkillError, match=r'\(id "c1"\)\.target_path: .*(outside the original '
+                                         r"skill's folder|must name a file)"):
+        resolve_candidate(ranking, "c1", tmp_path / "work")
+
+
+def test_unapplied_plan_names_actions_no_program_applies(tmp_path: Path,
+                                                        skill_dir: Path) -> None:
+    entries = [plan_candidate("manual", action="unsupported_manual_refactor"),
+               plan_candidate("typo", action="rewrite_all"),
+               plan_candidate("ok"),
+               {**plan_candidate("inline", action="unsupported_manual_refactor"),
+                "content": md("# Inline\n")},
+               {"id": "no-action", "execution_plan": {"notes": "x"}},
+               {"id": "unscored", "execution_plan": {"action": "unsupported_manual_x"}}]
+    ranking = load_ranking(write_ranking(tmp_path, entries))
+    reason, score = unapplied_plan(ranking, "manual") or ("", None)
+    assert reason.startswith("scored_candidates[0].execution_plan.action "
+                             "'unsupported_manual_refactor' cannot be applied by a program")
+    assert score == 3.5
+    assert unapplied_plan(ranking, "typo") is not None
+    assert unapplied_plan(ranking, "unscored") == (
+        "scored_candidates[5].execution_plan.action 'unsupported_manual_x' cannot be applied "
+        f"by a program (skill-eval applies {', '.join(SUPPORTED_ACTIONS)}); the candidate was "
+        "not evaluated", None)
+    for cid in ("ok", "inline", "no-action"):  # built, or a malformed plan: an error
+        assert unapplied_plan(ranking, cid) is None
+    with pytest.raises(SkillError, match="not found"):
+        unapplied_plan(ranking, "nope")
 
 
 @pytest.mark.parametrize("cid", ["../../escape", "/abs/id", "..", "a/../../b", "c 1\x00"])

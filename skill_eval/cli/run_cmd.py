@@ -174,8 +174,8 @@ def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
                      help="Extra evaluator skills for `rubric` judges (repeatable; highest "
                           "precedence first)."),
         click.option("--skills-root", metavar="DIR",
-                     help="Pipeline: a directory a ranking's target.path may point into, "
-                          "besides the ranking's own directory and the current project."),
+                     help="Pipeline: an extra fence: a ranking's target.path must lie "
+                          "inside DIR (by default a skill anywhere is accepted)."),
         click.option("--quiet", "-q", "--no-progress", is_flag=True,
                      help="No progress bar or lines."),
         click.option("--batch", is_flag=True,

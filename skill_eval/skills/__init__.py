@@ -5,16 +5,23 @@
     tree.py        the tree hash over every file, the skill's identity in the artifact
     install.py     the copy in an attempt's .claude/skills/, never written through
     candidates.py  candidates of a ranking artifact (ranking.py reads the artifact itself)
+    target.py      the ranking's target.path: located, and checked to be a skill
 """
 
 from __future__ import annotations
 
 from ..ranking import Ranking, load_ranking
-from .candidates import INLINE_KEYS, ResolvedCandidate, resolve_candidate, resolve_original
+from .candidates import (
+    INLINE_KEYS,
+    ResolvedCandidate,
+    resolve_candidate,
+    resolve_original,
+    unapplied_plan,
+)
 from .lint import Finding
 from .load import MAX_SKILL_BYTES, lint_skill, load_skill, skill_findings
 from .tree import SKILL_FILE, tree_sha256
 
 __all__ = ["INLINE_KEYS", "MAX_SKILL_BYTES", "SKILL_FILE", "Finding", "Ranking",
            "ResolvedCandidate", "lint_skill", "load_ranking", "load_skill", "resolve_candidate",
-           "resolve_original", "skill_findings", "tree_sha256"]
+           "resolve_original", "skill_findings", "tree_sha256", "unapplied_plan"]

@@ -24,6 +24,7 @@ from ..paths import inside, safe_component
 from ..plans import SUPPORTED_ACTIONS, apply_plan, plan_problems
 from ..ranking import Ranking
 from .load import MAX_SKILL_BYTES, load_skill, read_skill_text
+from .target import original_target as target_of
 from .tree import IGNORED_NAMES, SKILL_FILE
 
 INLINE_KEYS: tuple[str, ...] = ("skill_content", "content", "body")
@@ -43,10 +44,10 @@ class ResolvedCandidate:
 
 
 def resolve_original(ranking: Ranking, skills_root: Path | None = None) -> Skill:
-    """The original skill named by `target.path` (relative to the ranking file's directory):
-    a directory, whose skill carries it, or a file, whose skill is that file alone (see
+    """The original skill named by `target.path` (checked by target.original_target): a
+    directory, whose skill carries it, or a file, whose skill is that file alone (see
     load_skill)."""
-    target = _original_target(ranking, skills_root)
+    target = target_of(ranking, skills_root)
     try:
         return load_skill(target)
     except SkillError as exc:
@@ -62,9 +63,7 @@ def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path,
     candidate without a skill, a bad plan or target_path."""
     index, entry = _find_candidate(ranking, candidate_id)
     where = f'{ranking.path}: scored_candidates[{index}] (id "{candidate_id}")'
-    raw_score = entry.get("score")
-    score = float(raw_score) if isinstance(raw_score, int | float) \
-        and not isinstance(raw_score, bool) else None
+    score = candidate_score(entry)
     plan = entry.get("execution_plan")
     for key in INLINE_KEYS:
         value = entry.get(key)
@@ -85,6 +84,13 @@ def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path,
     return ResolvedCandidate(skill, score, entry, tuple(warnings), "execution_plan")
 
 
+def candidate_score(entry: Mapping[str, Any]) -> float | None:
+    """The discriminator's `score` of a scored_candidates entry; None when absent or not a
+    number."""
+    raw = entry.get("score")
+    return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+
+
 def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str,
             work_dir: Path, skills_root: Path | None = None) -> tuple[Skill, list[str]]:
     if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
@@ -92,7 +98,7 @@ def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str
     warnings: list[str] = []
     root = _fresh_dir(work_dir, candidate_id)
     try:
-        original_target: Path | None = _original_target(ranking, skills_root)
+        original_target: Path | None = target_of(ranking, skills_root)
         original = resolve_original(ranking, skills_root)
     except SkillError as exc:
         original_target, original = None, None
@@ -120,9 +126,10 @@ def _planned(ranking: Ranking, candidate_id: str, where: str, entry: Mapping[str
     if problems:
         raise SkillError("\n".join(f"{where}.{field}: {message}" for field, message in problems),
                          path=str(ranking.path))
-    rel = entry.get("target_path") or plan.get("target_path") or SKILL_FILE
+    given = entry.get("target_path") or plan.get("target_path") or SKILL_FILE
+    original_target = target_of(ranking, skills_root)
+    rel = _in_skill(given, original_target, where, str(ranking.path))
     _check_relative(rel, where, str(ranking.path))
-    original_target = _original_target(ranking, skills_root)
     original = resolve_original(ranking, skills_root)
     skill_dir = _copy_original(original_target, _fresh_dir(work_dir, candidate_id), work_dir)
     target = skill_dir / rel
@@ -172,51 +179,6 @@ def _find_candidate(ranking: Ranking, candidate_id: str) -> tuple[int, dict[str,
     available = ", ".join(ranking.candidate_ids) or "(none)"
     raise SkillError(f"candidate {candidate_id!r} not found in {ranking.path}; available ids: "
                      f"{available}", path=str(ranking.path))
-
-
-# Never a skill, wherever a ranking points: kernel and device files (/proc/self/environ is
-# the process environment, API keys included).
-FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev")
-
-
-def _original_target(ranking: Ranking, skills_root: Path | None = None) -> Path:
-    """What target.path names: a skill directory holding SKILL.md, or a SKILL.md file. A
-    ranking is untrusted input, so the path must resolve (links followed) inside the ranking
-    file's directory, the current project (cwd) or `skills_root` (--skills-root), and never
-    into /proc, /sys or /dev. Size is capped when the text is read (MAX_SKILL_BYTES)."""
-    raw = ranking.target.get("path")
-    if not isinstance(raw, str) or not raw.strip():
-        raise SkillError(f"{ranking.path}: target.path: is required to resolve the original "
-                         f"skill", path=str(ranking.path))
-    path = Path(raw)
-    if not path.is_absolute():
-        path = ranking.path.parent / path
-    _check_confined(ranking, raw, path, skills_root)
-    if not path.exists():
-        raise SkillError(f"original skill not found: {path} (target.path in {ranking.path})",
-                         path=str(path))
-    if path.is_dir():
-        if not (path / SKILL_FILE).is_file():
-            raise SkillError(f"no {SKILL_FILE} in skill directory: {path} (target.path in "
-                             f"{ranking.path})", path=str(path))
-        _check_confined(ranking, raw, path / SKILL_FILE, skills_root)  # a linked SKILL.md
-    elif path.name != SKILL_FILE or not path.is_file():
-        raise SkillError(f"{ranking.path}: target.path: {raw!r} must be a {SKILL_FILE} file or "
-                         f"a directory holding one", path=str(ranking.path))
-    return path
-
-
-def _check_confined(ranking: Ranking, raw: str, path: Path, skills_root: Path | None) -> None:
-    real = Path(os.path.realpath(path))
-    where = f"{ranking.path}: target.path: {raw!r}"
-    if any(inside(Path(root), real) for root in FORBIDDEN_ROOTS):
-        raise SkillError(f"{where} resolves to {real}, a system file, never a skill",
-                         path=str(ranking.path))
-    roots = [ranking.path.parent, Path.cwd(), *([skills_root] if skills_root else [])]
-    if not any(inside(root, real) for root in roots):
-        raise SkillError(f"{where} resolves to {real}, outside the ranking's directory, the "
-                         f"current project and --skills-root; pass --skills-root DIR to allow "
-                         f"a skill there", path=str(ranking.path))
 
 
 def _fresh_dir(work_dir: Path, candidate_id: str) -> Path:
@@ -284,3 +246,36 @@ def _check_relative(rel: Any, where: str, ranking_path: str) -> None:
         raise SkillError(f"{where}.target_path: {problem}", path=ranking_path)
 
 
+def _in_skill(given: Any, original: Path, where: str, ranking_path: str) -> Any:
+    """A plan's target_path relative to the skill. The discriminator of the original pipeline
+    writes absolute paths: one inside the original skill's folder (as written, or with links
+    resolved) becomes the path inside it; any other absolute path is refused. Anything else
+    is returned as given, for _check_relative."""
+    if not isinstance(given, str) or "\x00" in given or not os.path.isabs(given):
+        return given
+    folder = original if original.is_dir() else original.parent
+    for base, path in ((os.path.abspath(folder), os.path.normpath(given)),
+                       (os.path.realpath(folder), os.path.realpath(given))):
+        if os.path.commonpath([base, path]) == base:  # the folder itself: '.', refused later
+            return os.path.relpath(path, base)
+    raise SkillError(f"{where}.target_path: {given!r} is outside the original skill's folder "
+                     f"{folder}", path=ranking_path)
+
+
+def unapplied_plan(ranking: Ranking, candidate_id: str) -> tuple[str, float | None] | None:
+    """Why a candidate cannot be built by a program, with its score; None when it can. Its
+    execution_plan names an action skill-eval does not implement (the original pipeline's
+    `unsupported_manual_*`, left for a person): a run gives it the verdict `skipped` with this
+    reason, before any model call. A candidate with inline text, or a malformed plan (an
+    error), is not one. Raises SkillError for an unknown id."""
+    index, entry = _find_candidate(ranking, candidate_id)
+    if any(isinstance(entry.get(key), str) and entry[key].strip() for key in INLINE_KEYS):
+        return None
+    plan = entry.get("execution_plan")
+    action = plan.get("action") if isinstance(plan, Mapping) else None
+    if not isinstance(action, str) or not action.strip() or action in SUPPORTED_ACTIONS:
+        return None
+    action = action if len(action) <= 80 else action[:77] + "..."
+    return (f"scored_candidates[{index}].execution_plan.action {action!r} cannot be applied "
+            f"by a program (skill-eval applies {', '.join(SUPPORTED_ACTIONS)}); the candidate "
+            f"was not evaluated", candidate_score(entry))
