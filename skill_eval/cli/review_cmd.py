@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import SkillEvalError
+from ..paths import DEFAULT_STATE_ROOT
 from .common import EXIT_ERROR, exit_code, fail
 
 
@@ -15,7 +16,7 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.argument("skill_path", metavar="SKILL", type=click.Path(path_type=str))
 @click.option("--vision", metavar="FILE",
               help="What the skill is for (default: the SKILL.md description).")
-@click.option("--state-root", required=True, metavar="DIR",
+@click.option("--state-root", default=DEFAULT_STATE_ROOT, show_default=True, metavar="DIR",
               help="Directory for the review (<state-root>/reviews/<id>/) and QA runs.")
 @click.option("--backend", type=click.Choice(["anthropic", "claude-cli", "mock"]),
               help="Where the role models run (default: mock with --mock-replies, else "
