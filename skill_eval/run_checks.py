@@ -6,13 +6,12 @@ for judges that cannot tell the arms apart in this run's configuration."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from .errors import SuiteError
 from .judges.base import build_judge
 from .model import Suite, Task
-from .source_checks import python_problems
+from .source_checks import judge_types, python_problems
 from .suite import SUITE_FILE_NAME
 from .triggers.tasks import skill_mode_for
 
@@ -31,17 +30,6 @@ def check_suite(suite: Suite, given: str) -> None:
                          problems=problems)
 
 
-def _judge_types(config: Any) -> Iterator[str]:
-    """The type of a judge config and of every judge nested in it (all, any, weighted, ...)."""
-    if not isinstance(config, Mapping):
-        return
-    if isinstance(config.get("type"), str):
-        yield config["type"]
-    nested = config.get("judges")
-    for entry in nested if isinstance(nested, list) else ():
-        yield from _judge_types(entry.get("judge", entry) if isinstance(entry, Mapping) else None)
-
-
 def skill_use_warnings(tasks: Sequence[Task], executor_name: str, can_act: bool,
                        skill_mode: str) -> list[str]:
     """One warning per task whose `skill-used` judge can only give one answer here: the skill
@@ -49,7 +37,7 @@ def skill_use_warnings(tasks: Sequence[Task], executor_name: str, can_act: bool,
     so no arm can invoke it. Trigger tasks always install the skill and are left out."""
     warnings = []
     for task in tasks:
-        if "skill-used" not in set(_judge_types(task.judge)):
+        if "skill-used" not in set(judge_types(task.judge)):
             continue
         mode = skill_mode_for(task, skill_mode)  # type: ignore[arg-type]
         if not can_act:

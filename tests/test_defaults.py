@@ -159,3 +159,11 @@ def test_the_readme_quickstart_runs_as_written(tmp_path: Path,
     assert code == 1, err  # FAIL under the default policy, as the README explains
     assert Path(out.strip()).parent == tmp_path / ".skill-eval" / "evaluations"
     assert read_json(out.strip())["evaluation"]["verdict"] == "fail"
+
+
+def test_what_review_writes_follows_the_umask(tmp_path: Path, umask_022: None) -> None:
+    state = tmp_path / "state"
+    code, _out, err = run_cli("review", str(write_skill(tmp_path / "my-skill")),
+                              "--state-root", str(state), "--mock")
+    assert code == 0, err
+    assert _modes(state) == {}
