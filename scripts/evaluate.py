@@ -25,7 +25,7 @@ from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@run_flags(default_skill_mode="prepend", default_policy="delta")
+@run_flags(default_skill_mode="prepend", default_policy="delta", default_state_root=None)
 def evaluate(**kwargs: Any) -> None:
     """Evaluate a candidate skill by executing a task suite (compatibility entry point)."""
     stop_on_sigterm()

@@ -28,7 +28,7 @@ from .executors.base import agent_task_problem, create_executor, get_executor_sp
 from .executors.mock import check_mock_tasks, load_mock_outputs
 from .fingerprint import ArmSkill, Inputs, ingredients
 from .fingerprint import fingerprint as fingerprint_of
-from .judges.base import JudgeContext, build_judge
+from .judges.base import JudgeContext
 from .judges.judge_cache import JudgeCache, MemoryJudgeCache
 from .judges.llm import build_grader, judge_model
 from .judges.pytest_judge import preflight_pytest
@@ -39,20 +39,14 @@ from .options import RunOptions, check_options, executor_config
 from .paths import safe_component
 from .progress import Progress
 from .results import TaskResult, first_failures
+from .run_checks import check_suite, skill_use_warnings
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
 from .shards import parse_shard
 from .suite import load_suite
 from .triggers import figures as trigger_figures
 from .triggers import run as trigger_run
-from .verdict import (
-    RunHealth,
-    Verdict,
-    decide_verdict,
-    guard_excluded,
-    skip_verdict,
-    worst_case,
-)
+from .verdict import RunHealth, Verdict, decide_verdict, guard_excluded, skip_verdict, worst_case
 from .workspace import WORKSPACES_DIR, KeepPolicy
 
 
@@ -81,8 +75,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
                              address=opts.ray_address)
     started_at = datetime.now(UTC)
     suite = load_suite(opts.task_suite)
-    for task in suite.tasks:  # a judge that cannot be built stops the run before any call
-        build_judge(task.judge)
+    check_suite(suite, opts.task_suite)  # judges build, fixtures compile: before any call
     state_root = Path(opts.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
@@ -100,6 +93,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) \
     # Candidate skills resolved from a ranking are copied under <state-root>/skills/.
     arms = resolve_arms(opts, state_root / "skills", new_run_id() if opts.standalone else "",
                         trigger_run.delivery_mode(suite, opts.skill_mode))
+    arms = replace(arms, warnings=(*arms.warnings, *skill_use_warnings(
+        suite.tasks, executor_name, executor.can_act, opts.skill_mode)))
     trigger_run.check_arms(suite, arms.baseline_kind, opts.early_stop)
     for warning in arms.warnings:
         log(f"warning: {warning}")

@@ -67,10 +67,10 @@ class SafeJSONDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache has no ty
 
 
 def open_json_cache(directory: Path) -> diskcache.Cache:
-    """Open (creating it 0700) a diskcache directory that stores JSON values."""
+    """Open (creating it; its mode follows the umask) a diskcache directory that stores JSON
+    values."""
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(directory, 0o700)
+        directory.mkdir(parents=True, exist_ok=True)
         return diskcache.Cache(str(directory), disk=SafeJSONDisk)
     except (OSError, sqlite3.Error) as exc:
         raise CacheError(f"cannot open cache directory {directory}: {exc}",

@@ -12,6 +12,7 @@ from .cache import parse_duration
 from .errors import CacheError, ExecutorError, UsageError
 from .executors.base import SKILL_MODES, get_executor_spec, grader_names
 from .executors.version_cache import VERSION_CACHE_NAME
+from .paths import DEFAULT_STATE_ROOT
 from .policy import DEFAULT_POLICY, POLICIES
 from .workspace import KEEP_POLICIES
 
@@ -25,7 +26,7 @@ class RunOptions:
     """Parameters of one evaluation; they mirror the flags of `skill-eval run`."""
 
     task_suite: str
-    state_root: str
+    state_root: str = DEFAULT_STATE_ROOT
     input: str | None = None
     candidate_id: str | None = None
     standalone: bool = False

@@ -3,6 +3,7 @@ file, CI). rich is imported only when a bar is drawn."""
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -23,7 +24,9 @@ class Progress:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.interval = interval
-        self._last = 0.0
+        # When the last line was written: never, so the first line comes at once. (0.0 would
+        # hold it back on a machine up for less than `interval`: monotonic() counts from boot.)
+        self._last = -math.inf
         self._lock = threading.Lock()
         self._bar: Any = None  # (rich Progress, task id) once drawn
         # (calls at once now, ceiling) under adaptive concurrency, shown on the line

@@ -181,7 +181,7 @@ def unpack_kept(finished: Finished, files: Mapping[str, bytes], keep_root: Path 
     dest = kept_workspace_dir(keep_root, attempt.arm, attempt.task_id, attempt.index)
     if dest.exists():
         shutil.rmtree(dest, ignore_errors=True)  # a resumed run's earlier try of this attempt
-    dest.mkdir(parents=True, mode=0o700)
+    dest.mkdir(parents=True)  # part of the run folder: its mode follows the umask
     write_files(dest, files)
     meta: dict[str, Any] = {**attempt.meta,
                             "workspace": {**attempt.meta["workspace"], "kept": str(dest)}}

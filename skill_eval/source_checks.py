@@ -5,9 +5,10 @@ file must name only the suite's tasks. Compiling runs none of the code."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from importlib.machinery import PathFinder
 from pathlib import Path
+from typing import Any
 
 from .errors import Problem
 from .model import Suite
@@ -38,6 +39,18 @@ def module_file(module: str) -> Path | None:
         search = list(spec.submodule_search_locations or [])
     origin = spec.origin if spec is not None else None
     return Path(origin) if origin and origin.endswith(".py") else None
+
+
+def judge_types(judge: Any) -> Iterator[str]:
+    """Every judge type in a judge config, nested ones (all/any/weighted/composite) too."""
+    if isinstance(judge, Mapping):
+        if isinstance(judge.get("type"), str):
+            yield judge["type"]
+        for value in judge.values():
+            yield from judge_types(value)
+    elif isinstance(judge, list):
+        for item in judge:
+            yield from judge_types(item)
 
 
 def _judge_modules(judge: object) -> Iterable[str]:

@@ -164,7 +164,7 @@ def preserve(workspace: AttemptWorkspace, dest: Path, max_bytes: int = KEEP_MAX_
     followed), at most `max_bytes` of it, then delete the attempt's root."""
     if dest.exists():
         shutil.rmtree(dest, ignore_errors=True)  # a resumed run's earlier try of this attempt
-    dest.mkdir(parents=True, mode=0o700)
+    dest.mkdir(parents=True)  # part of the run folder: its mode follows the umask
     used, left_out = 0, []
     for relative, info in _regular_files(workspace.path) if workspace.path.is_dir() else []:
         if used + info.st_size > max_bytes:

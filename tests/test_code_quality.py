@@ -4,8 +4,10 @@ settings in pyproject.toml, and no module of the package over 400 lines."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 
 from tests.helpers import REPO
 
@@ -32,3 +34,22 @@ def test_no_module_is_over_400_lines() -> None:
     assert len(sizes) > 50  # the package was found
     too_long = {name: lines for name, lines in sizes.items() if lines > MAX_MODULE_LINES}
     assert too_long == {}, f"split these along a seam (at most {MAX_MODULE_LINES} lines)"
+
+
+def test_mypy_gives_the_same_answer_whatever_extras_are_installed() -> None:
+    """mypy runs with the `test` extra alone too (the README's test command on a machine
+    without the agent or ray extra): each optional extra's module is skipped, not analysed
+    where installed and missing where not."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = project["project"]["optional-dependencies"]
+    tooling = set(extras["test"]) | set(extras["dev"])
+    optional = {re.split(r"[<>=!~\[ ]", requirement)[0].replace("-", "_")
+                for name, requirements in extras.items() if name not in ("test", "dev")
+                for requirement in requirements if requirement not in tooling}
+    assert optional == {"claude_agent_sdk", "ray"}  # the agent and ray extras
+    skipped = {module for override in project["tool"]["mypy"]["overrides"]
+               if override.get("ignore_missing_imports") and
+               override.get("follow_imports") == "skip"
+               for module in override["module"]}
+    for module in optional:
+        assert {module, f"{module}.*"} <= skipped, f"mypy override missing for {module}"

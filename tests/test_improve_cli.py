@@ -49,6 +49,9 @@ def test_mock_improve_converges_and_run_evaluates_its_best_candidate(tmp_path: P
     assert code == 0, err
     assert "[iter 1/3] train 0.50" in err  # half the train tasks fail at first
     assert "Accept: train 1.00 >= quality 0.80" in err
+    # The log says why the chosen version is the best one: every version's holdout rate.
+    [why] = [line for line in err.splitlines() if line.startswith("[select] best:")]
+    assert "highest holdout pass rate, 1.00 (iterations: 1 0.50, " in why, err
     ranking = read_json(out.strip())
     assert ranking["improve"]["decision"] == "Accept" and ranking["improve"]["proposed"]
     best = ranking["scored_candidates"][0]
@@ -83,6 +86,23 @@ def test_nothing_better_exits_1_and_writes_no_winner(tmp_path: Path) -> None:
     ranking = read_json(out.strip())
     assert not ranking["improve"]["proposed"]
     assert not (Path(out.strip()).parent / "improved").exists()
+
+
+def test_outputs_per_arm_are_refused_not_ignored(tmp_path: Path) -> None:
+    """improve's arms are the versions it writes: a {candidate, baseline} file would match none
+    of them and be silently replaced by rule answers, so it is refused in one line."""
+    skill, suite = _write_inputs(tmp_path)
+    script = tmp_path / "outputs.yaml"
+    script.write_text(json.dumps({"candidate": {"alpha-0": "alpha-term word0"},
+                                  "baseline": {"alpha-0": "nothing"}}), encoding="utf-8")
+    code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
+                             "--state-root", str(tmp_path / "s"), "--mock", "--mock-outputs",
+                             str(script))
+    assert code == 2 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith(f"Error: --mock-outputs {script}: outputs per arm (candidate/"
+                           "baseline) do not apply to improve")
+    assert not (tmp_path / "s" / "improve").exists()  # refused before anything ran
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -16,6 +16,7 @@ from skill_eval.improve import (
     MockImprover,
     run_improve,
 )
+from skill_eval.improve.loop import VersionResult, select_best, why_best
 from skill_eval.improve.mock_model import rule_line
 from tests.improve_fakes import (
     IdRuleImprover,
@@ -205,3 +206,28 @@ def test_the_same_lesson_is_recalled_once(tmp_path: Path) -> None:
     memory = ImproveMemory.in_state_root(tmp_path / "state")
     helped = [t for t in memory.recall("demo", 10_000).learnings if t.startswith("Helped")]
     assert len(helped) == 1
+
+
+def _version(iteration: int, holdout: float | None, tokens: int = 100, train: float = 0.5,
+             rejected: bool = False) -> VersionResult:
+    return VersionResult(iteration, f"h{iteration}", None, {}, "", train, holdout, tokens, 0.0,
+                         rejected)
+
+
+@pytest.mark.parametrize(("versions", "chosen", "why"), [
+    ([_version(1, 0.5), _version(2, 0.75), _version(3, 0.5)], 2,
+     "highest holdout pass rate, 0.75 (iterations: 1 0.50, 2 0.75, 3 0.50)"),
+    ([_version(1, 0.5), _version(2, 0.75, tokens=90), _version(3, 0.75)], 2,
+     "tied with iteration 3, chosen for fewer evaluation tokens (90)"),
+    ([_version(1, 0.5), _version(2, 0.75), _version(3, 0.75)], 2,
+     "tied with iteration 3, chosen as the earlier version"),
+    ([_version(1, 0.5), _version(2, 1.0, rejected=True)], 1,
+     "every later version was rejected for a regression (holdout: 1 0.50, 2 1.00 (rejected))"),
+    ([_version(1, None, train=0.25), _version(2, None, train=0.5)], 2,
+     "highest train pass rate, 0.50"),
+])
+def test_the_log_says_why_the_best_version_was_chosen(versions: list[VersionResult],
+                                                      chosen: int, why: str) -> None:
+    best = select_best(versions)
+    assert best.iteration == chosen
+    assert why in why_best(versions, best)

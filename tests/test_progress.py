@@ -4,6 +4,7 @@ and nothing with `--no-progress`."""
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 from skill_eval.model import Attempt
@@ -32,6 +33,24 @@ def test_plain_lines_when_not_a_terminal() -> None:
     assert lines == ["[#####---------------] candidate 1/2  baseline 0/2  errors 0  cost $0.2500",
                      "[####################] candidate 2/2  baseline 2/2  errors 1  cost $1.0000"]
     assert "\x1b[" not in stream.getvalue()
+
+
+def test_the_first_line_and_batch_line_come_at_once_however_long_the_machine_is_up() -> None:
+    # An interval longer than the machine has been up: monotonic() is near 0 on a fresh one.
+    stream = io.StringIO()
+    progress = Progress({"candidate": 2}, stream=stream, interval=time.monotonic() + 3600)
+    progress(_attempt("candidate", 0))
+    assert stream.getvalue() == ("[##########----------] candidate 1/2  errors 0  "
+                                 "cost $0.2500\n")
+
+    class Counts:
+        def describe(self) -> str:
+            return "batch: 0 of 2 done"
+
+    batch_stream = io.StringIO()
+    Progress({"candidate": 2}, stream=batch_stream,
+             interval=time.monotonic() + 3600).batch(Counts())
+    assert batch_stream.getvalue() == "batch: 0 of 2 done\n"
 
 
 def test_rich_bar_on_a_terminal() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skill_eval.review.decision import validate_record
 from skill_eval.review.draft import validate_draft
 from tests.helpers import read_json, run_cli
@@ -140,3 +142,28 @@ def test_orchestrator_must_address_every_feedback_point(tmp_path: Path) -> None:
     assert record["decision"] == "rejected" and record["feedback"] == ["say how it was verified"]
     retry = (root / "round-2/orchestrator.attempt-2.input.md").read_text()
     assert "no line for F2 (every feedback point must be addressed)" in retry
+
+
+def test_mock_alone_reviews_offline_with_the_built_in_scripted_replies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`review SKILL --mock` with no Claude Code anywhere and no replies file: the built-in
+    scripted role model drives the real pipeline, and the decision says it was a dry run."""
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no claude, no node
+    skill = review_skill(tmp_path)
+    state = tmp_path / "state"
+    code, out, err = run_cli("review", str(skill), "--state-root", str(state), "--mock")
+    assert code == 0, err
+    record = read_json(out.strip())
+    assert validate_record(record) == []
+    assert record["decision"] == "approved_partial" and record["rounds"] == 1
+    assert "dry run" in record["caveats"][0] and "no model read the skill" in record["summary"]
+    suite = Path(record["suite"])
+    assert validate_draft(suite) == []
+    assert "skill_id: verify-skill" in (suite / "task_suite.yaml").read_text(encoding="utf-8")
+    qa = read_json(next((state / "reviews").iterdir()) / "round-1" / "qa.output.json")
+    assert (qa["candidate_rate"], qa["baseline_rate"]) == (1.0, 0.0)  # QA really ran
+    # --backend mock without a file is the same scripted model; a file still replaces it
+    code, _out, err = run_cli("review", str(skill), "--state-root", str(state), "--mock",
+                              "--backend", "mock")
+    assert code == 0, err

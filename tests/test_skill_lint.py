@@ -68,7 +68,7 @@ def test_pdf_like_skill_with_scripts_and_reference_links_is_clean(tmp_path: Path
         "LICENSE.txt": "terms\n", "scripts/check_fillable_fields.py": "print()\n",
         "scripts/fill_fillable_fields.py": "print()\n"})
     assert findings(folder) == []
-    assert run_cli("lint", str(folder))[:2] == (0, "")
+    assert run_cli("lint", str(folder))[:2] == (0, f"{folder}: ok\n")  # one line, not silence
 
 
 def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> None:

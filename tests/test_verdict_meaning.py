@@ -2,7 +2,8 @@
 
 Each case goes through the CLI on the mock executor: a broken suite (0 of N against 0 of N),
 a void comparison (a plan that changes nothing, byte-identical skills), typos in the mock
-outputs, fixture syntax errors at `validate`, and the per-arm error count."""
+outputs, and the per-arm error count. (A fixture that does not compile stops the run before
+it starts: tests/test_run_checks.py.)"""
 
 from __future__ import annotations
 
@@ -55,23 +56,6 @@ def test_mock_without_outputs_fails_because_nothing_passed(tmp_path: Path) -> No
     assert ev["reason"].startswith(NOTHING_PASSED)
     assert "candidate t1: missing: 'alpha'" in ev["reason"]  # the first judge message
     assert "FAIL" in err
-
-
-def test_a_fixture_with_a_syntax_error_fails_because_nothing_passed(tmp_path: Path) -> None:
-    suite_dir = tmp_path / "suite"
-    (suite_dir / "fixtures").mkdir(parents=True)
-    (suite_dir / "fixtures" / "test_x.py").write_text("def test_x(:\n    pass\n")
-    suite = write_suite(suite_dir, [{"id": "t1", "prompt": "p", "judge": {
-        "type": "pytest", "test_file": "fixtures/test_x.py"}}])
-    outputs = write_outputs(tmp_path / "o.yaml", {"t1": "anything"})
-    code, data, err = _standalone(tmp_path, suite, "--mock-outputs", str(outputs))
-    ev = data["evaluation"]
-    assert code == 1 and ev["verdict"] == "fail", err
-    assert ev["reason"].startswith(NOTHING_PASSED) and "SyntaxError" in ev["reason"]
-    # and validate names the file and line before anything runs
-    code, out, err = run_cli("validate", str(suite))
-    assert code == 2 and out == ""
-    assert f"{suite_dir / 'fixtures' / 'test_x.py'}:1: SyntaxError:" in err
 
 
 def test_without_a_baseline_nothing_passed_says_so_too(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from skill_eval import workspace as workspace_mod
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, create_executor
 from skill_eval.executors.claude_cli import ClaudeCliConfig
+from skill_eval.executors.claude_tools import sandbox_available
 from skill_eval.judges.base import JudgeContext, build_judge
 from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
 from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
@@ -218,9 +219,15 @@ REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or str(
 needs_cli = pytest.mark.skipif(
     not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK)),
     reason=f"Claude Code CLI not installed at {REAL_CLAUDE}: set SKILL_EVAL_CLAUDE_BIN")
+# The test's agent writes its file with Bash, which Claude Code offers only in its sandbox.
+needs_sandbox = pytest.mark.skipif(
+    sandbox_available() is None,
+    reason="Claude Code's sandbox cannot run here (on Linux it needs bubblewrap and socat: "
+           "apt-get install bubblewrap socat)")
 
 
 @needs_cli
+@needs_sandbox
 def test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.fakes.anthropic_server import FakeAnthropic

@@ -7,13 +7,14 @@ import sys
 import click
 
 from ..errors import SkillEvalError
+from ..paths import DEFAULT_STATE_ROOT
 from .common import EXIT_ERROR, exit_code, fail
 
 
 @click.command("improve")
 @click.option("--skill-path", metavar="DIR", help="The skill folder (holding SKILL.md).")
 @click.option("--task-suite", metavar="FILE", help="Task suite YAML the versions are scored on.")
-@click.option("--state-root", required=True, metavar="DIR",
+@click.option("--state-root", default=DEFAULT_STATE_ROOT, show_default=True, metavar="DIR",
               help="Memory (improve.sqlite3) and runs (<state-root>/improve/<run>/).")
 @click.option("--iterate", type=int, default=3, show_default=True, help="Iterations at most.")
 @click.option("--quality", type=float, default=0.8, show_default=True,

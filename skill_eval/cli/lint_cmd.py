@@ -14,8 +14,9 @@ def command(skills: tuple[str, ...]) -> None:
     """Check skills against the Agent Skills format, as `skill-eval run` does before it runs.
 
     SKILLS are skill folders holding SKILL.md (or SKILL.md files). Prints each finding as
-    `path:line: error|warning: message` on stdout and exits 1 when there is an error, else 0
-    (for authors and pre-commit hooks). A path with no readable SKILL.md exits 2.
+    `path:line: error|warning: message` on stdout, or `SKILL: ok` for a skill with none, and
+    exits 1 when there is an error, else 0 (for authors and pre-commit hooks). A path with no
+    readable SKILL.md exits 2.
 
     \b
     Errors (a run refuses the skill): an empty SKILL.md, no frontmatter, frontmatter that is
@@ -27,7 +28,10 @@ def command(skills: tuple[str, ...]) -> None:
     """
     errors = 0
     for skill in skills:
-        for finding in lint_skill(skill):
+        findings = lint_skill(skill)
+        for finding in findings:
             click.echo(str(finding))
             errors += finding.severity == "error"
+        if not findings:  # silence would not tell a clean skill from one never looked at
+            click.echo(f"{skill}: ok")
     raise SystemExit(EXIT_FAIL if errors else EXIT_OK)

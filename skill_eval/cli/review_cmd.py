@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import SkillEvalError
+from ..paths import DEFAULT_STATE_ROOT
 from .common import EXIT_ERROR, exit_code, fail
 
 
@@ -15,11 +16,12 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.argument("skill_path", metavar="SKILL", type=click.Path(path_type=str))
 @click.option("--vision", metavar="FILE",
               help="What the skill is for (default: the SKILL.md description).")
-@click.option("--state-root", required=True, metavar="DIR",
+@click.option("--state-root", default=DEFAULT_STATE_ROOT, show_default=True, metavar="DIR",
               help="Directory for the review (<state-root>/reviews/<id>/) and QA runs.")
 @click.option("--backend", type=click.Choice(["anthropic", "claude-cli", "mock"]),
-              help="Where the role models run (default: mock with --mock-replies, else "
-                   "claude-cli).")
+              help="Where the role models run (default: mock with --mock or --mock-replies, "
+                   "else claude-cli). mock without --mock-replies: built-in scripted replies "
+                   "(a dry run of the pipeline; no model reads the skill).")
 @click.option("--models", metavar="ROLE=MODEL,...",
               help="Model per role: orchestrator=...,builder=...,visionary=...")
 @click.option("--mock-replies", metavar="FILE",
@@ -29,7 +31,8 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.option("--executor", "executor", metavar="NAME", default=None,
               help="Executor of the QA runs (default claude-cli; mock runs the draft's "
                    "mock_outputs.yaml).")
-@click.option("--mock", is_flag=True, help="Same as --executor mock for the QA runs.")
+@click.option("--mock", is_flag=True, help="Offline: --executor mock for the QA runs, and "
+              "--backend mock for the role models unless --backend says otherwise.")
 @click.option("--model", metavar="MODEL", help="Model of the QA runs.")
 @click.option("--skill-mode", type=click.Choice(["system", "prepend", "installed"]),
               default="system", show_default=True,
@@ -66,13 +69,13 @@ def command(skill_path: str, vision: str | None, state_root: str, backend: str |
         fail("--mock means --executor mock; drop one of them")
     try:
         role_models = parse_models(models)
-        chosen = backend or ("mock" if mock_replies else "claude-cli")
+        chosen = backend or ("mock" if mock_replies or mock else "claude-cli")
         if mock_replies and chosen != "mock":
             fail(f"--mock-replies is for --backend mock, not {chosen}")
         roles = load_roles(roles_dir)
         goal = read_goal(skill_path, vision)
         role_model = build_role_model(chosen, models=role_models, mock_replies=mock_replies,
-                                      claude_bin=claude_bin, base_url=base_url)
+                                      claude_bin=claude_bin, base_url=base_url, goal=goal)
         root = Path(state_root)
         qa_fn = default_qa_fn(root.resolve(), executor="mock" if mock else
                               (executor or "claude-cli"), model=model, claude_bin=claude_bin,

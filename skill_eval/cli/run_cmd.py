@@ -17,6 +17,7 @@ from ..config import chosen_config, command_defaults, load_config
 from ..errors import ConfigError, RunInterrupted, SkillEvalError
 from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..options import RunOptions
+from ..paths import DEFAULT_STATE_ROOT
 from ..policy import DEFAULT_POLICY, POLICIES
 from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
 
@@ -60,21 +61,29 @@ def _csv(_ctx: Any, _param: Any, value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else ()
 
 
-def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY) \
+def run_flags(default_skill_mode: str, default_policy: str = DEFAULT_POLICY,
+              default_state_root: str | None = DEFAULT_STATE_ROOT) \
         -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Every flag of `skill-eval run`, shared with scripts/evaluate.py (whose contract keeps
-    the original `delta` policy as its default)."""
+    the original `delta` policy as its default, and --state-root required: None)."""
     flags = [
         click.option("--task-suite", required=True, metavar="PATH",
                      help="Task suite YAML (always required)."),
-        click.option("--state-root", required=True, metavar="DIR",
-                     help="Directory for runs and artifacts; created if missing."),
+        click.option("--state-root", metavar="DIR", help="Directory for runs and artifacts; "
+                     "created if missing" + (" (default: .skill-eval in the current directory)."
+                                             if default_state_root else "."),
+                     # click 8.3 takes an explicit default=None as a value: required then
+                     # would never fire, so the default is only passed when there is one.
+                     **({"default": default_state_root} if default_state_root
+                        else {"required": True})),
         click.option("--input", "input_", metavar="PATH",
                      help="Pipeline mode: ranking artifact from the discriminator."),
         click.option("--candidate-id", metavar="ID",
                      help="Pipeline mode: the candidate in scored_candidates[] to evaluate."),
         click.option("--standalone", is_flag=True,
-                     help="Evaluate a skill directly, no ranking artifact."),
+                     help="Evaluate a skill directly, no ranking artifact" +
+                          (" (implied by --skill-path without --input)."
+                           if default_state_root else ".")),
         click.option("--skill-path", metavar="PATH",
                      help="Standalone: the candidate skill, a SKILL.md or its directory."),
         click.option("--baseline-skill", metavar="PATH",
@@ -293,7 +302,7 @@ def command(**kwargs: Any) -> None:
 
     \b
     Pipeline mode:   --input ranking.json --candidate-id ID
-    Standalone mode: --standalone --skill-path SKILL_DIR [--baseline-skill PATH | --no-baseline]
+    Standalone mode: --skill-path SKILL_DIR [--baseline-skill PATH | --no-baseline]
 
     Defaults for any flag can live in `[tool.skill-eval]` of the nearest pyproject.toml, or
     at the top of a skill-eval.toml, keyed by the long flag name (executor = "anthropic",
@@ -306,6 +315,8 @@ def command(**kwargs: Any) -> None:
     """
     stop_on_sigterm()
     config_file = click.get_current_context().meta.get(CONFIG_META)
+    if kwargs["skill_path"] and not kwargs["input_"]:
+        kwargs["standalone"] = True  # a skill to evaluate and no ranking: standalone mode
     try:
         outcome = run_evaluation(options_from(kwargs, config_file))
     except RunInterrupted as exc:

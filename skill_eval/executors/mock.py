@@ -92,7 +92,7 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, Mapping):
         raise MockOutputsError(path, "mock outputs must be a mapping of task id to text")
-    per_arm = _per_arm(data)
+    per_arm = keyed_by_arm(data)
     tables = _arm_tables(data) if per_arm else {"": data}
     for arm, table in tables.items():
         if not isinstance(table, Mapping):
@@ -117,7 +117,7 @@ def _is_table(value: Any) -> bool:
     return isinstance(value, Mapping) and bool(value) and not set(value) <= OUTPUT_KEYS
 
 
-def _per_arm(data: Mapping[str, Any]) -> bool:
+def keyed_by_arm(data: Mapping[str, Any]) -> bool:
     """Keyed by arm: a key is candidate/baseline, or some value is a table of its own."""
     return any(k in ARM_NAMES or _is_table(v) for k, v in data.items())
 
@@ -132,7 +132,7 @@ def _arm_tables(data: Mapping[str, Any]) -> dict[str, Any]:
 def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collection[str]) -> None:
     """A task id the suite does not have is a typo that would silently fall back to
     MOCK_OUTPUT (and fail every judge): an error with the nearest id as a hint."""
-    tables = _arm_tables(outputs) if _per_arm(outputs) else {"": outputs}
+    tables = _arm_tables(outputs) if keyed_by_arm(outputs) else {"": outputs}
     for arm, table in tables.items():
         for task_id in table:
             if task_id in task_ids:
@@ -154,7 +154,7 @@ class MockExecutor(ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         table = self.outputs
-        if _per_arm(table):
+        if keyed_by_arm(table):
             table = table.get(request.arm) or {}
         default = _rule_answer(request) if self.config.mock_rules else MOCK_OUTPUT
         work = scripted(table.get(request.task.id, default))

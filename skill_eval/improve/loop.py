@@ -96,6 +96,29 @@ def select_best(versions: Sequence[VersionResult]) -> VersionResult:
     return min(pool, key=key)
 
 
+def why_best(versions: Sequence[VersionResult], best: VersionResult) -> str:
+    """Why select_best chose `best`, for the log: every version's rate and, on a tie, what
+    broke it."""
+    def rate(v: VersionResult) -> float:
+        return v.train_score if v.holdout_score is None else v.holdout_score
+
+    measure = "train" if best.holdout_score is None else "holdout"
+    rates = ", ".join(f"{v.iteration} {rate(v):.2f}{' (rejected)' if v.rejected else ''}"
+                      for v in versions)
+    if best.iteration == versions[0].iteration and all(v.rejected for v in versions[1:]) \
+            and len(versions) > 1:
+        return f"every later version was rejected for a regression ({measure}: {rates})"
+    tied = [v for v in versions if v is not best and not v.rejected and rate(v) == rate(best)]
+    reason = f"highest {measure} pass rate, {rate(best):.2f} (iterations: {rates})"
+    if tied:
+        others = ", ".join(str(v.iteration) for v in tied)
+        fewer = all(v.tokens > best.tokens for v in tied)
+        reason += (f"; tied with iteration {others}, chosen for fewer evaluation tokens "
+                   f"({best.tokens})" if fewer else
+                   f"; tied with iteration {others}, chosen as the earlier version")
+    return reason
+
+
 def holdout_rate_gate(best: VersionResult, original: VersionResult) -> tuple[bool, str]:
     """The fallback gate when no compare_fn is given: strictly higher holdout pass rate."""
     if best.holdout_score is None or original.holdout_score is None:
@@ -213,8 +236,9 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
         proposed, gate = compare_fn(best.files, original.files, split.holdout)
     else:
         proposed, gate = holdout_rate_gate(best, original)
-    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}), "
-        f"{'proposed' if proposed else 'NOT proposed'}: {gate}")
+    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): "
+        f"{why_best(versions, best)}")
+    log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
 
     learned = extract_learnings(versions, best, proposed, gate)
     for kind, text in learned:

@@ -15,7 +15,7 @@ from typing import Any
 from ..api import EvaluationSettings, default_judge_context
 from ..errors import UsageError
 from ..executors.base import create_executor, get_executor_spec
-from ..executors.mock import check_mock_tasks, load_mock_outputs
+from ..executors.mock import check_mock_tasks, keyed_by_arm, load_mock_outputs
 from ..policy import DEFAULT_POLICY, POLICIES
 from ..suite import load_suite
 from .adapter import make_compare_fn, make_evaluate_fn
@@ -57,6 +57,11 @@ def _executor(name: str, model: str | None, claude_bin: str | None, mock_outputs
         if name != "mock":
             raise UsageError("--mock-outputs is for the mock executor (--mock)")
         outputs = load_mock_outputs(Path(mock_outputs))
+        if keyed_by_arm(outputs):  # improve's arms are its versions: the keys would match none
+            raise UsageError(f"--mock-outputs {mock_outputs}: outputs per arm (candidate/"
+                             "baseline) do not apply to improve, whose versions it writes "
+                             "itself; give {task_id: output} (every version gets it) or leave "
+                             "--mock-outputs out (answers follow [rule:...] markers)")
         check_mock_tasks(Path(mock_outputs), outputs, task_ids)
         values["mock_outputs"] = outputs
     if mock_rules:

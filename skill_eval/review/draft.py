@@ -8,13 +8,12 @@ path check), every path stays inside the draft folder, and nothing in it is run 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import SuiteError
 from ..improve.improver import ProposalError, parse_improver_reply
-from ..source_checks import mock_output_problems, python_problems
+from ..source_checks import judge_types, mock_output_problems, python_problems
 from ..suite import load_suite
 
 SUITE_FILE = "task_suite.yaml"
@@ -70,7 +69,7 @@ def validate_draft(directory: Path) -> list[str]:
     problems += [f"{SUITE_FILE}: tasks[{t.index}] (id \"{t.id}\").judge: the python judge "
                  "imports code into the harness, so a generated suite may not use it; check "
                  "with a pytest judge (it runs sandboxed) instead"
-                 for t in suite.tasks if "python" in set(_judge_types(t.judge))]
+                 for t in suite.tasks if "python" in set(judge_types(t.judge))]
     if (directory / MOCK_OUTPUTS_FILE).is_file():
         problems += [str(p) for p in
                      mock_output_problems(str(directory / MOCK_OUTPUTS_FILE), suite)]
@@ -85,15 +84,3 @@ def draft_files(directory: Path) -> dict[str, str]:
             out[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8",
                                                                           errors="replace")
     return out
-
-
-def _judge_types(judge: Any) -> Iterator[str]:
-    """Every judge type in a judge config, nested ones (all/any/weighted/composite) too."""
-    if isinstance(judge, Mapping):
-        if isinstance(judge.get("type"), str):
-            yield judge["type"]
-        for value in judge.values():
-            yield from _judge_types(value)
-    elif isinstance(judge, list):
-        for item in judge:
-            yield from _judge_types(item)

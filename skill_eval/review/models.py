@@ -14,13 +14,16 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 
 from ..errors import ExecutorError, UsageError
 from ..executors.base import DEFAULT_MODEL, env_lookup
 from ..model import Usage
+
+if TYPE_CHECKING:
+    from .goal import Goal
 
 ROLES = ("orchestrator", "builder", "visionary")
 BACKENDS = ("anthropic", "claude-cli", "mock")
@@ -190,13 +193,18 @@ class ClaudeCliRoleModel:
 
 def build_role_model(backend: str, *, models: Mapping[str, str] | None = None,
                      mock_replies: str | None = None, claude_bin: str | None = None,
-                     base_url: str | None = None,
-                     env: Mapping[str, str] | None = None) -> RoleModel:
-    """The role model of `--backend`; UsageError for an unknown backend or a missing file."""
+                     base_url: str | None = None, env: Mapping[str, str] | None = None,
+                     goal: Goal | None = None) -> RoleModel:
+    """The role model of `--backend`; UsageError for an unknown backend or a missing file.
+    `mock` replays `mock_replies`, or without a file scripts replies from `goal`."""
     if backend == "mock":
-        if not mock_replies:
+        if mock_replies:
+            return MockRoleModel.from_file(mock_replies)
+        if goal is None:
             raise UsageError("--backend mock needs --mock-replies FILE")
-        return MockRoleModel.from_file(mock_replies)
+        from .scripted import ScriptedRoleModel  # imports this module
+
+        return ScriptedRoleModel(goal)
     if backend == "anthropic":
         return AnthropicRoleModel(models or {}, base_url=base_url, env=env)
     if backend == "claude-cli":

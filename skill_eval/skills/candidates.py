@@ -12,7 +12,6 @@ import dataclasses
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -20,7 +19,7 @@ from typing import Any, Literal
 
 from ..errors import SkillError
 from ..model import Skill
-from ..paths import inside, safe_component
+from ..paths import fresh_dir, inside, safe_component
 from ..plans import SUPPORTED_ACTIONS, apply_plan, plan_problems
 from ..ranking import Ranking
 from .load import MAX_SKILL_BYTES, load_skill, read_skill_text
@@ -183,9 +182,7 @@ def _find_candidate(ranking: Ranking, candidate_id: str) -> tuple[int, dict[str,
 
 def _fresh_dir(work_dir: Path, candidate_id: str) -> Path:
     """A new folder under work_dir for one candidate; the id is sanitised, never a path."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    prefix = f"candidate-{safe_component(candidate_id, max_len=40)}-"
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=work_dir))
+    return fresh_dir(work_dir, f"candidate-{safe_component(candidate_id, max_len=40)}-")
 
 
 def _dir_name(name: str) -> str:

@@ -1,0 +1,58 @@
+"""The README's test command on a fresh machine (issue 26): Python and pip only, so no
+bubblewrap, socat or Chromium from the OS packages. Every test that needs one of them must skip
+with the reason, not fail. Checked by running those tests again under a PATH that holds
+everything this machine's PATH holds except those programs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import REPO
+
+HIDDEN = ("bwrap", "socat", "chromium", "chromium-browser", "google-chrome",
+          "google-chrome-stable")
+# The tests that need an OS package the README's command does not install.
+NEEDS_OS_PACKAGES = (
+    "tests/test_workspace.py::"
+    "test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks",
+    "tests/test_claude_code_executor.py::test_bash_runs_in_the_sandbox_and_cannot_write_outside",
+    "tests/test_fake_agent_cli.py::test_sandboxed_bash_writes_inside_cwd_only",
+    "tests/test_report_html_browser.py",
+    "tests/test_report_improve_html.py::test_improve_report_in_headless_chromium",
+    "tests/test_agent_e2e.py::test_the_agent_report_opens_in_headless_chromium",
+    "tests/test_agent_e2e.py::test_the_mocked_agent_demo_report_opens_in_headless_chromium",
+)
+
+
+def _path_without(names: tuple[str, ...], into: Path) -> str:
+    """One directory of links to every program on PATH but `names` (the first of each name
+    wins, as on PATH)."""
+    into.mkdir()
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for entry in os.scandir(directory):
+            link = into / entry.name
+            if entry.name not in names and not os.path.lexists(link):
+                link.symlink_to(entry.path)
+    return str(into)
+
+
+def test_tests_needing_os_packages_skip_with_the_reason_where_they_are_missing(
+        tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SKILL_EVAL_CHROMIUM"}
+    env["PATH"] = _path_without(HIDDEN, tmp_path / "bin")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs",
+                           *NEEDS_OS_PACKAGES], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=600)
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert proc.returncode in (0, 5), proc.stdout + proc.stderr  # 5: every test skipped
+    assert "failed" not in summary and "error" not in summary, proc.stdout
+    skips = re.findall(r"^SKIPPED \[(\d+)\] [^:]+:\d+: (.*)$", proc.stdout, re.M)
+    assert sum(int(count) for count, _ in skips) == 9, proc.stdout
+    for _count, reason in skips:  # each says what to install
+        assert "install" in reason, reason
