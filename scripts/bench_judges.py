@@ -1,6 +1,7 @@
-"""Time per pytest judgement on a trivial fixture: the sandboxed judge (in a PID namespace where
-this machine allows one, and without), against the naive way (`python -m pytest FILE` with
-plugin autoload and the cache provider on). Target: median < 0.3 s.
+"""Time per pytest judgement on a trivial fixture: the jailed judge (bubblewrap) and the same
+judge with --no-jail, whose difference is what the jail adds (target: under 50 ms), against
+the naive way (`python -m pytest FILE` with plugin autoload and the cache provider on).
+Target: median < 0.3 s.
 
     python scripts/bench_judges.py [--runs 20]
 """
@@ -20,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from skill_eval.judges.pytest_judge import namespace_prefix, run_pytest  # noqa: E402
+from skill_eval.jail.bubblewrap import problem as jail_problem  # noqa: E402
+from skill_eval.judges.pytest_judge import run_pytest  # noqa: E402
 from skill_eval.work import Work  # noqa: E402
 
 FIXTURE = '''import os
@@ -70,7 +72,7 @@ def main() -> int:
             return run_pytest(test_file, Work("DONE"), 60, fixtures).passed
 
         def judge_plain() -> bool:
-            return run_pytest(test_file, Work("DONE"), 60, fixtures, isolate=False).passed
+            return run_pytest(test_file, Work("DONE"), 60, fixtures, jail="none").passed
 
         naive_env = {**os.environ, "AI_OUTPUT_FILE": str(output_file)}
         naive_env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
@@ -80,9 +82,10 @@ def main() -> int:
                                   cwd=fixtures, env=naive_env, capture_output=True)
             return done.returncode == 0
 
-        isolation = "pid-namespace" if namespace_prefix() else "none (no namespace here)"
-        rows = [(f"judge [{isolation}]", timings(judge, args.runs)),
-                ("judge [none]", timings(judge_plain, args.runs)),
+        if (missing := jail_problem()) is not None:
+            raise SystemExit(f"cannot bench the jail: {missing}")
+        rows = [("judge [bubblewrap jail]", timings(judge, args.runs)),
+                ("judge [--no-jail]", timings(judge_plain, args.runs)),
                 ("naive pytest", timings(naive, args.runs))]
     load = os.getloadavg()[0]
     print(f"pytest judgement, trivial fixture, {args.runs} runs each, {os.cpu_count()} CPUs, "
@@ -91,6 +94,9 @@ def main() -> int:
         print(f"  {name:30s} wall median {statistics.median(wall):.3f} s  p90 {p90(wall):.3f} s"
               f"  min {min(wall):.3f} s | CPU median {statistics.median(cpu):.3f} s")
     median = statistics.median(rows[0][1][0])
+    added = median - statistics.median(rows[1][1][0])
+    print(f"  the jail adds {added * 1000:.0f} ms per judgement (target: under 50 ms): "
+          f"{'meets' if added < 0.05 else 'MISSES'}")
     verdict = "meets" if median < TARGET_SECONDS else "MISSES"
     print(f"  target: wall median < {TARGET_SECONDS} s: {verdict} "
           f"({statistics.median(rows[-1][1][0]) / median:.1f}x faster than naive)")

@@ -1,6 +1,7 @@
-"""The pytest judge: the fixtures rule at load time, and a sandboxed process per judgement
-(copied fixtures, scrubbed environment, temp cwd/HOME, a PID namespace where Linux allows it);
-what the tested code causes is a failure, only "could not judge" is an error."""
+"""The pytest judge: the fixtures rule at load time, and a jailed process per judgement
+(read-only copies of the fixtures, scrubbed environment, its own namespaces, size-capped
+writable folders); what the tested code causes is a failure, only "could not judge" is an
+error. The jail needs bubblewrap: without it these tests skip, naming it."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ import yaml
 
 import skill_eval
 from skill_eval.errors import SuiteError
+from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
-from skill_eval.judges.pytest_judge import namespace_prefix, run_pytest, sandbox_env, verdict
+from skill_eval.judges.pytest_judge import run_pytest, sandbox_env, verdict
 from skill_eval.model import JudgeResult, Task
 from skill_eval.suite import load_suite
 from skill_eval.work import Work
 
-NO_NAMESPACE = "unshare cannot create a user+PID namespace on this machine"
+needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 
 PASSING = """
 import os
@@ -50,6 +52,8 @@ def make_suite(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def run(suite: Path, test_file: str, output: str, task_timeout: float = 60,
         **extra: object) -> JudgeResult:
+    if (missing := jail_problem()) is not None:
+        pytest.skip(missing)
     config = {"type": "pytest", "test_file": test_file, **extra}
     assert validate_judge_config(config, suite) == []
     task = Task(id="t", prompt="p", judge=config, timeout_seconds=task_timeout)
@@ -62,7 +66,7 @@ def test_passes_when_every_test_passes(tmp_path: Path) -> None:
     assert (result.passed, result.score, result.error) == (True, 1.0, None)
     assert result.details == "2 test(s) passed"
     assert result.data["tests"] == 2 and result.data["passed"] == 2
-    assert result.data["isolation"] == ("pid-namespace" if namespace_prefix() else "none")
+    assert result.data["isolation"] == "bubblewrap"
 
 
 def test_failure_details_hold_the_assertion_line_not_the_report(tmp_path: Path) -> None:
@@ -226,7 +230,7 @@ def test_hung_test_is_a_failure_and_its_tree_is_killed(tmp_path: Path, own_timeo
     assert _gone(marker), "the tests' child survived the timeout"
 
 
-def test_detached_process_dies_with_the_namespace(tmp_path: Path) -> None:
+def test_detached_process_dies_with_the_jail(tmp_path: Path) -> None:
     marker = f"daemon-{uuid.uuid4().hex}"
     suite = make_suite(tmp_path, {"test_daemon.py": f"""
         import subprocess, sys, time
@@ -237,20 +241,14 @@ def test_detached_process_dies_with_the_namespace(tmp_path: Path) -> None:
         """})
     result = run(suite, "fixtures/test_daemon.py", "x", task_timeout=2)
     assert (result.passed, result.error) == (False, None)
-    if result.data["isolation"] == "none":
-        # Without a PID namespace a setsid() child escapes the group kill, and we say so.
-        assert "setsid() may survive" in result.details
-        for pid in _pids_with(marker):  # our own leftover, by its id
-            os.kill(pid, 9)
-        pytest.skip(NO_NAMESPACE)
-    assert "process tree killed (its whole PID namespace)" in result.details
+    assert "process tree killed (its whole jail)" in result.details
     assert _gone(marker), "a setsid() child survived the timeout"
 
 
-def test_no_namespace_timeout_message_claims_only_the_group_kill(tmp_path: Path) -> None:
+def test_unjailed_timeout_message_claims_only_the_group_kill(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, {"test_hang.py": "import time\n\ndef test_h():\n"
                                                   "    time.sleep(60)\n"})
-    result = run_pytest(suite / "fixtures" / "test_hang.py", Work("x"), 1, isolate=False)
+    result = run_pytest(suite / "fixtures" / "test_hang.py", Work("x"), 1, jail="none")
     assert (result.passed, result.error, result.data["isolation"]) == (False, None, "none")
     assert "pytest's process group killed" in result.details
     assert "may survive" in result.details and "process tree killed" not in result.details
@@ -269,10 +267,6 @@ def test_background_children_do_not_outlive_a_passing_run(tmp_path: Path, detach
     result = run(suite, "fixtures/test_bg.py", "x", task_timeout=60)
     assert result.passed
     assert time.monotonic() - started < 20
-    if detach and result.data["isolation"] == "none":
-        for pid in _pids_with(marker):
-            os.kill(pid, 9)
-        pytest.skip(NO_NAMESPACE)
     assert _gone(marker)
 
 
@@ -367,25 +361,31 @@ def test_a_broken_conftest_is_a_judge_error_not_the_outputs_fault(tmp_path: Path
     assert "suite bug" in result.error
 
 
-def test_state_does_not_leak_between_judgements(tmp_path: Path) -> None:
+def test_fixtures_are_read_only_and_state_does_not_leak_between_judgements(
+        tmp_path: Path) -> None:
     suite = make_suite(tmp_path, {
         "counter.txt": "0",
         "helper.py": "VALUE = 1\n",
         "test_tamper.py": """
-            import pathlib
+            import os, pathlib
+            import pytest
             from helper import VALUE
 
             HERE = pathlib.Path(__file__).parent
 
             def test_tampers_with_its_folder():
-                counter = HERE / "counter.txt"
-                runs = int(counter.read_text())
-                counter.write_text(str(runs + 1))
-                (HERE / "helper.py").write_text("VALUE = 2\\n")
-                (HERE / "conftest.py").write_text("raise SystemExit('planted')\\n")
-                (HERE / "pytest.ini").write_text("[pytest]\\naddopts = --co\\n")
-                (HERE / "test_tamper.py").write_text("def test_forged():\\n    pass\\n")
-                assert (runs, VALUE) == (0, 1)
+                assert (HERE / "counter.txt").read_text() == "0" and VALUE == 1
+                for name, text in [("counter.txt", "1"), ("helper.py", "VALUE = 2\\n"),
+                                   ("conftest.py", "raise SystemExit('planted')\\n"),
+                                   ("pytest.ini", "[pytest]\\naddopts = --co\\n"),
+                                   ("test_tamper.py", "def test_forged():\\n    pass\\n")]:
+                    with pytest.raises(OSError):
+                        (HERE / name).write_text(text)
+                # the working folder and /tmp are writable, and start empty every time
+                assert not os.path.exists("scratch.txt")
+                pathlib.Path("scratch.txt").write_text("x")
+                assert not os.path.exists("/tmp/mark")
+                pathlib.Path("/tmp/mark").write_text("x")
             """})
     before = {p.name: p.read_bytes() for p in (suite / "fixtures").iterdir()}
     for _ in range(2):
@@ -442,6 +442,7 @@ def test_no_visible_process_holds_the_key():
 """
 
 
+@needs_jail
 def test_tests_cannot_read_the_harness_key_through_proc(tmp_path: Path) -> None:
     """The harness process holds ANTHROPIC_API_KEY in its environment from its start (as when a
     user exports it), so /proc/<harness>/environ has it; the tests must not see that file."""
@@ -462,10 +463,8 @@ def test_tests_cannot_read_the_harness_key_through_proc(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     assert result["error"] is None
-    if not namespace_prefix():
-        pytest.skip(f"{NO_NAMESPACE}: /proc/<harness>/environ stays readable to the tests")
     assert result["passed"], result["details"]
-    assert result["data"]["isolation"] == "pid-namespace"
+    assert result["data"]["isolation"] == "bubblewrap"
 
 
 @pytest.mark.parametrize("code, summary, passed, error, text", [
@@ -496,8 +495,8 @@ def test_verdict_table(code: int, summary: dict[str, Any] | None, passed: bool, 
     assert text in result.details
 
 
-def test_namespace_exit_codes_read_as_signals() -> None:
-    isolated = verdict(137, {"phase": "session"}, "", {"isolation": "pid-namespace"})
+def test_jail_exit_codes_read_as_signals() -> None:
+    isolated = verdict(137, {"phase": "session"}, "", {"isolation": "bubblewrap"})
     assert "killed by SIGKILL" in isolated.details
     assert "exit 137" in verdict(137, {"phase": "session"}, "", {"isolation": "none"}).details
 

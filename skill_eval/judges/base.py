@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from .. import validation
 from ..errors import JudgeError
+from ..jail import JailKind
 from ..model import JudgeResult, Task
 from ..registry import Registry
 from ..validation import join_field
@@ -41,6 +42,8 @@ class JudgeContext:
     # The model-graded judges' grader (executors.grader.Grader), built from the executor
     # registry by the run; None: built from judge_backend and backend_options on first use.
     grader: Any = None
+    # Where code a judge runs on an output is confined ("none" only with --no-jail).
+    jail: JailKind = "bubblewrap"
 
 
 class Judge(Protocol):

@@ -10,7 +10,6 @@ the exit code. Anything the tested code causes is a failure; only "could not jud
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import importlib.util
 import os
@@ -23,27 +22,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ..jail import Confinement, JailKind, Limits, Mount, process
+from ..jail import bubblewrap as jail_bubblewrap
 from ..model import JudgeResult, Task
 from ..paths import inside
 from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 from .pytest_channel import CHANNEL_ENV, Channel
-from .pytest_sandbox import (
-    Limits,
-    cancel_all,
-    inside_path,
-    judgement_dir,
-    namespace_prefix,
-    remove_dir,
-    run_sandboxed,
-    sandbox_argv,
-    tail_of,
-)
+from .pytest_sandbox import cancel_all, judgement_dir, remove_dir
 from .work_judges import readonly_copy, writable
 
-DEFAULT_LIMITS = Limits()
-__all__ = ["cancel_all", "namespace_prefix", "run_pytest", "sandbox_env", "tail_of", "verdict"]
+# The writable folders are tmpfs (memory): a judgement gets 256 MiB of them.
+DEFAULT_LIMITS = Limits(disk_mb=256)
+__all__ = ["cancel_all", "run_pytest", "sandbox_env", "verdict"]
 
 # Never handed to the test process, whatever allow-list a future change adds.
 _SECRET = re.compile(r"^ANTHROPIC_|_KEY$|_TOKEN$|_SECRET$|^CLAUDE_|PASSWORD", re.IGNORECASE)
@@ -58,7 +50,9 @@ PLUGIN_MODULE = "skill_eval_pytest_plugin"
 _PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
 _CACHES = {"__pycache__", ".pytest_cache"}
 
-Isolation = Literal["pid-namespace", "none"]
+Isolation = Literal["bubblewrap", "none"]
+# Where the judgement's files appear inside the jail.
+JUDGE_DIR, HARNESS_DIR = "/judge", "/harness"
 
 
 def sandbox_env(tmp: Path, output_file: Path, base: Mapping[str, str] | None = None) \
@@ -77,18 +71,6 @@ def sandbox_env(tmp: Path, output_file: Path, base: Mapping[str, str] | None = N
         "PYTHONIOENCODING": "utf-8",
     })
     return {k: v for k, v in env.items() if not _SECRET.search(k)}
-
-
-@functools.cache
-def _shield_harness() -> bool:
-    """Without a PID namespace the tests can see this process in /proc. Non-dumpable, its
-    environ and memory are closed to a test running as the same non-root user (not to root)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        return int(ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)) == 0  # PR_SET_DUMPABLE, 0
-    except (OSError, AttributeError):
-        return False
 
 
 def copy_fixtures(source: Path, dest: Path) -> None:
@@ -147,7 +129,7 @@ def verdict(code: int, summary: Mapping[str, Any] | None, log: str,
     """Pure: the result of a pytest run from its exit code, the plugin's summary and the log's
     tail. Errors only when pytest never reached a session or rejected our own invocation;
     everything the tested code can cause is a failure."""
-    isolated = data.get("isolation") == "pid-namespace"
+    isolated = data.get("isolation") == "bubblewrap"
     if summary is None:  # nothing of the suite's tests, let alone the output, has run
         return JudgeResult.failure(
             f"pytest could not start a session ({exit_text(code, isolated)}):\n{log}")
@@ -203,7 +185,7 @@ def _unfinished(code: int, summary: Mapping[str, Any], log: str,
                 data: dict[str, Any]) -> JudgeResult:
     """The process ended before pytest finished: the test running then fails, the tests that
     ended before keep their streamed outcomes, and the judgement fails."""
-    isolated = data.get("isolation") == "pid-namespace"
+    isolated = data.get("isolation") == "bubblewrap"
     total, passed = int(summary.get("collected") or 0), int(summary.get("passed") or 0)
     running = summary.get("running") or ""
     data.update({"exit_code": code, "tests": total, "passed": passed,
@@ -214,45 +196,56 @@ def _unfinished(code: int, summary: Mapping[str, Any], log: str,
 
 
 def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | None = None,
-               *, isolate: bool = True, limits: Limits = DEFAULT_LIMITS) -> JudgeResult:
-    """One sandboxed judgement of `work` (its text, written as output.txt) by `test_file`,
-    which lies under `fixtures` (by default its parent). `isolate=False` skips the namespace
-    even where it works. Never raises."""
+               *, jail: JailKind = "bubblewrap", limits: Limits = DEFAULT_LIMITS) -> JudgeResult:
+    """One jailed judgement of `work` (its text, written as output.txt) by `test_file`, which
+    lies under `fixtures` (by default its parent). The tests see read-only copies of the
+    fixtures, the output and the final workspace, a size-capped writable working folder and
+    /tmp, no network, no secret and nothing else of this machine. `jail="none"` (the user's
+    --no-jail) runs them unconfined. Never raises."""
     fixtures = (fixtures or test_file.parent).resolve()
-    prefix = namespace_prefix() if isolate else ()
-    isolation: Isolation = "pid-namespace" if prefix else "none"
-    if not prefix:
-        _shield_harness()
+    if jail != "none" and (missing := jail_bubblewrap.problem()) is not None:
+        return JudgeResult.failure(f"cannot jail the pytest judgement: {missing}")
     tmp = judgement_dir()  # 0700, a fresh random name
     channel: Channel | None = None
     try:
-        cwd, harness = tmp / "work", tmp / "harness"
+        work_dir, harness = tmp / "work", tmp / "harness"
         harness.mkdir()
-        copy_fixtures(fixtures, cwd / FIXTURES_DIR)
+        copy_fixtures(fixtures, work_dir / FIXTURES_DIR)
         shutil.copyfile(_PLUGIN_SOURCE, harness / f"{PLUGIN_MODULE}.py")
         (harness / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        (cwd / "output.txt").write_text(work.text, encoding="utf-8")
-        copied = cwd / FIXTURES_DIR / test_file.resolve().relative_to(fixtures)
-        conftest = any((cwd / FIXTURES_DIR).rglob("conftest.py"))
-        seen = functools.partial(inside_path, tmp, isolated=bool(prefix))
+        (work_dir / "output.txt").write_text(work.text, encoding="utf-8")
+        relative = test_file.resolve().relative_to(fixtures)
+        conftest = any((work_dir / FIXTURES_DIR).rglob("conftest.py"))
+        workspace = readonly_copy(work, tmp / "workspace")
+        jailed = jail != "none"
+        cwd = Path(JUDGE_DIR) if jailed else work_dir
+        seen_harness = Path(HARNESS_DIR) if jailed else harness
         channel = Channel()
-        env = {**sandbox_env(seen(cwd), seen(cwd / "output.txt")),
-               "PYTHONPATH": str(seen(harness)), CHANNEL_ENV: str(channel.child_fd)}
-        if (workspace := readonly_copy(work, tmp / "workspace")) is not None:
-            env["AI_WORKSPACE"] = str(seen(workspace))  # agent tasks: the final workspace
-        log = tmp / "pytest.log"  # outside the tests' cwd; the harness holds it open
+        env = {**sandbox_env(cwd, cwd / "output.txt"), "PYTHONPATH": str(seen_harness),
+               CHANNEL_ENV: str(channel.child_fd)}
+        if jailed:
+            env["TMPDIR"] = "/tmp"
+        mounts = [Mount("tmpfs", JUDGE_DIR),
+                  Mount("ro", f"{JUDGE_DIR}/{FIXTURES_DIR}", work_dir / FIXTURES_DIR),
+                  Mount("ro", f"{JUDGE_DIR}/output.txt", work_dir / "output.txt"),
+                  Mount("ro", HARNESS_DIR, harness)]
+        if workspace is not None:  # agent tasks: the final workspace
+            env["AI_WORKSPACE"] = str(cwd / "workspace")
+            mounts.append(Mount("ro", f"{JUDGE_DIR}/workspace", workspace))
+        argv = pytest_command(cwd / FIXTURES_DIR / relative, cwd,
+                              seen_harness / "pytest.ini", conftest)
+        confinement = Confinement(tuple(argv), str(cwd), env, tuple(mounts), limits=limits)
+        isolation: Isolation = "bubblewrap" if jailed else "none"
         started = time.monotonic()
-        argv = sandbox_argv(prefix, tmp, seen(cwd), pytest_command(
-            seen(copied), seen(cwd), seen(harness / "pytest.ini"), conftest))
-        code = run_sandboxed(argv, cwd, env, log, timeout, limits, (channel.child_fd,),
-                             channel.start)
+        finished = process.run(jail, confinement, timeout, (channel.child_fd,), channel.start)
         channel.close()
-        if code is None:
-            return _fail(_timeout_message(timeout, isolation) + f"\n{tail_of(log)}",
+        log = _tail_lines(finished.tail)
+        if finished.code is None:
+            return _fail(_timeout_message(timeout, isolation) + f"\n{log}",
                          {"isolation": isolation, "timed_out": True})
         data: dict[str, Any] = {"isolation": isolation,
                                 "seconds": round(time.monotonic() - started, 3)}
-        return verdict(code, channel.summary(), tail_of(log), data)
+        return verdict(finished.code, channel.summary(), log, data)
     except (OSError, ValueError) as exc:
         return JudgeResult.failure(f"cannot run pytest: {exc}")
     finally:
@@ -263,11 +256,15 @@ def run_pytest(test_file: Path, work: Work, timeout: float, fixtures: Path | Non
         remove_dir(tmp)
 
 
+def _tail_lines(text: str, lines: int = 8) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
 def _timeout_message(timeout: float, isolation: Isolation) -> str:
-    if isolation == "pid-namespace":
-        return f"timed out after {timeout:g}s; process tree killed (its whole PID namespace)"
-    return (f"timed out after {timeout:g}s; pytest's process group killed (no PID namespace "
-            f"here: processes that left the group with setsid() may survive)")
+    if isolation == "bubblewrap":
+        return f"timed out after {timeout:g}s; process tree killed (its whole jail)"
+    return (f"timed out after {timeout:g}s; pytest's process group killed (no jail: "
+            f"--no-jail; processes that left the group with setsid() may survive)")
 
 
 @functools.cache
@@ -307,7 +304,8 @@ class PytestJudge:
         self.limits = Limits(
             memory_mb=int(config.get("memory_mb", defaults.memory_mb)),
             file_size_mb=int(config.get("file_size_mb", defaults.file_size_mb)),
-            processes=int(config.get("processes", defaults.processes)))
+            processes=int(config.get("processes", defaults.processes)),
+            disk_mb=int(config.get("disk_mb", defaults.disk_mb)))
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         missing = pytest_problem()
@@ -319,7 +317,7 @@ class PytestJudge:
             return JudgeResult.failure(f"test_file {exc}")
         timeout = float(self.timeout if self.timeout is not None else task.timeout_seconds)
         fixtures = (ctx.suite_dir / FIXTURES_DIR).resolve()
-        return run_pytest(path, work, timeout, fixtures, limits=self.limits)
+        return run_pytest(path, work, timeout, fixtures, jail=ctx.jail, limits=self.limits)
 
 
 def _check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
@@ -345,6 +343,8 @@ PYTEST_SPEC = JudgeSpec(
                              "errorMessage": "must be a whole number of MiB >= 1"},
             "processes": {"type": "integer", "minimum": 1,
                           "errorMessage": "must be a whole number >= 1"},
+            "disk_mb": {"type": "integer", "minimum": 1,
+                        "errorMessage": "must be a whole number of MiB >= 1"},
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,

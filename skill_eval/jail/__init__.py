@@ -1,0 +1,85 @@
+"""The jail: how anything the candidate controls is started (code a judge runs on an output,
+later the agent and its tools). One seam: a `Confinement` says what the process may see and
+do; a provider turns it into the argv that starts it so. `bubblewrap` is the provider on
+Linux; `none` runs the command as it is and is chosen only when the user says `--no-jail`.
+
+Where no provider works, `require` raises `JailUnavailable` naming what to install: a jail
+that works in some environments and silently not in others is the bug this package avoids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..errors import ExecutorError
+
+JailKind = Literal["bubblewrap", "none"]
+
+
+class JailUnavailable(ExecutorError):
+    """No jail can be built here (no bubblewrap, no user namespaces, not Linux)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one jailed process tree may use. `memory_mb` is RLIMIT_AS per process (None: no
+    cap, for runtimes such as Node that reserve large address ranges); `file_size_mb` is
+    RLIMIT_FSIZE per file; `processes` is RLIMIT_NPROC (the kernel ignores it for root);
+    `disk_mb` caps each writable tmpfs (all its files together)."""
+
+    memory_mb: int | None = 4096
+    file_size_mb: int = 512
+    processes: int = 1024
+    disk_mb: int = 1024
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One path inside the jail: a host path shown read-only (`ro`) or writable (`rw`), or
+    an empty size-capped `tmpfs`. Applied in order after the system's read-only view, so a
+    later mount may sit inside an earlier tmpfs."""
+
+    kind: Literal["ro", "rw", "tmpfs"]
+    target: str
+    source: Path | None = None
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """A command and everything it may see: `env` is its whole environment; `mounts` the only
+    host paths it sees beside the read-only system folders and interpreter; no network unless
+    `network`; its own PID namespace, so nothing it starts outlives it."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    mounts: tuple[Mount, ...] = ()
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+
+
+def require(kind: JailKind = "bubblewrap") -> JailKind:
+    """`kind` when it can run here; JailUnavailable naming what is missing otherwise."""
+    if kind == "none":
+        return kind
+    from .bubblewrap import problem
+
+    missing = problem()
+    if missing is not None:
+        raise JailUnavailable(f"{missing}; or pass --no-jail to run without one (unconfined)")
+    return kind
+
+
+def wrap(kind: JailKind, confinement: Confinement) -> list[str]:
+    """The argv that starts `confinement.argv` in the jail of `kind` (as it is for `none`)."""
+    if kind == "none":
+        return list(confinement.argv)
+    from .bubblewrap import argv
+
+    return argv(confinement)
+
+
+__all__ = ["Confinement", "JailKind", "JailUnavailable", "Limits", "Mount", "require", "wrap"]

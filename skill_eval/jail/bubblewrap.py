@@ -1,0 +1,115 @@
+"""The bubblewrap provider: a fresh user, PID, mount, IPC, UTS and (unless asked) network
+namespace per confined command. Inside: the system folders and this interpreter read-only,
+a size-capped empty /tmp, a fresh /proc that shows only the jail's own processes, and the
+confinement's mounts; nothing of the state root, the suite, the user's home or other
+attempts. bwrap's own PID 1 reaps the tree: when the command ends, whatever it started dies.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import Confinement, Limits
+
+# The uid/gid the command has inside; they map to the harness's own outside, so the files of
+# a writable mount stay the harness's.
+INSIDE_ID = "1000"
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# What programs read from /etc to start, resolve names and check certificates; never the
+# whole /etc (shadow, machine secrets, the user's tool configs).
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+        "ca-certificates.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf",
+        "localtime", "passwd", "group", "mime.types", "os-release")
+_NETWORK_ETC = ("resolv.conf",)
+
+
+def binary() -> str | None:
+    return shutil.which("bwrap")
+
+
+def interpreter_dirs() -> list[tuple[str, str]]:
+    """(host folder, path inside) pairs this Python needs that the system folders may not
+    hold: a pyenv or venv anywhere on disk (even under /tmp, even reached through a link),
+    each shown read-only at the path Python knows it by and at its real path."""
+    found: list[tuple[str, str]] = []
+    for path in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable)):
+        real = os.path.realpath(path)
+        for target in dict.fromkeys((os.path.abspath(path), real)):
+            if not any(target == d or target.startswith(d + "/")
+                       for d in (*(t for _, t in found), "/usr")):
+                found.append((real, target))
+    return found
+
+
+def system_view(network: bool) -> list[str]:
+    args: list[str] = []
+    for folder in _SYSTEM_DIRS:
+        if os.path.islink(folder):
+            args += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            args += ["--ro-bind", folder, folder]
+    for name in (*_ETC, *(_NETWORK_ETC if network else ())):
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for source, target in interpreter_dirs():
+        args += ["--ro-bind", source, target]
+    return args
+
+
+def argv(confinement: Confinement) -> list[str]:
+    bwrap = binary()
+    if bwrap is None:
+        raise FileNotFoundError("bwrap")
+    limits: Limits = confinement.limits
+    size = str(limits.disk_mb * 1024 * 1024)
+    args = [bwrap, "--unshare-all", "--unshare-user", "--uid", INSIDE_ID, "--gid", INSIDE_ID,
+            *(["--share-net"] if confinement.network else []),
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "jail",
+            # /tmp first: an interpreter under /tmp is shown inside it
+            "--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp",
+            *system_view(confinement.network)]
+    for mount in confinement.mounts:
+        if mount.kind == "tmpfs":
+            args += ["--size", size, "--tmpfs", mount.target]
+        else:
+            flag = "--ro-bind" if mount.kind == "ro" else "--bind"
+            args += [flag, str(mount.source), mount.target]
+    args += ["--clearenv"]
+    for key, value in confinement.env.items():
+        args += ["--setenv", key, value]
+    return [*args, "--chdir", confinement.cwd, "--", *confinement.argv]
+
+
+@functools.cache
+def problem() -> str | None:
+    """Why no bubblewrap jail can be built here, or None. Probed once per process by starting
+    a real one (a namespace can be refused at run time: containers, sysctls, AppArmor)."""
+    if not sys.platform.startswith("linux"):
+        return f"the jail needs Linux with bubblewrap; this is {sys.platform}"
+    if binary() is None:
+        return "the jail needs bubblewrap: install it (apt-get install bubblewrap)"
+    probe = Path(tempfile.mkdtemp(prefix="skill-eval-jail-probe-"))
+    try:
+        (probe / "seen").write_text("ok", encoding="utf-8")
+        check = ("import os, sys; sys.exit(0 if open('/probe/seen').read() == 'ok' "
+                 "and os.getpid() <= 3 else 3)")
+        from . import Mount
+
+        confinement = Confinement((sys.executable, "-I", "-c", check), "/",
+                                  {"PATH": "/usr/bin:/bin"}, (Mount("ro", "/probe", probe),))
+        done = subprocess.run(argv(confinement), capture_output=True, timeout=20,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap cannot start here ({exc})"
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return ("bubblewrap cannot build a jail here (" + (said[-1] if said else
+                f"exit {done.returncode}") + "): user namespaces may be disabled")
+    return None

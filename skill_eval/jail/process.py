@@ -1,0 +1,121 @@
+"""Running one jailed command: resource limits, a parent-death signal, a hard timeout that
+kills the whole tree, output read through a pipe of which only the tail is kept (a command
+can print gigabytes), and a registry of live commands so a harness leaving in a hurry
+(Ctrl-C, SIGTERM) kills them all."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from . import Confinement, JailKind, Limits, wrap
+
+_PR_SET_PDEATHSIG = 1
+TAIL_BYTES = 16 * 1024
+
+_live_lock = threading.Lock()
+_live: set[subprocess.Popen[bytes]] = set()
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a jailed command ended: its exit code (None when killed at the timeout) and the
+    last TAIL_BYTES of what it printed (stdout and stderr together)."""
+
+    code: int | None
+    tail: str
+    printed_bytes: int
+
+
+def _preexec(limits: Limits) -> Callable[[], None]:
+    harness = os.getpid()
+    caps = [(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
+            (resource.RLIMIT_NPROC, limits.processes)]
+    if limits.memory_mb is not None:
+        caps.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+
+    def preexec() -> None:  # in the child between fork and exec: no locks, no allocation
+        for kind, value in caps:
+            try:
+                resource.setrlimit(kind, (value, value))
+            except (ValueError, OSError):
+                pass
+        if sys.platform.startswith("linux"):
+            try:  # SIGKILL when the harness dies; bwrap's --die-with-parent carries it on
+                ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            except (OSError, AttributeError):
+                pass
+        if os.getppid() != harness:
+            os._exit(137)  # the harness died before the signal was armed
+
+    return preexec
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def cancel_all() -> None:
+    """Kill every jailed command of this process (their namespaces die with them)."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        _kill(proc)
+
+
+def run(kind: JailKind, confinement: Confinement, timeout: float,
+        pass_fds: Sequence[int] = (), started: Callable[[], None] = lambda: None) -> Finished:
+    """Run `confinement` in the jail of `kind` and wait at most `timeout` seconds."""
+    proc = subprocess.Popen(  # argv only: nothing the candidate wrote meets a shell of ours
+        wrap(kind, confinement), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True, pass_fds=tuple(pass_fds),
+        env=dict(confinement.env) if kind == "none" else {"PATH": os.defpath},
+        cwd=confinement.cwd if kind == "none" else "/",
+        preexec_fn=_preexec(confinement.limits))
+    with _live_lock:
+        _live.add(proc)
+    started()
+    tail = bytearray()
+    printed = [0]
+    timed_out = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            printed[0] += len(chunk)
+            tail.extend(chunk)
+            del tail[:-TAIL_BYTES]
+
+    def expire() -> None:
+        if proc.returncode is None:
+            timed_out.set()
+            _kill(proc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        code = proc.wait()
+    finally:
+        timer.cancel()
+        _kill(proc)
+        with _live_lock:
+            _live.discard(proc)
+    # Without a jail a process that left the group may hold the pipe open: stop waiting.
+    reader.join(1.0)
+    if proc.stdout is not None and not reader.is_alive():
+        proc.stdout.close()
+    text = tail.decode("utf-8", errors="replace")
+    return Finished(None if timed_out.is_set() else code, text, printed[0])
