@@ -38,10 +38,10 @@ def test_claude_code_plumbing_exists_once(needle: str) -> None:
 
 
 def test_claude_code_processes_are_killed_in_one_place() -> None:
-    # pytest_sandbox kills its own pytest children; every Claude Code child goes through
+    # jail.process kills every jailed command's group; every Claude Code child goes through
     # claude_process.kill_group.
     killers = sorted(p.name for p, text in package_source().items() if "os.killpg(" in text)
-    assert killers == ["claude_process.py", "pytest_sandbox.py"]
+    assert killers == ["claude_process.py", "process.py"]
 
 
 RUBRIC = "The answer names the capital of France."
