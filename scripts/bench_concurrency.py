@@ -19,26 +19,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from skill_eval.api import EvaluationSettings, evaluate  # noqa: E402
+from skill_eval.core.model import Arm, Suite, Task  # noqa: E402
+from skill_eval.engine.evaluation import EvaluationSettings, evaluate  # noqa: E402
 from skill_eval.executors.anthropic_api import AnthropicConfig  # noqa: E402
 from skill_eval.executors.base import create_executor  # noqa: E402
-from skill_eval.model import Arm, Suite, Task  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 
 def _suite(tasks: int) -> Suite:
     judge = {"type": "contains", "expected": ["Hello"]}  # the fake's default reply
-    return Suite(path=ROOT / "bench.yaml", skill_id="bench", version="1", sha256="0" * 64,
-                 tasks=tuple(Task(id=f"t{i}", prompt=f"task {i}", judge=judge, index=i)
-                             for i in range(tasks)))
+    return Suite(
+        path=ROOT / "bench.yaml",
+        skill_id="bench",
+        version="1",
+        sha256="0" * 64,
+        tasks=tuple(
+            Task(id=f"t{i}", prompt=f"task {i}", judge=judge, index=i) for i in range(tasks)
+        ),
+    )
 
 
 def run_once(args: argparse.Namespace, adaptive: bool) -> tuple[int, int, float, int]:
     """(429s answered, attempts in error, wall seconds, lowest level) of one run."""
     with FakeAnthropic(latency=args.latency, rate_limit=(args.rate, args.burst)) as server:
-        executor = create_executor("anthropic", AnthropicConfig(
-            model="claude-sonnet-4-5", base_url=server.base_url, concurrency=args.concurrency,
-            adaptive_concurrency=adaptive, env={"ANTHROPIC_API_KEY": "bench"}))
+        executor = create_executor(
+            "anthropic",
+            AnthropicConfig(
+                model="claude-sonnet-4-5",
+                base_url=server.base_url,
+                concurrency=args.concurrency,
+                adaptive_concurrency=adaptive,
+                env={"ANTHROPIC_API_KEY": "bench"},
+            ),
+        )
         lowest = [args.concurrency]
 
         def watch(_attempt: object) -> None:
@@ -47,10 +60,13 @@ def run_once(args: argparse.Namespace, adaptive: bool) -> tuple[int, int, float,
                 lowest[0] = min(lowest[0], level[0])
 
         started = time.perf_counter()
-        result = evaluate(_suite(args.attempts), [Arm("baseline", None)], executor,
-                          settings=EvaluationSettings(concurrency=args.concurrency,
-                                                      max_retries=args.max_retries),
-                          progress=watch)
+        result = evaluate(
+            _suite(args.attempts),
+            [Arm("baseline", None)],
+            executor,
+            settings=EvaluationSettings(concurrency=args.concurrency, max_retries=args.max_retries),
+            progress=watch,
+        )
         wall = time.perf_counter() - started
         limited = server.bucket.limited if server.bucket else 0
     errors = sum(a.status == "error" for a in result.attempts)
@@ -68,21 +84,29 @@ def main() -> int:
     parser.add_argument("--max-retries", type=int, default=30)
     args = parser.parse_args()
     floor = max(0.0, (args.attempts - args.burst) / args.rate)
-    print(f"{args.attempts} attempts, --concurrency {args.concurrency}, limit {args.rate:g} "
-          f"req/s (burst {args.burst}), latency {args.latency:g} s; "
-          f"lower bound {floor:.1f} s")
+    print(
+        f"{args.attempts} attempts, --concurrency {args.concurrency}, limit {args.rate:g} "
+        f"req/s (burst {args.burst}), latency {args.latency:g} s; "
+        f"lower bound {floor:.1f} s"
+    )
     summary = {}
     for adaptive in (False, True):
         name = "adaptive" if adaptive else "fixed"
         runs = [run_once(args, adaptive) for _ in range(args.rounds)]
         for limited, errors, wall, lowest in runs:
-            print(f"  {name:<8} 429s {limited:>4}  errors {errors}  wall {wall:6.2f} s"
-                  f"  lowest level {lowest}")
-        summary[name] = (statistics.median(r[0] for r in runs),
-                         statistics.median(r[2] for r in runs))
+            print(
+                f"  {name:<8} 429s {limited:>4}  errors {errors}  wall {wall:6.2f} s"
+                f"  lowest level {lowest}"
+            )
+        summary[name] = (
+            statistics.median(r[0] for r in runs),
+            statistics.median(r[2] for r in runs),
+        )
     (fixed_429, fixed_wall), (ad_429, ad_wall) = summary["fixed"], summary["adaptive"]
-    print(f"median: fixed {fixed_429:g} 429s {fixed_wall:.2f} s; adaptive {ad_429:g} 429s "
-          f"{ad_wall:.2f} s ({ad_wall / fixed_wall:.2f}x the fixed wall time)")
+    print(
+        f"median: fixed {fixed_429:g} 429s {fixed_wall:.2f} s; adaptive {ad_429:g} 429s "
+        f"{ad_wall:.2f} s ({ad_wall / fixed_wall:.2f}x the fixed wall time)"
+    )
     return 0
 
 

@@ -21,16 +21,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from skill_eval.core.work import Work  # noqa: E402
 from skill_eval.jail.bubblewrap import problem as jail_problem  # noqa: E402
 from skill_eval.judges.pytest_judge import run_pytest  # noqa: E402
-from skill_eval.work import Work  # noqa: E402
 
-FIXTURE = '''import os
+FIXTURE = """import os
 
 def test_output_mentions_done():
     with open(os.environ["AI_OUTPUT_FILE"], encoding="utf-8") as handle:
         assert "DONE" in handle.read()
-'''
+"""
 TARGET_SECONDS = 0.3
 
 
@@ -78,28 +78,42 @@ def main() -> int:
         naive_env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
 
         def naive() -> bool:
-            done = subprocess.run([sys.executable, "-m", "pytest", str(test_file), "-q"],
-                                  cwd=fixtures, env=naive_env, capture_output=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", str(test_file), "-q"],
+                cwd=fixtures,
+                env=naive_env,
+                capture_output=True,
+            )
             return done.returncode == 0
 
         if (missing := jail_problem()) is not None:
             raise SystemExit(f"cannot bench the jail: {missing}")
-        rows = [("judge [bubblewrap jail]", timings(judge, args.runs)),
-                ("judge [--no-jail]", timings(judge_plain, args.runs)),
-                ("naive pytest", timings(naive, args.runs))]
+        rows = [
+            ("judge [bubblewrap jail]", timings(judge, args.runs)),
+            ("judge [--no-jail]", timings(judge_plain, args.runs)),
+            ("naive pytest", timings(naive, args.runs)),
+        ]
     load = os.getloadavg()[0]
-    print(f"pytest judgement, trivial fixture, {args.runs} runs each, {os.cpu_count()} CPUs, "
-          f"load average {load:.2f}")
+    print(
+        f"pytest judgement, trivial fixture, {args.runs} runs each, {os.cpu_count()} CPUs, "
+        f"load average {load:.2f}"
+    )
     for name, (wall, cpu) in rows:
-        print(f"  {name:30s} wall median {statistics.median(wall):.3f} s  p90 {p90(wall):.3f} s"
-              f"  min {min(wall):.3f} s | CPU median {statistics.median(cpu):.3f} s")
+        print(
+            f"  {name:30s} wall median {statistics.median(wall):.3f} s  p90 {p90(wall):.3f} s"
+            f"  min {min(wall):.3f} s | CPU median {statistics.median(cpu):.3f} s"
+        )
     median = statistics.median(rows[0][1][0])
     added = median - statistics.median(rows[1][1][0])
-    print(f"  the jail adds {added * 1000:.0f} ms per judgement (target: under 50 ms): "
-          f"{'meets' if added < 0.05 else 'MISSES'}")
+    print(
+        f"  the jail adds {added * 1000:.0f} ms per judgement (target: under 50 ms): "
+        f"{'meets' if added < 0.05 else 'MISSES'}"
+    )
     verdict = "meets" if median < TARGET_SECONDS else "MISSES"
-    print(f"  target: wall median < {TARGET_SECONDS} s: {verdict} "
-          f"({statistics.median(rows[-1][1][0]) / median:.1f}x faster than naive)")
+    print(
+        f"  target: wall median < {TARGET_SECONDS} s: {verdict} "
+        f"({statistics.median(rows[-1][1][0]) / median:.1f}x faster than naive)"
+    )
     return 0
 
 

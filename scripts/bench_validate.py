@@ -26,9 +26,14 @@ DEMO = REPO / "task_suites" / "demo" / "task_suite.yaml"
 def generated_suite(directory: Path, tasks: int = 50) -> Path:
     lines = ['skill_id: "bench"', 'version: "1.0"', "tasks:"]
     for i in range(tasks):
-        lines += [f'  - id: "task-{i}"', f'    prompt: "Write item {i} in the house format."',
-                  "    judge:", '      type: "contains"', f'      expected: ["item {i}"]',
-                  "    timeout_seconds: 60"]
+        lines += [
+            f'  - id: "task-{i}"',
+            f'    prompt: "Write item {i} in the house format."',
+            "    judge:",
+            '      type: "contains"',
+            f'      expected: ["item {i}"]',
+            "    timeout_seconds: 60",
+        ]
     path = directory / "task_suite.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -73,13 +78,15 @@ def main() -> None:
         times = time_runs(argv, args.runs)
         print(f"suite: {suite}")
         print(f"cli:   {how}")
-        print(f"validate subprocess ({args.runs} runs): median {statistics.median(times):.3f} s, "
-              f"min {min(times):.3f} s")
+        print(
+            f"validate subprocess ({args.runs} runs): median {statistics.median(times):.3f} s, "
+            f"min {min(times):.3f} s"
+        )
         startup = min(time_runs([sys.executable, "-c", ""], 5))
         print(f"interpreter startup alone: min {startup:.3f} s")
 
         from skill_eval.errors import SuiteError
-        from skill_eval.suite import load_suite
+        from skill_eval.inputs.suite import load_suite
 
         loads = []
         for _ in range(max(args.runs, 20)):
@@ -89,8 +96,10 @@ def main() -> None:
             except SuiteError:
                 pass
             loads.append(time.perf_counter() - started)
-        print(f"in-process load_suite: median {statistics.median(loads) * 1000:.2f} ms, "
-              f"min {min(loads) * 1000:.2f} ms")
+        print(
+            f"in-process load_suite: median {statistics.median(loads) * 1000:.2f} ms, "
+            f"min {min(loads) * 1000:.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ the true delta by the interval and its mean width, then the two figures that cho
 policy of `skill-eval run`: how often it accepts a skill 10 points worse, and how often it
 passes an unchanged one.
 
-Then `--early-stop` (skill_eval/sequential.py): the same simulated runs at 3 and 5 samples,
+Then `--early-stop` (skill_eval/stats/sequential.py): the same simulated runs at 3 and 5 samples,
 decided look by look as `skill-eval run --early-stop` decides them, against the fixed-sample
 decision of the same outcomes: each policy's pass rate both ways and the share of attempts
 the early stop saved. False accepts (the "10 pts worse" row under an interval policy) must not
@@ -27,10 +27,10 @@ import argparse
 import random
 import time
 
-from skill_eval import sequential
-from skill_eval.model import Status
-from skill_eval.policy import DEFAULT_POLICY, POLICIES, decide_policy
-from skill_eval.stats import paired_comparison, task_stats
+from skill_eval.core.model import Status
+from skill_eval.stats import sequential
+from skill_eval.stats.estimates import paired_comparison, task_stats
+from skill_eval.stats.policy import DEFAULT_POLICY, POLICIES, decide_policy
 
 SCENARIOS = (("same", 0.0), ("10 pts worse", -0.10), ("20 pts better", 0.20))
 SAMPLES = (1, 3)
@@ -73,8 +73,16 @@ def run(seed: int, reps: int, n_tasks: int, interval: str, resamples: int) -> li
                 low, high = comparison.interval or (0.0, 0.0)
                 covered += low <= true_delta <= high
                 width += high - low
-            rows.append((name, true_delta, samples, {p: n / reps for p, n in passes.items()},
-                         covered / reps, width / reps))
+            rows.append(
+                (
+                    name,
+                    true_delta,
+                    samples,
+                    {p: n / reps for p, n in passes.items()},
+                    covered / reps,
+                    width / reps,
+                )
+            )
     return rows
 
 
@@ -83,20 +91,27 @@ EarlyRow = tuple[str, int, str, float, float, float]
 
 
 def _outcomes(probs: list[float], samples: int, rng: random.Random) -> list[list[Status]]:
-    return [["passed" if rng.random() < p else "failed" for _ in range(samples)]
-            for p in probs]
+    return [["passed" if rng.random() < p else "failed" for _ in range(samples)] for p in probs]
 
 
-def _decide_at(cand: list[list[Status]], base: list[list[Status]], policy: str, j: int,
-               alpha: float | None) -> tuple[bool, object]:
+def _decide_at(
+    cand: list[list[Status]], base: list[list[Status]], policy: str, j: int, alpha: float | None
+) -> tuple[bool, object]:
     """The policy's decision on the first j attempts of every task (pass_k 1)."""
+
     def scores(arm: list[list[Status]]) -> dict[str, float | None]:
         return {f"t{i}": task_stats(o[:j], 1).pass_at_k for i, o in enumerate(arm)}
+
     comparison = paired_comparison(scores(cand), scores(base), samples=j)
     first = [(sum(o[0] == "passed" for o in arm) / len(arm)) for arm in (cand, base)]
     reported = (first[0], first[1], round(first[0] - first[1], 4))
-    decision = decide_policy(policy, comparison, samples=j,  # type: ignore[arg-type]
-                             reported=reported, alpha=alpha)
+    decision = decide_policy(
+        policy,
+        comparison,
+        samples=j,  # type: ignore[arg-type]
+        reported=reported,
+        alpha=alpha,
+    )
     return decision.passed, comparison
 
 
@@ -109,8 +124,10 @@ def run_early(seed: int, reps: int, n_tasks: int) -> list[EarlyRow]:
         cand_p = [min(1.0, max(0.0, p + shift)) for p in base_p]
         for samples in EARLY_SAMPLES:
             rng = random.Random(f"early/{seed}/{name}/{samples}")
-            runs = [(_outcomes(cand_p, samples, rng), _outcomes(base_p, samples, rng))
-                    for _ in range(reps)]
+            runs = [
+                (_outcomes(cand_p, samples, rng), _outcomes(base_p, samples, rng))
+                for _ in range(reps)
+            ]
             rounds = sequential.look_rounds(samples, 1)
             for policy in POLICIES:
                 fixed = early = used = 0
@@ -119,36 +136,49 @@ def run_early(seed: int, reps: int, n_tasks: int) -> list[EarlyRow]:
                     for end in rounds:
                         alpha = sequential.look_alpha(policy, samples, 1, end)
                         passed, comparison = _decide_at(cand, base, policy, end, alpha)
-                        call = sequential.call(policy, comparison, passed,  # type: ignore
-                                               alpha=alpha, per_task=end, margin=None,
-                                               errors=False)
+                        call = sequential.call(
+                            policy,
+                            comparison,
+                            passed,  # type: ignore
+                            alpha=alpha,
+                            per_task=end,
+                            margin=None,
+                            errors=False,
+                        )
                         if call is not None or end == samples:
                             early += passed
                             used += end
                             break
-                rows.append((name, samples, policy, fixed / reps, early / reps,
-                             1 - used / (reps * samples)))
+                rows.append(
+                    (name, samples, policy, fixed / reps, early / reps, 1 - used / (reps * samples))
+                )
     return rows
 
 
 def print_early(rows: list[EarlyRow], n_tasks: int, reps: int, seed: int) -> None:
-    print(f"\n--early-stop: {n_tasks} tasks, {reps} reps per row, seed {seed}; pass rate "
-          "fixed-sample -> early-stop, and the share of attempts saved")
+    print(
+        f"\n--early-stop: {n_tasks} tasks, {reps} reps per row, seed {seed}; pass rate "
+        "fixed-sample -> early-stop, and the share of attempts saved"
+    )
     header = f"{'scenario':<14} {'samples':>7} " + " ".join(f"{p:>22}" for p in POLICIES)
     print(header)
     print("-" * len(header))
     table: dict[tuple[str, int], dict[str, str]] = {}
     for name, samples, policy, fixed, early, saved in rows:
-        table.setdefault((name, samples), {})[policy] = \
-            f"{fixed:.1%}->{early:.1%} -{saved:.0%}"
+        table.setdefault((name, samples), {})[policy] = f"{fixed:.1%}->{early:.1%} -{saved:.0%}"
     for (name, samples), cells in table.items():
         print(f"{name:<14} {samples:>7} " + " ".join(f"{cells[p]:>22}" for p in POLICIES))
     for name, samples, policy, fixed, early, saved in rows:
         if policy == DEFAULT_POLICY and samples == 3 and name != "20 pts better":
-            what = "accepts a 10-point-worse skill" if name == "10 pts worse" \
+            what = (
+                "accepts a 10-point-worse skill"
+                if name == "10 pts worse"
                 else "passes an unchanged skill"
-            print(f"default policy {DEFAULT_POLICY} x 3 samples {what}: fixed {fixed:.1%}, "
-                  f"early-stop {early:.1%}, attempts saved {saved:.0%}")
+            )
+            print(
+                f"default policy {DEFAULT_POLICY} x 3 samples {what}: fixed {fixed:.1%}, "
+                f"early-stop {early:.1%}, attempts saved {saved:.0%}"
+            )
 
 
 def main() -> None:
@@ -158,13 +188,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--interval", choices=("t-floor", "bootstrap"), default="t-floor")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
-    parser.add_argument("--early-stop-only", action="store_true",
-                        help="only the --early-stop table")
+    parser.add_argument(
+        "--early-stop-only", action="store_true", help="only the --early-stop table"
+    )
     args = parser.parse_args()
     if args.early_stop_only:
         started = time.perf_counter()
-        print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps,
-                    args.seed)
+        print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
         print(f"run time {time.perf_counter() - started:.1f} s")
         return
 
@@ -179,21 +209,28 @@ def main() -> None:
         f"{args.tasks} tasks, baseline p ~ uniform(0.2, 0.8), {args.reps} reps per row, "
         f"seed {args.seed}, 95% interval: {method}"
     )
-    print("policies: delta (delta >= 0), no-regression (one-sided 96% low > -0.10), "
-          "non-inferior (low > -0.05), superior (low > 0)")
-    header = (f"{'scenario':<14} {'true Δ':>7} {'samples':>7} {'delta':>6} {'no-regr':>7} "
-              f"{'non-inf':>7} {'superior':>8} {'coverage':>8} {'width':>6}")
+    print(
+        "policies: delta (delta >= 0), no-regression (one-sided 96% low > -0.10), "
+        "non-inferior (low > -0.05), superior (low > 0)"
+    )
+    header = (
+        f"{'scenario':<14} {'true Δ':>7} {'samples':>7} {'delta':>6} {'no-regr':>7} "
+        f"{'non-inf':>7} {'superior':>8} {'coverage':>8} {'width':>6}"
+    )
     print(header)
     print("-" * len(header))
     for name, true_delta, samples, share, cov, width in rows:
-        print(f"{name:<14} {true_delta:>+7.3f} {samples:>7} {share['delta']:>6.1%} "
-              f"{share['no-regression']:>7.1%} {share['non-inferior']:>7.1%} "
-              f"{share['superior']:>8.1%} {cov:>8.1%} {width:>6.3f}")
-    pick = {name: share[DEFAULT_POLICY] for name, _, samples, share, _, _ in rows
-            if samples == 3}
-    print(f"default policy {DEFAULT_POLICY} at {args.tasks} tasks x 3 samples: accepts a "
-          f"10-point-worse skill in {pick['10 pts worse']:.1%} of runs, passes an unchanged "
-          f"skill in {pick['same']:.1%}")
+        print(
+            f"{name:<14} {true_delta:>+7.3f} {samples:>7} {share['delta']:>6.1%} "
+            f"{share['no-regression']:>7.1%} {share['non-inferior']:>7.1%} "
+            f"{share['superior']:>8.1%} {cov:>8.1%} {width:>6.3f}"
+        )
+    pick = {name: share[DEFAULT_POLICY] for name, _, samples, share, _, _ in rows if samples == 3}
+    print(
+        f"default policy {DEFAULT_POLICY} at {args.tasks} tasks x 3 samples: accepts a "
+        f"10-point-worse skill in {pick['10 pts worse']:.1%} of runs, passes an unchanged "
+        f"skill in {pick['same']:.1%}"
+    )
     started = time.perf_counter()
     print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
     print(f"run time {elapsed + time.perf_counter() - started:.1f} s")

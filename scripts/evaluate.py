@@ -20,7 +20,7 @@ import click  # noqa: E402
 
 from skill_eval.cli.common import interrupted  # noqa: E402
 from skill_eval.cli.run_cmd import options_from, run_flags, stop_on_sigterm  # noqa: E402
-from skill_eval.conductor import run_evaluation  # noqa: E402
+from skill_eval.engine.conductor import run_evaluation  # noqa: E402
 from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa: E402
 
 
@@ -42,12 +42,16 @@ def evaluate(**kwargs: Any) -> None:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
     except SystemExit as exc:  # raised by code inside the run: exit 0 means an artifact
-        click.echo(f"Error: the run was ended by SystemExit({exc.code!r}) raised inside it; "
-                   "no artifact was written", err=True)
+        click.echo(
+            f"Error: the run was ended by SystemExit({exc.code!r}) raised inside it; "
+            "no artifact was written",
+            err=True,
+        )
         sys.exit(1)
     ev = outcome.artifact["evaluation"]
-    click.echo(f"verdict: {ev['verdict']}" + (f" ({ev['reason']})" if ev.get("reason") else ""),
-               err=True)
+    click.echo(
+        f"verdict: {ev['verdict']}" + (f" ({ev['reason']})" if ev.get("reason") else ""), err=True
+    )
     click.echo(str(outcome.path))
     sys.exit(0)
 

@@ -17,23 +17,37 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
 
 
 def chromium() -> str:
     found = os.environ.get("SKILL_EVAL_CHROMIUM") or next(
         (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))),
-        None)
+        None,
+    )
     if not found:
         sys.exit("chromium not found: apt-get install chromium (or set SKILL_EVAL_CHROMIUM)")
     return found
 
 
 def skill_eval(*args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "skill_eval.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "skill_eval.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if not done.stdout.strip() and done.returncode != 0:
         sys.exit(f"skill-eval {args[0]} failed: {done.stderr.strip()}")
     return done.stdout
@@ -47,18 +61,41 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="skill-eval-shot-") as tmp:
         artifact = skill_eval(
-            "run", "--standalone", "--task-suite", "task_suites/demo/task_suite.yaml",
-            "--skill-path", "fixtures/demo-skill-improved", "--mock", "--mock-outputs",
-            "task_suites/demo/mock_outputs.yaml", "--samples", "2", "--policy", "delta",
-            "--state-root", tmp, "-q").strip()
+            "run",
+            "--standalone",
+            "--task-suite",
+            "task_suites/demo/task_suite.yaml",
+            "--skill-path",
+            "fixtures/demo-skill-improved",
+            "--mock",
+            "--mock-outputs",
+            "task_suites/demo/mock_outputs.yaml",
+            "--samples",
+            "2",
+            "--policy",
+            "delta",
+            "--state-root",
+            tmp,
+            "-q",
+        ).strip()
         html = Path(args.keep_html or Path(tmp) / "report.html").resolve()
         skill_eval("report", artifact, "--format", "html", "-o", str(html))
         output = Path(args.output).resolve()
         output.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([chromium(), *FLAGS, f"--user-data-dir={tmp}/profile",
-                        f"--window-size={args.size}", f"--screenshot={output}",
-                        html.as_uri() + "#task=breaking-change"],
-                       cwd=tmp, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                chromium(),
+                *FLAGS,
+                f"--user-data-dir={tmp}/profile",
+                f"--window-size={args.size}",
+                f"--screenshot={output}",
+                html.as_uri() + "#task=breaking-change",
+            ],
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
     print(output)
 
 

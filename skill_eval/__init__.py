@@ -9,7 +9,7 @@ for the command line.
     outcome.verdict, outcome.path
 
 `evaluate(suite, arms, executor)` is the entry below it: any number of labelled in-memory arms,
-no files written, an `EvaluationResult` back (see skill_eval/api.py).
+no files written, an `EvaluationResult` back (see skill_eval/engine/evaluation.py).
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "ArtifactError": "errors",
-    "Arm": "model",
-    "ArmComparison": "api",
-    "ArmResult": "api",
-    "Attempt": "model",
-    "BaselineCache": "cache",
+    "Arm": "core.model",
+    "ArmComparison": "engine.evaluation",
+    "ArmResult": "engine.evaluation",
+    "Attempt": "core.model",
+    "BaselineCache": "engine.cache",
     "CacheError": "errors",
-    "EvaluationOutcome": "conductor",
-    "EvaluationResult": "api",
-    "EvaluationSettings": "api",
-    "ExecutionRequest": "model",
-    "ExecutionResult": "model",
+    "EvaluationOutcome": "engine.conductor",
+    "EvaluationResult": "engine.evaluation",
+    "EvaluationSettings": "engine.evaluation",
+    "ExecutionRequest": "core.model",
+    "ExecutionResult": "core.model",
     "ExecutorConfig": "executors.base",
     "ExecutorError": "errors",
     "ExecutorSpec": "executors.base",
@@ -39,27 +39,27 @@ _EXPORTS = {
     "Grader": "executors.grader",
     "JudgeContext": "judges.base",
     "JudgeError": "errors",
-    "JudgeResult": "model",
+    "JudgeResult": "core.model",
     "JudgeSpec": "judges.base",
-    "RunOptions": "options",
-    "Skill": "model",
+    "RunOptions": "plan.options",
+    "Skill": "core.model",
     "SkillError": "errors",
     "SkillEvalError": "errors",
-    "Suite": "model",
+    "Suite": "core.model",
     "SuiteError": "errors",
-    "Task": "model",
-    "TaskResult": "results",
-    "Usage": "model",
+    "Task": "core.model",
+    "TaskResult": "stats.results",
+    "Usage": "core.model",
     "UsageError": "errors",
-    "Work": "work",
-    "evaluate": "api",
-    "load_ranking": "ranking",
+    "Work": "core.work",
+    "evaluate": "engine.evaluation",
+    "load_ranking": "skills.ranking",
     "load_skill": "skills",
-    "load_suite": "suite",
-    "read_artifact": "artifact",
+    "load_suite": "inputs.suite",
+    "read_artifact": "engine.artifact",
     "register_executor": "executors.base",
     "register_judge": "judges.base",
-    "run_evaluation": "conductor",
+    "run_evaluation": "engine.conductor",
 }
 
 __all__ = [

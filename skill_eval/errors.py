@@ -67,8 +67,9 @@ class Problem:
 class ProblemsError(SkillEvalError):
     """An error made of located problems, every one reported (one line each)."""
 
-    def __init__(self, message: str, *, path: str | None = None,
-                 problems: list[Problem] | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, problems: list[Problem] | None = None
+    ) -> None:
         super().__init__(message, path=path)
         self.problems = problems or []
 
@@ -100,8 +101,11 @@ class RunStopped(ExecutorError):
     stopped at that first attempt. Attempts finished so far are in the journal of `run_dir`."""
 
     def __init__(self, cause: str, run_dir: str) -> None:
-        super().__init__(f"run stopped: {cause} (every attempt would fail the same way; "
-                         f"finished attempts are kept in {run_dir})", path=run_dir)
+        super().__init__(
+            f"run stopped: {cause} (every attempt would fail the same way; "
+            f"finished attempts are kept in {run_dir})",
+            path=run_dir,
+        )
         self.cause = cause
         self.run_dir = run_dir
 
@@ -122,7 +126,10 @@ class RunInterrupted(SkillEvalError):
     """The run was stopped by the user; finished attempts are in the journal of `run_dir`."""
 
     def __init__(self, run_dir: str, finished: int) -> None:
-        super().__init__(f"interrupted: {finished} finished attempts are saved in {run_dir}; "
-                         f"continue with --resume {run_dir}", path=run_dir)
+        super().__init__(
+            f"interrupted: {finished} finished attempts are saved in {run_dir}; "
+            f"continue with --resume {run_dir}",
+            path=run_dir,
+        )
         self.run_dir = run_dir
         self.finished = finished

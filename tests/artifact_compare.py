@@ -7,8 +7,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-VOLATILE = {"run_id", "created_at", "started_at", "finished_at", "duration_ms",
-            "truth_anchor", "run_dir", "state_root", "seconds"}
+VOLATILE = {
+    "run_id",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "duration_ms",
+    "truth_anchor",
+    "run_dir",
+    "state_root",
+    "seconds",
+}
 HOW_MADE = {"merged", "shard"}  # top-level keys of a merged artifact or a shard's
 _RUN_PATH = re.compile(r"[^\s'\"]*/runs/[^/\s'\"]+")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # a function's repr in a pytest judge's message
@@ -16,8 +25,11 @@ _ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # a function's repr in a pytest judge
 
 def comparable(value: Any, top: bool = True) -> Any:
     if isinstance(value, dict):
-        return {k: "<volatile>" if k in VOLATILE else comparable(v, False)
-                for k, v in value.items() if not (top and k in HOW_MADE)}
+        return {
+            k: "<volatile>" if k in VOLATILE else comparable(v, False)
+            for k, v in value.items()
+            if not (top and k in HOW_MADE)
+        }
     if isinstance(value, list):
         return [comparable(v, False) for v in value]
     if isinstance(value, str):

@@ -21,9 +21,18 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--window-size=1280,1000")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--window-size=1280,1000",
+)
 
 
 def find_chromium() -> str | None:
@@ -44,9 +53,13 @@ class _WebSocket:
         host, port = hostport.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((f"GET /{path} HTTP/1.1\r\nHost: {hostport}\r\nUpgrade: websocket\r\n"
-                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        self.sock.sendall(
+            (
+                f"GET /{path} HTTP/1.1\r\nHost: {hostport}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
         head = b""
         while b"\r\n\r\n" not in head:
             chunk = self.sock.recv(1)
@@ -68,9 +81,13 @@ class _WebSocket:
     def send(self, text: str) -> None:
         payload, mask = text.encode(), os.urandom(4)
         n = len(payload)
-        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
-                                  bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else
-                                  bytes([0x80 | 127]) + struct.pack(">Q", n))
+        header = bytes([0x81]) + (
+            bytes([0x80 | n])
+            if n < 126
+            else bytes([0x80 | 126]) + struct.pack(">H", n)
+            if n < 65536
+            else bytes([0x80 | 127]) + struct.pack(">Q", n)
+        )
         self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
 
     def recv(self) -> str:
@@ -111,20 +128,30 @@ class Browser:
 
     def _start(self) -> Browser:
         # Chromium's helper processes may still be writing the profile as it is removed
-        self._profile = tempfile.TemporaryDirectory(prefix="skill-eval-chromium-",
-                                                    ignore_cleanup_errors=True)
+        self._profile = tempfile.TemporaryDirectory(
+            prefix="skill-eval-chromium-", ignore_cleanup_errors=True
+        )
         with socket.socket() as s:  # a free port; Chromium binds it a moment later
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.proc = subprocess.Popen(
-            [self.binary, *FLAGS, f"--remote-debugging-port={port}",
-             f"--user-data-dir={self._profile.name}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                self.binary,
+                *FLAGS,
+                f"--remote-debugging-port={port}",
+                f"--user-data-dir={self._profile.name}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + self.timeout
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
-                                            timeout=2) as reply:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/json/list", timeout=2
+                ) as reply:
                     pages = [t for t in json.load(reply) if t.get("type") == "page"]
                 if pages:
                     break
@@ -168,9 +195,12 @@ class Browser:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def open(self, path: Path, fragment: str = "",
-             ready: str = "document.body && document.body.getAttribute('data-ready') === '1'") \
-            -> None:
+    def open(
+        self,
+        path: Path,
+        fragment: str = "",
+        ready: str = "document.body && document.body.getAttribute('data-ready') === '1'",
+    ) -> None:
         """Load a file from disk afresh (`fragment` after its #) and wait until `ready`."""
         url = path.resolve().as_uri() + (f"#{fragment}" if fragment else "")
         for target, condition in (("about:blank", "true"), (url, ready)):
@@ -193,8 +223,8 @@ def png_colours(png: bytes) -> tuple[int, int, int]:
     pos, idat, width = 8, bytearray(), 0
     height = channels = 0
     while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        body = png[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        body = png[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", body[:10])
             if depth != 8 or colour not in (2, 6):
@@ -206,7 +236,7 @@ def png_colours(png: bytes) -> tuple[int, int, int]:
     raw, stride = zlib.decompress(bytes(idat)), width * channels
     previous, colours, at = bytearray(stride), set(), 0
     for _ in range(height):
-        kind, line = raw[at], bytearray(raw[at + 1:at + 1 + stride])
+        kind, line = raw[at], bytearray(raw[at + 1 : at + 1 + stride])
         at += 1 + stride
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
@@ -222,6 +252,6 @@ def png_colours(png: bytes) -> tuple[int, int, int]:
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
                 pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
                 line[i] = (line[i] + pred) & 0xFF
-        colours.update(bytes(line[i:i + channels]) for i in range(0, stride, channels * 7))
+        colours.update(bytes(line[i : i + channels]) for i in range(0, stride, channels * 7))
         previous = line
     return width, height, len(colours)

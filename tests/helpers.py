@@ -30,18 +30,22 @@ def write_suite(directory: Path, tasks: list[dict[str, Any]], **top: Any) -> Pat
 
 
 def contains_task(task_id: str, *expected: str) -> dict[str, Any]:
-    return {"id": task_id, "prompt": f"Do {task_id}",
-            "judge": {"type": "contains", "expected": list(expected)}}
+    return {
+        "id": task_id,
+        "prompt": f"Do {task_id}",
+        "judge": {"type": "contains", "expected": list(expected)},
+    }
 
 
-def write_skill(directory: Path, body: str = "Always answer with DONE.",
-                name: str | None = None) -> Path:
+def write_skill(
+    directory: Path, body: str = "Always answer with DONE.", name: str | None = None
+) -> Path:
     """A valid skill folder; its `name` is the folder's unless given."""
     directory.mkdir(parents=True, exist_ok=True)
     name = name or directory.name
     (directory / "SKILL.md").write_text(
-        f"---\nname: {name}\ndescription: test skill\n---\n\n# {name}\n\n{body}\n",
-        encoding="utf-8")
+        f"---\nname: {name}\ndescription: test skill\n---\n\n# {name}\n\n{body}\n", encoding="utf-8"
+    )
     return directory
 
 
@@ -50,10 +54,20 @@ def write_outputs(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def write_ranking(path: Path, candidates: list[dict[str, Any]], target: str = "skill",
-                  run_id: str = "run-1") -> Path:
-    path.write_text(json.dumps({"run_id": run_id, "lane": "test", "target": {"path": target},
-                                "scored_candidates": candidates}), encoding="utf-8")
+def write_ranking(
+    path: Path, candidates: list[dict[str, Any]], target: str = "skill", run_id: str = "run-1"
+) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "run_id": run_id,
+                "lane": "test",
+                "target": {"path": target},
+                "scored_candidates": candidates,
+            }
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -64,8 +78,13 @@ def run_cli(*args: str) -> tuple[int, str, str]:
 
 
 def run_script(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "evaluate.py"), *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "evaluate.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def read_json(path: str | Path) -> Any:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from skill_eval.core.model import Task
 from skill_eval.improve import EvalSummary, Feedback, Proposal, TaskOutcome
 from skill_eval.improve.mock_model import rule_following_output, rule_line
-from skill_eval.model import Task
 
 CATEGORIES = ("alpha", "beta", "gamma", "delta")
 
@@ -19,8 +19,15 @@ def make_tasks(categories: Sequence[str] = CATEGORIES, per_category: int = 3) ->
     for c in categories:
         for i in range(per_category):
             tid = f"{c}-{i}"
-            tasks.append(Task(id=tid, prompt=f"Explain {tid}.", category=c, index=len(tasks),
-                              judge={"type": "contains", "expected": [f"{c}-term", f"word{i}"]}))
+            tasks.append(
+                Task(
+                    id=tid,
+                    prompt=f"Explain {tid}.",
+                    category=c,
+                    index=len(tasks),
+                    judge={"type": "contains", "expected": [f"{c}-term", f"word{i}"]},
+                )
+            )
     return tasks
 
 
@@ -63,8 +70,12 @@ class RuleFollowingEvaluator:
             self.judged.add((tid, out))
             passed, score = contains_check(out, expected)
             missing = [e for e in expected if e.lower() not in out.lower()]
-            per_task[tid] = TaskOutcome(passed, score, f"missing: {missing}" if missing else "ok",
-                                        tuple(f"does not mention {m}" for m in missing))
+            per_task[tid] = TaskOutcome(
+                passed,
+                score,
+                f"missing: {missing}" if missing else "ok",
+                tuple(f"does not mention {m}" for m in missing),
+            )
         n = len(task_ids)
         return EvalSummary(per_task, n * self.tokens_per_task, n * self.cost_per_task, reused)
 
@@ -72,16 +83,22 @@ class RuleFollowingEvaluator:
 class ScriptedImprover:
     """Returns a fixed SKILL.md per call (the last one repeats); records what it was given."""
 
-    def __init__(self, skills: Sequence[str], tokens: int = 0, cost: float = 0.0,
-                 extra_files: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        skills: Sequence[str],
+        tokens: int = 0,
+        cost: float = 0.0,
+        extra_files: Mapping[str, str] | None = None,
+    ) -> None:
         self.skills = list(skills)
         self.tokens, self.cost = tokens, cost
         self.extra = dict(extra_files or {})
         self.feedback: list[Feedback] = []
         self.learnings: list[tuple[str, ...]] = []
 
-    def propose(self, skill_files: Mapping[str, str], feedback: Feedback,
-                learnings: Sequence[str]) -> Proposal:
+    def propose(
+        self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+    ) -> Proposal:
         self.feedback.append(feedback)
         self.learnings.append(tuple(learnings))
         text = self.skills[min(len(self.feedback), len(self.skills)) - 1]
@@ -92,8 +109,9 @@ class IdRuleImprover:
     """Overfits: adds a rule for each failing train task by its id, so train tasks pass but no
     other task of the category does."""
 
-    def propose(self, skill_files: Mapping[str, str], feedback: Feedback,
-                learnings: Sequence[str]) -> Proposal:
+    def propose(
+        self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+    ) -> Proposal:
         rules = "\n".join(rule_line(f.task_id) for f in feedback.failing)
         return Proposal({"SKILL.md": skill_files["SKILL.md"] + "\n" + rules + "\n"})
 

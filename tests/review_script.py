@@ -12,8 +12,10 @@ import yaml
 
 from tests.helpers import write_skill
 
-SKILL_BODY = ("Every answer ends with the line `Verified: yes`.\n\n"
-              "## Tone\n\nSKILL-BODY-MARKER: plain sentences.")
+SKILL_BODY = (
+    "Every answer ends with the line `Verified: yes`.\n\n"
+    "## Tone\n\nSKILL-BODY-MARKER: plain sentences."
+)
 VISION = "Answers a reader can trust: each one says whether it was verified."
 DIMS = ("vision_alignment", "completeness", "quality_bar", "regression", "evaluation_quality")
 
@@ -25,38 +27,64 @@ def review_skill(tmp_path: Path) -> Path:
 
 
 def plan(feedback_ids: Sequence[str] = (), marker: str = "") -> str:
-    lines = ["Here is the plan.", "", "## Builder tasks",
-             f"- [B1] (correctness) ask a factual question; check the verified line {marker}",
-             "- [B2] (vision alignment) ask for a summary; check the verified line",
-             "", "## QA checklist",
-             "- [C1] (answers say they were verified) B1 and B2 end with Verified: yes"]
+    lines = [
+        "Here is the plan.",
+        "",
+        "## Builder tasks",
+        f"- [B1] (correctness) ask a factual question; check the verified line {marker}",
+        "- [B2] (vision alignment) ask for a summary; check the verified line",
+        "",
+        "## QA checklist",
+        "- [C1] (answers say they were verified) B1 and B2 end with Verified: yes",
+    ]
     if feedback_ids:
         lines += ["", "## Feedback addressed"]
-        lines += [f"- [{fid}] tasks now compare against the no-skill answer" for fid in
-                  feedback_ids]
+        lines += [
+            f"- [{fid}] tasks now compare against the no-skill answer" for fid in feedback_ids
+        ]
     return "\n".join(lines) + "\n"
 
 
-def suite_files(discriminating: bool, *, invalid: bool = False, pytest_task: bool = False,
-                rationale: str = "covers B1 and B2") -> dict[str, str]:
+def suite_files(
+    discriminating: bool,
+    *,
+    invalid: bool = False,
+    pytest_task: bool = False,
+    rationale: str = "covers B1 and B2",
+) -> dict[str, str]:
     """A draft suite whose mock outputs make the skill matter (discriminating) or not."""
     tasks: list[dict[str, Any]] = [
-        {"id": "fact", "prompt": "When was the Eiffel tower built?",
-         "judge": {"type": "contains", "expected": ["Verified: yes"]},
-         "x-builder-task": "B1", "x-checks": ["C1"]},
-        {"id": "summary", "prompt": "Summarise the water cycle.",
-         "judge": {"type": "contains", "expected": ["Verified: yes"]},
-         "x-builder-task": "B2", "x-checks": ["C1"]},
+        {
+            "id": "fact",
+            "prompt": "When was the Eiffel tower built?",
+            "judge": {"type": "contains", "expected": ["Verified: yes"]},
+            "x-builder-task": "B1",
+            "x-checks": ["C1"],
+        },
+        {
+            "id": "summary",
+            "prompt": "Summarise the water cycle.",
+            "judge": {"type": "contains", "expected": ["Verified: yes"]},
+            "x-builder-task": "B2",
+            "x-checks": ["C1"],
+        },
     ]
     files: dict[str, str] = {}
     if pytest_task:
-        tasks.append({"id": "checked", "prompt": "Explain tides.",
-                      "judge": {"type": "pytest", "test_file": "fixtures/test_verified.py"},
-                      "x-builder-task": "B2", "x-checks": ["C1"]})
+        tasks.append(
+            {
+                "id": "checked",
+                "prompt": "Explain tides.",
+                "judge": {"type": "pytest", "test_file": "fixtures/test_verified.py"},
+                "x-builder-task": "B2",
+                "x-checks": ["C1"],
+            }
+        )
         files["fixtures/test_verified.py"] = (
             "import os\n\n\ndef test_verified_line():\n"
             "    text = open(os.environ['AI_OUTPUT_FILE'], encoding='utf-8').read()\n"
-            "    assert text.rstrip().endswith('Verified: yes')\n")
+            "    assert text.rstrip().endswith('Verified: yes')\n"
+        )
     suite: dict[str, Any] = {"skill_id": "verify-skill", "version": "1.0", "tasks": tasks}
     if invalid:
         suite.pop("version")
@@ -65,33 +93,45 @@ def suite_files(discriminating: bool, *, invalid: bool = False, pytest_task: boo
     bad = {t["id"]: f"Answer about {t['id']}.\n" for t in tasks}
     files["task_suite.yaml"] = yaml.safe_dump(suite, sort_keys=False)
     files["mock_outputs.yaml"] = yaml.safe_dump(
-        {"candidate": good, "baseline": bad if discriminating else good})
+        {"candidate": good, "baseline": bad if discriminating else good}
+    )
     return {"__rationale__": rationale, **files}
 
 
 def builder_reply(files: dict[str, str]) -> str:
-    parts = ["Sure, here is the suite.", "=== RATIONALE ===", files.get("__rationale__", ""),
-             "=== END RATIONALE ==="]
+    parts = [
+        "Sure, here is the suite.",
+        "=== RATIONALE ===",
+        files.get("__rationale__", ""),
+        "=== END RATIONALE ===",
+    ]
     for path, text in files.items():
         if path != "__rationale__":
             parts += [f"=== FILE: {path} ===", text.rstrip("\n"), "=== END FILE ==="]
     return "\n".join(parts) + "\n"
 
 
-def decision(name: str, *, add: Sequence[str] = (), feedback: Sequence[str] = (),
-             rating: str = "pass") -> str:
-    body = {"decision": name, "summary": f"the skill is {name}",
-            "dimensions": {d: {"rating": rating, "notes": f"{d} notes"} for d in DIMS},
-            "refine": {"add": list(add), "change": [], "remove": []},
-            "feedback": list(feedback), "caveats": []}
+def decision(
+    name: str, *, add: Sequence[str] = (), feedback: Sequence[str] = (), rating: str = "pass"
+) -> str:
+    body = {
+        "decision": name,
+        "summary": f"the skill is {name}",
+        "dimensions": {d: {"rating": rating, "notes": f"{d} notes"} for d in DIMS},
+        "refine": {"add": list(add), "change": [], "remove": []},
+        "feedback": list(feedback),
+        "caveats": [],
+    }
     return "My judgement:\n```json\n" + json.dumps(body, indent=1) + "\n```\n"
 
 
-REFINE = decision("refine_evaluation", rating="partial",
-                  add=["tasks the no-skill baseline fails", "a pytest check of the last line"])
+REFINE = decision(
+    "refine_evaluation",
+    rating="partial",
+    add=["tasks the no-skill baseline fails", "a pytest check of the last line"],
+)
 
 
 def write_replies(path: Path, replies: dict[str, list[str]]) -> Path:
-    path.write_text(yaml.safe_dump(replies, sort_keys=False, allow_unicode=True),
-                    encoding="utf-8")
+    path.write_text(yaml.safe_dump(replies, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path

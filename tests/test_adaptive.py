@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from skill_eval.adaptive import AimdController, Budget, CallGate, rate_limit_budgets
+from skill_eval.core.model import ExecutionRequest, Task
+from skill_eval.engine.progress import Progress
+from skill_eval.executors.adaptive import AimdController, Budget, CallGate, rate_limit_budgets
 from skill_eval.executors.anthropic_api import AnthropicConfig, AnthropicExecutor
-from skill_eval.model import ExecutionRequest, Task
-from skill_eval.progress import Progress
 from tests.fakes.anthropic_server import FakeAnthropic
 
 
@@ -57,15 +57,16 @@ def test_holds_when_the_budget_is_low_and_never_goes_below_the_floor() -> None:
 
 
 def test_rate_limit_headers() -> None:
-    headers = {"Anthropic-RateLimit-Requests-Limit": "50",
-               "anthropic-ratelimit-requests-remaining": "0",
-               "anthropic-ratelimit-requests-reset": "1970-01-01T00:00:10Z",
-               "anthropic-ratelimit-tokens-limit": "x",
-               "anthropic-ratelimit-output-tokens-limit": "1000",
-               "anthropic-ratelimit-output-tokens-remaining": "900"}
+    headers = {
+        "Anthropic-RateLimit-Requests-Limit": "50",
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": "1970-01-01T00:00:10Z",
+        "anthropic-ratelimit-tokens-limit": "x",
+        "anthropic-ratelimit-output-tokens-limit": "1000",
+        "anthropic-ratelimit-output-tokens-remaining": "900",
+    }
     budgets = rate_limit_budgets(headers, now=5.0)
-    assert budgets == {"requests": Budget(50, 0, 5.0),
-                       "output-tokens": Budget(1000, 900, None)}
+    assert budgets == {"requests": Budget(50, 0, 5.0), "output-tokens": Budget(1000, 900, None)}
     assert budgets["requests"].pace() == pytest.approx(0.1)  # 50 refill over 5 s
     assert budgets["output-tokens"].pace() == 0.0
     assert rate_limit_budgets(None) == {}
@@ -85,8 +86,12 @@ def test_the_gate_admits_at_most_the_limit() -> None:
             time.sleep(0.03)
             with lock:
                 running[0] -= 1
-            call.ok({"anthropic-ratelimit-requests-limit": "9",
-                     "anthropic-ratelimit-requests-remaining": "0"})  # low budget: hold
+            call.ok(
+                {
+                    "anthropic-ratelimit-requests-limit": "9",
+                    "anthropic-ratelimit-requests-remaining": "0",
+                }
+            )  # low budget: hold
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(one, range(16)))
@@ -106,16 +111,16 @@ def test_a_retry_after_pauses_every_call() -> None:
 
 def _request(i: int) -> ExecutionRequest:
     task = Task(id=f"t{i}", prompt=f"task {i}", judge={"type": "contains", "expected": ["x"]})
-    return ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None,
-                            timeout_seconds=30)
+    return ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None, timeout_seconds=30)
 
 
 def test_the_executor_learns_from_the_servers_429s() -> None:
     # 8 calls at once against a bucket of 2: the first wave is mostly refused, one cut and
     # one pause of the retry-after (1 s) follow, then the rest go through
     with FakeAnthropic(latency=0.05, rate_limit=(50, 2)) as server:
-        executor = AnthropicExecutor(AnthropicConfig(
-            base_url=server.base_url, concurrency=8, env={"ANTHROPIC_API_KEY": "k"}))
+        executor = AnthropicExecutor(
+            AnthropicConfig(base_url=server.base_url, concurrency=8, env={"ANTHROPIC_API_KEY": "k"})
+        )
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(executor.run, [_request(i) for i in range(8)]))
         limited = server.bucket.limited if server.bucket else 0

@@ -28,14 +28,19 @@ from tests.helpers import run_cli, write_suite
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")
 CHROMIUM = find_chromium()
-needs_sdk = pytest.mark.skipif(sdk_location() is None,
-                               reason="claude-agent-sdk not installed: pip install -e '.[agent]'")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
-                                    "(apt-get install chromium, or set SKILL_EVAL_CHROMIUM)")
+needs_sdk = pytest.mark.skipif(
+    sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (apt-get install chromium, or set SKILL_EVAL_CHROMIUM)",
+)
 
-SKILL_MD = ("---\nname: csv-digest\ndescription: DIGEST-DESC-5c1e turns CSV files into a "
-            "Markdown report\n---\n# csv-digest\nWrite report.md with the title and the row "
-            "count.\n")
+SKILL_MD = (
+    "---\nname: csv-digest\ndescription: DIGEST-DESC-5c1e turns CSV files into a "
+    "Markdown report\n---\n# csv-digest\nWrite report.md with the title and the row "
+    "count.\n"
+)
 CSV = "item,units\napples,3\npears,4\n"
 REPORT = "# Report: data.csv\nRows: 2\nDIGEST-MARK-91b0\n"  # only ever in the file, not the answer
 BASELINE_REPORT = "# Report: data.csv\nRows: 2\n"
@@ -49,28 +54,51 @@ def tool(name: str, **tool_input: Any) -> dict[str, Any]:
 # The candidate's script runs only when the skill's description is in the request; the
 # baseline's only when it is not. Each step answers one model turn.
 RULES = [
-    {"name": "with-skill", "request_contains": "DIGEST-DESC-5c1e", "steps": [
-        tool("Skill", skill="csv-digest"),
-        tool("Read", file_path="{cwd}/inputs/data.csv"),
-        tool("Write", file_path="{cwd}/report.md", content=REPORT),
-        {"text": "Done: the report is written."}]},
-    {"name": "without-skill", "request_not_contains": "DIGEST-DESC-5c1e", "steps": [
-        tool("Write", file_path="{cwd}/report.md", content=BASELINE_REPORT),
-        {"text": "Done: the report is written."}]},
+    {
+        "name": "with-skill",
+        "request_contains": "DIGEST-DESC-5c1e",
+        "steps": [
+            tool("Skill", skill="csv-digest"),
+            tool("Read", file_path="{cwd}/inputs/data.csv"),
+            tool("Write", file_path="{cwd}/report.md", content=REPORT),
+            {"text": "Done: the report is written."},
+        ],
+    },
+    {
+        "name": "without-skill",
+        "request_not_contains": "DIGEST-DESC-5c1e",
+        "steps": [
+            tool("Write", file_path="{cwd}/report.md", content=BASELINE_REPORT),
+            {"text": "Done: the report is written."},
+        ],
+    },
 ]
 
 
 def agent_suite(root: Path) -> Path:
     (root / "inputs").mkdir(parents=True)
     (root / "inputs" / "data.csv").write_text(CSV, encoding="utf-8")
-    return write_suite(root, [{
-        "id": TASK, "prompt": "Write a Markdown report of inputs/data.csv to report.md.",
-        "files": ["inputs/data.csv"], "max_turns": 8,
-        "judge": {"type": "all", "judges": [
-            {"type": "skill-used", "skill": "csv-digest", "expect": True},
-            {"type": "contains", "file": "report.md", "expected": ["DIGEST-MARK-91b0"]},
-            {"type": "file-exists", "paths": ["report.md"]}]}}],
-        skill_id="csv-digest", allowed_tools=["Skill", "Write", "Read"])
+    return write_suite(
+        root,
+        [
+            {
+                "id": TASK,
+                "prompt": "Write a Markdown report of inputs/data.csv to report.md.",
+                "files": ["inputs/data.csv"],
+                "max_turns": 8,
+                "judge": {
+                    "type": "all",
+                    "judges": [
+                        {"type": "skill-used", "skill": "csv-digest", "expect": True},
+                        {"type": "contains", "file": "report.md", "expected": ["DIGEST-MARK-91b0"]},
+                        {"type": "file-exists", "paths": ["report.md"]},
+                    ],
+                },
+            }
+        ],
+        skill_id="csv-digest",
+        allowed_tools=["Skill", "Write", "Read"],
+    )
 
 
 def skill_folder(root: Path) -> Path:
@@ -122,11 +150,31 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentRun]:
         mp.chdir(run.cwd)
         mp.setenv("ANTHROPIC_API_KEY", "sk-test")
         mp.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        args = ["run", "--standalone", "--task-suite", str(run.suite_dir / "task_suite.yaml"),
-                "--skill-path", str(skill), "--state-root", str(run.state),
-                "--executor", "claude-cli", "--skill-mode", "installed",
-                "--keep-workspaces", "all", "--concurrency", "2", "--max-retries", "0",
-                "-q", "--policy", "delta", "--output", str(run.artifact)]
+        args = [
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(run.suite_dir / "task_suite.yaml"),
+            "--skill-path",
+            str(skill),
+            "--state-root",
+            str(run.state),
+            "--executor",
+            "claude-cli",
+            "--skill-mode",
+            "installed",
+            "--keep-workspaces",
+            "all",
+            "--concurrency",
+            "2",
+            "--max-retries",
+            "0",
+            "-q",
+            "--policy",
+            "delta",
+            "--output",
+            str(run.artifact),
+        ]
         if CONFIGURED_CLAUDE:
             args += ["--claude-bin", CONFIGURED_CLAUDE]
         run.code, run.out, run.err = run_cli(*args)
@@ -149,14 +197,20 @@ def test_skill_then_write_through_the_real_cli(agent_run: AgentRun) -> None:
     # else: not in cwd, not in the suite folder, not in the temp dir, not in HOME.
     kept = run.run_dir() / "workspaces"
     found = sorted(p.relative_to(run.tmp) for p in run.tmp.rglob("report.md"))
-    assert found == sorted(p.relative_to(run.tmp) for p in (
-        kept / "baseline" / TASK / "0" / "report.md",
-        kept / "candidate" / TASK / "0" / "report.md"))
+    assert found == sorted(
+        p.relative_to(run.tmp)
+        for p in (
+            kept / "baseline" / TASK / "0" / "report.md",
+            kept / "candidate" / TASK / "0" / "report.md",
+        )
+    )
     assert (kept / "candidate" / TASK / "0" / "report.md").read_text() == REPORT
     assert (kept / "baseline" / TASK / "0" / "report.md").read_text() == BASELINE_REPORT
     attempt = kept / "candidate" / TASK / "0"
-    assert sorted(p.relative_to(attempt).as_posix() for p in attempt.rglob("*")
-                  if p.is_file()) == ["inputs/data.csv", "report.md"]  # no installed skill left
+    assert sorted(p.relative_to(attempt).as_posix() for p in attempt.rglob("*") if p.is_file()) == [
+        "inputs/data.csv",
+        "report.md",
+    ]  # no installed skill left
     assert (attempt / "inputs" / "data.csv").read_text() == CSV
     assert list(run.cwd.iterdir()) == []
     assert list(run.temp.glob("skill-eval-*")) == []  # (Claude Code leaves claude-<uid>/ there)
@@ -166,6 +220,7 @@ def test_skill_then_write_through_the_real_cli(agent_run: AgentRun) -> None:
     # judges read report.md (its marker is in the file only, never in the final answer).
     def verdicts(record: dict[str, Any]) -> list[bool]:
         return [part["passed"] for part in record["judge"]["data"]["judges"]]
+
     assert verdicts(candidate) == [True, True, True], candidate["judge"]
     assert verdicts(baseline) == [False, False, True], baseline["judge"]  # its own report.md
     assert "DIGEST-MARK-91b0" not in candidate["output"]
@@ -174,7 +229,10 @@ def test_skill_then_write_through_the_real_cli(agent_run: AgentRun) -> None:
 
     # The transcript, in the journal ...
     assert [(c["name"], c["ok"]) for c in candidate["transcript"]] == [
-        ("Skill", True), ("Read", True), ("Write", True)]
+        ("Skill", True),
+        ("Read", True),
+        ("Write", True),
+    ]
     assert candidate["transcript"][0]["input"] == {"skill": "csv-digest"}
     assert "apples,3" in candidate["transcript"][1]["output"]
     assert [(c["name"], c["ok"]) for c in baseline["transcript"]] == [("Write", True)]
@@ -199,6 +257,7 @@ def test_skill_then_write_through_the_real_cli(agent_run: AgentRun) -> None:
 
 # -- the artifact as an HTML report (issue 13) ----------------------------------------------------
 
+
 def render(artifact: Path, out: Path) -> Path:
     code, stdout, err = run_cli("report", str(artifact), "--format", "html", "-o", str(out))
     assert code == 0, stdout + err
@@ -206,8 +265,9 @@ def render(artifact: Path, out: Path) -> Path:
 
 
 @needs_sdk
-def test_the_agent_report_holds_the_changed_files_and_the_transcript(agent_run: AgentRun,
-                                                                     tmp_path: Path) -> None:
+def test_the_agent_report_holds_the_changed_files_and_the_transcript(
+    agent_run: AgentRun, tmp_path: Path
+) -> None:
     html = render(agent_run.artifact, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "changed files (1)" in html and "<code>report.md</code>" in html
     assert "transcript (3 tool calls)" in html and "transcript (1 tool call)" in html
@@ -241,8 +301,9 @@ def browser() -> Iterator[Browser]:
 
 @needs_sdk
 @needs_chromium
-def test_the_agent_report_opens_in_headless_chromium(agent_run: AgentRun, tmp_path: Path,
-                                                     browser: Browser) -> None:
+def test_the_agent_report_opens_in_headless_chromium(
+    agent_run: AgentRun, tmp_path: Path, browser: Browser
+) -> None:
     browser.open(render(agent_run.artifact, tmp_path / "report.html"))
     width, height, colours = png_colours(browser.screenshot())
     assert width >= 800 and height >= 600 and colours > 50  # a blank page has one colour
@@ -257,8 +318,10 @@ def test_the_agent_report_opens_in_headless_chromium(agent_run: AgentRun, tmp_pa
     assert "was not used" in baseline["text"]  # the skill-used judge's feedback
     # The transcript is searchable: text only a tool's result holds finds the task.
     for query, found in (("no-such-text-3e9", False), ("pears,4", True)):
-        browser.eval(f"var s = document.getElementById('search'); s.value = {query!r};"
-                     "s.dispatchEvent(new Event('input'))")
+        browser.eval(
+            f"var s = document.getElementById('search'); s.value = {query!r};"
+            "s.dispatchEvent(new Event('input'))"
+        )
         assert (browser.eval(AGENT_ROW.replace("${TASK}", TASK)) is not None) is found, query
 
 
@@ -266,27 +329,52 @@ DEMO_AGENT = REPO / "task_suites" / "demo-agent"
 
 
 @needs_chromium
-def test_the_mocked_agent_demo_report_opens_in_headless_chromium(tmp_path: Path,
-                                                                 browser: Browser) -> None:
+def test_the_mocked_agent_demo_report_opens_in_headless_chromium(
+    tmp_path: Path, browser: Browser
+) -> None:
     artifact = tmp_path / "demo-agent.json"
-    code, out, err = run_cli("run", "--standalone", "--task-suite", str(DEMO_AGENT),
-                             "--skill-path", str(DEMO_AGENT / "skill" / "csv-report"), "--mock",
-                             "--mock-outputs", str(DEMO_AGENT / "mock_outputs.yaml"),
-                             "--state-root", str(tmp_path / "state"), "-q",
-                             "--output", str(artifact))
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(DEMO_AGENT),
+        "--skill-path",
+        str(DEMO_AGENT / "skill" / "csv-report"),
+        "--mock",
+        "--mock-outputs",
+        str(DEMO_AGENT / "mock_outputs.yaml"),
+        "--state-root",
+        str(tmp_path / "state"),
+        "-q",
+        "--output",
+        str(artifact),
+    )
     assert code == 0, out + err
     browser.open(render(artifact, tmp_path / "report.html"))
     width, height, colours = png_colours(browser.screenshot())
     assert width >= 800 and height >= 600 and colours > 50
-    visible = browser.eval("Array.from(document.querySelectorAll('details.task'))"
-                           ".filter(r => !r.hidden).map(r => r.dataset.task)")
-    assert sorted(visible) == ["empty-csv", "input-untouched", "sales-report",
-                               "sales-report-tested", "uses-the-skill"]
+    visible = browser.eval(
+        "Array.from(document.querySelectorAll('details.task'))"
+        ".filter(r => !r.hidden).map(r => r.dataset.task)"
+    )
+    assert sorted(visible) == [
+        "empty-csv",
+        "input-untouched",
+        "sales-report",
+        "sales-report-tested",
+        "uses-the-skill",
+    ]
     candidate, baseline = browser.eval(AGENT_ROW.replace("${TASK}", "uses-the-skill"))
     assert candidate["calls"][0] == "Skill" and "Skill" not in baseline["calls"]
     assert candidate["files"] and candidate["shown"]
     browser.eval("document.querySelector('[data-filter=improved]').click()")
-    improved = browser.eval("Array.from(document.querySelectorAll('details.task'))"
-                            ".filter(r => !r.hidden).map(r => r.dataset.task)")
-    assert sorted(improved) == ["empty-csv", "sales-report", "sales-report-tested",
-                                "uses-the-skill"]
+    improved = browser.eval(
+        "Array.from(document.querySelectorAll('details.task'))"
+        ".filter(r => !r.hidden).map(r => r.dataset.task)"
+    )
+    assert sorted(improved) == [
+        "empty-csv",
+        "sales-report",
+        "sales-report-tested",
+        "uses-the-skill",
+    ]

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
+from skill_eval.core.model import Arm, Skill, Task
+from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import SuiteError, UsageError
 from skill_eval.executors.base import create_executor
 from skill_eval.executors.mock import load_mock_outputs
+from skill_eval.inputs.suite import load_suite
 from skill_eval.judges import JudgeContext, build_judge
-from skill_eval.model import Arm, Skill, Task
-from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
-from skill_eval.suite import load_suite
 from tests.helpers import REPO, read_json, run_cli, write_outputs
 
 DEMO = REPO / "task_suites" / "demo-agent"
@@ -39,56 +39,85 @@ def problems(path: Path) -> list[str]:
     return [str(p) for p in caught.value.problems]
 
 
-TASK_HEAD = ("tasks:\n"
-             "  - id: t1\n"
-             "    prompt: p\n"
-             "    judge: {type: file-exists, paths: [report.md]}\n")
+TASK_HEAD = (
+    "tasks:\n  - id: t1\n    prompt: p\n    judge: {type: file-exists, paths: [report.md]}\n"
+)
 
 
 def test_agent_fields_load_and_the_suite_default_applies(tmp_path: Path) -> None:
-    path = suite_file(tmp_path, "allowed_tools: [Read, Write]\n" + TASK_HEAD +
-                      "    files: [inputs/data.csv, inputs]\n    max_turns: 5\n"
-                      "  - id: t2\n    prompt: p\n    judge: {type: contains, expected: [x]}\n"
-                      "    allowed_tools: [Read, Skill, Bash]\n")
+    path = suite_file(
+        tmp_path,
+        "allowed_tools: [Read, Write]\n"
+        + TASK_HEAD
+        + "    files: [inputs/data.csv, inputs]\n    max_turns: 5\n"
+        "  - id: t2\n    prompt: p\n    judge: {type: contains, expected: [x]}\n"
+        "    allowed_tools: [Read, Skill, Bash]\n",
+    )
     t1, t2 = load_suite(path).tasks
-    assert (t1.files, t1.allowed_tools, t1.max_turns) == (("inputs/data.csv", "inputs"),
-                                                          ("Read", "Write"), 5)
+    assert (t1.files, t1.allowed_tools, t1.max_turns) == (
+        ("inputs/data.csv", "inputs"),
+        ("Read", "Write"),
+        5,
+    )
     assert t2.allowed_tools == ("Read", "Skill", "Bash") and t2.files == ()
     assert t1.is_agent_task and t2.is_agent_task
     plain = load_suite(suite_file(tmp_path / "p", TASK_HEAD)).tasks[0]
-    assert (plain.files, plain.allowed_tools, plain.max_turns, plain.is_agent_task) == \
-        ((), None, None, False)
+    assert (plain.files, plain.allowed_tools, plain.max_turns, plain.is_agent_task) == (
+        (),
+        None,
+        None,
+        False,
+    )
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("    files: [missing.csv]\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").files[0]: not found: 'missing.csv'"),
-    ("    files: [../outside.csv]\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").files[0]: must not contain '..': "
-     "'../outside.csv'"),
-    ("    files: [/etc/passwd]\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").files[0]: must be a path relative to the suite "
-     "folder, not absolute: '/etc/passwd'"),
-    ("    files: [link.csv]\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").files[0]: must stay inside the suite folder "
-     "after resolving symlinks: 'link.csv' leaves it"),
-    ("    files: []\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").files: must be a non-empty list of paths "
-     "relative to the suite folder"),
-    ("    allowed_tools: Read\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").allowed_tools: must be a list of distinct tool "
-     "names such as [Read, Write, Skill]"),
-    ("    allowed_tools: [Read, 'rm -rf']\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").allowed_tools[1]: must be a tool name such as "
-     "Read, Write or Skill"),
-    ("    max_turns: 0\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").max_turns: must be a whole number of turns from "
-     "1 to 1000"),
-    ("    judge2: 1\n",
-     "task_suite.yaml:7: tasks[0] (id \"t1\").judge2: unknown key 'judge2'"),
-])
-def test_bad_agent_fields_are_reported_with_file_and_line(tmp_path: Path, line: str,
-                                                          expected: str) -> None:
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (
+            "    files: [missing.csv]\n",
+            "task_suite.yaml:7: tasks[0] (id \"t1\").files[0]: not found: 'missing.csv'",
+        ),
+        (
+            "    files: [../outside.csv]\n",
+            "task_suite.yaml:7: tasks[0] (id \"t1\").files[0]: must not contain '..': "
+            "'../outside.csv'",
+        ),
+        (
+            "    files: [/etc/passwd]\n",
+            'task_suite.yaml:7: tasks[0] (id "t1").files[0]: must be a path relative to the suite '
+            "folder, not absolute: '/etc/passwd'",
+        ),
+        (
+            "    files: [link.csv]\n",
+            'task_suite.yaml:7: tasks[0] (id "t1").files[0]: must stay inside the suite folder '
+            "after resolving symlinks: 'link.csv' leaves it",
+        ),
+        (
+            "    files: []\n",
+            'task_suite.yaml:7: tasks[0] (id "t1").files: must be a non-empty list of paths '
+            "relative to the suite folder",
+        ),
+        (
+            "    allowed_tools: Read\n",
+            'task_suite.yaml:7: tasks[0] (id "t1").allowed_tools: must be a list of distinct tool '
+            "names such as [Read, Write, Skill]",
+        ),
+        (
+            "    allowed_tools: [Read, 'rm -rf']\n",
+            'task_suite.yaml:7: tasks[0] (id "t1").allowed_tools[1]: must be a tool name such as '
+            "Read, Write or Skill",
+        ),
+        (
+            "    max_turns: 0\n",
+            'task_suite.yaml:7: tasks[0] (id "t1").max_turns: must be a whole number of turns from '
+            "1 to 1000",
+        ),
+        ("    judge2: 1\n", "task_suite.yaml:7: tasks[0] (id \"t1\").judge2: unknown key 'judge2'"),
+    ],
+)
+def test_bad_agent_fields_are_reported_with_file_and_line(
+    tmp_path: Path, line: str, expected: str
+) -> None:
     outside = tmp_path / "outside.csv"
     outside.write_text("secret")
     path = suite_file(tmp_path / "suite", TASK_HEAD + line)
@@ -99,12 +128,13 @@ def test_bad_agent_fields_are_reported_with_file_and_line(tmp_path: Path, line: 
 
 def test_suite_level_allowed_tools_error_has_its_line(tmp_path: Path) -> None:
     [problem] = problems(suite_file(tmp_path, "allowed_tools: [1]\n" + TASK_HEAD))
-    assert problem.endswith("task_suite.yaml:3: allowed_tools[0]: must be a tool name such "
-                            "as Read, Write or Skill")
+    assert problem.endswith(
+        "task_suite.yaml:3: allowed_tools[0]: must be a tool name such as Read, Write or Skill"
+    )
 
 
 def test_a_symlink_inside_a_files_folder_is_not_copied(tmp_path: Path) -> None:
-    from skill_eval.task_files import expand_task_files
+    from skill_eval.core.task_files import expand_task_files
 
     path = suite_file(tmp_path / "s", TASK_HEAD + "    files: [inputs]\n")
     (tmp_path / "secret").write_text("secret")
@@ -115,16 +145,29 @@ def test_a_symlink_inside_a_files_folder_is_not_copied(tmp_path: Path) -> None:
 
 # -- the mock executor's scripted work ------------------------------------------------------------
 
-@pytest.mark.parametrize("entry, message", [
-    ({"text": "x", "files": {"../escape.md": "x"}}, "t1: files: '../escape.md' must not "
-                                                     "contain '..'"),
-    ({"files": {"/tmp/abs.md": "x"}}, "t1: files: '/tmp/abs.md' must be a path relative to "
-                                      "the workspace"),
-    ({"text": "x", "tool": []}, "t1: unknown key 'tool'; allowed: files, text, tools, triggered"),
-    ({"tools": [{"input": {}}]}, "t1: tools[0]: must be a mapping with a name (string) and "
-                                 "an input (mapping)"),
-    (3, "t1: output must be a string or a mapping with text, files and tools"),
-])
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        (
+            {"text": "x", "files": {"../escape.md": "x"}},
+            "t1: files: '../escape.md' must not contain '..'",
+        ),
+        (
+            {"files": {"/tmp/abs.md": "x"}},
+            "t1: files: '/tmp/abs.md' must be a path relative to the workspace",
+        ),
+        (
+            {"text": "x", "tool": []},
+            "t1: unknown key 'tool'; allowed: files, text, tools, triggered",
+        ),
+        (
+            {"tools": [{"input": {}}]},
+            "t1: tools[0]: must be a mapping with a name (string) and an input (mapping)",
+        ),
+        (3, "t1: output must be a string or a mapping with text, files and tools"),
+    ],
+)
 def test_bad_scripted_work_is_a_usage_error(tmp_path: Path, entry: Any, message: str) -> None:
     path = write_outputs(tmp_path / "m.yaml", {"candidate": {"t1": entry}})
     with pytest.raises(UsageError) as caught:
@@ -132,25 +175,45 @@ def test_bad_scripted_work_is_a_usage_error(tmp_path: Path, entry: Any, message:
     assert str(caught.value) == f"{path}: candidate.{message}"
 
 
-def run_tasks(tmp_path: Path, tasks: list[Task], outputs: dict[str, Any],
-              **settings: Any) -> list[Any]:
+def run_tasks(
+    tmp_path: Path, tasks: list[Task], outputs: dict[str, Any], **settings: Any
+) -> list[Any]:
     executor = create_executor("mock", {"mock_outputs": outputs})
     arm = Arm("candidate", Skill("csv-report", "skill"), "candidate")
     judges = {t.id: build_judge(t.judge) for t in tasks}
-    runner = Runner(executor, judges, JudgeContext(suite_dir=tmp_path),
-                    Journal(tmp_path / "attempts.jsonl"),
-                    RunSettings(sleep=lambda s: None, workspace_parent=tmp_path, **settings))
+    runner = Runner(
+        executor,
+        judges,
+        JudgeContext(suite_dir=tmp_path),
+        Journal(tmp_path / "attempts.jsonl"),
+        RunSettings(sleep=lambda s: None, workspace_parent=tmp_path, **settings),
+    )
     return runner.run(plan_jobs([arm], tasks, 1))
 
 
 def test_mock_writes_files_in_the_workspace_and_records_calls(tmp_path: Path) -> None:
     (tmp_path / "inputs").mkdir()
     (tmp_path / "inputs" / "data.csv").write_text("a\n1\n")
-    task = Task("t1", "p", {"type": "all", "judges": [
-        JUDGE, {"type": "skill-used", "skill": "csv-report"},
-        {"type": "file-exists", "paths": ["inputs/data.csv"]}]}, files=("inputs/data.csv",))
-    outputs = {"t1": {"text": "done", "files": {"report.md": "# R", "sub/x.txt": "x"},
-                      "tools": [{"name": "Skill", "input": {"skill": "csv-report"}}]}}
+    task = Task(
+        "t1",
+        "p",
+        {
+            "type": "all",
+            "judges": [
+                JUDGE,
+                {"type": "skill-used", "skill": "csv-report"},
+                {"type": "file-exists", "paths": ["inputs/data.csv"]},
+            ],
+        },
+        files=("inputs/data.csv",),
+    )
+    outputs = {
+        "t1": {
+            "text": "done",
+            "files": {"report.md": "# R", "sub/x.txt": "x"},
+            "tools": [{"name": "Skill", "input": {"skill": "csv-report"}}],
+        }
+    }
     [attempt] = run_tasks(tmp_path, [task], outputs)
     assert attempt.status == "passed", attempt.judge
     assert [f.path for f in attempt.files.files] == ["report.md", "sub/x.txt"]  # not the input
@@ -166,25 +229,47 @@ def test_scripted_files_for_a_text_task_are_an_error(tmp_path: Path) -> None:
 
 
 def test_executor_that_cannot_act_refuses_an_agent_suite_before_running(tmp_path: Path) -> None:
-    code, out, err = run_cli("run", "--standalone", "--task-suite", str(DEMO),
-                             "--skill-path", str(DEMO / "skill" / "csv-report"),
-                             "--executor", "anthropic", "--state-root", str(tmp_path / "st"))
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(DEMO),
+        "--skill-path",
+        str(DEMO / "skill" / "csv-report"),
+        "--executor",
+        "anthropic",
+        "--state-root",
+        str(tmp_path / "st"),
+    )
     assert code != 0 and "Traceback" not in err
-    assert "task 'sales-report' is an agent task" in err and "'anthropic' executor cannot " \
-        "act" in err and "--executor claude-cli" in err
+    assert (
+        "task 'sales-report' is an agent task" in err
+        and "'anthropic' executor cannot act" in err
+        and "--executor claude-cli" in err
+    )
     assert not (tmp_path / "st" / "runs").exists()  # nothing ran
     assert create_executor("mock", {}).can_act is True
 
 
 # -- kept workspaces ------------------------------------------------------------------------------
 
+
 def test_keep_failed_copies_only_failed_workspaces_under_the_keep_root(tmp_path: Path) -> None:
-    tasks = [Task("good", "p", JUDGE, allowed_tools=("Write",)),
-             Task("bad", "p", JUDGE, allowed_tools=())]
+    tasks = [
+        Task("good", "p", JUDGE, allowed_tools=("Write",)),
+        Task("bad", "p", JUDGE, allowed_tools=()),
+    ]
     outputs = {"good": {"files": {"report.md": "x"}}, "bad": {"files": {"other.md": "y"}}}
-    attempts = {a.task_id: a for a in run_tasks(tmp_path, tasks, outputs,
-                                                keep_workspaces="failed",
-                                                keep_root=tmp_path / "run" / "workspaces")}
+    attempts = {
+        a.task_id: a
+        for a in run_tasks(
+            tmp_path,
+            tasks,
+            outputs,
+            keep_workspaces="failed",
+            keep_root=tmp_path / "run" / "workspaces",
+        )
+    }
     kept = tmp_path / "run" / "workspaces" / "candidate" / "bad" / "0"
     assert (kept / "other.md").read_text() == "y"
     assert not (tmp_path / "run" / "workspaces" / "candidate" / "good").exists()
@@ -196,8 +281,14 @@ def test_keep_failed_copies_only_failed_workspaces_under_the_keep_root(tmp_path:
 def test_the_size_cap_leaves_files_out_with_a_note(tmp_path: Path) -> None:
     task = Task("t1", "p", JUDGE, allowed_tools=("Write",))
     outputs = {"t1": {"files": {"a.txt": "a" * 60, "b.txt": "b" * 60}}}
-    [attempt] = run_tasks(tmp_path, [task], outputs, keep_workspaces="all",
-                          keep_root=tmp_path / "ws", keep_max_bytes=100)
+    [attempt] = run_tasks(
+        tmp_path,
+        [task],
+        outputs,
+        keep_workspaces="all",
+        keep_root=tmp_path / "ws",
+        keep_max_bytes=100,
+    )
     kept = tmp_path / "ws" / "candidate" / "t1" / "0"
     assert (kept / "a.txt").exists() and not (kept / "b.txt").exists()
     note = (tmp_path / "ws" / "candidate" / "t1" / "0.left-out.txt").read_text()
@@ -208,11 +299,23 @@ def test_the_size_cap_leaves_files_out_with_a_note(tmp_path: Path) -> None:
 
 # -- the bundled agent demo, end to end -----------------------------------------------------------
 
+
 def run_demo(tmp_path: Path, *extra: str) -> tuple[int, str, Path]:
-    code, out, err = run_cli("run", "--standalone", "--task-suite", str(DEMO),
-                             "--skill-path", str(DEMO / "skill" / "csv-report"),
-                             "--mock", "--mock-outputs", str(DEMO / "mock_outputs.yaml"),
-                             "--state-root", str(tmp_path / "state"), "-q", *extra)
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(DEMO),
+        "--skill-path",
+        str(DEMO / "skill" / "csv-report"),
+        "--mock",
+        "--mock-outputs",
+        str(DEMO / "mock_outputs.yaml"),
+        "--state-root",
+        str(tmp_path / "state"),
+        "-q",
+        *extra,
+    )
     [run_dir] = (tmp_path / "state" / "runs").iterdir()
     return code, out + err, run_dir
 
@@ -223,18 +326,29 @@ def test_agent_demo_runs_end_to_end_with_the_mock(tmp_path: Path) -> None:
     [artifact] = (tmp_path / "state" / "evaluations").glob("*.json")
     data = read_json(artifact)
     assert data["evaluation"]["verdict"] == "pass"
-    by = {(a["arm"], a["task_id"]): a for a in map(json.loads,
-          (run_dir / "attempts.jsonl").read_text().splitlines())}
+    by = {
+        (a["arm"], a["task_id"]): a
+        for a in map(json.loads, (run_dir / "attempts.jsonl").read_text().splitlines())
+    }
     assert all(by[("candidate", t.id)]["status"] == "passed" for t in load_suite(DEMO).tasks)
-    assert [t for (arm, t), a in sorted(by.items()) if arm == "baseline"
-            and a["status"] == "passed"] == ["input-untouched"]
+    assert [
+        t for (arm, t), a in sorted(by.items()) if arm == "baseline" and a["status"] == "passed"
+    ] == ["input-untouched"]
     assert "was not used" in by[("baseline", "uses-the-skill")]["judge"]["details"]
     assert by[("candidate", "uses-the-skill")]["transcript"][0] == {
-        "name": "Skill", "input": {"skill": "csv-report"}, "ok": True, "output": ""}
+        "name": "Skill",
+        "input": {"skill": "csv-report"},
+        "ok": True,
+        "output": "",
+    }
     # default --keep-workspaces failed: the baseline's failures are kept, the passes are not
     kept = run_dir / "workspaces"
     assert sorted(p.name for p in (kept / "baseline").iterdir()) == [
-        "empty-csv", "sales-report", "sales-report-tested", "uses-the-skill"]
+        "empty-csv",
+        "sales-report",
+        "sales-report-tested",
+        "uses-the-skill",
+    ]
     assert not (kept / "candidate").exists()
     assert (kept / "baseline" / "sales-report" / "0" / "summary.md").exists()
     assert (kept / "baseline" / "sales-report" / "0" / "inputs" / "sales.csv").exists()
@@ -250,8 +364,10 @@ def test_agent_demo_rejudges_from_kept_workspaces_after_a_move(tmp_path: Path) -
     data = read_json(tmp_path / "re.json")
     assert data["evaluation"]["verdict"] == "pass"
     [rejudged] = moved.glob("rejudged-*.jsonl")
-    statuses = {(r["arm"], r["task_id"]): r["status"]
-                for r in map(json.loads, rejudged.read_text().splitlines())}
+    statuses = {
+        (r["arm"], r["task_id"]): r["status"]
+        for r in map(json.loads, rejudged.read_text().splitlines())
+    }
     assert statuses[("candidate", "sales-report-tested")] == "passed"  # pytest on AI_WORKSPACE
     assert list(statuses.values()).count("passed") == 6
 
@@ -270,20 +386,24 @@ def test_demo_mock_outputs_cover_both_arms() -> None:
 
 
 def test_a_bad_judge_file_option_is_reported_with_its_line(tmp_path: Path) -> None:
-    path = suite_file(tmp_path, "tasks:\n  - id: t1\n    prompt: p\n    files: [inputs]\n"
-                                "    judge:\n      type: contains\n      expected: [x]\n"
-                                "      file: ../secret.md\n")
+    path = suite_file(
+        tmp_path,
+        "tasks:\n  - id: t1\n    prompt: p\n    files: [inputs]\n"
+        "    judge:\n      type: contains\n      expected: [x]\n"
+        "      file: ../secret.md\n",
+    )
     [problem] = problems(path)
-    assert problem == (f"{path}:10: tasks[0] (id \"t1\").judge.file: must be a path or glob "
-                       "relative to the workspace (no leading /, no '..')")
+    assert problem == (
+        f'{path}:10: tasks[0] (id "t1").judge.file: must be a path or glob '
+        "relative to the workspace (no leading /, no '..')"
+    )
 
 
 def test_a_changed_input_file_changes_the_baseline_cache_key(tmp_path: Path) -> None:
-    from skill_eval.cache import BaselineIngredients, baseline_key
+    from skill_eval.engine.cache import BaselineIngredients, baseline_key
 
     path = suite_file(tmp_path, TASK_HEAD + "    files: [inputs]\n")
-    ingredients = BaselineIngredients(None, None, {"kind": "mock"}, "system", 1, 1, "mock",
-                                      "mock")
+    ingredients = BaselineIngredients(None, None, {"kind": "mock"}, "system", 1, 1, "mock", "mock")
     before = baseline_key(load_suite(path), ingredients)
     (tmp_path / "inputs" / "data.csv").write_text("a,b\n9,9\n")
     assert baseline_key(load_suite(path), ingredients) != before

@@ -15,21 +15,24 @@ import pytest
 
 from skill_eval.backends import create_backend
 from skill_eval.backends.threads import ThreadBackend
+from skill_eval.core.model import Arm, Skill, Task
+from skill_eval.engine.jobs import AttemptJob, run_attempt
+from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import UsageError
 from skill_eval.executors.base import create_executor
-from skill_eval.jobs import AttemptJob, run_attempt
 from skill_eval.judges.base import JudgeContext, build_judge
 from skill_eval.judges.judge_cache import MemoryJudgeCache
-from skill_eval.model import Arm, Skill, Task
-from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
 from tests.helpers import DEMO_SKILL, DEMO_SUITE
 
 TASKS = [
     Task(id="exact", prompt="say ok", judge={"type": "contains", "expected": ["ok"]}),
-    Task(id="graded", prompt="explain", index=1,
-         judge={"type": "llm-rubric", "rubric": "clear", "pass_threshold": 0.7}),
-    Task(id="missed", prompt="say yes", index=2,
-         judge={"type": "contains", "expected": ["yes"]}),
+    Task(
+        id="graded",
+        prompt="explain",
+        index=1,
+        judge={"type": "llm-rubric", "rubric": "clear", "pass_threshold": 0.7},
+    ),
+    Task(id="missed", prompt="say yes", index=2, judge={"type": "contains", "expected": ["yes"]}),
 ]
 OUTPUTS = {"candidate": {"exact": "ok then", "graded": "because", "missed": "no"}}
 ARM = Arm("candidate", Skill("s", "# in memory"), "candidate")
@@ -38,10 +41,16 @@ ARM = Arm("candidate", Skill("s", "# in memory"), "candidate")
 def shipped_jobs(tmp_path: Path) -> tuple[list[AttemptJob], list]:
     """The jobs as the runner ships them (with its run spec), and what the pool made of them."""
     executor = create_executor("mock", {"mock_outputs": OUTPUTS})
-    ctx = JudgeContext(suite_dir=tmp_path, mock=True, judge_backend="mock",
-                       cache=MemoryJudgeCache())
-    runner = Runner(executor, {t.id: build_judge(t.judge) for t in TASKS}, ctx,
-                    Journal(tmp_path / "attempts.jsonl"), RunSettings(concurrency=2))
+    ctx = JudgeContext(
+        suite_dir=tmp_path, mock=True, judge_backend="mock", cache=MemoryJudgeCache()
+    )
+    runner = Runner(
+        executor,
+        {t.id: build_judge(t.judge) for t in TASKS},
+        ctx,
+        Journal(tmp_path / "attempts.jsonl"),
+        RunSettings(concurrency=2),
+    )
     jobs = plan_jobs([ARM], TASKS, 1)
     in_threads = runner.run(jobs)
     spec = runner.spec()
@@ -49,8 +58,17 @@ def shipped_jobs(tmp_path: Path) -> tuple[list[AttemptJob], list]:
 
 
 def same(attempt) -> tuple:
-    return (attempt.arm, attempt.task_id, attempt.index, attempt.status, attempt.output,
-            attempt.judge, attempt.error, attempt.tries, attempt.usage)
+    return (
+        attempt.arm,
+        attempt.task_id,
+        attempt.index,
+        attempt.status,
+        attempt.output,
+        attempt.judge,
+        attempt.error,
+        attempt.tries,
+        attempt.usage,
+    )
 
 
 def test_a_pickled_job_runs_in_another_process_with_the_same_attempt(tmp_path: Path) -> None:
@@ -102,14 +120,34 @@ def test_an_unknown_backend_names_the_valid_ones() -> None:
 
 def test_the_ray_backend_without_ray_installed_says_how_to_install_it(tmp_path: Path) -> None:
     # A fresh interpreter in which `import ray` fails, as where the extra is not installed.
-    code = ("import sys; sys.modules['ray'] = None\n"
-            "from skill_eval.cli import main\n"
-            "sys.argv = ['skill-eval', *sys.argv[1:]]\nmain()")
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from skill_eval.cli import main\n"
+        "sys.argv = ['skill-eval', *sys.argv[1:]]\nmain()"
+    )
     done = subprocess.run(
-        [sys.executable, "-c", code, "run", "--standalone", "--task-suite", str(DEMO_SUITE),
-         "--skill-path", str(DEMO_SKILL), "--mock", "--state-root", str(tmp_path / "s"),
-         "--backend", "ray"], capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-c",
+            code,
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(DEMO_SUITE),
+            "--skill-path",
+            str(DEMO_SKILL),
+            "--mock",
+            "--state-root",
+            str(tmp_path / "s"),
+            "--backend",
+            "ray",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == ("Error: --backend ray needs Ray, which is not installed: "
-                                   "pip install 'skill-eval[ray]'")
+    assert done.stderr.strip() == (
+        "Error: --backend ray needs Ray, which is not installed: pip install 'skill-eval[ray]'"
+    )
     assert not (tmp_path / "s").exists()  # nothing ran, nothing was written

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from skill_eval import Arm, Skill, evaluate, load_suite
+from skill_eval.engine.runner import Journal
 from skill_eval.executors.anthropic_api import AnthropicConfig
 from skill_eval.executors.base import create_executor
 from skill_eval.executors.batches import BATCH_RECORD, BatchCounts, Polling, custom_id
 from skill_eval.executors.pricing import load_price_table
-from skill_eval.runner import Journal
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.batches import BATCH_REQUEST
 from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
@@ -31,8 +31,9 @@ MODEL = "claude-sonnet-4-5"  # priced, so the batch discount shows
 
 
 def _suite(tmp_path: Path, tasks: int = 3):
-    return load_suite(write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha")
-                                                       for i in range(tasks)]))
+    return load_suite(
+        write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha") for i in range(tasks)])
+    )
 
 
 def _arms() -> list[Arm]:
@@ -40,17 +41,26 @@ def _arms() -> list[Arm]:
 
 
 def _executor(server: FakeAnthropic):
-    return create_executor("anthropic", AnthropicConfig(
-        model=MODEL, base_url=server.base_url, batch=True, env={"ANTHROPIC_API_KEY": "k"}))
+    return create_executor(
+        "anthropic",
+        AnthropicConfig(
+            model=MODEL, base_url=server.base_url, batch=True, env={"ANTHROPIC_API_KEY": "k"}
+        ),
+    )
 
 
 def _run(tmp_path: Path, server: FakeAnthropic, max_retries: int = 5):
-    from skill_eval.api import EvaluationSettings
+    from skill_eval.engine.evaluation import EvaluationSettings
 
     journal = Journal(tmp_path / "attempts.jsonl")
     try:
-        return evaluate(_suite(tmp_path), _arms(), _executor(server), journal=journal,
-                        settings=EvaluationSettings(max_retries=max_retries)), journal
+        return evaluate(
+            _suite(tmp_path),
+            _arms(),
+            _executor(server),
+            journal=journal,
+            settings=EvaluationSettings(max_retries=max_retries),
+        ), journal
     finally:
         journal.close()
 
@@ -89,7 +99,8 @@ def test_failed_requests_go_out_again_in_a_follow_up_batch(tmp_path: Path) -> No
 
 
 def test_a_request_missing_from_the_results_is_a_failed_try_not_a_new_batch_forever(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     faults = [{"kind": "malformed", "rate": 1.0, "path": BATCH_REQUEST}]  # never listed
     with FakeAnthropic(rules=RULES, default="nothing", faults=faults) as server:
         result, _ = _run(tmp_path, server, max_retries=2)
@@ -99,8 +110,10 @@ def test_a_request_missing_from_the_results_is_a_failed_try_not_a_new_batch_fore
 
 
 def test_requests_out_of_retries_or_invalid_end_as_errors(tmp_path: Path) -> None:
-    faults = [{"kind": "overloaded", "nth": 1, "path": BATCH_REQUEST},
-              {"kind": "overloaded", "nth": 7, "path": BATCH_REQUEST}]
+    faults = [
+        {"kind": "overloaded", "nth": 1, "path": BATCH_REQUEST},
+        {"kind": "overloaded", "nth": 7, "path": BATCH_REQUEST},
+    ]
     with FakeAnthropic(rules=RULES, default="nothing", faults=faults) as server:
         result, _ = _run(tmp_path, server, max_retries=1)
     assert server.batches.creates == 2  # the first request failed in both: 1 retry only
@@ -109,39 +122,60 @@ def test_requests_out_of_retries_or_invalid_end_as_errors(tmp_path: Path) -> Non
     assert errors[0].tries == 1  # kept as it came: not retried by a direct call
     assert server.requests_to("/v1/messages") == []
     # a reply the fake cannot fill ({cwd} of a request stating none): invalid_request_error
-    with FakeAnthropic(rules=[{"system_contains": MARK, "text": "{cwd}/x"}],
-                       default="nothing") as server:
+    with FakeAnthropic(
+        rules=[{"system_contains": MARK, "text": "{cwd}/x"}], default="nothing"
+    ) as server:
         result, _ = _run(tmp_path / "again", server)
     assert server.batches.creates == 1  # a request that cannot succeed is not sent again
     assert sum(a.status == "error" for a in result.attempts) == 3
 
 
 def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
-    from skill_eval.api import EvaluationSettings
+    from skill_eval.engine.evaluation import EvaluationSettings
     from skill_eval.judges.base import JudgeContext
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.llm_rubric import TOOL_NAME
 
     judge = {"type": "llm-rubric", "rubric": "Says alpha.", "pass_threshold": 0.5}
-    suite = load_suite(write_suite(tmp_path / "suite", [
-        {"id": f"t{i}", "prompt": f"Do t{i}", "judge": judge} for i in range(3)]))
-    rules = [{"tool_choice_name": TOOL_NAME, "messages_contain": "alpha beta",
-              "tool_input": {"reasoning": "says alpha", "score": 0.9}},
-             {"tool_choice_name": TOOL_NAME, "text": "no tool call, no tags"},
-             *RULES]
+    suite = load_suite(
+        write_suite(
+            tmp_path / "suite",
+            [{"id": f"t{i}", "prompt": f"Do t{i}", "judge": judge} for i in range(3)],
+        )
+    )
+    rules = [
+        {
+            "tool_choice_name": TOOL_NAME,
+            "messages_contain": "alpha beta",
+            "tool_input": {"reasoning": "says alpha", "score": 0.9},
+        },
+        {"tool_choice_name": TOOL_NAME, "text": "no tool call, no tags"},
+        *RULES,
+    ]
     with FakeAnthropic(rules=rules, default="nothing") as server:
-        ctx = JudgeContext(suite_dir=suite.directory, judge_backend="anthropic",
-                           env={"ANTHROPIC_API_KEY": "k"}, cache=MemoryJudgeCache(),
-                           backend_options={"base_url": server.base_url, "max_retries": 0})
+        ctx = JudgeContext(
+            suite_dir=suite.directory,
+            judge_backend="anthropic",
+            env={"ANTHROPIC_API_KEY": "k"},
+            cache=MemoryJudgeCache(),
+            backend_options={"base_url": server.base_url, "max_retries": 0},
+        )
         journal = Journal(tmp_path / "attempts.jsonl")
-        result = evaluate(suite, _arms(), _executor(server), journal=journal,
-                          judge_context=ctx, settings=EvaluationSettings(max_retries=0))
+        result = evaluate(
+            suite,
+            _arms(),
+            _executor(server),
+            journal=journal,
+            judge_context=ctx,
+            settings=EvaluationSettings(max_retries=0),
+        )
         journal.close()
     assert server.batches.creates == 2
     # the answers that were not judgements (baseline) went out live, after the batch
     judged, second = list(server.batches.batches.values())[1], journal.notes()
     assert len(judged.params) == 6 and all(
-        p["tool_choice"]["name"] == TOOL_NAME for p in judged.params.values())
+        p["tool_choice"]["name"] == TOOL_NAME for p in judged.params.values()
+    )
     assert [n["record"] for n in second] == ["batch", "judge-batch"]
     assert server.requests_to("/v1/messages") == []  # every judgement came from the batch
     candidate = result.arm("candidate")
@@ -152,33 +186,63 @@ def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
 
 
 def test_evaluator_rubric_judgements_go_out_as_a_second_batch_too(tmp_path: Path) -> None:
-    from skill_eval.api import EvaluationSettings
+    from skill_eval.engine.evaluation import EvaluationSettings
     from skill_eval.judges.base import JudgeContext
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.rubric import REGISTRIES
 
     REGISTRIES.clear()
     judge = {"type": "rubric", "evaluator": "code-review"}
-    suite = load_suite(write_suite(tmp_path / "suite", [
-        {"id": f"t{i}", "prompt": f"Write add() number {i}", "category": "code",
-         "judge": judge} for i in range(2)]))
+    suite = load_suite(
+        write_suite(
+            tmp_path / "suite",
+            [
+                {
+                    "id": f"t{i}",
+                    "prompt": f"Write add() number {i}",
+                    "category": "code",
+                    "judge": judge,
+                }
+                for i in range(2)
+            ],
+        )
+    )
     scores = {"correctness": 0.9, "safety": 0.8, "style": 0.9, "completeness": 0.7}
-    rules = [{"tool_choice_name": "submit_evaluation", "tool_input": {
-        "scores": scores, "findings": [], "suggestion": "Add type hints."}}, *RULES]
+    rules = [
+        {
+            "tool_choice_name": "submit_evaluation",
+            "tool_input": {"scores": scores, "findings": [], "suggestion": "Add type hints."},
+        },
+        *RULES,
+    ]
     with FakeAnthropic(rules=rules, default="nothing") as server:
-        ctx = JudgeContext(suite_dir=suite.directory, judge_backend="anthropic",
-                           env={"ANTHROPIC_API_KEY": "k"}, cache=MemoryJudgeCache(),
-                           backend_options={"base_url": server.base_url, "max_retries": 0,
-                                            "project_dir": str(tmp_path)})
+        ctx = JudgeContext(
+            suite_dir=suite.directory,
+            judge_backend="anthropic",
+            env={"ANTHROPIC_API_KEY": "k"},
+            cache=MemoryJudgeCache(),
+            backend_options={
+                "base_url": server.base_url,
+                "max_retries": 0,
+                "project_dir": str(tmp_path),
+            },
+        )
         journal = Journal(tmp_path / "attempts.jsonl")
-        result = evaluate(suite, _arms(), _executor(server), journal=journal,
-                          judge_context=ctx, settings=EvaluationSettings(max_retries=0))
+        result = evaluate(
+            suite,
+            _arms(),
+            _executor(server),
+            journal=journal,
+            judge_context=ctx,
+            settings=EvaluationSettings(max_retries=0),
+        )
         journal.close()
     REGISTRIES.clear()
     assert server.batches.creates == 2
     judged = list(server.batches.batches.values())[1]
     assert len(judged.params) == 4 and all(
-        p["tool_choice"]["name"] == "submit_evaluation" for p in judged.params.values())
+        p["tool_choice"]["name"] == "submit_evaluation" for p in judged.params.values()
+    )
     assert [n["record"] for n in journal.notes()] == ["batch", "judge-batch"]
     assert server.requests_to("/v1/messages") == []  # every evaluation came from the batch
     for attempt in result.attempts:
@@ -193,31 +257,45 @@ def test_counts_and_polling() -> None:
     assert custom_id("candidate", "a task/with spaces", 3) != custom_id("candidate", "a", 3)
     assert len(custom_id("c", "x" * 500, 0)) <= 64
     text = BatchCounts("msgbatch_1", "in_progress", processing=4).describe()
-    assert text == ("batch msgbatch_1: in_progress, 4 processing, 0 succeeded, 0 errored, "
-                    "0 canceled or expired")
+    assert text == (
+        "batch msgbatch_1: in_progress, 4 processing, 0 succeeded, 0 errored, 0 canceled or expired"
+    )
 
 
 def test_progress_prints_batch_counts_when_they_change() -> None:
     import io
 
-    from skill_eval.progress import Progress
+    from skill_eval.engine.progress import Progress
 
     out = io.StringIO()
     progress = Progress({"candidate": 2}, stream=out)
-    for counts in (BatchCounts("b1", "in_progress", processing=2),
-                   BatchCounts("b1", "in_progress", processing=2),
-                   BatchCounts("b1", "ended", succeeded=1, errored=1)):
+    for counts in (
+        BatchCounts("b1", "in_progress", processing=2),
+        BatchCounts("b1", "in_progress", processing=2),
+        BatchCounts("b1", "ended", succeeded=1, errored=1),
+    ):
         progress.batch(counts)
     assert out.getvalue().splitlines() == [
         "batch b1: in_progress, 2 processing, 0 succeeded, 0 errored, 0 canceled or expired",
-        "batch b1: ended, 0 processing, 1 succeeded, 1 errored, 0 canceled or expired"]
+        "batch b1: ended, 0 processing, 1 succeeded, 1 errored, 0 canceled or expired",
+    ]
 
 
 def test_batch_needs_the_anthropic_executor(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [contains_task("t0", "alpha")])
     skill = write_skill(tmp_path / "skill")
-    code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                           str(skill), "--state-root", str(tmp_path / "s"), "--mock", "--batch")
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "--batch",
+    )
     assert code != 0 and "Traceback" not in err
     assert "--batch" in err and "--executor anthropic" in err and "(got mock)" in err
 
@@ -225,9 +303,21 @@ def test_batch_needs_the_anthropic_executor(tmp_path: Path) -> None:
 def test_batch_refuses_the_ray_backend(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [contains_task("t0", "alpha")])
     skill = write_skill(tmp_path / "skill")
-    code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                           str(skill), "--state-root", str(tmp_path / "s"), "--executor",
-                           "anthropic", "--batch", "--backend", "ray")
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--executor",
+        "anthropic",
+        "--batch",
+        "--backend",
+        "ray",
+    )
     assert code == 2 and "Traceback" not in err
     assert "--batch and --backend ray do not mix" in err
 
@@ -235,16 +325,37 @@ def test_batch_refuses_the_ray_backend(tmp_path: Path) -> None:
 def _batch_args(tmp_path: Path) -> list[str]:
     suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha") for i in range(3)])
     skill = write_skill(tmp_path / "skill", f"Say alpha. {MARK}")
-    return ["run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
-            "--state-root", str(tmp_path / "state"), "--executor", "anthropic", "--model",
-            MODEL, "--policy", "delta", "--batch"]
+    return [
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--executor",
+        "anthropic",
+        "--model",
+        MODEL,
+        "--policy",
+        "delta",
+        "--batch",
+    ]
 
 
-def _start_and_stop(tmp_path: Path, args: list[str], env: dict[str, str], sig: int) \
-        -> tuple[Path | None, int, str]:
+def _start_and_stop(
+    tmp_path: Path, args: list[str], env: dict[str, str], sig: int
+) -> tuple[Path | None, int, str]:
     """Start a batch run, send `sig` once its batch id is journaled: (journal, code, stderr)."""
-    proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skill_eval.cli", *args],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     journal, deadline = None, time.monotonic() + 60
     while journal is None and time.monotonic() < deadline:
         found = list((tmp_path / "state" / "runs").glob("*/attempts.jsonl"))
@@ -259,8 +370,7 @@ def _start_and_stop(tmp_path: Path, args: list[str], env: dict[str, str], sig: i
 def test_ctrl_c_while_polling_leaves_the_batch_running(tmp_path: Path) -> None:
     with FakeAnthropic(rules=RULES, default="nothing", batch_seconds=600) as server:
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
-        journal, code, err = _start_and_stop(tmp_path, _batch_args(tmp_path), env,
-                                             signal.SIGINT)
+        journal, code, err = _start_and_stop(tmp_path, _batch_args(tmp_path), env, signal.SIGINT)
         assert journal is not None and code == 130, err
         assert "--resume" in err and "Traceback" not in err
         batch = next(iter(server.batches.batches.values()))
@@ -276,8 +386,14 @@ def test_a_killed_batch_run_resumes_the_same_batch(tmp_path: Path) -> None:
         assert server.batches.creates == 1
         for batch in server.batches.batches.values():  # the service finishes it meanwhile
             batch.ends = time.time()
-        resumed = subprocess.run([sys.executable, "-m", "skill_eval.cli", *args, "--resume"],
-                                 env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+        resumed = subprocess.run(
+            [sys.executable, "-m", "skill_eval.cli", *args, "--resume"],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert resumed.returncode == 0, resumed.stderr
         assert server.batches.creates == 1  # polled the same batch, sent none again
         assert server.requests_to("/v1/messages") == []

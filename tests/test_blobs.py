@@ -1,5 +1,5 @@
 """The blob store, previews, the cut at --max-output-bytes, and attempts stored through them
-(blobs.py, attempt_store.py): what the journal, the artifact and the cache build on."""
+(core/blobs.py, engine/attempt_store.py): what the journal, the artifact and the cache build on."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.attempt_store import store_attempt
-from skill_eval.blobs import (
+from skill_eval.core.blobs import (
     TRANSCRIPT_PREVIEW_CALLS,
     BlobStore,
     OutputRef,
@@ -19,9 +18,10 @@ from skill_eval.blobs import (
     preview,
     read_output,
 )
-from skill_eval.model import Attempt, JudgeResult, clean_text
-from skill_eval.runner import Journal
-from skill_eval.work import ToolCall
+from skill_eval.core.model import Attempt, JudgeResult, clean_text
+from skill_eval.core.work import ToolCall
+from skill_eval.engine.attempt_store import store_attempt
+from skill_eval.engine.runner import Journal
 
 
 def sha(text: str) -> str:
@@ -29,9 +29,17 @@ def sha(text: str) -> str:
 
 
 def attempt(output: str, **fields: object) -> Attempt:
-    return Attempt(arm="candidate", task_id="t", index=0, status="passed", output=output,
-                   judge=JudgeResult(True, 1.0, "ok"), error=None, duration_ms=1,
-                   **fields)  # type: ignore[arg-type]
+    return Attempt(
+        arm="candidate",
+        task_id="t",
+        index=0,
+        status="passed",
+        output=output,
+        judge=JudgeResult(True, 1.0, "ok"),
+        error=None,
+        duration_ms=1,
+        **fields,
+    )  # type: ignore[arg-type]
 
 
 def test_measure_hashes_once_and_cuts_at_a_character_boundary_with_a_marker() -> None:
@@ -94,8 +102,11 @@ def test_records_from_before_blobs_still_read(tmp_path: Path) -> None:
 
 
 def test_a_record_cannot_point_a_reader_outside_the_blob_store() -> None:
-    record = attempt("preview").to_dict() | {"output_sha256": "0" * 64, "output_size": 7,
-                                             "output_blob": "../../etc/passwd"}
+    record = attempt("preview").to_dict() | {
+        "output_sha256": "0" * 64,
+        "output_size": 7,
+        "output_blob": "../../etc/passwd",
+    }
     ref = OutputRef.from_dict(record)
     assert ref is not None and ref.blob is None  # treated as inline: nothing is read
 
@@ -113,8 +124,12 @@ def test_a_record_cannot_name_a_file_outside_the_blob_store(tmp_path: Path) -> N
     journal.close()
     assert not (tmp_path / "evil_written").exists()
     assert stored.output_ref is not None and stored.output_ref.sha256 == sha("x" * 5000)
-    transcript = {"transcript_sha256": escape, "transcript_size": 1, "transcript_calls": 1,
-                  "transcript_blob": f"blobs/{escape}"}
+    transcript = {
+        "transcript_sha256": escape,
+        "transcript_size": 1,
+        "transcript_calls": 1,
+        "transcript_blob": f"blobs/{escape}",
+    }
     assert Attempt.from_dict(attempt("y").to_dict() | transcript).transcript_ref is None
     with pytest.raises(ValueError):
         BlobStore(run).path(escape)
@@ -125,8 +140,9 @@ def test_a_blob_that_does_not_match_its_sha256_is_not_read(tmp_path: Path) -> No
     (tmp_path / "blobs" / sha("q" * 9000)).write_text("q" * 4000)  # truncated
     with pytest.raises(FileNotFoundError, match="does not match its sha256"):
         _ = stored.work
-    calls = tuple(ToolCall("Read", {"file_path": f"f{i}.txt"}, True, "c " * 3000)
-                  for i in range(60))
+    calls = tuple(
+        ToolCall("Read", {"file_path": f"f{i}.txt"}, True, "c " * 3000) for i in range(60)
+    )
     long = store_attempt(attempt("done", transcript=calls), BlobStore(tmp_path))
     assert long.transcript_ref is not None
     (tmp_path / long.transcript_ref.blob).write_text("not json")
@@ -146,8 +162,9 @@ def test_the_journal_stores_blobs_before_the_record_and_reads_them_back(tmp_path
 
 
 def test_a_long_transcript_is_a_blob_and_the_record_keeps_its_ends(tmp_path: Path) -> None:
-    calls = tuple(ToolCall("Read", {"file_path": f"f{i}.txt"}, True, "content " * 500)
-                  for i in range(100))
+    calls = tuple(
+        ToolCall("Read", {"file_path": f"f{i}.txt"}, True, "content " * 500) for i in range(100)
+    )
     stored = store_attempt(attempt("done", transcript=calls), BlobStore(tmp_path))
     ref = stored.transcript_ref
     assert ref is not None and ref.calls == 100
@@ -161,8 +178,7 @@ def test_a_long_transcript_is_a_blob_and_the_record_keeps_its_ends(tmp_path: Pat
     assert few.transcript_ref is None and few.transcript == calls[:3]
 
 
-def test_a_missing_blob_is_a_clear_error_not_a_preview_judged_as_the_output(
-        tmp_path: Path) -> None:
+def test_a_missing_blob_is_a_clear_error_not_a_preview_judged_as_the_output(tmp_path: Path) -> None:
     stored = store_attempt(attempt("q" * 9000), BlobStore(tmp_path), 100)
     (tmp_path / "blobs" / sha("q" * 9000)).unlink()
     with pytest.raises(FileNotFoundError):
@@ -176,10 +192,11 @@ def test_only_a_non_default_cut_enters_the_fingerprint() -> None:
 
 def test_show_says_a_stored_transcript_is_shown_by_its_ends(tmp_path: Path) -> None:
     from skill_eval.cli.show_cmd import task_text
-    from skill_eval.task_details import TaskDetail, attempt_detail
+    from skill_eval.report.task_details import TaskDetail, attempt_detail
 
-    calls = tuple(ToolCall("Bash", {"command": f"step {i}"}, True, "log " * 1000)
-                  for i in range(60))
+    calls = tuple(
+        ToolCall("Bash", {"command": f"step {i}"}, True, "log " * 1000) for i in range(60)
+    )
     stored = store_attempt(attempt("x" * 5000, transcript=calls), BlobStore(tmp_path), 1000)
     detail = attempt_detail("candidate", stored.to_dict(), run_dir=tmp_path)
     assert detail.transcript_calls == 60 and len(detail.transcript) == 20

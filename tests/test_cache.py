@@ -11,27 +11,51 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
-from skill_eval.model import Attempt, JudgeResult
-from skill_eval.suite import load_suite
+from skill_eval.core.model import Attempt, JudgeResult
+from skill_eval.engine.cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
+from skill_eval.inputs.suite import load_suite
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 
 def attempt(task_id: str, index: int = 0, status: str = "passed") -> Attempt:
     judge = JudgeResult(status == "passed", 1.0 if status == "passed" else 0.0)
-    return Attempt("baseline", task_id, index, status, "out", None if status == "error"
-                   else judge, "boom" if status == "error" else None, 5)  # type: ignore[arg-type]
+    return Attempt(
+        "baseline",
+        task_id,
+        index,
+        status,
+        "out",
+        None if status == "error" else judge,
+        "boom" if status == "error" else None,
+        5,
+    )  # type: ignore[arg-type]
 
 
 def run(tmp_path: Path, *extra: str, suite: Path | None = None) -> dict:
-    suite = suite or write_suite(tmp_path / "suite", [contains_task("t1", "alpha"),
-                                                      contains_task("t2", "beta")])
+    suite = suite or write_suite(
+        tmp_path / "suite", [contains_task("t1", "alpha"), contains_task("t2", "beta")]
+    )
     skill = write_skill(tmp_path / "skill")
     outputs = write_outputs(tmp_path / "out.yaml", {"t1": "alpha", "t2": "beta"})
-    code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                             str(skill), "--state-root", str(tmp_path / "state"), "--mock",
-                             "--mock-outputs", str(outputs), "--baseline-cache-dir",
-                             str(tmp_path / "cache"), "-q", "--policy", "delta", *extra)
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "--baseline-cache-dir",
+        str(tmp_path / "cache"),
+        "-q",
+        "--policy",
+        "delta",
+        *extra,
+    )
     assert code == 0, err
     return read_json(out.strip())
 
@@ -62,9 +86,16 @@ def test_changed_ingredients_miss(tmp_path: Path) -> None:
 
 
 def ingredients(**changes) -> BaselineIngredients:
-    base = dict(skill_sha256=None, skill_directory=None, executor={"kind": "mock"},
-                skill_mode="system", pass_k=1, samples=1, judge_backend="mock",
-                judge_model="judge-a")
+    base = dict(
+        skill_sha256=None,
+        skill_directory=None,
+        executor={"kind": "mock"},
+        skill_mode="system",
+        pass_k=1,
+        samples=1,
+        judge_backend="mock",
+        judge_model="judge-a",
+    )
     return BaselineIngredients(**{**base, **changes})
 
 
@@ -75,9 +106,19 @@ def test_every_fixture_file_is_an_ingredient(tmp_path: Path) -> None:
     fixture.write_text("def test_x():\n    assert True\n")
     data = suite_dir / "fixtures" / "expected.txt"  # read by the test, named by no judge
     data.write_text("alpha")
-    suite = load_suite(write_suite(suite_dir, [contains_task("t1", "alpha"), {
-        "id": "t2", "prompt": "p",
-        "judge": {"type": "pytest", "test_file": "fixtures/test_out.py"}}]))
+    suite = load_suite(
+        write_suite(
+            suite_dir,
+            [
+                contains_task("t1", "alpha"),
+                {
+                    "id": "t2",
+                    "prompt": "p",
+                    "judge": {"type": "pytest", "test_file": "fixtures/test_out.py"},
+                },
+            ],
+        )
+    )
     k1 = baseline_key(suite, ingredients())
     assert baseline_key(suite, ingredients()) == k1
     fixture.write_text("def test_x():\n    assert 1\n")
@@ -87,16 +128,19 @@ def test_every_fixture_file_is_an_ingredient(tmp_path: Path) -> None:
     assert baseline_key(suite, ingredients()) != k2
 
 
-@pytest.mark.parametrize("change", [
-    {"executor": {"kind": "anthropic", "model": "m"}},  # mock vs real never share
-    {"executor": {"kind": "mock", "model": "other"}},
-    {"judge_model": "judge-b"},
-    {"judge_backend": "anthropic"},
-    {"skill_sha256": "0" * 64},
-    {"pass_k": 2},
-    {"samples": 3},
-    {"skill_mode": "prepend"},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"executor": {"kind": "anthropic", "model": "m"}},  # mock vs real never share
+        {"executor": {"kind": "mock", "model": "other"}},
+        {"judge_model": "judge-b"},
+        {"judge_backend": "anthropic"},
+        {"skill_sha256": "0" * 64},
+        {"pass_k": 2},
+        {"samples": 3},
+        {"skill_mode": "prepend"},
+    ],
+)
 def test_each_ingredient_changes_the_key(tmp_path: Path, change) -> None:
     suite = load_suite(write_suite(tmp_path, [contains_task("t1", "alpha")]))
     assert baseline_key(suite, ingredients(**change)) != baseline_key(suite, ingredients())
@@ -106,29 +150,36 @@ def test_what_does_not_shape_the_baseline_is_not_in_the_key(tmp_path: Path) -> N
     suite = load_suite(write_suite(tmp_path, [contains_task("t1", "alpha")]))
     mock = {"kind": "mock", "outputs": {"candidate": {"t1": "x"}, "baseline": {"t1": "y"}}}
     other = {"kind": "mock", "outputs": {"candidate": {"t1": "z"}, "baseline": {"t1": "y"}}}
-    assert baseline_key(suite, ingredients(executor=mock)) == \
-        baseline_key(suite, ingredients(executor=other))
+    assert baseline_key(suite, ingredients(executor=mock)) == baseline_key(
+        suite, ingredients(executor=other)
+    )
     priced = {"kind": "anthropic", "prices": {"as_of": "2026-01-01"}}
     repriced = {"kind": "anthropic", "prices": {"as_of": "2026-11-01"}}
-    assert baseline_key(suite, ingredients(executor=priced)) == \
-        baseline_key(suite, ingredients(executor=repriced))
+    assert baseline_key(suite, ingredients(executor=priced)) == baseline_key(
+        suite, ingredients(executor=repriced)
+    )
 
 
 def test_installed_skill_files_count_only_when_installed(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path / "s", [contains_task("t1", "alpha")]))
     skill = write_skill(tmp_path / "skill")
     (skill / "helper.md").write_text("v1")
-    keys = {mode: baseline_key(suite, ingredients(skill_directory=skill, skill_mode=mode))
-            for mode in ("installed", "system")}
+    keys = {
+        mode: baseline_key(suite, ingredients(skill_directory=skill, skill_mode=mode))
+        for mode in ("installed", "system")
+    }
     (skill / "helper.md").write_text("v2")
-    assert baseline_key(suite, ingredients(skill_directory=skill, skill_mode="installed")) \
+    assert (
+        baseline_key(suite, ingredients(skill_directory=skill, skill_mode="installed"))
         != keys["installed"]
-    assert baseline_key(suite, ingredients(skill_directory=skill, skill_mode="system")) \
+    )
+    assert (
+        baseline_key(suite, ingredients(skill_directory=skill, skill_mode="system"))
         == keys["system"]
+    )
 
 
-def test_judge_model_from_the_environment_changes_the_key(tmp_path: Path,
-                                                          monkeypatch) -> None:
+def test_judge_model_from_the_environment_changes_the_key(tmp_path: Path, monkeypatch) -> None:
     first = run(tmp_path)["baseline_cache"]["key"]
     monkeypatch.setenv("SKILL_EVAL_JUDGE_MODEL", "judge-strict")
     assert run(tmp_path)["baseline_cache"]["key"] != first
@@ -159,11 +210,13 @@ def test_a_planted_pickle_is_never_executed(tmp_path: Path) -> None:
             return (open, (str(marker), "w"))
 
     db = sqlite3.connect(tmp_path / "c" / "cache.db")
-    db.execute("UPDATE Cache SET mode = 4, value = ? WHERE key = 'k'",
-               (pickle.dumps(Payload()),))
-    db.execute("INSERT INTO Cache (key, raw, store_time, expire_time, access_time, "
-               "access_count, tag, size, mode, filename, value) VALUES "
-               "(?, 0, 0, NULL, 0, 0, NULL, 0, 1, NULL, '{}')", (pickle.dumps(Payload()),))
+    db.execute("UPDATE Cache SET mode = 4, value = ? WHERE key = 'k'", (pickle.dumps(Payload()),))
+    db.execute(
+        "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, "
+        "access_count, tag, size, mode, filename, value) VALUES "
+        "(?, 0, 0, NULL, 0, 0, NULL, 0, 1, NULL, '{}')",
+        (pickle.dumps(Payload()),),
+    )
     db.commit()
     db.close()
     warnings: list[str] = []

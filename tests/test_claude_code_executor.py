@@ -16,6 +16,10 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import ExecutionRequest, Skill, Task
+from skill_eval.core.transcript import NO_RESULT, skill_invocations, tool_calls
+from skill_eval.core.work import ToolCall
+from skill_eval.engine.workspace import AttemptWorkspace
 from skill_eval.executors.base import create_executor
 from skill_eval.executors.claude_code import (
     ClaudeCodeConfig,
@@ -29,10 +33,6 @@ from skill_eval.executors.claude_tools import (
     plan_tools,
     sandbox_available,
 )
-from skill_eval.model import ExecutionRequest, Skill, Task
-from skill_eval.transcript import NO_RESULT, skill_invocations, tool_calls
-from skill_eval.work import ToolCall
-from skill_eval.workspace import AttemptWorkspace
 from tests.conftest import REPO
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_cli, write_suite
@@ -40,13 +40,17 @@ from tests.helpers import run_cli, write_suite
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")
 FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
-needs_sdk = pytest.mark.skipif(sdk_location() is None,
-                               reason="claude-agent-sdk not installed: pip install -e '.[agent]'")
-SKILL_MD = ("---\nname: demo\ndescription: DEMO-DESC turns CSV files into Markdown reports\n"
-            "---\n# Demo\nDEMO-BODY: write report.md. Details in reference.md.\n")
+needs_sdk = pytest.mark.skipif(
+    sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+)
+SKILL_MD = (
+    "---\nname: demo\ndescription: DEMO-DESC turns CSV files into Markdown reports\n"
+    "---\n# Demo\nDEMO-BODY: write report.md. Details in reference.md.\n"
+)
 
 
 # -- the tool plan (pure) -----------------------------------------------------------------------
+
 
 def test_installed_mode_defaults_to_skill_and_read_only_file_tools() -> None:
     plan = plan_tools(None, installed=True, unsandboxed_bash=False, sandbox=None)
@@ -56,8 +60,9 @@ def test_installed_mode_defaults_to_skill_and_read_only_file_tools() -> None:
 
 
 def test_task_tools_are_offered_and_file_tools_stay_unapproved() -> None:
-    plan = plan_tools(("Write", "Edit", "Read", "WebFetch"), installed=True,
-                      unsandboxed_bash=False, sandbox=None)
+    plan = plan_tools(
+        ("Write", "Edit", "Read", "WebFetch"), installed=True, unsandboxed_bash=False, sandbox=None
+    )
     assert plan.tools == ("Write", "Edit", "Read", "WebFetch", "Skill")
     assert plan.allowed == ("WebFetch", "Skill")
     assert json.loads(plan.settings()) == {"disableAllHooks": True}
@@ -65,10 +70,10 @@ def test_task_tools_are_offered_and_file_tools_stay_unapproved() -> None:
 
 def test_bash_needs_the_sandbox_or_an_explicit_flag() -> None:
     with pytest.raises(ToolPlanError, match="task 't9' allows Bash.*--unsandboxed-bash"):
-        plan_tools(("Bash",), installed=False, unsandboxed_bash=False, sandbox=None,
-                   task_id="t9")
-    boxed = plan_tools(("Bash(ls *)",), installed=False, unsandboxed_bash=False,
-                       sandbox="bubblewrap")
+        plan_tools(("Bash",), installed=False, unsandboxed_bash=False, sandbox=None, task_id="t9")
+    boxed = plan_tools(
+        ("Bash(ls *)",), installed=False, unsandboxed_bash=False, sandbox="bubblewrap"
+    )
     assert boxed.bash == "sandbox" and boxed.allowed == ()  # the sandbox approves Bash
     assert json.loads(boxed.settings())["sandbox"]["allowUnsandboxedCommands"] is False
     assert boxed.isolation()["bash"] == "sandbox (bubblewrap)"
@@ -78,75 +83,127 @@ def test_bash_needs_the_sandbox_or_an_explicit_flag() -> None:
 
 # -- the transcript (pure) ----------------------------------------------------------------------
 
+
 def use(call_id: str, name: str, **tool_input: Any) -> dict[str, Any]:
-    return {"kind": "AssistantMessage", "content": [
-        {"block": "ToolUseBlock", "id": call_id, "name": name, "input": tool_input}]}
+    return {
+        "kind": "AssistantMessage",
+        "content": [{"block": "ToolUseBlock", "id": call_id, "name": name, "input": tool_input}],
+    }
 
 
 def answer(call_id: str, content: Any, is_error: bool | None = None) -> dict[str, Any]:
-    return {"kind": "UserMessage", "content": [
-        {"block": "ToolResultBlock", "tool_use_id": call_id, "content": content,
-         "is_error": is_error}]}
+    return {
+        "kind": "UserMessage",
+        "content": [
+            {
+                "block": "ToolResultBlock",
+                "tool_use_id": call_id,
+                "content": content,
+                "is_error": is_error,
+            }
+        ],
+    }
 
 
 def test_tool_calls_pair_results_in_order_and_trim() -> None:
-    messages = [use("a", "Skill", skill="demo"), answer("a", "Launching skill: demo"),
-                use("b", "Write", file_path="/w/r.md", content="x" * 5000),
-                answer("b", [{"type": "text", "text": "denied"}], True),
-                use("c", "Read", file_path="/w/x")]
+    messages = [
+        use("a", "Skill", skill="demo"),
+        answer("a", "Launching skill: demo"),
+        use("b", "Write", file_path="/w/r.md", content="x" * 5000),
+        answer("b", [{"type": "text", "text": "denied"}], True),
+        use("c", "Read", file_path="/w/x"),
+    ]
     calls = tool_calls(messages, input_limit=100, output_limit=50)
-    assert [(c.name, c.ok) for c in calls] == [("Skill", True), ("Write", False),
-                                              ("Read", False)]
+    assert [(c.name, c.ok) for c in calls] == [("Skill", True), ("Write", False), ("Read", False)]
     assert calls[0].output == "Launching skill: demo" and calls[1].output == "denied"
     assert calls[1].input["content"].startswith("x" * 100 + "... [4900 more")
     assert calls[2].output == NO_RESULT
 
 
 def test_skill_invocations_are_field_exact() -> None:
-    calls = (ToolCall("Skill", {"skill": "pdf"}), ToolCall("Skill", {"skill": "plug:pdf"}),
-             ToolCall("Read", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
-             ToolCall("Read", {"file_path": "/w/a.pdf"}), ToolCall("Skill", {"skill": "pdfx"}),
-             ToolCall("Read", {"file_path": "/w/.claude/skills/pdf/reference.md"}),
-             ToolCall("Write", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}))
+    calls = (
+        ToolCall("Skill", {"skill": "pdf"}),
+        ToolCall("Skill", {"skill": "plug:pdf"}),
+        ToolCall("Read", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
+        ToolCall("Read", {"file_path": "/w/a.pdf"}),
+        ToolCall("Skill", {"skill": "pdfx"}),
+        ToolCall("Read", {"file_path": "/w/.claude/skills/pdf/reference.md"}),
+        ToolCall("Write", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
+    )
     assert skill_invocations(calls, "pdf") == calls[:3]
 
 
-@pytest.mark.parametrize(("status", "retryable", "fatal"), [
-    (529, True, False), (429, True, False), (500, True, False), (401, False, True),
-    (404, False, True)])
+@pytest.mark.parametrize(
+    ("status", "retryable", "fatal"),
+    [
+        (529, True, False),
+        (429, True, False),
+        (500, True, False),
+        (401, False, True),
+        (404, False, True),
+    ],
+)
 def test_api_errors_keep_their_classes(status: int, retryable: bool, fatal: bool) -> None:
-    result = interpret([{"kind": "ResultMessage", "subtype": "success", "is_error": True,
-                         "result": "API Error", "api_error_status": status, "num_turns": 1}],
-                       "", 0)
+    result = interpret(
+        [
+            {
+                "kind": "ResultMessage",
+                "subtype": "success",
+                "is_error": True,
+                "result": "API Error",
+                "api_error_status": status,
+                "num_turns": 1,
+            }
+        ],
+        "",
+        0,
+    )
     assert result.error and f"HTTP {status}" in result.error
     assert (result.retryable, result.fatal) == (retryable, fatal)
 
 
 def test_a_stream_without_a_result_is_a_retryable_error() -> None:
-    result = interpret([{"kind": "exception", "type": "ProcessError", "message": "exit 1"}],
-                       "boom\n", 1)
+    result = interpret(
+        [{"kind": "exception", "type": "ProcessError", "message": "exit 1"}], "boom\n", 1
+    )
     assert result.retryable and "ProcessError: exit 1" in (result.error or "")
     assert "stderr: boom" in (result.error or "")
 
 
 # -- through a fake `claude` that speaks the SDK's protocol -------------------------------------
 
+
 @pytest.fixture
 def fake_bin(tmp_path: Path) -> str:
     path = tmp_path / "bin" / "claude"
     path.parent.mkdir()
-    path.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} \"$@\"\n")
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} "$@"\n')
     path.chmod(0o755)
     return str(path)
 
 
-def request(prompt: str = "do the task", *, skill: Skill | None = None,
-            workspace: Path | None = None, timeout: float = 60.0,
-            allowed_tools: tuple[str, ...] | None = None) -> ExecutionRequest:
-    task = Task(id="t1", prompt=prompt, judge={"type": "contains", "expected": ["x"]},
-                allowed_tools=allowed_tools)
-    return ExecutionRequest(task=task, arm="candidate" if skill else "baseline", attempt=0,
-                            skill=skill, timeout_seconds=timeout, workspace=workspace)
+def request(
+    prompt: str = "do the task",
+    *,
+    skill: Skill | None = None,
+    workspace: Path | None = None,
+    timeout: float = 60.0,
+    allowed_tools: tuple[str, ...] | None = None,
+) -> ExecutionRequest:
+    task = Task(
+        id="t1",
+        prompt=prompt,
+        judge={"type": "contains", "expected": ["x"]},
+        allowed_tools=allowed_tools,
+    )
+    return ExecutionRequest(
+        task=task,
+        arm="candidate" if skill else "baseline",
+        attempt=0,
+        skill=skill,
+        timeout_seconds=timeout,
+        workspace=workspace,
+    )
 
 
 def alive(pid: int) -> bool:
@@ -160,14 +217,24 @@ def alive(pid: int) -> bool:
 
 @needs_sdk
 def test_the_registry_builds_the_sdk_executor_and_it_isolates_the_environment(
-        fake_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The SDK passes its whole environment on: the child process must start from ours.
-    for name in ("ANTHROPIC_MODEL", "AWS_SECRET_ACCESS_KEY", "CLAUDE_CODE_USE_BEDROCK",
-                 "PYTHONPATH"):
+    for name in (
+        "ANTHROPIC_MODEL",
+        "AWS_SECRET_ACCESS_KEY",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "PYTHONPATH",
+    ):
         monkeypatch.setenv(name, "user-value")
     log = tmp_path / "argv.jsonl"
-    executor = create_executor("claude-cli", {"claude_bin": fake_bin, "env": {
-        "ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)}})
+    executor = create_executor(
+        "claude-cli",
+        {
+            "claude_bin": fake_bin,
+            "env": {"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
+        },
+    )
     assert isinstance(executor, ClaudeCodeExecutor)
     result = executor.run(request("hello"))
     assert result.error is None and result.output == "echo: hello"
@@ -185,8 +252,9 @@ def test_the_registry_builds_the_sdk_executor_and_it_isolates_the_environment(
 @needs_sdk
 def test_a_timeout_kills_the_whole_process_tree(fake_bin: str, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    executor = ClaudeCodeExecutor(ClaudeCodeConfig(claude_bin=fake_bin,
-                                                   env={"ANTHROPIC_API_KEY": "k"}))
+    executor = ClaudeCodeExecutor(
+        ClaudeCodeConfig(claude_bin=fake_bin, env={"ANTHROPIC_API_KEY": "k"})
+    )
     started = time.monotonic()
     result = executor.run(request(f"HANG pidfile={pidfile}", timeout=8))
     assert time.monotonic() - started < 20
@@ -203,10 +271,12 @@ def test_a_timeout_kills_the_whole_process_tree(fake_bin: str, tmp_path: Path) -
 
 # -- the real Claude Code CLI against the loopback Messages API ---------------------------------
 
+
 def real_executor(server: FakeAnthropic, **kw: Any) -> ClaudeCodeExecutor:
     kw.setdefault("env", {"ANTHROPIC_API_KEY": "sk-test"})
-    return ClaudeCodeExecutor(ClaudeCodeConfig(claude_bin=CONFIGURED_CLAUDE,
-                                               base_url=server.base_url, **kw))
+    return ClaudeCodeExecutor(
+        ClaudeCodeConfig(claude_bin=CONFIGURED_CLAUDE, base_url=server.base_url, **kw)
+    )
 
 
 def write(path: str, content: str) -> dict[str, Any]:
@@ -224,18 +294,28 @@ def skill_folder(tmp_path: Path) -> Skill:
 @needs_sdk
 def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
-    rules = [{"name": "agent", "steps": [
-        write(str(outside), "escaped"), write("{cwd}/../escaped.md", "escaped"),
-        write("{cwd}/inside.md", "inside"), {"text": "done"}]}]
+    rules = [
+        {
+            "name": "agent",
+            "steps": [
+                write(str(outside), "escaped"),
+                write("{cwd}/../escaped.md", "escaped"),
+                write("{cwd}/inside.md", "inside"),
+                {"text": "done"},
+            ],
+        }
+    ]
     ws = AttemptWorkspace.create(tmp_path)
     with FakeAnthropic(rules=rules) as server:
-        result = real_executor(server).run(request(workspace=ws.path,
-                                                    allowed_tools=("Write",)))
+        result = real_executor(server).run(request(workspace=ws.path, allowed_tools=("Write",)))
     assert result.error is None, result.error
     assert not outside.exists() and not (ws.root / "escaped.md").exists()
     assert (ws.path / "inside.md").read_text(encoding="utf-8") == "inside"
     assert [(c.name, c.ok) for c in result.transcript] == [
-        ("Write", False), ("Write", False), ("Write", True)]
+        ("Write", False),
+        ("Write", False),
+        ("Write", True),
+    ]
     assert "permissions to write" in result.transcript[0].output
     assert result.meta["permission_denials"] == ["Write", "Write"]
     assert result.meta["isolation"]["allowed_tools"] == []
@@ -244,11 +324,21 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
 
 @needs_sdk
 def test_installed_mode_reads_the_skills_own_files(tmp_path: Path) -> None:
-    rules = [{"name": "after-read", "tool_result": {"name": "Read", "contains": "REFERENCE"},
-              "text": "The reference says: {tool_result}"},
-             {"name": "first", "turn": 1, "tool_use": {
-                 "name": "Read",
-                 "input": {"file_path": "{cwd}/.claude/skills/demo/reference.md"}}}]
+    rules = [
+        {
+            "name": "after-read",
+            "tool_result": {"name": "Read", "contains": "REFERENCE"},
+            "text": "The reference says: {tool_result}",
+        },
+        {
+            "name": "first",
+            "turn": 1,
+            "tool_use": {
+                "name": "Read",
+                "input": {"file_path": "{cwd}/.claude/skills/demo/reference.md"},
+            },
+        },
+    ]
     ws = AttemptWorkspace.create(tmp_path)
     with FakeAnthropic(rules=rules) as server:
         executor = real_executor(server, skill_mode="installed")
@@ -266,27 +356,61 @@ def test_installed_mode_reads_the_skills_own_files(tmp_path: Path) -> None:
 
 @needs_sdk
 def test_run_with_skill_then_write_lands_in_the_workspace_and_the_record(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`skill-eval run`, installed mode, Skill + Write allowed: the fake calls Skill and then
     Write only when the skill is offered (the candidate arm)."""
     skill = skill_folder(tmp_path)
-    suite = write_suite(tmp_path / "suite", [{"id": "report", "prompt": "make the report",
-                                              "judge": {"type": "contains",
-                                                        "expected": ["wrote report"]}}])
-    rules = [{"name": "agent", "request_contains": "DEMO-DESC", "steps": [
-        {"tool_use": {"name": "Skill", "input": {"skill": "demo"}}},
-        write("{cwd}/report.md", "# Report\n"), {"text": "wrote report.md"}]}]
+    suite = write_suite(
+        tmp_path / "suite",
+        [
+            {
+                "id": "report",
+                "prompt": "make the report",
+                "judge": {"type": "contains", "expected": ["wrote report"]},
+            }
+        ],
+    )
+    rules = [
+        {
+            "name": "agent",
+            "request_contains": "DEMO-DESC",
+            "steps": [
+                {"tool_use": {"name": "Skill", "input": {"skill": "demo"}}},
+                write("{cwd}/report.md", "# Report\n"),
+                {"text": "wrote report.md"},
+            ],
+        }
+    ]
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     with FakeAnthropic(rules=rules, default="no skill, no report") as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        args = ["run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                str(skill.directory), "--state-root", str(tmp_path / "state"), "--executor",
-                "claude-cli", "--skill-mode", "installed", "--allowed-tools", "Skill,Write",
-                "--concurrency", "1", "-q", "--policy", "delta",
-                "--output", str(tmp_path / "artifact.json")]
+        args = [
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(suite),
+            "--skill-path",
+            str(skill.directory),
+            "--state-root",
+            str(tmp_path / "state"),
+            "--executor",
+            "claude-cli",
+            "--skill-mode",
+            "installed",
+            "--allowed-tools",
+            "Skill,Write",
+            "--concurrency",
+            "1",
+            "-q",
+            "--policy",
+            "delta",
+            "--output",
+            str(tmp_path / "artifact.json"),
+        ]
         if CONFIGURED_CLAUDE:
             args += ["--claude-bin", CONFIGURED_CLAUDE]
         code, _, err = run_cli(*args)
@@ -297,7 +421,9 @@ def test_run_with_skill_then_write_lands_in_the_workspace_and_the_record(
     candidate, baseline = records["candidate"], records["baseline"]
     assert (candidate["status"], baseline["status"]) == ("passed", "failed")
     assert [(c["name"], c["ok"]) for c in candidate["transcript"]] == [
-        ("Skill", True), ("Write", True)]
+        ("Skill", True),
+        ("Write", True),
+    ]
     assert candidate["transcript"][0]["input"] == {"skill": "demo"}
     assert [f["path"] for f in candidate["files"]["files"]] == ["report.md"]
     assert candidate["meta"]["skill_invocations"] == 1
@@ -311,28 +437,40 @@ def test_run_with_skill_then_write_lands_in_the_workspace_and_the_record(
 def test_without_the_sdk_agent_tasks_are_refused(fake_bin: str) -> None:
     from skill_eval.executors.claude_code import NEEDS_SDK, _TextOnlyClaudeCli
 
-    executor = _TextOnlyClaudeCli(ClaudeCodeConfig(claude_bin=fake_bin,
-                                                   env={"ANTHROPIC_API_KEY": "k"}))
+    executor = _TextOnlyClaudeCli(
+        ClaudeCodeConfig(claude_bin=fake_bin, env={"ANTHROPIC_API_KEY": "k"})
+    )
     refused = executor.run(request(allowed_tools=("Write",)))
     assert refused.fatal and refused.error == f"task 't1': {NEEDS_SDK}"
     assert executor.run(request("hi")).output == "echo: hi"  # text tasks still run
 
 
-
 @needs_sdk
-@pytest.mark.skipif(sandbox_available() is None,
-                    reason="Claude Code's sandbox cannot run here (Linux: apt-get install "
-                           "bubblewrap socat)")
+@pytest.mark.skipif(
+    sandbox_available() is None,
+    reason="Claude Code's sandbox cannot run here (Linux: apt-get install bubblewrap socat)",
+)
 def test_bash_runs_in_the_sandbox_and_cannot_write_outside(tmp_path: Path) -> None:
     outside = tmp_path / "bash-escape.txt"
-    rules = [{"name": "agent", "steps": [
-        {"tool_use": {"name": "Bash", "input": {
-            "command": f"echo escaped > {outside}; echo in > inside.txt; echo ran"}}},
-        {"text": "done"}]}]
+    rules = [
+        {
+            "name": "agent",
+            "steps": [
+                {
+                    "tool_use": {
+                        "name": "Bash",
+                        "input": {
+                            "command": f"echo escaped > {outside}; echo in > inside.txt; echo ran"
+                        },
+                    }
+                },
+                {"text": "done"},
+            ],
+        }
+    ]
     ws = AttemptWorkspace.create(tmp_path)
     with FakeAnthropic(rules=rules) as server:
-        result = real_executor(server).run(request(workspace=ws.path,
-                                                    allowed_tools=("Bash",)))
+        result = real_executor(server).run(request(workspace=ws.path, allowed_tools=("Bash",)))
     assert result.error is None, result.error
     assert result.meta["isolation"]["bash"] == f"sandbox ({sandbox_available()})"
     assert (ws.path / "inside.txt").read_text() == "in\n"
@@ -343,16 +481,19 @@ def test_bash_runs_in_the_sandbox_and_cannot_write_outside(tmp_path: Path) -> No
 
 @needs_sdk
 @pytest.mark.parametrize("mode", ["system", "installed"])
-def test_user_and_project_setup_do_not_leak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            mode: str) -> None:
+def test_user_and_project_setup_do_not_leak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
     def plant(root: Path, tag: str) -> None:
         (root / ".claude" / "skills" / f"leak{tag}").mkdir(parents=True)
         (root / "CLAUDE.md").write_text(f"LEAK-{tag}-CLAUDE-MD")
         (root / ".claude" / "CLAUDE.md").write_text(f"LEAK-{tag}-DOT-CLAUDE-MD")
         (root / ".claude" / "settings.json").write_text(
-            json.dumps({"env": {"LEAKED": "1"}, "model": f"leak-{tag}-model"}))
+            json.dumps({"env": {"LEAKED": "1"}, "model": f"leak-{tag}-model"})
+        )
         (root / ".claude" / "skills" / f"leak{tag}" / "SKILL.md").write_text(
-            f"---\nname: leak{tag}\ndescription: LEAK-{tag}-SKILL\n---\nLEAK-{tag}-BODY\n")
+            f"---\nname: leak{tag}\ndescription: LEAK-{tag}-SKILL\n---\nLEAK-{tag}-BODY\n"
+        )
 
     plant(Path(os.environ["HOME"]), "HOME")  # the isolation fixture's fake HOME
     project = tmp_path / "project"
@@ -367,8 +508,12 @@ def test_user_and_project_setup_do_not_leak(tmp_path: Path, monkeypatch: pytest.
             ws = AttemptWorkspace.create(parent)
             result = executor.run(request(skill=skill, workspace=ws.path))
             assert result.error is None, result.error
-            seen.append("\n".join(r.text + json.dumps(r.json.get("tools", [])) + r.model
-                                  for r in server.requests_to("/v1/messages")))
+            seen.append(
+                "\n".join(
+                    r.text + json.dumps(r.json.get("tools", [])) + r.model
+                    for r in server.requests_to("/v1/messages")
+                )
+            )
             server.reset()
     assert not any("LEAK-" in s or "leak-" in s for s in seen)
     assert "DEMO-DESC" in seen[0]  # the skill under test reaches its arm, and only that one
@@ -376,9 +521,16 @@ def test_user_and_project_setup_do_not_leak(tmp_path: Path, monkeypatch: pytest.
 
 
 @needs_sdk
-@pytest.mark.parametrize(("fault", "retryable", "fatal"), [
-    ("overloaded", True, False), ("rate_limit", True, False), ("api_error", True, False),
-    ("authentication", False, True), ("not_found", False, True)])
+@pytest.mark.parametrize(
+    ("fault", "retryable", "fatal"),
+    [
+        ("overloaded", True, False),
+        ("rate_limit", True, False),
+        ("api_error", True, False),
+        ("authentication", False, True),
+        ("not_found", False, True),
+    ],
+)
 def test_api_errors_from_the_real_cli(fault: str, retryable: bool, fatal: bool) -> None:
     with FakeAnthropic(default="PONG", faults=[fault]) as server:
         result = real_executor(server).run(request())

@@ -20,10 +20,24 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "task_suites" / "demo" / "task_suite.yaml"
 
 # What a run needs and --help / validate must never load (each costs 10-200 ms).
-HEAVY = ["jsonschema", "anthropic", "rich", "jinja2", "diskcache", "regex", "claude_agent_sdk",
-         "skill_eval.runner", "skill_eval.conductor", "skill_eval.api", "skill_eval.jobs",
-         "skill_eval.executors.mock", "skill_eval.judges.pytest_judge", "skill_eval.cli.run_cmd",
-         "importlib.metadata", "pkg_resources"]
+HEAVY = [
+    "jsonschema",
+    "anthropic",
+    "rich",
+    "jinja2",
+    "diskcache",
+    "regex",
+    "claude_agent_sdk",
+    "skill_eval.engine.runner",
+    "skill_eval.engine.conductor",
+    "skill_eval.engine.evaluation",
+    "skill_eval.engine.jobs",
+    "skill_eval.executors.mock",
+    "skill_eval.judges.pytest_judge",
+    "skill_eval.cli.run_cmd",
+    "importlib.metadata",
+    "pkg_resources",
+]
 
 _PROBE = """
 import atexit, json, sys
@@ -35,8 +49,13 @@ main()
 
 
 def _modules_after(*args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
-    proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(list(args))],
-                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(list(args))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     marker = proc.stderr.rsplit("MODULES=", 1)
     assert len(marker) == 2, proc.stderr
     return set(json.loads(marker[1])), proc
@@ -60,8 +79,10 @@ def test_help_lists_no_command_module() -> None:
 def test_invalid_suite_still_gets_jsonschema_wording(tmp_path: Path) -> None:
     """The quick check only says yes: a bad suite is worded by jsonschema as before."""
     bad = tmp_path / "task_suite.yaml"
-    bad.write_text('version: "1.0"\ntasks:\n  - id: t1\n    prompt: 3\n'
-                   '    judge: {type: contains, expected: [x]}\n')
+    bad.write_text(
+        'version: "1.0"\ntasks:\n  - id: t1\n    prompt: 3\n'
+        "    judge: {type: contains, expected: [x]}\n"
+    )
     modules, proc = _modules_after("validate", str(bad))
     assert proc.returncode == 2
     assert 'tasks[0] (id "t1").prompt: must be a non-empty string' in proc.stderr
@@ -73,8 +94,9 @@ def test_summaries_match_commands(name: str) -> None:
     """--help shows SUMMARIES instead of importing each command: they must not drift."""
     command = cli.get_command(click.Context(cli), name)
     assert command is not None
-    assert SUMMARIES.get(name) == command.get_short_help_str(limit=10_000), \
+    assert SUMMARIES.get(name) == command.get_short_help_str(limit=10_000), (
         f"add or update SUMMARIES[{name!r}] in skill_eval/cli/__init__.py"
+    )
 
 
 def test_help_output_unchanged_by_summaries() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.config import find_config, key_lines
+from skill_eval.plan.config import find_config, key_lines
 from tests.helpers import read_json, run_cli, write_outputs, write_skill, write_suite
 
 
@@ -16,12 +16,18 @@ from tests.helpers import read_json, run_cli, write_outputs, write_skill, write_
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project directory holding a suite, a skill and mock outputs; the test runs in a
     sub-directory of it, as a user would."""
-    write_suite(tmp_path / "suite", [
-        {"id": f"t{i}", "prompt": "p", "judge": {"type": "contains", "expected": ["ok"]}}
-        for i in range(2)])
+    write_suite(
+        tmp_path / "suite",
+        [
+            {"id": f"t{i}", "prompt": "p", "judge": {"type": "contains", "expected": ["ok"]}}
+            for i in range(2)
+        ],
+    )
     write_skill(tmp_path / "skill")
-    write_outputs(tmp_path / "outputs.yaml", {"candidate": {"t0": "ok", "t1": "ok"},
-                                               "baseline": {"t0": "no", "t1": "no"}})
+    write_outputs(
+        tmp_path / "outputs.yaml",
+        {"candidate": {"t0": "ok", "t1": "ok"}, "baseline": {"t0": "no", "t1": "no"}},
+    )
     work = tmp_path / "work" / "deeper"
     work.mkdir(parents=True)
     monkeypatch.chdir(work)
@@ -77,7 +83,8 @@ def test_skill_eval_toml_wins_over_pyproject_and_no_config_ignores_both(project:
     (project / "pyproject.toml").write_text(BASE, encoding="utf-8")
     (project / "work" / "skill-eval.toml").write_text(
         'task-suite = "../suite/task_suite.yaml"\nstate-root = "../own-state"\nmock = true\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     code, out, err = run()
     assert ran(code), err
     data = read_json(out.strip())
@@ -89,9 +96,11 @@ def test_skill_eval_toml_wins_over_pyproject_and_no_config_ignores_both(project:
 
 def test_config_names_a_file_anywhere(project: Path, tmp_path: Path) -> None:
     named = tmp_path / "ci.toml"
-    named.write_text(f'task-suite = "{project}/suite/task_suite.yaml"\nstate-root = "ci"\n'
-                     'mock = true\nconcurrency = 2\nallowed-tools = ["Read", "Grep"]\n',
-                     encoding="utf-8")
+    named.write_text(
+        f'task-suite = "{project}/suite/task_suite.yaml"\nstate-root = "ci"\n'
+        'mock = true\nconcurrency = 2\nallowed-tools = ["Read", "Grep"]\n',
+        encoding="utf-8",
+    )
     code, out, err = run("--config", str(named))
     assert ran(code), err
     assert read_json(out.strip())["manifest"]["config_file"] == str(named)
@@ -104,8 +113,10 @@ def test_unknown_keys_and_wrong_types_name_file_line_and_key(project: Path) -> N
     assert code == 2 and out == ""
     path = project / "pyproject.toml"
     lines = text.splitlines()
-    where = {key: lines.index(next(x for x in lines if x.startswith(key))) + 1
-             for key in ("concurency", "policy", "max-retries", "no-baseline")}
+    where = {
+        key: lines.index(next(x for x in lines if x.startswith(key))) + 1
+        for key in ("concurency", "policy", "max-retries", "no-baseline")
+    }
     assert err.splitlines() == [
         f"Error: {path}:{where['concurency']}: unknown key 'concurency' (did you mean "
         "'concurrency'?); keys are the long flag names of `skill-eval run`",
@@ -135,10 +146,12 @@ def test_a_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
 
 
 def test_key_lines_cover_quoting_and_sub_tables() -> None:
-    text = ('[tool.other]\nmodel = "x"\n[ tool."skill-eval" ]\n"model" = "m"\n'
-            'samples=2\n[tool.skill-eval.extra]\nx = 1\n')
+    text = (
+        '[tool.other]\nmodel = "x"\n[ tool."skill-eval" ]\n"model" = "m"\n'
+        "samples=2\n[tool.skill-eval.extra]\nx = 1\n"
+    )
     assert key_lines(text, in_pyproject=True) == {"model": 4, "samples": 5, "extra": 6}
-    assert key_lines('mock = true\n[section]\nx = 1\n', in_pyproject=False) == {"mock": 1}
+    assert key_lines("mock = true\n[section]\nx = 1\n", in_pyproject=False) == {"mock": 1}
 
 
 def test_help_documents_the_config_file() -> None:

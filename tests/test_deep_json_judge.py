@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skill_eval.core.model import Task
+from skill_eval.core.work import Work
 from skill_eval.judges import JudgeContext, build_judge, run_judge
-from skill_eval.model import Task
-from skill_eval.work import Work
 from tests.helpers import read_json
 from tests.test_run_e2e import standalone
 
-TREE = {"$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}},
-        "$ref": "#/$defs/node"}
+TREE = {
+    "$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}},
+    "$ref": "#/$defs/node",
+}
 JUDGE = {"type": "json-schema", "schema": TREE}
 
 
@@ -23,19 +25,23 @@ def nested(depth: int) -> str:
 
 def test_json_nested_400_deep_against_a_recursive_schema_is_a_failure() -> None:
     task = Task(id="t", prompt="p", judge=JUDGE)
-    result = run_judge(build_judge(JUDGE), task, Work(nested(400)),
-                       JudgeContext(suite_dir=Path("/x")))
+    result = run_judge(
+        build_judge(JUDGE), task, Work(nested(400)), JudgeContext(suite_dir=Path("/x"))
+    )
     assert (result.passed, result.error) == (False, None), result.error
     assert "nested too deeply" in result.details
-    shallow = run_judge(build_judge(JUDGE), task, Work(nested(20)),
-                        JudgeContext(suite_dir=Path("/x")))
+    shallow = run_judge(
+        build_judge(JUDGE), task, Work(nested(20)), JudgeContext(suite_dir=Path("/x"))
+    )
     assert shallow.passed
 
 
 def test_a_deep_candidate_output_fails_its_task_in_the_run(tmp_path: Path) -> None:
     tasks = [{"id": f"t{i}", "prompt": "p", "judge": JUDGE} for i in range(2)]
-    outputs = {"candidate": {"t0": nested(400), "t1": nested(3)},
-               "baseline": {"t0": nested(3), "t1": nested(3)}}
+    outputs = {
+        "candidate": {"t0": nested(400), "t1": nested(3)},
+        "baseline": {"t0": nested(3), "t1": nested(3)},
+    }
     code, out, err = standalone(tmp_path, outputs, "--max-retries", "0", tasks=tasks)
     data = read_json(out.strip())
     assert data["evaluation"]["execution_pass_rate"] == 0.5

@@ -28,18 +28,29 @@ from tests.helpers import (
 
 def _inputs(root: Path) -> tuple[Path, Path, Path]:
     suite = write_suite(root / "suite", [contains_task("a", "DONE"), contains_task("b", "DONE")])
-    outputs = write_outputs(root / "outputs.yaml", {"candidate": {"a": "DONE", "b": "DONE"},
-                                                    "baseline": {"a": "DONE", "b": "no"}})
+    outputs = write_outputs(
+        root / "outputs.yaml",
+        {"candidate": {"a": "DONE", "b": "DONE"}, "baseline": {"a": "DONE", "b": "no"}},
+    )
     return write_skill(root / "my-skill"), suite, outputs
 
 
 def test_skill_path_and_task_suite_make_a_complete_command(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     skill, suite, outputs = _inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_cli("run", "--skill-path", "my-skill", "--task-suite",
-                             "suite/task_suite.yaml", "--mock", "--mock-outputs",
-                             str(outputs), "-q")
+    code, out, err = run_cli(
+        "run",
+        "--skill-path",
+        "my-skill",
+        "--task-suite",
+        "suite/task_suite.yaml",
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "-q",
+    )
     assert code in (0, 1), err  # a verdict, whichever
     artifact = Path(out.strip())
     assert artifact.parent == tmp_path / ".skill-eval" / "evaluations"
@@ -49,31 +60,59 @@ def test_skill_path_and_task_suite_make_a_complete_command(
     assert list((tmp_path / ".skill-eval" / "runs").iterdir())
 
 
-def test_a_ranking_still_means_pipeline_mode(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_ranking_still_means_pipeline_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--skill-path implies --standalone only without --input: with both, the old error."""
     _skill, suite, _outputs = _inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
-    code, _out, err = run_cli("run", "--skill-path", "my-skill", "--input", "ranking.json",
-                              "--candidate-id", "c", "--task-suite", str(suite), "--mock")
+    code, _out, err = run_cli(
+        "run",
+        "--skill-path",
+        "my-skill",
+        "--input",
+        "ranking.json",
+        "--candidate-id",
+        "c",
+        "--task-suite",
+        str(suite),
+        "--mock",
+    )
     assert code == 2
     assert "--skill-path, --baseline-skill and --no-baseline are for --standalone mode" in err
 
 
 def test_the_compatibility_script_keeps_requiring_what_the_old_tool_required(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     skill, suite, _outputs = _inputs(tmp_path)
-    proc = run_script("--standalone", "--skill-path", str(skill), "--task-suite", str(suite),
-                      "--mock", cwd=tmp_path)
+    proc = run_script(
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--mock",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2 and "Missing option '--state-root'" in proc.stderr
-    proc = run_script("--skill-path", str(skill), "--task-suite", str(suite), "--mock",
-                      "--state-root", str(tmp_path / "state"), cwd=tmp_path)
+    proc = run_script(
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--mock",
+        "--state-root",
+        str(tmp_path / "state"),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2 and "pipeline mode needs --input" in proc.stderr
     assert not (tmp_path / ".skill-eval").exists() and not (tmp_path / "state").exists()
 
 
 def test_improve_keeps_its_state_in_the_same_default_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli("improve", "--history")
     assert code == 2 and "--state-root .skill-eval: no such directory" in err, (out, err)
@@ -113,21 +152,46 @@ def test_what_a_run_writes_follows_the_umask(tmp_path: Path, umask_022: None) ->
     demo = REPO / "task_suites" / "demo-agent"
     state = tmp_path / "state"
     code, out, err = run_cli(
-        "run", "--task-suite", str(demo), "--skill-path", str(demo / "skill" / "csv-report"),
-        "--mock", "--mock-outputs", str(demo / "mock_outputs.yaml"), "--state-root",
-        str(state), "--keep-workspaces", "all", "--baseline-cache-dir",
-        str(tmp_path / "baseline-cache"), "-q")
+        "run",
+        "--task-suite",
+        str(demo),
+        "--skill-path",
+        str(demo / "skill" / "csv-report"),
+        "--mock",
+        "--mock-outputs",
+        str(demo / "mock_outputs.yaml"),
+        "--state-root",
+        str(state),
+        "--keep-workspaces",
+        "all",
+        "--baseline-cache-dir",
+        str(tmp_path / "baseline-cache"),
+        "-q",
+    )
     assert code in (0, 1), err
     assert list(state.rglob("workspaces/*/*/*/*"))  # kept workspaces were written
     _skill, suite, _outputs = _inputs(tmp_path)
     long = write_outputs(tmp_path / "long.yaml", {"a": "DONE " + "x" * 500, "b": "DONE"})
-    code, _out, err = run_cli("run", "--task-suite", str(suite), "--skill-path", str(_skill),
-                              "--mock", "--mock-outputs", str(long), "--state-root", str(state),
-                              "--max-preview-chars", "100", "-q")
+    code, _out, err = run_cli(
+        "run",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(_skill),
+        "--mock",
+        "--mock-outputs",
+        str(long),
+        "--state-root",
+        str(state),
+        "--max-preview-chars",
+        "100",
+        "-q",
+    )
     assert code in (0, 1), err
     assert list(state.rglob("blobs/*"))  # a long output was kept as a blob
-    code, _out, err = run_cli("report", out.strip(), "--format", "html", "-o",
-                              str(state / "report.html"))
+    code, _out, err = run_cli(
+        "report", out.strip(), "--format", "html", "-o", str(state / "report.html")
+    )
     assert code == 0, err
     assert _modes(state) == {}
     assert _modes(tmp_path / "baseline-cache") == {}
@@ -138,14 +202,23 @@ def test_what_improve_writes_follows_the_umask(tmp_path: Path, umask_022: None) 
 
     skill, suite = _write_inputs(tmp_path)
     state = tmp_path / "state"
-    code, _out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite",
-                              str(suite), "--state-root", str(state), "--mock")
+    code, _out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(state),
+        "--mock",
+    )
     assert code == 0, err
     assert _modes(state) == {}
 
 
-def test_the_readme_quickstart_runs_as_written(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_quickstart_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The Quickstart's command, from a copy of the files it names (so that its default
     `.skill-eval/` lands in tmp_path, not in the repository)."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
@@ -163,7 +236,8 @@ def test_the_readme_quickstart_runs_as_written(tmp_path: Path,
 
 def test_what_review_writes_follows_the_umask(tmp_path: Path, umask_022: None) -> None:
     state = tmp_path / "state"
-    code, _out, err = run_cli("review", str(write_skill(tmp_path / "my-skill")),
-                              "--state-root", str(state), "--mock")
+    code, _out, err = run_cli(
+        "review", str(write_skill(tmp_path / "my-skill")), "--state-root", str(state), "--mock"
+    )
     assert code == 0, err
     assert _modes(state) == {}

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from skill_eval import artifact, sequential
-from skill_eval.stats import paired_comparison
+from skill_eval.engine import artifact
+from skill_eval.stats import sequential
+from skill_eval.stats.estimates import paired_comparison
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 # Lan-DeMets O'Brien-Fleming-type boundaries, one-sided alpha 0.025, equally spaced looks
@@ -39,34 +40,62 @@ def test_looks_follow_rounds_of_pass_k() -> None:
 
 
 def _comparison(diffs: list[float]) -> Any:
-    return paired_comparison({f"t{i}": max(d, 0.0) for i, d in enumerate(diffs)},
-                             {f"t{i}": max(-d, 0.0) for i, d in enumerate(diffs)})
+    return paired_comparison(
+        {f"t{i}": max(d, 0.0) for i, d in enumerate(diffs)},
+        {f"t{i}": max(-d, 0.0) for i, d in enumerate(diffs)},
+    )
 
 
 def test_call_passes_fails_or_samples_on() -> None:
     bad = _comparison([-1.0] * 30)
-    assert sequential.call("no-regression", bad, False, alpha=0.01, per_task=1, margin=None,
-                           errors=False) == "fail"  # clearly worse than the margin: futility
+    assert (
+        sequential.call(
+            "no-regression", bad, False, alpha=0.01, per_task=1, margin=None, errors=False
+        )
+        == "fail"
+    )  # clearly worse than the margin: futility
     mixed = _comparison([1.0, -1.0, 0.0, 0.0] * 3)
-    assert sequential.call("no-regression", mixed, False, alpha=0.001, per_task=1,
-                           margin=None, errors=False) is None
+    assert (
+        sequential.call(
+            "no-regression", mixed, False, alpha=0.001, per_task=1, margin=None, errors=False
+        )
+        is None
+    )
     good = _comparison([1.0] * 12)
-    assert sequential.call("superior", good, True, alpha=0.001, per_task=1, margin=None,
-                           errors=False) == "pass"
-    assert sequential.call("superior", good, True, alpha=0.001, per_task=1, margin=None,
-                           errors=True) is None  # an error: never stop early
+    assert (
+        sequential.call("superior", good, True, alpha=0.001, per_task=1, margin=None, errors=False)
+        == "pass"
+    )
+    assert (
+        sequential.call("superior", good, True, alpha=0.001, per_task=1, margin=None, errors=True)
+        is None
+    )  # an error: never stop early
 
 
 def _run(tmp_path: Path, *extra: str, tasks: int = 12) -> dict[str, Any]:
     ids = [f"t{i:02d}" for i in range(tasks)]
     suite = write_suite(tmp_path / "suite", [contains_task(t, "DONE") for t in ids])
-    outputs = write_outputs(tmp_path / "outputs.yaml", {
-        "candidate": dict.fromkeys(ids, "DONE"), "baseline": dict.fromkeys(ids, "nope")})
+    outputs = write_outputs(
+        tmp_path / "outputs.yaml",
+        {"candidate": dict.fromkeys(ids, "DONE"), "baseline": dict.fromkeys(ids, "nope")},
+    )
     skill = write_skill(tmp_path / "skill")
     state = tmp_path / f"state{len(list(tmp_path.glob('state*')))}"
     code, out, err = run_cli(
-        "run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
-        "--state-root", str(state), "--mock", "--mock-outputs", str(outputs), "-q", *extra)
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(state),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "-q",
+        *extra,
+    )
     assert out.strip(), err
     data = read_json(out.strip())
     artifact.validate(data)
@@ -74,8 +103,12 @@ def _run(tmp_path: Path, *extra: str, tasks: int = 12) -> dict[str, Any]:
 
 
 def _attempts(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [a for key in ("candidate_results", "baseline_results") for r in data[key]
-            for a in r["attempts"]]
+    return [
+        a
+        for key in ("candidate_results", "baseline_results")
+        for r in data[key]
+        for a in r["attempts"]
+    ]
 
 
 def test_clear_improvement_stops_at_the_first_look(tmp_path: Path) -> None:

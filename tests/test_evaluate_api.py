@@ -9,18 +9,21 @@ from pathlib import Path
 import pytest
 
 from skill_eval import Arm, EvaluationSettings, Skill, UsageError, Work, evaluate, load_suite
+from skill_eval.engine.runner import Journal
 from skill_eval.executors.base import create_executor
-from skill_eval.runner import Journal
 
 SUITE = """\
 skill_id: "notes"
 version: "1.0"
 tasks:
-""" + "".join(f"""\
+""" + "".join(
+    f"""\
   - id: "t{i}"
     prompt: "write note {i}"
     judge: {{type: "contains", expected: ["ok{i}"]}}
-""" for i in range(4))
+"""
+    for i in range(4)
+)
 
 # v1 passes nothing, v2 every task, v3 the first two; a task absent from a table gets
 # MOCK_OUTPUT, which no judge accepts.
@@ -32,8 +35,10 @@ OUTPUTS = {
 
 def arms() -> list[Arm]:
     # In memory: no folder behind any of these skills.
-    return [Arm(name, Skill(name, f"# skill {name}\nwrite good notes"), f"version {name}")
-            for name in ("v1", "v2", "v3")]
+    return [
+        Arm(name, Skill(name, f"# skill {name}\nwrite good notes"), f"version {name}")
+        for name in ("v1", "v2", "v3")
+    ]
 
 
 @pytest.fixture
@@ -51,8 +56,12 @@ def test_three_in_memory_arms_give_three_results_and_two_comparisons(suite, tmp_
     assert [r.name for r in result.arms] == ["v1", "v2", "v3"] and result.reference == "v1"
     assert [result.arm(n).pass_rate for n in ("v1", "v2", "v3")] == [0.0, 1.0, 0.5]
     v3 = result.arm("v3")
-    assert [(r.task_id, r.passed) for r in v3.results] == \
-        [("t0", True), ("t1", True), ("t2", False), ("t3", False)]
+    assert [(r.task_id, r.passed) for r in v3.results] == [
+        ("t0", True),
+        ("t1", True),
+        ("t2", False),
+        ("t3", False),
+    ]
     assert len(v3.attempts) == 4 and v3.errors == () and v3.cost_usd == 0.0
     assert v3.arm.skill is not None and v3.arm.skill.directory is None
     assert len(result.attempts) == 12
@@ -73,9 +82,14 @@ def test_three_in_memory_arms_give_three_results_and_two_comparisons(suite, tmp_
 
 def test_the_reference_arm_can_be_named_and_attempts_journaled(suite, tmp_path) -> None:
     journal = Journal(tmp_path / "attempts.jsonl")
-    result = evaluate(suite, arms(), create_executor("mock", {"mock_outputs": OUTPUTS}),
-                      reference="v2", journal=journal,
-                      settings=EvaluationSettings(pass_k=1, samples=2))
+    result = evaluate(
+        suite,
+        arms(),
+        create_executor("mock", {"mock_outputs": OUTPUTS}),
+        reference="v2",
+        journal=journal,
+        settings=EvaluationSettings(pass_k=1, samples=2),
+    )
     journal.close()
     assert [(c.arm, c.delta) for c in result.comparisons] == [("v1", -1.0), ("v3", -0.5)]
     assert result.comparison("v1").passed is False
@@ -97,11 +111,14 @@ def test_one_arm_is_results_without_comparisons(suite) -> None:
     assert result.comparisons == () and result.arm("v2").pass_rate == 0.0  # MOCK_OUTPUT
 
 
-@pytest.mark.parametrize(("given", "reference", "message"), [
-    ([], None, "no arms"),
-    ([Arm("a", None), Arm("a", Skill("a", "x"))], None, "arm 'a' is given twice"),
-    ([Arm("a", None)], "b", "reference arm 'b' is not one of a"),
-])
+@pytest.mark.parametrize(
+    ("given", "reference", "message"),
+    [
+        ([], None, "no arms"),
+        ([Arm("a", None), Arm("a", Skill("a", "x"))], None, "arm 'a' is given twice"),
+        ([Arm("a", None)], "b", "reference arm 'b' is not one of a"),
+    ],
+)
 def test_bad_arms_are_a_usage_error(suite, given, reference, message) -> None:
     with pytest.raises(UsageError, match=message):
         evaluate(suite, given, "mock", reference=reference)

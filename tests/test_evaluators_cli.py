@@ -30,16 +30,19 @@ def test_list_shows_sources_and_shadowing(tmp_path: Path) -> None:
     put(user_evaluators_dir(), "finance")
     put(tmp_path / "extra", "general", GOOD.replace("name: finance", "name: general"))
     put(tmp_path / "extra", "broken", GOOD.replace("kind: evaluator", "kind: task"))
-    code, out, err = run("list", "--evaluators-dir", str(tmp_path / "extra"),
-                         "--project-dir", str(tmp_path))
+    code, out, err = run(
+        "list", "--evaluators-dir", str(tmp_path / "extra"), "--project-dir", str(tmp_path)
+    )
     assert code == 0
     lines = out.splitlines()
     assert any(line.startswith("finance ") and " user " in line for line in lines)
     assert any(line.startswith("general ") and "evaluators-dir" in line for line in lines)
     assert any(line.startswith("code-review ") and "bundled" in line for line in lines)
     assert "shadowed: general (bundled: <bundled>/general/SKILL.md)" in lines
-    assert err.strip() == (f"warning: {tmp_path}/extra/broken/SKILL.md: kind: must be "
-                           "'evaluator' (this file is not an evaluator skill otherwise)")
+    assert err.strip() == (
+        f"warning: {tmp_path}/extra/broken/SKILL.md: kind: must be "
+        "'evaluator' (this file is not an evaluator skill otherwise)"
+    )
 
 
 def test_workspace_is_a_deprecated_alias_of_project_dir(tmp_path: Path) -> None:
@@ -59,17 +62,27 @@ def test_show_prints_dimensions_and_rubric(tmp_path: Path) -> None:
 
 
 def test_show_unknown_name_is_an_error_listing_the_available(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "skill_eval.cli", "evaluators", "show", "nope"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "skill_eval.cli", "evaluators", "show", "nope"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ("Error: unknown evaluator 'nope'; available: api-design, "
-                                   "code-review, general, prose-quality, sql-safety, test-quality")
+    assert proc.stderr.strip() == (
+        "Error: unknown evaluator 'nope'; available: api-design, "
+        "code-review, general, prose-quality, sql-safety, test-quality"
+    )
 
 
 def test_validate_reports_every_problem_one_line_each(tmp_path: Path) -> None:
     good = put(tmp_path, "finance")
-    bad = put(tmp_path, "bad", GOOD.replace("weight: 0.5", "weight: 0.4").replace(
-        "name: compliance", "name: accuracy"))
+    bad = put(
+        tmp_path,
+        "bad",
+        GOOD.replace("weight: 0.5", "weight: 0.4").replace("name: compliance", "name: accuracy"),
+    )
     code, out, err = run("validate", str(tmp_path))
     assert code == 2
     assert out.strip() == f"ok: {good} (finance)"
@@ -83,8 +96,13 @@ def test_validate_reports_every_problem_one_line_each(tmp_path: Path) -> None:
 
 
 def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "skill_eval.cli", "evaluators", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "skill_eval.cli", "evaluators", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
 
 
 def test_list_and_show_refuse_a_missing_evaluators_dir_as_run_does(tmp_path: Path) -> None:
@@ -93,8 +111,9 @@ def test_list_and_show_refuse_a_missing_evaluators_dir_as_run_does(tmp_path: Pat
         proc = cli_process(*args, "--evaluators-dir", str(missing), cwd=tmp_path)
         assert proc.returncode == 2
         assert proc.stdout == ""
-        assert proc.stderr == (f"Error: {missing}: evaluators dir does not exist or is not "
-                               "a directory\n")
+        assert proc.stderr == (
+            f"Error: {missing}: evaluators dir does not exist or is not a directory\n"
+        )
 
 
 def test_validate_refuses_an_alias_bomb_at_once(tmp_path: Path) -> None:

@@ -57,46 +57,91 @@ def test_good_file_loads(tmp_path: Path) -> None:
     assert skill.name == "finance"
     assert skill.categories == ("finance", "reporting")
     assert [(d.name, d.weight) for d in skill.dimensions] == [
-        ("accuracy", 0.5), ("compliance", 0.3), ("formatting", 0.2)]
+        ("accuracy", 0.5),
+        ("compliance", 0.3),
+        ("formatting", 0.2),
+    ]
     assert skill.body.startswith("# Finance evaluator")
     assert skill.source == "user"
     assert skill.matches("FINANCE") and not skill.matches("code")
     assert skill.dimension("Accuracy") is skill.dimensions[0]
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    ("weight: 0.2", "weight: 0.25",
-     "ev/SKILL.md: metadata.dimensions: weights must sum to 1.0 (within 1e-06); "
-     "0.5 + 0.3 + 0.25 = 1.05"),
-    ("name: formatting", "name: Accuracy",
-     "ev/SKILL.md: metadata.dimensions[2].name: duplicate dimension name 'Accuracy' "
-     "(also metadata.dimensions[0])"),
-    ("kind: evaluator", "kind: skill",
-     "ev/SKILL.md: kind: must be 'evaluator' (this file is not an evaluator skill otherwise)"),
-    ("kind: evaluator\n", "",
-     "ev/SKILL.md: kind: is required"),
-    ("weight: 0.3", "weight: heavy",
-     "ev/SKILL.md: metadata.dimensions[1].weight: must be a number greater than 0 and at most 1"),
-    ("weight: 0.3", "weight: 0",
-     "ev/SKILL.md: metadata.dimensions[1].weight: must be a number greater than 0 and at most 1"),
-    ("      description: Are the numbers right?\n", "",
-     "ev/SKILL.md: metadata.dimensions[0].description: is required"),
-    ("name: finance", "name: Finance Reports",
-     "ev/SKILL.md: name: must be lowercase letters, digits and single hyphens (at most 64 "
-     "characters), e.g. 'code-review'"),
-    ("description: Evaluates financial reports.", "description: ''",
-     "ev/SKILL.md: description: must be a non-empty string of at most 1024 characters"),
-    ("categories: [finance, reporting]", "categories: [finance, Finance]",
-     "ev/SKILL.md: metadata.categories[1]: duplicate category 'Finance' "
-     "(categories match case-insensitively)"),
-    ("  categories: [finance, reporting]\n", "",
-     "ev/SKILL.md: metadata.categories: is required"),
-    ("  dimensions:", "  dimensoins:",
-     "ev/SKILL.md: metadata.dimensoins: unknown key 'dimensoins' (did you mean 'dimensions'?); "
-     "allowed: categories, dimensions"),
-    ("# Finance evaluator\n\nCheck the numbers.\n", "\n",
-     "ev/SKILL.md: body: the Markdown rubric below the frontmatter is empty"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "weight: 0.2",
+            "weight: 0.25",
+            "ev/SKILL.md: metadata.dimensions: weights must sum to 1.0 (within 1e-06); "
+            "0.5 + 0.3 + 0.25 = 1.05",
+        ),
+        (
+            "name: formatting",
+            "name: Accuracy",
+            "ev/SKILL.md: metadata.dimensions[2].name: duplicate dimension name 'Accuracy' "
+            "(also metadata.dimensions[0])",
+        ),
+        (
+            "kind: evaluator",
+            "kind: skill",
+            "ev/SKILL.md: kind: must be 'evaluator' (this file is not an evaluator skill "
+            "otherwise)",
+        ),
+        ("kind: evaluator\n", "", "ev/SKILL.md: kind: is required"),
+        (
+            "weight: 0.3",
+            "weight: heavy",
+            "ev/SKILL.md: metadata.dimensions[1].weight: must be a number greater than 0 and "
+            "at most 1",
+        ),
+        (
+            "weight: 0.3",
+            "weight: 0",
+            "ev/SKILL.md: metadata.dimensions[1].weight: must be a number greater than 0 and "
+            "at most 1",
+        ),
+        (
+            "      description: Are the numbers right?\n",
+            "",
+            "ev/SKILL.md: metadata.dimensions[0].description: is required",
+        ),
+        (
+            "name: finance",
+            "name: Finance Reports",
+            "ev/SKILL.md: name: must be lowercase letters, digits and single hyphens (at most 64 "
+            "characters), e.g. 'code-review'",
+        ),
+        (
+            "description: Evaluates financial reports.",
+            "description: ''",
+            "ev/SKILL.md: description: must be a non-empty string of at most 1024 characters",
+        ),
+        (
+            "categories: [finance, reporting]",
+            "categories: [finance, Finance]",
+            "ev/SKILL.md: metadata.categories[1]: duplicate category 'Finance' "
+            "(categories match case-insensitively)",
+        ),
+        (
+            "  categories: [finance, reporting]\n",
+            "",
+            "ev/SKILL.md: metadata.categories: is required",
+        ),
+        (
+            "  dimensions:",
+            "  dimensoins:",
+            "ev/SKILL.md: metadata.dimensoins: unknown key 'dimensoins' (did you mean "
+            "'dimensions'?); "
+            "allowed: categories, dimensions",
+        ),
+        (
+            "# Finance evaluator\n\nCheck the numbers.\n",
+            "\n",
+            "ev/SKILL.md: body: the Markdown rubric below the frontmatter is empty",
+        ),
+    ],
+)
 def test_each_rule_has_a_bad_file(old: str, new: str, expected: str) -> None:
     assert old in GOOD
     assert expected in problems_of(GOOD.replace(old, new))
@@ -104,27 +149,35 @@ def test_each_rule_has_a_bad_file(old: str, new: str, expected: str) -> None:
 
 def test_no_dimensions_is_an_error() -> None:
     start = GOOD.index("  dimensions:")
-    text = GOOD[:start] + "  dimensions: []\n" + GOOD[GOOD.index("---\n#"):]
+    text = GOOD[:start] + "  dimensions: []\n" + GOOD[GOOD.index("---\n#") :]
     assert problems_of(text) == [
         "ev/SKILL.md: metadata.dimensions: must be a non-empty list of dimensions, each with "
-        "name, weight and description"]
+        "name, weight and description"
+    ]
 
 
 def test_float_rounding_within_tolerance_is_accepted() -> None:
     text = GOOD.replace("weight: 0.5", "weight: 0.1").replace(
-        "    - name: compliance", "    - name: extra\n      weight: 0.4\n"
-        "      description: x\n    - name: compliance")
+        "    - name: compliance",
+        "    - name: extra\n      weight: 0.4\n      description: x\n    - name: compliance",
+    )
     skill, problems = parse_evaluator(text, "x")
     assert problems == [] and skill is not None  # 0.1 + 0.4 + 0.3 + 0.2 in floating point
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("no frontmatter here\n", "ev/SKILL.md: frontmatter: must start with a YAML frontmatter"),
-    ("---\nname: x\n", "ev/SKILL.md:1: frontmatter: is not closed (no line `---`)"),
-    ("---\n- a list\n---\nbody\n", "ev/SKILL.md: frontmatter: must be a YAML mapping"),
-    ("---\nname: [unclosed\n---\nbody\n", "ev/SKILL.md:2: frontmatter: invalid YAML"),
-    ("---\na: !!python/object:os.system x\n---\nb\n", "ev/SKILL.md:2: frontmatter: invalid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("no frontmatter here\n", "ev/SKILL.md: frontmatter: must start with a YAML frontmatter"),
+        ("---\nname: x\n", "ev/SKILL.md:1: frontmatter: is not closed (no line `---`)"),
+        ("---\n- a list\n---\nbody\n", "ev/SKILL.md: frontmatter: must be a YAML mapping"),
+        ("---\nname: [unclosed\n---\nbody\n", "ev/SKILL.md:2: frontmatter: invalid YAML"),
+        (
+            "---\na: !!python/object:os.system x\n---\nb\n",
+            "ev/SKILL.md:2: frontmatter: invalid YAML",
+        ),
+    ],
+)
 def test_malformed_frontmatter_is_an_error_not_a_crash(text: str, expected: str) -> None:
     found = problems_of(text)
     assert len(found) == 1 and found[0].startswith(expected), found
@@ -159,12 +212,22 @@ def test_validate_paths_walks_a_folder_of_evaluators(tmp_path: Path) -> None:
 
 def test_the_bundled_six_validate() -> None:
     skills = {s.name: s for s in bundled_evaluators()}
-    assert sorted(skills) == ["api-design", "code-review", "general", "prose-quality",
-                              "sql-safety", "test-quality"]
+    assert sorted(skills) == [
+        "api-design",
+        "code-review",
+        "general",
+        "prose-quality",
+        "sql-safety",
+        "test-quality",
+    ]
     assert skills["general"].categories == ()
     assert skills["code-review"].categories == ("code", "refactor", "bugfix")
     assert {d.name: d.weight for d in skills["sql-safety"].dimensions} == {
-        "correctness": 0.3, "safety": 0.3, "performance": 0.2, "reversibility": 0.2}
+        "correctness": 0.3,
+        "safety": 0.3,
+        "performance": 0.2,
+        "reversibility": 0.2,
+    }
     for skill in skills.values():
         assert skill.source == "bundled" and skill.body.strip()
 
@@ -179,17 +242,21 @@ def test_the_reference_example_validates() -> None:
     doc = Path(__file__).resolve().parent.parent / "references" / "evaluators.md"
     text = doc.read_text(encoding="utf-8")
     start = text.index("```markdown\n") + len("```markdown\n")
-    example = text[start:text.index("\n```\n", start) + 1]
+    example = text[start : text.index("\n```\n", start) + 1]
     skill, problems = parse_evaluator(example, "example")
     assert problems == [] and skill is not None
     assert skill.name == "changelog" and len(skill.dimensions) == 3
 
 
 ALIAS_BOMB = "".join(
-    [GOOD[:GOOD.index("metadata:")], "x-a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"]
+    [GOOD[: GOOD.index("metadata:")], "x-a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"]
     + [f"x-a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)]
-    + [GOOD[GOOD.index("metadata:"):].replace("categories: [finance, reporting]",
-                                              "categories: [*a8, *a8]")])
+    + [
+        GOOD[GOOD.index("metadata:") :].replace(
+            "categories: [finance, reporting]", "categories: [*a8, *a8]"
+        )
+    ]
+)
 
 
 def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
@@ -203,12 +270,19 @@ def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     assert problems[0].line == 9  # x-a4, the first anchor past the node limit
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("---\nname: x\na: 1\nname: y\n---\nb\n",
-     "ev/SKILL.md:4: name: invalid YAML: duplicate key 'name' (first defined at line 2)"),
-    ("---\ncategories: !!set {a}\n---\nb\n",
-     "ev/SKILL.md:2: frontmatter: invalid YAML: unsupported tag '!!set'"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "---\nname: x\na: 1\nname: y\n---\nb\n",
+            "ev/SKILL.md:4: name: invalid YAML: duplicate key 'name' (first defined at line 2)",
+        ),
+        (
+            "---\ncategories: !!set {a}\n---\nb\n",
+            "ev/SKILL.md:2: frontmatter: invalid YAML: unsupported tag '!!set'",
+        ),
+    ],
+)
 def test_yaml_problems_carry_the_files_lines(text: str, expected: str) -> None:
     found = problems_of(text)
     assert len(found) == 1 and found[0].startswith(expected), found

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
 from skill_eval.errors import ExecutorError
 from skill_eval.executors.anthropic_api import (
     DEFAULT_MODEL,
@@ -23,7 +24,6 @@ from skill_eval.executors.anthropic_api import (
 from skill_eval.executors.base import SKILL_BEGIN, SKILL_END, create_executor
 from skill_eval.executors.errors_map import parse_retry_after, retryable_message
 from skill_eval.executors.pricing import DEFAULT_PRICES, PRICES_AS_OF, load_price_table
-from skill_eval.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
 from tests.conftest import REPO
 from tests.fakes.anthropic_server import FakeAnthropic
 
@@ -32,8 +32,10 @@ SKILL = Skill(name="shout", content="---\nname: shout\n---\nSKILL-MARKER-7f3: an
 
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic(rules=[{"system_contains": "SKILL-MARKER-7f3", "text": "WITH SKILL"}],
-                       default="plain answer") as server:
+    with FakeAnthropic(
+        rules=[{"system_contains": "SKILL-MARKER-7f3", "text": "WITH SKILL"}],
+        default="plain answer",
+    ) as server:
         yield server
 
 
@@ -44,22 +46,29 @@ def make(fake: FakeAnthropic, **kw: Any) -> AnthropicExecutor:
     return executor
 
 
-def run(executor: AnthropicExecutor, skill: Skill | None = SKILL, prompt: str = "Say hello",
-        timeout: float = 10.0) -> ExecutionResult:
+def run(
+    executor: AnthropicExecutor,
+    skill: Skill | None = SKILL,
+    prompt: str = "Say hello",
+    timeout: float = 10.0,
+) -> ExecutionResult:
     task = Task(id="t1", prompt=prompt, judge={"type": "contains", "expected": ["x"]})
     arm = "candidate" if skill else "baseline"
-    return executor.run(ExecutionRequest(task=task, arm=arm, attempt=0, skill=skill,
-                                         timeout_seconds=timeout))
+    return executor.run(
+        ExecutionRequest(task=task, arm=arm, attempt=0, skill=skill, timeout_seconds=timeout)
+    )
 
 
 # -- skill delivery ---------------------------------------------------------------------------
+
 
 def test_system_mode_sends_skill_as_cached_system_block(fake: FakeAnthropic) -> None:
     result = run(make(fake, skill_mode="system"))
     assert result.error is None and result.output == "WITH SKILL"
     body = fake.requests_to("/v1/messages")[0].json
-    assert body["system"] == [{"type": "text", "text": SKILL.content,
-                               "cache_control": {"type": "ephemeral"}}]
+    assert body["system"] == [
+        {"type": "text", "text": SKILL.content, "cache_control": {"type": "ephemeral"}}
+    ]
     assert body["messages"] == [{"role": "user", "content": "Say hello"}]
 
 
@@ -102,8 +111,11 @@ def test_installed_mode_is_refused(fake: FakeAnthropic) -> None:
 def test_model_max_tokens_temperature_reach_request(fake: FakeAnthropic) -> None:
     run(make(fake, model="claude-haiku-4-5", max_tokens=123, temperature=0.2))
     body = fake.requests[0].json
-    assert (body["model"], body["max_tokens"], body["temperature"]) == \
-        ("claude-haiku-4-5", 123, 0.2)
+    assert (body["model"], body["max_tokens"], body["temperature"]) == (
+        "claude-haiku-4-5",
+        123,
+        0.2,
+    )
 
 
 def test_model_defaults(fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,6 +127,7 @@ def test_model_defaults(fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) ->
 
 # -- preflight and describe -------------------------------------------------------------------
 
+
 def test_preflight_without_key_names_the_variable(fake: FakeAnthropic) -> None:
     with pytest.raises(ExecutorError) as info:
         make(fake, env={}).preflight()
@@ -122,8 +135,9 @@ def test_preflight_without_key_names_the_variable(fake: FakeAnthropic) -> None:
     assert str(info.value).startswith("ANTHROPIC_API_KEY is not set")
 
 
-def test_preflight_reads_key_from_environment(fake: FakeAnthropic,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_preflight_reads_key_from_environment(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
     executor = make(fake, env={})
     executor.preflight()
@@ -140,22 +154,29 @@ def test_describe(fake: FakeAnthropic) -> None:
 
 
 def test_sdk_is_imported_lazily() -> None:
-    code = ("import sys, skill_eval.executors.builtin, skill_eval.executors.anthropic_api; "
-            "sys.exit('anthropic' in sys.modules)")
+    code = (
+        "import sys, skill_eval.executors.builtin, skill_eval.executors.anthropic_api; "
+        "sys.exit('anthropic' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
 # -- faults -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("fault", "status", "retry_after"), [
-    ({"kind": "rate_limit", "retry_after": 7}, 429, 7.0),
-    ({"kind": "rate_limit", "retry_after": None, "retry_after_ms": 1500}, 429, 1.5),
-    ({"kind": "overloaded"}, 529, None),
-    ({"kind": "api_error"}, 500, None),
-])
-def test_status_faults_are_retryable(fake: FakeAnthropic, fault: dict[str, Any], status: int,
-                                     retry_after: float | None) -> None:
+
+@pytest.mark.parametrize(
+    ("fault", "status", "retry_after"),
+    [
+        ({"kind": "rate_limit", "retry_after": 7}, 429, 7.0),
+        ({"kind": "rate_limit", "retry_after": None, "retry_after_ms": 1500}, 429, 1.5),
+        ({"kind": "overloaded"}, 529, None),
+        ({"kind": "api_error"}, 500, None),
+    ],
+)
+def test_status_faults_are_retryable(
+    fake: FakeAnthropic, fault: dict[str, Any], status: int, retry_after: float | None
+) -> None:
     fake.set_faults([fault])
     result = run(make(fake))
     assert result.error and result.retryable
@@ -189,31 +210,44 @@ def test_timeout_is_retryable(fake: FakeAnthropic) -> None:
 def test_connection_refused_is_retryable() -> None:
     with FakeAnthropic() as server:
         base_url = server.base_url
-    executor = create_executor("anthropic", AnthropicConfig(base_url=base_url,
-                                                           env={"ANTHROPIC_API_KEY": "k"}))
+    executor = create_executor(
+        "anthropic", AnthropicConfig(base_url=base_url, env={"ANTHROPIC_API_KEY": "k"})
+    )
     result = run(executor)  # type: ignore[arg-type]
     assert result.error and result.retryable
 
 
 def test_not_found_is_not_retryable(fake: FakeAnthropic) -> None:
-    executor = create_executor("anthropic", AnthropicConfig(
-        base_url=fake.base_url + "/nowhere", env={"ANTHROPIC_API_KEY": "k"}))
+    executor = create_executor(
+        "anthropic",
+        AnthropicConfig(base_url=fake.base_url + "/nowhere", env={"ANTHROPIC_API_KEY": "k"}),
+    )
     result = run(executor)  # type: ignore[arg-type]
     assert result.error and not result.retryable and result.meta["status"] == 404
 
 
-@pytest.mark.parametrize(("status", "retryable"), [
-    (400, False), (401, False), (403, False), (404, False), (413, False),
-    (408, True), (429, True), (500, True), (503, True), (529, True),
-])
+@pytest.mark.parametrize(
+    ("status", "retryable"),
+    [
+        (400, False),
+        (401, False),
+        (403, False),
+        (404, False),
+        (413, False),
+        (408, True),
+        (429, True),
+        (500, True),
+        (503, True),
+        (529, True),
+    ],
+)
 def test_status_classification(status: int, retryable: bool) -> None:
     import anthropic
     import httpx2
 
     request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
     body = {"type": "error", "error": {"type": "some_error", "message": "why"}}
-    response = httpx2.Response(status, json=body, request=request,
-                               headers={"retry-after": "2"})
+    response = httpx2.Response(status, json=body, request=request, headers={"retry-after": "2"})
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1")
     exc = client._make_status_error_from_response(response)
     result = classify_exception(exc)
@@ -223,8 +257,12 @@ def test_status_classification(status: int, retryable: bool) -> None:
 
 # -- usage and cost ---------------------------------------------------------------------------
 
-USAGE = {"input_tokens": 1000, "output_tokens": 500, "cache_creation_input_tokens": 2000,
-         "cache_read_input_tokens": 3000}
+USAGE = {
+    "input_tokens": 1000,
+    "output_tokens": 500,
+    "cache_creation_input_tokens": 2000,
+    "cache_read_input_tokens": 3000,
+}
 
 
 def test_usage_and_cost_recorded(fake: FakeAnthropic) -> None:
@@ -255,6 +293,7 @@ def test_price_file_overrides(fake: FakeAnthropic, tmp_path: Path) -> None:
 
 # -- pricing and retry helpers (pure) -----------------------------------------------------------
 
+
 def test_price_table_has_a_date_and_ignores_snapshot_dates() -> None:
     assert len(PRICES_AS_OF) == 10 and PRICES_AS_OF[4] == "-"
     table = load_price_table()
@@ -271,22 +310,26 @@ def test_price_table_has_a_date_and_ignores_snapshot_dates() -> None:
 
 def test_price_file_json_flat_mapping(tmp_path: Path) -> None:
     path = tmp_path / "prices.json"
-    path.write_text(json.dumps({"m1": {"input": 2, "output": 4, "cache_write": 3,
-                                       "cache_read": 0.5}}))
+    path.write_text(
+        json.dumps({"m1": {"input": 2, "output": 4, "cache_write": 3, "cache_read": 0.5}})
+    )
     table = load_price_table(path)
     assert table.cost("m1", Usage(1_000_000, 1_000_000, 1_000_000, 1_000_000)) == (9.5, None)
     assert table.lookup("claude-sonnet-4-5") is not None  # built-ins stay
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    (None, "price file not found"),
-    ("[1, 2]", "must be a mapping"),
-    ("models: {m: {input: -1, output: 1}}", "models.m.input: must be a number"),
-    ("models: {m: {input: 1}}", "models.m.output: must be a number"),
-    ("models: {m: {input: 1, output: 1, bogus: 1}}", "models.m.bogus: unknown field"),
-    ("models: [1]", "models: must be a mapping"),
-    ("a: [", "cannot read price file"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (None, "price file not found"),
+        ("[1, 2]", "must be a mapping"),
+        ("models: {m: {input: -1, output: 1}}", "models.m.input: must be a number"),
+        ("models: {m: {input: 1}}", "models.m.output: must be a number"),
+        ("models: {m: {input: 1, output: 1, bogus: 1}}", "models.m.bogus: unknown field"),
+        ("models: [1]", "models: must be a mapping"),
+        ("a: [", "cannot read price file"),
+    ],
+)
 def test_bad_price_files(tmp_path: Path, text: str | None, message: str) -> None:
     path = tmp_path / "prices.yaml"
     if text is not None:
@@ -295,16 +338,19 @@ def test_bad_price_files(tmp_path: Path, text: str | None, message: str) -> None
         load_price_table(path)
 
 
-@pytest.mark.parametrize(("headers", "seconds"), [
-    ({"retry-after": "3"}, 3.0),
-    ({"Retry-After": "0.5"}, 0.5),
-    ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
-    ({"retry-after": "Thu, 01 Jan 2099 00:00:10 GMT"}, 4070908810.0 - 1000.0),
-    ({"retry-after": "soon"}, None),
-    ({"retry-after": "-4"}, 0.0),
-    ({}, None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "3"}, 3.0),
+        ({"Retry-After": "0.5"}, 0.5),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after": "Thu, 01 Jan 2099 00:00:10 GMT"}, 4070908810.0 - 1000.0),
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "-4"}, 0.0),
+        ({}, None),
+        (None, None),
+    ],
+)
 def test_parse_retry_after(headers: dict[str, str] | None, seconds: float | None) -> None:
     assert parse_retry_after(headers, now=1000.0) == seconds
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import ExecutionRequest, ExecutionResult, Skill, Task
 from skill_eval.errors import ExecutorError
 from skill_eval.executors.base import SKILL_BEGIN
 from skill_eval.executors.claude_cli import (
@@ -27,15 +28,17 @@ from skill_eval.executors.claude_cli import (
     build_command,
     parse_envelope,
 )
-from skill_eval.model import ExecutionRequest, ExecutionResult, Skill, Task
 from tests.conftest import REPO
 
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
-REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or \
-    str(REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude")
+REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or str(
+    REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude"
+)
 FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
-SKILL_TEXT = ("---\nname: shouter\ndescription: DESC-MARKER-91 use for every greeting\n---\n"
-              "BODY-MARKER-91: always answer in capitals\n")
+SKILL_TEXT = (
+    "---\nname: shouter\ndescription: DESC-MARKER-91 use for every greeting\n---\n"
+    "BODY-MARKER-91: always answer in capitals\n"
+)
 
 
 def make(**kw: Any) -> ClaudeCliExecutor:
@@ -44,28 +47,47 @@ def make(**kw: Any) -> ClaudeCliExecutor:
     return ClaudeCliExecutor(ClaudeCliConfig(**kw))
 
 
-def run(executor: ClaudeCliExecutor, prompt: str = "Say hello", skill: Skill | None = None,
-        timeout: float = 60.0) -> ExecutionResult:
+def run(
+    executor: ClaudeCliExecutor,
+    prompt: str = "Say hello",
+    skill: Skill | None = None,
+    timeout: float = 60.0,
+) -> ExecutionResult:
     task = Task(id="t1", prompt=prompt, judge={"type": "contains", "expected": ["x"]})
-    return executor.run(ExecutionRequest(task=task, arm="candidate" if skill else "baseline",
-                                         attempt=0, skill=skill, timeout_seconds=timeout))
+    return executor.run(
+        ExecutionRequest(
+            task=task,
+            arm="candidate" if skill else "baseline",
+            attempt=0,
+            skill=skill,
+            timeout_seconds=timeout,
+        )
+    )
 
 
 # -- command, environment, envelope (pure) ------------------------------------------------------
 
+
 def test_command_isolates_and_turns_tools_off() -> None:
     cmd = build_command("/bin/claude", ClaudeCliConfig(skill_mode="prepend"), None, None)
     assert cmd[:4] == ["/bin/claude", "-p", "--output-format", "json"]
-    for flag in ("--no-session-persistence", "--strict-mcp-config", "--setting-sources=",
-                 '--mcp-config={"mcpServers":{}}', "--disable-slash-commands", "--tools="):
+    for flag in (
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        "--setting-sources=",
+        '--mcp-config={"mcpServers":{}}',
+        "--disable-slash-commands",
+        "--tools=",
+    ):
         assert flag in cmd
     assert not any(a.startswith("--allowedTools") for a in cmd)
     assert "--model" not in cmd and "--max-turns" not in cmd
 
 
 def test_command_model_turns_tools_and_system_file(tmp_path: Path) -> None:
-    config = ClaudeCliConfig(skill_mode="system", max_turns=3,
-                            allowed_tools=("Read", "Bash(git *)", "Bash(ls)"))
+    config = ClaudeCliConfig(
+        skill_mode="system", max_turns=3, allowed_tools=("Read", "Bash(git *)", "Bash(ls)")
+    )
     cmd = build_command("claude", config, "claude-haiku-4-5", tmp_path / "s.md")
     assert cmd[cmd.index("--model") + 1] == "claude-haiku-4-5"
     assert cmd[cmd.index("--max-turns") + 1] == "3"
@@ -91,11 +113,23 @@ def test_child_environment_is_minimal(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 
 def envelope(**kw: Any) -> str:
-    data = {"type": "result", "subtype": "success", "is_error": False, "result": "hi",
-            "total_cost_usd": 0.25, "num_turns": 1, "duration_api_ms": 10,
-            "usage": {"input_tokens": 5, "output_tokens": 2, "cache_read_input_tokens": 7,
-                      "cache_creation_input_tokens": 1, "server_tool_use": {}},
-            "modelUsage": {"claude-opus-5-5": {}}}
+    data = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "hi",
+        "total_cost_usd": 0.25,
+        "num_turns": 1,
+        "duration_api_ms": 10,
+        "usage": {
+            "input_tokens": 5,
+            "output_tokens": 2,
+            "cache_read_input_tokens": 7,
+            "cache_creation_input_tokens": 1,
+            "server_tool_use": {},
+        },
+        "modelUsage": {"claude-opus-5-5": {}},
+    }
     data.update(kw)
     return json.dumps(data)
 
@@ -108,17 +142,26 @@ def test_envelope_success() -> None:
     assert result.meta["models"] == ["claude-opus-5-5"] and result.meta["num_turns"] == 1
 
 
-@pytest.mark.parametrize(("fields", "retryable"), [
-    ({"result": "API Error: Request rejected (429)", "api_error_status": 429}, True),
-    ({"result": "API Error: 529 overloaded", "api_error_status": 529}, True),
-    ({"result": "API Error: 500 boom", "api_error_status": 500}, True),
-    ({"result": "API Error: 400 bad", "api_error_status": 400}, False),
-    ({"result": "Failed to authenticate. API Error: 401", "api_error_status": 401}, False),
-    ({"result": "Overloaded, please retry"}, True),
-    ({"result": None, "subtype": "error_max_turns",
-      "errors": ["Reached maximum number of turns (1)"]}, False),
-    ({"result": "something odd"}, False),
-])
+@pytest.mark.parametrize(
+    ("fields", "retryable"),
+    [
+        ({"result": "API Error: Request rejected (429)", "api_error_status": 429}, True),
+        ({"result": "API Error: 529 overloaded", "api_error_status": 529}, True),
+        ({"result": "API Error: 500 boom", "api_error_status": 500}, True),
+        ({"result": "API Error: 400 bad", "api_error_status": 400}, False),
+        ({"result": "Failed to authenticate. API Error: 401", "api_error_status": 401}, False),
+        ({"result": "Overloaded, please retry"}, True),
+        (
+            {
+                "result": None,
+                "subtype": "error_max_turns",
+                "errors": ["Reached maximum number of turns (1)"],
+            },
+            False,
+        ),
+        ({"result": "something odd"}, False),
+    ],
+)
 def test_envelope_is_error(fields: dict[str, Any], retryable: bool) -> None:
     result = parse_envelope(envelope(is_error=True, **fields), "", 1)
     assert result.error and result.error.startswith("claude CLI error: ")
@@ -137,8 +180,8 @@ def test_envelope_after_noise() -> None:
 
 # -- preflight ----------------------------------------------------------------------------------
 
-def test_preflight_missing_binary_message(monkeypatch: pytest.MonkeyPatch,
-                                          tmp_path: Path) -> None:
+
+def test_preflight_missing_binary_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ExecutorError) as info:
         make().preflight()
@@ -149,8 +192,9 @@ def test_preflight_missing_binary_message(monkeypatch: pytest.MonkeyPatch,
     assert run(make()).error == str(info.value)
 
 
-def test_missing_explicit_claude_bin_is_named(monkeypatch: pytest.MonkeyPatch,
-                                              tmp_path: Path) -> None:
+def test_missing_explicit_claude_bin_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     missing = str(tmp_path / "nope" / "claude")
     message = f"claude CLI not found at {missing} (--claude-bin)"
@@ -170,7 +214,7 @@ def fake_bin(tmp_path: Path) -> str:
     """An executable `claude` that runs tests/fakes/fake_claude.py with this Python."""
     path = tmp_path / "bin" / "claude"
     path.parent.mkdir()
-    path.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} \"$@\"\n")
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} "$@"\n')
     path.chmod(0o755)
     return str(path)
 
@@ -188,14 +232,16 @@ def test_preflight_needs_some_authentication(fake_bin: str) -> None:
 
 # -- failure paths through the fake claude ------------------------------------------------------
 
+
 def calls(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
 def test_fake_success_runs_isolated_and_cleans_up(fake_bin: str, tmp_path: Path) -> None:
     log = tmp_path / "argv.jsonl"
-    executor = make(claude_bin=fake_bin, env={"ANTHROPIC_API_KEY": "k",
-                                              "FAKE_CLAUDE_ARGV_LOG": str(log)})
+    executor = make(
+        claude_bin=fake_bin, env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)}
+    )
     result = run(executor, skill=Skill(name="s", content="SKILL-X"), prompt="hello")
     assert result.error is None and result.cost_usd == 0.0012 and result.usage.input_tokens == 10
     assert result.output == "echo: hello"  # system mode: the prompt is the task alone
@@ -209,8 +255,11 @@ def test_fake_success_runs_isolated_and_cleans_up(fake_bin: str, tmp_path: Path)
 
 
 def test_fake_prepend_sends_skill_on_stdin(fake_bin: str) -> None:
-    result = run(make(claude_bin=fake_bin, skill_mode="prepend"), prompt="hello",
-                 skill=Skill(name="s", content="SKILL-X"))
+    result = run(
+        make(claude_bin=fake_bin, skill_mode="prepend"),
+        prompt="hello",
+        skill=Skill(name="s", content="SKILL-X"),
+    )
     assert result.output.startswith(f"echo: {SKILL_BEGIN}\nSKILL-X")
 
 
@@ -220,8 +269,11 @@ def test_fake_installed_mode_copies_skill_directory(fake_bin: str, tmp_path: Pat
     (skill_dir / "SKILL.md").write_text("old text")
     (skill_dir / "scripts" / "helper.py").write_text("print(1)")
     log = tmp_path / "argv.jsonl"
-    executor = make(claude_bin=fake_bin, skill_mode="installed",
-                    env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)})
+    executor = make(
+        claude_bin=fake_bin,
+        skill_mode="installed",
+        env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
+    )
     run(executor, skill=Skill(name="My Skill!", content="new text", directory=skill_dir))
     run(executor, skill=None)
     with_skill, without = calls(log)
@@ -243,8 +295,11 @@ def test_fake_installed_mode_never_copies_links_out(fake_bin: str, tmp_path: Pat
     (skill_dir / "dangling").symlink_to(tmp_path / "gone")
     os.mkfifo(skill_dir / "pipe")  # would block a copy that opened it
     log = tmp_path / "argv.jsonl"
-    executor = make(claude_bin=fake_bin, skill_mode="installed",
-                    env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)})
+    executor = make(
+        claude_bin=fake_bin,
+        skill_mode="installed",
+        env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
+    )
     result = run(executor, skill=Skill(name="s", content="new", directory=skill_dir))
     assert result.error is None, result.error
     # A text file linked from outside is installed as its content; the link to a folder
@@ -252,8 +307,7 @@ def test_fake_installed_mode_never_copies_links_out(fake_bin: str, tmp_path: Pat
     assert sorted(Path(f).name for f in calls(log)[0]["cwd_files"]) == ["SKILL.md", "out.env"]
 
 
-def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str,
-                                                              tmp_path: Path) -> None:
+def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str, tmp_path: Path) -> None:
     from skill_eval.skills import load_skill
 
     project = tmp_path / "proj"
@@ -261,8 +315,11 @@ def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str,
     (project / "SKILL.md").write_text("---\nname: proj\ndescription: d\n---\nbody\n")
     (project / "deep" / "secrets" / ".env").write_text("TOKEN=1")
     log = tmp_path / "argv.jsonl"
-    executor = make(claude_bin=fake_bin, skill_mode="installed",
-                    env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)})
+    executor = make(
+        claude_bin=fake_bin,
+        skill_mode="installed",
+        env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
+    )
     assert run(executor, skill=load_skill(project / "SKILL.md")).error is None
     assert calls(log)[0]["cwd_files"] == [".claude/skills/proj/SKILL.md"]
 
@@ -275,8 +332,7 @@ def test_fake_copies_only_the_credentials_file(fake_bin: str, tmp_path: Path) ->
     (real / "settings.json").write_text("{}")
     log = tmp_path / "argv.jsonl"
     run(make(claude_bin=fake_bin, env={"FAKE_CLAUDE_ARGV_LOG": str(log)}))
-    run(make(claude_bin=fake_bin, env={"FAKE_CLAUDE_ARGV_LOG": str(log),
-                                       "ANTHROPIC_API_KEY": "k"}))
+    run(make(claude_bin=fake_bin, env={"FAKE_CLAUDE_ARGV_LOG": str(log), "ANTHROPIC_API_KEY": "k"}))
     subscription, api_key = calls(log)
     assert subscription["config_files"] == [".credentials.json"]
     assert api_key["config_files"] == []
@@ -328,8 +384,9 @@ def test_fake_hang_kills_the_process_group(fake_bin: str, tmp_path: Path) -> Non
     assert leftover == []
 
 
-def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cancel_kills_running_attempts(
+    fake_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import threading
 
     temp = tmp_path / "tmp"
@@ -340,8 +397,9 @@ def test_cancel_kills_running_attempts(fake_bin: str, tmp_path: Path,
     pidfile = tmp_path / "pids"
     executor = make(claude_bin=fake_bin, env={})
     results: list[ExecutionResult] = []
-    worker = threading.Thread(target=lambda: results.append(
-        run(executor, prompt=f"HANG pidfile={pidfile}", timeout=60)))
+    worker = threading.Thread(
+        target=lambda: results.append(run(executor, prompt=f"HANG pidfile={pidfile}", timeout=60))
+    )
     worker.start()
     deadline = time.monotonic() + 20
     while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
@@ -368,7 +426,7 @@ INTERRUPTED_RUN = """
 import os, sys, threading, time
 from pathlib import Path
 from skill_eval.executors.claude_cli import ClaudeCliConfig, ClaudeCliExecutor
-from skill_eval.model import ExecutionRequest, Task
+from skill_eval.core.model import ExecutionRequest, Task
 binary, pidfile, log = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 executor = ClaudeCliExecutor(ClaudeCliConfig(claude_bin=binary,
                                              env={"FAKE_CLAUDE_ARGV_LOG": log}))
@@ -396,9 +454,14 @@ def test_interrupt_leaves_no_credentials_and_no_process(fake_bin: str, tmp_path:
     (home / ".claude" / ".credentials.json").write_text('{"claudeAiOauth": {}}')
     pidfile, log = tmp_path / "pids", tmp_path / "argv.jsonl"
     env = {**os.environ, "HOME": str(home), "TMPDIR": str(temp)}
-    done = subprocess.run([sys.executable, "-c", INTERRUPTED_RUN, fake_bin, str(pidfile),
-                           str(log)], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_RUN, fake_bin, str(pidfile), str(log)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 130, done.stderr
     assert calls(log)[0]["config_files"] == [".credentials.json"]  # the copy existed
     pids = [int(p) for p in pidfile.read_text().split()]
@@ -417,7 +480,8 @@ def test_interrupt_leaves_no_credentials_and_no_process(fake_bin: str, tmp_path:
 needs_cli = pytest.mark.skipif(
     not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK)),
     reason=f"Claude Code CLI not installed at {REAL_CLAUDE}: run scripts/install_claude_cli.sh "
-           "or set SKILL_EVAL_CLAUDE_BIN")
+    "or set SKILL_EVAL_CLAUDE_BIN",
+)
 
 
 @pytest.fixture
@@ -474,8 +538,15 @@ def test_real_cli_skill_reaches_model_only_in_its_arm(fake_api: Any, mode: str) 
 
 @needs_cli
 def test_real_cli_installed_skill_body_loads_when_invoked(fake_api: Any) -> None:
-    fake_api.set_rules([{"has_tools": True, "messages_not_contain": "BODY-MARKER-91",
-                         "tool_use": {"name": "Skill", "input": {"skill": "shouter"}}}])
+    fake_api.set_rules(
+        [
+            {
+                "has_tools": True,
+                "messages_not_contain": "BODY-MARKER-91",
+                "tool_use": {"name": "Skill", "input": {"skill": "shouter"}},
+            }
+        ]
+    )
     result = run(real(fake_api, skill_mode="installed"), skill=skill())
     assert result.error is None and result.output == "PONG"
     assert any("BODY-MARKER-91" in r.messages_text for r in messages(fake_api))
@@ -483,15 +554,16 @@ def test_real_cli_installed_skill_body_loads_when_invoked(fake_api: Any) -> None
 
 @needs_cli
 @pytest.mark.parametrize("mode", ["system", "installed"])
-def test_real_cli_user_and_project_setup_do_not_leak(fake_api: Any, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
-                                                     mode: str) -> None:
+def test_real_cli_user_and_project_setup_do_not_leak(
+    fake_api: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
     def plant(root: Path, tag: str) -> None:
         (root / ".claude" / "skills" / f"leak{tag}").mkdir(parents=True)
         (root / "CLAUDE.md").write_text(f"LEAK-{tag}-CLAUDE-MD")
         (root / ".claude" / "CLAUDE.md").write_text(f"LEAK-{tag}-DOT-CLAUDE-MD")
         (root / ".claude" / "skills" / f"leak{tag}" / "SKILL.md").write_text(
-            f"---\nname: leak{tag}\ndescription: LEAK-{tag}-SKILL\n---\nLEAK-{tag}-BODY\n")
+            f"---\nname: leak{tag}\ndescription: LEAK-{tag}-SKILL\n---\nLEAK-{tag}-BODY\n"
+        )
 
     home = Path(os.environ["HOME"])  # the isolation fixture's fake HOME
     plant(home, "HOME")
@@ -512,10 +584,10 @@ def test_real_cli_user_and_project_setup_do_not_leak(fake_api: Any, tmp_path: Pa
 
 
 @needs_cli
-@pytest.mark.parametrize(("fault", "retryable"), [("overloaded", True), ("rate_limit", True),
-                                                  ("api_error", True)])
-def test_real_cli_api_errors_are_error_attempts(fake_api: Any, fault: str,
-                                                retryable: bool) -> None:
+@pytest.mark.parametrize(
+    ("fault", "retryable"), [("overloaded", True), ("rate_limit", True), ("api_error", True)]
+)
+def test_real_cli_api_errors_are_error_attempts(fake_api: Any, fault: str, retryable: bool) -> None:
     fake_api.set_faults([fault])
     result = run(real(fake_api))
     assert result.error and result.retryable is retryable and result.output == ""

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from skill_eval.cache import BaselineIngredients, baseline_key
+from skill_eval.core.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
+from skill_eval.core.work import ToolCall
+from skill_eval.engine.cache import BaselineIngredients, baseline_key
 from skill_eval.executors.anthropic_api import AnthropicConfig, AnthropicExecutor
 from skill_eval.executors.base import create_executor
-from skill_eval.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
+from skill_eval.inputs.suite import load_suite
 from skill_eval.skills import load_skill
-from skill_eval.suite import load_suite
-from skill_eval.work import ToolCall
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, write_skill, write_suite
 
@@ -42,24 +42,41 @@ def reads(*paths: str) -> dict[str, Any]:
 
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:
-    rules = [{"name": "reader", "request_contains": "read references/guide.md",
-              "steps": [reads("references/guide.md"), reads("../outside.txt"),
-                        {"text": "answer after reading"}]}]
+    rules = [
+        {
+            "name": "reader",
+            "request_contains": "read references/guide.md",
+            "steps": [
+                reads("references/guide.md"),
+                reads("../outside.txt"),
+                {"text": "answer after reading"},
+            ],
+        }
+    ]
     with FakeAnthropic(rules=rules, default="plain answer") as server:
         yield server
 
 
 def make(fake: FakeAnthropic, **kw: Any) -> AnthropicExecutor:
-    executor = create_executor("anthropic", AnthropicConfig(
-        base_url=fake.base_url, env={"ANTHROPIC_API_KEY": "sk-test"}, **kw))
+    executor = create_executor(
+        "anthropic",
+        AnthropicConfig(base_url=fake.base_url, env={"ANTHROPIC_API_KEY": "sk-test"}, **kw),
+    )
     assert isinstance(executor, AnthropicExecutor)
     return executor
 
 
 def run(executor: AnthropicExecutor, skill: Skill | None) -> ExecutionResult:
     task = Task(id="t1", prompt="Format this", judge={"type": "contains", "expected": ["x"]})
-    return executor.run(ExecutionRequest(task=task, arm="candidate" if skill else "baseline",
-                                         attempt=0, skill=skill, timeout_seconds=20))
+    return executor.run(
+        ExecutionRequest(
+            task=task,
+            arm="candidate" if skill else "baseline",
+            attempt=0,
+            skill=skill,
+            timeout_seconds=20,
+        )
+    )
 
 
 def results_of(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,7 +86,8 @@ def results_of(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("mode", ["system", "prepend"])
 def test_the_model_reads_the_guide_and_never_what_lies_outside(
-        fake: FakeAnthropic, tmp_path: Path, mode: str) -> None:
+    fake: FakeAnthropic, tmp_path: Path, mode: str
+) -> None:
     result = run(make(fake, skill_mode=mode), guide_skill(tmp_path))
     assert result.error is None and result.output == "answer after reading"
     first, second, third = fake.requests_to("/v1/messages")
@@ -84,15 +102,22 @@ def test_the_model_reads_the_guide_and_never_what_lies_outside(
     assert all(SECRET not in json.dumps(r.body) for r in fake.requests)
     assert result.transcript == (
         ToolCall(READ, {"path": "references/guide.md"}, True, GUIDE),
-        ToolCall(READ, {"path": "../outside.txt"}, False, outside["content"]))
+        ToolCall(READ, {"path": "../outside.txt"}, False, outside["content"]),
+    )
     assert result.meta["requests"] == 3
 
 
 def test_absolute_paths_and_links_out_get_errors_in_one_turn(tmp_path: Path) -> None:
     skill = guide_skill(tmp_path)
-    rules = [{"request_contains": "read references/guide.md", "steps": [
-        reads(str(tmp_path / "outside.txt"), "references/leak.md", "references/guide.md"),
-        {"text": "done"}]}]
+    rules = [
+        {
+            "request_contains": "read references/guide.md",
+            "steps": [
+                reads(str(tmp_path / "outside.txt"), "references/leak.md", "references/guide.md"),
+                {"text": "done"},
+            ],
+        }
+    ]
     with FakeAnthropic(rules=rules) as fake:
         result = run(make(fake), skill)
         assert result.output == "done"
@@ -104,7 +129,8 @@ def test_absolute_paths_and_links_out_get_errors_in_one_turn(tmp_path: Path) -> 
 
 
 def test_usage_and_cost_sum_over_the_loop_and_the_skill_stays_cached(
-        fake: FakeAnthropic, tmp_path: Path) -> None:
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     result = run(make(fake, model="claude-sonnet-4-6"), guide_skill(tmp_path))
     replies = [Usage.from_dict(r.reply["usage"]) for r in fake.requests]
     assert result.usage == sum(replies, Usage())
@@ -112,16 +138,15 @@ def test_usage_and_cost_sum_over_the_loop_and_the_skill_stays_cached(
     assert first.json["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert replies[0].cache_creation_input_tokens > 0
     assert replies[1].cache_read_input_tokens >= replies[0].cache_creation_input_tokens
-    single = make(fake, model="claude-sonnet-4-6").prices.cost("claude-sonnet-4-6",
-                                                               replies[0])[0]
+    single = make(fake, model="claude-sonnet-4-6").prices.cost("claude-sonnet-4-6", replies[0])[0]
     assert result.cost_usd > single > 0
 
 
-def test_one_file_skills_and_the_baseline_send_no_tool(fake: FakeAnthropic,
-                                                        tmp_path: Path) -> None:
+def test_one_file_skills_and_the_baseline_send_no_tool(fake: FakeAnthropic, tmp_path: Path) -> None:
     executor = make(fake)
-    alone = load_skill(write_skill(tmp_path / "alone", "Before answering, read "
-                                   "references/guide.md."))
+    alone = load_skill(
+        write_skill(tmp_path / "alone", "Before answering, read references/guide.md.")
+    )
     for skill in (alone, None):
         result = run(executor, skill)
         assert result.error is None and result.transcript == ()
@@ -131,8 +156,13 @@ def test_one_file_skills_and_the_baseline_send_no_tool(fake: FakeAnthropic,
 
 
 def test_the_loop_is_bounded(tmp_path: Path) -> None:
-    rules = [{"request_contains": "read references/guide.md", "text": "still reading",
-              **reads("references/guide.md")}]
+    rules = [
+        {
+            "request_contains": "read references/guide.md",
+            "text": "still reading",
+            **reads("references/guide.md"),
+        }
+    ]
     with FakeAnthropic(rules=rules) as fake:
         result = run(make(fake, max_tool_turns=3), guide_skill(tmp_path))
         bodies = [r.json for r in fake.requests]
@@ -144,9 +174,15 @@ def test_the_loop_is_bounded(tmp_path: Path) -> None:
 
 
 def test_unknown_tools_get_an_error_result(tmp_path: Path) -> None:
-    rules = [{"request_contains": "read references/guide.md", "steps": [
-        {"tool_use": {"name": "Bash", "input": {"command": "cat /etc/passwd"}}},
-        {"text": "ok"}]}]
+    rules = [
+        {
+            "request_contains": "read references/guide.md",
+            "steps": [
+                {"tool_use": {"name": "Bash", "input": {"command": "cat /etc/passwd"}}},
+                {"text": "ok"},
+            ],
+        }
+    ]
     with FakeAnthropic(rules=rules) as fake:
         result = run(make(fake), guide_skill(tmp_path))
         [block] = results_of(fake.requests[1].json)
@@ -159,24 +195,36 @@ def test_describe_names_the_tool(fake: FakeAnthropic) -> None:
     assert isolation["tools"] == [READ] and isolation["max_tool_turns"] == 10
 
 
-def test_a_read_folder_counts_in_the_baseline_cache_key(fake: FakeAnthropic,
-                                                        tmp_path: Path) -> None:
+def test_a_read_folder_counts_in_the_baseline_cache_key(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     suite = load_suite(write_suite(tmp_path / "s", [contains_task("t1", "alpha")]))
     skill = write_skill(tmp_path / "skill")
     (skill / "helper.md").write_text("v1")
 
     def key() -> str:
-        return baseline_key(suite, BaselineIngredients(
-            skill_sha256="x", skill_directory=skill, executor=make(fake).describe(),
-            skill_mode="system", pass_k=1, samples=1, judge_backend="mock", judge_model="j"))
+        return baseline_key(
+            suite,
+            BaselineIngredients(
+                skill_sha256="x",
+                skill_directory=skill,
+                executor=make(fake).describe(),
+                skill_mode="system",
+                pass_k=1,
+                samples=1,
+                judge_backend="mock",
+                judge_model="j",
+            ),
+        )
 
     before = key()
     (skill / "helper.md").write_text("v2")  # the model could read it: the baseline changed
     assert key() != before
 
 
-def test_a_fault_mid_loop_is_retryable_and_keeps_what_was_spent(fake: FakeAnthropic,
-                                                                tmp_path: Path) -> None:
+def test_a_fault_mid_loop_is_retryable_and_keeps_what_was_spent(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     fake.add_fault("overloaded", nth=2, retry_after=0)
     result = run(make(fake, model="claude-sonnet-4-6"), guide_skill(tmp_path))
     assert result.error and result.retryable and result.meta["status"] == 529

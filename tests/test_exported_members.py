@@ -19,7 +19,9 @@ def test_every_lazy_export_is_listed() -> None:
 
 
 def test_importing_the_package_does_not_import_the_sdk() -> None:
-    code = ("import sys, skill_eval, skill_eval.suite, skill_eval.cli;"
-            "print('anthropic' in sys.modules)")
+    code = (
+        "import sys, skill_eval, skill_eval.inputs.suite, skill_eval.cli;"
+        "print('anthropic' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

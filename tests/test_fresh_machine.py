@@ -13,12 +13,10 @@ from pathlib import Path
 
 from tests.helpers import REPO
 
-HIDDEN = ("bwrap", "socat", "chromium", "chromium-browser", "google-chrome",
-          "google-chrome-stable")
+HIDDEN = ("bwrap", "socat", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # The tests that need an OS package the README's command does not install.
 NEEDS_OS_PACKAGES = (
-    "tests/test_workspace.py::"
-    "test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks",
+    "tests/test_workspace.py::test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks",
     "tests/test_claude_code_executor.py::test_bash_runs_in_the_sandbox_and_cannot_write_outside",
     "tests/test_fake_agent_cli.py::test_sandboxed_bash_writes_inside_cwd_only",
     "tests/test_report_html_browser.py",
@@ -43,12 +41,18 @@ def _path_without(names: tuple[str, ...], into: Path) -> str:
 
 
 def test_tests_needing_os_packages_skip_with_the_reason_where_they_are_missing(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SKILL_EVAL_CHROMIUM"}
     env["PATH"] = _path_without(HIDDEN, tmp_path / "bin")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs",
-                           *NEEDS_OS_PACKAGES], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", *NEEDS_OS_PACKAGES],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     summary = proc.stdout.strip().splitlines()[-1]
     assert proc.returncode in (0, 5), proc.stdout + proc.stderr  # 5: every test skipped
     assert "failed" not in summary and "error" not in summary, proc.stdout

@@ -21,14 +21,25 @@ from tests.helpers import REPO, read_json, run_cli
 GOLDEN = Path(__file__).parent / "data" / "golden" / "demo-artifact.json"
 SUITE = "task_suites/demo/task_suite.yaml"
 # Keys whose values are a version, a moment, a duration, the run id or a machine's path.
-VOLATILE = {"run_id", "created_at", "started_at", "finished_at", "duration_ms",
-            "harness_version", "truth_anchor", "run_dir", "state_root"}
+VOLATILE = {
+    "run_id",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "duration_ms",
+    "harness_version",
+    "truth_anchor",
+    "run_dir",
+    "state_root",
+}
 # Changes made on purpose after the recording: (path, reason). The path's value is left out of
 # both sides (a key added since is dropped from the fresh run).
 INTENDED = (
     (("evaluation", "policy", "reasoning"), "the summary says in points which policy decided"),
-    (("manifest", "arms", "candidate", "skill_sha256"),
-     "the demo skills' frontmatter now follows the Agent Skills format (name = folder)"),
+    (
+        ("manifest", "arms", "candidate", "skill_sha256"),
+        "the demo skills' frontmatter now follows the Agent Skills format (name = folder)",
+    ),
     (("manifest", "arms", "candidate", "skill_tree_sha256"), "a skill is identified by all of it"),
     (("manifest", "arms", "candidate", "skill_name"), "a skill is identified by all of it"),
     (("manifest", "arms", "candidate", "skill_directory"), "a skill is identified by all of it"),
@@ -37,21 +48,32 @@ INTENDED = (
     (("manifest", "arms", "baseline", "skill_directory"), "a skill is identified by all of it"),
     (("manifest", "config_file"), "the project config file used, if any"),
     (("task_results",), "the original evaluator's standalone fields (issue 25)"),
-    *((("evaluation", key), "the original evaluator's standalone fields (issue 25)")
-      for key in ("total_tasks", "passed", "failed", "pass_rate")),
-    *(((arm, "*", "attempts", "*", key),
-       "every output is identified by its size and sha256; long ones are kept whole in "
-       "<run>/blobs and the artifact holds their preview (issue 16)")
-      for arm in ("candidate_results", "baseline_results")
-      for key in ("output_size", "output_sha256")),
+    *(
+        (("evaluation", key), "the original evaluator's standalone fields (issue 25)")
+        for key in ("total_tasks", "passed", "failed", "pass_rate")
+    ),
+    *(
+        (
+            (arm, "*", "attempts", "*", key),
+            "every output is identified by its size and sha256; long ones are kept whole in "
+            "<run>/blobs and the artifact holds their preview (issue 16)",
+        )
+        for arm in ("candidate_results", "baseline_results")
+        for key in ("output_size", "output_sha256")
+    ),
 )
 
 
 def _drop(node: Any, path: tuple[str, ...]) -> None:
     """Remove `path` below `node`; "*" stands for every item of a list."""
     key, rest = path[0], path[1:]
-    children = node if key == "*" and isinstance(node, list) else \
-        [node.get(key)] if isinstance(node, dict) and rest else []
+    children = (
+        node
+        if key == "*" and isinstance(node, list)
+        else [node.get(key)]
+        if isinstance(node, dict) and rest
+        else []
+    )
     if not rest:
         if isinstance(node, dict):
             node.pop(key, None)
@@ -71,8 +93,9 @@ def without_intended(value: dict[str, Any]) -> dict[str, Any]:
 def normalized(value: Any, roots: dict[str, str]) -> Any:
     """`value` with volatile keys blanked and machine paths replaced by placeholders."""
     if isinstance(value, dict):
-        return {k: "<volatile>" if k in VOLATILE else normalized(v, roots)
-                for k, v in value.items()}
+        return {
+            k: "<volatile>" if k in VOLATILE else normalized(v, roots) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [normalized(v, roots) for v in value]
     if isinstance(value, str):
@@ -81,13 +104,26 @@ def normalized(value: Any, roots: dict[str, str]) -> Any:
     return value
 
 
-def test_demo_artifact_matches_the_recorded_one(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_artifact_matches_the_recorded_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(REPO)  # the README command, with its relative paths, from the repo root
-    code, out, err = run_cli("run", "--standalone", "--task-suite", SUITE,
-                             "--skill-path", "fixtures/demo-skill-improved", "--mock",
-                             "--mock-outputs", "task_suites/demo/mock_outputs.yaml",
-                             "--state-root", str(tmp_path / "state"), "--policy", "delta", "-q")
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        SUITE,
+        "--skill-path",
+        "fixtures/demo-skill-improved",
+        "--mock",
+        "--mock-outputs",
+        "task_suites/demo/mock_outputs.yaml",
+        "--state-root",
+        str(tmp_path / "state"),
+        "--policy",
+        "delta",
+        "-q",
+    )
     assert code == 0, err
     fresh = read_json(out.strip())
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
@@ -98,8 +134,9 @@ def test_demo_artifact_matches_the_recorded_one(tmp_path: Path,
     assert json.dumps(got) == json.dumps(want)  # every key in the same order too
     # the comparison is not vacuous: the recorded run had attempts with outputs and verdicts
     assert golden["evaluation"]["verdict"] == "pass"
-    assert [a["output"] for r in fresh["candidate_results"] for a in r["attempts"]] == \
-        [a["output"] for r in golden["candidate_results"] for a in r["attempts"]]
+    assert [a["output"] for r in fresh["candidate_results"] for a in r["attempts"]] == [
+        a["output"] for r in golden["candidate_results"] for a in r["attempts"]
+    ]
     # the demo's outputs are short: each stays inline in full (its own preview), no blob
     for result in fresh["candidate_results"] + fresh["baseline_results"]:
         for a in result["attempts"]:

@@ -14,7 +14,9 @@ from skill_eval.improve.improver import ProposalError
 
 SUITE = 'skill_id: "notes"\nversion: "1.0"\ntasks:\n' + "".join(
     f'  - id: "t{i}"\n    prompt: "note {i}"\n'
-    f'    judge: {{type: "contains", expected: ["ok{i}"]}}\n' for i in range(12))
+    f'    judge: {{type: "contains", expected: ["ok{i}"]}}\n'
+    for i in range(12)
+)
 ALL = [f"t{i}" for i in range(12)]
 
 
@@ -57,7 +59,8 @@ def test_an_output_judged_before_reuses_its_judgement(tmp_path: Path) -> None:
     text = 'skill_id: "notes"\nversion: "1.0"\ntasks:\n' + "".join(
         f'  - id: "r{i}"\n    prompt: "note {i}"\n'
         f'    judge: {{type: "llm-rubric", rubric: "clear", pass_threshold: 0.7}}\n'
-        for i in range(3))
+        for i in range(3)
+    )
     (tmp_path / "suite.yaml").write_text(text, encoding="utf-8")
     rubric_suite = load_suite(tmp_path / "suite.yaml")
     evaluate_fn = make_evaluate_fn(rubric_suite, create_executor("mock"))

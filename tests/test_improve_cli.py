@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import Usage
 from skill_eval.executors.pricing import DEFAULT_PRICES
 from skill_eval.improve.mock_model import rule_line
-from skill_eval.model import Usage
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import read_json, run_cli
 from tests.test_review_claude_cli import real_claude
@@ -26,15 +26,20 @@ def _write_inputs(tmp_path: Path, rules: tuple[str, ...] = ("alpha", "beta")) ->
     lines = ['skill_id: "demo"', 'version: "1.0"', "tasks:"]
     for c in CATEGORIES:
         for i in range(4):
-            lines += [f'  - id: "{c}-{i}"', f'    prompt: "Explain {c}-{i}."',
-                      f'    category: "{c}"',
-                      f'    judge: {{type: contains, expected: ["{c}-term", "word{i}"]}}']
+            lines += [
+                f'  - id: "{c}-{i}"',
+                f'    prompt: "Explain {c}-{i}."',
+                f'    category: "{c}"',
+                f'    judge: {{type: contains, expected: ["{c}-term", "word{i}"]}}',
+            ]
     suite = tmp_path / "suite.yaml"
     suite.write_text("\n".join(lines) + "\n", encoding="utf-8")
     skill = tmp_path / "demo"
     skill.mkdir()
-    body = ("---\nname: demo\ndescription: Answers demo questions precisely.\n---\n# Demo\n\n"
-            "Answer precisely.\n\n" + "\n".join(rule_line(r) for r in rules) + "\n")
+    body = (
+        "---\nname: demo\ndescription: Answers demo questions precisely.\n---\n# Demo\n\n"
+        "Answer precisely.\n\n" + "\n".join(rule_line(r) for r in rules) + "\n"
+    )
     (skill / "SKILL.md").write_text(body, encoding="utf-8")
     return skill, suite
 
@@ -43,9 +48,20 @@ def test_mock_improve_converges_and_run_evaluates_its_best_candidate(tmp_path: P
     skill, suite = _write_inputs(tmp_path)
     original = (skill / "SKILL.md").read_text(encoding="utf-8")
     state = tmp_path / "state"
-    code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
-                             "--state-root", str(state), "--mock", "--improver", "mock",
-                             "--output-dir", str(tmp_path / "better"))
+    code, out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(state),
+        "--mock",
+        "--improver",
+        "mock",
+        "--output-dir",
+        str(tmp_path / "better"),
+    )
     assert code == 0, err
     assert "[iter 1/3] train 0.50" in err  # half the train tasks fail at first
     assert "Accept: train 1.00 >= quality 0.80" in err
@@ -61,11 +77,24 @@ def test_mock_improve_converges_and_run_evaluates_its_best_candidate(tmp_path: P
     assert "[rule:gamma]" in (tmp_path / "better" / "SKILL.md").read_text(encoding="utf-8")
     run_dir = Path(out.strip()).parent
     assert sorted(p.name for p in (run_dir / "versions").iterdir()) == sorted(
-        c["id"] for c in ranking["scored_candidates"])
+        c["id"] for c in ranking["scored_candidates"]
+    )
 
-    code, out, err = run_cli("run", "--input", out.strip(), "--candidate-id", best["id"],
-                             "--eval-threshold", "0", "--mock", "--mock-rules",
-                             "--task-suite", str(suite), "--state-root", str(tmp_path / "eval"))
+    code, out, err = run_cli(
+        "run",
+        "--input",
+        out.strip(),
+        "--candidate-id",
+        best["id"],
+        "--eval-threshold",
+        "0",
+        "--mock",
+        "--mock-rules",
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "eval"),
+    )
     assert code == 0, err
     assert best["id"] in out.strip().splitlines()[-1]  # the artifact names the candidate
     assert "candidate 1.0000 (16/16)  baseline 0.5000 (8/16)" in err
@@ -77,11 +106,24 @@ def test_mock_improve_converges_and_run_evaluates_its_best_candidate(tmp_path: P
 def test_nothing_better_exits_1_and_writes_no_winner(tmp_path: Path) -> None:
     skill, suite = _write_inputs(tmp_path)
     script = tmp_path / "outputs.yaml"  # every answer scripted: no rule can change any of them
-    script.write_text(json.dumps({f"{c}-{i}": f"{c}-term only" for c in CATEGORIES
-                                  for i in range(4)}), encoding="utf-8")
-    code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
-                             "--state-root", str(tmp_path / "s"), "--mock", "--mock-outputs",
-                             str(script), "--iterate", "2")
+    script.write_text(
+        json.dumps({f"{c}-{i}": f"{c}-term only" for c in CATEGORIES for i in range(4)}),
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "--mock-outputs",
+        str(script),
+        "--iterate",
+        "2",
+    )
     assert code == 1, err
     ranking = read_json(out.strip())
     assert not ranking["improve"]["proposed"]
@@ -93,55 +135,106 @@ def test_outputs_per_arm_are_refused_not_ignored(tmp_path: Path) -> None:
     of them and be silently replaced by rule answers, so it is refused in one line."""
     skill, suite = _write_inputs(tmp_path)
     script = tmp_path / "outputs.yaml"
-    script.write_text(json.dumps({"candidate": {"alpha-0": "alpha-term word0"},
-                                  "baseline": {"alpha-0": "nothing"}}), encoding="utf-8")
-    code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
-                             "--state-root", str(tmp_path / "s"), "--mock", "--mock-outputs",
-                             str(script))
+    script.write_text(
+        json.dumps(
+            {"candidate": {"alpha-0": "alpha-term word0"}, "baseline": {"alpha-0": "nothing"}}
+        ),
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "--mock-outputs",
+        str(script),
+    )
     assert code == 2 and out == ""
     [line] = err.splitlines()
-    assert line.startswith(f"Error: --mock-outputs {script}: outputs per arm (candidate/"
-                           "baseline) do not apply to improve")
+    assert line.startswith(
+        f"Error: --mock-outputs {script}: outputs per arm (candidate/"
+        "baseline) do not apply to improve"
+    )
     assert not (tmp_path / "s" / "improve").exists()  # refused before anything ran
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--quality", "2"), "quality: must be in [0, 1]"),
-    (("--policy", "nope"), "--policy must be one of"),
-    (("--executor", "claude-cli"), "--mock means --executor mock"),
-])
-def test_bad_input_is_a_one_line_error(tmp_path: Path, args: tuple[str, ...],
-                                       message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--quality", "2"), "quality: must be in [0, 1]"),
+        (("--policy", "nope"), "--policy must be one of"),
+        (("--executor", "claude-cli"), "--mock means --executor mock"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     skill, suite = _write_inputs(tmp_path)
-    code, _out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite",
-                              str(suite), "--state-root", str(tmp_path / "s"), "--mock", *args)
+    code, _out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        *args,
+    )
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and message in err
 
 
 def test_missing_skill_folder_is_bad_input(tmp_path: Path) -> None:
     _skill, suite = _write_inputs(tmp_path)
-    code, _out, err = run_cli("improve", "--skill-path", str(tmp_path / "nope"), "--task-suite",
-                              str(suite), "--state-root", str(tmp_path / "s"), "--mock")
+    code, _out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(tmp_path / "nope"),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+    )
     assert code == 2 and err.startswith("Error: --skill-path") and "Traceback" not in err
 
 
 def _improver_reply(keys: tuple[str, ...] = CATEGORIES) -> str:
     rules = "\n".join(rule_line(k) for k in keys)
-    return ("=== RATIONALE ===\nAdded one rule per category.\n=== END RATIONALE ===\n"
-            "=== FILE: SKILL.md ===\n---\nname: demo\ndescription: Answers demo questions "
-            f"precisely.\n---\n# Demo\n\nAnswer precisely.\n\n{rules}\n=== END FILE ===\n")
+    return (
+        "=== RATIONALE ===\nAdded one rule per category.\n=== END RATIONALE ===\n"
+        "=== FILE: SKILL.md ===\n---\nname: demo\ndescription: Answers demo questions "
+        f"precisely.\n---\n# Demo\n\nAnswer precisely.\n\n{rules}\n=== END FILE ===\n"
+    )
 
 
-def _improve_with_fake(tmp_path: Path, server: FakeAnthropic, state: Path, skill: Path,
-                       suite: Path) -> tuple[int, str, str]:
-    return run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
-                   "--state-root", str(state), "--mock", "--improver", "anthropic",
-                   "--improver-model", IMPROVER_MODEL, "--base-url", server.base_url)
+def _improve_with_fake(
+    tmp_path: Path, server: FakeAnthropic, state: Path, skill: Path, suite: Path
+) -> tuple[int, str, str]:
+    return run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(state),
+        "--mock",
+        "--improver",
+        "anthropic",
+        "--improver-model",
+        IMPROVER_MODEL,
+        "--base-url",
+        server.base_url,
+    )
 
 
 def test_anthropic_improver_through_the_sdk_and_recall_across_runs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     skill, suite = _write_inputs(tmp_path)
     state = tmp_path / "state"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
@@ -158,7 +251,8 @@ def test_anthropic_improver_through_the_sdk_and_recall_across_runs(
         tokens = usage["input_tokens"] + usage["output_tokens"]
         assert tokens > 0 and ranking["improve"]["tokens"] == tokens
         expected = DEFAULT_PRICES[IMPROVER_MODEL].cost(
-            Usage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"]))
+            Usage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"])
+        )
         assert ranking["improve"]["cost_usd"] == pytest.approx(expected) and expected > 0
         best = ranking["scored_candidates"][0]
         assert best["proposed"] and "[rule:delta]" in best["skill_content"]
@@ -173,28 +267,52 @@ def test_anthropic_improver_through_the_sdk_and_recall_across_runs(
 
 
 def test_missing_key_for_the_anthropic_improver_is_an_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     skill, suite = _write_inputs(tmp_path)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    code, _out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
-                              "--state-root", str(tmp_path / "s"), "--mock",
-                              "--improver", "anthropic")
+    code, _out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "--improver",
+        "anthropic",
+    )
     assert code == 3
     assert err.strip().splitlines()[-1].startswith("Error: ANTHROPIC_API_KEY is not set")
 
 
-def test_claude_cli_improver_through_the_real_binary(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_cli_improver_through_the_real_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     binary = real_claude()
     skill, suite = _write_inputs(tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
     rules = [{"system_contains": "You improve an agent skill", "text": _improver_reply()}]
     with FakeAnthropic(rules=rules, default="unexpected request") as server:
-        code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite",
-                                 str(suite), "--state-root", str(tmp_path / "s"), "--mock",
-                                 "--improver", "claude-cli", "--claude-bin", binary,
-                                 "--improver-model", IMPROVER_MODEL,
-                                 "--base-url", server.base_url)
+        code, out, err = run_cli(
+            "improve",
+            "--skill-path",
+            str(skill),
+            "--task-suite",
+            str(suite),
+            "--state-root",
+            str(tmp_path / "s"),
+            "--mock",
+            "--improver",
+            "claude-cli",
+            "--claude-bin",
+            binary,
+            "--improver-model",
+            IMPROVER_MODEL,
+            "--base-url",
+            server.base_url,
+        )
         answered = [r.rule for r in server.requests_to("/v1/messages") if r.rule != "default"]
     assert code == 0, err
     assert answered == ["rule0"]
@@ -203,7 +321,8 @@ def test_claude_cli_improver_through_the_real_binary(tmp_path: Path,
 
 
 def test_the_holdout_gate_rejects_a_version_that_only_wins_on_train(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from skill_eval import load_suite
     from skill_eval.improve.split import split_tasks
 
@@ -212,8 +331,10 @@ def test_the_holdout_gate_rejects_a_version_that_only_wins_on_train(
     # Rules keyed by train task id (not category): train passes, holdout learns nothing.
     reply = _improver_reply(("alpha", "beta", *(t for t in train if t[:5] in ("gamma", "delta"))))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    with FakeAnthropic(rules=[{"system_contains": "You improve an agent skill", "text": reply}],
-                       default="unexpected request") as server:
+    with FakeAnthropic(
+        rules=[{"system_contains": "You improve an agent skill", "text": reply}],
+        default="unexpected request",
+    ) as server:
         code, out, err = _improve_with_fake(tmp_path, server, tmp_path / "s", skill, suite)
     assert code == 1, err
     assert "train 0.50 -> 1.00  holdout 0.50" in err

@@ -9,8 +9,14 @@ from skill_eval.improve import DecisionInput, IterationSettings, decide
 S = IterationSettings()  # iterate 3, quality 0.8, improvement 0.05, regression 0.10
 
 
-def state(iteration: int = 1, train: float = 0.5, previous: float | None = None,
-          tokens: int = 0, cost: float = 0.0, elapsed: float = 0.0) -> DecisionInput:
+def state(
+    iteration: int = 1,
+    train: float = 0.5,
+    previous: float | None = None,
+    tokens: int = 0,
+    cost: float = 0.0,
+    elapsed: float = 0.0,
+) -> DecisionInput:
     return DecisionInput(iteration, train, previous, tokens, cost, elapsed)
 
 
@@ -25,34 +31,57 @@ CASES = [
     ("timeout beats regression", state(2, 0.1, 0.9, elapsed=2000), S, "AbortTimeout", ""),
     ("regression", state(2, 0.3, 0.5), S, "AbortRegression", "keeping the previous"),
     ("regression beats quality", state(2, 0.85, 1.0), S, "AbortRegression", ""),
-    ("drop within threshold is not a regression", state(2, 0.45, 0.5), S, "AcceptBest",
-     "improvement -0.05"),
-    ("regression check off", state(2, 0.3, 0.5), IterationSettings(abort_on_regression=False),
-     "AcceptBest", "improvement"),
+    (
+        "drop within threshold is not a regression",
+        state(2, 0.45, 0.5),
+        S,
+        "AcceptBest",
+        "improvement -0.05",
+    ),
+    (
+        "regression check off",
+        state(2, 0.3, 0.5),
+        IterationSettings(abort_on_regression=False),
+        "AcceptBest",
+        "improvement",
+    ),
     ("quality met", state(1, 0.8), S, "Accept", "0.80 >= quality 0.80"),
     ("quality beats max iterations", state(3, 0.9, 0.5), S, "Accept", ""),
     ("max iterations", state(3, 0.6, 0.4), S, "AcceptBest", "reached 3 of 3"),
-    ("max iterations beats diminishing returns", state(3, 0.5, 0.5), S, "AcceptBest",
-     "reached 3 of 3"),
+    (
+        "max iterations beats diminishing returns",
+        state(3, 0.5, 0.5),
+        S,
+        "AcceptBest",
+        "reached 3 of 3",
+    ),
     ("diminishing returns", state(2, 0.52, 0.5), S, "AcceptBest", "improvement +0.02 < "),
     ("enough improvement", state(2, 0.6, 0.5), S, "Continue", ""),
     ("custom quality", state(1, 0.85), IterationSettings(quality=0.9), "Continue", ""),
 ]
 
 
-@pytest.mark.parametrize(("name", "st", "settings", "expected", "words"), CASES,
-                         ids=[c[0] for c in CASES])
-def test_decide(name: str, st: DecisionInput, settings: IterationSettings, expected: str,
-                words: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "st", "settings", "expected", "words"), CASES, ids=[c[0] for c in CASES]
+)
+def test_decide(
+    name: str, st: DecisionInput, settings: IterationSettings, expected: str, words: str
+) -> None:
     got = decide(st, settings)
     assert got.decision == expected
     assert words in got.reason
 
 
-@pytest.mark.parametrize(("kwargs", "words"), [
-    ({"iterate": 0}, "iterate"), ({"quality": 1.5}, "quality"), ({"holdout": 1.0}, "holdout"),
-    ({"token_budget": 0}, "token_budget"), ({"timeout_seconds": 0}, "timeout_seconds"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"iterate": 0}, "iterate"),
+        ({"quality": 1.5}, "quality"),
+        ({"holdout": 1.0}, "holdout"),
+        ({"token_budget": 0}, "token_budget"),
+        ({"timeout_seconds": 0}, "timeout_seconds"),
+    ],
+)
 def test_bad_settings_are_named(kwargs: dict[str, float], words: str) -> None:
     with pytest.raises(ValueError, match=words):
         IterationSettings(**kwargs)  # type: ignore[arg-type]

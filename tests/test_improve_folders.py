@@ -32,8 +32,16 @@ def make_skill(tmp_path: Path) -> Path:
 def improve(tmp_path: Path, files: dict[str, str]) -> ImproveResult:
     tasks = make_tasks()
     with ImproveMemory.in_state_root(tmp_path / "state") as memory:
-        return run_improve(files, tasks, RuleFollowingEvaluator(tasks), MockImprover(), memory,
-                           IterationSettings(), skill_id="demo", log=lambda _: None)
+        return run_improve(
+            files,
+            tasks,
+            RuleFollowingEvaluator(tasks),
+            MockImprover(),
+            memory,
+            IterationSettings(),
+            skill_id="demo",
+            log=lambda _: None,
+        )
 
 
 def test_read_keeps_text_and_names_what_it_left_out(tmp_path: Path) -> None:
@@ -49,8 +57,9 @@ def test_versions_and_winner(tmp_path: Path) -> None:
     files, _ = read_skill_folder(skill)
     result = improve(tmp_path, files)
     folders = write_versions(result, tmp_path / "run", skill)
-    assert [p.name for p in folders.values()] == [f"v{v.iteration}-{v.hash[:12]}"
-                                                  for v in result.versions]
+    assert [p.name for p in folders.values()] == [
+        f"v{v.iteration}-{v.hash[:12]}" for v in result.versions
+    ]
     best = folders[result.best.hash]
     assert (best / "SKILL.md").read_text() == result.best.files["SKILL.md"]
     assert (best / "logo.png").read_bytes() == b"\x89PNG\xff\xfe" and not (best / ".git").exists()

@@ -31,14 +31,28 @@ TASKS = make_tasks()  # 4 categories x 3 tasks: 8 train, 4 holdout (one per cate
 HALF = skill_with_rules("alpha", "beta")  # passes half of train and half of holdout
 
 
-def run(tmp_path: Path, improver: Improver, skill: dict[str, str] = HALF,
-        lines: list[str] | None = None, **kw: object) -> tuple[ImproveResult, ImproveMemory]:
+def run(
+    tmp_path: Path,
+    improver: Improver,
+    skill: dict[str, str] = HALF,
+    lines: list[str] | None = None,
+    **kw: object,
+) -> tuple[ImproveResult, ImproveMemory]:
     memory = ImproveMemory.in_state_root(tmp_path / "state")
     evaluator = kw.pop("evaluator", None) or RuleFollowingEvaluator(TASKS)
     settings = kw.pop("settings", None) or IterationSettings()
     out = [] if lines is None else lines
-    result = run_improve(skill, TASKS, evaluator, improver, memory, settings,  # type: ignore
-                         skill_id="demo", log=out.append, **kw)  # type: ignore[arg-type]
+    result = run_improve(
+        skill,
+        TASKS,
+        evaluator,
+        improver,
+        memory,
+        settings,  # type: ignore
+        skill_id="demo",
+        log=out.append,
+        **kw,
+    )  # type: ignore[arg-type]
     return result, memory
 
 
@@ -58,11 +72,12 @@ def test_mock_improver_converges_to_accept_and_is_proposed(tmp_path: Path) -> No
     assert decisions(memory, result) == ["Continue", "Accept"]
     assert [c.phase for c in memory.cycles(result.run_id)] == ["refine", "complete"]
     assert result.tokens == 2 * 12 * 100 + 50 and result.cost_usd == pytest.approx(0.26)
-    assert "[iter 1/3] train 0.50  holdout 0.50  (eval: 0 of 12 judgements reused)  $0.12" \
-        in lines
+    assert "[iter 1/3] train 0.50  holdout 0.50  (eval: 0 of 12 judgements reused)  $0.12" in lines
     # the improver's $0.02 counts in the run's total shown after iteration 2
-    assert "[iter 2/3] train 0.50 -> 1.00  holdout 1.00  (eval: 6 of 12 judgements reused)" \
+    assert (
+        "[iter 2/3] train 0.50 -> 1.00  holdout 1.00  (eval: 6 of 12 judgements reused)"
         "  $0.26" in lines
+    )
     # only train results reached the improver
     [fb] = improver.calls
     assert {f.task_id for f in fb.failing} <= set(result.split.train)
@@ -70,12 +85,16 @@ def test_mock_improver_converges_to_accept_and_is_proposed(tmp_path: Path) -> No
     assert memory.version_files(result.run_id, result.best.hash) == result.best.files
 
 
-@pytest.mark.parametrize(("settings", "expected", "words"), [
-    (IterationSettings(token_budget=500), ["Continue", "AbortBudget"], "tokens 2400 > budget"),
-    (IterationSettings(max_cost_usd=0.10), ["AbortBudget"], "cost $0.12 > max $0.10"),
-])
-def test_budget_aborts_are_recorded(tmp_path: Path, settings: IterationSettings,
-                                    expected: list[str], words: str) -> None:
+@pytest.mark.parametrize(
+    ("settings", "expected", "words"),
+    [
+        (IterationSettings(token_budget=500), ["Continue", "AbortBudget"], "tokens 2400 > budget"),
+        (IterationSettings(max_cost_usd=0.10), ["AbortBudget"], "cost $0.12 > max $0.10"),
+    ],
+)
+def test_budget_aborts_are_recorded(
+    tmp_path: Path, settings: IterationSettings, expected: list[str], words: str
+) -> None:
     result, memory = run(tmp_path, MockImprover(), settings=settings)
     assert decisions(memory, result) == expected
     assert result.decision == "AbortBudget" and words in result.reason
@@ -85,8 +104,13 @@ def test_budget_aborts_are_recorded(tmp_path: Path, settings: IterationSettings,
 def test_timeout_with_an_injected_clock(tmp_path: Path) -> None:
     clock = ManualClock()
     evaluator = RuleFollowingEvaluator(TASKS, on_call=lambda: clock.advance(1000))
-    result, memory = run(tmp_path, MockImprover(), clock=clock, evaluator=evaluator,
-                         settings=IterationSettings(timeout_seconds=1500))
+    result, memory = run(
+        tmp_path,
+        MockImprover(),
+        clock=clock,
+        evaluator=evaluator,
+        settings=IterationSettings(timeout_seconds=1500),
+    )
     assert decisions(memory, result) == ["Continue", "AbortTimeout"]
     assert "wall time 2000s > timeout 1500s" in result.reason
     assert memory.cycles(result.run_id)[1].duration_seconds == 1000
@@ -107,8 +131,9 @@ def test_regression_aborts_and_keeps_the_previous_version(tmp_path: Path) -> Non
 
 def test_regression_check_can_be_turned_off(tmp_path: Path) -> None:
     worse = skill_with_rules()["SKILL.md"]
-    result, memory = run(tmp_path, ScriptedImprover([worse]),
-                         settings=IterationSettings(abort_on_regression=False))
+    result, memory = run(
+        tmp_path, ScriptedImprover([worse]), settings=IterationSettings(abort_on_regression=False)
+    )
     assert decisions(memory, result) == ["Continue", "AcceptBest"]
 
 
@@ -160,15 +185,18 @@ def test_second_run_recalls_the_first_runs_learnings(tmp_path: Path) -> None:
     second, _ = run(tmp_path, second_improver, skill=skill_with_rules("alpha"), lines=lines)
     assert second.recall.learnings and second.run_id != first.run_id
     [seen] = second_improver.learnings_seen
-    assert any(s.startswith("Learning: Helped (train 0.50 -> 1.00") and "[rule:gamma]" in s
-               for s in seen)
-    assert re.match(r"\[recall\] 1 learning\(s\), 0 anti-pattern\(s\) \(~\d+ tokens of 20000",
-                    lines[0])
+    assert any(
+        s.startswith("Learning: Helped (train 0.50 -> 1.00") and "[rule:gamma]" in s for s in seen
+    )
+    assert re.match(
+        r"\[recall\] 1 learning\(s\), 0 anti-pattern\(s\) \(~\d+ tokens of 20000", lines[0]
+    )
 
 
 def test_unsafe_proposal_stops_the_loop_and_is_recorded(tmp_path: Path) -> None:
-    improver = ScriptedImprover([HALF["SKILL.md"] + "\nmore\n"],
-                                extra_files={"../task_suite.yaml": "tasks: []"})
+    improver = ScriptedImprover(
+        [HALF["SKILL.md"] + "\nmore\n"], extra_files={"../task_suite.yaml": "tasks: []"}
+    )
     result, memory = run(tmp_path, improver)
     assert result.decision == "AcceptBest" and "improver proposal rejected" in result.reason
     assert decisions(memory, result) == ["AcceptBest"] and len(result.versions) == 1
@@ -176,15 +204,13 @@ def test_unsafe_proposal_stops_the_loop_and_is_recorded(tmp_path: Path) -> None:
 
 def test_protected_suite_in_the_skill_folder(tmp_path: Path) -> None:
     improver = ScriptedImprover([HALF["SKILL.md"]], extra_files={"suite.yaml": "tasks: []"})
-    result, _ = run(tmp_path, improver, skill={**HALF, "suite.yaml": "x"},
-                    protected=["suite.yaml"])
+    result, _ = run(tmp_path, improver, skill={**HALF, "suite.yaml": "x"}, protected=["suite.yaml"])
     assert "the task suite cannot be edited" in result.reason
 
 
 def test_holdout_zero_warns_and_falls_back_to_train(tmp_path: Path) -> None:
     lines: list[str] = []
-    result, _ = run(tmp_path, MockImprover(), settings=IterationSettings(holdout=0.0),
-                    lines=lines)
+    result, _ = run(tmp_path, MockImprover(), settings=IterationSettings(holdout=0.0), lines=lines)
     assert result.split.holdout == () and result.warnings
     assert any(line.startswith("[split] warning: holdout is 0") for line in lines)
     assert result.proposed and "no holdout" in result.gate_reason
@@ -208,26 +234,52 @@ def test_the_same_lesson_is_recalled_once(tmp_path: Path) -> None:
     assert len(helped) == 1
 
 
-def _version(iteration: int, holdout: float | None, tokens: int = 100, train: float = 0.5,
-             rejected: bool = False) -> VersionResult:
-    return VersionResult(iteration, f"h{iteration}", None, {}, "", train, holdout, tokens, 0.0,
-                         rejected)
+def _version(
+    iteration: int,
+    holdout: float | None,
+    tokens: int = 100,
+    train: float = 0.5,
+    rejected: bool = False,
+) -> VersionResult:
+    return VersionResult(
+        iteration, f"h{iteration}", None, {}, "", train, holdout, tokens, 0.0, rejected
+    )
 
 
-@pytest.mark.parametrize(("versions", "chosen", "why"), [
-    ([_version(1, 0.5), _version(2, 0.75), _version(3, 0.5)], 2,
-     "highest holdout pass rate, 0.75 (iterations: 1 0.50, 2 0.75, 3 0.50)"),
-    ([_version(1, 0.5), _version(2, 0.75, tokens=90), _version(3, 0.75)], 2,
-     "tied with iteration 3, chosen for fewer evaluation tokens (90)"),
-    ([_version(1, 0.5), _version(2, 0.75), _version(3, 0.75)], 2,
-     "tied with iteration 3, chosen as the earlier version"),
-    ([_version(1, 0.5), _version(2, 1.0, rejected=True)], 1,
-     "every later version was rejected for a regression (holdout: 1 0.50, 2 1.00 (rejected))"),
-    ([_version(1, None, train=0.25), _version(2, None, train=0.5)], 2,
-     "highest train pass rate, 0.50"),
-])
-def test_the_log_says_why_the_best_version_was_chosen(versions: list[VersionResult],
-                                                      chosen: int, why: str) -> None:
+@pytest.mark.parametrize(
+    ("versions", "chosen", "why"),
+    [
+        (
+            [_version(1, 0.5), _version(2, 0.75), _version(3, 0.5)],
+            2,
+            "highest holdout pass rate, 0.75 (iterations: 1 0.50, 2 0.75, 3 0.50)",
+        ),
+        (
+            [_version(1, 0.5), _version(2, 0.75, tokens=90), _version(3, 0.75)],
+            2,
+            "tied with iteration 3, chosen for fewer evaluation tokens (90)",
+        ),
+        (
+            [_version(1, 0.5), _version(2, 0.75), _version(3, 0.75)],
+            2,
+            "tied with iteration 3, chosen as the earlier version",
+        ),
+        (
+            [_version(1, 0.5), _version(2, 1.0, rejected=True)],
+            1,
+            "every later version was rejected for a regression (holdout: 1 0.50, 2 1.00 "
+            "(rejected))",
+        ),
+        (
+            [_version(1, None, train=0.25), _version(2, None, train=0.5)],
+            2,
+            "highest train pass rate, 0.50",
+        ),
+    ],
+)
+def test_the_log_says_why_the_best_version_was_chosen(
+    versions: list[VersionResult], chosen: int, why: str
+) -> None:
     best = select_best(versions)
     assert best.iteration == chosen
     assert why in why_best(versions, best)

@@ -26,8 +26,19 @@ def test_tables_and_wal(tmp_path: Path) -> None:
     assert {"improve_runs", "iteration_cycles", "skill_versions", "learnings"} <= tables
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     cols = {r[1] for r in db.execute("PRAGMA table_info(iteration_cycles)")}
-    assert {"id", "run", "iteration", "phase", "decision", "train_score", "holdout_score",
-            "tokens", "cost_usd", "duration_seconds", "skill_hash"} <= cols
+    assert {
+        "id",
+        "run",
+        "iteration",
+        "phase",
+        "decision",
+        "train_score",
+        "holdout_score",
+        "tokens",
+        "cost_usd",
+        "duration_seconds",
+        "skill_hash",
+    } <= cols
 
 
 def test_version_hash_covers_every_file() -> None:
@@ -45,8 +56,16 @@ def test_versions_cycles_and_history(tmp_path: Path) -> None:
     assert m.version_files(run, h1) == {"SKILL.md": "v1"}
     m.record_cycle(CycleRecord(run, 1, "refine", "Continue", "low", 0.5, 0.25, 10, 0.1, 1.0, h0))
     m.record_cycle(CycleRecord(run, 2, "complete", "Accept", "ok", 1.0, None, 5, 0.05, 2.0, h1))
-    m.finish_run(run, decision="Accept", reason="ok", original_hash=h0, best_hash=h1,
-                 proposed=True, tokens=15, cost_usd=0.15)
+    m.finish_run(
+        run,
+        decision="Accept",
+        reason="ok",
+        original_hash=h0,
+        best_hash=h1,
+        proposed=True,
+        tokens=15,
+        cost_usd=0.15,
+    )
     [item] = m.history("demo")
     assert item["decision"] == "Accept" and item["proposed"] is True
     assert item["settings"] == {"iterate": 3}
@@ -60,9 +79,9 @@ def test_versions_cycles_and_history(tmp_path: Path) -> None:
 def test_recall_is_newest_first_within_a_chars_over_4_budget(tmp_path: Path) -> None:
     m = ImproveMemory(tmp_path / "m.db", now=Tick())
     r1 = m.start_run("demo", {})
-    m.add_learning("demo", r1, "learning", "old " * 10)       # 40 chars = 10 tokens
-    m.add_learning("demo", r1, "anti_pattern", "bad " * 10)   # 10 tokens
-    m.add_learning("demo", r1, "learning", "new " * 10)       # 10 tokens
+    m.add_learning("demo", r1, "learning", "old " * 10)  # 40 chars = 10 tokens
+    m.add_learning("demo", r1, "anti_pattern", "bad " * 10)  # 10 tokens
+    m.add_learning("demo", r1, "learning", "new " * 10)  # 10 tokens
     m.add_learning("other", r1, "learning", "not this skill")
     got = m.recall("demo", token_budget=20)
     assert got.learnings == ("new " * 10,) and got.anti_patterns == ("bad " * 10,)

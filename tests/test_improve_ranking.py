@@ -23,10 +23,17 @@ def test_every_version_is_a_candidate_best_first(tmp_path: Path) -> None:
     tasks = make_tasks()
     skill = skill_with_rules("alpha", "beta")
     with ImproveMemory.in_state_root(tmp_path) as memory:
-        result = run_improve(skill, tasks, RuleFollowingEvaluator(tasks), MockImprover(),
-                             memory, IterationSettings(), skill_id="demo", log=lambda _: None)
-    art = build_ranking_artifact(result, run_id="improve-1", target_path="skill",
-                                 skill_name="demo")
+        result = run_improve(
+            skill,
+            tasks,
+            RuleFollowingEvaluator(tasks),
+            MockImprover(),
+            memory,
+            IterationSettings(),
+            skill_id="demo",
+            log=lambda _: None,
+        )
+    art = build_ranking_artifact(result, run_id="improve-1", target_path="skill", skill_name="demo")
     validate_ranking(json.loads(json.dumps(art)))
     cands = art["scored_candidates"]
     assert [c["iteration"] for c in cands] == [2, 1]
@@ -39,11 +46,16 @@ def test_every_version_is_a_candidate_best_first(tmp_path: Path) -> None:
     assert art["improve"]["holdout_tasks"] == list(result.split.holdout)
 
 
-@pytest.mark.parametrize(("artifact", "words"), [
-    ({"scored_candidates": []}, "run_id: is required"),
-    ({"run_id": "r", "scored_candidates": [{"id": ""}]},
-     r"scored_candidates\[0\]\.id: must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    ("artifact", "words"),
+    [
+        ({"scored_candidates": []}, "run_id: is required"),
+        (
+            {"run_id": "r", "scored_candidates": [{"id": ""}]},
+            r"scored_candidates\[0\]\.id: must be a non-empty string",
+        ),
+    ],
+)
 def test_invalid_artifacts_are_named(artifact: dict[str, object], words: str) -> None:
     with pytest.raises(ValueError, match=words):
         validate_ranking(artifact)
@@ -56,14 +68,32 @@ def test_run_input_evaluates_the_best_candidate(tmp_path: Path) -> None:
     skill_dir = write_skill(tmp_path / "skill")
     skill = {"SKILL.md": (skill_dir / "SKILL.md").read_text(encoding="utf-8")}
     with ImproveMemory.in_state_root(tmp_path / "state") as memory:
-        result = run_improve(skill, tasks, RuleFollowingEvaluator(tasks), MockImprover(),
-                             memory, IterationSettings(), skill_id="demo", log=lambda _: None)
+        result = run_improve(
+            skill,
+            tasks,
+            RuleFollowingEvaluator(tasks),
+            MockImprover(),
+            memory,
+            IterationSettings(),
+            skill_id="demo",
+            log=lambda _: None,
+        )
     art = build_ranking_artifact(result, run_id="improve-1", target_path="skill")
     (tmp_path / "ranking.json").write_text(json.dumps(art), encoding="utf-8")
     best = art["scored_candidates"][0]["id"]
-    common = ["run", "--input", str(tmp_path / "ranking.json"), "--candidate-id", best,
-              "--task-suite", str(DEMO_SUITE), "--state-root", str(tmp_path / "state"),
-              "--mock", "-q"]
+    common = [
+        "run",
+        "--input",
+        str(tmp_path / "ranking.json"),
+        "--candidate-id",
+        best,
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "-q",
+    ]
     # scores are pass rates (0-1): the default --eval-threshold 1.0 skips all but perfect ones
     code, out, err = run_cli(*common, "--eval-threshold", "0")
     assert code in (0, 1, 3), err

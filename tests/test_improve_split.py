@@ -6,14 +6,15 @@ from collections import Counter
 
 import pytest
 
+from skill_eval.core.model import Task
 from skill_eval.improve import split_tasks
-from skill_eval.model import Task
 from tests.improve_fakes import make_tasks
 
 
 def task(tid: str, category: str | None = None) -> Task:
-    return Task(id=tid, prompt="p", judge={"type": "contains", "expected": ["x"]},
-                category=category)
+    return Task(
+        id=tid, prompt="p", judge={"type": "contains", "expected": ["x"]}, category=category
+    )
 
 
 def test_default_split_is_60_40_and_every_category_is_on_both_sides() -> None:
@@ -65,12 +66,15 @@ def test_one_task_suite_trains_and_warns_that_holdout_is_empty() -> None:
     assert "holdout is empty" in s.warnings[0]
 
 
-@pytest.mark.parametrize(("tasks", "fraction", "words"), [
-    ([task("a")], 1.0, "holdout"),
-    ([task("a")], -0.1, "holdout"),
-    ([task("a"), task("a")], 0.4, "unique"),
-    ([], 0.4, "no tasks"),
-])
+@pytest.mark.parametrize(
+    ("tasks", "fraction", "words"),
+    [
+        ([task("a")], 1.0, "holdout"),
+        ([task("a")], -0.1, "holdout"),
+        ([task("a"), task("a")], 0.4, "unique"),
+        ([], 0.4, "no tasks"),
+    ],
+)
 def test_bad_input(tasks: list[Task], fraction: float, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         split_tasks(tasks, fraction)

@@ -15,7 +15,7 @@ from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, 
 #   skill has LOOP      -> the agent stops at --max-turns (error_max_turns envelope)
 #   skill has SABOTAGE  -> tasks t2, t3 crash without a result (an error, not output-caused)
 #   otherwise           -> "DONE"
-FAKE = r'''
+FAKE = r"""
 import json, sys
 sys.path.insert(0, REPO)
 from tests.fakes.fake_claude import read_stream_prompt, stream_reply
@@ -43,7 +43,7 @@ if "LOOP" in skill:
 if "SABOTAGE" in skill and ("Do t2" in prompt or "Do t3" in prompt):
     sys.exit(3)
 env("DONE")
-'''
+"""
 
 
 @pytest.fixture
@@ -52,29 +52,46 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     script.write_text(FAKE.replace("REPO", repr(str(REPO))))
     binary = tmp_path / "bin" / "claude"
     binary.parent.mkdir()
-    binary.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
     binary.chmod(0o755)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-key")
     return str(binary)
 
 
 def _run(tmp_path: Path, claude: str, body: str, n_tasks: int, *extra: str) -> dict:
-    suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "DONE")
-                                             for i in range(n_tasks)])
+    suite = write_suite(
+        tmp_path / "suite", [contains_task(f"t{i}", "DONE") for i in range(n_tasks)]
+    )
     skill = write_skill(tmp_path / "cand", body)
     base = write_skill(tmp_path / "base", "Answer with DONE.")
-    code, _, err = run_cli("run", "--standalone", "--skill-path", str(skill),
-                           "--baseline-skill", str(base), "--task-suite", str(suite),
-                           "--state-root", str(tmp_path / "state"), "--executor",
-                           "claude-cli", "--claude-bin", claude, "--max-retries", "0",
-                           "--output", str(tmp_path / "out.json"), "-q", *extra)
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--baseline-skill",
+        str(base),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--executor",
+        "claude-cli",
+        "--claude-bin",
+        claude,
+        "--max-retries",
+        "0",
+        "--output",
+        str(tmp_path / "out.json"),
+        "-q",
+        *extra,
+    )
     assert code in (0, 1, 3), err  # pass, fail, error verdicts; never a usage error
     return read_json(tmp_path / "out.json")
 
 
 def test_max_turns_envelope_is_output_caused() -> None:
-    result = parse_envelope('{"subtype": "error_max_turns", "is_error": true, "result": ""}',
-                            "", 1)
+    result = parse_envelope('{"subtype": "error_max_turns", "is_error": true, "result": ""}', "", 1)
     assert result.error and result.output_caused and not result.retryable
     other = parse_envelope('{"subtype": "error_during_execution", "is_error": true}', "", 1)
     assert other.error and not other.output_caused
@@ -96,8 +113,16 @@ def test_a_pass_resting_on_excluded_errors_is_an_error(tmp_path: Path, fake_clau
     # 10 tasks; the candidate crashes on t2 and t3 (2 of 10 attempts: under the 0.2 max error
     # rate given) and passes the other 8, as does the baseline. Left out, those two tasks
     # made a pass; counted as candidate failures they make a fail (delta -20 points).
-    data = _run(tmp_path, fake_claude, "SABOTAGE t2 and t3.", 10, "--max-error-rate", "0.2",
-                "--policy", "delta")
+    data = _run(
+        tmp_path,
+        fake_claude,
+        "SABOTAGE t2 and t3.",
+        10,
+        "--max-error-rate",
+        "0.2",
+        "--policy",
+        "delta",
+    )
     evaluation = data["evaluation"]
     assert evaluation["verdict"] == "error", evaluation
     reason = evaluation["reason"]

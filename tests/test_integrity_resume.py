@@ -6,7 +6,7 @@ from __future__ import annotations
 import fcntl
 from pathlib import Path
 
-from skill_eval.fingerprint import directory_digest
+from skill_eval.engine.fingerprint import directory_digest
 from tests.helpers import (
     DEMO_RANKING,
     DEMO_SUITE,
@@ -25,15 +25,36 @@ def _pytest_suite(tmp_path: Path, fixture: str) -> Path:
     suite_dir = tmp_path / "suite"
     (suite_dir / "fixtures").mkdir(parents=True, exist_ok=True)
     (suite_dir / "fixtures" / "test_out.py").write_text(fixture)
-    return write_suite(suite_dir, [{"id": f"t{i}", "prompt": "p", "judge": {
-        "type": "pytest", "test_file": "fixtures/test_out.py"}} for i in range(2)])
+    return write_suite(
+        suite_dir,
+        [
+            {
+                "id": f"t{i}",
+                "prompt": "p",
+                "judge": {"type": "pytest", "test_file": "fixtures/test_out.py"},
+            }
+            for i in range(2)
+        ],
+    )
 
 
 def _standalone(tmp_path: Path, suite: Path, *extra: str) -> tuple[int, str, str]:
     skill = write_skill(tmp_path / "skill")
-    return run_cli("run", "--standalone", "--skill-path", str(skill), "--task-suite",
-                   str(suite), "--state-root", str(tmp_path / "state"), "--mock", "-q",
-                   "--baseline-cache-dir", str(tmp_path / "cache"), *extra)
+    return run_cli(
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "-q",
+        "--baseline-cache-dir",
+        str(tmp_path / "cache"),
+        *extra,
+    )
 
 
 def test_resume_after_a_fixture_changed_is_refused_naming_it(tmp_path: Path) -> None:
@@ -63,9 +84,19 @@ def test_every_fixture_file_counts_past_the_5000th(tmp_path: Path) -> None:
 
 
 def _pipeline(tmp_path: Path) -> tuple[int, str, str]:
-    return run_cli("run", "--input", str(DEMO_RANKING), "--candidate-id", "cand-sections",
-                   "--task-suite", str(DEMO_SUITE), "--state-root", str(tmp_path / "s"),
-                   "--mock", "-q")
+    return run_cli(
+        "run",
+        "--input",
+        str(DEMO_RANKING),
+        "--candidate-id",
+        "cand-sections",
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "-q",
+    )
 
 
 def test_two_identical_pipeline_runs_keep_both_artifacts(tmp_path: Path) -> None:
@@ -80,20 +111,44 @@ def test_two_identical_pipeline_runs_keep_both_artifacts(tmp_path: Path) -> None
 
 def test_a_resume_rewrites_its_own_artifact(tmp_path: Path) -> None:
     _, out1, _ = _pipeline(tmp_path)
-    _, out2, _ = run_cli("run", "--input", str(DEMO_RANKING), "--candidate-id",
-                         "cand-sections", "--task-suite", str(DEMO_SUITE), "--state-root",
-                         str(tmp_path / "s"), "--mock", "-q", "--resume")
+    _, out2, _ = run_cli(
+        "run",
+        "--input",
+        str(DEMO_RANKING),
+        "--candidate-id",
+        "cand-sections",
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "-q",
+        "--resume",
+    )
     assert out2 == out1
 
 
 def test_a_second_process_on_a_running_run_gets_a_one_line_error(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path / "suite", [{"id": "t1", "prompt": "p", "judge": {
-        "type": "contains", "expected": ["alpha"]}}])
+    suite = write_suite(
+        tmp_path / "suite",
+        [{"id": "t1", "prompt": "p", "judge": {"type": "contains", "expected": ["alpha"]}}],
+    )
     outputs = write_outputs(tmp_path / "out.yaml", {"t1": "alpha"})
     skill = write_skill(tmp_path / "skill")
-    args = ["run", "--standalone", "--skill-path", str(skill), "--task-suite", str(suite),
-            "--state-root", str(tmp_path / "state"), "--mock", "--mock-outputs",
-            str(outputs), "-q"]
+    args = [
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "-q",
+    ]
     _, out, _ = run_cli(*args)
     run_dir = Path(read_json(out.strip())["manifest"]["run_dir"])
     journal = (run_dir / "attempts.jsonl").read_text()

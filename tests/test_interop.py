@@ -17,16 +17,26 @@ from tests.helpers import DEMO_SKILL, REPO, read_json, run_cli, write_skill
 EVALS: dict[str, Any] = {
     "skill_name": "csv-report",
     "evals": [
-        {"id": 1, "prompt": "Write release notes for acme 2.1.0.\nChanges: CSV export.",
-         "expected_output": "Notes under the house headings", "files": [],
-         "expectations": ["The notes open with '# acme 2.1.0'", "There is an Added section"]},
-        {"id": 2, "prompt": "Summarise evals/files/sales.csv into report.md",
-         "expected_output": "", "files": ["evals/files/sales.csv", "evals/files/more"],
-         "expectations": ["report.md exists", "The report gives the total revenue"]},
+        {
+            "id": 1,
+            "prompt": "Write release notes for acme 2.1.0.\nChanges: CSV export.",
+            "expected_output": "Notes under the house headings",
+            "files": [],
+            "expectations": ["The notes open with '# acme 2.1.0'", "There is an Added section"],
+        },
+        {
+            "id": 2,
+            "prompt": "Summarise evals/files/sales.csv into report.md",
+            "expected_output": "",
+            "files": ["evals/files/sales.csv", "evals/files/more"],
+            "expectations": ["report.md exists", "The report gives the total revenue"],
+        },
     ],
 }
-TRIGGERS = [{"query": "turn this CSV into a report", "should_trigger": True},
-            {"query": "what's the capital of France?", "should_trigger": False}]
+TRIGGERS = [
+    {"query": "turn this CSV into a report", "should_trigger": True},
+    {"query": "what's the capital of France?", "should_trigger": False},
+]
 
 
 def skill_with_evals(root: Path, evals: dict[str, Any] | None = None) -> Path:
@@ -63,21 +73,37 @@ def test_import_gives_a_suite_that_validates_and_runs_in_mock_mode(tmp_path: Pat
     assert data["skill_id"] == "csv-report"
     first, second = data["tasks"]
     assert (first["id"], first["prompt"]) == ("eval-1", EVALS["evals"][0]["prompt"])
-    assert first["judge"] == {"type": "expectations",
-                              "expectations": EVALS["evals"][0]["expectations"],
-                              "expected_output": "Notes under the house headings"}
+    assert first["judge"] == {
+        "type": "expectations",
+        "expectations": EVALS["evals"][0]["expectations"],
+        "expected_output": "Notes under the house headings",
+    }
     assert "files" not in first and second["files"] == EVALS["evals"][1]["files"]
     # as skill-creator tells its executor, the agent is told where its input files are
-    assert second["prompt"] == EVALS["evals"][1]["prompt"] + "\n\nInput files (in your " \
+    assert (
+        second["prompt"] == EVALS["evals"][1]["prompt"] + "\n\nInput files (in your "
         "working directory): evals/files/sales.csv, evals/files/more"
-    for rel in ("evals/files/sales.csv", "evals/files/more/costs.csv",
-                "evals/files/more/notes.txt"):
+    )
+    for rel in (
+        "evals/files/sales.csv",
+        "evals/files/more/costs.csv",
+        "evals/files/more/notes.txt",
+    ):
         assert (suite_dir / rel).read_bytes() == (skill / rel).read_bytes()
     assert run_cli("validate", str(suite_file))[0] == 0
 
     state = tmp_path / "state"
-    code, _, err = run_cli("run", "--task-suite", str(suite_file), "--standalone",
-                           "--skill-path", str(skill), "--mock", "--state-root", str(state))
+    code, _, err = run_cli(
+        "run",
+        "--task-suite",
+        str(suite_file),
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--mock",
+        "--state-root",
+        str(state),
+    )
     assert code in (0, 1), err
     artifact = read_json(next((state / "evaluations").glob("*.json")))
     results = {r["task_id"]: r for r in artifact["candidate_results"]}
@@ -98,8 +124,7 @@ def test_import_says_what_it_could_not_carry_over(tmp_path: Path) -> None:
     _, err = import_ok(str(skill / "evals" / "evals.json"), "-o", str(tmp_path / "s.yaml"))
     assert "not carried over: version: no place in a task suite" in err
     assert "not carried over: evals[0].weight: no place in a task suite" in err
-    assert "evals[1]: no expectations; graded as one statement made from expected_output" \
-        in err
+    assert "evals[1]: no expectations; graded as one statement made from expected_output" in err
     assert "evals[2]: no expectations and no expected_output" in err
     tasks = yaml.safe_load((tmp_path / "s.yaml").read_text(encoding="utf-8"))["tasks"]
     assert [t["id"] for t in tasks] == ["eval-1", "eval-2"]
@@ -108,17 +133,25 @@ def test_import_says_what_it_could_not_carry_over(tmp_path: Path) -> None:
 
 def test_trigger_tasks_are_written_in_the_agreed_format(tmp_path: Path) -> None:
     skill = skill_with_evals(tmp_path)
-    triggers = write_triggers(tmp_path / "trigger_eval.json",
-                              [*TRIGGERS, {"query": "make a report", "should_trigger": True,
-                                           "note": "x"}])
-    code, _, err = run_cli("import", str(skill / "evals" / "evals.json"), "--trigger-set",
-                           str(triggers), "-o", str(tmp_path / "suite" / "task_suite.yaml"))
+    triggers = write_triggers(
+        tmp_path / "trigger_eval.json",
+        [*TRIGGERS, {"query": "make a report", "should_trigger": True, "note": "x"}],
+    )
+    code, _, err = run_cli(
+        "import",
+        str(skill / "evals" / "evals.json"),
+        "--trigger-set",
+        str(triggers),
+        "-o",
+        str(tmp_path / "suite" / "task_suite.yaml"),
+    )
     assert "3 trigger task(s)" in err and "trigger set [2].note" in err
     tasks = yaml.safe_load((tmp_path / "suite" / "task_suite.yaml").read_text())["tasks"]
     assert tasks[2:] == [
         {"id": "trigger-1", "query": TRIGGERS[0]["query"], "should_trigger": True},
         {"id": "trigger-2", "query": TRIGGERS[1]["query"], "should_trigger": False},
-        {"id": "trigger-3", "query": "make a report", "should_trigger": True}]
+        {"id": "trigger-3", "query": "make a report", "should_trigger": True},
+    ]
     assert code == 0, err
 
 
@@ -126,21 +159,38 @@ def test_a_suite_with_trigger_tasks_validates_runs_and_round_trips(tmp_path: Pat
     skill = skill_with_evals(tmp_path)
     triggers = write_triggers(tmp_path / "trigger_eval.json")
     suite_file = tmp_path / "suite" / "task_suite.yaml"
-    import_ok(str(skill / "evals" / "evals.json"), "--trigger-set", str(triggers),
-              "-o", str(suite_file))
+    import_ok(
+        str(skill / "evals" / "evals.json"), "--trigger-set", str(triggers), "-o", str(suite_file)
+    )
     assert run_cli("validate", str(suite_file))[0] == 0
     state = tmp_path / "state"
-    code, _, err = run_cli("run", "--task-suite", str(suite_file), "--standalone",
-                           "--skill-path", str(skill), "--baseline-skill", str(DEMO_SKILL),
-                           "--mock", "--state-root", str(state))
+    code, _, err = run_cli(
+        "run",
+        "--task-suite",
+        str(suite_file),
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--baseline-skill",
+        str(DEMO_SKILL),
+        "--mock",
+        "--state-root",
+        str(state),
+    )
     assert code in (0, 1, 3) and list((state / "evaluations").glob("*.json")), err
     bench = tmp_path / "benchmark.json"
     artifact = next((state / "evaluations").glob("*.json"))
     assert run_cli("export-benchmark", str(artifact), "-o", str(bench))[0] == 0
     assert {r["eval_name"] for r in read_json(bench)["runs"]} == {"eval-1", "eval-2"}
     back = tmp_path / "back"
-    code, _, err = run_cli("export", str(suite_file), "-o", str(back / "evals" / "evals.json"),
-                           "--trigger-set", str(back / "trigger_eval.json"))
+    code, _, err = run_cli(
+        "export",
+        str(suite_file),
+        "-o",
+        str(back / "evals" / "evals.json"),
+        "--trigger-set",
+        str(back / "trigger_eval.json"),
+    )
     assert code == 0, err
     assert read_json(back / "trigger_eval.json") == TRIGGERS
     assert read_json(back / "evals" / "evals.json") == EVALS
@@ -151,35 +201,63 @@ def test_export_then_import_round_trips(tmp_path: Path) -> None:
     suite_file = tmp_path / "suite" / "task_suite.yaml"
     import_ok(str(skill / "evals" / "evals.json"), "-o", str(suite_file))
     out_root = tmp_path / "exported"
-    code, out, err = run_cli("export", str(suite_file), "-o",
-                             str(out_root / "evals" / "evals.json"))
+    code, out, err = run_cli(
+        "export", str(suite_file), "-o", str(out_root / "evals" / "evals.json")
+    )
     assert code == 0 and "not carried over" not in err, err
     assert read_json(out.strip()) == EVALS  # ids, prompts, files, expectations
     for rel in ("evals/files/sales.csv", "evals/files/more/notes.txt"):
         assert (out_root / rel).read_bytes() == (skill / rel).read_bytes()
     again = tmp_path / "again" / "task_suite.yaml"
     import_ok(str(out_root / "evals" / "evals.json"), "-o", str(again))
-    assert yaml.safe_load(again.read_text())["tasks"] == \
-        yaml.safe_load(suite_file.read_text())["tasks"]
+    assert (
+        yaml.safe_load(again.read_text())["tasks"]
+        == yaml.safe_load(suite_file.read_text())["tasks"]
+    )
 
 
 def test_a_hand_written_suite_keeps_its_ids_through_evals_json(tmp_path: Path) -> None:
     suite = tmp_path / "suite" / "task_suite.yaml"
     suite.parent.mkdir()
-    suite.write_text(yaml.safe_dump({"skill_id": "demo", "version": "1.0", "tasks": [
-        {"id": "eval-4", "prompt": "p4", "judge": {"type": "expectations",
-                                                    "expectations": ["a"]}},
-        {"id": "sales", "prompt": "p", "judge": {"type": "all", "judges": [
-            {"type": "expectations", "expectations": ["b", "c"]},
-            {"type": "contains", "expected": ["x"]}]}}]}), encoding="utf-8")
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "skill_id": "demo",
+                "version": "1.0",
+                "tasks": [
+                    {
+                        "id": "eval-4",
+                        "prompt": "p4",
+                        "judge": {"type": "expectations", "expectations": ["a"]},
+                    },
+                    {
+                        "id": "sales",
+                        "prompt": "p",
+                        "judge": {
+                            "type": "all",
+                            "judges": [
+                                {"type": "expectations", "expectations": ["b", "c"]},
+                                {"type": "contains", "expected": ["x"]},
+                            ],
+                        },
+                    },
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "out" / "evals.json"
     code, _, err = run_cli("export", str(suite), "-o", str(out))
     assert code == 0
-    assert "tasks[1] (sales).judge.judges[1]: judge type 'contains' has no evals.json " \
-           "equivalent" in err
+    assert (
+        "tasks[1] (sales).judge.judges[1]: judge type 'contains' has no evals.json "
+        "equivalent" in err
+    )
     evals = read_json(out)["evals"]
-    assert [(e["id"], e.get("eval_name"), e["expectations"]) for e in evals] == \
-        [(4, None, ["a"]), (5, "sales", ["b", "c"])]
+    assert [(e["id"], e.get("eval_name"), e["expectations"]) for e in evals] == [
+        (4, None, ["a"]),
+        (5, "sales", ["b", "c"]),
+    ]
     back = tmp_path / "back.yaml"
     import_ok(str(out), "-o", str(back))
     assert [t["id"] for t in yaml.safe_load(back.read_text())["tasks"]] == ["eval-4", "sales"]
@@ -201,8 +279,10 @@ def test_existing_outputs_are_refused_unless_forced(tmp_path: Path) -> None:
     target = tmp_path / "s.yaml"
     target.write_text("mine", encoding="utf-8")
     code, out, err = run_cli("import", evals, "-o", str(target))
-    assert (code, out) == (2, "") and err == \
-        f"Error: {target}: already exists (use --force to overwrite)\n"
+    assert (code, out) == (
+        2,
+        "",
+    ) and err == f"Error: {target}: already exists (use --force to overwrite)\n"
     assert target.read_text() == "mine"
     import_ok(evals, "-o", str(target), "--force")
     assert target.read_text() != "mine"
@@ -218,21 +298,33 @@ def _broken(tmp_path: Path, change: dict[str, Any]) -> Path:
     return skill_with_evals(tmp_path, evals) / "evals" / "evals.json"
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"files": ["/etc/passwd"]}, "evals[1].files[0]: must be a relative path, not absolute"),
-    ({"files": ["evals/../../outside.txt"]}, "evals[1].files[0]: must not contain '..'"),
-    ({"files": ["evals/files/nope.csv"]}, "evals[1].files[0]: not found: 'evals/files/nope.csv'"),
-    ({"files": ["evals/files/link.txt"]}, "evals[1].files[0]: 'evals/files/link.txt' leads out"),
-    ({"files": ["evals/files/more"], "x": 1}, "evals[1].files[0]: 'evals/files/more/link.txt'"
-                                              " is a symlink that leads out"),
-    ({"prompt": ""}, "evals[1].prompt: must be a non-empty string"),
-    ({"id": 1}, "evals[1].id: duplicate id 1: evals[0] has it too"),
-    ({"id": True}, "evals[1].id: must be an integer"),
-    ({"expectations": "one"}, "evals[1].expectations: must be a list of non-empty strings"),
-    ({"files": [3]}, "evals[1].files: must be a list of non-empty strings"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"files": ["/etc/passwd"]}, "evals[1].files[0]: must be a relative path, not absolute"),
+        ({"files": ["evals/../../outside.txt"]}, "evals[1].files[0]: must not contain '..'"),
+        (
+            {"files": ["evals/files/nope.csv"]},
+            "evals[1].files[0]: not found: 'evals/files/nope.csv'",
+        ),
+        (
+            {"files": ["evals/files/link.txt"]},
+            "evals[1].files[0]: 'evals/files/link.txt' leads out",
+        ),
+        (
+            {"files": ["evals/files/more"], "x": 1},
+            "evals[1].files[0]: 'evals/files/more/link.txt' is a symlink that leads out",
+        ),
+        ({"prompt": ""}, "evals[1].prompt: must be a non-empty string"),
+        ({"id": 1}, "evals[1].id: duplicate id 1: evals[0] has it too"),
+        ({"id": True}, "evals[1].id: must be an integer"),
+        ({"expectations": "one"}, "evals[1].expectations: must be a list of non-empty strings"),
+        ({"files": [3]}, "evals[1].files: must be a list of non-empty strings"),
+    ],
+)
 def test_bad_input_is_a_one_line_error_naming_file_and_field(
-        tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
     outside = tmp_path / "secret.txt"
     outside.write_text("secret", encoding="utf-8")
     evals = _broken(tmp_path, change)
@@ -246,12 +338,15 @@ def test_bad_input_is_a_one_line_error_naming_file_and_field(
     assert not (tmp_path / "suite").exists()  # nothing written
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "not valid JSON"),
-    ('{"evals": []}', "skill_name: must be a non-empty string"),
-    ('{"skill_name": "x", "evals": []}', "evals: must be a non-empty list of evals"),
-    ('{"skill_name": "x\\ud800", "evals": []}', "not valid Unicode"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"evals": []}', "skill_name: must be a non-empty string"),
+        ('{"skill_name": "x", "evals": []}', "evals: must be a non-empty list of evals"),
+        ('{"skill_name": "x\\ud800", "evals": []}', "not valid Unicode"),
+    ],
+)
 def test_bad_evals_files(tmp_path: Path, content: str, message: str) -> None:
     evals = tmp_path / "evals.json"
     evals.write_text(content, encoding="utf-8")
@@ -259,16 +354,25 @@ def test_bad_evals_files(tmp_path: Path, content: str, message: str) -> None:
     assert code == 2 and message in err and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"query": "q"}, "top level: must be a non-empty list"),
-    ([{"query": "q", "should_trigger": "yes"}], "[0].should_trigger: must be true or false"),
-    ([{"should_trigger": True}], "[0].query: must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"query": "q"}, "top level: must be a non-empty list"),
+        ([{"query": "q", "should_trigger": "yes"}], "[0].should_trigger: must be true or false"),
+        ([{"should_trigger": True}], "[0].query: must be a non-empty string"),
+    ],
+)
 def test_bad_trigger_sets(tmp_path: Path, data: Any, message: str) -> None:
     skill = skill_with_evals(tmp_path)
     triggers = write_triggers(tmp_path / "t.json", data)
-    code, _, err = run_cli("import", str(skill / "evals" / "evals.json"), "--trigger-set",
-                           str(triggers), "-o", str(tmp_path / "s.yaml"))
+    code, _, err = run_cli(
+        "import",
+        str(skill / "evals" / "evals.json"),
+        "--trigger-set",
+        str(triggers),
+        "-o",
+        str(tmp_path / "s.yaml"),
+    )
     assert code == 2 and f"Error: {triggers}: {message}" in err and "Traceback" not in err
 
 
@@ -287,8 +391,12 @@ def test_no_file_is_written_through_a_symlink_out_of_the_suite_folder(tmp_path: 
     suite_dir.mkdir()
     os.symlink(outside, suite_dir / "evals")
     code, _, err = run_cli("import", str(skill / "evals" / "evals.json"), "-o", str(suite_dir))
-    assert code == 2 and "evals[1].files[0]: 'evals/files/sales.csv' would be written " \
-                         f"outside {suite_dir.resolve()}" in err, err
+    assert (
+        code == 2
+        and "evals[1].files[0]: 'evals/files/sales.csv' would be written "
+        f"outside {suite_dir.resolve()}"
+        in err
+    ), err
     assert list(outside.iterdir()) == [] and not (suite_dir / "task_suite.yaml").exists()
 
 

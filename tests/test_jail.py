@@ -17,21 +17,32 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.jail import Confinement, JailUnavailable, Limits, Mount, process, require
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge
-from skill_eval.model import JudgeResult, Task
-from skill_eval.work import Work
 from tests.test_judges_pytest import _gone
 
 pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 
 
-def jailed(script: str, *, mounts: tuple[Mount, ...] = (), network: bool = False,
-           limits: Limits | None = None, timeout: float = 30) -> process.Finished:
-    confinement = Confinement((sys.executable, "-I", "-c", textwrap.dedent(script)), "/",
-                              {"PATH": "/usr/bin:/bin", "ONLY": "this"}, mounts, network,
-                              limits or Limits())
+def jailed(
+    script: str,
+    *,
+    mounts: tuple[Mount, ...] = (),
+    network: bool = False,
+    limits: Limits | None = None,
+    timeout: float = 30,
+) -> process.Finished:
+    confinement = Confinement(
+        (sys.executable, "-I", "-c", textwrap.dedent(script)),
+        "/",
+        {"PATH": "/usr/bin:/bin", "ONLY": "this"},
+        mounts,
+        network,
+        limits or Limits(),
+    )
     return process.run("bubblewrap", confinement, timeout)
 
 
@@ -42,7 +53,8 @@ def test_a_jailed_command_sees_only_the_system_and_its_mounts(tmp_path: Path) ->
     shown = tmp_path / "shown"
     shown.mkdir()
     (shown / "in.txt").write_text("input")
-    done = jailed(f"""
+    done = jailed(
+        f"""
         import os
         assert not os.path.exists({str(state)!r})
         assert not os.path.exists({os.path.expanduser("~")!r} + "/.bashrc")
@@ -59,7 +71,9 @@ def test_a_jailed_command_sees_only_the_system_and_its_mounts(tmp_path: Path) ->
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
         assert str({os.getpid()}) not in pids and len(pids) <= 3, pids
         print("JAILED OK")
-        """, mounts=(Mount("ro", "/in", shown),))
+        """,
+        mounts=(Mount("ro", "/in", shown),),
+    )
     assert (done.code, done.tail.strip()) == (0, "JAILED OK"), done.tail
     assert not (shown / "new.txt").exists()
 
@@ -95,7 +109,8 @@ def test_nothing_started_in_the_jail_survives_it() -> None:
 
 
 def test_the_writable_area_is_capped_in_bytes() -> None:
-    done = jailed("""
+    done = jailed(
+        """
         written = 0
         try:
             for i in range(16):
@@ -105,7 +120,9 @@ def test_the_writable_area_is_capped_in_bytes() -> None:
                         written += 1
         except OSError as exc:
             print("STOPPED", written, exc.errno)
-        """, limits=Limits(disk_mb=8))
+        """,
+        limits=Limits(disk_mb=8),
+    )
     assert "STOPPED" in done.tail, done.tail
     assert int(done.tail.split()[1]) <= 8
 
@@ -124,30 +141,43 @@ def test_output_is_read_as_a_bounded_tail() -> None:
 def test_a_timeout_kills_the_whole_jail() -> None:
     marker = f"hang-{uuid.uuid4().hex}"
     started = time.monotonic()
-    done = jailed(f"""
+    done = jailed(
+        f"""
         import subprocess, sys, time
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}],
                          start_new_session=True)
         time.sleep(120)
-        """, timeout=2)
+        """,
+        timeout=2,
+    )
     assert done.code is None and time.monotonic() - started < 20
     assert _gone(marker)
 
 
 def test_require_names_what_to_install_when_bubblewrap_is_missing(tmp_path: Path) -> None:
     # A PATH without bwrap, in a fresh interpreter: the probe is cached per process.
-    script = ("from skill_eval.jail import require, JailUnavailable\n"
-              "try:\n    require()\nexcept JailUnavailable as exc:\n    print(exc)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={**os.environ, "PATH": str(tmp_path)}, timeout=60)
-    assert done.stdout.strip() == ("the jail needs bubblewrap: install it (apt-get install "
-                                   "bubblewrap); or pass --no-jail to run without one "
-                                   "(unconfined)")
+    script = (
+        "from skill_eval.jail import require, JailUnavailable\n"
+        "try:\n    require()\nexcept JailUnavailable as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(tmp_path)},
+        timeout=60,
+    )
+    assert done.stdout.strip() == (
+        "the jail needs bubblewrap: install it (apt-get install "
+        "bubblewrap); or pass --no-jail to run without one "
+        "(unconfined)"
+    )
     assert require("none") == "none"
     assert issubclass(JailUnavailable, Exception)
 
 
 # --- the attacks on the pytest judge ------------------------------------------------------
+
 
 def make_suite(tmp_path: Path, test: str) -> Path:
     suite = tmp_path / "suite"
@@ -177,8 +207,10 @@ def test_output_code_cannot_append_to_the_runs_journal(tmp_path: Path) -> None:
     journal.parent.mkdir(parents=True)
     journal.write_text('{"honest": true}\n')
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
-    attack = (f"try:\n    open({str(journal)!r}, 'a').write('{{\"forged\": true}}\\n')\n"
-              f"except OSError:\n    pass\nDONE = True\n")
+    attack = (
+        f"try:\n    open({str(journal)!r}, 'a').write('{{\"forged\": true}}\\n')\n"
+        f"except OSError:\n    pass\nDONE = True\n"
+    )
     result = judge_output(suite, attack)
     assert result.passed, result.details
     assert journal.read_text() == '{"honest": true}\n'
@@ -188,9 +220,11 @@ def test_output_code_cannot_edit_the_suites_fixture_on_disk(tmp_path: Path) -> N
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
     fixture = suite / "fixtures" / "test_out.py"
     before = fixture.read_bytes()
-    attack = (f"for path in [{str(fixture)!r}, 'fixtures/test_out.py']:\n"
-              f"    try:\n        open(path, 'w').write('def test_x():\\n    pass\\n')\n"
-              f"    except OSError:\n        pass\nDONE = True\n")
+    attack = (
+        f"for path in [{str(fixture)!r}, 'fixtures/test_out.py']:\n"
+        f"    try:\n        open(path, 'w').write('def test_x():\\n    pass\\n')\n"
+        f"    except OSError:\n        pass\nDONE = True\n"
+    )
     assert judge_output(suite, attack).passed
     assert fixture.read_bytes() == before
 
@@ -201,8 +235,10 @@ def test_output_code_cannot_quote_a_file_from_the_users_home(tmp_path: Path) -> 
     (home / ".aws").mkdir(parents=True, exist_ok=True)
     (home / ".aws" / "credentials").write_text(secret)
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
-    attack = (f"text = ''\ntry:\n    text = open({str(home / '.aws' / 'credentials')!r}).read()\n"
-              f"except OSError as exc:\n    text = str(exc)\nassert False, text\n")
+    attack = (
+        f"text = ''\ntry:\n    text = open({str(home / '.aws' / 'credentials')!r}).read()\n"
+        f"except OSError as exc:\n    text = str(exc)\nassert False, text\n"
+    )
     result = judge_output(suite, attack)
     assert not result.passed
     assert secret not in result.details and secret not in str(result.data)
@@ -210,12 +246,14 @@ def test_output_code_cannot_quote_a_file_from_the_users_home(tmp_path: Path) -> 
 
 def test_output_code_cannot_fill_the_disk(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
-    attack = ("import os\nwritten = 0\ntry:\n"
-              "    for i in range(16):\n"
-              "        with open(f'big{i}', 'wb') as h:\n"
-              "            for _ in range(8):\n"
-              "                h.write(b'x' * 1024 * 1024); written += 1\n"
-              "except OSError:\n    pass\nassert False, f'wrote {written} MiB'\n")
+    attack = (
+        "import os\nwritten = 0\ntry:\n"
+        "    for i in range(16):\n"
+        "        with open(f'big{i}', 'wb') as h:\n"
+        "            for _ in range(8):\n"
+        "                h.write(b'x' * 1024 * 1024); written += 1\n"
+        "except OSError:\n    pass\nassert False, f'wrote {written} MiB'\n"
+    )
     result = judge_output(suite, attack, disk_mb=16)
     assert not result.passed
     assert int(result.details.rsplit("wrote ", 1)[1].split()[0]) <= 16
@@ -227,22 +265,29 @@ def test_an_interpreter_under_tmp_reached_through_a_link_is_still_jailed(tmp_pat
     link.symlink_to(Path(sys.prefix).resolve())
     python = link / "bin" / Path(sys.executable).name
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
-    script = ("import json, sys\nfrom pathlib import Path\n"
-              "sys.path.insert(0, sys.argv[2])\n"
-              "from tests.test_jail import judge_output\n"
-              "result = judge_output(Path(sys.argv[1]), 'DONE = True')\n"
-              "print(json.dumps([result.passed, result.data.get('isolation'), "
-              "result.details]))\n")
-    done = subprocess.run([str(python), "-c", script, str(suite),
-                           str(Path(__file__).parent.parent)],
-                          capture_output=True, text=True, timeout=120)
+    script = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from tests.test_jail import judge_output\n"
+        "result = judge_output(Path(sys.argv[1]), 'DONE = True')\n"
+        "print(json.dumps([result.passed, result.data.get('isolation'), "
+        "result.details]))\n"
+    )
+    done = subprocess.run(
+        [str(python), "-c", script, str(suite), str(Path(__file__).parent.parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().startswith('[true, "bubblewrap"'), done.stdout
 
 
 def test_the_harness_processes_are_not_visible(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
-    attack = (f"import os\npids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
-              f"assert str({os.getpid()}) not in pids and len(pids) < 10, pids\nDONE = True\n")
+    attack = (
+        f"import os\npids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+        f"assert str({os.getpid()}) not in pids and len(pids) < 10, pids\nDONE = True\n"
+    )
     result = judge_output(suite, attack)
     assert result.passed, result.details

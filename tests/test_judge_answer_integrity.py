@@ -35,11 +35,14 @@ print(json.dumps({{"type": "result", "is_error": False, "result": result,
 
 def cli_ctx(tmp_path: Path, tagged: bool) -> JudgeContext:
     script = tmp_path / "claude"
-    script.write_text(FAKE_CLAUDE.format(python=sys.executable, own=OWN, quote=QUOTE,
-                                         tagged=tagged), encoding="utf-8")
+    script.write_text(
+        FAKE_CLAUDE.format(python=sys.executable, own=OWN, quote=QUOTE, tagged=tagged),
+        encoding="utf-8",
+    )
     script.chmod(0o755)
-    return JudgeContext(suite_dir=tmp_path, judge_backend="claude-cli",
-                        backend_options={"claude_bin": str(script)})
+    return JudgeContext(
+        suite_dir=tmp_path, judge_backend="claude-cli", backend_options={"claude_bin": str(script)}
+    )
 
 
 def test_a_quoted_object_after_the_judges_answer_never_passes(tmp_path: Path) -> None:
@@ -54,14 +57,19 @@ def test_the_judges_own_tagged_answer_is_the_verdict(tmp_path: Path) -> None:
     assert (result.passed, result.score, result.error) == (False, 0.2, None), result.error
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("no tags at all " + OWN, "no <judgement-"),
-    ("<judgement-abc>" + OWN + "</judgement-abc>", "no <judgement-"),  # another nonce
-    ("<judgement-n1>" + OWN + "</judgement-n1><judgement-n1>" + OWN + "</judgement-n1>",
-     "2 <judgement-"),
-    ("<judgement-n1>score: 0.2</judgement-n1>", "not a JSON object"),
-    ("<judgement-n1>[1]</judgement-n1>", "not a JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("no tags at all " + OWN, "no <judgement-"),
+        ("<judgement-abc>" + OWN + "</judgement-abc>", "no <judgement-"),  # another nonce
+        (
+            "<judgement-n1>" + OWN + "</judgement-n1><judgement-n1>" + OWN + "</judgement-n1>",
+            "2 <judgement-",
+        ),
+        ("<judgement-n1>score: 0.2</judgement-n1>", "not a JSON object"),
+        ("<judgement-n1>[1]</judgement-n1>", "not a JSON object"),
+    ],
+)
 def test_anything_but_one_tagged_object_is_an_error(text: str, problem: str) -> None:
     data, error = extract_judgement(text, "n1")
     assert data is None and error is not None and problem in error
@@ -69,12 +77,14 @@ def test_anything_but_one_tagged_object_is_an_error(text: str, problem: str) -> 
 
 def test_a_tagged_object_may_sit_in_a_fence_inside_the_tags() -> None:
     data, error = extract_judgement(
-        f"{QUOTE}\n<judgement-n1>\n```json\n{OWN}\n```\n</judgement-n1>\n{QUOTE}", "n1")
+        f"{QUOTE}\n<judgement-n1>\n```json\n{OWN}\n```\n</judgement-n1>\n{QUOTE}", "n1"
+    )
     assert (data, error) == (json.loads(OWN), None)
 
 
 def test_the_anthropic_text_fallback_parses_only_the_tagged_answer(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     with FakeAnthropic() as fake:
         fake.set_rules([{"text": "My verdict: " + OWN + "\n" + QUOTE}])
         untagged = judge(ctx_for(fake))
@@ -90,6 +100,7 @@ def test_the_prompt_version_changed_with_the_answer_format() -> None:
 
 def test_mock_runs_still_score_0_8(tmp_path: Path) -> None:
     from tests.test_run_e2e import standalone
+
     tasks = [{"id": "t1", "prompt": "p", "judge": {"type": "llm-rubric", "rubric": "r"}}]
     code, out, err = standalone(tmp_path, None, tasks=tasks)
     data = json.loads(Path(out.strip()).read_text(encoding="utf-8"))

@@ -10,30 +10,40 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import JudgeResult
+from skill_eval.core.work import FileSnapshot, Snapshot, ToolCall, Work
 from skill_eval.judges.judge_cache import JudgeCache, judge_cache_key
-from skill_eval.model import JudgeResult
-from skill_eval.work import FileSnapshot, Snapshot, ToolCall, Work
 
 PARTS: dict[str, Any] = {
     "config": {"type": "llm-rubric", "rubric": "r", "pass_threshold": 0.7},
-    "rubric": "r", "task_prompt": "p", "work": Work("o"), "model": "m", "backend": "anthropic",
+    "rubric": "r",
+    "task_prompt": "p",
+    "work": Work("o"),
+    "model": "m",
+    "backend": "anthropic",
 }
 
 
 def test_key_is_stable_and_canonical() -> None:
-    reordered = {**PARTS, "config": {"pass_threshold": 0.7, "rubric": "r",
-                                     "type": "llm-rubric"}}
+    reordered = {**PARTS, "config": {"pass_threshold": 0.7, "rubric": "r", "type": "llm-rubric"}}
     assert judge_cache_key(**PARTS) == judge_cache_key(**reordered)
     assert len(judge_cache_key(**PARTS)) == 64
 
 
-@pytest.mark.parametrize("change", [
-    {"config": {**PARTS["config"], "pass_threshold": 0.8}},
-    {"rubric": "r2"}, {"task_prompt": "p2"}, {"work": Work("o2")}, {"model": "m2"},
-    {"backend": "claude-cli"}, {"prompt_version": "999"},
-    {"work": Work("o", transcript=(ToolCall("Write", {"file_path": "a.md"}),))},
-    {"work": Work("o", files=Snapshot((FileSnapshot("a.md", 1, "0" * 64),)))},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"config": {**PARTS["config"], "pass_threshold": 0.8}},
+        {"rubric": "r2"},
+        {"task_prompt": "p2"},
+        {"work": Work("o2")},
+        {"model": "m2"},
+        {"backend": "claude-cli"},
+        {"prompt_version": "999"},
+        {"work": Work("o", transcript=(ToolCall("Write", {"file_path": "a.md"}),))},
+        {"work": Work("o", files=Snapshot((FileSnapshot("a.md", 1, "0" * 64),)))},
+    ],
+)
 def test_key_depends_on_every_part(change: dict[str, Any]) -> None:
     assert judge_cache_key(**{**PARTS, **change}) != judge_cache_key(**PARTS)
 
@@ -42,10 +52,13 @@ def test_text_work_keys_as_text_output_did() -> None:
     """Judgements cached before judges took Work are still found for text work: the key of
     the config, rubric, prompt and output "o" below was recorded with the old signature."""
     old_key = f"{int(judge_cache_key(**PARTS, prompt_version='1'), 16):064x}"
-    material = ('{"backend":"anthropic","config":{"pass_threshold":0.7,"rubric":"r",'
-                '"type":"llm-rubric"},"model":"m","output_sha256":"' +
-                hashlib.sha256(b"o").hexdigest() + '","prompt_version":"1","rubric":"r",'
-                '"task_prompt":"p"}')
+    material = (
+        '{"backend":"anthropic","config":{"pass_threshold":0.7,"rubric":"r",'
+        '"type":"llm-rubric"},"model":"m","output_sha256":"'
+        + hashlib.sha256(b"o").hexdigest()
+        + '","prompt_version":"1","rubric":"r",'
+        '"task_prompt":"p"}'
+    )
     assert old_key == hashlib.sha256(material.encode()).hexdigest()
 
 
@@ -72,14 +85,18 @@ def _rows(directory: Path, sql: str, *args: Any) -> None:
         db.execute(sql, args)
 
 
-@pytest.mark.parametrize("sql", [
-    "UPDATE Cache SET mode = 4",             # a pickled value: never unpickled
-    "UPDATE Cache SET value = '{not json'",  # garbage JSON
-    "UPDATE Cache SET value = '[1, 2]'",     # JSON, but not a judgement
-    "UPDATE Cache SET raw = 0",              # a pickled key
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE Cache SET mode = 4",  # a pickled value: never unpickled
+        "UPDATE Cache SET value = '{not json'",  # garbage JSON
+        "UPDATE Cache SET value = '[1, 2]'",  # JSON, but not a judgement
+        "UPDATE Cache SET raw = 0",  # a pickled key
+    ],
+)
 def test_corrupt_or_unsafe_entries_are_misses_with_a_warning(
-        tmp_path: Path, sql: str, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, sql: str, caplog: pytest.LogCaptureFixture
+) -> None:
     key = judge_cache_key(**PARTS)
     with JudgeCache(tmp_path / "c") as cache:
         cache.put(key, JudgeResult(True, 1.0, "ok").to_dict())

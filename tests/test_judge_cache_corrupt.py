@@ -21,7 +21,8 @@ def corrupt(directory: Path) -> Path:
 
 
 def test_a_corrupt_judge_cache_reads_as_misses_with_a_warning(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.WARNING):
         cache = JudgeCache(corrupt(tmp_path / "jc"))
     assert "judge cache" in caplog.text and "not a database" in caplog.text
@@ -31,8 +32,9 @@ def test_a_corrupt_judge_cache_reads_as_misses_with_a_warning(
     cache.close()
 
 
-def test_a_run_goes_on_past_a_corrupt_judge_cache(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_goes_on_past_a_corrupt_judge_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corrupt(tmp_path / "state" / "judge-cache")
     with FakeAnthropic(rules=RULES, default="nothing useful") as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)

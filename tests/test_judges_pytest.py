@@ -20,13 +20,13 @@ import pytest
 import yaml
 
 import skill_eval
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.errors import SuiteError
+from skill_eval.inputs.suite import load_suite
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.pytest_judge import run_pytest, sandbox_env, verdict
-from skill_eval.model import JudgeResult, Task
-from skill_eval.suite import load_suite
-from skill_eval.work import Work
 
 needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 
@@ -50,8 +50,9 @@ def make_suite(tmp_path: Path, files: dict[str, str]) -> Path:
     return suite
 
 
-def run(suite: Path, test_file: str, output: str, task_timeout: float = 60,
-        **extra: object) -> JudgeResult:
+def run(
+    suite: Path, test_file: str, output: str, task_timeout: float = 60, **extra: object
+) -> JudgeResult:
     if (missing := jail_problem()) is not None:
         pytest.skip(missing)
     config = {"type": "pytest", "test_file": test_file, **extra}
@@ -93,7 +94,10 @@ def test_no_secret_reaches_the_test(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws")
     monkeypatch.setenv("MY_SERVICE_SECRET", "s")
     monkeypatch.setenv("PYTHONPATH", "/somewhere")
-    suite = make_suite(tmp_path, {"test_env.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_env.py": """
         import os
 
         def test_no_key():
@@ -109,7 +113,9 @@ def test_no_secret_reaches_the_test(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             assert "PYTHONPATH" not in os.environ
             assert "SKILL_EVAL_PYTEST_SUMMARY" not in os.environ  # where the verdict is written
             assert os.path.dirname(os.environ["AI_OUTPUT_FILE"]) == os.getcwd()
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_env.py", "anything")
     assert (result.passed, result.error) == (True, None), result.details
     assert os.environ["ANTHROPIC_API_KEY"] == "sk-ant-harness-secret"  # the harness keeps it
@@ -121,13 +127,18 @@ def test_sandbox_env_drops_secret_names_even_when_passed_through(tmp_path: Path)
 
 
 def test_only_skipped_tests_is_a_failure(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_skip.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_skip.py": """
         import pytest
 
         @pytest.mark.skip(reason="not ready")
         def test_later():
             assert False
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_skip.py", "x")
     assert (result.passed, result.error) == (False, None)
     assert "only skipped tests" in result.details and "not ready" in result.details
@@ -141,13 +152,18 @@ def test_no_tests_collected_is_a_failure(tmp_path: Path) -> None:
 
 
 def test_collection_error_is_a_failure_with_the_reason(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_json.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_json.py": """
         import json, os
         DATA = json.load(open(os.environ["AI_OUTPUT_FILE"]))
 
         def test_has_name():
             assert "name" in DATA
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_json.py", "not json")
     assert (result.passed, result.error) == (False, None)
     assert "collection error" in result.details and "JSONDecodeError" in result.details
@@ -163,16 +179,19 @@ def test_config_above_the_suite_is_ignored(tmp_path: Path) -> None:
 
 
 def test_conftest_inside_fixtures_is_used(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {
-        "conftest.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "conftest.py": """
             import os, pytest
 
             @pytest.fixture
             def output():
                 return open(os.environ["AI_OUTPUT_FILE"], encoding="utf-8").read()
             """,
-        "test_fx.py": "def test_it(output):\n    assert output.startswith('ok')\n",
-    })
+            "test_fx.py": "def test_it(output):\n    assert output.startswith('ok')\n",
+        },
+    )
     assert run(suite, "fixtures/test_fx.py", "ok then").passed
     assert not run(suite, "fixtures/test_fx.py", "nope").passed
 
@@ -204,20 +223,27 @@ def _gone(marker: str, seconds: float = 5) -> bool:
 def _sleeper(marker: str, detach: bool) -> str:
     """Test code starting a child that sleeps with `marker` in its argv, detached by setsid()
     (its own session and process group) when asked."""
-    return (f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
-            f"{marker!r}], stdout=subprocess.DEVNULL, start_new_session={detach})")
+    return (
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
+        f"{marker!r}], stdout=subprocess.DEVNULL, start_new_session={detach})"
+    )
 
 
 @pytest.mark.parametrize("own_timeout", [False, True])
 def test_hung_test_is_a_failure_and_its_tree_is_killed(tmp_path: Path, own_timeout: bool) -> None:
     marker = f"hang-{uuid.uuid4().hex}"
-    suite = make_suite(tmp_path, {"test_hang.py": f"""
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_hang.py": f"""
         import subprocess, sys, time
 
         def test_hangs():
             {_sleeper(marker, detach=False)}
             time.sleep(120)
-        """})
+        """
+        },
+    )
     started = time.monotonic()
     if own_timeout:  # the judge's own `timeout` wins over the task's
         result = run(suite, "fixtures/test_hang.py", "x", task_timeout=300, timeout=2)
@@ -232,13 +258,18 @@ def test_hung_test_is_a_failure_and_its_tree_is_killed(tmp_path: Path, own_timeo
 
 def test_detached_process_dies_with_the_jail(tmp_path: Path) -> None:
     marker = f"daemon-{uuid.uuid4().hex}"
-    suite = make_suite(tmp_path, {"test_daemon.py": f"""
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_daemon.py": f"""
         import subprocess, sys, time
 
         def test_daemonises_then_hangs():
             {_sleeper(marker, detach=True)}
             time.sleep(120)
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_daemon.py", "x", task_timeout=2)
     assert (result.passed, result.error) == (False, None)
     assert "process tree killed (its whole jail)" in result.details
@@ -246,8 +277,9 @@ def test_detached_process_dies_with_the_jail(tmp_path: Path) -> None:
 
 
 def test_unjailed_timeout_message_claims_only_the_group_kill(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_hang.py": "import time\n\ndef test_h():\n"
-                                                  "    time.sleep(60)\n"})
+    suite = make_suite(
+        tmp_path, {"test_hang.py": "import time\n\ndef test_h():\n    time.sleep(60)\n"}
+    )
     result = run_pytest(suite / "fixtures" / "test_hang.py", Work("x"), 1, jail="none")
     assert (result.passed, result.error, result.data["isolation"]) == (False, None, "none")
     assert "pytest's process group killed" in result.details
@@ -257,12 +289,17 @@ def test_unjailed_timeout_message_claims_only_the_group_kill(tmp_path: Path) -> 
 @pytest.mark.parametrize("detach", [False, True])
 def test_background_children_do_not_outlive_a_passing_run(tmp_path: Path, detach: bool) -> None:
     marker = f"bg-{uuid.uuid4().hex}"
-    suite = make_suite(tmp_path, {"test_bg.py": f"""
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_bg.py": f"""
         import subprocess, sys
 
         def test_spawns():
             {_sleeper(marker, detach=detach)}
-        """})
+        """
+        },
+    )
     started = time.monotonic()
     result = run(suite, "fixtures/test_bg.py", "x", task_timeout=60)
     assert result.passed
@@ -282,18 +319,28 @@ def test_something_else():
 """
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("import os\nos._exit(0)", "pytest died before finishing its run (exit 0)"),
-    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL"),
-    ("import pytest\npytest.exit('forged', returncode=0)", "interrupted (Exit: forged, exit 0)"),
-    ("import pytest\npytest.exit('usage?', returncode=4)", "interrupted (Exit: usage?, exit 4)"),
-    ("import pytest\npytest.exit('internal?', returncode=3)", "interrupted (Exit: internal?"),
-    ("raise KeyboardInterrupt", "pytest was interrupted (KeyboardInterrupt"),
-    ("import pytest\npytest.skip('not today')", "1 of 2 test(s) skipped or xfailed"),
-    ("import sys\nsys.exit(0)", "1 of 2 test(s) failed or errored"),
-])
-def test_whatever_the_output_does_to_pytest_is_a_failure(tmp_path: Path, output: str,
-                                                         reason: str) -> None:
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("import os\nos._exit(0)", "pytest died before finishing its run (exit 0)"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL"),
+        (
+            "import pytest\npytest.exit('forged', returncode=0)",
+            "interrupted (Exit: forged, exit 0)",
+        ),
+        (
+            "import pytest\npytest.exit('usage?', returncode=4)",
+            "interrupted (Exit: usage?, exit 4)",
+        ),
+        ("import pytest\npytest.exit('internal?', returncode=3)", "interrupted (Exit: internal?"),
+        ("raise KeyboardInterrupt", "pytest was interrupted (KeyboardInterrupt"),
+        ("import pytest\npytest.skip('not today')", "1 of 2 test(s) skipped or xfailed"),
+        ("import sys\nsys.exit(0)", "1 of 2 test(s) failed or errored"),
+    ],
+)
+def test_whatever_the_output_does_to_pytest_is_a_failure(
+    tmp_path: Path, output: str, reason: str
+) -> None:
     suite = make_suite(tmp_path, {"test_exec.py": EXEC_OUTPUT})
     result = run(suite, "fixtures/test_exec.py", output)
     assert (result.passed, result.error) == (False, None), result.details
@@ -302,35 +349,53 @@ def test_whatever_the_output_does_to_pytest_is_a_failure(tmp_path: Path, output:
     assert run(suite, "fixtures/test_exec.py", "x = 1").passed
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("import sys\nsys.exit(0)", "pytest hit an internal error (exit 3): SystemExit: 0"),
-    ("import pytest\npytest.exit('bye', returncode=0)",
-     "collection error in fixtures/test_mod.py"),
-    ("import pytest\npytest.skip('later', allow_module_level=True)",
-     "skipped: the test module was skipped"),
-])
-def test_output_run_at_import_time_cannot_excuse_or_forge(tmp_path: Path, output: str,
-                                                          reason: str) -> None:
-    suite = make_suite(tmp_path, {"test_mod.py": """
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("import sys\nsys.exit(0)", "pytest hit an internal error (exit 3): SystemExit: 0"),
+        (
+            "import pytest\npytest.exit('bye', returncode=0)",
+            "collection error in fixtures/test_mod.py",
+        ),
+        (
+            "import pytest\npytest.skip('later', allow_module_level=True)",
+            "skipped: the test module was skipped",
+        ),
+    ],
+)
+def test_output_run_at_import_time_cannot_excuse_or_forge(
+    tmp_path: Path, output: str, reason: str
+) -> None:
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_mod.py": """
         import os
         exec(open(os.environ["AI_OUTPUT_FILE"], encoding="utf-8").read(), {})
 
         def test_it():
             pass
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_mod.py", output)
     assert (result.passed, result.error) == (False, None), result.details
     assert reason in result.details
 
 
 def test_module_level_skip_is_reported_as_skipped(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_modskip.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_modskip.py": """
         import pytest
         pytest.skip("needs a GPU", allow_module_level=True)
 
         def test_never():
             pass
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_modskip.py", "x")
     assert (result.passed, result.error) == (False, None)
     assert "skipped" in result.details and "needs a GPU" in result.details
@@ -338,7 +403,10 @@ def test_module_level_skip_is_reported_as_skipped(tmp_path: Path) -> None:
 
 
 def test_a_skip_among_passes_fails_the_judgement(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_some.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_some.py": """
         import pytest
 
         def test_ok():
@@ -347,26 +415,30 @@ def test_a_skip_among_passes_fails_the_judgement(tmp_path: Path) -> None:
         @pytest.mark.skip(reason="flaky")
         def test_skipped():
             pass
-        """})
+        """
+        },
+    )
     result = run(suite, "fixtures/test_some.py", "x")
     assert (result.passed, result.score, result.error) == (False, 0.5, None)
     assert "every collected test must pass" in result.details and "flaky" in result.details
 
 
 def test_a_broken_conftest_is_a_judge_error_not_the_outputs_fault(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"conftest.py": "raise RuntimeError('suite bug')\n",
-                                  "test_out.py": PASSING})
+    suite = make_suite(
+        tmp_path, {"conftest.py": "raise RuntimeError('suite bug')\n", "test_out.py": PASSING}
+    )
     result = run(suite, "fixtures/test_out.py", "POWERFUL")
     assert result.error is not None and "could not start a session" in result.error
     assert "suite bug" in result.error
 
 
-def test_fixtures_are_read_only_and_state_does_not_leak_between_judgements(
-        tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {
-        "counter.txt": "0",
-        "helper.py": "VALUE = 1\n",
-        "test_tamper.py": """
+def test_fixtures_are_read_only_and_state_does_not_leak_between_judgements(tmp_path: Path) -> None:
+    suite = make_suite(
+        tmp_path,
+        {
+            "counter.txt": "0",
+            "helper.py": "VALUE = 1\n",
+            "test_tamper.py": """
             import os, pathlib
             import pytest
             from helper import VALUE
@@ -386,7 +458,9 @@ def test_fixtures_are_read_only_and_state_does_not_leak_between_judgements(
                 pathlib.Path("scratch.txt").write_text("x")
                 assert not os.path.exists("/tmp/mark")
                 pathlib.Path("/tmp/mark").write_text("x")
-            """})
+            """,
+        },
+    )
     before = {p.name: p.read_bytes() for p in (suite / "fixtures").iterdir()}
     for _ in range(2):
         result = run(suite, "fixtures/test_tamper.py", "x")
@@ -395,7 +469,11 @@ def test_fixtures_are_read_only_and_state_does_not_leak_between_judgements(
 
 
 def test_the_copy_follows_symlinks_only_to_files_inside_fixtures(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"data.txt": "inside", "test_links.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "data.txt": "inside",
+            "test_links.py": """
         import pathlib
 
         HERE = pathlib.Path(__file__).parent
@@ -403,7 +481,9 @@ def test_the_copy_follows_symlinks_only_to_files_inside_fixtures(tmp_path: Path)
         def test_links():
             assert (HERE / "alias.txt").read_text() == "inside"
             assert not (HERE / "outside.txt").exists() and not (HERE / "up").exists()
-        """})
+        """,
+        },
+    )
     (tmp_path / "secret.txt").write_text("outside")
     os.symlink(suite / "fixtures" / "data.txt", suite / "fixtures" / "alias.txt")
     os.symlink(tmp_path / "secret.txt", suite / "fixtures" / "outside.txt")
@@ -414,10 +494,16 @@ def test_the_copy_follows_symlinks_only_to_files_inside_fixtures(tmp_path: Path)
 
 def test_config_files_in_fixtures_are_not_ours_and_are_ignored(tmp_path: Path) -> None:
     breaking = "[pytest]\naddopts = --co -p no:python\n"
-    suite = make_suite(tmp_path, {
-        "test_out.py": PASSING, "pytest.ini": breaking, "tox.ini": breaking,
-        "setup.cfg": "[tool:pytest]\naddopts = --co\n",
-        "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--co'\n"})
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_out.py": PASSING,
+            "pytest.ini": breaking,
+            "tox.ini": breaking,
+            "setup.cfg": "[tool:pytest]\naddopts = --co\n",
+            "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--co'\n",
+        },
+    )
     result = run(suite, "fixtures/test_out.py", "POWERFUL")
     assert (result.passed, result.details) == (True, "2 test(s) passed")
 
@@ -447,19 +533,29 @@ def test_tests_cannot_read_the_harness_key_through_proc(tmp_path: Path) -> None:
     """The harness process holds ANTHROPIC_API_KEY in its environment from its start (as when a
     user exports it), so /proc/<harness>/environ has it; the tests must not see that file."""
     suite = make_suite(tmp_path, {"test_leak.py": LEAK_PROBE})
-    harness = ("import json, sys\n"
-               "from pathlib import Path\n"
-               "from skill_eval.judges import JudgeContext, build_judge, run_judge\n"
-               "from skill_eval.model import Task\n"
-               "from skill_eval.work import Work\n"
-               "config = {'type': 'pytest', 'test_file': 'fixtures/test_leak.py'}\n"
-               "result = run_judge(build_judge(config), Task(id='t', prompt='p', judge=config),"
-               " Work('x'), JudgeContext(suite_dir=Path(sys.argv[1])))\n"
-               "print(json.dumps(result.to_dict()))\n")
-    done = subprocess.run([sys.executable, "-c", harness, str(suite)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path,
-                          env={**os.environ, "ANTHROPIC_API_KEY": SECRET,
-                               "PYTHONPATH": str(Path(skill_eval.__file__).parent.parent)})
+    harness = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from skill_eval.judges import JudgeContext, build_judge, run_judge\n"
+        "from skill_eval.core.model import Task\n"
+        "from skill_eval.core.work import Work\n"
+        "config = {'type': 'pytest', 'test_file': 'fixtures/test_leak.py'}\n"
+        "result = run_judge(build_judge(config), Task(id='t', prompt='p', judge=config),"
+        " Work('x'), JudgeContext(suite_dir=Path(sys.argv[1])))\n"
+        "print(json.dumps(result.to_dict()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", harness, str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "ANTHROPIC_API_KEY": SECRET,
+            "PYTHONPATH": str(Path(skill_eval.__file__).parent.parent),
+        },
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     assert result["error"] is None
@@ -467,29 +563,86 @@ def test_tests_cannot_read_the_harness_key_through_proc(tmp_path: Path) -> None:
     assert result["data"]["isolation"] == "bubblewrap"
 
 
-@pytest.mark.parametrize("code, summary, passed, error, text", [
-    (1, None, False, True, "could not start a session (exit 1)"),
-    (4, {"phase": "finished", "collected": 0, "exitstatus": 4}, False, True,
-     "rejected the judge's invocation"),
-    (4, {"phase": "session"}, False, False, "died before finishing its run (exit 4)"),
-    (-9, {"phase": "session"}, False, False, "killed by SIGKILL"),
-    (0, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0,
-         "interrupted": True, "interrupt_reason": "Exit: x"}, False, False, "interrupted"),
-    (0, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 1}, False, False,
-     "every test passed but"),
-    (1, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0}, False, False,
-     "every test passed but pytest reported exit 1"),
-    (0, {"phase": "finished", "collected": 2, "passed": 1, "exitstatus": 0}, False, False,
-     "1 of 2 test(s) skipped"),
-    (3, {"phase": "finished", "collected": 1, "passed": 1, "exitstatus": 3,
-         "internal_error": "boom"}, False, False, "internal error (exit 3): boom"),
-    (5, {"phase": "finished", "collected": 0, "exitstatus": 5}, False, False,
-     "no tests collected"),
-    (0, {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0}, True, False,
-     "2 test(s) passed"),
-])
-def test_verdict_table(code: int, summary: dict[str, Any] | None, passed: bool, error: bool,
-                       text: str) -> None:
+@pytest.mark.parametrize(
+    "code, summary, passed, error, text",
+    [
+        (1, None, False, True, "could not start a session (exit 1)"),
+        (
+            4,
+            {"phase": "finished", "collected": 0, "exitstatus": 4},
+            False,
+            True,
+            "rejected the judge's invocation",
+        ),
+        (4, {"phase": "session"}, False, False, "died before finishing its run (exit 4)"),
+        (-9, {"phase": "session"}, False, False, "killed by SIGKILL"),
+        (
+            0,
+            {
+                "phase": "finished",
+                "collected": 2,
+                "passed": 2,
+                "exitstatus": 0,
+                "interrupted": True,
+                "interrupt_reason": "Exit: x",
+            },
+            False,
+            False,
+            "interrupted",
+        ),
+        (
+            0,
+            {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 1},
+            False,
+            False,
+            "every test passed but",
+        ),
+        (
+            1,
+            {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0},
+            False,
+            False,
+            "every test passed but pytest reported exit 1",
+        ),
+        (
+            0,
+            {"phase": "finished", "collected": 2, "passed": 1, "exitstatus": 0},
+            False,
+            False,
+            "1 of 2 test(s) skipped",
+        ),
+        (
+            3,
+            {
+                "phase": "finished",
+                "collected": 1,
+                "passed": 1,
+                "exitstatus": 3,
+                "internal_error": "boom",
+            },
+            False,
+            False,
+            "internal error (exit 3): boom",
+        ),
+        (
+            5,
+            {"phase": "finished", "collected": 0, "exitstatus": 5},
+            False,
+            False,
+            "no tests collected",
+        ),
+        (
+            0,
+            {"phase": "finished", "collected": 2, "passed": 2, "exitstatus": 0},
+            True,
+            False,
+            "2 test(s) passed",
+        ),
+    ],
+)
+def test_verdict_table(
+    code: int, summary: dict[str, Any] | None, passed: bool, error: bool, text: str
+) -> None:
     result = verdict(code, summary, "log tail", {"isolation": "none"})
     assert (result.passed, result.error is not None) == (passed, error)
     assert text in result.details
@@ -502,24 +655,30 @@ def test_jail_exit_codes_read_as_signals() -> None:
 
 
 def write_suite(suite: Path, test_file: str) -> Path:
-    tasks = [{"id": "ok", "prompt": "p", "judge": {"type": "contains", "expected": ["x"]}},
-             {"id": "evil", "prompt": "p", "judge": {"type": "pytest", "test_file": test_file}}]
+    tasks = [
+        {"id": "ok", "prompt": "p", "judge": {"type": "contains", "expected": ["x"]}},
+        {"id": "evil", "prompt": "p", "judge": {"type": "pytest", "test_file": test_file}},
+    ]
     path = suite / "task_suite.yaml"
     path.write_text(yaml.safe_dump({"skill_id": "s", "version": "1.0", "tasks": tasks}))
     return path
 
 
-@pytest.mark.parametrize("test_file, message", [
-    ("fixtures/../fixtures_evil/test_x.py", "must stay inside fixtures/"),
-    ("fixtures/../../outside/test_x.py", "must stay inside fixtures/"),
-    ("fixtures/linked/test_x.py", "must stay inside fixtures/"),
-    ("fixtures/test_link.py", "must stay inside fixtures/"),
-    ("{abs}", "not absolute"),
-    ("fixtures_evil/test_x.py", "must start with fixtures/"),
-    ("fixtures/test_missing.py", "file not found"),
-])
-def test_fixture_escapes_are_rejected_at_load_time(tmp_path: Path, test_file: str,
-                                                   message: str) -> None:
+@pytest.mark.parametrize(
+    "test_file, message",
+    [
+        ("fixtures/../fixtures_evil/test_x.py", "must stay inside fixtures/"),
+        ("fixtures/../../outside/test_x.py", "must stay inside fixtures/"),
+        ("fixtures/linked/test_x.py", "must stay inside fixtures/"),
+        ("fixtures/test_link.py", "must stay inside fixtures/"),
+        ("{abs}", "not absolute"),
+        ("fixtures_evil/test_x.py", "must start with fixtures/"),
+        ("fixtures/test_missing.py", "file not found"),
+    ],
+)
+def test_fixture_escapes_are_rejected_at_load_time(
+    tmp_path: Path, test_file: str, message: str
+) -> None:
     suite = make_suite(tmp_path, {"test_ok.py": PASSING})
     for outside in (suite / "fixtures_evil", tmp_path / "outside"):
         outside.mkdir()
@@ -542,11 +701,14 @@ def test_a_fixture_inside_fixtures_loads(tmp_path: Path) -> None:
     assert load_suite(write_suite(suite, "fixtures/sub/test_deep.py"))
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"timeout": 0}, "must be a number of seconds > 0"),
-    ({"timeout": "5"}, "must be a number of seconds > 0"),
-    ({"test_fle": "x"}, "did you mean 'test_file'"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"timeout": 0}, "must be a number of seconds > 0"),
+        ({"timeout": "5"}, "must be a number of seconds > 0"),
+        ({"test_fle": "x"}, "did you mean 'test_file'"),
+    ],
+)
 def test_config_problems(tmp_path: Path, extra: dict[str, object], message: str) -> None:
     suite = make_suite(tmp_path, {"test_ok.py": PASSING})
     config = {"type": "pytest", "test_file": "fixtures/test_ok.py", **extra}

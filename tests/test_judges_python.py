@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 import yaml
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.errors import SuiteError
+from skill_eval.inputs.suite import load_suite
 from skill_eval.judges import JudgeContext, base, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.python_judge import preflight_python_judges
-from skill_eval.model import JudgeResult, Task
-from skill_eval.suite import load_suite
-from skill_eval.work import Work
 
 _names = itertools.count()
 
 JUDGE_MODULE = """
-from skill_eval.model import JudgeResult
+from skill_eval.core.model import JudgeResult
 
 def score(output, task):
     return len(output) / 10
@@ -74,22 +74,30 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def judge(config: dict[str, Any], output: str) -> JudgeResult:
     assert validate_judge_config(config, Path("/nonexistent")) == []
-    return run_judge(build_judge(config), Task(id="t1", prompt="p", judge=config), Work(output),
-                     JudgeContext(suite_dir=Path("/nonexistent")))
+    return run_judge(
+        build_judge(config),
+        Task(id="t1", prompt="p", judge=config),
+        Work(output),
+        JudgeContext(suite_dir=Path("/nonexistent")),
+    )
 
 
-@pytest.mark.parametrize("function, extra, output, passed, score", [
-    ("score", {}, "0123456789", True, 1.0),
-    ("score", {}, "01234", False, 0.5),
-    ("score", {"pass_threshold": 0.5}, "01234", True, 0.5),
-    ("shout", {}, "LOUD", True, 1.0),
-    ("shout", {}, "quiet", False, 0.0),
-    ("rich", {}, "ok", True, 0.5),
-    ("as_dict", {"pass_threshold": 0.8}, "", True, 0.9),
-    ("too_big", {}, "", True, 1.0),
-])
-def test_python_judge_results(module: str, function: str, extra: dict[str, Any], output: str,
-                              passed: bool, score: float) -> None:
+@pytest.mark.parametrize(
+    "function, extra, output, passed, score",
+    [
+        ("score", {}, "0123456789", True, 1.0),
+        ("score", {}, "01234", False, 0.5),
+        ("score", {"pass_threshold": 0.5}, "01234", True, 0.5),
+        ("shout", {}, "LOUD", True, 1.0),
+        ("shout", {}, "quiet", False, 0.0),
+        ("rich", {}, "ok", True, 0.5),
+        ("as_dict", {"pass_threshold": 0.8}, "", True, 0.9),
+        ("too_big", {}, "", True, 1.0),
+    ],
+)
+def test_python_judge_results(
+    module: str, function: str, extra: dict[str, Any], output: str, passed: bool, score: float
+) -> None:
     result = judge({"type": "python", "callable": f"{module}:{function}", **extra}, output)
     assert (result.passed, result.score, result.error) == (passed, score, None)
 
@@ -99,17 +107,22 @@ def test_python_judge_receives_the_task(module: str) -> None:
 
 
 def test_out_of_range_score_is_clamped_and_noted(module: str) -> None:
-    assert "outside [0, 1], clamped" in judge(
-        {"type": "python", "callable": f"{module}:too_big"}, "").details
+    assert (
+        "outside [0, 1], clamped"
+        in judge({"type": "python", "callable": f"{module}:too_big"}, "").details
+    )
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("no_such_module_xyz:f", "ModuleNotFoundError"),
-    ("{module}:missing", "AttributeError"),
-    ("{module}:not_callable", "not a callable"),
-    ("{module}:boom", "raised RuntimeError: judge bug"),
-    ("{module}:nonsense", "returned str"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("no_such_module_xyz:f", "ModuleNotFoundError"),
+        ("{module}:missing", "AttributeError"),
+        ("{module}:not_callable", "not a callable"),
+        ("{module}:boom", "raised RuntimeError: judge bug"),
+        ("{module}:nonsense", "returned str"),
+    ],
+)
 def test_python_judge_problems_are_judge_errors(module: str, spec: str, message: str) -> None:
     result = judge({"type": "python", "callable": spec.format(module=module)}, "x")
     assert result.error is not None and message in result.error
@@ -133,20 +146,30 @@ def test_a_non_finite_score_is_a_judge_error(module: str, function: str, output:
 
 # --- preflight: every callable imported at run start, never at validate time ---------------
 
+
 def python_task(task_id: str, spec: str) -> Task:
     return Task(id=task_id, prompt="p", judge={"type": "python", "callable": spec})
 
 
 def test_preflight_reports_one_line_per_problem(module: str, tmp_path: Path) -> None:
     mods = tmp_path / "mods"
-    (mods / "raises_on_import.py").write_text("raise RuntimeError('top-level bug')\n",
-                                              encoding="utf-8")
+    (mods / "raises_on_import.py").write_text(
+        "raise RuntimeError('top-level bug')\n", encoding="utf-8"
+    )
     (mods / "needs_dep.py").write_text("import no_such_dependency_xyz\n", encoding="utf-8")
     (mods / "exits_on_import.py").write_text("raise SystemExit(3)\n", encoding="utf-8")
-    nested = {"type": "all", "judges": [
-        {"type": "contains", "expected": ["x"]},
-        {"type": "weighted", "judges": [
-            {"weight": 1, "judge": {"type": "python", "callable": f"{module}:missing"}}]}]}
+    nested = {
+        "type": "all",
+        "judges": [
+            {"type": "contains", "expected": ["x"]},
+            {
+                "type": "weighted",
+                "judges": [
+                    {"weight": 1, "judge": {"type": "python", "callable": f"{module}:missing"}}
+                ],
+            },
+        ],
+    }
     tasks = [
         python_task("ok", f"{module}:score"),
         python_task("method", f"{module}:holder.judge"),
@@ -170,8 +193,7 @@ def test_preflight_reports_one_line_per_problem(module: str, tmp_path: Path) -> 
         "RuntimeError: top-level bug",
         "task 'dep': judge.callable: importing module 'needs_dep' failed: "
         "ModuleNotFoundError: No module named 'no_such_dependency_xyz'",
-        "task 'exits': judge.callable: importing module 'exits_on_import' failed: "
-        "SystemExit: 3",
+        "task 'exits': judge.callable: importing module 'exits_on_import' failed: SystemExit: 3",
         f"task 'nested': judge.judges[1].judges[0].judge.callable: '{module}' has no "
         "attribute 'missing'",
     ]
@@ -181,12 +203,26 @@ def test_validate_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     marker = tmp_path / "imported"
     (tmp_path / "side_effect_mod.py").write_text(
         f"open({str(marker)!r}, 'w').write('yes')\ndef judge(output, task):\n    return 1.0\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     suite = tmp_path / "task_suite.yaml"
-    suite.write_text(yaml.safe_dump({"skill_id": "s", "version": "1.0", "tasks": [
-        {"id": "a", "prompt": "p",
-         "judge": {"type": "python", "callable": "side_effect_mod:judge"}}]}), encoding="utf-8")
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "skill_id": "s",
+                "version": "1.0",
+                "tasks": [
+                    {
+                        "id": "a",
+                        "prompt": "p",
+                        "judge": {"type": "python", "callable": "side_effect_mod:judge"},
+                    }
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     loaded = load_suite(suite)
     assert not marker.exists()
     assert preflight_python_judges(loaded.tasks) == []
@@ -199,10 +235,10 @@ def test_callable_shape_is_checked_at_load_time(spec: str) -> None:
     assert problems == [("judge.callable", "must look like 'package.module:function'")]
 
 
-PLUGIN = '''
+PLUGIN = """
 from skill_eval.errors import SuiteError
 from skill_eval.judges import JudgeSpec
-from skill_eval.model import JudgeResult
+from skill_eval.core.model import JudgeResult
 
 class Shout:
     def __init__(self, config):
@@ -219,20 +255,23 @@ SPEC = JudgeSpec(
             "additionalProperties": False},
     build=Shout,
 )
-'''
+"""
 
 
-def test_third_party_judge_from_an_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               request: pytest.FixtureRequest) -> None:
+def test_third_party_judge_from_an_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     base.judge_types()  # built-ins loaded before the plugin is installed
     site = tmp_path / "site"
     dist = site / "shout_judge-0.1.dist-info"
     dist.mkdir(parents=True)
     (site / "shout_judge.py").write_text(PLUGIN, encoding="utf-8")
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: shout-judge\nVersion: 0.1\n",
-                                   encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[skill_eval.judges]\nshout = shout_judge:SPEC\n",
-                                           encoding="utf-8")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: shout-judge\nVersion: 0.1\n", encoding="utf-8"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[skill_eval.judges]\nshout = shout_judge:SPEC\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(site))
     # As in a new process: plugins load on first use.
     base.REGISTRY.reset()
@@ -240,10 +279,10 @@ def test_third_party_judge_from_an_entry_point(tmp_path: Path, monkeypatch: pyte
 
     suite_dir = tmp_path / "suite"
     suite_dir.mkdir()
-    tasks = [{"id": "loud", "prompt": "Say it loudly",
-              "judge": {"type": "shout", "word": "hello"}}]
-    (suite_dir / "task_suite.yaml").write_text(yaml.safe_dump(
-        {"skill_id": "s", "version": "1.0", "tasks": tasks}), encoding="utf-8")
+    tasks = [{"id": "loud", "prompt": "Say it loudly", "judge": {"type": "shout", "word": "hello"}}]
+    (suite_dir / "task_suite.yaml").write_text(
+        yaml.safe_dump({"skill_id": "s", "version": "1.0", "tasks": tasks}), encoding="utf-8"
+    )
     suite = load_suite(suite_dir / "task_suite.yaml")
     assert "shout" in base.judge_types() and "contains" in base.judge_types()
 

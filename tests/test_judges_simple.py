@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
-from skill_eval.model import JudgeResult, Task
-from skill_eval.work import Work
 
 
 def judge(config: dict[str, Any], output: str, suite_dir: Path | None = None) -> JudgeResult:
@@ -24,37 +24,77 @@ def judge(config: dict[str, Any], output: str, suite_dir: Path | None = None) ->
     return run_judge(build_judge(config), task, Work(output), JudgeContext(suite_dir=suite_dir))
 
 
-@pytest.mark.parametrize("config, output, passed, score", [
-    ({"type": "not-contains", "expected": ["TODO", "fixme"]}, "all done", True, 1.0),
-    ({"type": "not-contains", "expected": ["TODO", "fixme"]}, "FIXME later", False, 0.5),
-    # case_sensitive: true matches the strings as written; the default ignores letter case
-    ({"type": "contains", "expected": ["Total", "NULL"]}, "total: null", True, 1.0),
-    ({"type": "contains", "expected": ["Total", "NULL"], "case_sensitive": True},
-     "total: NULL", False, 0.5),
-    ({"type": "contains", "expected": ["Total"], "case_sensitive": True}, "Total: 3", True, 1.0),
-    ({"type": "contains", "expected": ["Total"], "case_sensitive": False}, "TOTAL", True, 1.0),
-    ({"type": "not-contains", "expected": ["TODO"], "case_sensitive": True}, "a todo list",
-     True, 1.0),
-    ({"type": "not-contains", "expected": ["TODO", "XXX"], "case_sensitive": True},
-     "TODO: xxx", False, 0.5),
-    ({"type": "regex", "pattern": r"\bv\d+\.\d+\b"}, "release v1.2 today", True, 1.0),
-    ({"type": "regex", "pattern": r"^done$"}, "x\nDONE\ny", False, 0.0),
-    ({"type": "regex", "pattern": r"^done$", "flags": ["ignorecase", "multiline"]},
-     "x\nDONE\ny", True, 1.0),
-    ({"type": "regex", "pattern": "a.b", "flags": ["dotall"]}, "a\nb", True, 1.0),
-    ({"type": "regex", "pattern": "a.b"}, "a\nb", False, 0.0),
-    ({"type": "equals", "expected": "42"}, "42", True, 1.0),
-    ({"type": "equals", "expected": "42"}, "42\n", False, 0.0),
-    ({"type": "equals", "expected": "Hello  World", "normalize": ["whitespace", "case"]},
-     "  hello\nworld \n", True, 1.0),
-    ({"type": "equals", "expected": "Hello", "normalize": ["whitespace"]}, "hello", False, 0.0),
-    ({"type": "threshold", "key": "metrics.accuracy", "threshold": 0.9},
-     '{"metrics": {"accuracy": 0.93}}', True, 1.0),
-    ({"type": "threshold", "key": "metrics.accuracy", "threshold": 0.9},
-     '{"metrics": {"accuracy": 0.5}}', False, 0.0),
-    ({"type": "threshold", "key": "items.1.n", "threshold": 3},
-     'Result:\n```json\n{"items": [{"n": 1}, {"n": 3}]}\n```', True, 1.0),
-])
+@pytest.mark.parametrize(
+    "config, output, passed, score",
+    [
+        ({"type": "not-contains", "expected": ["TODO", "fixme"]}, "all done", True, 1.0),
+        ({"type": "not-contains", "expected": ["TODO", "fixme"]}, "FIXME later", False, 0.5),
+        # case_sensitive: true matches the strings as written; the default ignores letter case
+        ({"type": "contains", "expected": ["Total", "NULL"]}, "total: null", True, 1.0),
+        (
+            {"type": "contains", "expected": ["Total", "NULL"], "case_sensitive": True},
+            "total: NULL",
+            False,
+            0.5,
+        ),
+        (
+            {"type": "contains", "expected": ["Total"], "case_sensitive": True},
+            "Total: 3",
+            True,
+            1.0,
+        ),
+        ({"type": "contains", "expected": ["Total"], "case_sensitive": False}, "TOTAL", True, 1.0),
+        (
+            {"type": "not-contains", "expected": ["TODO"], "case_sensitive": True},
+            "a todo list",
+            True,
+            1.0,
+        ),
+        (
+            {"type": "not-contains", "expected": ["TODO", "XXX"], "case_sensitive": True},
+            "TODO: xxx",
+            False,
+            0.5,
+        ),
+        ({"type": "regex", "pattern": r"\bv\d+\.\d+\b"}, "release v1.2 today", True, 1.0),
+        ({"type": "regex", "pattern": r"^done$"}, "x\nDONE\ny", False, 0.0),
+        (
+            {"type": "regex", "pattern": r"^done$", "flags": ["ignorecase", "multiline"]},
+            "x\nDONE\ny",
+            True,
+            1.0,
+        ),
+        ({"type": "regex", "pattern": "a.b", "flags": ["dotall"]}, "a\nb", True, 1.0),
+        ({"type": "regex", "pattern": "a.b"}, "a\nb", False, 0.0),
+        ({"type": "equals", "expected": "42"}, "42", True, 1.0),
+        ({"type": "equals", "expected": "42"}, "42\n", False, 0.0),
+        (
+            {"type": "equals", "expected": "Hello  World", "normalize": ["whitespace", "case"]},
+            "  hello\nworld \n",
+            True,
+            1.0,
+        ),
+        ({"type": "equals", "expected": "Hello", "normalize": ["whitespace"]}, "hello", False, 0.0),
+        (
+            {"type": "threshold", "key": "metrics.accuracy", "threshold": 0.9},
+            '{"metrics": {"accuracy": 0.93}}',
+            True,
+            1.0,
+        ),
+        (
+            {"type": "threshold", "key": "metrics.accuracy", "threshold": 0.9},
+            '{"metrics": {"accuracy": 0.5}}',
+            False,
+            0.0,
+        ),
+        (
+            {"type": "threshold", "key": "items.1.n", "threshold": 3},
+            'Result:\n```json\n{"items": [{"n": 1}, {"n": 3}]}\n```',
+            True,
+            1.0,
+        ),
+    ],
+)
 def test_judge_table(config: dict[str, Any], output: str, passed: bool, score: float) -> None:
     result = judge(config, output)
     assert (result.passed, result.score, result.error) == (passed, score, None)
@@ -71,8 +111,8 @@ def test_case_sensitive_is_said_in_the_details_and_must_be_a_boolean(judge_type:
     assert judge(config, "total").details.endswith(" (case-sensitive)")
     assert "case-sensitive" not in judge({**config, "case_sensitive": False}, "total").details
     assert validate_judge_config({**config, "case_sensitive": "yes"}, Path("/nonexistent")) == [
-        ("judge.case_sensitive", "must be true or false (default false: letter case is "
-                                 "ignored)")]
+        ("judge.case_sensitive", "must be true or false (default false: letter case is ignored)")
+    ]
 
 
 def test_equals_details_point_at_the_difference() -> None:
@@ -80,22 +120,31 @@ def test_equals_details_point_at_the_difference() -> None:
     assert "character 3" in details and "'def'" in details and "'Xef'" in details
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("not json at all", "not JSON"),
-    ('{"metrics": {}}', "'metrics.accuracy' not found"),
-    ('{"metrics": {"accuracy": "high"}}', "not a number"),
-    ('{"metrics": {"accuracy": true}}', "not a number"),
-    ('```json\n{"metrics": \n```', "does not parse"),
-])
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("not json at all", "not JSON"),
+        ('{"metrics": {}}', "'metrics.accuracy' not found"),
+        ('{"metrics": {"accuracy": "high"}}', "not a number"),
+        ('{"metrics": {"accuracy": true}}', "not a number"),
+        ('```json\n{"metrics": \n```', "does not parse"),
+    ],
+)
 def test_threshold_missing_or_bad_values_score_zero(output: str, reason: str) -> None:
     result = judge({"type": "threshold", "key": "metrics.accuracy", "threshold": 0.5}, output)
     assert (result.passed, result.score, result.error) == (False, 0.0, None)
     assert reason in result.details
 
 
-PERSON = {"type": "object", "required": ["name", "age"],
-          "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
-                         "tags": {"type": "array", "items": {"type": "string"}}}}
+PERSON = {
+    "type": "object",
+    "required": ["name", "age"],
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+}
 
 
 def test_json_schema_inline_passes_on_plain_and_fenced_json() -> None:
@@ -106,8 +155,9 @@ def test_json_schema_inline_passes_on_plain_and_fenced_json() -> None:
 
 
 def test_json_schema_failure_names_the_failing_path() -> None:
-    result = judge({"type": "json-schema", "schema": PERSON},
-                   '{"name": "Ada", "age": "old", "tags": ["a", 2]}')
+    result = judge(
+        {"type": "json-schema", "schema": PERSON}, '{"name": "Ada", "age": "old", "tags": ["a", 2]}'
+    )
     assert (result.passed, result.error) == (False, None)
     assert "$.age: 'old' is not of type 'integer'" in result.details
     assert "$.tags[1]: 2 is not of type 'string'" in result.details
@@ -133,15 +183,19 @@ def test_json_schema_file_under_fixtures(tmp_path: Path) -> None:
     assert not judge(config, '{"name": "Ada"}', suite).passed
 
 
-@pytest.mark.parametrize("schema_file, message", [
-    ("fixtures/../../outside.json", "must stay inside fixtures/"),
-    ("fixtures/link.json", "must stay inside fixtures/"),
-    ("/etc/passwd", "not absolute"),
-    ("outside.json", "must start with fixtures/"),
-    ("fixtures/missing.json", "file not found"),
-])
-def test_json_schema_file_must_stay_in_fixtures(tmp_path: Path, schema_file: str,
-                                                message: str) -> None:
+@pytest.mark.parametrize(
+    "schema_file, message",
+    [
+        ("fixtures/../../outside.json", "must stay inside fixtures/"),
+        ("fixtures/link.json", "must stay inside fixtures/"),
+        ("/etc/passwd", "not absolute"),
+        ("outside.json", "must start with fixtures/"),
+        ("fixtures/missing.json", "file not found"),
+    ],
+)
+def test_json_schema_file_must_stay_in_fixtures(
+    tmp_path: Path, schema_file: str, message: str
+) -> None:
     suite = suite_with_fixtures(tmp_path)
     os.symlink(tmp_path / "outside.json", suite / "fixtures" / "link.json")
     problems = validate_judge_config({"type": "json-schema", "schema_file": schema_file}, suite)
@@ -149,27 +203,46 @@ def test_json_schema_file_must_stay_in_fixtures(tmp_path: Path, schema_file: str
     assert problems[0][0] == "judge.schema_file" and message in problems[0][1]
 
 
-@pytest.mark.parametrize("config, field, message", [
-    ({"type": "regex", "pattern": "(unclosed"}, "judge.pattern", "invalid regular expression"),
-    ({"type": "regex", "pattern": "x", "flags": ["global"]}, "judge.flags[0]",
-     "must be one of: ignorecase"),
-    ({"type": "regex", "patern": "x"}, "judge.patern", "did you mean 'pattern'"),
-    ({"type": "equals", "expected": 3}, "judge.expected", "must be a string"),
-    ({"type": "equals", "expected": "x", "normalize": ["unicode"]}, "judge.normalize[0]",
-     "whitespace, case"),
-    ({"type": "not-contains", "expected": []}, "judge.expected", "non-empty list of strings"),
-    ({"type": "json-schema"}, "judge", "exactly one of 'schema'"),
-    ({"type": "json-schema", "schema": {}, "schema_file": "fixtures/x.json"}, "judge",
-     "exactly one of"),
-    ({"type": "json-schema", "schema": {"type": "nonsense"}}, "judge.schema",
-     "not a valid JSON Schema"),
-    ({"type": "threshold", "key": "a..b", "threshold": 1}, "judge.key", "dotted path"),
-    ({"type": "threshold", "key": "a", "threshold": "high"}, "judge.threshold",
-     "must be a number"),
-    ({"type": "threshold", "key": "a"}, "judge.threshold", "is required"),
-])
-def test_config_problems_name_the_field(tmp_path: Path, config: dict[str, Any], field: str,
-                                        message: str) -> None:
+@pytest.mark.parametrize(
+    "config, field, message",
+    [
+        ({"type": "regex", "pattern": "(unclosed"}, "judge.pattern", "invalid regular expression"),
+        (
+            {"type": "regex", "pattern": "x", "flags": ["global"]},
+            "judge.flags[0]",
+            "must be one of: ignorecase",
+        ),
+        ({"type": "regex", "patern": "x"}, "judge.patern", "did you mean 'pattern'"),
+        ({"type": "equals", "expected": 3}, "judge.expected", "must be a string"),
+        (
+            {"type": "equals", "expected": "x", "normalize": ["unicode"]},
+            "judge.normalize[0]",
+            "whitespace, case",
+        ),
+        ({"type": "not-contains", "expected": []}, "judge.expected", "non-empty list of strings"),
+        ({"type": "json-schema"}, "judge", "exactly one of 'schema'"),
+        (
+            {"type": "json-schema", "schema": {}, "schema_file": "fixtures/x.json"},
+            "judge",
+            "exactly one of",
+        ),
+        (
+            {"type": "json-schema", "schema": {"type": "nonsense"}},
+            "judge.schema",
+            "not a valid JSON Schema",
+        ),
+        ({"type": "threshold", "key": "a..b", "threshold": 1}, "judge.key", "dotted path"),
+        (
+            {"type": "threshold", "key": "a", "threshold": "high"},
+            "judge.threshold",
+            "must be a number",
+        ),
+        ({"type": "threshold", "key": "a"}, "judge.threshold", "is required"),
+    ],
+)
+def test_config_problems_name_the_field(
+    tmp_path: Path, config: dict[str, Any], field: str, message: str
+) -> None:
     problems = validate_judge_config(config, tmp_path)
     assert any(f == field and message in m for f, m in problems), problems
 
@@ -185,8 +258,12 @@ def test_schema_file_swapped_for_a_symlink_after_load_is_a_judge_error(tmp_path:
     assert validate_judge_config(config, suite) == []
     (suite / "fixtures" / "person.json").unlink()
     os.symlink(tmp_path / "outside.json", suite / "fixtures" / "person.json")
-    result = run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), Work("{}"),
-                       JudgeContext(suite_dir=suite))
+    result = run_judge(
+        build_judge(config),
+        Task(id="t", prompt="p", judge=config),
+        Work("{}"),
+        JudgeContext(suite_dir=suite),
+    )
     assert result.error and "inside fixtures/" in result.error
 
 
@@ -223,47 +300,61 @@ def test_reviewers_pattern_finishes_at_once() -> None:
     assert not result.passed and time.monotonic() - started < 2
 
 
-@pytest.mark.parametrize("config, field, message", [
-    ({"type": "regex", "pattern": "a{2,1}"}, "judge.pattern", "invalid regular expression"),
-    ({"type": "regex", "pattern": "x", "timeout": 0}, "judge.timeout", "seconds > 0"),
-    ({"type": "regex", "pattern": "x", "timeout": "1s"}, "judge.timeout", "seconds > 0"),
-])
-def test_regex_config_problems(tmp_path: Path, config: dict[str, Any], field: str,
-                               message: str) -> None:
+@pytest.mark.parametrize(
+    "config, field, message",
+    [
+        ({"type": "regex", "pattern": "a{2,1}"}, "judge.pattern", "invalid regular expression"),
+        ({"type": "regex", "pattern": "x", "timeout": 0}, "judge.timeout", "seconds > 0"),
+        ({"type": "regex", "pattern": "x", "timeout": "1s"}, "judge.timeout", "seconds > 0"),
+    ],
+)
+def test_regex_config_problems(
+    tmp_path: Path, config: dict[str, Any], field: str, message: str
+) -> None:
     problems = validate_judge_config(config, tmp_path)
     assert any(f == field and message in m for f, m in problems), problems
 
 
 # --- fenced blocks: fences pair up (CommonMark) -------------------------------------------
 
-@pytest.mark.parametrize("output", [
-    'Code:\n```python\nprint("hi")\n```\nData:\n```json\n{"name": "Ada", "age": 36}\n```\n',
-    'Shell:\n```\nls -la\n```\nthen\n```json\n{"name": "Ada", "age": 36}\n```\n',
-    '~~~json\n{"name": "Ada", "age": 36}\n~~~\n',
-    '````json\n{"name": "Ada", "age": 36}\n````\n',
-    '```\n{"name": "Ada", "age": 36}\n```\n',
-])
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        'Code:\n```python\nprint("hi")\n```\nData:\n```json\n{"name": "Ada", "age": 36}\n```\n',
+        'Shell:\n```\nls -la\n```\nthen\n```json\n{"name": "Ada", "age": 36}\n```\n',
+        '~~~json\n{"name": "Ada", "age": 36}\n~~~\n',
+        '````json\n{"name": "Ada", "age": 36}\n````\n',
+        '```\n{"name": "Ada", "age": 36}\n```\n',
+    ],
+)
 def test_json_block_is_found_whatever_comes_before_it(output: str) -> None:
     result = judge({"type": "json-schema", "schema": PERSON}, output)
     assert (result.passed, result.error) == (True, None), result.details
 
 
 def test_a_longer_fence_holds_a_shorter_one() -> None:
-    output = ('How to answer:\n````markdown\n```json\n{"name": "example", "age": "n"}\n```\n'
-              '````\nMy answer:\n```json\n{"name": "Ada", "age": 36}\n```\n')
+    output = (
+        'How to answer:\n````markdown\n```json\n{"name": "example", "age": "n"}\n```\n'
+        '````\nMy answer:\n```json\n{"name": "Ada", "age": 36}\n```\n'
+    )
     result = judge({"type": "json-schema", "schema": PERSON}, output)
     assert (result.passed, result.error) == (True, None), result.details
 
 
 # --- non-finite numbers are not numbers ----------------------------------------------------
 
-@pytest.mark.parametrize("output, shown", [
-    ('{"m": Infinity}', "Infinity is not a JSON number"),
-    ('{"m": -Infinity}', "-Infinity is not a JSON number"),
-    ('{"m": NaN}', "NaN is not a JSON number"),
-    ('{"m": 1e999}', "1e999 is too large"),
-    ('Here:\n```json\n{"m": 1e999}\n```', "1e999 is too large"),
-])
+
+@pytest.mark.parametrize(
+    "output, shown",
+    [
+        ('{"m": Infinity}', "Infinity is not a JSON number"),
+        ('{"m": -Infinity}', "-Infinity is not a JSON number"),
+        ('{"m": NaN}', "NaN is not a JSON number"),
+        ('{"m": 1e999}', "1e999 is too large"),
+        ('Here:\n```json\n{"m": 1e999}\n```', "1e999 is too large"),
+    ],
+)
 def test_threshold_refuses_non_finite_numbers(output: str, shown: str) -> None:
     result = judge({"type": "threshold", "key": "m", "threshold": 0.5}, output)
     assert (result.passed, result.score, result.error) == (False, 0.0, None)

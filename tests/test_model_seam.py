@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.work import Work
 from skill_eval.errors import SuiteError
+from skill_eval.inputs.suite import load_suite
 from skill_eval.judges import base
-from skill_eval.suite import load_suite
-from skill_eval.work import Work
 from tests.helpers import REPO, read_json, run_cli, write_skill, write_suite
 
 PACKAGE = REPO / "skill_eval"
@@ -28,10 +28,18 @@ def package_source() -> dict[Path, str]:
     return {p: p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}
 
 
-@pytest.mark.parametrize("needle", ["def find_claude", "def not_found_message",
-                                    "ISOLATION_ENV = {", "def isolated_env",
-                                    "def parse_envelope", "def copy_credentials",
-                                    "def extract_json_object"])
+@pytest.mark.parametrize(
+    "needle",
+    [
+        "def find_claude",
+        "def not_found_message",
+        "ISOLATION_ENV = {",
+        "def isolated_env",
+        "def parse_envelope",
+        "def copy_credentials",
+        "def extract_json_object",
+    ],
+)
 def test_claude_code_plumbing_exists_once(needle: str) -> None:
     where = [p.name for p, text in package_source().items() for _ in range(text.count(needle))]
     assert len(where) == 1, where
@@ -47,18 +55,38 @@ def test_claude_code_processes_are_killed_in_one_place() -> None:
 RUBRIC = "The answer names the capital of France."
 
 
-def test_mock_run_builds_the_real_judge_prompt_and_parses_the_mock_reply(tmp_path: Path) \
-        -> None:
-    suite = write_suite(tmp_path / "suite", [
-        {"id": "capital", "prompt": "What is the capital of France?",
-         "judge": {"type": "llm-rubric", "rubric": RUBRIC, "pass_threshold": 0.7}},
-        {"id": "strict", "prompt": "Name it again.",
-         "judge": {"type": "llm-rubric", "rubric": RUBRIC, "pass_threshold": 0.9}}])
+def test_mock_run_builds_the_real_judge_prompt_and_parses_the_mock_reply(tmp_path: Path) -> None:
+    suite = write_suite(
+        tmp_path / "suite",
+        [
+            {
+                "id": "capital",
+                "prompt": "What is the capital of France?",
+                "judge": {"type": "llm-rubric", "rubric": RUBRIC, "pass_threshold": 0.7},
+            },
+            {
+                "id": "strict",
+                "prompt": "Name it again.",
+                "judge": {"type": "llm-rubric", "rubric": RUBRIC, "pass_threshold": 0.9},
+            },
+        ],
+    )
     skill = write_skill(tmp_path / "skill")
     out = tmp_path / "artifact.json"
-    code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                           str(skill), "--no-baseline", "--mock", "--state-root",
-                           str(tmp_path / "state"), "--output", str(out))
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--no-baseline",
+        "--mock",
+        "--state-root",
+        str(tmp_path / "state"),
+        "--output",
+        str(out),
+    )
     assert code in (0, 1), err
     artifact = read_json(out)
     [record] = list((tmp_path / "state").rglob("judge-requests.jsonl"))
@@ -79,20 +107,30 @@ def test_mock_run_builds_the_real_judge_prompt_and_parses_the_mock_reply(tmp_pat
 def test_rubric_mock_scores_are_the_documented_0_8(tmp_path: Path) -> None:
     from skill_eval.executors.mock import neutral_answer
 
-    schema = {"type": "object", "required": ["scores", "findings", "suggestion"],
-              "properties": {"scores": {"type": "object", "required": ["a", "b"],
-                                        "properties": {"a": {"type": "number"},
-                                                       "b": {"type": "number"}}},
-                             "findings": {"type": "array"},
-                             "suggestion": {"type": "string"}}}
-    assert neutral_answer(schema) == {"scores": {"a": 0.8, "b": 0.8}, "findings": [],
-                                      "suggestion": ""}
+    schema = {
+        "type": "object",
+        "required": ["scores", "findings", "suggestion"],
+        "properties": {
+            "scores": {
+                "type": "object",
+                "required": ["a", "b"],
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            },
+            "findings": {"type": "array"},
+            "suggestion": {"type": "string"},
+        },
+    }
+    assert neutral_answer(schema) == {
+        "scores": {"a": 0.8, "b": 0.8},
+        "findings": [],
+        "suggestion": "",
+    }
 
 
-ECHO_PLUGIN = '''
+ECHO_PLUGIN = """
 from dataclasses import dataclass
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
-from skill_eval.model import ExecutionResult
+from skill_eval.core.model import ExecutionResult
 
 @dataclass(frozen=True)
 class EchoConfig(ExecutorConfig):
@@ -107,35 +145,64 @@ class Echo(ExecutorBase):
 
 SPEC = ExecutorSpec(name="echo", config_cls=EchoConfig, schema=config_schema(EchoConfig, {}),
                     build=Echo)
-'''
+"""
 
 
 def install_plugin(site: Path, module: str, source: str, group: str, entry: str) -> None:
     dist = site / f"{module}-0.1.dist-info"
     dist.mkdir(parents=True)
     (site / f"{module}.py").write_text(source, encoding="utf-8")
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n",
-                                   encoding="utf-8")
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8"
+    )
     (dist / "entry_points.txt").write_text(f"[{group}]\n{entry}\n", encoding="utf-8")
 
 
 def test_an_entry_point_executor_is_accepted_by_the_real_cli(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    install_plugin(site, "echo_executor", ECHO_PLUGIN, "skill_eval.executors",
-                   "echo = echo_executor:SPEC")
-    suite = write_suite(tmp_path / "suite", [
-        {"id": "t", "prompt": "say hi", "judge": {"type": "contains", "expected": ["ECHO"]}}])
+    install_plugin(
+        site, "echo_executor", ECHO_PLUGIN, "skill_eval.executors", "echo = echo_executor:SPEC"
+    )
+    suite = write_suite(
+        tmp_path / "suite",
+        [{"id": "t", "prompt": "say hi", "judge": {"type": "contains", "expected": ["ECHO"]}}],
+    )
     skill = write_skill(tmp_path / "skill")
     out = tmp_path / "artifact.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
-    help_text = subprocess.run([sys.executable, "-c", CLI, "run", "--help"],
-                               capture_output=True, text=True, env=env, timeout=60).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-c", CLI, "run", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    ).stdout
     assert "echo" in help_text
     done = subprocess.run(
-        [sys.executable, "-c", CLI, "run", "--standalone", "--task-suite", str(suite),
-         "--skill-path", str(skill), "--no-baseline", "--executor", "echo", "--state-root",
-         str(tmp_path / "state"), "--output", str(out), "--quiet"],
-        capture_output=True, text=True, env=env, timeout=120)
+        [
+            sys.executable,
+            "-c",
+            CLI,
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(suite),
+            "--skill-path",
+            str(skill),
+            "--no-baseline",
+            "--executor",
+            "echo",
+            "--state-root",
+            str(tmp_path / "state"),
+            "--output",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     artifact = read_json(out)
     assert json.dumps(artifact).count('"kind": "echo"') >= 1
@@ -148,32 +215,45 @@ def fresh_judges() -> Iterator[None]:
     base.REGISTRY.reset()
 
 
-def test_a_broken_judge_plugin_is_named_with_its_error(tmp_path: Path, fresh_judges: None,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_judge_plugin_is_named_with_its_error(
+    tmp_path: Path, fresh_judges: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     site = tmp_path / "site"
-    install_plugin(site, "shout_broken", "import no_such_module_for_shout\n",
-                   "skill_eval.judges", "shout = shout_broken:SPEC")
+    install_plugin(
+        site,
+        "shout_broken",
+        "import no_such_module_for_shout\n",
+        "skill_eval.judges",
+        "shout = shout_broken:SPEC",
+    )
     monkeypatch.syspath_prepend(str(site))
     suite = tmp_path / "task_suite.yaml"
-    suite.write_text(textwrap.dedent("""\
+    suite.write_text(
+        textwrap.dedent("""\
         skill_id: s
         version: "1.0"
         tasks:
           - id: loud
             prompt: Say it
             judge: {type: shout, word: hi}
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     with pytest.raises(SuiteError) as caught:
         load_suite(suite)
-    assert "plugin 'shout' failed to load: ModuleNotFoundError: No module named " \
-           "'no_such_module_for_shout'" in str(caught.value)
+    assert (
+        "plugin 'shout' failed to load: ModuleNotFoundError: No module named "
+        "'no_such_module_for_shout'" in str(caught.value)
+    )
 
 
-def test_a_plugin_cannot_replace_a_built_in(tmp_path: Path, fresh_judges: None,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plugin_cannot_replace_a_built_in(
+    tmp_path: Path, fresh_judges: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     site = tmp_path / "site"
-    install_plugin(site, "fake_contains", "SPEC = None\n", "skill_eval.judges",
-                   "contains = fake_contains:SPEC")
+    install_plugin(
+        site, "fake_contains", "SPEC = None\n", "skill_eval.judges", "contains = fake_contains:SPEC"
+    )
     monkeypatch.syspath_prepend(str(site))
     assert base.get_judge_spec("contains").type == "contains"
     assert "plugins cannot replace built-ins" in base.REGISTRY.failures()["contains"]
@@ -190,10 +270,11 @@ print(json.dumps({{"type": "result", "is_error": False,
 
 
 def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skill_eval.core.model import Task
     from skill_eval.executors.claude_process import ISOLATION_ENV
     from skill_eval.judges import JudgeContext, build_judge, run_judge
-    from skill_eval.model import Task
 
     script = tmp_path / "claude"
     log = tmp_path / "env.json"
@@ -202,8 +283,9 @@ def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
     monkeypatch.setenv("UNRELATED_SECRET", "do-not-pass")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-judge")
     config = {"type": "llm-rubric", "rubric": RUBRIC}
-    ctx = JudgeContext(suite_dir=tmp_path, judge_backend="claude-cli",
-                       backend_options={"claude_bin": str(script)})
+    ctx = JudgeContext(
+        suite_dir=tmp_path, judge_backend="claude-cli", backend_options={"claude_bin": str(script)}
+    )
     task = Task(id="t", prompt="p", judge=config)
     result = run_judge(build_judge(config), task, Work("Paris"), ctx)
     assert (result.score, result.error) == (0.9, None)
@@ -225,14 +307,24 @@ def test_executor_config_is_checked_against_its_schema() -> None:
 
 
 def test_an_unknown_executor_is_a_usage_error_listing_the_registry(tmp_path: Path) -> None:
-    code, _, err = run_cli("run", "--standalone", "--task-suite", "x.yaml", "--skill-path",
-                           "s", "--state-root", str(tmp_path), "--executor", "nope")
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        "x.yaml",
+        "--skill-path",
+        "s",
+        "--state-root",
+        str(tmp_path),
+        "--executor",
+        "nope",
+    )
     assert code == 2 and "'nope' is not one of 'anthropic', 'claude-cli', 'mock'" in err
 
 
 def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
+    from skill_eval.core.model import ExecutionResult
     from skill_eval.executors.base import REGISTRY, create_executor, register_executor
-    from skill_eval.model import ExecutionResult
 
     class Bare:
         def __init__(self, config: object) -> None:
@@ -252,10 +344,10 @@ def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
 
 
 def test_mock_judgements_go_through_the_judge_cache(tmp_path: Path) -> None:
+    from skill_eval.core.model import Task
     from skill_eval.judges import JudgeContext, build_judge, run_judge
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.llm import grader_for
-    from skill_eval.model import Task
 
     config = {"type": "llm-rubric", "rubric": RUBRIC}
     task = Task(id="t", prompt="p", judge=config)

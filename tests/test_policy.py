@@ -1,4 +1,4 @@
-"""Table-driven tests for skill_eval.policy: each policy's boundary and reasoning."""
+"""Table-driven tests for skill_eval.stats.policy: each policy's boundary and reasoning."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from skill_eval.policy import DEFAULT_POLICY, conclusion, decide_policy
-from skill_eval.stats import Comparison, paired_comparison
+from skill_eval.stats.estimates import Comparison, paired_comparison
+from skill_eval.stats.policy import DEFAULT_POLICY, conclusion, decide_policy
 
 # --------------------------------------------------------------------------------------------
 # Policies
@@ -68,11 +68,11 @@ def test_conclusion(low, high, expected):
     assert conclusion(_cmp((low + high) / 2, low, high)) == expected
 
 
-
-
 def _scores(probs: list[float], samples: int, rng: random.Random) -> dict[str, float | None]:
-    return {f"t{i}": sum(rng.random() < p for _ in range(samples)) / samples
-            for i, p in enumerate(probs)}
+    return {
+        f"t{i}": sum(rng.random() < p for _ in range(samples)) / samples
+        for i, p in enumerate(probs)
+    }
 
 
 def _pass_share(shift: float, policy: str, reps: int = 300) -> float:

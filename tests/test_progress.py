@@ -7,8 +7,8 @@ import io
 import time
 from pathlib import Path
 
-from skill_eval.model import Attempt
-from skill_eval.progress import Progress
+from skill_eval.core.model import Attempt
+from skill_eval.engine.progress import Progress
 from tests.helpers import contains_task, run_cli, write_outputs, write_skill, write_suite
 
 
@@ -18,8 +18,17 @@ class Terminal(io.StringIO):
 
 
 def _attempt(arm: str, index: int, status: str = "passed") -> Attempt:
-    return Attempt(arm, "t", index, status, "x", None,  # type: ignore[arg-type]
-                   "boom" if status == "error" else None, 1, cost_usd=0.25)
+    return Attempt(
+        arm,
+        "t",
+        index,
+        status,
+        "x",
+        None,  # type: ignore[arg-type]
+        "boom" if status == "error" else None,
+        1,
+        cost_usd=0.25,
+    )
 
 
 def test_plain_lines_when_not_a_terminal() -> None:
@@ -30,8 +39,10 @@ def test_plain_lines_when_not_a_terminal() -> None:
     progress(_attempt("baseline", 0))
     progress(_attempt("baseline", 1))  # and when everything is done
     lines = stream.getvalue().splitlines()
-    assert lines == ["[#####---------------] candidate 1/2  baseline 0/2  errors 0  cost $0.2500",
-                     "[####################] candidate 2/2  baseline 2/2  errors 1  cost $1.0000"]
+    assert lines == [
+        "[#####---------------] candidate 1/2  baseline 0/2  errors 0  cost $0.2500",
+        "[####################] candidate 2/2  baseline 2/2  errors 1  cost $1.0000",
+    ]
     assert "\x1b[" not in stream.getvalue()
 
 
@@ -40,16 +51,16 @@ def test_the_first_line_and_batch_line_come_at_once_however_long_the_machine_is_
     stream = io.StringIO()
     progress = Progress({"candidate": 2}, stream=stream, interval=time.monotonic() + 3600)
     progress(_attempt("candidate", 0))
-    assert stream.getvalue() == ("[##########----------] candidate 1/2  errors 0  "
-                                 "cost $0.2500\n")
+    assert stream.getvalue() == ("[##########----------] candidate 1/2  errors 0  cost $0.2500\n")
 
     class Counts:
         def describe(self) -> str:
             return "batch: 0 of 2 done"
 
     batch_stream = io.StringIO()
-    Progress({"candidate": 2}, stream=batch_stream,
-             interval=time.monotonic() + 3600).batch(Counts())
+    Progress({"candidate": 2}, stream=batch_stream, interval=time.monotonic() + 3600).batch(
+        Counts()
+    )
     assert batch_stream.getvalue() == "batch: 0 of 2 done\n"
 
 
@@ -81,9 +92,17 @@ def test_no_progress_writes_no_progress_line(tmp_path: Path) -> None:
     suite = write_suite(tmp_path, [contains_task("a", "DONE")])
     outputs = write_outputs(tmp_path / "out.yaml", {"a": "DONE"})
     skill = write_skill(tmp_path / "skill")
-    args = ("run", "--standalone", "--skill-path", str(skill), "--task-suite", str(suite),
-            "--mock",
-            "--mock-outputs", str(outputs))
+    args = (
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+    )
     code, _out, err = run_cli(*args, "--state-root", str(tmp_path / "s1"))
     assert code in (0, 1), err
     assert "errors 0  cost $" in err  # not a terminal: the plain line

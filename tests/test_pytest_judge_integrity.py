@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from skill_eval.judges.pytest_judge import run_pytest
 from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir
-from skill_eval.model import JudgeResult, Task
-from skill_eval.work import Work
 from tests.test_judges_pytest import _gone, _pids_with
 
 EXEC_TESTS = """
@@ -92,8 +92,12 @@ def test_a_forged_summary_and_exit_0_is_a_failure(tmp_path: Path, jail: str) -> 
     if jail != "none" and (missing := jail_problem()) is not None:
         pytest.skip(missing)
     suite = make_suite(tmp_path, {"test_exec.py": EXEC_TESTS})
-    result = run_pytest(suite / "fixtures" / "test_exec.py", Work(FORGER), 30,
-                        jail="bubblewrap" if jail != "none" else "none")
+    result = run_pytest(
+        suite / "fixtures" / "test_exec.py",
+        Work(FORGER),
+        30,
+        jail="bubblewrap" if jail != "none" else "none",
+    )
     assert (result.passed, result.error) == (False, None), result.details
     assert result.score == 0.0
     # The test that was running when the process vanished is named as failed.
@@ -101,7 +105,10 @@ def test_a_forged_summary_and_exit_0_is_a_failure(tmp_path: Path, jail: str) -> 
 
 
 def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_exec.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_exec.py": """
         import os
 
         def test_first():
@@ -109,7 +116,9 @@ def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(tmp_path:
 
         def test_second():
             exec(open(os.environ["AI_OUTPUT_FILE"], encoding="utf-8").read(), {})
-        """})
+        """
+        },
+    )
     result = judge(suite, "fixtures/test_exec.py", "import os\nos._exit(0)")
     assert (result.passed, result.error) == (False, None)
     assert "test_second" in result.details and "ended during" in result.details
@@ -119,15 +128,17 @@ def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(tmp_path:
 def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(tmp_path: Path) -> None:
     if (missing := jail_problem()) is not None:
         pytest.skip(missing)
-    suite = make_suite(tmp_path, {
-        "test_slow.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_slow.py": """
             import os, time
 
             def test_reads_late():
                 time.sleep(3)
                 assert open(os.environ["AI_OUTPUT_FILE"]).read() == "RIGHT"
             """,
-        "test_vandal.py": """
+            "test_vandal.py": """
             import glob, os, tempfile, time
 
             def test_vandal():
@@ -146,10 +157,13 @@ def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(tmp_path: Pat
                                 except OSError:
                                     pass
                     time.sleep(0.05)
-            """})
+            """,
+        },
+    )
     results: dict[str, JudgeResult] = {}
-    victim = threading.Thread(target=lambda: results.update(
-        victim=judge(suite, "fixtures/test_slow.py", "RIGHT")))
+    victim = threading.Thread(
+        target=lambda: results.update(victim=judge(suite, "fixtures/test_slow.py", "RIGHT"))
+    )
     victim.start()
     time.sleep(0.3)
     results["vandal"] = judge(suite, "fixtures/test_vandal.py", "x")
@@ -168,23 +182,33 @@ def test_the_judgement_temp_dir_is_0700() -> None:
 
 
 def test_memory_is_limited(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_mem.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_mem.py": """
         def test_hog():
             block = bytearray(3 * 1024 ** 3)
             assert block
-        """})
+        """
+        },
+    )
     result = judge(suite, "fixtures/test_mem.py", "x", memory_mb=512)
     assert (result.passed, result.error) == (False, None), result.details
     assert "MemoryError" in result.details
 
 
 def test_file_size_is_limited(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_big.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_big.py": """
         def test_write():
             with open("big.bin", "wb") as handle:
                 for _ in range(64):
                     handle.write(b"x" * 1024 * 1024)
-        """})
+        """
+        },
+    )
     result = judge(suite, "fixtures/test_big.py", "x", file_size_mb=8)
     assert (result.passed, result.error) == (False, None), result.details
 
@@ -192,16 +216,22 @@ def test_file_size_is_limited(tmp_path: Path) -> None:
 def test_limits_are_set_in_the_judgement(tmp_path: Path) -> None:
     # The kernel exempts root from RLIMIT_NPROC (references/security.md), so this checks the
     # limits the tests see rather than forking 200 children.
-    suite = make_suite(tmp_path, {"test_limits.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_limits.py": """
         import resource
 
         def test_limits():
             assert resource.getrlimit(resource.RLIMIT_NPROC) == (20, 20)
             assert resource.getrlimit(resource.RLIMIT_AS)[0] == 700 * 1024 ** 2
             assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == 9 * 1024 ** 2
-        """})
-    result = judge(suite, "fixtures/test_limits.py", "x", processes=20, memory_mb=700,
-                   file_size_mb=9)
+        """
+        },
+    )
+    result = judge(
+        suite, "fixtures/test_limits.py", "x", processes=20, memory_mb=700, file_size_mb=9
+    )
     assert result.passed, result.details
 
 
@@ -209,18 +239,23 @@ def test_judgements_die_with_the_harness(tmp_path: Path) -> None:
     if (missing := jail_problem()) is not None:
         pytest.skip(missing)
     marker = f"orphan-{uuid.uuid4().hex}"
-    suite = make_suite(tmp_path, {"test_hang.py": f"""
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_hang.py": f"""
         import subprocess, sys, time
 
         def test_hangs():
             subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}],
                              start_new_session=True)
             time.sleep(120)
-        """})
+        """
+        },
+    )
     script = textwrap.dedent(f"""
         from pathlib import Path
         from skill_eval.judges.pytest_judge import run_pytest
-        from skill_eval.work import Work
+        from skill_eval.core.work import Work
         run_pytest(Path({str(suite / "fixtures" / "test_hang.py")!r}), Work("x"), 300)
         """)
     harness = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
@@ -235,22 +270,32 @@ def test_judgements_die_with_the_harness(tmp_path: Path) -> None:
 
 def test_a_killed_harness_leaves_its_temp_dir_to_the_next_run(tmp_path: Path) -> None:
     # A harness killed with -9 cannot clean up; the next process removes what a dead one left.
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     orphan = Path(tempfile.gettempdir()) / f"skill-eval-pytest-{dead.stdout.strip()}-x1"
     (orphan / "work").mkdir(parents=True)
-    script = ("from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir\n"
-              "remove_dir(judgement_dir())\n")
-    subprocess.run([sys.executable, "-c", script], check=True,
-                   cwd=Path(__file__).parent.parent)
+    script = (
+        "from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir\n"
+        "remove_dir(judgement_dir())\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).parent.parent)
     assert not orphan.exists()
 
 
 def test_a_huge_assertion_message_is_a_plain_failure(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, {"test_huge.py": """
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_huge.py": """
         def test_huge():
             assert False, "x" * 5_000_000
-        """})
+        """
+        },
+    )
     result = judge(suite, "fixtures/test_huge.py", "x")
     assert (result.passed, result.error) == (False, None)
     assert "1 of 1 test(s) failed" in result.details and "tamper" not in result.details
@@ -258,25 +303,49 @@ def test_a_huge_assertion_message_is_a_plain_failure(tmp_path: Path) -> None:
 
 def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: Path) -> None:
     marker = f"term-{uuid.uuid4().hex}"
-    suite = make_suite(tmp_path, {"test_hang.py": f"""
+    suite = make_suite(
+        tmp_path,
+        {
+            "test_hang.py": f"""
         import subprocess, sys, time
 
         def test_hangs():
             subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}])
             time.sleep(120)
-        """})
+        """
+        },
+    )
     (suite / "task_suite.yaml").write_text(
         "skill_id: s\nversion: '1.0'\ntasks:\n  - id: t\n    prompt: p\n    judge:\n"
-        "      type: pytest\n      test_file: fixtures/test_hang.py\n", encoding="utf-8")
+        "      type: pytest\n      test_file: fixtures/test_hang.py\n",
+        encoding="utf-8",
+    )
     skill = tmp_path / "skill"
     skill.mkdir()
-    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: d\n---\n\nbody\n",
-                                    encoding="utf-8")
+    (skill / "SKILL.md").write_text(
+        "---\nname: skill\ndescription: d\n---\n\nbody\n", encoding="utf-8"
+    )
     run = subprocess.Popen(
-        [sys.executable, "-m", "skill_eval.cli", "run", "--standalone", "--task-suite",
-         str(suite / "task_suite.yaml"), "--skill-path", str(skill), "--mock", "-q",
-         "--no-baseline", "--state-root", str(tmp_path / "state")],
-        cwd=Path(__file__).parent.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "skill_eval.cli",
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(suite / "task_suite.yaml"),
+            "--skill-path",
+            str(skill),
+            "--mock",
+            "-q",
+            "--no-baseline",
+            "--state-root",
+            str(tmp_path / "state"),
+        ],
+        cwd=Path(__file__).parent.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not _pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)

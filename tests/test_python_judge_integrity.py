@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.judges import JudgeContext, build_judge, run_judge
-from skill_eval.model import JudgeResult, Task
-from skill_eval.work import Work
 from tests.helpers import read_json, run_script, write_outputs, write_skill, write_suite
 from tests.test_run_e2e import standalone
 
@@ -19,8 +19,12 @@ EXITS = {"type": "python", "callable": "tests.judge_helpers:exits"}
 
 
 def judge(config: dict[str, Any], output: str) -> JudgeResult:
-    return run_judge(build_judge(config), Task(id="t", prompt="p", judge=config), Work(output),
-                     JudgeContext(suite_dir=Path("/nonexistent")))
+    return run_judge(
+        build_judge(config),
+        Task(id="t", prompt="p", judge=config),
+        Work(output),
+        JudgeContext(suite_dir=Path("/nonexistent")),
+    )
 
 
 def test_a_judge_raising_system_exit_is_a_judge_error() -> None:
@@ -59,8 +63,10 @@ def test_passed_must_be_a_bool() -> None:
 
 def test_a_system_exit_in_a_judge_never_ends_the_cli_run_with_0(tmp_path: Path) -> None:
     tasks = [{"id": f"t{i}", "prompt": "p", "judge": EXITS} for i in range(3)]
-    outputs = {"candidate": {"t0": "EXIT", "t1": "alpha", "t2": "alpha"},
-               "baseline": {"t0": "alpha", "t1": "alpha", "t2": "alpha"}}
+    outputs = {
+        "candidate": {"t0": "EXIT", "t1": "alpha", "t2": "alpha"},
+        "baseline": {"t0": "alpha", "t1": "alpha", "t2": "alpha"},
+    }
     code, out, err = standalone(tmp_path, outputs, "--max-retries", "0", tasks=tasks)
     assert out.strip(), f"no artifact (exit {code}): {err}"
     data = read_json(out.strip())
@@ -72,12 +78,24 @@ def test_a_system_exit_in_a_judge_never_ends_the_cli_run_with_0(tmp_path: Path) 
 def test_the_compatibility_script_writes_an_artifact_too(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [{"id": "t0", "prompt": "p", "judge": EXITS}])
     skill = write_skill(tmp_path / "skill")
-    outputs = write_outputs(tmp_path / "o.yaml", {"candidate": {"t0": "EXIT"},
-                                                  "baseline": {"t0": "alpha"}})
-    done = run_script("--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
-                      "--mock", "--mock-outputs", str(outputs), "--max-retries", "0",
-                      "--state-root", str(tmp_path / "state"),
-                      cwd=Path(__file__).resolve().parent.parent)
+    outputs = write_outputs(
+        tmp_path / "o.yaml", {"candidate": {"t0": "EXIT"}, "baseline": {"t0": "alpha"}}
+    )
+    done = run_script(
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "--max-retries",
+        "0",
+        "--state-root",
+        str(tmp_path / "state"),
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert done.stdout.strip(), done.stderr
     data = read_json(done.stdout.strip())
     assert data["evaluation"]["verdict"] != "pass"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from skill_eval.quickschema import quick_valid
+from skill_eval.core.quickschema import quick_valid
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMAS = REPO / "skill_eval" / "schemas"
@@ -36,32 +36,56 @@ def test_shipped_suites_are_quickly_valid(suite: Path) -> None:
 
 
 CASES: list[tuple[Any, Any]] = [
-    (1, {"type": "integer"}), (1.0, {"type": "integer"}), (1.5, {"type": "integer"}),
-    (True, {"type": "integer"}), (True, {"type": "number"}), (None, {"type": ["null", "string"]}),
-    ("ab", {"minLength": 3}), ("abc", {"maxLength": 2}), ([1], {"minItems": 2}),
-    (1, {"enum": [True]}), (True, {"enum": [1]}), (1, {"enum": [1.0]}), (1, {"const": True}),
-    ({"a": 1}, {"const": {"a": 1.0}}), ([1, True], {"const": [1, 1]}),
-    ("x", {"pattern": "^y"}), ("axb", {"pattern": "x"}), (5, {"exclusiveMinimum": 5}),
-    (5, {"minimum": 5}), (5, {"maximum": 4}), (5, {"exclusiveMaximum": 6}),
-    (["a", "a"], {"uniqueItems": True}), ([1, 1.0], {"uniqueItems": True}),
+    (1, {"type": "integer"}),
+    (1.0, {"type": "integer"}),
+    (1.5, {"type": "integer"}),
+    (True, {"type": "integer"}),
+    (True, {"type": "number"}),
+    (None, {"type": ["null", "string"]}),
+    ("ab", {"minLength": 3}),
+    ("abc", {"maxLength": 2}),
+    ([1], {"minItems": 2}),
+    (1, {"enum": [True]}),
+    (True, {"enum": [1]}),
+    (1, {"enum": [1.0]}),
+    (1, {"const": True}),
+    ({"a": 1}, {"const": {"a": 1.0}}),
+    ([1, True], {"const": [1, 1]}),
+    ("x", {"pattern": "^y"}),
+    ("axb", {"pattern": "x"}),
+    (5, {"exclusiveMinimum": 5}),
+    (5, {"minimum": 5}),
+    (5, {"maximum": 4}),
+    (5, {"exclusiveMaximum": 6}),
+    (["a", "a"], {"uniqueItems": True}),
+    ([1, 1.0], {"uniqueItems": True}),
     ({"a": 1, "b": 2}, {"properties": {"a": {}}, "additionalProperties": False}),
-    ({"x-y": 1}, {"patternProperties": {"^x-": {"type": "integer"}},
-                  "additionalProperties": False}),
+    (
+        {"x-y": 1},
+        {"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False},
+    ),
     ({"A": 1}, {"propertyNames": {"pattern": "^[a-z]+$"}}),
-    ({}, {"required": ["a"]}), ("s", {"required": ["a"]}),
+    ({}, {"required": ["a"]}),
+    ("s", {"required": ["a"]}),
     (3, {"oneOf": [{"type": "integer"}, {"type": "number"}]}),
     ("s", {"anyOf": [{"type": "integer"}, {"minLength": 1}]}),
-    (3, {"not": {"type": "string"}}), (3, {"allOf": [{"minimum": 1}, {"maximum": 2}]}),
+    (3, {"not": {"type": "string"}}),
+    (3, {"allOf": [{"minimum": 1}, {"maximum": 2}]}),
     (3, {"$defs": {"n": {"type": "string"}}, "$ref": "#/$defs/n"}),
-    ([1, "x"], {"items": {"type": "integer"}}), (3, {"if": {"type": "integer"}}),
-    (3, {"format": "email", "description": "annotations only"}), (3, True), (3, False),
+    ([1, "x"], {"items": {"type": "integer"}}),
+    (3, {"if": {"type": "integer"}}),
+    (3, {"format": "email", "description": "annotations only"}),
+    (3, True),
+    (3, False),
     (3, {"if": {"type": "integer"}, "then": {"minimum": 5}}),
     (7, {"if": {"type": "integer"}, "then": {"minimum": 5}, "else": {"minLength": 9}}),
     ("ab", {"if": {"type": "integer"}, "then": {"minimum": 5}, "else": {"minLength": 9}}),
     ("ab", {"if": {"type": "integer"}, "then": {"minimum": 5}}),
     (3, {"then": {"type": "string"}, "else": {"type": "string"}}),
-    ({"q": 1}, {"if": {"required": ["q"]}, "then": {"required": ["s"]},
-                "else": {"required": ["p"]}}),
+    (
+        {"q": 1},
+        {"if": {"required": ["q"]}, "then": {"required": ["s"]}, "else": {"required": ["p"]}},
+    ),
 ]
 
 

@@ -11,17 +11,31 @@ from pathlib import Path
 import pytest
 
 from skill_eval.backends.ray import CLAUDE_CODE_RESOURCES, RayBackend, resources_for
-from skill_eval.jobs import JudgeSettings, RunSpec
+from skill_eval.engine.jobs import JudgeSettings, RunSpec
 from tests.artifact_compare import comparable
 from tests.helpers import REPO, read_json, run_cli
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
 
 AGENT = REPO / "task_suites" / "demo-agent"
-AGENT_RUN = ("run", "--standalone", "--task-suite", str(AGENT / "task_suite.yaml"),
-             "--skill-path", str(AGENT / "skill" / "csv-report"), "--mock",
-             "--mock-outputs", str(AGENT / "mock_outputs.yaml"), "--skill-mode", "installed",
-             "--samples", "2", "--concurrency", "2", "-q")
+AGENT_RUN = (
+    "run",
+    "--standalone",
+    "--task-suite",
+    str(AGENT / "task_suite.yaml"),
+    "--skill-path",
+    str(AGENT / "skill" / "csv-report"),
+    "--mock",
+    "--mock-outputs",
+    str(AGENT / "mock_outputs.yaml"),
+    "--skill-mode",
+    "installed",
+    "--samples",
+    "2",
+    "--concurrency",
+    "2",
+    "-q",
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,25 +45,30 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
-def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(tmp_path: Path,
-                                                           local_ray: None) -> None:
+def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(
+    tmp_path: Path, local_ray: None
+) -> None:
     code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "threads"))
     assert code in (0, 1), err
     threads = read_json(out.strip())
-    code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "ray"),
-                             "--backend", "ray")
+    code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "ray"), "--backend", "ray")
     assert code in (0, 1), err
     on_ray = read_json(out.strip())
     assert comparable(on_ray) == comparable(threads)
     # not vacuous: agent work judged from shipped input files (pytest fixture included),
     # with failures, passes and statistics
-    statuses = {r["status"] for arm in ("candidate_results", "baseline_results")
-                for r in threads[arm]}
+    statuses = {
+        r["status"] for arm in ("candidate_results", "baseline_results") for r in threads[arm]
+    }
     assert statuses == {"passed", "failed"} and threads["comparison"] is not None
     # failed attempts' final workspaces came back from the workers into the run directory
     run_dir = Path(on_ray["manifest"]["run_dir"])
-    failed = [a for r in on_ray["baseline_results"] + on_ray["candidate_results"]
-              for a in r["attempts"] if a["status"] == "failed" and a.get("files")]
+    failed = [
+        a
+        for r in on_ray["baseline_results"] + on_ray["candidate_results"]
+        for a in r["attempts"]
+        if a["status"] == "failed" and a.get("files")
+    ]
     assert failed
     for attempt in failed:
         kept = Path(attempt["meta"]["workspace"]["kept"])
@@ -57,11 +76,12 @@ def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(tmp_path: Path,
         for file in attempt["files"]["files"]:
             assert (kept / file["path"]).is_file()
 
+
 def test_claude_code_attempts_ask_for_a_cpu_and_memory_api_attempts_less() -> None:
     judging = JudgeSettings(suite_dir=REPO)
     claude = resources_for(RunSpec("k", "claude-cli", None, judging))
     api = resources_for(RunSpec("k", "anthropic", None, judging))
-    assert claude == CLAUDE_CODE_RESOURCES and claude["memory"] >= 1024 ** 3
+    assert claude == CLAUDE_CODE_RESOURCES and claude["memory"] >= 1024**3
     assert api["num_cpus"] < claude["num_cpus"] and "memory" not in api
 
 

@@ -31,21 +31,45 @@ def test_the_readme_names_the_commands_this_test_runs() -> None:
 
 
 def test_the_offline_anthropic_run_works_from_the_repository(tmp_path: Path) -> None:
-    server = subprocess.Popen([sys.executable, "-m", "tests.fakes.anthropic_server",
-                               "--rules", RULES], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.anthropic_server", "--rules", RULES],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert server.stdout is not None
         base_url = server.stdout.readline().strip()
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ANTHROPIC_", "SKILL_EVAL_"))}
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SKILL_EVAL_"))
+        }
         env |= {"ANTHROPIC_BASE_URL": base_url + "/v1", "ANTHROPIC_API_KEY": "dummy"}
         run = subprocess.run(
-            [sys.executable, "-m", "skill_eval.cli", "run", "--standalone", "--task-suite",
-             "task_suites/demo/task_suite.yaml", "--skill-path", "fixtures/demo-skill-improved",
-             "--executor", "anthropic", "--model", "claude-fake", "--state-root",
-             str(tmp_path / "state"), "-q"],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                "-m",
+                "skill_eval.cli",
+                "run",
+                "--standalone",
+                "--task-suite",
+                "task_suites/demo/task_suite.yaml",
+                "--skill-path",
+                "fixtures/demo-skill-improved",
+                "--executor",
+                "anthropic",
+                "--model",
+                "claude-fake",
+                "--state-root",
+                str(tmp_path / "state"),
+                "-q",
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         server.send_signal(signal.SIGTERM)
         _, served = server.communicate(timeout=10)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import artifact
-from skill_eval.rundir import RUN_SCHEMA_VERSION
+from skill_eval.engine import artifact
+from skill_eval.engine.rundir import RUN_SCHEMA_VERSION
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 
@@ -19,9 +19,22 @@ def test_rejudge_uses_the_suites_current_judges(tmp_path: Path) -> None:
     suite = write_suite(suite_dir, [contains_task("t1", "alpha"), contains_task("t2", "gamma")])
     skill = write_skill(tmp_path / "skill")
     outputs = write_outputs(tmp_path / "o.yaml", {"candidate": {"t1": "alpha", "t2": "beta"}})
-    code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                             str(skill), "--state-root", str(tmp_path / "state"), "--mock",
-                             "--mock-outputs", str(outputs), "-q", "--policy", "delta")
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "-q",
+        "--policy",
+        "delta",
+    )
     first = read_json(out.strip())
     assert first["evaluation"]["execution_pass_rate"] == 0.5
     run_dir = Path(first["manifest"]["run_dir"])
@@ -55,9 +68,23 @@ def finished_run(tmp_path: Path, *extra: str) -> tuple[Path, Path, dict]:
     suite = write_suite(suite_dir, [contains_task("t1", "alpha")])
     skill = write_skill(tmp_path / "skill")
     outputs = write_outputs(tmp_path / "o.yaml", {"candidate": {"t1": "alpha"}})
-    code, out, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                             str(skill), "--state-root", str(tmp_path / "state"), "--mock",
-                             "--mock-outputs", str(outputs), "-q", "--policy", "delta", *extra)
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "--mock-outputs",
+        str(outputs),
+        "-q",
+        "--policy",
+        "delta",
+        *extra,
+    )
     assert code == 0, err
     first = read_json(out.strip())
     return Path(first["manifest"]["run_dir"]), suite_dir, first
@@ -101,13 +128,15 @@ def test_rejudge_of_an_older_manifest_without_a_version_still_works(tmp_path: Pa
     assert code == 0 and "warning:" not in err, err
 
 
-def test_rejudge_retries_a_judge_error_like_a_run(tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejudge_retries_a_judge_error_like_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_dir, suite_dir, _ = finished_run(tmp_path, "--max-retries", "1")
     module = tmp_path / "mods" / "flaky_rejudge_mod.py"
     module.parent.mkdir()
-    module.write_text(textwrap.dedent("""
-        from skill_eval.model import JudgeResult
+    module.write_text(
+        textwrap.dedent("""
+        from skill_eval.core.model import JudgeResult
         CALLS = []
 
         def judge(output, task):
@@ -115,24 +144,37 @@ def test_rejudge_retries_a_judge_error_like_a_run(tmp_path: Path,
             if CALLS.count("alpha") == 1 and output == "alpha":
                 return JudgeResult.failure("judge model overloaded", transient=True)
             return output == "alpha"
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(module.parent))
     monkeypatch.delitem(sys.modules, "flaky_rejudge_mod", raising=False)
-    write_suite(suite_dir, [{"id": "t1", "prompt": "Do t1",
-                             "judge": {"type": "python", "callable": "flaky_rejudge_mod:judge"}}])
+    write_suite(
+        suite_dir,
+        [
+            {
+                "id": "t1",
+                "prompt": "Do t1",
+                "judge": {"type": "python", "callable": "flaky_rejudge_mod:judge"},
+            }
+        ],
+    )
     code, out, err = run_cli("rejudge", str(run_dir))
     assert code == 0, err
     assert read_json(out.strip())["evaluation"]["execution_pass_rate"] == 1.0
     assert sys.modules["flaky_rejudge_mod"].CALLS.count("alpha") == 2  # judged again
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("pass_k", "two", "options.pass_k: must be int, got 'two'"),
-    ("mock", 1, "options.mock: must be bool, got 1"),
-    ("allowed_tools", "Bash", "options.allowed_tools: must be tuple[str, ...], got 'Bash'"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("pass_k", "two", "options.pass_k: must be int, got 'two'"),
+        ("mock", 1, "options.mock: must be bool, got 1"),
+        ("allowed_tools", "Bash", "options.allowed_tools: must be tuple[str, ...], got 'Bash'"),
+    ],
+)
 def test_rejudge_of_a_manifest_with_a_mistyped_option_is_one_clear_line(
-        tmp_path: Path, key: str, value: object, expected: str) -> None:
+    tmp_path: Path, key: str, value: object, expected: str
+) -> None:
     run_dir, _, _ = finished_run(tmp_path)
     meta = read_json(run_dir / "run.json")
     meta["options"][key] = value

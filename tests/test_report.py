@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from skill_eval import report
 from skill_eval.errors import ArtifactError
+from skill_eval.report import render as report
 from tests.helpers import (
     DEMO_OUTPUTS,
     DEMO_RANKING,
@@ -33,36 +33,59 @@ HOSTILE = "nope <b>&amp; | x\x01\x1b[31m]]>\u0000 end"
 
 def _run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], Path]:
     # --policy delta: these tiny suites test the reports, not the default policy's rigour
-    code, out, err = run_cli("run", "--state-root", str(tmp_path / "state"), "--mock", "-q",
-                             "--policy", "delta", *args)
+    code, out, err = run_cli(
+        "run", "--state-root", str(tmp_path / "state"), "--mock", "-q", "--policy", "delta", *args
+    )
     assert out.strip(), err
     path = Path(out.strip())
     return code, read_json(path), path
 
 
-def _standalone(tmp_path: Path, tasks: list[dict[str, Any]], outputs: dict[str, Any],
-                *extra: str) -> tuple[int, dict[str, Any], Path]:
+def _standalone(
+    tmp_path: Path, tasks: list[dict[str, Any]], outputs: dict[str, Any], *extra: str
+) -> tuple[int, dict[str, Any], Path]:
     suite = write_suite(tmp_path / "suite", tasks)
     skill = write_skill(tmp_path / "skill")
-    return _run(tmp_path, "--standalone", "--task-suite", str(suite), "--skill-path",
-                str(skill), "--mock-outputs", str(write_outputs(tmp_path / "out.yaml", outputs)),
-                *extra)
+    return _run(
+        tmp_path,
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--mock-outputs",
+        str(write_outputs(tmp_path / "out.yaml", outputs)),
+        *extra,
+    )
 
 
 def passing(tmp_path: Path) -> dict[str, Any]:
-    code, data, _ = _run(tmp_path, "--standalone", "--task-suite", str(DEMO_SUITE),
-                         "--skill-path", str(DEMO_SKILL_IMPROVED), "--mock-outputs",
-                         str(DEMO_OUTPUTS))
+    code, data, _ = _run(
+        tmp_path,
+        "--standalone",
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--skill-path",
+        str(DEMO_SKILL_IMPROVED),
+        "--mock-outputs",
+        str(DEMO_OUTPUTS),
+    )
     assert code == 0 and data["evaluation"]["verdict"] == "pass"
     return data
 
 
 def failing(tmp_path: Path) -> dict[str, Any]:
     """pass@2: t1 passes in both arms, t2 (hostile output) and t4 regress, t3 improves."""
-    tasks = [contains_task("t1", "alpha"), contains_task("t2", "beta"),
-             contains_task("t3", "gamma"), contains_task("t4", "delta")]
-    outputs = {"candidate": {"t1": "alpha", "t2": HOSTILE, "t3": "gamma", "t4": "no"},
-               "baseline": {"t1": "alpha", "t2": "beta", "t3": "no", "t4": "delta"}}
+    tasks = [
+        contains_task("t1", "alpha"),
+        contains_task("t2", "beta"),
+        contains_task("t3", "gamma"),
+        contains_task("t4", "delta"),
+    ]
+    outputs = {
+        "candidate": {"t1": "alpha", "t2": HOSTILE, "t3": "gamma", "t4": "no"},
+        "baseline": {"t1": "alpha", "t2": "beta", "t3": "no", "t4": "delta"},
+    }
     code, data, _ = _standalone(tmp_path, tasks, outputs, "--pass-k", "2")
     assert code == 1 and data["evaluation"]["verdict"] == "fail"
     return data
@@ -70,28 +93,45 @@ def failing(tmp_path: Path) -> dict[str, Any]:
 
 def erroring(tmp_path: Path) -> dict[str, Any]:
     """t2's judge breaks on its output: every attempt at t2 ends in error in both arms."""
-    tasks = [contains_task("t1", "alpha"),
-             {"id": "t2", "prompt": "Do t2",
-              "judge": {"type": "python", "callable": "tests.judge_helpers:alpha_or_boom"}},
-             contains_task("t3", "gamma")]
-    code, data, _ = _standalone(tmp_path, tasks, {"t1": "alpha", "t2": "BOOM", "t3": "gamma"},
-                                "--max-retries", "0")
+    tasks = [
+        contains_task("t1", "alpha"),
+        {
+            "id": "t2",
+            "prompt": "Do t2",
+            "judge": {"type": "python", "callable": "tests.judge_helpers:alpha_or_boom"},
+        },
+        contains_task("t3", "gamma"),
+    ]
+    code, data, _ = _standalone(
+        tmp_path, tasks, {"t1": "alpha", "t2": "BOOM", "t3": "gamma"}, "--max-retries", "0"
+    )
     assert code == 3 and data["evaluation"]["verdict"] == "error"
     return data
 
 
 def skipped(tmp_path: Path) -> dict[str, Any]:
-    code, data, _ = _run(tmp_path, "--input", str(DEMO_RANKING), "--candidate-id",
-                         "cand-low-score", "--task-suite", str(DEMO_SUITE), "--mock-outputs",
-                         str(DEMO_OUTPUTS))
+    code, data, _ = _run(
+        tmp_path,
+        "--input",
+        str(DEMO_RANKING),
+        "--candidate-id",
+        "cand-low-score",
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--mock-outputs",
+        str(DEMO_OUTPUTS),
+    )
     assert code == 0 and data["evaluation"]["verdict"] == "skipped"
     return data
 
 
 def no_baseline(tmp_path: Path) -> dict[str, Any]:
-    code, data, _ = _standalone(tmp_path, [contains_task("t1", "alpha"),
-                                           contains_task("t2", "beta")],
-                                {"t1": "alpha", "t2": "nope"}, "--no-baseline")
+    code, data, _ = _standalone(
+        tmp_path,
+        [contains_task("t1", "alpha"), contains_task("t2", "beta")],
+        {"t1": "alpha", "t2": "nope"},
+        "--no-baseline",
+    )
     assert code == 0 and data["evaluation"]["verdict"] == "pass"
     return data
 
@@ -99,30 +139,51 @@ def no_baseline(tmp_path: Path) -> dict[str, Any]:
 def with_stats(data: dict[str, Any]) -> dict[str, Any]:
     """A copy of a real artifact with the statistics the integrator adds."""
     data = copy.deepcopy(data)
-    data["comparison"] = {"n_tasks": 5, "candidate_rate": 1.0, "baseline_rate": 0.4,
-                          "delta": 0.6, "interval": [0.2, 1.0], "confidence": 0.95,
-                          "method": "paired bootstrap", "mcnemar_p": 0.25,
-                          "improved": ["breaking-change", "issue-credits", "security-section"],
-                          "regressed": [], "excluded": []}
-    data["evaluation"]["policy"] = {"name": "non-inferior", "passed": True,
-                                    "reasoning": "lower end +0.2 > -0.05"}
+    data["comparison"] = {
+        "n_tasks": 5,
+        "candidate_rate": 1.0,
+        "baseline_rate": 0.4,
+        "delta": 0.6,
+        "interval": [0.2, 1.0],
+        "confidence": 0.95,
+        "method": "paired bootstrap",
+        "mcnemar_p": 0.25,
+        "improved": ["breaking-change", "issue-credits", "security-section"],
+        "regressed": [],
+        "excluded": [],
+    }
+    data["evaluation"]["policy"] = {
+        "name": "non-inferior",
+        "passed": True,
+        "reasoning": "lower end +0.2 > -0.05",
+    }
     data["evaluation"]["conclusion"] = "better"
     for result in data["candidate_results"]:
-        result["stats"] = {"n": 1, "c": 1, "errors": 0, "pass_at_k": 1.0, "pass_hat_k": 1.0,
-                           "label": "flaky" if result["task_id"] == "title-heading"
-                           else "stable_pass"}
+        result["stats"] = {
+            "n": 1,
+            "c": 1,
+            "errors": 0,
+            "pass_at_k": 1.0,
+            "pass_hat_k": 1.0,
+            "label": "flaky" if result["task_id"] == "title-heading" else "stable_pass",
+        }
     data["non_discriminating"] = ["added-and-fixed", "title-heading"]
     data["power_hint"] = "detecting a 10-point lift needs about 120 tasks"
-    data["baseline_cache"] = {"hit": True, "key": "ab" * 32, "age_seconds": 7200,
-                              "attempts_from_cache": 5}
+    data["baseline_cache"] = {
+        "hit": True,
+        "key": "ab" * 32,
+        "age_seconds": 7200,
+        "attempts_from_cache": 5,
+    }
     data["usage"]["candidate"]["cost_usd"] = 0.0123
     return data
 
 
 def md_rows(text: str) -> list[list[str]]:
     """Cells of every markdown table row (split on unescaped pipes)."""
-    return [re.split(r"(?<!\\)\|", line)[1:-1] for line in text.splitlines()
-            if line.startswith("|")]
+    return [
+        re.split(r"(?<!\\)\|", line)[1:-1] for line in text.splitlines() if line.startswith("|")
+    ]
 
 
 def junit(text: str) -> ET.Element:
@@ -135,6 +196,7 @@ def counts(element: ET.Element) -> dict[str, str]:
 
 
 # --- table ----------------------------------------------------------------------------------
+
 
 def test_table_of_a_passing_run(tmp_path: Path) -> None:
     text = report.render_table(passing(tmp_path))
@@ -173,10 +235,10 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     # the rates cover the two tasks judged in both arms, and the counts say so
     assert re.search(r"^pass rate +candidate 1.0000 \(2/2\) +baseline 1.0000 \(2/2\)", text, re.M)
     assert "error: judge error: python judge" in row
-    assert re.search(r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error",
-                     text, re.M)
-    assert re.search(r"^errors +2 attempts ended in error \(candidate 1, baseline 1\)", text,
-                     re.M)
+    assert re.search(
+        r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error", text, re.M
+    )
+    assert re.search(r"^errors +2 attempts ended in error \(candidate 1, baseline 1\)", text, re.M)
 
 
 def test_table_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
@@ -201,6 +263,7 @@ def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
 
 # --- markdown -------------------------------------------------------------------------------
 
+
 def test_markdown_of_a_passing_run(tmp_path: Path) -> None:
     data = passing(tmp_path)
     text = report.render_markdown(data)
@@ -210,8 +273,13 @@ def test_markdown_of_a_passing_run(tmp_path: Path) -> None:
     assert "### Errors" not in text
     footer = text.rstrip().splitlines()[-1]
     sha = data["manifest"]["task_suite"]["sha256"][:12]
-    for part in (f"suite sha256 {sha}", "executor mock", "pass\\_k 1", "samples 1",
-                 f"artifact `{data['truth_anchor']}`"):
+    for part in (
+        f"suite sha256 {sha}",
+        "executor mock",
+        "pass\\_k 1",
+        "samples 1",
+        f"artifact `{data['truth_anchor']}`",
+    ):
         assert part in footer
 
 
@@ -259,13 +327,15 @@ def test_markdown_collapses_long_task_lists(tmp_path: Path) -> None:
     data = passing(tmp_path)
     data["candidate_results"] = data["candidate_results"] * 6
     assert "<details><summary>Per task (5 tasks)" not in report.render_markdown(data)
-    data["candidate_results"] = [dict(r, task_id=f"t{i}") for i, r in
-                                 enumerate(data["candidate_results"])]
+    data["candidate_results"] = [
+        dict(r, task_id=f"t{i}") for i, r in enumerate(data["candidate_results"])
+    ]
     data["baseline_results"] = []
     assert "<details><summary>Per task (30 tasks)</summary>" in report.render_markdown(data)
 
 
 # --- junit ----------------------------------------------------------------------------------
+
 
 def test_junit_of_a_failing_run(tmp_path: Path) -> None:
     data = failing(tmp_path)
@@ -273,11 +343,14 @@ def test_junit_of_a_failing_run(tmp_path: Path) -> None:
     assert root.tag == "testsuites" and len(root) == 1
     suite = root[0]
     # four tasks, two failing, and the failing verdict
-    assert counts(root) == counts(suite) == {"tests": "5", "failures": "3", "errors": "0",
-                                             "skipped": "0"}
+    assert (
+        counts(root)
+        == counts(suite)
+        == {"tests": "5", "failures": "3", "errors": "0", "skipped": "0"}
+    )
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert props["verdict"] == "fail" and props["delta"] == f'{data["evaluation"]["delta"]:+.4f}'
-    assert props["candidate_pass_rate"] == f'{data["evaluation"]["execution_pass_rate"]:.4f}'
+    assert props["verdict"] == "fail" and props["delta"] == f"{data['evaluation']['delta']:+.4f}"
+    assert props["candidate_pass_rate"] == f"{data['evaluation']['execution_pass_rate']:.4f}"
     assert props["attempts_record"] == data["manifest"]["run_dir"] + "/attempts.jsonl"
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == ["t1", "t2", "t3", "t4", "verdict"]
@@ -295,8 +368,9 @@ def test_junit_of_a_failing_run(tmp_path: Path) -> None:
 
 def test_junit_survives_any_characters(tmp_path: Path) -> None:
     data = failing(tmp_path)
-    data["candidate_results"][1]["attempts"][0]["judge"]["details"] = \
+    data["candidate_results"][1]["attempts"][0]["judge"]["details"] = (
         "bad \x00\x08\ud800\ufffe <&> \"q\" 'a'\nline2"
+    )
     data["task_suite_skill_id"] = "s<&>\x02"
     text = report.render_junit(data)
     root = junit(text)
@@ -319,17 +393,18 @@ def test_junit_of_an_error_run(tmp_path: Path) -> None:
     assert verdict.get("message") == f"verdict error: {data['evaluation']['reason']}"
 
 
-@pytest.mark.parametrize(("verdict", "failures", "errors"), [
-    ("pass", "0", "0"), ("fail", "1", "0"), ("error", "0", "1")])
-def test_junit_verdict_case_agrees_with_the_exit_code(tmp_path: Path, verdict: str,
-                                                      failures: str, errors: str) -> None:
+@pytest.mark.parametrize(
+    ("verdict", "failures", "errors"), [("pass", "0", "0"), ("fail", "1", "0"), ("error", "0", "1")]
+)
+def test_junit_verdict_case_agrees_with_the_exit_code(
+    tmp_path: Path, verdict: str, failures: str, errors: str
+) -> None:
     """Every task passed, yet a `fail` or `error` verdict exits non-zero: CI must not be green."""
     data = passing(tmp_path)
     data["evaluation"]["verdict"] = verdict
     data["evaluation"]["reason"] = "too many attempts ended in error <&>"
     root = junit(report.render_junit(data))
-    assert counts(root) == {"tests": "6", "failures": failures, "errors": errors,
-                            "skipped": "0"}
+    assert counts(root) == {"tests": "6", "failures": failures, "errors": errors, "skipped": "0"}
     cases = root.findall("testsuite/testcase")
     assert [c.get("name") for c in cases][-1] == "verdict"
     assert all(len(c.findall("failure")) + len(c.findall("error")) == 0 for c in cases[:-1])
@@ -363,6 +438,7 @@ def test_junit_of_passing_no_baseline_and_stats_runs(tmp_path: Path) -> None:
 
 # --- json -----------------------------------------------------------------------------------
 
+
 def test_json_re_emits_the_validated_artifact(tmp_path: Path) -> None:
     data = with_stats(passing(tmp_path))
     assert json.loads(report.render_json(data)) == data
@@ -373,11 +449,26 @@ def test_json_re_emits_the_validated_artifact(tmp_path: Path) -> None:
 
 # --- the command ----------------------------------------------------------------------------
 
+
 def test_report_command_renders_every_format(tmp_path: Path) -> None:
-    path = Path(run_cli("run", "--standalone", "--task-suite", str(DEMO_SUITE), "--skill-path",
-                        str(DEMO_SKILL_IMPROVED), "--mock", "--mock-outputs",
-                        str(DEMO_OUTPUTS), "--state-root", str(tmp_path / "state"),
-                        "-q", "--policy", "delta")[1].strip())
+    path = Path(
+        run_cli(
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(DEMO_SUITE),
+            "--skill-path",
+            str(DEMO_SKILL_IMPROVED),
+            "--mock",
+            "--mock-outputs",
+            str(DEMO_OUTPUTS),
+            "--state-root",
+            str(tmp_path / "state"),
+            "-q",
+            "--policy",
+            "delta",
+        )[1].strip()
+    )
     data = read_json(path)
     code, out, _ = run_cli("report", str(path))
     assert code == 0 and out == report.render_table(data)
@@ -397,9 +488,11 @@ def test_report_command_rejects_bad_artifacts_in_one_line(tmp_path: Path) -> Non
     corrupt.write_text("{not json", encoding="utf-8")
     invalid = tmp_path / "invalid.json"
     invalid.write_text(json.dumps({"schema_version": "1.0", "stage": "nope"}), encoding="utf-8")
-    for path, needle in ((tmp_path / "missing.json", "artifact not found"),
-                         (corrupt, "not a readable JSON artifact"),
-                         (invalid, "invalid.json")):
+    for path, needle in (
+        (tmp_path / "missing.json", "artifact not found"),
+        (corrupt, "not a readable JSON artifact"),
+        (invalid, "invalid.json"),
+    ):
         code, out, err = run_cli("report", str(path), "--format", "markdown")
         assert code == 2 and out == ""
         assert err.startswith("Error: ") and needle in err, err
@@ -418,13 +511,18 @@ def test_feedback_shows_the_cause_and_where_the_full_record_is(tmp_path: Path) -
         "E   ModuleNotFoundError: No module named 'yaml_helpers'\n"
         "=========================== short test summary info ============================\n"
         "ERROR fixtures/test_notes.py\n!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during "
-        "collection !!!!!!!!!!!!!!!!!!!!\n1 error in 0.05s\n")
+        "collection !!!!!!!!!!!!!!!!!!!!\n1 error in 0.05s\n"
+    )
     data["candidate_results"][1]["attempts"][0]["judge"]["details"] = pytest_output
     text = report.render_table(data)
     row = next(line for line in text.splitlines() if line.startswith("t2"))
     assert row.endswith("ModuleNotFoundError: No module named 'yaml_helpers'")
     journal = data["manifest"]["run_dir"] + "/attempts.jsonl"
-    assert re.search(rf"^record +every attempt, its output and the full judge messages: "
-                     rf"{re.escape(journal)}$", text, re.M)
+    assert re.search(
+        rf"^record +every attempt, its output and the full judge messages: "
+        rf"{re.escape(journal)}$",
+        text,
+        re.M,
+    )
     markdown = report.render_markdown(data)
     assert "No module named 'yaml\\_helpers'" in markdown and "attempts.jsonl" in markdown

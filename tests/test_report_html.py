@@ -11,11 +11,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from skill_eval.report_html import _script_json, render_html, word_diff
+from skill_eval.report.html import _script_json, render_html, word_diff
 from tests.helpers import contains_task, run_cli
 from tests.test_report import _standalone, failing, passing
 
-HOSTILE_OUTPUT = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned=2\">"
+HOSTILE_OUTPUT = '<script>window.pwned = 1</script><img src=x onerror="window.pwned=2">'
 
 
 class _Page(HTMLParser):
@@ -47,8 +47,10 @@ def page(html: str) -> _Page:
 
 def hostile(tmp_path: Path) -> dict[str, Any]:
     tasks = [contains_task("t1", "alpha"), contains_task("t2", "beta")]
-    outputs = {"candidate": {"t1": "alpha " + HOSTILE_OUTPUT, "t2": "nope </script>"},
-               "baseline": {"t1": "alpha", "t2": "beta"}}
+    outputs = {
+        "candidate": {"t1": "alpha " + HOSTILE_OUTPUT, "t2": "nope </script>"},
+        "baseline": {"t1": "alpha", "t2": "beta"},
+    }
     _code, data, _ = _standalone(tmp_path, tasks, outputs)
     return data
 
@@ -56,11 +58,14 @@ def hostile(tmp_path: Path) -> dict[str, Any]:
 def test_demo_run_is_one_self_contained_page(tmp_path: Path) -> None:
     html = render_html(passing(tmp_path))
     p = page(html)
-    assert [t["data-task"] for t in p.tasks] == ["added-and-fixed", "breaking-change",
-                                                 "issue-credits", "security-section",
-                                                 "title-heading"]
-    assert [t["data-tags"] for t in p.tasks] == ["same", "improved", "improved", "improved",
-                                                 "same"]
+    assert [t["data-task"] for t in p.tasks] == [
+        "added-and-fixed",
+        "breaking-change",
+        "issue-credits",
+        "security-section",
+        "title-heading",
+    ]
+    assert [t["data-tags"] for t in p.tasks] == ["same", "improved", "improved", "improved", "same"]
     # no network: no http(s) anywhere, no external script, stylesheet or image
     assert not re.search(r"https?://", html, re.IGNORECASE)
     assert p.refs == [] and p.imgs == 0
@@ -112,12 +117,18 @@ def test_agent_work_and_rubric_details_are_shown(tmp_path: Path) -> None:
     data = copy.deepcopy(passing(tmp_path))
     attempt = data["candidate_results"][0]["attempts"][0]
     attempt["files"] = {"files": [{"path": "src/<app>.py", "size": 12, "sha256": "ab"}]}
-    attempt["transcript"] = [{"name": "Write", "input": {"file_path": "src/app.py"},
-                              "ok": True, "output": "wrote <b>"}]
-    attempt["judge"]["data"] = {"evaluation": {
-        "dimensions": [{"name": "clarity", "score": 0.75}, {"name": "accuracy", "score": 1}],
-        "findings": [{"severity": "suggestion", "title": "tidy up", "id": "S1"},
-                     {"severity": "blocker", "title": "wrong <version>", "id": "B1"}]}}
+    attempt["transcript"] = [
+        {"name": "Write", "input": {"file_path": "src/app.py"}, "ok": True, "output": "wrote <b>"}
+    ]
+    attempt["judge"]["data"] = {
+        "evaluation": {
+            "dimensions": [{"name": "clarity", "score": 0.75}, {"name": "accuracy", "score": 1}],
+            "findings": [
+                {"severity": "suggestion", "title": "tidy up", "id": "S1"},
+                {"severity": "blocker", "title": "wrong <version>", "id": "B1"},
+            ],
+        }
+    }
     html = render_html(data)
     assert "changed files (1)</summary>" in html and "<code>src/&lt;app&gt;.py</code>" in html
     assert "transcript (1 tool call)</summary>" in html and "wrote &lt;b&gt;" in html
@@ -162,7 +173,8 @@ def test_error_skipped_and_single_arm_runs_render(tmp_path: Path) -> None:
 def test_a_task_whose_attempts_disagree_is_tagged_flaky(tmp_path: Path) -> None:
     data = copy.deepcopy(failing(tmp_path))  # pass@2: two attempts per arm
     t1 = next(r for r in data["candidate_results"] if r["task_id"] == "t1")
-    t1["attempts"][1].update(status="failed", judge={**t1["attempts"][1]["judge"],
-                                                     "passed": False, "score": 0.0})
+    t1["attempts"][1].update(
+        status="failed", judge={**t1["attempts"][1]["judge"], "passed": False, "score": 0.0}
+    )
     tags = {t["data-task"]: t["data-tags"] for t in page(render_html(data)).tasks}
     assert tags["t1"] == "same flaky" and tags["t3"] == "improved"

@@ -10,31 +10,48 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.report_improve_html import render_improve_html
+from skill_eval.report.improve_html import render_improve_html
 from tests.browser import Browser, find_chromium, png_colours
 from tests.helpers import read_json, run_cli
 from tests.test_improve_cli import _write_inputs
 
 CHROMIUM = find_chromium()
-ROWS = "Array.from(document.querySelectorAll('#iterations tr.iter'))" \
-       ".map(r => Array.from(r.cells).slice(0, 5).map(c => c.textContent.trim()))"
+ROWS = (
+    "Array.from(document.querySelectorAll('#iterations tr.iter'))"
+    ".map(r => Array.from(r.cells).slice(0, 5).map(c => c.textContent.trim()))"
+)
 
 
 def _improve(tmp_path: Path) -> Path:
     skill, suite = _write_inputs(tmp_path)
-    code, out, err = run_cli("improve", "--skill-path", str(skill), "--task-suite", str(suite),
-                             "--state-root", str(tmp_path / "state"), "--mock",
-                             "--improver", "mock")
+    code, out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "--improver",
+        "mock",
+    )
     assert code == 0, err
     return Path(out.strip()).parent
 
 
 def _expected_rows(run_dir: Path) -> list[list[str]]:
     ranking = read_json(run_dir / "ranking.json")
-    return [[str(c["iteration"]), c["phase"], c["decision"],
-             "-" if c["train_score"] is None else f"{c['train_score']:.2f}",
-             "-" if c["holdout_score"] is None else f"{c['holdout_score']:.2f}"]
-            for c in ranking["improve"]["iterations"]]
+    return [
+        [
+            str(c["iteration"]),
+            c["phase"],
+            c["decision"],
+            "-" if c["train_score"] is None else f"{c['train_score']:.2f}",
+            "-" if c["holdout_score"] is None else f"{c['holdout_score']:.2f}",
+        ]
+        for c in ranking["improve"]["iterations"]
+    ]
 
 
 def test_report_of_an_improve_run_has_a_row_per_iteration(tmp_path: Path) -> None:
@@ -49,7 +66,7 @@ def test_report_of_an_improve_run_has_a_row_per_iteration(tmp_path: Path) -> Non
         assert code == 0, err
         html = out_file.read_text(encoding="utf-8")
         assert html.count('<tr class="iter"') == len(iterations)
-        assert "<polyline class=\"line-train\"" in html and "Accept" in html
+        assert '<polyline class="line-train"' in html and "Accept" in html
         assert "http://" not in html and "https://" not in html and "<link" not in html
     # The improve command leaves the same page in its run dir.
     assert (run_dir / "report.html").read_text(encoding="utf-8") == html
@@ -65,22 +82,38 @@ def test_improve_run_refuses_table_and_names_the_file(tmp_path: Path) -> None:
 
 
 def test_hostile_iteration_text_stays_text() -> None:
-    ranking = {"run_id": "r", "target": {"name": "<img src=x onerror=alert(1)>"},
-               "scored_candidates": [],
-               "improve": {"decision": "Accept", "reason": "</table><script>alert(1)</script>",
-                           "iterations": [{"iteration": 1, "phase": "complete",
-                                           "decision": "Accept", "reason": "<b>x</b>",
-                                           "train_score": 2.5, "holdout_score": None,
-                                           "tokens": 10, "cost_usd": 0.5,
-                                           "skill_hash": "\"><svg onload=1>"}]}}
+    ranking = {
+        "run_id": "r",
+        "target": {"name": "<img src=x onerror=alert(1)>"},
+        "scored_candidates": [],
+        "improve": {
+            "decision": "Accept",
+            "reason": "</table><script>alert(1)</script>",
+            "iterations": [
+                {
+                    "iteration": 1,
+                    "phase": "complete",
+                    "decision": "Accept",
+                    "reason": "<b>x</b>",
+                    "train_score": 2.5,
+                    "holdout_score": None,
+                    "tokens": 10,
+                    "cost_usd": 0.5,
+                    "skill_hash": '"><svg onload=1>',
+                }
+            ],
+        },
+    }
     html = render_improve_html(ranking)
     assert "<script" not in html and "<img" not in html and "<b>x</b>" not in html
     assert "&lt;script&gt;" in html and "onload=1>" not in html
     assert "no scores recorded" in html  # an out-of-range score is not drawn
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
-                    "(apt-get install chromium, or set SKILL_EVAL_CHROMIUM)")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (apt-get install chromium, or set SKILL_EVAL_CHROMIUM)",
+)
 def test_improve_report_in_headless_chromium(tmp_path: Path) -> None:
     run_dir = _improve(tmp_path)
     assert CHROMIUM is not None
@@ -90,5 +123,9 @@ def test_improve_report_in_headless_chromium(tmp_path: Path) -> None:
         assert width >= 800 and height >= 600 and colours > 20  # a blank page has one colour
         assert browser.eval(ROWS) == _expected_rows(run_dir)
         assert browser.eval("document.querySelectorAll('#chart circle').length") >= 2
-        assert json.loads(browser.eval("JSON.stringify(document.getElementById('verdict')"
-                                       ".textContent)")) == "Accept"
+        assert (
+            json.loads(
+                browser.eval("JSON.stringify(document.getElementById('verdict').textContent)")
+            )
+            == "Accept"
+        )

@@ -19,8 +19,10 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
 
 SKILL_MARK = "SKILL-MARK-7f3a"
-RULES = [{"system_contains": SKILL_MARK, "text": "alpha beta"},
-         {"messages_contain": SKILL_MARK, "text": "alpha beta"}]
+RULES = [
+    {"system_contains": SKILL_MARK, "text": "alpha beta"},
+    {"messages_contain": SKILL_MARK, "text": "alpha beta"},
+]
 
 
 @pytest.fixture
@@ -32,12 +34,25 @@ def server(monkeypatch: pytest.MonkeyPatch):
 
 
 def setup(tmp_path: Path, tasks: int = 3) -> list[str]:
-    suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha")
-                                             for i in range(tasks)])
+    suite = write_suite(tmp_path / "suite", [contains_task(f"t{i}", "alpha") for i in range(tasks)])
     skill = write_skill(tmp_path / "skill", f"Say alpha. {SKILL_MARK}")
-    return ["run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
-            "--state-root", str(tmp_path / "state"), "--executor", "anthropic", "--model",
-            "test-model", "-q", "--policy", "delta"]  # 3 tasks: the mechanics, not the policy
+    return [
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--executor",
+        "anthropic",
+        "--model",
+        "test-model",
+        "-q",
+        "--policy",
+        "delta",
+    ]  # 3 tasks: the mechanics, not the policy
 
 
 def has_skill(request) -> bool:
@@ -64,23 +79,35 @@ def test_skill_reaches_only_its_arm(tmp_path: Path, server: FakeAnthropic, mode:
     assert data["manifest"]["executor"]["kind"] == "anthropic"
 
 
-@pytest.mark.parametrize("fault", ["rate_limit", "overloaded", "api_error", "drop_mid_stream",
-                                   "drop_before_response", "malformed"])
-def test_transient_faults_are_retried_to_success(tmp_path: Path, server: FakeAnthropic,
-                                                 fault: str) -> None:
+@pytest.mark.parametrize(
+    "fault",
+    [
+        "rate_limit",
+        "overloaded",
+        "api_error",
+        "drop_mid_stream",
+        "drop_before_response",
+        "malformed",
+    ],
+)
+def test_transient_faults_are_retried_to_success(
+    tmp_path: Path, server: FakeAnthropic, fault: str
+) -> None:
     server.add_fault(fault, first=2, retry_after=0)
     code, out, err = run_cli(*setup(tmp_path, tasks=2))
     assert code == 0, err
     data = read_json(out.strip())
     assert data["errors"] == []
-    attempts = [a for r in data["candidate_results"] + data["baseline_results"]
-                for a in r["attempts"]]
+    attempts = [
+        a for r in data["candidate_results"] + data["baseline_results"] for a in r["attempts"]
+    ]
     assert sum(a["tries"] for a in attempts) == 4 + 2  # two failed tries, then success
     assert server.count == 6
 
 
-def test_persistent_faults_become_errors_and_an_error_verdict(tmp_path: Path,
-                                                              server: FakeAnthropic) -> None:
+def test_persistent_faults_become_errors_and_an_error_verdict(
+    tmp_path: Path, server: FakeAnthropic
+) -> None:
     server.add_fault("overloaded", retry_after=0)
     code, out, err = run_cli(*setup(tmp_path, tasks=2), "--max-retries", "2")
     assert code == 3, err
@@ -91,20 +118,19 @@ def test_persistent_faults_become_errors_and_an_error_verdict(tmp_path: Path,
     assert all(r["status"] == "error" for r in data["candidate_results"])
 
 
-def test_usage_and_cost_are_summed_into_the_artifact(tmp_path: Path,
-                                                     server: FakeAnthropic) -> None:
+def test_usage_and_cost_are_summed_into_the_artifact(tmp_path: Path, server: FakeAnthropic) -> None:
     code, out, err = run_cli(*setup(tmp_path), "--model", "claude-sonnet-4-6")
     data = read_json(out.strip())
     usage = data["usage"]["candidate"]
-    per_attempt = [a["usage"]["output_tokens"] for r in data["candidate_results"]
-                   for a in r["attempts"]]
+    per_attempt = [
+        a["usage"]["output_tokens"] for r in data["candidate_results"] for a in r["attempts"]
+    ]
     assert usage["output_tokens"] == sum(per_attempt) > 0
     assert usage["input_tokens"] > 0 and usage["cost_usd"] > 0
     assert data["usage"]["baseline"]["attempts"] == 3
 
 
-def test_cached_baseline_sends_no_baseline_request(tmp_path: Path,
-                                                   server: FakeAnthropic) -> None:
+def test_cached_baseline_sends_no_baseline_request(tmp_path: Path, server: FakeAnthropic) -> None:
     args = [*setup(tmp_path), "--baseline-cache-dir", str(tmp_path / "cache")]
     run_cli(*args)
     assert server.count == 6
@@ -120,8 +146,13 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
     with FakeAnthropic(rules=RULES, default="nothing", latency=0.4) as fake:
         env = {**os.environ, "ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "k"}
         args = [*setup(tmp_path, tasks=tasks), "--concurrency", "1"]
-        proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skill_eval.cli", *args],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         journal = None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -136,8 +167,14 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
         finished = len(journal.read_text().splitlines())
         assert finished < 2 * tasks
         before = fake.count
-        resumed = subprocess.run([sys.executable, "-m", "skill_eval.cli", *args, "--resume"],
-                                 env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+        resumed = subprocess.run(
+            [sys.executable, "-m", "skill_eval.cli", *args, "--resume"],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert resumed.returncode == 0, resumed.stderr
         assert fake.count - before == 2 * tasks - finished
         data = read_json(resumed.stdout.strip())
@@ -153,9 +190,14 @@ def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig) ->
     with FakeAnthropic(rules=RULES, default="nothing", latency=60.0) as fake:
         env = {**os.environ, "ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "k"}
         args = [*setup(tmp_path, tasks=4), "--concurrency", "2"]
-        proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], env=env,
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skill_eval.cli", *args],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 30
         while fake.count < 2 and time.monotonic() < deadline:
             time.sleep(0.05)

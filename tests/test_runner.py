@@ -10,14 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
+from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import RunStopped
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig
 from skill_eval.judges.base import JudgeContext, build_judge
-from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
-from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
 
-TASKS = [Task(id=f"t{i}", prompt=f"p{i}", judge={"type": "contains", "expected": ["ok"]},
-              index=i) for i in range(4)]
+TASKS = [
+    Task(id=f"t{i}", prompt=f"p{i}", judge={"type": "contains", "expected": ["ok"]}, index=i)
+    for i in range(4)
+]
 ARMS = [Arm("candidate", Skill("s", "skill text"), "candidate"), Arm("baseline", None, "none")]
 
 
@@ -45,24 +47,33 @@ class ScriptedExecutor(ExecutorBase):
         with self.lock:
             self.running -= 1
         if tries <= self.failures:
-            return ExecutionResult(error="529 overloaded", retryable=self.retryable,
-                                   retry_after=0)
+            return ExecutionResult(error="529 overloaded", retryable=self.retryable, retry_after=0)
         return ExecutionResult(output="ok" if request.skill else "no")
 
 
 def make_runner(tmp_path: Path, executor: ScriptedExecutor, **settings) -> Runner:
     judges = {t.id: build_judge(t.judge) for t in TASKS}
-    return Runner(executor, judges, JudgeContext(suite_dir=tmp_path),
-                  Journal(tmp_path / "attempts.jsonl"),
-                  RunSettings(sleep=lambda s: None, **settings))
+    return Runner(
+        executor,
+        judges,
+        JudgeContext(suite_dir=tmp_path),
+        Journal(tmp_path / "attempts.jsonl"),
+        RunSettings(sleep=lambda s: None, **settings),
+    )
 
 
 def test_jobs_interleave_arms() -> None:
     jobs = plan_jobs(ARMS, TASKS[:2], samples=2)
     assert [(j.arm.name, j.task.id, j.index) for j in jobs] == [
-        ("candidate", "t0", 0), ("baseline", "t0", 0), ("candidate", "t1", 0),
-        ("baseline", "t1", 0), ("candidate", "t0", 1), ("baseline", "t0", 1),
-        ("candidate", "t1", 1), ("baseline", "t1", 1)]
+        ("candidate", "t0", 0),
+        ("baseline", "t0", 0),
+        ("candidate", "t1", 0),
+        ("baseline", "t1", 0),
+        ("candidate", "t0", 1),
+        ("baseline", "t0", 1),
+        ("candidate", "t1", 1),
+        ("baseline", "t1", 1),
+    ]
 
 
 def test_retryable_errors_are_retried_to_success_and_recorded_once(tmp_path: Path) -> None:
@@ -129,8 +140,9 @@ def test_a_fatal_executor_error_stops_the_run_at_the_first_attempt(tmp_path: Pat
         def run(self, request: ExecutionRequest) -> ExecutionResult:
             with self.lock:
                 self.calls.append((request.arm, request.task.id, request.attempt))
-            return ExecutionResult(error="HTTP 401 authentication_error: invalid x-api-key",
-                                   fatal=True)
+            return ExecutionResult(
+                error="HTTP 401 authentication_error: invalid x-api-key", fatal=True
+            )
 
     executor = BadKey()
     runner = make_runner(tmp_path, executor, concurrency=1, max_retries=5)

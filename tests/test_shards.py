@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import Task
+from skill_eval.engine.runner import plan_jobs
+from skill_eval.engine.shards import Shard
 from skill_eval.errors import UsageError
-from skill_eval.model import Task
-from skill_eval.runner import plan_jobs
-from skill_eval.shards import Shard
 from tests.artifact_compare import comparable
 from tests.helpers import (
     DEMO_OUTPUTS,
@@ -29,16 +29,40 @@ from tests.helpers import (
 )
 
 AGENT = REPO / "task_suites" / "demo-agent"
-AGENT_RUN = ("run", "--standalone", "--task-suite", str(AGENT / "task_suite.yaml"),
-             "--skill-path", str(AGENT / "skill" / "csv-report"), "--mock",
-             "--mock-outputs", str(AGENT / "mock_outputs.yaml"), "--skill-mode", "installed",
-             "--samples", "2", "-q")
+AGENT_RUN = (
+    "run",
+    "--standalone",
+    "--task-suite",
+    str(AGENT / "task_suite.yaml"),
+    "--skill-path",
+    str(AGENT / "skill" / "csv-report"),
+    "--mock",
+    "--mock-outputs",
+    str(AGENT / "mock_outputs.yaml"),
+    "--skill-mode",
+    "installed",
+    "--samples",
+    "2",
+    "-q",
+)
 
 
 def demo_run(state: Path, *extra: str, skill: Path = DEMO_SKILL_IMPROVED) -> tuple[int, str, str]:
-    return run_cli("run", "--standalone", "--task-suite", str(DEMO_SUITE), "--skill-path",
-                   str(skill), "--mock", "--mock-outputs", str(DEMO_OUTPUTS),
-                   "--state-root", str(state), "-q", *extra)
+    return run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--skill-path",
+        str(skill),
+        "--mock",
+        "--mock-outputs",
+        str(DEMO_OUTPUTS),
+        "--state-root",
+        str(state),
+        "-q",
+        *extra,
+    )
 
 
 def shard_dirs(state: Path) -> list[Path]:
@@ -46,8 +70,9 @@ def shard_dirs(state: Path) -> list[Path]:
     return sorted((state / "runs").iterdir(), key=lambda p: p.name.rsplit("--shard-", 1)[-1])
 
 
-@pytest.mark.parametrize(("text", "want"), [("1/3", Shard(1, 3)), (" 3 / 3 ", Shard(3, 3)),
-                                            ("1/1", Shard(1, 1))])
+@pytest.mark.parametrize(
+    ("text", "want"), [("1/3", Shard(1, 3)), (" 3 / 3 ", Shard(3, 3)), ("1/1", Shard(1, 1))]
+)
 def test_a_shard_is_parsed_as_i_of_n(text: str, want: Shard) -> None:
     assert Shard.parse(text) == want
 
@@ -59,10 +84,12 @@ def test_a_bad_shard_is_a_usage_error_naming_the_flag(text: str) -> None:
 
 
 def test_every_pair_is_in_exactly_one_shard_with_both_arms_and_shards_are_balanced() -> None:
-    from skill_eval.model import Arm
+    from skill_eval.core.model import Arm
 
-    tasks = [Task(id=f"t{i}", prompt="p", judge={"type": "contains", "expected": ["x"]})
-             for i in range(7)]
+    tasks = [
+        Task(id=f"t{i}", prompt="p", judge={"type": "contains", "expected": ["x"]})
+        for i in range(7)
+    ]
     arms = [Arm("candidate", None), Arm("baseline", None)]
     jobs = plan_jobs(arms, tasks, 3)
     slices = [Shard(i, 4).select(jobs, tasks) for i in range(1, 5)]
@@ -70,8 +97,9 @@ def test_every_pair_is_in_exactly_one_shard_with_both_arms_and_shards_are_balanc
     assert sorted(keys) == sorted(job.key for job in jobs)  # all of them, none twice
     for part in slices:
         pairs = {(j.task.id, j.index) for j in part}
-        assert sorted((j.task.id, j.index, j.arm.name) for j in part) == \
-            sorted((t, i, a.name) for t, i in pairs for a in arms)  # both arms of each pair
+        assert sorted((j.task.id, j.index, j.arm.name) for j in part) == sorted(
+            (t, i, a.name) for t, i in pairs for a in arms
+        )  # both arms of each pair
     assert {len(part) for part in slices} <= {10, 12}  # 21 pairs over 4 shards: 5 or 6 each
     assert Shard(2, 4).select(jobs, tasks) == Shard(2, 4).select(jobs, tasks)
 
@@ -110,9 +138,22 @@ def test_a_merged_artifact_keeps_long_outputs_without_the_shards(tmp_path: Path)
     outputs.write_text(json.dumps({"candidate": {"t1": long}}), encoding="utf-8")
     state = tmp_path / "state"
     for i in (1, 2):
-        code, _, err = run_cli("run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                               str(skill), "--state-root", str(state), "--mock", "--mock-outputs",
-                               str(outputs), "--shard", f"{i}/2", "-q")
+        code, _, err = run_cli(
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(suite),
+            "--skill-path",
+            str(skill),
+            "--state-root",
+            str(state),
+            "--mock",
+            "--mock-outputs",
+            str(outputs),
+            "--shard",
+            f"{i}/2",
+            "-q",
+        )
         assert code == 0, err
     runs = shard_dirs(state)
     assert any((run / "blobs").is_dir() for run in runs)  # the long output was stored once
@@ -151,20 +192,23 @@ def test_merge_refuses_a_shard_given_twice(tmp_path: Path, demo_shards: list[Pat
     assert "shard 1/3 given twice" in merge_error(tmp_path, *demo_shards, demo_shards[0])
 
 
-def test_merge_refuses_a_shard_of_another_skill_or_split(tmp_path: Path,
-                                                         demo_shards: list[Path]) -> None:
+def test_merge_refuses_a_shard_of_another_skill_or_split(
+    tmp_path: Path, demo_shards: list[Path]
+) -> None:
     other = tmp_path / "other"
     assert demo_run(other, "--shard", "2/3", skill=DEMO_SKILL)[0] == 0
     error = merge_error(tmp_path, demo_shards[0], shard_dirs(other)[0], demo_shards[2])
     assert "not a shard of the same run" in error and "candidate_skill" in error
     split = tmp_path / "split"
     assert demo_run(split, "--shard", "2/2")[0] == 0
-    assert "shards of different splits" in merge_error(tmp_path, *demo_shards[:1],
-                                                       shard_dirs(split)[0])
+    assert "shards of different splits" in merge_error(
+        tmp_path, *demo_shards[:1], shard_dirs(split)[0]
+    )
 
 
 def test_merge_refuses_other_settings_a_plain_run_and_an_unfinished_shard(
-        tmp_path: Path, demo_shards: list[Path]) -> None:
+    tmp_path: Path, demo_shards: list[Path]
+) -> None:
     policy = tmp_path / "policy"
     assert demo_run(policy, "--shard", "3/3", "--policy", "superior")[0] == 0
     assert "policy differ" in merge_error(tmp_path, *demo_shards[:2], shard_dirs(policy)[0])
@@ -183,8 +227,9 @@ def test_merge_refuses_other_settings_a_plain_run_and_an_unfinished_shard(
 def test_bad_shard_flags_fail_before_anything_runs(tmp_path: Path) -> None:
     code, _, err = demo_run(tmp_path / "s", "--shard", "4/3")
     assert code == 2 and err.startswith("Error: --shard 4/3")
-    code, _, err = demo_run(tmp_path / "s", "--shard", "1/2", "--baseline-cache-dir",
-                            str(tmp_path / "cache"))
+    code, _, err = demo_run(
+        tmp_path / "s", "--shard", "1/2", "--baseline-cache-dir", str(tmp_path / "cache")
+    )
     assert code == 2 and "--baseline-cache-dir" in err
     assert not (tmp_path / "s" / "runs").exists()
 
@@ -198,13 +243,27 @@ def test_a_shard_resumes_only_itself(tmp_path: Path) -> None:
     assert meta["options"]["shard"] == "2/2"
 
 
-@pytest.mark.parametrize(("flags", "words"), [
-    (("--shard", "1/2", "--early-stop"), "drop one of --early-stop and --shard"),
-    (("--executor", "anthropic", "--batch", "--early-stop"), "--early-stop runs the samples"),
-])
-def test_scale_flags_that_do_not_mix_are_refused(tmp_path: Path, flags: tuple[str, ...],
-                                                 words: str) -> None:
-    code, _, err = run_cli("run", "--standalone", "--task-suite", str(DEMO_SUITE),
-                           "--skill-path", str(DEMO_SKILL), "--state-root", str(tmp_path),
-                           "--samples", "2", *flags)
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (("--shard", "1/2", "--early-stop"), "drop one of --early-stop and --shard"),
+        (("--executor", "anthropic", "--batch", "--early-stop"), "--early-stop runs the samples"),
+    ],
+)
+def test_scale_flags_that_do_not_mix_are_refused(
+    tmp_path: Path, flags: tuple[str, ...], words: str
+) -> None:
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--skill-path",
+        str(DEMO_SKILL),
+        "--state-root",
+        str(tmp_path),
+        "--samples",
+        "2",
+        *flags,
+    )
     assert code == 2 and "Traceback" not in err and words in err, err

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.jobs import AttemptJob, Finished, JudgeSettings, RunSpec, WorkspaceSettings
-from skill_eval.model import Arm, Attempt, Skill, Task
-from skill_eval.shipping import (
+from skill_eval.backends.shipping import (
     Bundle,
     build_bundle,
     localise,
@@ -22,23 +20,37 @@ from skill_eval.shipping import (
     unpack_kept,
     write_files,
 )
-from skill_eval.work import FileSnapshot, Snapshot
+from skill_eval.core.model import Arm, Attempt, Skill, Task
+from skill_eval.core.work import FileSnapshot, Snapshot
+from skill_eval.engine.jobs import AttemptJob, Finished, JudgeSettings, RunSpec, WorkspaceSettings
 from tests.helpers import write_skill
 
 
 def suite_dir(tmp_path: Path) -> Path:
     root = tmp_path / "suite"
-    write_files(root, {"fixtures/test_x.py": b"def test(): pass\n",
-                       "fixtures/data/a.json": b"{}", "inputs/in.csv": b"a,b\n1,2\n",
-                       "schemas/out.json": b'{"type": "object"}', "notes/unrelated.txt": b"x"})
+    write_files(
+        root,
+        {
+            "fixtures/test_x.py": b"def test(): pass\n",
+            "fixtures/data/a.json": b"{}",
+            "inputs/in.csv": b"a,b\n1,2\n",
+            "schemas/out.json": b'{"type": "object"}',
+            "notes/unrelated.txt": b"x",
+        },
+    )
     os.symlink("/etc/passwd", root / "fixtures" / "leak")  # never followed into a bundle
     return root
 
 
-TASKS = (Task(id="agent", prompt="p", files=("inputs/in.csv",),
-              judge={"type": "pytest", "test_file": "fixtures/test_x.py"}),
-         Task(id="json", prompt="p", judge={"type": "json-schema",
-                                            "schema_file": "schemas/out.json"}))
+TASKS = (
+    Task(
+        id="agent",
+        prompt="p",
+        files=("inputs/in.csv",),
+        judge={"type": "pytest", "test_file": "fixtures/test_x.py"},
+    ),
+    Task(id="json", prompt="p", judge={"type": "json-schema", "schema_file": "schemas/out.json"}),
+)
 
 
 def arms(tmp_path: Path) -> list[Arm]:
@@ -51,8 +63,13 @@ def arms(tmp_path: Path) -> list[Arm]:
 def test_a_bundle_holds_what_jobs_read_and_nothing_else(tmp_path: Path) -> None:
     bundle = build_bundle(suite_dir(tmp_path), TASKS, arms(tmp_path))
     assert sorted(bundle.files) == [
-        "skills/0/SKILL.md", "skills/0/scripts/run.py", "suite/fixtures/data/a.json",
-        "suite/fixtures/test_x.py", "suite/inputs/in.csv", "suite/schemas/out.json"]
+        "skills/0/SKILL.md",
+        "skills/0/scripts/run.py",
+        "suite/fixtures/data/a.json",
+        "suite/fixtures/test_x.py",
+        "suite/inputs/in.csv",
+        "suite/schemas/out.json",
+    ]
     assert bundle.skills == {"candidate": "skills/0"}
     assert pickle.loads(pickle.dumps(bundle)).digest == bundle.digest
 
@@ -64,9 +81,15 @@ def test_a_worker_unpacks_once_and_the_job_reads_the_unpacked_copy(tmp_path: Pat
     root = materialise(bundle, worker)
     assert materialise(bundle, worker) == root  # once per bundle
     assert (root / "suite" / "inputs" / "in.csv").read_bytes() == b"a,b\n1,2\n"
-    spec = RunSpec("k", "mock", None, JudgeSettings(suite_dir=source, cache="/no/such/dir"),
-                   workspaces=WorkspaceSettings(keep="failed", parent=tmp_path / "p",
-                                                keep_root=tmp_path / "run" / "workspaces"))
+    spec = RunSpec(
+        "k",
+        "mock",
+        None,
+        JudgeSettings(suite_dir=source, cache="/no/such/dir"),
+        workspaces=WorkspaceSettings(
+            keep="failed", parent=tmp_path / "p", keep_root=tmp_path / "run" / "workspaces"
+        ),
+    )
     job = AttemptJob(arms(tmp_path)[0], TASKS[0], 1, spec)
     there = localise(job, root, bundle, tmp_path / "scratch")
     assert there.run is not None and there.arm.skill is not None
@@ -91,11 +114,19 @@ def test_a_bundle_path_that_would_leave_the_root_is_refused(tmp_path: Path, name
 def test_a_kept_workspace_travels_back_to_the_drivers_run_dir(tmp_path: Path) -> None:
     worker_kept = tmp_path / "worker" / "baseline" / "t" / "0"
     write_files(worker_kept, {"report.md": b"# r\n", "sub/x.txt": b"x"})
-    files = Snapshot(files=(FileSnapshot("report.md", 4, "h", root=worker_kept),),
-                     root=worker_kept)
-    attempt = Attempt(arm="baseline", task_id="t", index=0, status="failed", output="o",
-                      judge=None, error=None, duration_ms=1, files=files,
-                      meta={"workspace": {"kept": str(worker_kept)}})
+    files = Snapshot(files=(FileSnapshot("report.md", 4, "h", root=worker_kept),), root=worker_kept)
+    attempt = Attempt(
+        arm="baseline",
+        task_id="t",
+        index=0,
+        status="failed",
+        output="o",
+        judge=None,
+        error=None,
+        duration_ms=1,
+        files=files,
+        meta={"workspace": {"kept": str(worker_kept)}},
+    )
     packed = pack_kept(Finished(attempt))
     assert packed == {"report.md": b"# r\n", "sub/x.txt": b"x"} and not worker_kept.exists()
     back = unpack_kept(Finished(attempt), packed, tmp_path / "run" / "workspaces")

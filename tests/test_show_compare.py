@@ -11,22 +11,43 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skill_eval.compare import compare_artifacts
+from skill_eval.report.compare import compare_artifacts
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 TASKS = [contains_task("t1", "alpha"), contains_task("t2", "beta"), contains_task("t3", "gamma")]
 
 
-def scripted_run(tmp_path: Path, name: str, candidate: dict[str, str],
-                 baseline: dict[str, str] | None = None, *extra: str) -> Path:
+def scripted_run(
+    tmp_path: Path,
+    name: str,
+    candidate: dict[str, str],
+    baseline: dict[str, str] | None = None,
+    *extra: str,
+) -> Path:
     """A mock run of the three-task suite in tmp_path; returns the artifact's path."""
     suite = write_suite(tmp_path / "suite", TASKS)
     skill = write_skill(tmp_path / "skill")
-    outputs = write_outputs(tmp_path / f"{name}.yaml", {
-        "candidate": candidate, "baseline": baseline or {"t1": "x", "t2": "x", "t3": "x"}})
-    code, out, err = run_cli("run", "--state-root", str(tmp_path / name), "--mock", "-q",
-                             "--policy", "delta", "--standalone", "--task-suite", str(suite),
-                             "--skill-path", str(skill), "--mock-outputs", str(outputs), *extra)
+    outputs = write_outputs(
+        tmp_path / f"{name}.yaml",
+        {"candidate": candidate, "baseline": baseline or {"t1": "x", "t2": "x", "t3": "x"}},
+    )
+    code, out, err = run_cli(
+        "run",
+        "--state-root",
+        str(tmp_path / name),
+        "--mock",
+        "-q",
+        "--policy",
+        "delta",
+        "--standalone",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(skill),
+        "--mock-outputs",
+        str(outputs),
+        *extra,
+    )
     assert out.strip(), err
     return Path(out.strip())
 
@@ -35,8 +56,12 @@ def on_terminal(*args: str) -> str:
     """`skill-eval ARGS` with stdout on a pseudo-terminal, as a person at a shell sees it."""
     leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "160"}
-    proc = subprocess.Popen([sys.executable, "-m", "skill_eval.cli", *args], stdout=follower,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skill_eval.cli", *args],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -76,8 +101,9 @@ def test_compare_reports_errors_cost_and_rejects_unrelated_artifacts(tmp_path: P
     data["candidate_results"][2]["attempts"][0].update(status="error", error="boom")
     data["usage"]["candidate"]["cost_usd"] = 0.25
     diff = compare_artifacts(read_json(a), data)
-    assert diff.regressed == [] and [(t.task_id, t.before, t.after)
-                                     for t in diff.other_changes] == [("t3", "passed", "error")]
+    assert diff.regressed == [] and [
+        (t.task_id, t.before, t.after) for t in diff.other_changes
+    ] == [("t3", "passed", "error")]
     assert diff.cost["candidate"] == (0.0, 0.25)
     assert diff.stats is not None and diff.stats.n_tasks == 2  # t3 is not matched any more
     other = tmp_path / "other.json"
@@ -88,27 +114,32 @@ def test_compare_reports_errors_cost_and_rejects_unrelated_artifacts(tmp_path: P
     other.write_text(json.dumps(unrelated), encoding="utf-8")
     code, out, err = run_cli("compare", str(a), str(other))
     assert (code, out) == (2, "")
-    assert err.strip() == "Error: the two artifacts have no task in common: not runs of the " \
-                          "same suite"
+    assert (
+        err.strip() == "Error: the two artifacts have no task in common: not runs of the same suite"
+    )
     code, _, err = run_cli("compare", str(a), str(tmp_path / "missing.json"))
     assert code == 2 and err.startswith("Error: ") and "\n" == err[-1] and err.count("\n") == 1
 
 
 def test_show_a_run_directory_and_an_artifact(tmp_path: Path) -> None:
-    artifact = scripted_run(tmp_path, "a", {"t1": "alpha", "t2": "nope\x1b[31m", "t3": "gamma"},
-                            None, "--samples", "2")
+    artifact = scripted_run(
+        tmp_path, "a", {"t1": "alpha", "t2": "nope\x1b[31m", "t3": "gamma"}, None, "--samples", "2"
+    )
     run_dir = Path(read_json(artifact)["manifest"]["run_dir"])
     code, from_dir, err = run_cli("show", str(run_dir))
     assert code == 0, err
     lines = from_dir.splitlines()
     assert lines[0].startswith("run ") and "suite " in lines[0]
-    t2 = lines[lines.index("t2"):lines.index("t3")]
-    assert t2 == ["t2", "  candidate",
-                  "    #0 failed  ✗ contains 0.00 missing: 'beta'",
-                  "    #1 failed  ✗ contains 0.00 missing: 'beta'",
-                  "  baseline",
-                  "    #0 failed  ✗ contains 0.00 missing: 'beta'",
-                  "    #1 failed  ✗ contains 0.00 missing: 'beta'"]
+    t2 = lines[lines.index("t2") : lines.index("t3")]
+    assert t2 == [
+        "t2",
+        "  candidate",
+        "    #0 failed  ✗ contains 0.00 missing: 'beta'",
+        "    #1 failed  ✗ contains 0.00 missing: 'beta'",
+        "  baseline",
+        "    #0 failed  ✗ contains 0.00 missing: 'beta'",
+        "    #1 failed  ✗ contains 0.00 missing: 'beta'",
+    ]
     code, from_artifact, _ = run_cli("show", str(artifact))
     assert code == 0 and from_artifact.splitlines()[1:] == lines[1:]
     assert from_artifact.splitlines()[0].endswith("verdict PASS")
@@ -144,13 +175,14 @@ def test_rich_views_on_a_terminal_keep_model_text_literal(tmp_path: Path) -> Non
 
 
 def test_help_and_the_command_list_do_not_import_rich_or_jinja2() -> None:
-    code = ("import sys\nfrom click.testing import CliRunner\nfrom skill_eval.cli import cli\n"
-            "for args in (['--help'], ['show', '--help'], ['compare', '--help'],"
-            " ['report', '--help']):\n"
-            "    assert CliRunner().invoke(cli, args).exit_code == 0, args\n"
-            "print(sorted(m for m in ('rich', 'jinja2') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom skill_eval.cli import cli\n"
+        "for args in (['--help'], ['show', '--help'], ['compare', '--help'],"
+        " ['report', '--help']):\n"
+        "    assert CliRunner().invoke(cli, args).exit_code == 0, args\n"
+        "print(sorted(m for m in ('rich', 'jinja2') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
 
 
@@ -159,14 +191,21 @@ def test_show_task_lists_an_agent_attempts_files_and_transcript(tmp_path: Path) 
     data = read_json(artifact)
     attempt = data["candidate_results"][0]["attempts"][0]
     attempt["files"] = {"files": [{"path": "src/app.py", "size": 12, "sha256": "ab"}]}
-    attempt["transcript"] = [{"name": "Write", "input": {"file_path": "src/app.py"}, "ok": True,
-                              "output": "wrote 12 bytes"},
-                             {"name": "Bash", "input": {"command": "false"}, "ok": False,
-                              "output": ""}]
+    attempt["transcript"] = [
+        {
+            "name": "Write",
+            "input": {"file_path": "src/app.py"},
+            "ok": True,
+            "output": "wrote 12 bytes",
+        },
+        {"name": "Bash", "input": {"command": "false"}, "ok": False, "output": ""},
+    ]
     artifact.write_text(json.dumps(data), encoding="utf-8")
     code, out, err = run_cli("show", str(artifact), "--task", "t1")
     assert code == 0, err
     assert "== candidate #0: passed, score 1.00 - changed files\nsrc/app.py (12 bytes)" in out
-    assert ("== candidate #0: passed, score 1.00 - transcript\n"
-            'ok  Write {"file_path": "src/app.py"}\n      wrote 12 bytes\n'
-            'ERR Bash {"command": "false"}') in out
+    assert (
+        "== candidate #0: passed, score 1.00 - transcript\n"
+        'ok  Write {"file_path": "src/app.py"}\n      wrote 12 bytes\n'
+        'ERR Bash {"command": "false"}'
+    ) in out

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.arms import delivery_notes
+from skill_eval.inputs.arms import delivery_notes
 from skill_eval.skills import load_skill
 from skill_eval.skills.files import MAX_READ_BYTES, skill_folder
 from tests.helpers import write_skill
@@ -50,9 +50,19 @@ def test_reads_are_confined_to_the_folder_and_to_text(skill_dir: Path, tmp_path:
     assert folder.read("./references//guide.md") == (True, "GUIDE: use tabs\n")
     assert folder.read("references/alias.md") == (True, "GUIDE: use tabs\n")
     assert folder.read("SKILL.md") == (True, skill.content)
-    refused = ["../outside.txt", str(tmp_path / "outside.txt"), "references/../../outside.txt",
-               "references/leak.md", "assets/logo.png", "missing.md", "", None, 7,
-               "references\\guide.md", "a\0b"]
+    refused = [
+        "../outside.txt",
+        str(tmp_path / "outside.txt"),
+        "references/../../outside.txt",
+        "references/leak.md",
+        "assets/logo.png",
+        "missing.md",
+        "",
+        None,
+        7,
+        "references\\guide.md",
+        "a\0b",
+    ]
     for path in refused:
         ok, text = folder.read(path)
         assert not ok and SECRET not in text and text, path
@@ -60,8 +70,9 @@ def test_reads_are_confined_to_the_folder_and_to_text(skill_dir: Path, tmp_path:
     assert "outside the skill folder" in folder.read("references/leak.md")[1]
 
 
-def test_a_file_swapped_for_a_link_after_listing_is_refused(skill_dir: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_file_swapped_for_a_link_after_listing_is_refused(
+    skill_dir: Path, tmp_path: Path
+) -> None:
     folder = skill_folder(load_skill(skill_dir))
     assert folder is not None
     guide = skill_dir / "references" / "guide.md"
@@ -77,8 +88,11 @@ def test_big_text_is_cut_and_says_so(tmp_path: Path) -> None:
     folder = skill_folder(load_skill(root))
     assert folder is not None
     ok, text = folder.read("huge.md")
-    assert ok and text.startswith("é" * 100) and text.endswith(
-        f"[cut: only the first {MAX_READ_BYTES} bytes of huge.md are shown]")
+    assert (
+        ok
+        and text.startswith("é" * 100)
+        and text.endswith(f"[cut: only the first {MAX_READ_BYTES} bytes of huge.md are shown]")
+    )
     assert len(text.encode("utf-8")) < MAX_READ_BYTES + 200
     assert any("first 256 KiB" in w and "huge.md" in w for w in folder.warnings())
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import ExecutionRequest, Task
 from skill_eval.executors.base import ExecutorConfig, create_executor
-from skill_eval.model import ExecutionRequest, Task
 from skill_eval.skills import load_skill
 from skill_eval.skills.install import MAX_LINKED_BYTES, install_skill, plan_install
 
@@ -71,31 +71,58 @@ def test_links_inside_outside_dangling_and_special(tmp_path: Path) -> None:
     (folder / "scripts" / "run.sh").write_text("#!/bin/sh\necho hi\n", encoding="utf-8")
     (folder / "scripts" / "run.sh").chmod(0o755)
     (folder / "reference.md").write_text("inside", encoding="utf-8")
-    links = {"ref-link.md": "reference.md", "tools": "scripts", "notes.md": outside / "notes.md",
-             "blob.bin": outside / "blob.bin", "big.md": outside / "big.md",
-             "outdir": outside, "dangling.md": tmp_path / "gone.md",
-             "environ": "/proc/self/environ", "null": "/dev/null"}
+    links = {
+        "ref-link.md": "reference.md",
+        "tools": "scripts",
+        "notes.md": outside / "notes.md",
+        "blob.bin": outside / "blob.bin",
+        "big.md": outside / "big.md",
+        "outdir": outside,
+        "dangling.md": tmp_path / "gone.md",
+        "environ": "/proc/self/environ",
+        "null": "/dev/null",
+    }
     for name, target in links.items():
         (folder / name).symlink_to(target)
     os.mkfifo(folder / "pipe")
     skill = load_skill(folder)
     plan = plan_install(skill)
-    assert plan.files == ["demo/SKILL.md", "demo/notes.md", "demo/ref-link.md",
-                          "demo/reference.md", "demo/scripts/run.sh", "demo/tools"]
+    assert plan.files == [
+        "demo/SKILL.md",
+        "demo/notes.md",
+        "demo/ref-link.md",
+        "demo/reference.md",
+        "demo/scripts/run.sh",
+        "demo/tools",
+    ]
     assert sorted(w.split(": ", 2)[1] for w in plan.warnings) == [
-        "big.md", "blob.bin", "dangling.md", "environ", "null", "outdir"]
+        "big.md",
+        "blob.bin",
+        "dangling.md",
+        "environ",
+        "null",
+        "outdir",
+    ]
     assert any("dangling link" in w for w in plan.warnings)
     before = snapshot(tmp_path)
     dest = install_skill(skill, tmp_path / "attempt")
     assert snapshot(tmp_path, skip=tmp_path / "attempt") == before  # nothing else written
-    assert (dest / "notes.md").read_text() == "outside notes" and \
-        not (dest / "notes.md").is_symlink()
-    assert (dest / "ref-link.md").read_text() == "inside" and \
-        not (dest / "ref-link.md").is_symlink()
+    assert (dest / "notes.md").read_text() == "outside notes" and not (
+        dest / "notes.md"
+    ).is_symlink()
+    assert (dest / "ref-link.md").read_text() == "inside" and not (
+        dest / "ref-link.md"
+    ).is_symlink()
     assert os.readlink(dest / "tools") == "scripts"  # relative, inside the copy
     assert os.access(dest / "scripts" / "run.sh", os.X_OK)
     assert sorted(p.name for p in dest.iterdir()) == [
-        "SKILL.md", "notes.md", "ref-link.md", "reference.md", "scripts", "tools"]
+        "SKILL.md",
+        "notes.md",
+        "ref-link.md",
+        "reference.md",
+        "scripts",
+        "tools",
+    ]
 
 
 def test_a_file_skill_installs_skill_md_alone(tmp_path: Path) -> None:
@@ -109,20 +136,41 @@ def test_mock_records_what_installed_mode_would_install(tmp_path: Path) -> None:
     (folder / "reference.md").write_text("ref", encoding="utf-8")
     executor = create_executor("mock", ExecutorConfig(skill_mode="installed"))
     task = Task(id="t1", prompt="p", judge={"type": "contains", "expected": ["x"]})
-    result = executor.run(ExecutionRequest(task=task, arm="candidate", attempt=0,
-                                           skill=load_skill(folder), timeout_seconds=5))
+    result = executor.run(
+        ExecutionRequest(
+            task=task, arm="candidate", attempt=0, skill=load_skill(folder), timeout_seconds=5
+        )
+    )
     assert result.meta["would_install"] == ["demo/SKILL.md", "demo/reference.md"]
-    assert not (tmp_path / ".claude").exists() and not (Path.cwd() / ".claude" / "skills"
-                                                        / "demo").exists()
+    assert (
+        not (tmp_path / ".claude").exists()
+        and not (Path.cwd() / ".claude" / "skills" / "demo").exists()
+    )
     system = create_executor("mock", ExecutorConfig(skill_mode="system"))
-    assert system.run(ExecutionRequest(task=task, arm="candidate", attempt=0,
-                                       skill=load_skill(folder), timeout_seconds=5)).meta == {}
+    assert (
+        system.run(
+            ExecutionRequest(
+                task=task, arm="candidate", attempt=0, skill=load_skill(folder), timeout_seconds=5
+            )
+        ).meta
+        == {}
+    )
 
 
 def run_mock(tmp_path: Path, skill: Path, *extra: str) -> tuple[dict, str]:
-    code, out, err = run_cli("run", "--standalone", "--skill-path", str(skill),
-                             "--task-suite", str(DEMO_SUITE), "--state-root",
-                             str(tmp_path / "state"), "--mock", "-q", *extra)
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--state-root",
+        str(tmp_path / "state"),
+        "--mock",
+        "-q",
+        *extra,
+    )
     assert code in (0, 1, 3), err
     return read_json(out.strip()), err
 
@@ -132,9 +180,11 @@ def test_mock_installed_run_says_what_it_would_install(tmp_path: Path) -> None:
     (folder / "reference.md").write_text("ref", encoding="utf-8")
     (folder / "dangling").symlink_to(tmp_path / "gone")
     data, err = run_mock(tmp_path, folder, "--skill-mode", "installed")
-    expected = ["candidate skill: skill 'demo': dangling: a dangling link",
-                "candidate skill: --mock installs nothing; installed mode would install 2 "
-                "file(s): demo/SKILL.md, demo/reference.md"]
+    expected = [
+        "candidate skill: skill 'demo': dangling: a dangling link",
+        "candidate skill: --mock installs nothing; installed mode would install 2 "
+        "file(s): demo/SKILL.md, demo/reference.md",
+    ]
     for item in expected:
         assert sum(w.startswith(item) for w in data["warnings"]) == 1, data["warnings"]
         assert err.count(f"warning: {item}") == 1
@@ -146,9 +196,11 @@ def test_a_skill_md_given_alone_says_its_folder_is_left_out_once(tmp_path: Path)
     (folder / "scripts" / "x.py").write_text("print()", encoding="utf-8")
     data, err = run_mock(tmp_path, folder / "SKILL.md")
     notes = [w for w in data["warnings"] if "are not part of the skill" in w]
-    assert notes == [f"candidate skill: given as the file {folder / 'SKILL.md'}: the 1 other "
-                     f"file(s) in its folder (scripts/x.py) are not part of the skill; give "
-                     f"the folder to include them"]
+    assert notes == [
+        f"candidate skill: given as the file {folder / 'SKILL.md'}: the 1 other "
+        f"file(s) in its folder (scripts/x.py) are not part of the skill; give "
+        f"the folder to include them"
+    ]
     assert err.count("warning: candidate skill: given as the file") == 1  # logged once
 
 
@@ -158,19 +210,21 @@ def test_system_mode_says_the_other_files_never_reach_the_model(tmp_path: Path) 
     data, _ = run_mock(tmp_path, folder)
     assert [w for w in data["warnings"] if "never reach the model" in w] == [
         "candidate skill: system mode sends SKILL.md alone: the skill's 1 other file(s) "
-        "(reference.md) never reach the model; --skill-mode installed delivers them"]
+        "(reference.md) never reach the model; --skill-mode installed delivers them"
+    ]
     plain, _ = run_mock(tmp_path, write_skill(tmp_path / "one" / "demo"))
     assert not any("never reach" in w for w in plain["warnings"])
 
 
 def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The reported bug, end to end: installed mode wrote through an absolute SKILL.md link
     on every run, standalone and pipeline. Runs twice each; the original stays as it was."""
     fake = tmp_path / "bin" / "claude"
     fake.parent.mkdir()
     script = REPO / "tests" / "fakes" / "fake_claude.py"
-    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    fake.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
     fake.chmod(0o755)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     shared = tmp_path / "shared.md"
@@ -180,16 +234,32 @@ def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "SKILL.md").symlink_to(shared)
     ranking = tmp_path / "ranking.json"
-    ranking.write_text(json.dumps({"run_id": "r", "target": {"path": "linked"},
-                                   "scored_candidates": [{"id": "c", "score": 5,
-                                                          "skill_content": text + "more\n"}]}))
-    common = ["--task-suite", str(DEMO_SUITE), "--executor", "claude-cli", "--claude-bin",
-              str(fake), "--skill-mode", "installed", "-q"]
+    ranking.write_text(
+        json.dumps(
+            {
+                "run_id": "r",
+                "target": {"path": "linked"},
+                "scored_candidates": [{"id": "c", "score": 5, "skill_content": text + "more\n"}],
+            }
+        )
+    )
+    common = [
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--executor",
+        "claude-cli",
+        "--claude-bin",
+        str(fake),
+        "--skill-mode",
+        "installed",
+        "-q",
+    ]
     for i in range(2):
-        for args in (["--standalone", "--skill-path", str(tmp_path / "linked")],
-                     ["--input", str(ranking), "--candidate-id", "c"]):
-            code, _, err = run_cli("run", *args, "--state-root", str(tmp_path / f"s{i}"),
-                                   *common)
+        for args in (
+            ["--standalone", "--skill-path", str(tmp_path / "linked")],
+            ["--input", str(ranking), "--candidate-id", "c"],
+        ):
+            code, _, err = run_cli("run", *args, "--state-root", str(tmp_path / f"s{i}"), *common)
             assert code in (0, 1, 3), err
     assert shared.read_text(encoding="utf-8") == text
     assert shared.stat().st_mtime_ns == OLD[1] * 10**9

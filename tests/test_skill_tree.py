@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import artifact
-from skill_eval.arms import arms_from_dict, arms_to_dict
+from skill_eval.engine import artifact
 from skill_eval.errors import SkillError
+from skill_eval.inputs.arms import arms_from_dict, arms_to_dict
 from skill_eval.skills import load_skill, tree_sha256
 from skill_eval.skills.tree import walk
 
@@ -25,18 +25,27 @@ def skill_with_script(folder: Path, script: str) -> Path:
 
 
 def run_standalone(tmp_path: Path, tag: str, candidate: Path, baseline: Path) -> dict:
-    code, out, err = run_cli("run", "--standalone", "--skill-path", str(candidate),
-                             "--baseline-skill", str(baseline), "--task-suite",
-                             str(DEMO_SUITE), "--state-root", str(tmp_path / f"state-{tag}"),
-                             "--mock", "-q")
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(candidate),
+        "--baseline-skill",
+        str(baseline),
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--state-root",
+        str(tmp_path / f"state-{tag}"),
+        "--mock",
+        "-q",
+    )
     assert code in (0, 1, 3), err
     data = read_json(out.strip())
     artifact.validate(data)
     return data
 
 
-def test_baselines_differing_only_in_a_script_record_different_tree_hashes(
-        tmp_path: Path) -> None:
+def test_baselines_differing_only_in_a_script_record_different_tree_hashes(tmp_path: Path) -> None:
     candidate = write_skill(tmp_path / "cand" / "demo")
     base = skill_with_script(tmp_path / "base" / "demo", "print(1)\n")
     first = run_standalone(tmp_path, "1", candidate, base)["manifest"]["arms"]["baseline"]
@@ -62,10 +71,18 @@ def test_same_tree_in_both_arms_is_a_void_comparison(tmp_path: Path) -> None:
 
 
 def test_no_skill_arm_has_null_identity(tmp_path: Path) -> None:
-    code, out, err = run_cli("run", "--standalone", "--skill-path",
-                             str(write_skill(tmp_path / "demo")), "--task-suite",
-                             str(DEMO_SUITE), "--state-root", str(tmp_path / "s"), "--mock",
-                             "-q")
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--skill-path",
+        str(write_skill(tmp_path / "demo")),
+        "--task-suite",
+        str(DEMO_SUITE),
+        "--state-root",
+        str(tmp_path / "s"),
+        "--mock",
+        "-q",
+    )
     assert code in (0, 1, 3), err
     base = read_json(out.strip())["manifest"]["arms"]["baseline"]
     assert base["skill_tree_sha256"] is None and base["skill_name"] is None
@@ -114,7 +131,10 @@ def test_links_to_folders_are_not_entered(tmp_path: Path) -> None:
     (folder / "sys").symlink_to("/sys")
     (folder / "proc").symlink_to("/proc")
     assert [(e.rel, e.kind) for e in walk(folder)] == [
-        ("SKILL.md", "file"), ("proc", "link"), ("sys", "link")]
+        ("SKILL.md", "file"),
+        ("proc", "link"),
+        ("sys", "link"),
+    ]
 
 
 def test_too_many_files_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,12 +149,11 @@ def test_too_many_files_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_run_json_keeps_the_tree_hash(tmp_path: Path) -> None:
-    from skill_eval.arms import Arms
-    from skill_eval.model import Arm
+    from skill_eval.core.model import Arm
+    from skill_eval.inputs.arms import Arms
 
     skill = load_skill(skill_with_script(tmp_path / "demo", "print(1)\n"))
-    arms = Arms(Arm("candidate", skill, "candidate skill"), None, "absent", "standalone",
-                None, "r")
+    arms = Arms(Arm("candidate", skill, "candidate skill"), None, "absent", "standalone", None, "r")
     again = arms_from_dict(arms_to_dict(arms))
     assert again.candidate.skill is not None
     assert again.candidate.skill.tree_sha256 == skill.tree_sha256

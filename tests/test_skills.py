@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from skill_eval.errors import SkillError
-from skill_eval.plans import SUPPORTED_ACTIONS
 from skill_eval.skills import (
     MAX_SKILL_BYTES,
     load_ranking,
@@ -20,6 +19,7 @@ from skill_eval.skills import (
     resolve_original,
     unapplied_plan,
 )
+from skill_eval.skills.plans import SUPPORTED_ACTIONS
 
 ORIGINAL = "---\nname: demo\ndescription: A demo.\n---\n# Demo\n\n## Usage\n\n- old\n\n## End\n"
 
@@ -54,10 +54,19 @@ def tree_digest(root: Path) -> dict[str, str]:
     return out
 
 
-def write_ranking(tmp_path: Path, candidates: list[dict[str, Any]],
-                  target: dict[str, Any] | None = None, **top: Any) -> Path:
-    data: dict[str, Any] = {"run_id": "run-1", "lane": "docs", "scored_candidates": candidates,
-                            "extra_top_level": {"kept": True}, **top}
+def write_ranking(
+    tmp_path: Path,
+    candidates: list[dict[str, Any]],
+    target: dict[str, Any] | None = None,
+    **top: Any,
+) -> Path:
+    data: dict[str, Any] = {
+        "run_id": "run-1",
+        "lane": "docs",
+        "scored_candidates": candidates,
+        "extra_top_level": {"kept": True},
+        **top,
+    }
     data["target"] = {"path": "skills/demo-dir", "name": "demo"} if target is None else target
     path = tmp_path / "ranking.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -73,11 +82,15 @@ def plan_candidate(cid: str = "c1", **plan: Any) -> dict[str, Any]:
 
 # load_skill
 
+
 def test_load_skill_from_directory_and_file(skill_dir: Path) -> None:
     by_dir = load_skill(skill_dir)
     by_file = load_skill(skill_dir / "SKILL.md")
-    assert (by_dir.name, by_dir.content, by_dir.origin) == \
-        (by_file.name, by_file.content, by_file.origin)
+    assert (by_dir.name, by_dir.content, by_dir.origin) == (
+        by_file.name,
+        by_file.content,
+        by_file.origin,
+    )
     assert by_dir.name == "demo"
     assert by_dir.content == ORIGINAL
     assert str(skill_dir) in by_dir.origin
@@ -92,17 +105,23 @@ def test_load_skill_without_frontmatter_is_an_error_at_line_one(tmp_path: Path) 
     (tmp_path / "proj" / "SKILL.md").write_text("# No frontmatter\n", encoding="utf-8")
     with pytest.raises(SkillError) as info:
         load_skill(tmp_path / "proj" / "SKILL.md")
-    assert str(info.value).startswith(f"{tmp_path / 'proj' / 'SKILL.md'}:1: error: no YAML "
-                                      f"frontmatter")
+    assert str(info.value).startswith(
+        f"{tmp_path / 'proj' / 'SKILL.md'}:1: error: no YAML frontmatter"
+    )
 
 
-@pytest.mark.parametrize(("setup", "message"), [
-    (lambda p: None, "skill not found"),
-    (lambda p: p.mkdir(), "no SKILL.md in skill directory"),
-    (lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"caf\xe9\n")), "not UTF-8"),
-    (lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"x" * (MAX_SKILL_BYTES + 1))),
-     "too large"),
-])
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda p: None, "skill not found"),
+        (lambda p: p.mkdir(), "no SKILL.md in skill directory"),
+        (lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"caf\xe9\n")), "not UTF-8"),
+        (
+            lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"x" * (MAX_SKILL_BYTES + 1))),
+            "too large",
+        ),
+    ],
+)
 def test_load_skill_errors_name_the_path(tmp_path: Path, setup: Any, message: str) -> None:
     path = tmp_path / "bad-skill"
     setup(path)
@@ -128,6 +147,7 @@ def test_load_skill_unreadable(tmp_path: Path) -> None:
 
 # load_ranking
 
+
 def test_load_ranking_keeps_extra_keys(tmp_path: Path, skill_dir: Path) -> None:
     entry = {**plan_candidate(), "rationale": "why", "metrics": {"x": 1}}
     path = write_ranking(tmp_path, [entry], target={"path": "skills/demo-dir", "extra": 1})
@@ -139,31 +159,56 @@ def test_load_ranking_keeps_extra_keys(tmp_path: Path, skill_dir: Path) -> None:
     assert ranking.data["extra_top_level"] == {"kept": True}
 
 
-@pytest.mark.parametrize(("data", "expected"), [
-    ({"scored_candidates": []}, "run_id: is required"),
-    ({"run_id": "", "scored_candidates": []}, "run_id: must be a non-empty string"),
-    ({"run_id": "r"}, "scored_candidates: is required"),
-    ({"run_id": "r", "scored_candidates": {}}, "scored_candidates: must be a list"),
-    ({"run_id": "r", "scored_candidates": [{"id": "a"}, {"id": "b", "score": "9"}]},
-     "scored_candidates[1].score: must be a number"),
-    ({"run_id": "r", "scored_candidates": [{"id": "a", "score": True}]},
-     "scored_candidates[0].score: must be a number"),
-    ({"run_id": "r", "scored_candidates": [{"score": 1}]}, "scored_candidates[0].id: is required"),
-    ({"run_id": "r", "scored_candidates": [{"id": " "}]},
-     "scored_candidates[0].id: must be a non-empty string"),
-    ({"run_id": "r", "scored_candidates": ["c1"]},
-     "scored_candidates[0]: must be a mapping, got a string 'c1'"),
-    ({"run_id": "r", "target": {"path": 3}, "scored_candidates": []},
-     "target.path: must be a string"),
-    ({"run_id": "r", "scored_candidates": [
-        {"id": "a", "execution_plan": {"action": "x", "content_lines": "one"}}]},
-     "scored_candidates[0].execution_plan.content_lines: must be a list"),
-    ({"run_id": "r", "scored_candidates": [{"id": "a"}, {"id": "a"}]},
-     "scored_candidates[1].id: duplicate id 'a' (also scored_candidates[0])"),
-    ([1, 2], "ranking.json: must be a mapping, got a list"),
-])
-def test_ranking_schema_errors_name_file_and_field(tmp_path: Path, data: Any,
-                                                   expected: str) -> None:
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"scored_candidates": []}, "run_id: is required"),
+        ({"run_id": "", "scored_candidates": []}, "run_id: must be a non-empty string"),
+        ({"run_id": "r"}, "scored_candidates: is required"),
+        ({"run_id": "r", "scored_candidates": {}}, "scored_candidates: must be a list"),
+        (
+            {"run_id": "r", "scored_candidates": [{"id": "a"}, {"id": "b", "score": "9"}]},
+            "scored_candidates[1].score: must be a number",
+        ),
+        (
+            {"run_id": "r", "scored_candidates": [{"id": "a", "score": True}]},
+            "scored_candidates[0].score: must be a number",
+        ),
+        (
+            {"run_id": "r", "scored_candidates": [{"score": 1}]},
+            "scored_candidates[0].id: is required",
+        ),
+        (
+            {"run_id": "r", "scored_candidates": [{"id": " "}]},
+            "scored_candidates[0].id: must be a non-empty string",
+        ),
+        (
+            {"run_id": "r", "scored_candidates": ["c1"]},
+            "scored_candidates[0]: must be a mapping, got a string 'c1'",
+        ),
+        (
+            {"run_id": "r", "target": {"path": 3}, "scored_candidates": []},
+            "target.path: must be a string",
+        ),
+        (
+            {
+                "run_id": "r",
+                "scored_candidates": [
+                    {"id": "a", "execution_plan": {"action": "x", "content_lines": "one"}}
+                ],
+            },
+            "scored_candidates[0].execution_plan.content_lines: must be a list",
+        ),
+        (
+            {"run_id": "r", "scored_candidates": [{"id": "a"}, {"id": "a"}]},
+            "scored_candidates[1].id: duplicate id 'a' (also scored_candidates[0])",
+        ),
+        ([1, 2], "ranking.json: must be a mapping, got a list"),
+    ],
+)
+def test_ranking_schema_errors_name_file_and_field(
+    tmp_path: Path, data: Any, expected: str
+) -> None:
     path = tmp_path / "ranking.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(SkillError) as info:
@@ -184,11 +229,14 @@ def test_ranking_reports_every_problem_at_once(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ('{"run_id": "r",\n "scored_candidates": [}', ":2:24: invalid JSON"),
-    ('{"run_id": "r", "scored_candidates": [{"id": "a", "score": NaN}]}', "NaN"),
-    ("", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"run_id": "r",\n "scored_candidates": [}', ":2:24: invalid JSON"),
+        ('{"run_id": "r", "scored_candidates": [{"id": "a", "score": NaN}]}', "NaN"),
+        ("", "invalid JSON"),
+    ],
+)
 def test_ranking_json_errors(tmp_path: Path, raw: str, expected: str) -> None:
     path = tmp_path / "ranking.json"
     path.write_text(raw, encoding="utf-8")
@@ -204,9 +252,9 @@ def test_ranking_not_found(tmp_path: Path) -> None:
 
 # resolve_original
 
+
 @pytest.mark.parametrize("target", ["skills/demo-dir", "skills/demo-dir/SKILL.md", "ABS"])
-def test_resolve_original_relative_to_ranking(tmp_path: Path, skill_dir: Path,
-                                              target: str) -> None:
+def test_resolve_original_relative_to_ranking(tmp_path: Path, skill_dir: Path, target: str) -> None:
     target = str(skill_dir) if target == "ABS" else target
     ranking = load_ranking(write_ranking(tmp_path, [], target={"path": target}))
     original = resolve_original(ranking)
@@ -216,12 +264,14 @@ def test_resolve_original_relative_to_ranking(tmp_path: Path, skill_dir: Path,
 
 
 @pytest.mark.parametrize("entry", [{"id": "c1", "content": md("# New\n")}, plan_candidate()])
-def test_candidate_of_a_file_target_copies_only_that_file(tmp_path: Path, skill_dir: Path,
-                                                          entry: dict[str, Any]) -> None:
+def test_candidate_of_a_file_target_copies_only_that_file(
+    tmp_path: Path, skill_dir: Path, entry: dict[str, Any]
+) -> None:
     (skill_dir / "deep" / "secrets").mkdir(parents=True)
     (skill_dir / "deep" / "secrets" / ".env").write_text("TOKEN=1", encoding="utf-8")
-    ranking = load_ranking(write_ranking(tmp_path, [entry],
-                                         target={"path": "skills/demo-dir/SKILL.md"}))
+    ranking = load_ranking(
+        write_ranking(tmp_path, [entry], target={"path": "skills/demo-dir/SKILL.md"})
+    )
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
     directory = resolved.skill.directory
     assert directory is not None and directory.name == "demo-dir"
@@ -231,10 +281,14 @@ def test_candidate_of_a_file_target_copies_only_that_file(tmp_path: Path, skill_
 
 def test_plan_on_another_file_needs_a_directory_target(tmp_path: Path, skill_dir: Path) -> None:
     entry = {**plan_candidate(section_heading="## More"), "target_path": "references/guide.md"}
-    ranking = load_ranking(write_ranking(tmp_path, [entry],
-                                         target={"path": "skills/demo-dir/SKILL.md"}))
-    with pytest.raises(SkillError, match=r"target_path: 'references/guide.md' is not a file "
-                                         r"in the skill: target.path names the file .*SKILL.md"):
+    ranking = load_ranking(
+        write_ranking(tmp_path, [entry], target={"path": "skills/demo-dir/SKILL.md"})
+    )
+    with pytest.raises(
+        SkillError,
+        match=r"target_path: 'references/guide.md' is not a file "
+        r"in the skill: target.path names the file .*SKILL.md",
+    ):
         resolve_candidate(ranking, "c1", tmp_path / "work")
 
 
@@ -265,14 +319,14 @@ def test_target_path_is_required_to_resolve_the_original(tmp_path: Path) -> None
 
 # resolve_candidate: lookup and inline content
 
+
 def test_missing_candidate_lists_available_ids(tmp_path: Path, skill_dir: Path) -> None:
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate("a"), plan_candidate("b")]))
     with pytest.raises(SkillError, match="candidate 'zz' not found.*available ids: a, b"):
         resolve_candidate(ranking, "zz", tmp_path / "work")
 
 
-def test_inline_candidate_gets_a_full_copy_of_the_original(tmp_path: Path,
-                                                           skill_dir: Path) -> None:
+def test_inline_candidate_gets_a_full_copy_of_the_original(tmp_path: Path, skill_dir: Path) -> None:
     before = tree_digest(skill_dir)
     text = md("# Better demo\n")
     ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "score": 4, "content": text}]))
@@ -291,20 +345,27 @@ def test_inline_candidate_gets_a_full_copy_of_the_original(tmp_path: Path,
     assert tree_digest(skill_dir) == before
 
 
-@pytest.mark.parametrize(("entry", "expected"), [
-    ({"skill_content": md("A"), "content": md("B"), "body": md("C")}, md("A")),
-    ({"skill_content": "  ", "content": md("B"), "body": md("C")}, md("B")),
-    ({"skill_content": None, "content": 7, "body": md("C")}, md("C")),
-])
-def test_inline_key_precedence(tmp_path: Path, skill_dir: Path, entry: dict[str, Any],
-                               expected: str) -> None:
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ({"skill_content": md("A"), "content": md("B"), "body": md("C")}, md("A")),
+        ({"skill_content": "  ", "content": md("B"), "body": md("C")}, md("B")),
+        ({"skill_content": None, "content": 7, "body": md("C")}, md("C")),
+    ],
+)
+def test_inline_key_precedence(
+    tmp_path: Path, skill_dir: Path, entry: dict[str, Any], expected: str
+) -> None:
     ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", **entry}]))
     assert resolve_candidate(ranking, "c1", tmp_path / "w").skill.content == expected
 
 
 def test_inline_with_missing_original_holds_only_skill_md(tmp_path: Path) -> None:
-    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "body": md("# B\n")}],
-                                         target={"path": "gone", "name": "demo"}))
+    ranking = load_ranking(
+        write_ranking(
+            tmp_path, [{"id": "c1", "body": md("# B\n")}], target={"path": "gone", "name": "demo"}
+        )
+    )
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
     assert resolved.score is None
     directory = resolved.skill.directory
@@ -333,8 +394,9 @@ def test_inline_does_not_write_through_a_symlinked_skill_md(tmp_path: Path) -> N
     real.write_text(ORIGINAL, encoding="utf-8")
     (tmp_path / "linked").mkdir()
     (tmp_path / "linked" / "SKILL.md").symlink_to(real)
-    ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "content": md("# New\n")}],
-                                         target={"path": "linked"}))
+    ranking = load_ranking(
+        write_ranking(tmp_path, [{"id": "c1", "content": md("# New\n")}], target={"path": "linked"})
+    )
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
     assert resolved.skill.content == md("# New\n")
     assert real.read_text() == ORIGINAL
@@ -353,24 +415,38 @@ def test_candidate_without_a_skill(tmp_path: Path, skill_dir: Path) -> None:
 # resolve_candidate: execution plans
 
 PLAN_CASES = [
-    ("append", {},
-     ORIGINAL + "\n## Examples\n\n- one\n- two\n"),
-    ("replace", {"action": "replace_markdown_section", "section_heading": "## Usage",
-                 "content_lines": ["new"]},
-     ORIGINAL.replace("## Usage\n\n- old\n", "## Usage\n- new\n")),
-    ("insert", {"action": "insert_before_section", "section_heading": "## End",
-                "content_lines": ["tip"]},
-     ORIGINAL.replace("## End", "- tip\n\n## End")),
-    ("frontmatter", {"action": "update_yaml_frontmatter",
-                     "frontmatter_updates": {"description": "Better.", "version": "2"}},
-     ORIGINAL.replace("A demo.", "Better.\nversion: '2'")),
+    ("append", {}, ORIGINAL + "\n## Examples\n\n- one\n- two\n"),
+    (
+        "replace",
+        {
+            "action": "replace_markdown_section",
+            "section_heading": "## Usage",
+            "content_lines": ["new"],
+        },
+        ORIGINAL.replace("## Usage\n\n- old\n", "## Usage\n- new\n"),
+    ),
+    (
+        "insert",
+        {"action": "insert_before_section", "section_heading": "## End", "content_lines": ["tip"]},
+        ORIGINAL.replace("## End", "- tip\n\n## End"),
+    ),
+    (
+        "frontmatter",
+        {
+            "action": "update_yaml_frontmatter",
+            "frontmatter_updates": {"description": "Better.", "version": "2"},
+        },
+        ORIGINAL.replace("A demo.", "Better.\nversion: '2'"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("plan", "expected"), [c[1:] for c in PLAN_CASES],
-                         ids=[c[0] for c in PLAN_CASES])
-def test_plan_applied_to_a_copy(tmp_path: Path, skill_dir: Path, plan: dict[str, Any],
-                                expected: str) -> None:
+@pytest.mark.parametrize(
+    ("plan", "expected"), [c[1:] for c in PLAN_CASES], ids=[c[0] for c in PLAN_CASES]
+)
+def test_plan_applied_to_a_copy(
+    tmp_path: Path, skill_dir: Path, plan: dict[str, Any], expected: str
+) -> None:
     before = tree_digest(skill_dir)
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)]))
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
@@ -385,19 +461,29 @@ def test_plan_applied_to_a_copy(tmp_path: Path, skill_dir: Path, plan: dict[str,
     assert tree_digest(skill_dir) == before
 
 
-@pytest.mark.parametrize(("plan", "why"), [
-    ({"section_heading": "## Usage"}, "a section 'Usage' is already present"),
-    ({"action": "replace_markdown_section", "section_heading": "## Nope"},
-     "heading '## Nope' not found"),
-    ({"action": "insert_before_section", "section_heading": "Nope"}, "heading 'Nope' not found"),
-])
-def test_plan_that_changes_nothing_voids_the_comparison(tmp_path: Path, skill_dir: Path,
-                                                        plan: dict[str, Any], why: str) -> None:
+@pytest.mark.parametrize(
+    ("plan", "why"),
+    [
+        ({"section_heading": "## Usage"}, "a section 'Usage' is already present"),
+        (
+            {"action": "replace_markdown_section", "section_heading": "## Nope"},
+            "heading '## Nope' not found",
+        ),
+        (
+            {"action": "insert_before_section", "section_heading": "Nope"},
+            "heading 'Nope' not found",
+        ),
+    ],
+)
+def test_plan_that_changes_nothing_voids_the_comparison(
+    tmp_path: Path, skill_dir: Path, plan: dict[str, Any], why: str
+) -> None:
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)]))
     resolved = resolve_candidate(ranking, "c1", tmp_path / "work")
     assert resolved.skill.content == ORIGINAL
     assert resolved.warnings == (
-        f"execution plan of candidate 'c1' changed nothing: {why}; the comparison is void",)
+        f"execution plan of candidate 'c1' changed nothing: {why}; the comparison is void",
+    )
 
 
 def test_unsupported_action(tmp_path: Path, skill_dir: Path) -> None:
@@ -405,8 +491,10 @@ def test_unsupported_action(tmp_path: Path, skill_dir: Path) -> None:
     with pytest.raises(SkillError) as info:
         resolve_candidate(ranking, "c1", tmp_path / "work")
     message = str(info.value)
-    assert ('scored_candidates[0] (id "c1").execution_plan.action: '
-            "'rewrite_all' is not supported; supported actions: ") in message
+    assert (
+        'scored_candidates[0] (id "c1").execution_plan.action: '
+        "'rewrite_all' is not supported; supported actions: "
+    ) in message
     assert all(action in message for action in SUPPORTED_ACTIONS)
     assert not (tmp_path / "work").exists() or not any((tmp_path / "work").iterdir())
 
@@ -420,7 +508,8 @@ def test_plan_on_another_file_of_the_skill(tmp_path: Path, skill_dir: Path) -> N
     directory = resolved.skill.directory
     assert directory is not None
     assert (directory / "references" / "guide.md").read_text() == (
-        "# Guide\n\n## Tips\n\n## More\n\n- one\n- two\n")
+        "# Guide\n\n## Tips\n\n## More\n\n- one\n- two\n"
+    )
     assert "edits references/guide.md, not SKILL.md" in resolved.warnings[0]
     assert tree_digest(skill_dir) == before
 
@@ -429,29 +518,46 @@ def test_original_whose_frontmatter_is_not_a_mapping_is_an_error(tmp_path: Path)
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "SKILL.md").write_text("---\n- a\n---\nbody\n", encoding="utf-8")
     plan = {"action": "update_yaml_frontmatter", "frontmatter_updates": {"name": "x"}}
-    ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)],
-                                         target={"path": "s"}))
-    with pytest.raises(SkillError, match=r"s/SKILL.md:2: error: the frontmatter must be a "
-                                         r"mapping .*\(target.path in .*ranking.json\)"):
+    ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)], target={"path": "s"}))
+    with pytest.raises(
+        SkillError,
+        match=r"s/SKILL.md:2: error: the frontmatter must be a "
+        r"mapping .*\(target.path in .*ranking.json\)",
+    ):
         resolve_candidate(ranking, "c1", tmp_path / "work")
 
 
 def test_inline_candidate_without_frontmatter_names_candidate_and_line(
-        tmp_path: Path, skill_dir: Path) -> None:
+    tmp_path: Path, skill_dir: Path
+) -> None:
     ranking = load_ranking(write_ranking(tmp_path, [{"id": "c1", "content": "# New\n"}]))
     with pytest.raises(SkillError) as info:
         resolve_candidate(ranking, "c1", tmp_path / "work")
-    assert str(info.value) == (f'{tmp_path / "ranking.json"}: scored_candidates[0] (id "c1")'
-                               f".content, line 1: error: no YAML frontmatter: SKILL.md must "
-                               f"start with a '---' line, then name and description")
+    assert str(info.value) == (
+        f'{tmp_path / "ranking.json"}: scored_candidates[0] (id "c1")'
+        f".content, line 1: error: no YAML frontmatter: SKILL.md must "
+        f"start with a '---' line, then name and description"
+    )
 
 
-@pytest.mark.parametrize("target_path", [
-    "/etc/passwd", "../demo-dir/SKILL.md", "references/../../x.md", "..\\x.md", "C:\\x.md",
-    "link-out.md", "linkdir/SKILL.md", "abs-link.md", "missing.md", ".",
-])
-def test_target_path_cannot_leave_the_copy(tmp_path: Path, skill_dir: Path,
-                                           target_path: str) -> None:
+@pytest.mark.parametrize(
+    "target_path",
+    [
+        "/etc/passwd",
+        "../demo-dir/SKILL.md",
+        "references/../../x.md",
+        "..\\x.md",
+        "C:\\x.md",
+        "link-out.md",
+        "linkdir/SKILL.md",
+        "abs-link.md",
+        "missing.md",
+        ".",
+    ],
+)
+def test_target_path_cannot_leave_the_copy(
+    tmp_path: Path, skill_dir: Path, target_path: str
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "SKILL.md").write_text("# Outside\n", encoding="utf-8")
@@ -467,14 +573,18 @@ def test_target_path_cannot_leave_the_copy(tmp_path: Path, skill_dir: Path,
     assert tree_digest(outside) == outside_before
 
 
-@pytest.mark.parametrize(("target", "written", "edited"), [
-    ("skills/demo-dir", "{skill}/SKILL.md", "SKILL.md"),
-    ("link", "{skill}/SKILL.md", "SKILL.md"),  # the discriminator resolves links
-    ("link", "{link}/references/guide.md", "references/guide.md"),
-    ("skills/demo-dir/SKILL.md", "{skill}/SKILL.md", "SKILL.md"),
-])
+@pytest.mark.parametrize(
+    ("target", "written", "edited"),
+    [
+        ("skills/demo-dir", "{skill}/SKILL.md", "SKILL.md"),
+        ("link", "{skill}/SKILL.md", "SKILL.md"),  # the discriminator resolves links
+        ("link", "{link}/references/guide.md", "references/guide.md"),
+        ("skills/demo-dir/SKILL.md", "{skill}/SKILL.md", "SKILL.md"),
+    ],
+)
 def test_absolute_target_path_inside_the_original_is_accepted(
-        tmp_path: Path, skill_dir: Path, target: str, written: str, edited: str) -> None:
+    tmp_path: Path, skill_dir: Path, target: str, written: str, edited: str
+) -> None:
     """The original pipeline's discriminator writes every target_path absolute."""
     (tmp_path / "link").symlink_to(skill_dir)
     before = tree_digest(skill_dir)
@@ -488,38 +598,56 @@ def test_absolute_target_path_inside_the_original_is_accepted(
     assert tree_digest(skill_dir) == before
 
 
-@pytest.mark.parametrize("written", ["{tmp}/skills/demo-dir-2/SKILL.md", "{tmp}/skills",
-                                     "{skill}/../demo-dir-2/SKILL.md", "{skill}"])
+@pytest.mark.parametrize(
+    "written",
+    [
+        "{tmp}/skills/demo-dir-2/SKILL.md",
+        "{tmp}/skills",
+        "{skill}/../demo-dir-2/SKILL.md",
+        "{skill}",
+    ],
+)
 def test_absolute_target_path_outside_the_original_is_refused(
-        tmp_path: Path, skill_dir: Path, written: str) -> None:
+    tmp_path: Path, skill_dir: Path, written: str
+) -> None:
     (tmp_path / "skills" / "demo-dir-2").mkdir()
     (tmp_path / "skills" / "demo-dir-2" / "SKILL.md").write_text(ORIGINAL, encoding="utf-8")
     path = written.format(tmp=tmp_path, skill=skill_dir)
     ranking = load_ranking(write_ranking(tmp_path, [{**plan_candidate(), "target_path": path}]))
-    with pytest.raises(SkillError, match=r'\(id "c1"\)\.target_path: .*(outside the original '
-                                         r"skill's folder|must name a file)"):
+    with pytest.raises(
+        SkillError,
+        match=r'\(id "c1"\)\.target_path: .*(outside the original '
+        r"skill's folder|must name a file)",
+    ):
         resolve_candidate(ranking, "c1", tmp_path / "work")
 
 
-def test_unapplied_plan_names_actions_no_program_applies(tmp_path: Path,
-                                                        skill_dir: Path) -> None:
-    entries = [plan_candidate("manual", action="unsupported_manual_refactor"),
-               plan_candidate("typo", action="rewrite_all"),
-               plan_candidate("ok"),
-               {**plan_candidate("inline", action="unsupported_manual_refactor"),
-                "content": md("# Inline\n")},
-               {"id": "no-action", "execution_plan": {"notes": "x"}},
-               {"id": "unscored", "execution_plan": {"action": "unsupported_manual_x"}}]
+def test_unapplied_plan_names_actions_no_program_applies(tmp_path: Path, skill_dir: Path) -> None:
+    entries = [
+        plan_candidate("manual", action="unsupported_manual_refactor"),
+        plan_candidate("typo", action="rewrite_all"),
+        plan_candidate("ok"),
+        {
+            **plan_candidate("inline", action="unsupported_manual_refactor"),
+            "content": md("# Inline\n"),
+        },
+        {"id": "no-action", "execution_plan": {"notes": "x"}},
+        {"id": "unscored", "execution_plan": {"action": "unsupported_manual_x"}},
+    ]
     ranking = load_ranking(write_ranking(tmp_path, entries))
     reason, score = unapplied_plan(ranking, "manual") or ("", None)
-    assert reason.startswith("scored_candidates[0].execution_plan.action "
-                             "'unsupported_manual_refactor' cannot be applied by a program")
+    assert reason.startswith(
+        "scored_candidates[0].execution_plan.action "
+        "'unsupported_manual_refactor' cannot be applied by a program"
+    )
     assert score == 3.5
     assert unapplied_plan(ranking, "typo") is not None
     assert unapplied_plan(ranking, "unscored") == (
         "scored_candidates[5].execution_plan.action 'unsupported_manual_x' cannot be applied "
         f"by a program (skill-eval applies {', '.join(SUPPORTED_ACTIONS)}); the candidate was "
-        "not evaluated", None)
+        "not evaluated",
+        None,
+    )
     for cid in ("ok", "inline", "no-action"):  # built, or a malformed plan: an error
         assert unapplied_plan(ranking, cid) is None
     with pytest.raises(SkillError, match="not found"):
@@ -528,8 +656,9 @@ def test_unapplied_plan_names_actions_no_program_applies(tmp_path: Path,
 
 @pytest.mark.parametrize("cid", ["../../escape", "/abs/id", "..", "a/../../b", "c 1\x00"])
 def test_hostile_ids_stay_inside_work_dir(tmp_path: Path, skill_dir: Path, cid: str) -> None:
-    ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(cid),
-                                                    {"id": "x" + cid, "body": md("# B\n")}]))
+    ranking = load_ranking(
+        write_ranking(tmp_path, [plan_candidate(cid), {"id": "x" + cid, "body": md("# B\n")}])
+    )
     work = tmp_path / "deep" / "work"
     for candidate_id in (cid, "x" + cid):
         directory = resolve_candidate(ranking, candidate_id, work).skill.directory
@@ -547,8 +676,9 @@ def test_each_resolution_gets_a_fresh_folder(tmp_path: Path, skill_dir: Path) ->
     assert first is not None and (first / "SKILL.md").read_text().count("## Examples") == 1
 
 
-def test_work_dir_inside_the_skill_is_not_copied_into_itself(tmp_path: Path,
-                                                             skill_dir: Path) -> None:
+def test_work_dir_inside_the_skill_is_not_copied_into_itself(
+    tmp_path: Path, skill_dir: Path
+) -> None:
     work = skill_dir / ".skill-eval-work"
     ranking = load_ranking(write_ranking(tmp_path, [plan_candidate()]))
     directory = resolve_candidate(ranking, "c1", work).skill.directory
@@ -561,10 +691,12 @@ def test_crlf_original_keeps_crlf(tmp_path: Path) -> None:
     (tmp_path / "s").mkdir()
     head = b"---\r\nname: s\r\ndescription: d\r\n---\r\n"
     (tmp_path / "s" / "SKILL.md").write_bytes(head + b"# S\r\n\r\n## Usage\r\nold\r\n")
-    plan = {"action": "replace_markdown_section", "section_heading": "## Usage",
-            "content_lines": ["new"]}
-    ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)],
-                                         target={"path": "s"}))
+    plan = {
+        "action": "replace_markdown_section",
+        "section_heading": "## Usage",
+        "content_lines": ["new"],
+    }
+    ranking = load_ranking(write_ranking(tmp_path, [plan_candidate(**plan)], target={"path": "s"}))
     directory = resolve_candidate(ranking, "c1", tmp_path / "work").skill.directory
     assert directory is not None
     assert (directory / "SKILL.md").read_bytes() == head + b"# S\r\n\r\n## Usage\r\n- new\r\n"

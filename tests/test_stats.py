@@ -1,4 +1,5 @@
-"""Table-driven tests for skill_eval.stats: pass@k, labels, the paired comparison, policies."""
+"""Table-driven tests for skill_eval.stats.estimates: pass@k, labels, the paired comparison,
+policies."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import random
 
 import pytest
 
-from skill_eval.analysis import non_discriminating
-from skill_eval.policy import POLICIES, conclusion, decide_policy
-from skill_eval.stats import (
+from skill_eval.stats.analysis import non_discriminating
+from skill_eval.stats.estimates import (
     binomial_two_sided_p,
     paired_comparison,
     pass_at_k,
@@ -19,6 +19,7 @@ from skill_eval.stats import (
     t_quantile,
     task_stats,
 )
+from skill_eval.stats.policy import POLICIES, conclusion, decide_policy
 
 # --------------------------------------------------------------------------------------------
 # pass@k and pass^k

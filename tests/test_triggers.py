@@ -11,12 +11,7 @@ from typing import Any
 
 import pytest
 
-from skill_eval import artifact as artifact_mod
-from skill_eval.errors import SuiteError
-from skill_eval.executors.claude_code import ClaudeCodeConfig, ClaudeCodeExecutor, interpret
-from skill_eval.executors.mock_work import check_output
-from skill_eval.executors.sdk_child import invokes_skill
-from skill_eval.model import (
+from skill_eval.core.model import (
     Attempt,
     ExecutionRequest,
     ExecutionResult,
@@ -24,37 +19,51 @@ from skill_eval.model import (
     Skill,
     Task,
 )
-from skill_eval.suite import load_suite
-from skill_eval.transcript import skill_invocations
+from skill_eval.core.transcript import skill_invocations
+from skill_eval.core.work import ToolCall
+from skill_eval.engine import artifact as artifact_mod
+from skill_eval.errors import SuiteError
+from skill_eval.executors.claude_code import ClaudeCodeConfig, ClaudeCodeExecutor, interpret
+from skill_eval.executors.mock_work import check_output
+from skill_eval.executors.sdk_child import invokes_skill
+from skill_eval.inputs.suite import load_suite
 from skill_eval.triggers import figures
 from skill_eval.triggers.judge import judge_trigger
 from skill_eval.triggers.run import executor_problem
 from skill_eval.triggers.tasks import trigger_outcome
-from skill_eval.work import ToolCall
 from tests.helpers import contains_task, run_cli, write_outputs, write_skill, write_suite
 
-QUERIES = [{"id": "yes-1", "query": "make a pdf", "should_trigger": True},
-           {"id": "yes-2", "query": "pdf of my notes", "should_trigger": True},
-           {"id": "no-1", "query": "tell a joke", "should_trigger": False},
-           {"id": "no-2", "query": "what time is it", "should_trigger": False}]
+QUERIES = [
+    {"id": "yes-1", "query": "make a pdf", "should_trigger": True},
+    {"id": "yes-2", "query": "pdf of my notes", "should_trigger": True},
+    {"id": "no-1", "query": "tell a joke", "should_trigger": False},
+    {"id": "no-2", "query": "what time is it", "should_trigger": False},
+]
 
 
 def test_trigger_tasks_load_with_their_implied_judge(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path, [*QUERIES, contains_task("plain", "x")]))
     task = suite.task("yes-1")
-    assert (task.query, task.should_trigger, task.is_trigger_task, task.prompt) == \
-        ("make a pdf", True, True, "make a pdf")
+    assert (task.query, task.should_trigger, task.is_trigger_task, task.prompt) == (
+        "make a pdf",
+        True,
+        True,
+        "make a pdf",
+    )
     assert task.judge == {"type": "skill-used", "expect": True}
     assert not suite.task("plain").is_trigger_task and suite.task("plain").query is None
 
 
 def test_bad_trigger_tasks_are_located(tmp_path: Path) -> None:
     path = tmp_path / "task_suite.yaml"
-    path.write_text('skill_id: s\nversion: "1.0"\ntasks:\n'
-                    '  - {id: a, query: q, should_trigger: "yes"}\n'
-                    '  - {id: b, should_trigger: true}\n'
-                    '  - {id: c, query: q, should_trigger: false, prompt: p}\n'
-                    '  - {id: d, query: q}\n', encoding="utf-8")
+    path.write_text(
+        'skill_id: s\nversion: "1.0"\ntasks:\n'
+        '  - {id: a, query: q, should_trigger: "yes"}\n'
+        "  - {id: b, should_trigger: true}\n"
+        "  - {id: c, query: q, should_trigger: false, prompt: p}\n"
+        "  - {id: d, query: q}\n",
+        encoding="utf-8",
+    )
     with pytest.raises(SuiteError) as caught:
         load_suite(path)
     shown = [str(p) for p in caught.value.problems]
@@ -68,54 +77,91 @@ def test_bad_trigger_tasks_are_located(tmp_path: Path) -> None:
 
 def test_sdk_child_and_transcript_agree_on_what_invokes_a_skill() -> None:
     """sdk_child (stdlib only) stops where transcript.skill_invocations would count: one rule."""
-    calls = [("Skill", {"skill": "pdf"}), ("Skill", {"skill": "tools:pdf"}),
-             ("Skill", {"skill": "pdfx"}), ("Skill", {"skill": ""}), ("Skill", {}),
-             ("Read", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
-             ("Read", {"file_path": "/w/.claude/skills/pdfx/SKILL.md"}),
-             ("Read", {"file_path": "/w/a.pdf"}), ("Read", {"file_path": "skills/pdf/SKILL.md"}),
-             ("Write", {"file_path": "/w/.claude/skills/pdf/SKILL.md"})]
+    calls = [
+        ("Skill", {"skill": "pdf"}),
+        ("Skill", {"skill": "tools:pdf"}),
+        ("Skill", {"skill": "pdfx"}),
+        ("Skill", {"skill": ""}),
+        ("Skill", {}),
+        ("Read", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
+        ("Read", {"file_path": "/w/.claude/skills/pdfx/SKILL.md"}),
+        ("Read", {"file_path": "/w/a.pdf"}),
+        ("Read", {"file_path": "skills/pdf/SKILL.md"}),
+        ("Write", {"file_path": "/w/.claude/skills/pdf/SKILL.md"}),
+    ]
     for name, tool_input in calls:
-        expected = bool(skill_invocations([ToolCall(name, tool_input)], "pdf",
-                                          plugin_names=False))
+        expected = bool(skill_invocations([ToolCall(name, tool_input)], "pdf", plugin_names=False))
         assert invokes_skill(name, tool_input, "pdf") is expected, (name, tool_input)
     # a plugin's skill of the same name is another skill: neither stops nor triggers
     assert not invokes_skill("Skill", {"skill": "tools:pdf"}, "pdf")
     task = Task(id="q", prompt="make a pdf", judge={}, query="make a pdf", should_trigger=True)
-    judged = judge_trigger(task, [ToolCall("Skill", {"skill": "tools:pdf"})],
-                           {"trigger_skill": "pdf"})
+    judged = judge_trigger(
+        task, [ToolCall("Skill", {"skill": "tools:pdf"})], {"trigger_skill": "pdf"}
+    )
     assert not judged.passed and judged.data["triggered"] is False
 
 
 def test_judge_names_the_query_and_needs_the_skill_name(tmp_path: Path) -> None:
     task = load_suite(write_suite(tmp_path, QUERIES)).task("yes-1")
-    missed = judge_trigger(task, [ToolCall("Read", {"file_path": "a.pdf"})],
-                           {"trigger_skill": "pdf"})
+    missed = judge_trigger(
+        task, [ToolCall("Read", {"file_path": "a.pdf"})], {"trigger_skill": "pdf"}
+    )
     assert not missed.passed and missed.error is None
-    assert missed.details == "query 'make a pdf' should trigger skill 'pdf', but the skill " \
-                             "was not invoked"
+    assert (
+        missed.details == "query 'make a pdf' should trigger skill 'pdf', but the skill "
+        "was not invoked"
+    )
     hit = judge_trigger(task, [ToolCall("Skill", {"skill": "pdf"})], {"trigger_skill": "pdf"})
     assert hit.passed and hit.data["triggered"] is True
     assert judge_trigger(task, [], {}).error is not None  # never "not triggered" by default
 
 
 def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> None:
-    turns = ExecutionResult(error="claude CLI error: max turns", output_caused=True,
-                            meta={"subtype": "error_max_turns"})
+    turns = ExecutionResult(
+        error="claude CLI error: max turns", output_caused=True, meta={"subtype": "error_max_turns"}
+    )
     assert trigger_outcome(turns).error is None
     timeout = ExecutionResult(error="timed out", retryable=True, output_caused=True)
     assert trigger_outcome(timeout).error == "timed out"
     assert not trigger_outcome(timeout).output_caused and trigger_outcome(timeout).retryable
     # The 529 stream the CLI sends: the "API Error" text is not the model's answer.
-    overloaded = interpret([
-        {"kind": "AssistantMessage", "content": [{"block": "TextBlock",
-                                                  "text": "API Error: 529 Overloaded"}]},
-        {"kind": "ResultMessage", "subtype": "success", "is_error": True,
-         "api_error_status": 529, "result": "API Error: 529 Overloaded"}], "", 0)
+    overloaded = interpret(
+        [
+            {
+                "kind": "AssistantMessage",
+                "content": [{"block": "TextBlock", "text": "API Error: 529 Overloaded"}],
+            },
+            {
+                "kind": "ResultMessage",
+                "subtype": "success",
+                "is_error": True,
+                "api_error_status": 529,
+                "result": "API Error: 529 Overloaded",
+            },
+        ],
+        "",
+        0,
+    )
     assert overloaded.error and overloaded.retryable and "529" in overloaded.error
     assert trigger_outcome(overloaded).error == overloaded.error
-    stopped = interpret([{"kind": "AssistantMessage", "content": [
-        {"block": "ToolUseBlock", "id": "t1", "name": "Skill", "input": {"skill": "pdf"}}]},
-        {"kind": "stopped"}], "", 0)
+    stopped = interpret(
+        [
+            {
+                "kind": "AssistantMessage",
+                "content": [
+                    {
+                        "block": "ToolUseBlock",
+                        "id": "t1",
+                        "name": "Skill",
+                        "input": {"skill": "pdf"},
+                    }
+                ],
+            },
+            {"kind": "stopped"},
+        ],
+        "",
+        0,
+    )
     assert stopped.error is None and [c.name for c in stopped.transcript] == ["Skill"]
 
 
@@ -129,65 +175,112 @@ def _attempt(arm: str, task_id: str, index: int, triggered: bool | None) -> Atte
 def test_figures_rates_intervals_and_errors_apart(tmp_path: Path) -> None:
     tasks = load_suite(write_suite(tmp_path, QUERIES)).tasks
     attempts = [
-        _attempt("candidate", "yes-1", 0, True), _attempt("candidate", "yes-1", 1, True),
-        _attempt("candidate", "yes-2", 0, True), _attempt("candidate", "yes-2", 1, False),
-        _attempt("candidate", "no-1", 0, False), _attempt("candidate", "no-1", 1, None),
-        _attempt("candidate", "no-2", 0, None), _attempt("candidate", "no-2", 1, None),
-        *(_attempt("baseline", t["id"], i, False) for t in QUERIES for i in range(2))]
-    data = figures.section(tasks, attempts, ["candidate", "baseline"], samples=2,
-                           policy="delta", min_delta=0.0, margin=None)
+        _attempt("candidate", "yes-1", 0, True),
+        _attempt("candidate", "yes-1", 1, True),
+        _attempt("candidate", "yes-2", 0, True),
+        _attempt("candidate", "yes-2", 1, False),
+        _attempt("candidate", "no-1", 0, False),
+        _attempt("candidate", "no-1", 1, None),
+        _attempt("candidate", "no-2", 0, None),
+        _attempt("candidate", "no-2", 1, None),
+        *(_attempt("baseline", t["id"], i, False) for t in QUERIES for i in range(2)),
+    ]
+    data = figures.section(
+        tasks,
+        attempts,
+        ["candidate", "baseline"],
+        samples=2,
+        policy="delta",
+        min_delta=0.0,
+        margin=None,
+    )
     assert data is not None
     cand = data["arms"]["candidate"]
     assert [q["trigger_rate"] for q in cand["queries"]] == [1.0, 0.5, 0.0, None]
-    assert cand["tpr"]["rate"] == 0.75 and cand["fpr"] == {**cand["fpr"], "rate": 0.0,
-                                                            "queries": 1}
+    assert cand["tpr"]["rate"] == 0.75 and cand["fpr"] == {**cand["fpr"], "rate": 0.0, "queries": 1}
     assert cand["accuracy"]["rate"] == pytest.approx(0.8333, abs=1e-4)
     assert cand["errors"] == 3  # errors are never counted as "not triggered"
     low, high = cand["tpr"]["interval"]
     assert 0.0 <= low < 0.75 < high <= 1.0
     base = data["arms"]["baseline"]
-    assert (base["tpr"]["rate"], base["fpr"]["rate"], base["accuracy"]["rate"]) == \
-        (0.0, 0.0, 0.5)
+    assert (base["tpr"]["rate"], base["fpr"]["rate"], base["accuracy"]["rate"]) == (0.0, 0.0, 0.5)
     comparison = data["comparison"]
     assert comparison["tpr"]["delta"] == 0.75 and comparison["policy"]["passed"] is True
     assert comparison["accuracy"]["excluded"] == ["no-2"]  # in error in the candidate
-    assert figures.failures(data)[0] == \
-        "candidate: query 'pdf of my notes' should trigger; triggered in 1 of 2 samples"
+    assert (
+        figures.failures(data)[0]
+        == "candidate: query 'pdf of my notes' should trigger; triggered in 1 of 2 samples"
+    )
 
 
 def test_mixed_suite_mock_run_reports_triggers_apart(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [*QUERIES, contains_task("plain", "Mock")])
-    outputs = write_outputs(tmp_path / "mock.yaml", {
-        "candidate": {"yes-1": {"triggered": True}, "yes-2": {"triggered": True}},
-        "baseline": {"yes-1": {"triggered": True}, "no-1": {"triggered": True}}})
+    outputs = write_outputs(
+        tmp_path / "mock.yaml",
+        {
+            "candidate": {"yes-1": {"triggered": True}, "yes-2": {"triggered": True}},
+            "baseline": {"yes-1": {"triggered": True}, "no-1": {"triggered": True}},
+        },
+    )
     out = tmp_path / "a.json"
     old = write_skill(tmp_path / "old" / "pdf", "Older body.")
-    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
-                           "--skill-path", str(write_skill(tmp_path / "pdf")),
-                           "--baseline-skill", str(old),
-                           "--mock-outputs", str(outputs), "--state-root",
-                           str(tmp_path / "st"), "--policy", "delta", "--output", str(out))
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--mock",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(write_skill(tmp_path / "pdf")),
+        "--baseline-skill",
+        str(old),
+        "--mock-outputs",
+        str(outputs),
+        "--state-root",
+        str(tmp_path / "st"),
+        "--policy",
+        "delta",
+        "--output",
+        str(out),
+    )
     data = json.loads(out.read_text())
     artifact_mod.validate(data)
     # The pass rates cover the ordinary task only; every task is still listed.
     assert (data["evaluation"]["execution_pass_rate"], data["evaluation"]["delta"]) == (1.0, 0)
     assert len(data["candidate_results"]) == 5
     triggers = data["triggers"]["arms"]
-    assert (triggers["candidate"]["tpr"]["rate"], triggers["candidate"]["fpr"]["rate"]) == \
-        (1.0, 0.0)
-    assert (triggers["baseline"]["tpr"]["rate"], triggers["baseline"]["fpr"]["rate"]) == \
-        (0.5, 0.5)
+    assert (triggers["candidate"]["tpr"]["rate"], triggers["candidate"]["fpr"]["rate"]) == (
+        1.0,
+        0.0,
+    )
+    assert (triggers["baseline"]["tpr"]["rate"], triggers["baseline"]["fpr"]["rate"]) == (0.5, 0.5)
     assert code == 0 and data["evaluation"]["verdict"] == "pass", err
     assert "triggers" in err and "TPR 1.00" in err  # the end-of-run table
     assert "(1/1)" in err and "(1/5)" not in err  # counts over the ordinary task, as the rate
     # A worse candidate description fails a mixed suite even though its ordinary tasks pass.
-    worse = write_outputs(tmp_path / "worse.yaml", {"candidate": {}, "baseline": {
-        "yes-1": {"triggered": True}, "yes-2": {"triggered": True}}})
-    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
-                           "--skill-path", str(tmp_path / "pdf"), "--baseline-skill",
-                           str(tmp_path / "old" / "pdf"), "--mock-outputs", str(worse),
-                           "--state-root", str(tmp_path / "st"), "--policy", "delta",
-                           "--output", str(out))
+    worse = write_outputs(
+        tmp_path / "worse.yaml",
+        {"candidate": {}, "baseline": {"yes-1": {"triggered": True}, "yes-2": {"triggered": True}}},
+    )
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--mock",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(tmp_path / "pdf"),
+        "--baseline-skill",
+        str(tmp_path / "old" / "pdf"),
+        "--mock-outputs",
+        str(worse),
+        "--state-root",
+        str(tmp_path / "st"),
+        "--policy",
+        "delta",
+        "--output",
+        str(out),
+    )
     data = json.loads(out.read_text())
     assert code != 0 and data["evaluation"]["verdict"] == "fail"
     assert data["evaluation"]["reason"].startswith("trigger tasks: ")
@@ -197,17 +290,37 @@ def test_mixed_suite_mock_run_reports_triggers_apart(tmp_path: Path) -> None:
 
 def test_no_skill_baseline_is_refused(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", QUERIES)
-    code, out, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
-                             "--skill-path", str(write_skill(tmp_path / "pdf")),
-                             "--state-root", str(tmp_path / "st"))
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--mock",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(write_skill(tmp_path / "pdf")),
+        "--state-root",
+        str(tmp_path / "st"),
+    )
     assert code != 0 and "Traceback" not in err
     (line,) = [x for x in err.splitlines() if x.startswith("Error:")]
     assert "--baseline-skill" in line and "pipeline mode" in line
     assert not (tmp_path / "st" / "runs").exists()  # refused before any attempt
-    code, out, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(suite),
-                             "--skill-path", str(tmp_path / "pdf"), "--baseline-skill",
-                             str(write_skill(tmp_path / "old" / "pdf")), "--samples", "3",
-                             "--early-stop", "--state-root", str(tmp_path / "st"))
+    code, out, err = run_cli(
+        "run",
+        "--standalone",
+        "--mock",
+        "--task-suite",
+        str(suite),
+        "--skill-path",
+        str(tmp_path / "pdf"),
+        "--baseline-skill",
+        str(write_skill(tmp_path / "old" / "pdf")),
+        "--samples",
+        "3",
+        "--early-stop",
+        "--state-root",
+        str(tmp_path / "st"),
+    )
     assert code == 2 and "Traceback" not in err
     assert "trigger tasks: --early-stop decides from pass rates" in err
 
@@ -237,17 +350,28 @@ def test_claude_code_options_of_a_trigger_attempt(tmp_path: Path) -> None:
 def test_bundled_trigger_demo_dry_runs(tmp_path: Path) -> None:
     demo = Path(__file__).resolve().parent.parent / "task_suites" / "demo-triggers"
     out = tmp_path / "a.json"
-    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(demo),
-                           "--skill-path", str(demo / "skill" / "pdf-tools"),
-                           "--baseline-skill", str(demo / "baseline" / "pdf-tools"),
-                           "--mock-outputs", str(demo / "mock_outputs.yaml"),
-                           "--state-root", str(tmp_path / "st"), "--output", str(out))
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--mock",
+        "--task-suite",
+        str(demo),
+        "--skill-path",
+        str(demo / "skill" / "pdf-tools"),
+        "--baseline-skill",
+        str(demo / "baseline" / "pdf-tools"),
+        "--mock-outputs",
+        str(demo / "mock_outputs.yaml"),
+        "--state-root",
+        str(tmp_path / "st"),
+        "--output",
+        str(out),
+    )
     assert code == 0, err
     data = json.loads(out.read_text())
     arms = data["triggers"]["arms"]
     assert [arms["candidate"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == [1.0, 0.0, 1.0]
-    assert [arms["baseline"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == \
-        [0.5, 0.25, 0.625]
+    assert [arms["baseline"][k]["rate"] for k in ("tpr", "fpr", "accuracy")] == [0.5, 0.25, 0.625]
     assert data["triggers"]["comparison"]["policy"]["passed"] is True
     code, html, err = run_cli("report", str(out), "--format", "html")
     assert code == 0, err
@@ -259,11 +383,23 @@ def test_rejudge_judges_trigger_attempts_the_same_way(tmp_path: Path) -> None:
     journal gives the same figures."""
     demo = Path(__file__).resolve().parent.parent / "task_suites" / "demo-triggers"
     out = tmp_path / "a.json"
-    code, _, err = run_cli("run", "--standalone", "--mock", "--task-suite", str(demo),
-                           "--skill-path", str(demo / "skill" / "pdf-tools"),
-                           "--baseline-skill", str(demo / "baseline" / "pdf-tools"),
-                           "--mock-outputs", str(demo / "mock_outputs.yaml"),
-                           "--state-root", str(tmp_path / "st"), "--output", str(out))
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        "--mock",
+        "--task-suite",
+        str(demo),
+        "--skill-path",
+        str(demo / "skill" / "pdf-tools"),
+        "--baseline-skill",
+        str(demo / "baseline" / "pdf-tools"),
+        "--mock-outputs",
+        str(demo / "mock_outputs.yaml"),
+        "--state-root",
+        str(tmp_path / "st"),
+        "--output",
+        str(out),
+    )
     assert code == 0, err
     (run_dir,) = (tmp_path / "st" / "runs").iterdir()
     again = tmp_path / "b.json"
@@ -277,21 +413,31 @@ def test_rejudge_judges_trigger_attempts_the_same_way(tmp_path: Path) -> None:
 def test_trigger_errors_never_profit_the_candidate() -> None:
     """Queries the candidate lost to errors are left out of its rates, but a pass must hold
     with them counted against it (as the pass-rate verdict's guard does)."""
+
     def query(i: int, triggered: int, errors: int) -> dict[str, Any]:
         samples = 1 - errors
-        return {"id": f"q{i}", "query": f"q{i}", "should_trigger": True, "samples": samples,
-                "triggered": triggered, "errors": errors,
-                "trigger_rate": (triggered / samples) if samples else None}
+        return {
+            "id": f"q{i}",
+            "query": f"q{i}",
+            "should_trigger": True,
+            "samples": samples,
+            "triggered": triggered,
+            "errors": errors,
+            "trigger_rate": (triggered / samples) if samples else None,
+        }
 
     base = {"errors": 0, "queries": [query(i, 1, 0) for i in range(10)]}
     clean = {"errors": 0, "queries": [query(i, 1, 0) for i in range(10)]}
-    lost = {"errors": 3, "queries": [query(i, 1, 0) for i in range(7)]
-            + [query(i, 0, 1) for i in range(7, 10)]}
-    settings: dict[str, Any] = {"policy": "delta", "min_delta": 0.0, "margin": None,
-                                "samples": 1}
+    lost = {
+        "errors": 3,
+        "queries": [query(i, 1, 0) for i in range(7)] + [query(i, 0, 1) for i in range(7, 10)],
+    }
+    settings: dict[str, Any] = {"policy": "delta", "min_delta": 0.0, "margin": None, "samples": 1}
     assert figures.compare(clean, base, **settings)["policy"]["passed"]
     decided = figures.compare(lost, base, **settings)
     assert decided["accuracy"]["delta"] == 0.0  # the errored queries are out of the delta
     assert not decided["policy"]["passed"]
-    assert "3 candidate and 0 baseline trigger attempts ended in error" in \
-        decided["policy"]["reasoning"]
+    assert (
+        "3 candidate and 0 baseline trigger attempts ended in error"
+        in decided["policy"]["reasoning"]
+    )

@@ -24,8 +24,9 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_cli, write_suite
 
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")  # read before isolation clears it
-pytestmark = pytest.mark.skipif(sdk_location() is None, reason="claude-agent-sdk not installed: "
-                                "pip install -e '.[agent]'")
+pytestmark = pytest.mark.skipif(
+    sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+)
 
 CANDIDATE_DESC = "CAND-DESC-7f3a converts documents into PDF files"
 BASELINE_DESC = "BASE-DESC-41c2 converts documents"
@@ -41,17 +42,26 @@ QUERIES = [
 ]
 # The candidate's description and a should-trigger query: load the skill (then answer, should
 # the run go on: it must not, the attempt stops at the invocation). Anything else: a text.
-RULES = [{"name": "load-skill", "request_contains": [CANDIDATE_DESC, MARK],
-          "steps": [{"tool_use": {"name": "Skill", "input": {"skill": "pdfmaker"}}},
-                    {"text": "Here is your PDF.", "latency": 30.0}]}]
+RULES = [
+    {
+        "name": "load-skill",
+        "request_contains": [CANDIDATE_DESC, MARK],
+        "steps": [
+            {"tool_use": {"name": "Skill", "input": {"skill": "pdfmaker"}}},
+            {"text": "Here is your PDF.", "latency": 30.0},
+        ],
+    }
+]
 DEFAULT = {"text": "Sure, here you go."}
 
 
 def skill(root: Path, description: str) -> Path:
     folder = root / "pdfmaker"
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: pdfmaker\ndescription: {description}\n---\n"
-                                     "# pdfmaker\nWrite the PDF.\n", encoding="utf-8")
+    (folder / "SKILL.md").write_text(
+        f"---\nname: pdfmaker\ndescription: {description}\n---\n# pdfmaker\nWrite the PDF.\n",
+        encoding="utf-8",
+    )
     return folder
 
 
@@ -72,15 +82,20 @@ class TriggerRun:
 
 def trigger_run(tmp: Path, *, faults: list[Any] | None = None, retries: int = 0) -> TriggerRun:
     run = TriggerRun(tmp)
-    suite = write_suite(tmp / "suite", [{"id": i, "query": q, "should_trigger": s}
-                                        for i, q, s in QUERIES], skill_id="pdfmaker")
+    suite = write_suite(
+        tmp / "suite",
+        [{"id": i, "query": q, "should_trigger": s} for i, q, s in QUERIES],
+        skill_id="pdfmaker",
+    )
     candidate = skill(tmp / "cand", CANDIDATE_DESC)
     baseline = skill(tmp / "base", BASELINE_DESC)
     home = tmp / "home"
     skill(home / ".claude" / "skills", SHADOW_DESC)  # ~/.claude/skills/pdfmaker
     (tmp / "temp").mkdir()
-    with pytest.MonkeyPatch.context() as mp, \
-            FakeAnthropic(rules=RULES, default=DEFAULT, faults=faults) as server:
+    with (
+        pytest.MonkeyPatch.context() as mp,
+        FakeAnthropic(rules=RULES, default=DEFAULT, faults=faults) as server,
+    ):
         for name in list(os.environ):
             if name.startswith(("ANTHROPIC_", "SKILL_EVAL_", "CLAUDE_")):
                 mp.delenv(name)
@@ -90,11 +105,29 @@ def trigger_run(tmp: Path, *, faults: list[Any] | None = None, retries: int = 0)
         mp.chdir(tmp)
         mp.setenv("ANTHROPIC_API_KEY", "sk-test")
         mp.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        args = ["run", "--standalone", "--task-suite", str(suite), "--skill-path",
-                str(candidate), "--baseline-skill", str(baseline), "--state-root",
-                str(tmp / "state"), "--executor", "claude-cli", "--concurrency", "3",
-                "--max-retries", str(retries), "-q", "--policy", "delta",
-                "--output", str(run.artifact)]
+        args = [
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(suite),
+            "--skill-path",
+            str(candidate),
+            "--baseline-skill",
+            str(baseline),
+            "--state-root",
+            str(tmp / "state"),
+            "--executor",
+            "claude-cli",
+            "--concurrency",
+            "3",
+            "--max-retries",
+            str(retries),
+            "-q",
+            "--policy",
+            "delta",
+            "--output",
+            str(run.artifact),
+        ]
         if CONFIGURED_CLAUDE:
             args += ["--claude-bin", CONFIGURED_CLAUDE]
         run.code, run.out, run.err = run_cli(*args)
@@ -117,8 +150,9 @@ def test_candidate_triggers_exactly_when_it_should(clean_run: TriggerRun) -> Non
     # The baseline's description is never matched: it never triggers.
     assert (base["tpr"]["rate"], base["fpr"]["rate"], base["accuracy"]["rate"]) == (0.0, 0.0, 0.5)
     assert cand["errors"] == base["errors"] == 0
-    assert {q["id"]: q["trigger_rate"] for q in cand["queries"]} == \
-        {i: (1.0 if s else 0.0) for i, _, s in QUERIES}
+    assert {q["id"]: q["trigger_rate"] for q in cand["queries"]} == {
+        i: (1.0 if s else 0.0) for i, _, s in QUERIES
+    }
     comparison = triggers["comparison"]
     assert comparison["accuracy"]["delta"] == 0.5
     assert comparison["tpr"]["delta"] == 1.0 and comparison["fpr"]["delta"] == 0.0
@@ -144,8 +178,10 @@ def test_attempt_stops_at_the_invocation(clean_run: TriggerRun) -> None:
     assert hit["meta"]["isolation"]["tools"][0] == "Skill"
     miss = records[("baseline", "make-pdf")]
     assert miss["status"] == "failed"
-    assert "query 'PDF-QUERY make a pdf of my notes' should trigger skill 'pdfmaker'" in \
-        miss["judge"]["details"]
+    assert (
+        "query 'PDF-QUERY make a pdf of my notes' should trigger skill 'pdfmaker'"
+        in miss["judge"]["details"]
+    )
 
 
 def test_user_level_skill_is_never_seen(clean_run: TriggerRun) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from skill_eval.executors.claude_cli import ClaudeCliConfig, ClaudeCliExecutor
 from skill_eval.executors.version_cache import VERSION_CACHE_NAME, cached_version
-from skill_eval.options import RunOptions, executor_config
+from skill_eval.plan.options import RunOptions, executor_config
 
 
 def _counting_claude(tmp_path: Path, version: str) -> tuple[str, Path]:
@@ -51,15 +51,22 @@ def test_failed_probe_and_damaged_cache_are_not_trusted(tmp_path: Path) -> None:
     cache = tmp_path / VERSION_CACHE_NAME
     cache.write_text("{not json")
     binary, _ = _counting_claude(tmp_path, "3.0.0")
-    assert cached_version(binary, cache, lambda: "unknown (TimeoutExpired)") \
+    assert (
+        cached_version(binary, cache, lambda: "unknown (TimeoutExpired)")
         == "unknown (TimeoutExpired)"
+    )
     assert cache.read_text() == "{not json"
     assert cached_version(binary, cache, lambda: "3.0.0") == "3.0.0"
     assert cached_version(binary, cache, lambda: "never asked") == "3.0.0"
 
 
 def test_run_options_put_the_cache_in_the_state_root(tmp_path: Path) -> None:
-    opts = RunOptions(task_suite="s.yaml", state_root=str(tmp_path / "st"), standalone=True,
-                      skill_path="skill", executor="claude-cli")
+    opts = RunOptions(
+        task_suite="s.yaml",
+        state_root=str(tmp_path / "st"),
+        standalone=True,
+        skill_path="skill",
+        executor="claude-cli",
+    )
     config = executor_config(opts, "claude-cli")
     assert config.version_cache == str(tmp_path / "st" / VERSION_CACHE_NAME)

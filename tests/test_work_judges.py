@@ -8,17 +8,21 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import ToolCall, Work
+from skill_eval.engine.workspace import AttemptWorkspace, detached
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.work_judges import describe_work, readonly_copy, skill_invocations, writable
-from skill_eval.model import JudgeResult, Task
-from skill_eval.work import ToolCall, Work
-from skill_eval.workspace import AttemptWorkspace, detached
 
 TASK = Task(id="t", prompt="Report on data.csv", judge={"type": "contains", "expected": ["x"]})
 
 
-def work_with(tmp_path: Path, files: dict[str, str], tools: list[ToolCall] | None = None,
-              text: str = "Wrote it.") -> Work:
+def work_with(
+    tmp_path: Path,
+    files: dict[str, str],
+    tools: list[ToolCall] | None = None,
+    text: str = "Wrote it.",
+) -> Work:
     """Work whose files were really written in a runner-style workspace (input data.csv is
     copied in first, so it is not a change)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -39,14 +43,20 @@ def judge(config: dict[str, Any], work: Work, tmp_path: Path) -> JudgeResult:
 
 # -- file: on the text judges -------------------------------------------------------------------
 
-@pytest.mark.parametrize("config, passes", [
-    ({"type": "contains", "expected": ["# Report", "Rows: 1"]}, True),
-    ({"type": "contains", "expected": ["Rows: 2"]}, False),
-    ({"type": "not-contains", "expected": ["TODO"]}, True),
-    ({"type": "regex", "pattern": r"^Rows: \d+$", "flags": ["multiline"]}, True),
-    ({"type": "equals", "expected": "# report rows: 1", "normalize": ["whitespace", "case"]},
-     True),
-])
+
+@pytest.mark.parametrize(
+    "config, passes",
+    [
+        ({"type": "contains", "expected": ["# Report", "Rows: 1"]}, True),
+        ({"type": "contains", "expected": ["Rows: 2"]}, False),
+        ({"type": "not-contains", "expected": ["TODO"]}, True),
+        ({"type": "regex", "pattern": r"^Rows: \d+$", "flags": ["multiline"]}, True),
+        (
+            {"type": "equals", "expected": "# report rows: 1", "normalize": ["whitespace", "case"]},
+            True,
+        ),
+    ],
+)
 def test_text_judges_read_the_file(tmp_path: Path, config: dict[str, Any], passes: bool) -> None:
     work = work_with(tmp_path, {"report.md": "# Report\nRows: 1\n"}, text="TODO nothing")
     result = judge({**config, "file": "report.md"}, work, tmp_path)
@@ -57,20 +67,26 @@ def test_text_judges_read_the_file(tmp_path: Path, config: dict[str, Any], passe
 def test_json_schema_on_a_file(tmp_path: Path) -> None:
     work = work_with(tmp_path, {"out/data.json": '{"rows": 1}'})
     schema = {"type": "object", "required": ["rows"]}
-    assert judge({"type": "json-schema", "schema": schema, "file": "out/data.json"},
-                 work, tmp_path).passed
+    assert judge(
+        {"type": "json-schema", "schema": schema, "file": "out/data.json"}, work, tmp_path
+    ).passed
     bad = work_with(tmp_path / "b", {"out/data.json": '{"cols": 1}'})
-    assert not judge({"type": "json-schema", "schema": schema, "file": "out/*.json"},
-                     bad, tmp_path).passed
+    assert not judge(
+        {"type": "json-schema", "schema": schema, "file": "out/*.json"}, bad, tmp_path
+    ).passed
 
 
 def test_a_missing_file_fails_saying_it_was_not_created(tmp_path: Path) -> None:
     work = work_with(tmp_path, {"notes.txt": "x"})
     result = judge({"type": "contains", "expected": ["x"], "file": "report.md"}, work, tmp_path)
-    assert (result.passed, result.error, result.details) == (False, None,
-                                                             "report.md was not created")
-    text_only = judge({"type": "contains", "expected": ["x"], "file": "report.md"},
-                      Work("x"), tmp_path)
+    assert (result.passed, result.error, result.details) == (
+        False,
+        None,
+        "report.md was not created",
+    )
+    text_only = judge(
+        {"type": "contains", "expected": ["x"], "file": "report.md"}, Work("x"), tmp_path
+    )
     assert text_only.details == "report.md was not created" and not text_only.passed
 
 
@@ -91,61 +107,77 @@ def test_a_workspace_that_was_not_kept_is_a_judge_error_not_a_failure(tmp_path: 
 @pytest.mark.parametrize("value", ["/etc/passwd", "../x.md", "a/../../x", "..\\x"])
 def test_file_must_stay_in_the_workspace(tmp_path: Path, value: str) -> None:
     [(where, message)] = validate_judge_config(
-        {"type": "regex", "pattern": "x", "file": value}, tmp_path)
+        {"type": "regex", "pattern": "x", "file": value}, tmp_path
+    )
     assert where == "judge.file" and "relative to the workspace" in message
 
 
 # -- file-exists ----------------------------------------------------------------------------------
 
+
 def test_file_exists_sees_created_files_and_inputs(tmp_path: Path) -> None:
     work = work_with(tmp_path, {"report.md": "x", "out/chart.png": "png"})
-    ok = judge({"type": "file-exists", "paths": ["report.md", "out/*.png", "data.csv"]},
-               work, tmp_path)
+    ok = judge(
+        {"type": "file-exists", "paths": ["report.md", "out/*.png", "data.csv"]}, work, tmp_path
+    )
     assert ok.passed, ok.details
     missing = judge({"type": "file-exists", "paths": ["report.md", "summary.md"]}, work, tmp_path)
-    assert (missing.passed, missing.score, missing.details) == (False, 0.5,
-                                                                "not created: summary.md")
-    absent = judge({"type": "file-exists", "paths": ["*.tmp", "out/*.png"], "absent": True},
-                   work, tmp_path)
+    assert (missing.passed, missing.score, missing.details) == (
+        False,
+        0.5,
+        "not created: summary.md",
+    )
+    absent = judge(
+        {"type": "file-exists", "paths": ["*.tmp", "out/*.png"], "absent": True}, work, tmp_path
+    )
     assert not absent.passed and "out/*.png (out/chart.png)" in absent.details
 
 
 # -- tool-called and skill-used -------------------------------------------------------------------
 
-CALLS = [ToolCall("Skill", {"skill": "csv-report"}),
-         ToolCall("Read", {"file_path": "data.csv"}),
-         ToolCall("Write", {"file_path": "report.md", "content": "# R"}),
-         ToolCall("Write", {"file_path": "notes.txt", "content": "n"})]
+CALLS = [
+    ToolCall("Skill", {"skill": "csv-report"}),
+    ToolCall("Read", {"file_path": "data.csv"}),
+    ToolCall("Write", {"file_path": "report.md", "content": "# R"}),
+    ToolCall("Write", {"file_path": "notes.txt", "content": "n"}),
+]
 
 
-@pytest.mark.parametrize("config, passes", [
-    ({"tool": "Write"}, True),
-    ({"tool": "Write", "max": 1}, False),
-    ({"tool": "Write", "min": 2, "max": 2}, True),
-    ({"tool": "Write", "input": {"file_path": r"report\.md$"}, "max": 1}, True),
-    ({"tool": "Write", "input": "notes"}, True),
-    ({"tool": "Edit", "min": 0, "max": 0}, True),
-    ({"tool": "Edit"}, False),
-])
+@pytest.mark.parametrize(
+    "config, passes",
+    [
+        ({"tool": "Write"}, True),
+        ({"tool": "Write", "max": 1}, False),
+        ({"tool": "Write", "min": 2, "max": 2}, True),
+        ({"tool": "Write", "input": {"file_path": r"report\.md$"}, "max": 1}, True),
+        ({"tool": "Write", "input": "notes"}, True),
+        ({"tool": "Edit", "min": 0, "max": 0}, True),
+        ({"tool": "Edit"}, False),
+    ],
+)
 def test_tool_called(tmp_path: Path, config: dict[str, Any], passes: bool) -> None:
     result = judge({"type": "tool-called", **config}, Work("x", tuple(CALLS)), tmp_path)
     assert result.passed is passes, result.details
 
 
 def test_tool_called_config_is_checked(tmp_path: Path) -> None:
-    assert validate_judge_config({"type": "tool-called", "tool": "Write", "min": 3, "max": 1},
-                                 tmp_path) == [("judge.max", "must be at least min (3)")]
+    assert validate_judge_config(
+        {"type": "tool-called", "tool": "Write", "min": 3, "max": 1}, tmp_path
+    ) == [("judge.max", "must be at least min (3)")]
     [(where, message)] = validate_judge_config(
-        {"type": "tool-called", "tool": "Write", "input": "(unclosed"}, tmp_path)
+        {"type": "tool-called", "tool": "Write", "input": "(unclosed"}, tmp_path
+    )
     assert where == "judge.input" and message.startswith("invalid regular expression")
 
 
 def test_skill_invocations_are_field_exact() -> None:
-    calls = [ToolCall("Read", {"file_path": "a.pdf"}),
-             ToolCall("Read", {"file_path": "/w/.claude/skills/pdfx/SKILL.md"}),
-             ToolCall("Grep", {"pattern": "pdf"}),
-             ToolCall("Skill", {"skill": "pdf-tools"}),
-             ToolCall("Bash", {"command": "cat .claude/skills/pdf/SKILL.md"})]
+    calls = [
+        ToolCall("Read", {"file_path": "a.pdf"}),
+        ToolCall("Read", {"file_path": "/w/.claude/skills/pdfx/SKILL.md"}),
+        ToolCall("Grep", {"pattern": "pdf"}),
+        ToolCall("Skill", {"skill": "pdf-tools"}),
+        ToolCall("Bash", {"command": "cat .claude/skills/pdf/SKILL.md"}),
+    ]
     assert skill_invocations(calls, "pdf") == ()
     by_skill = ToolCall("Skill", {"skill": "pdf"})
     by_read = ToolCall("Read", {"file_path": "/tmp/w/.claude/skills/pdf/SKILL.md"})
@@ -157,12 +189,16 @@ def test_skill_used(tmp_path: Path) -> None:
     used = Work("x", tuple(CALLS))
     assert judge({"type": "skill-used", "skill": "csv-report"}, used, tmp_path).passed
     assert not judge({"type": "skill-used", "skill": "other"}, used, tmp_path).passed
-    assert judge({"type": "skill-used", "skill": "csv-report", "expect": False},
-                 Work("x", tuple(CALLS[1:])), tmp_path).passed
+    assert judge(
+        {"type": "skill-used", "skill": "csv-report", "expect": False},
+        Work("x", tuple(CALLS[1:])),
+        tmp_path,
+    ).passed
     assert not judge({"type": "skill-used"}, Work("x"), tmp_path).passed
 
 
 # -- what pytest and model-graded judges see ------------------------------------------------------
+
 
 def test_readonly_copy_of_the_workspace(tmp_path: Path) -> None:
     work = work_with(tmp_path, {"report.md": "# R", "out/x.txt": "x"})

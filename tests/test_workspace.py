@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from skill_eval import workspace as workspace_mod
+from skill_eval.core.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
+from skill_eval.core.work import Work
+from skill_eval.engine import workspace as workspace_mod
+from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
+from skill_eval.engine.workspace import AttemptWorkspace
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, create_executor
 from skill_eval.executors.claude_cli import ClaudeCliConfig
 from skill_eval.executors.claude_tools import sandbox_available
 from skill_eval.judges.base import JudgeContext, build_judge
-from skill_eval.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
-from skill_eval.runner import Journal, Runner, RunSettings, plan_jobs
-from skill_eval.work import Work
-from skill_eval.workspace import AttemptWorkspace
 from tests.conftest import REPO
 
 FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
@@ -33,6 +33,7 @@ def sha(data: bytes) -> str:
 
 
 # -- the workspace itself -----------------------------------------------------------------------
+
 
 def test_workspace_is_private_and_snapshot_lists_only_changes(tmp_path: Path) -> None:
     source = tmp_path / "given.txt"
@@ -50,7 +51,9 @@ def test_workspace_is_private_and_snapshot_lists_only_changes(tmp_path: Path) ->
     snapshot = ws.snapshot()
     assert snapshot is not None
     assert [(f.path, f.size, f.sha256) for f in snapshot.files] == [
-        ("in/edited.txt", 7, sha(b"changed")), ("new.md", 3, sha(b"new"))]
+        ("in/edited.txt", 7, sha(b"changed")),
+        ("new.md", 3, sha(b"new")),
+    ]
     assert snapshot.get("new.md") is not None and snapshot.get("new.md").read_text() == "new"
     assert ws.finish(keep=False) is None and not ws.root.exists()
 
@@ -74,6 +77,7 @@ def test_snapshot_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 # -- the runner owns it -------------------------------------------------------------------------
 
+
 class FileWriter(ExecutorBase):
     """Writes `answer.txt` in the request's workspace and reports call metadata."""
 
@@ -88,8 +92,9 @@ class FileWriter(ExecutorBase):
         assert request.workspace is not None
         self.workspaces.append(request.workspace)
         (request.workspace / "answer.txt").write_text(f"answer to {request.task.id}")
-        return ExecutionResult(output="done", meta={"latency_ms": 7, "stop_reason": "end_turn",
-                                                    "model": "fake-1"})
+        return ExecutionResult(
+            output="done", meta={"latency_ms": 7, "stop_reason": "end_turn", "model": "fake-1"}
+        )
 
 
 class ReadsFiles:
@@ -110,9 +115,13 @@ ARM = Arm("candidate", Skill("s", "skill"), "candidate")
 
 
 def runner_for(tmp_path: Path, executor: Any, judge: Any, **settings: Any) -> Runner:
-    return Runner(executor, {"t1": judge}, JudgeContext(suite_dir=tmp_path),
-                  Journal(tmp_path / "attempts.jsonl"),
-                  RunSettings(sleep=lambda s: None, workspace_parent=tmp_path, **settings))
+    return Runner(
+        executor,
+        {"t1": judge},
+        JudgeContext(suite_dir=tmp_path),
+        Journal(tmp_path / "attempts.jsonl"),
+        RunSettings(sleep=lambda s: None, workspace_parent=tmp_path, **settings),
+    )
 
 
 def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> None:
@@ -122,7 +131,8 @@ def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> N
     assert not executor.workspaces[0].exists() and not executor.workspaces[0].parent.exists()
     assert attempt.files is not None and attempt.files.root is None  # hashes stay, not content
     assert [(f.path, f.sha256) for f in attempt.files.files] == [
-        ("answer.txt", sha(b"answer to t1"))]
+        ("answer.txt", sha(b"answer to t1"))
+    ]
     assert attempt.meta == {"latency_ms": 7, "stop_reason": "end_turn", "model": "fake-1"}
     record = json.loads((tmp_path / "attempts.jsonl").read_text())
     assert record["meta"]["stop_reason"] == "end_turn" and "root" not in record["files"]
@@ -130,8 +140,9 @@ def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> N
 
 def test_kept_workspaces_survive_judging(tmp_path: Path) -> None:
     executor = FileWriter()
-    [attempt] = runner_for(tmp_path, executor, ReadsFiles(),
-                           keep_workspaces="all").run(plan_jobs([ARM], [TASK], 1))
+    [attempt] = runner_for(tmp_path, executor, ReadsFiles(), keep_workspaces="all").run(
+        plan_jobs([ARM], [TASK], 1)
+    )
     assert executor.workspaces[0].exists()
     assert attempt.files is not None and attempt.files.root == executor.workspaces[0]
     back = Journal(tmp_path / "attempts.jsonl").read()[0]  # what rejudge would read
@@ -148,7 +159,8 @@ def test_text_executor_gives_text_only_work_and_gets_no_directory(tmp_path: Path
 
     executor = Recording()
     [attempt] = runner_for(tmp_path, executor, build_judge(TASK.judge)).run(
-        plan_jobs([ARM], [TASK], 1))
+        plan_jobs([ARM], [TASK], 1)
+    )
     assert attempt.status == "passed" and attempt.work == Work("x")
     assert executor.workspaces == [None]
     mock = create_executor("mock", {"mock_outputs": {"candidate": {"t1": "x"}}})
@@ -157,30 +169,37 @@ def test_text_executor_gives_text_only_work_and_gets_no_directory(tmp_path: Path
 
 # -- claude-cli works in the runner's workspace -------------------------------------------------
 
+
 @pytest.fixture
 def fake_bin(tmp_path: Path) -> str:
     path = tmp_path / "bin" / "claude"
     path.parent.mkdir()
-    path.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} \"$@\"\n")
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} "$@"\n')
     path.chmod(0o755)
     return str(path)
 
 
 @pytest.mark.parametrize("mode", ["system", "installed"])
-def test_claude_cli_runs_in_the_runners_workspace(tmp_path: Path, fake_bin: str,
-                                                  mode: str) -> None:
+def test_claude_cli_runs_in_the_runners_workspace(tmp_path: Path, fake_bin: str, mode: str) -> None:
     log = tmp_path / "argv.jsonl"
-    executor = create_executor("claude-cli", ClaudeCliConfig(
-        claude_bin=fake_bin, skill_mode=mode,  # type: ignore[arg-type]
-        env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)}))
+    executor = create_executor(
+        "claude-cli",
+        ClaudeCliConfig(
+            claude_bin=fake_bin,
+            skill_mode=mode,  # type: ignore[arg-type]
+            env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
+        ),
+    )
     judge = build_judge({"type": "python", "callable": "ws_judge_mod:wrote"})
     module = tmp_path / "mods" / "ws_judge_mod.py"
     module.parent.mkdir()
-    module.write_text(textwrap.dedent("""
+    module.write_text(
+        textwrap.dedent("""
         def wrote(output, task, work=None):
             found = work.files.get("notes/result.md") if work and work.files else None
             return found is not None and found.read_text() == "written by fake claude\\n"
-    """))
+    """)
+    )
     sys.path.insert(0, str(module.parent))
     try:
         task = Task(id="t1", prompt="WRITE_FILE please", judge={})
@@ -201,58 +220,87 @@ def test_claude_cli_runs_in_the_runners_workspace(tmp_path: Path, fake_bin: str,
     assert attempt.meta["session_id"] == "fake-session" and "latency_ms" in attempt.meta
 
 
-def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path,
-                                                            fake_bin: str) -> None:
-    executor = create_executor("claude-cli", ClaudeCliConfig(
-        claude_bin=fake_bin, skill_mode="installed", env={"ANTHROPIC_API_KEY": "k"}))
+def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path, fake_bin: str) -> None:
+    executor = create_executor(
+        "claude-cli",
+        ClaudeCliConfig(
+            claude_bin=fake_bin, skill_mode="installed", env={"ANTHROPIC_API_KEY": "k"}
+        ),
+    )
     ws = AttemptWorkspace.create(tmp_path)
-    result = executor.run(ExecutionRequest(task=Task(id="t1", prompt="WRITE_FILE", judge={}),
-                                           arm="candidate", attempt=0, skill=Skill("s", "x"),
-                                           timeout_seconds=60, workspace=ws.path))
+    result = executor.run(
+        ExecutionRequest(
+            task=Task(id="t1", prompt="WRITE_FILE", judge={}),
+            arm="candidate",
+            attempt=0,
+            skill=Skill("s", "x"),
+            timeout_seconds=60,
+            workspace=ws.path,
+        )
+    )
     assert result.error is None
     assert sorted(p.name for p in ws.root.iterdir()) == ["work"]  # no config dir, no creds
     assert sorted(p.name for p in ws.path.iterdir()) == ["notes"]  # the skill install is gone
 
 
 REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or str(
-    REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude")
+    REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude"
+)
 needs_cli = pytest.mark.skipif(
     not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK)),
-    reason=f"Claude Code CLI not installed at {REAL_CLAUDE}: set SKILL_EVAL_CLAUDE_BIN")
+    reason=f"Claude Code CLI not installed at {REAL_CLAUDE}: set SKILL_EVAL_CLAUDE_BIN",
+)
 # The test's agent writes its file with Bash, which Claude Code offers only in its sandbox.
 needs_sandbox = pytest.mark.skipif(
     sandbox_available() is None,
     reason="Claude Code's sandbox cannot run here (on Linux it needs bubblewrap and socat: "
-           "apt-get install bubblewrap socat)")
+    "apt-get install bubblewrap socat)",
+)
 
 
 @needs_cli
 @needs_sandbox
 def test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.fakes.anthropic_server import FakeAnthropic
 
     project = tmp_path / "project"  # workspaces live below a project's skills and CLAUDE.md
     (project / ".claude" / "skills" / "leak").mkdir(parents=True)
     (project / ".claude" / "skills" / "leak" / "SKILL.md").write_text(
-        "---\nname: leak\ndescription: LEAK-PROJECT-SKILL\n---\nLEAK\n")
+        "---\nname: leak\ndescription: LEAK-PROJECT-SKILL\n---\nLEAK\n"
+    )
     monkeypatch.chdir(project)
     with FakeAnthropic(default="DONE") as server:
-        server.set_rules([{"has_tools": True, "messages_not_contain": "WROTE-IT",
-                           "tool_use": {"name": "Bash",
-                                        "input": {"command": "echo WROTE-IT > out.txt; "
-                                                  "echo WROTE-IT"}}}])
-        executor = create_executor("claude-cli", ClaudeCliConfig(
-            claude_bin=REAL_CLAUDE, base_url=server.base_url, allowed_tools=("Bash",),
-            env={"ANTHROPIC_API_KEY": "sk-test"}))
+        server.set_rules(
+            [
+                {
+                    "has_tools": True,
+                    "messages_not_contain": "WROTE-IT",
+                    "tool_use": {
+                        "name": "Bash",
+                        "input": {"command": "echo WROTE-IT > out.txt; echo WROTE-IT"},
+                    },
+                }
+            ]
+        )
+        executor = create_executor(
+            "claude-cli",
+            ClaudeCliConfig(
+                claude_bin=REAL_CLAUDE,
+                base_url=server.base_url,
+                allowed_tools=("Bash",),
+                env={"ANTHROPIC_API_KEY": "sk-test"},
+            ),
+        )
         judge = build_judge({"type": "contains", "expected": ["DONE"]})
         task = Task(id="t1", prompt="write out.txt", judge={})
         [attempt] = runner_for(project, executor, judge).run(plan_jobs([ARM], [task], 1))
-        seen = "\n".join(r.text + json.dumps(r.json.get("tools", []))
-                         for r in server.requests_to("/v1/messages"))
+        seen = "\n".join(
+            r.text + json.dumps(r.json.get("tools", [])) for r in server.requests_to("/v1/messages")
+        )
     assert attempt.status == "passed", attempt.error
     assert attempt.files is not None
-    assert [(f.path, f.sha256) for f in attempt.files.files] == [
-        ("out.txt", sha(b"WROTE-IT\n"))]
+    assert [(f.path, f.sha256) for f in attempt.files.files] == [("out.txt", sha(b"WROTE-IT\n"))]
     assert "LEAK-" not in seen
     assert not any(p.name.startswith("skill-eval-") for p in project.iterdir())

@@ -8,7 +8,7 @@ queued jobs from starting; `cancel()` asks running ones to stop too.
 
 A Ray backend is `map` = `ray.remote(fn)` over the jobs, `ray.wait` for each finished one,
 and `cancel` = `ray.cancel` of the rest: the job and `run_attempt` need nothing else, since the
-job carries how to rebuild its executor and judges (see `skill_eval.jobs`).
+job carries how to rebuild its executor and judges (see `skill_eval.engine.jobs`).
 """
 
 from __future__ import annotations

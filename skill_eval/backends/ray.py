@@ -1,6 +1,6 @@
 """`ray`: attempts as Ray tasks, on an existing cluster (`--ray-address`) or a local one.
 
-Each attempt job travels with a reference to its run's bundle (shipping.py: the suite's
+Each attempt job travels with a reference to its run's bundle (backends/shipping.py: the suite's
 fixtures and task files and each arm's skill folder, put in the object store once per run),
 so a worker on another machine unpacks them into a temp dir and runs `jobs.run_attempt` there;
 a kept workspace comes back as bytes. Results return to the driver as they finish, where the
@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..core.model import Attempt
+from ..engine.jobs import AttemptJob, Finished, RunSpec, environment, now_iso
 from ..errors import UsageError
-from ..jobs import AttemptJob, Finished, RunSpec, environment, now_iso
-from ..model import Attempt
-from ..shipping import Bundle, build_bundle, localise, materialise, pack_kept, unpack_kept
+from .shipping import Bundle, build_bundle, localise, materialise, pack_kept, unpack_kept
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
@@ -32,7 +32,7 @@ _Result = TypeVar("_Result")
 INSTALL_HINT = "pip install 'skill-eval[ray]'"
 # What an attempt asks of the cluster: Claude Code runs a Node process and tools per attempt.
 CLAUDE_CODE_EXECUTORS = frozenset({"claude-cli"})
-CLAUDE_CODE_RESOURCES: dict[str, float] = {"num_cpus": 1, "memory": 2 * 1024 ** 3}
+CLAUDE_CODE_RESOURCES: dict[str, float] = {"num_cpus": 1, "memory": 2 * 1024**3}
 API_RESOURCES: dict[str, float] = {"num_cpus": 0.25}
 
 
@@ -41,8 +41,9 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise UsageError(f"--backend ray needs Ray, which is not installed: {INSTALL_HINT}") \
-            from None
+        raise UsageError(
+            f"--backend ray needs Ray, which is not installed: {INSTALL_HINT}"
+        ) from None
     return ray
 
 
@@ -53,15 +54,19 @@ def resources_for(spec: RunSpec | None) -> dict[str, float]:
     return dict(API_RESOURCES)
 
 
-def run_shipped(fn: Callable[[Any], Any], job: Any, bundle: Bundle | None) \
-        -> tuple[Any, dict[str, bytes] | None]:
+def run_shipped(
+    fn: Callable[[Any], Any], job: Any, bundle: Bundle | None
+) -> tuple[Any, dict[str, bytes] | None]:
     """On the worker: unpack the bundle, run `fn` on the job rewritten to read it, and pack
     the kept workspace for the trip back. Other items run as they are."""
     if bundle is None or not isinstance(job, AttemptJob) or job.run is None:
         return _interruptible(fn, job), None
     root = materialise(bundle)
-    keep = Path(tempfile.mkdtemp(prefix="skill-eval-kept-")) \
-        if job.run.workspaces.keep_root is not None else None
+    keep = (
+        Path(tempfile.mkdtemp(prefix="skill-eval-kept-"))
+        if job.run.workspaces.keep_root is not None
+        else None
+    )
     try:
         finished = _interruptible(fn, localise(job, root, bundle, keep))
         return finished, pack_kept(finished) if keep is not None else {}
@@ -105,11 +110,20 @@ def lost(job: AttemptJob, exc: BaseException) -> Finished:
     """An attempt whose worker or node was lost (out of memory, a node gone): an error, as
     for a crashed executor, so the run goes on and `--resume` runs it again."""
     first = (str(exc).strip().splitlines() or [""])[0]
-    return Finished(Attempt(arm=job.arm.name, task_id=job.task.id, index=job.index,
-                            status="error", output="", judge=None, duration_ms=0,
-                            error=f"ray: the attempt's worker was lost: "
-                                  f"{type(exc).__name__}: {first}".rstrip(": "),
-                            started_at=now_iso(), finished_at=now_iso()))
+    return Finished(
+        Attempt(
+            arm=job.arm.name,
+            task_id=job.task.id,
+            index=job.index,
+            status="error",
+            output="",
+            judge=None,
+            duration_ms=0,
+            error=f"ray: the attempt's worker was lost: {type(exc).__name__}: {first}".rstrip(": "),
+            started_at=now_iso(),
+            finished_at=now_iso(),
+        )
+    )
 
 
 class RayBackend:
@@ -130,9 +144,10 @@ class RayBackend:
             self.ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a local Ray"
-            raise UsageError(f"--backend ray: cannot start or reach {where}: "
-                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") \
-                from None
+            raise UsageError(
+                f"--backend ray: cannot start or reach {where}: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}"
+            ) from None
         return True
 
     def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
@@ -150,7 +165,8 @@ class RayBackend:
                 # Ray reruns a task whose worker died (never one that raised): an attempt
                 # can run twice, only its last result is recorded.
                 ref = remote.options(**resources_for(spec), max_retries=2).remote(
-                    fn, item, bundles.get(spec.key) if spec else None)
+                    fn, item, bundles.get(spec.key) if spec else None
+                )
                 self._pending[ref] = item
                 if len(self._pending) >= self.concurrency:
                     break
@@ -170,8 +186,12 @@ class RayBackend:
                     if not isinstance(item, AttemptJob):
                         raise
                     result, kept = lost(item, exc), None
-                if kept is not None and isinstance(result, Finished) \
-                        and isinstance(item, AttemptJob) and item.run is not None:
+                if (
+                    kept is not None
+                    and isinstance(result, Finished)
+                    and isinstance(item, AttemptJob)
+                    and item.run is not None
+                ):
                     result = unpack_kept(result, kept, item.run.workspaces.keep_root)
                 yield result
                 fill()
@@ -196,8 +216,7 @@ class RayBackend:
             try:
                 bundle = build_bundle(Path(spec.judging.suite_dir), tasks, arms)
             except (OSError, ValueError) as exc:
-                raise UsageError(f"--backend ray: cannot pack the suite's files: {exc}") \
-                    from None
+                raise UsageError(f"--backend ray: cannot pack the suite's files: {exc}") from None
             refs[key] = self.ray.put(bundle)
         return refs
 

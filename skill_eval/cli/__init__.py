@@ -44,23 +44,22 @@ SUMMARIES = {
     "compare": "Compare two artifacts of the same suite (e.g. last week's run and today's).",
     "export": "Write a task suite as skill-creator's evals.json (the reverse of `import`).",
     "export-benchmark": "Write an evaluation artifact as skill-creator's benchmark.json, for its"
-                        " viewer.",
+    " viewer.",
     "evaluators": "Evaluator skills: rubrics with weighted dimensions used by the `rubric` judge.",
     "improve": "Improve a skill: rewrite it from the failing train tasks, keep a version only if"
-               " it beats the original on held-out tasks.",
+    " it beats the original on held-out tasks.",
     "import": "Turn skill-creator's evals/evals.json into a task suite.",
     "lint": "Check skills against the Agent Skills format, as `skill-eval run` does before it"
-            " runs.",
+    " runs.",
     "merge": "Join the run directories of every shard of a sharded run into one artifact.",
-    "rejudge": "Judge a finished run again with the suite's current judges, without"
-               " re-executing.",
+    "rejudge": "Judge a finished run again with the suite's current judges, without re-executing.",
     "report": "Render the evaluation ARTIFACT written by `skill-eval run`, or an improve run (its"
-              " directory or its ranking.json) as html or json.",
+    " directory or its ranking.json) as html or json.",
     "review": "Review a skill against its vision in four stages (orchestrator, builder, QA,"
-              " visionary) and leave behind a validated suite that discriminates.",
+    " visionary) and leave behind a validated suite that discriminates.",
     "run": "Run a task suite with a candidate skill and a baseline and write a verdict artifact.",
     "show": "Show a run: every task, one attempt per line with each judge's mark (✓ passed, ✗"
-            " failed, ! error), score and short feedback.",
+    " failed, ! error), score and short feedback.",
     "validate": "Validate task suites.",
 }
 

@@ -6,13 +6,17 @@ from pathlib import Path
 
 import click
 
-from ..cache import BaselineCache, clear_directory
+from ..engine.cache import BaselineCache, clear_directory
 from ..errors import CacheError
 from .common import EXIT_USAGE, fail
 
-_DIR = click.option("--baseline-cache-dir", required=True, metavar="DIR",
-                    envvar="SKILL_EVAL_BASELINE_CACHE_DIR",
-                    help="The baseline cache directory [env SKILL_EVAL_BASELINE_CACHE_DIR].")
+_DIR = click.option(
+    "--baseline-cache-dir",
+    required=True,
+    metavar="DIR",
+    envvar="SKILL_EVAL_BASELINE_CACHE_DIR",
+    help="The baseline cache directory [env SKILL_EVAL_BASELINE_CACHE_DIR].",
+)
 
 
 @click.group("cache")
@@ -38,15 +42,18 @@ def info(baseline_cache_dir: str) -> None:
     except CacheError as exc:
         fail(f"{exc} (`skill-eval cache clear` empties it)", EXIT_USAGE)
     entries = data["entries"]
-    click.echo(f"{data['directory']}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, "
-               f"{data['size_bytes']} bytes ({data['blob_bytes']} in stored outputs), "
-               f"ttl {int(data['ttl_seconds'])} s")
+    click.echo(
+        f"{data['directory']}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, "
+        f"{data['size_bytes']} bytes ({data['blob_bytes']} in stored outputs), "
+        f"ttl {int(data['ttl_seconds'])} s"
+    )
     for entry in entries:
         if "error" in entry:
             click.echo(f"  {entry['key'][:16]}  unreadable: {entry['error']}")
         else:
-            click.echo(f"  {entry['key'][:16]}  {entry['attempts']} attempts, "
-                       f"age {entry['age_seconds']} s")
+            click.echo(
+                f"  {entry['key'][:16]}  {entry['attempts']} attempts, age {entry['age_seconds']} s"
+            )
 
 
 @command.command("clear")

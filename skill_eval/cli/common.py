@@ -29,6 +29,7 @@ def interrupted(exc: RunInterrupted) -> NoReturn:
     lost)."""
     click.echo(str(exc), err=True)
     from ..judges.pytest_sandbox import cancel_all
+
     cancel_all()  # running pytest judgements and their temp dirs: no thread will clean up
     sys.stdout.flush()
     sys.stderr.flush()
@@ -59,5 +60,13 @@ def main_entry(group: click.Group, **kwargs: Any) -> None:
         sys.exit(130)
 
 
-__all__ = ["EXIT_ERROR", "EXIT_FAIL", "EXIT_OK", "EXIT_USAGE", "UsageError", "exit_code",
-           "fail", "main_entry"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_FAIL",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "exit_code",
+    "fail",
+    "main_entry",
+]

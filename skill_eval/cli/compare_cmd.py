@@ -23,32 +23,57 @@ def _signed(value: float) -> str:
 
 def summary_lines(diff: Any, names: tuple[str, str]) -> list[tuple[str, str]]:
     """(label, text) lines under the table: verdicts, rates, interval, cost, warnings."""
-    lines = [("A", f"{names[0]} (verdict {diff.verdicts[0]})"),
-             ("B", f"{names[1]} (verdict {diff.verdicts[1]})")]
+    lines = [
+        ("A", f"{names[0]} (verdict {diff.verdicts[0]})"),
+        ("B", f"{names[1]} (verdict {diff.verdicts[1]})"),
+    ]
     s = diff.stats
     if s is not None and s.delta is not None:
-        interval = "" if s.interval is None else (
-            f", {s.confidence * 100:g}% paired interval [{_signed(s.interval[0])}, "
-            f"{_signed(s.interval[1])}]")
-        lines.append(("pass rate", f"{s.baseline_rate:.4f} -> {s.candidate_rate:.4f} "
-                                   f"(change {_signed(s.delta)}{interval} over {s.n_tasks} "
-                                   f"matched tasks; p = {s.mcnemar_p:g})"))
+        interval = (
+            ""
+            if s.interval is None
+            else (
+                f", {s.confidence * 100:g}% paired interval [{_signed(s.interval[0])}, "
+                f"{_signed(s.interval[1])}]"
+            )
+        )
+        lines.append(
+            (
+                "pass rate",
+                f"{s.baseline_rate:.4f} -> {s.candidate_rate:.4f} "
+                f"(change {_signed(s.delta)}{interval} over {s.n_tasks} "
+                f"matched tasks; p = {s.mcnemar_p:g})",
+            )
+        )
     else:
         lines.append(("pass rate", "n/a (no task judged in both runs)"))
     lines.append(("regressed", ", ".join(diff.regressed) or "none"))
     lines.append(("improved", ", ".join(diff.improved) or "none"))
     if diff.other_changes:
-        lines.append(("other", ", ".join(f"{t.task_id} {t.before} -> {t.after}"
-                                         for t in diff.other_changes)))
-    lines.append(("cost", "; ".join(f"{arm} ${a:.4f} -> ${b:.4f} ({_signed(b - a)})"
-                                    for arm, (a, b) in diff.cost.items() if a or b) or "$0"))
+        lines.append(
+            ("other", ", ".join(f"{t.task_id} {t.before} -> {t.after}" for t in diff.other_changes))
+        )
+    lines.append(
+        (
+            "cost",
+            "; ".join(
+                f"{arm} ${a:.4f} -> ${b:.4f} ({_signed(b - a)})"
+                for arm, (a, b) in diff.cost.items()
+                if a or b
+            )
+            or "$0",
+        )
+    )
     lines += [("warning", w) for w in diff.warnings]
     return lines
 
 
 def flipped_rows(diff: Any) -> list[list[str]]:
-    return [[t.task_id, t.before, t.after, _rate(t.rate_before), _rate(t.rate_after)]
-            for t in diff.tasks if t.before != t.after or t.rate_before != t.rate_after]
+    return [
+        [t.task_id, t.before, t.after, _rate(t.rate_before), _rate(t.rate_after)]
+        for t in diff.tasks
+        if t.before != t.after or t.rate_before != t.rate_after
+    ]
 
 
 def _rich(diff: Any, names: tuple[str, str]) -> None:
@@ -62,8 +87,12 @@ def _rich(diff: Any, names: tuple[str, str]) -> None:
             table.add_column(column)
         colour = {"passed": "green", "failed": "red", "error": "yellow"}
         for row in rows:
-            table.add_row(markup(row[0]), *(f"[{colour.get(c, 'dim')}]{c}[/]" for c in row[1:3]),
-                          row[3], row[4])
+            table.add_row(
+                markup(row[0]),
+                *(f"[{colour.get(c, 'dim')}]{c}[/]" for c in row[1:3]),
+                row[3],
+                row[4],
+            )
         console.print(table)
     else:
         console.print("no task changed")
@@ -76,11 +105,14 @@ def _rich(diff: Any, names: tuple[str, str]) -> None:
 
 def _plain(diff: Any, names: tuple[str, str]) -> None:
     rows = flipped_rows(diff)
-    lines = ["no task changed"] if not rows else ["tasks that changed (candidate arm):"] + [
-        "  " + line for line in _aligned([["task", "A", "B", "rate A", "rate B"], *rows])]
+    lines = (
+        ["no task changed"]
+        if not rows
+        else ["tasks that changed (candidate arm):"]
+        + ["  " + line for line in _aligned([["task", "A", "B", "rate A", "rate B"], *rows])]
+    )
     width = max(len(label) for label, _ in summary_lines(diff, names))
-    lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in summary_lines(diff,
-                                                                                      names)]
+    lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in summary_lines(diff, names)]
     echo_lines(lines)
 
 
@@ -92,8 +124,9 @@ def _aligned(rows: list[list[str]]) -> list[str]:
 @click.command("compare")
 @click.argument("artifact_a", metavar="A.json", type=click.Path(dir_okay=False))
 @click.argument("artifact_b", metavar="B.json", type=click.Path(dir_okay=False))
-@click.option("--fail-on-regression", is_flag=True,
-              help="Exit 1 when a task that passed in A fails in B.")
+@click.option(
+    "--fail-on-regression", is_flag=True, help="Exit 1 when a task that passed in A fails in B."
+)
 @click.option("--plain", is_flag=True, help="Plain text even on a terminal.")
 def command(artifact_a: str, artifact_b: str, fail_on_regression: bool, plain: bool) -> None:
     """Compare two artifacts of the same suite (e.g. last week's run and today's).
@@ -104,8 +137,8 @@ def command(artifact_a: str, artifact_b: str, fail_on_regression: bool, plain: b
     Exit codes: 0 compared, 1 a task regressed (with --fail-on-regression), 2 unreadable
     artifacts or no task in common.
     """
-    from .. import artifact
-    from ..compare import compare_artifacts
+    from ..engine import artifact
+    from ..report.compare import compare_artifacts
 
     try:
         diff = compare_artifacts(artifact.read(Path(artifact_a)), artifact.read(Path(artifact_b)))

@@ -10,16 +10,27 @@ from ..evaluators import EvaluatorSkill, load_registry, validate_evaluator_paths
 from .common import EXIT_OK, EXIT_USAGE
 
 EVALUATORS_DIR = click.option(
-    "--evaluators-dir", "evaluators_dirs", multiple=True,
+    "--evaluators-dir",
+    "evaluators_dirs",
+    multiple=True,
     type=click.Path(path_type=str, file_okay=False),
-    help="Folder of evaluators (one sub-folder per evaluator); highest precedence. Repeatable.")
+    help="Folder of evaluators (one sub-folder per evaluator); highest precedence. Repeatable.",
+)
 PROJECT_DIR = click.option(
-    "--project-dir", type=click.Path(path_type=str, file_okay=False), default=None,
-    help="Project root whose .agents/evaluators/ is searched (default: current directory).")
+    "--project-dir",
+    type=click.Path(path_type=str, file_okay=False),
+    default=None,
+    help="Project root whose .agents/evaluators/ is searched (default: current directory).",
+)
 # The flag's old name: "workspace" now means an attempt's working directory.
 WORKSPACE_ALIAS = click.option(
-    "--workspace", "workspace_alias", type=click.Path(path_type=str, file_okay=False),
-    default=None, hidden=True, help="Deprecated: use --project-dir.")
+    "--workspace",
+    "workspace_alias",
+    type=click.Path(path_type=str, file_okay=False),
+    default=None,
+    hidden=True,
+    help="Deprecated: use --project-dir.",
+)
 
 
 def _project_dir(project_dir: str | None, workspace_alias: str | None) -> str | None:
@@ -45,8 +56,9 @@ def _dims(skill: EvaluatorSkill) -> str:
 @EVALUATORS_DIR
 @PROJECT_DIR
 @WORKSPACE_ALIAS
-def list_command(evaluators_dirs: tuple[str, ...], project_dir: str | None,
-                 workspace_alias: str | None) -> None:
+def list_command(
+    evaluators_dirs: tuple[str, ...], project_dir: str | None, workspace_alias: str | None
+) -> None:
     """List the evaluators in effect, with where each comes from.
 
     Evaluators hidden by a same-named one of higher precedence are listed as shadowed; files
@@ -55,8 +67,10 @@ def list_command(evaluators_dirs: tuple[str, ...], project_dir: str | None,
     """
     registry = load_registry(evaluators_dirs, _project_dir(project_dir, workspace_alias))
     registry.raise_for_missing_dirs()
-    rows = [(skill.name, source.kind, ", ".join(skill.categories) or "(fallback)",
-             _dims(skill)) for skill, source in registry.effective()]
+    rows = [
+        (skill.name, source.kind, ", ".join(skill.categories) or "(fallback)", _dims(skill))
+        for skill, source in registry.effective()
+    ]
     width = max(len(r[0]) for r in rows)
     swidth = max(len(r[1]) for r in rows)
     for name, kind, cats, dims in rows:
@@ -72,8 +86,12 @@ def list_command(evaluators_dirs: tuple[str, ...], project_dir: str | None,
 @EVALUATORS_DIR
 @PROJECT_DIR
 @WORKSPACE_ALIAS
-def show_command(name: str, evaluators_dirs: tuple[str, ...], project_dir: str | None,
-                 workspace_alias: str | None) -> None:
+def show_command(
+    name: str,
+    evaluators_dirs: tuple[str, ...],
+    project_dir: str | None,
+    workspace_alias: str | None,
+) -> None:
     """Show one evaluator: source, categories, dimensions and its rubric."""
     registry = load_registry(evaluators_dirs, _project_dir(project_dir, workspace_alias))
     registry.raise_for_missing_dirs()

@@ -10,12 +10,16 @@ from .common import EXIT_USAGE, fail
 @click.command("export-benchmark")
 @click.argument("artifact", type=click.Path(dir_okay=False, path_type=str))
 @click.option("-o", "--output", required=True, metavar="FILE", help="The benchmark.json to write.")
-@click.option("--workspace", metavar="DIR",
-              help="Also write a viewer workspace here: one folder per run (outputs/, "
-                   "grading.json, eval_metadata.json), which skill-creator's "
-                   "eval-viewer/generate_review.py opens with --benchmark.")
-@click.option("--force", is_flag=True,
-              help="Overwrite an existing output file (and a non-empty --workspace).")
+@click.option(
+    "--workspace",
+    metavar="DIR",
+    help="Also write a viewer workspace here: one folder per run (outputs/, "
+    "grading.json, eval_metadata.json), which skill-creator's "
+    "eval-viewer/generate_review.py opens with --benchmark.",
+)
+@click.option(
+    "--force", is_flag=True, help="Overwrite an existing output file (and a non-empty --workspace)."
+)
 def command(artifact: str, output: str, workspace: str | None, force: bool) -> None:
     """Write an evaluation artifact as skill-creator's benchmark.json, for its viewer.
 
@@ -30,6 +34,7 @@ def command(artifact: str, output: str, workspace: str | None, force: bool) -> N
         result = export_benchmark(artifact, output, workspace=workspace, force=force)
     except (SkillEvalError, OSError) as exc:  # OSError: a folder we may not write
         fail(str(exc), EXIT_USAGE)
-    click.echo(f"wrote {result.path}: {result.runs} run(s) "
-               f"({', '.join(result.configurations)})", err=True)
+    click.echo(
+        f"wrote {result.path}: {result.runs} run(s) ({', '.join(result.configurations)})", err=True
+    )
     click.echo(str(result.path))

@@ -11,18 +11,33 @@ from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail
 
 @click.command("import")
 @click.argument("evals_json", type=click.Path(dir_okay=False, path_type=str))
-@click.option("-o", "--output", required=True, metavar="PATH",
-              help="The suite file to write (a folder: FOLDER/task_suite.yaml).")
-@click.option("--trigger-set", metavar="FILE",
-              help="skill-creator's trigger eval set ([{query, should_trigger}]): one trigger "
-                   "task per query.")
-@click.option("--files-root", metavar="DIR",
-              help="Where evals[].files are relative to (default: the skill root, the folder "
-                   "above evals/ when EVALS_JSON is in one, else EVALS_JSON's folder).")
-@click.option("--force", is_flag=True,
-              help="Overwrite an existing suite file, and input files of other content.")
-def command(evals_json: str, output: str, trigger_set: str | None, files_root: str | None,
-            force: bool) -> None:
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="PATH",
+    help="The suite file to write (a folder: FOLDER/task_suite.yaml).",
+)
+@click.option(
+    "--trigger-set",
+    metavar="FILE",
+    help="skill-creator's trigger eval set ([{query, should_trigger}]): one trigger "
+    "task per query.",
+)
+@click.option(
+    "--files-root",
+    metavar="DIR",
+    help="Where evals[].files are relative to (default: the skill root, the folder "
+    "above evals/ when EVALS_JSON is in one, else EVALS_JSON's folder).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite an existing suite file, and input files of other content.",
+)
+def command(
+    evals_json: str, output: str, trigger_set: str | None, files_root: str | None, force: bool
+) -> None:
     """Turn skill-creator's evals/evals.json into a task suite.
 
     Each eval becomes a task (id eval-<id>) whose `expectations` judge grades every statement
@@ -37,18 +52,23 @@ def command(evals_json: str, output: str, trigger_set: str | None, files_root: s
     from ..interop.importer import import_evals
 
     try:
-        result = import_evals(evals_json, output, trigger_set=trigger_set, files_root=files_root,
-                              force=force)
+        result = import_evals(
+            evals_json, output, trigger_set=trigger_set, files_root=files_root, force=force
+        )
     except (SkillEvalError, OSError) as exc:  # OSError: a folder we may not write
         fail(str(exc), EXIT_USAGE)
     for line in result.dropped:
         click.echo(f"not carried over: {line}", err=True)
     for problem in result.problems:
         click.echo(problem, err=True)
-    click.echo(f"wrote {result.suite_path}: {result.tasks} task(s), {result.trigger_tasks} "
-               f"trigger task(s), {result.files_copied} input file(s) copied", err=True)
-    click.echo(f"run it with (--mock: a dry run, no model calls):\n  {result.run_command}",
-               err=True)
+    click.echo(
+        f"wrote {result.suite_path}: {result.tasks} task(s), {result.trigger_tasks} "
+        f"trigger task(s), {result.files_copied} input file(s) copied",
+        err=True,
+    )
+    click.echo(
+        f"run it with (--mock: a dry run, no model calls):\n  {result.run_command}", err=True
+    )
     for note in result.run_notes:
         click.echo(note, err=True)
     click.echo(str(result.suite_path))

@@ -6,59 +6,134 @@ import sys
 
 import click
 
+from ..core.paths import DEFAULT_STATE_ROOT
 from ..errors import SkillEvalError
-from ..paths import DEFAULT_STATE_ROOT
 from .common import EXIT_ERROR, exit_code, fail
 
 
 @click.command("improve")
 @click.option("--skill-path", metavar="DIR", help="The skill folder (holding SKILL.md).")
 @click.option("--task-suite", metavar="FILE", help="Task suite YAML the versions are scored on.")
-@click.option("--state-root", default=DEFAULT_STATE_ROOT, show_default=True, metavar="DIR",
-              help="Memory (improve.sqlite3) and runs (<state-root>/improve/<run>/).")
+@click.option(
+    "--state-root",
+    default=DEFAULT_STATE_ROOT,
+    show_default=True,
+    metavar="DIR",
+    help="Memory (improve.sqlite3) and runs (<state-root>/improve/<run>/).",
+)
 @click.option("--iterate", type=int, default=3, show_default=True, help="Iterations at most.")
-@click.option("--quality", type=float, default=0.8, show_default=True,
-              help="Train pass rate that ends the loop with Accept.")
-@click.option("--improvement-threshold", type=float, default=0.05, show_default=True,
-              help="A smaller train gain ends the loop with AcceptBest.")
-@click.option("--regression-threshold", type=float, default=0.10, show_default=True,
-              help="A larger train drop ends the loop with AbortRegression.")
-@click.option("--abort-on-regression/--no-abort-on-regression", default=True,
-              show_default=True)
-@click.option("--holdout", type=float, default=0.4, show_default=True,
-              help="Fraction of tasks held out (0 allowed, with a warning).")
+@click.option(
+    "--quality",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Train pass rate that ends the loop with Accept.",
+)
+@click.option(
+    "--improvement-threshold",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="A smaller train gain ends the loop with AcceptBest.",
+)
+@click.option(
+    "--regression-threshold",
+    type=float,
+    default=0.10,
+    show_default=True,
+    help="A larger train drop ends the loop with AbortRegression.",
+)
+@click.option("--abort-on-regression/--no-abort-on-regression", default=True, show_default=True)
+@click.option(
+    "--holdout",
+    type=float,
+    default=0.4,
+    show_default=True,
+    help="Fraction of tasks held out (0 allowed, with a warning).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
-@click.option("--token-budget", type=int, default=200_000, show_default=True,
-              help="Tokens per iteration (recall gets 10%).")
-@click.option("--max-cost-usd", type=float, default=2.0, show_default=True,
-              help="Hard stop for the whole run.")
-@click.option("--timeout", type=float, default=1800.0, show_default=True,
-              help="Wall clock of the whole run, in seconds.")
-@click.option("--policy", metavar="NAME", help="Policy of the final holdout gate "
-              "(as for `skill-eval run`).")
-@click.option("--executor", metavar="NAME", default=None,
-              help="Executor of the evaluations (default claude-cli; mock with --mock).")
+@click.option(
+    "--token-budget",
+    type=int,
+    default=200_000,
+    show_default=True,
+    help="Tokens per iteration (recall gets 10%).",
+)
+@click.option(
+    "--max-cost-usd",
+    type=float,
+    default=2.0,
+    show_default=True,
+    help="Hard stop for the whole run.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=1800.0,
+    show_default=True,
+    help="Wall clock of the whole run, in seconds.",
+)
+@click.option(
+    "--policy", metavar="NAME", help="Policy of the final holdout gate (as for `skill-eval run`)."
+)
+@click.option(
+    "--executor",
+    metavar="NAME",
+    default=None,
+    help="Executor of the evaluations (default claude-cli; mock with --mock).",
+)
 @click.option("--model", metavar="MODEL", help="Model of the evaluations.")
-@click.option("--mock", is_flag=True, help="Same as --executor mock; answers follow the "
-              "skill's [rule:...] markers unless --mock-outputs scripts them (a test double).")
+@click.option(
+    "--mock",
+    is_flag=True,
+    help="Same as --executor mock; answers follow the "
+    "skill's [rule:...] markers unless --mock-outputs scripts them (a test double).",
+)
 @click.option("--mock-outputs", metavar="FILE", help="Scripted mock outputs (as for run).")
-@click.option("--improver", type=click.Choice(["mock", "anthropic", "claude-cli"]),
-              default=None, help="Who rewrites the skill (default: mock with --mock, else "
-                                 "claude-cli).")
+@click.option(
+    "--improver",
+    type=click.Choice(["mock", "anthropic", "claude-cli"]),
+    default=None,
+    help="Who rewrites the skill (default: mock with --mock, else claude-cli).",
+)
 @click.option("--improver-model", metavar="MODEL", help="Model of the improver.")
 @click.option("--base-url", metavar="URL", help="Messages API base URL for the improver.")
 @click.option("--claude-bin", metavar="PATH", help="The claude CLI.")
-@click.option("--output-dir", metavar="DIR", help="Where the winner goes (default "
-              "<run dir>/improved; never the skill folder unless --in-place).")
+@click.option(
+    "--output-dir",
+    metavar="DIR",
+    help="Where the winner goes (default "
+    "<run dir>/improved; never the skill folder unless --in-place).",
+)
 @click.option("--in-place", is_flag=True, help="Write the winner over the skill folder.")
 @click.option("--history", is_flag=True, help="Print the memory's runs and cycles, then exit.")
-def command(skill_path: str | None, task_suite: str | None, state_root: str, iterate: int,
-            quality: float, improvement_threshold: float, regression_threshold: float,
-            abort_on_regression: bool, holdout: float, seed: int, token_budget: int,
-            max_cost_usd: float, timeout: float, policy: str | None, executor: str | None,
-            model: str | None, mock: bool, mock_outputs: str | None, improver: str | None,
-            improver_model: str | None, base_url: str | None, claude_bin: str | None,
-            output_dir: str | None, in_place: bool, history: bool) -> None:
+def command(
+    skill_path: str | None,
+    task_suite: str | None,
+    state_root: str,
+    iterate: int,
+    quality: float,
+    improvement_threshold: float,
+    regression_threshold: float,
+    abort_on_regression: bool,
+    holdout: float,
+    seed: int,
+    token_budget: int,
+    max_cost_usd: float,
+    timeout: float,
+    policy: str | None,
+    executor: str | None,
+    model: str | None,
+    mock: bool,
+    mock_outputs: str | None,
+    improver: str | None,
+    improver_model: str | None,
+    base_url: str | None,
+    claude_bin: str | None,
+    output_dir: str | None,
+    in_place: bool,
+    history: bool,
+) -> None:
     """Improve a skill: rewrite it from the failing train tasks, keep a version only if it
     beats the original on held-out tasks. See references/improve.md.
 
@@ -80,21 +155,38 @@ def command(skill_path: str | None, task_suite: str | None, state_root: str, ite
             fail("--mock means --executor mock; drop one of them")
         try:
             settings = IterationSettings(
-                iterate=iterate, quality=quality, improvement_threshold=improvement_threshold,
+                iterate=iterate,
+                quality=quality,
+                improvement_threshold=improvement_threshold,
                 regression_threshold=regression_threshold,
-                abort_on_regression=abort_on_regression, token_budget=token_budget,
-                max_cost_usd=max_cost_usd, timeout_seconds=timeout, holdout=holdout,
-                seed=seed)
+                abort_on_regression=abort_on_regression,
+                token_budget=token_budget,
+                max_cost_usd=max_cost_usd,
+                timeout_seconds=timeout,
+                holdout=holdout,
+                seed=seed,
+            )
         except ValueError as exc:
             fail(str(exc))
         chosen_executor = "mock" if mock else (executor or "claude-cli")
         outcome = improve(
-            skill_path, task_suite, state_root, settings=settings, executor=chosen_executor,
-            model=model, mock_outputs=mock_outputs, mock_rules=chosen_executor == "mock",
+            skill_path,
+            task_suite,
+            state_root,
+            settings=settings,
+            executor=chosen_executor,
+            model=model,
+            mock_outputs=mock_outputs,
+            mock_rules=chosen_executor == "mock",
             improver=improver or ("mock" if mock else "claude-cli"),
-            improver_model=improver_model, base_url=base_url, claude_bin=claude_bin,
-            policy=policy, output_dir=output_dir, in_place=in_place,
-            log=lambda line: click.echo(line, err=True))
+            improver_model=improver_model,
+            base_url=base_url,
+            claude_bin=claude_bin,
+            policy=policy,
+            output_dir=output_dir,
+            in_place=in_place,
+            log=lambda line: click.echo(line, err=True),
+        )
     except SkillEvalError as exc:
         lines = str(exc).splitlines() or [type(exc).__name__]
         more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
@@ -105,9 +197,11 @@ def command(skill_path: str | None, task_suite: str | None, state_root: str, ite
         click.echo(f"improver: {note}", err=True)
     result = outcome.result
     where = f"; winner in {outcome.winner}" if outcome.winner else ""
-    click.echo(f"{result.decision}: best {outcome.best_candidate}, "
-               f"{'proposed' if result.proposed else 'not proposed'}{where}; "
-               f"{result.tokens} tokens, ${result.cost_usd:.4f}", err=True)
+    click.echo(
+        f"{result.decision}: best {outcome.best_candidate}, "
+        f"{'proposed' if result.proposed else 'not proposed'}{where}; "
+        f"{result.tokens} tokens, ${result.cost_usd:.4f}",
+        err=True,
+    )
     click.echo(str(outcome.ranking))
     sys.exit(outcome.exit_code)
-

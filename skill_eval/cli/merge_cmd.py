@@ -11,10 +11,12 @@ from .common import exit_code, fail
 
 
 @click.command("merge")
-@click.argument("run_dirs", nargs=-1, required=True,
-                type=click.Path(file_okay=False, path_type=str))
-@click.option("-o", "--output", required=True, metavar="ARTIFACT",
-              help="Where to write the merged artifact.")
+@click.argument(
+    "run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=str)
+)
+@click.option(
+    "-o", "--output", required=True, metavar="ARTIFACT", help="Where to write the merged artifact."
+)
 def command(run_dirs: tuple[str, ...], output: str) -> None:
     """Join the run directories of every shard of a sharded run into one artifact.
 
@@ -22,7 +24,7 @@ def command(run_dirs: tuple[str, ...], output: str) -> None:
     given, made with the same suite, skills, executor and settings. The artifact equals the
     one the unsharded run would have written (path on stdout). Exit codes as for `run`.
     """
-    from ..merge import merge
+    from ..engine.merge import merge
     from .run_cmd import VERDICT_EXIT, summary
 
     try:

@@ -15,25 +15,41 @@ from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
 
 @click.command("rejudge")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=str))
-@click.option("--output", metavar="PATH", help="Artifact path (default: beside the run's own, "
-                                                "suffixed -rejudged-<time>).")
-@click.option("--judge-executor", type=RegistryChoice(grader_names), default=None,
-              help="Backend for model-graded judges (default: as in the run).")
+@click.option(
+    "--output",
+    metavar="PATH",
+    help="Artifact path (default: beside the run's own, suffixed -rejudged-<time>).",
+)
+@click.option(
+    "--judge-executor",
+    type=RegistryChoice(grader_names),
+    default=None,
+    help="Backend for model-graded judges (default: as in the run).",
+)
 @click.option("--judge-model", metavar="NAME", help="Model for LLM judges.")
 @click.option("--judge-cache-dir", metavar="DIR", help="Judge cache directory.")
 @click.option("--no-judge-cache", is_flag=True, default=None, help="Judge every output afresh.")
-@click.option("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR",
-              help="Extra evaluator skills (repeatable).")
-@click.option("--max-preview-chars", type=click.IntRange(min=100), default=None, metavar="N",
-              help="Preview length for outputs recorded inline by older versions (default: "
-                   "as in the run).")
+@click.option(
+    "--evaluators-dir",
+    "evaluators_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="Extra evaluator skills (repeatable).",
+)
+@click.option(
+    "--max-preview-chars",
+    type=click.IntRange(min=100),
+    default=None,
+    metavar="N",
+    help="Preview length for outputs recorded inline by older versions (default: as in the run).",
+)
 def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
     """Judge a finished run again with the suite's current judges, without re-executing.
 
     Reads RUN_DIR/attempts.jsonl, judges every output again and writes a new artifact (path on
     stdout). Exit codes as for `run`.
     """
-    from ..rejudge import rejudge
+    from ..engine.rejudge import rejudge
 
     try:
         outcome = rejudge(run_dir, output=output, **judge_options)

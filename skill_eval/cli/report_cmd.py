@@ -24,7 +24,7 @@ def _improve_report(path: Path, fmt: str) -> str | None:
     import json
 
     from ..errors import UsageError
-    from ..report_improve_html import is_improve_ranking, render_improve_html
+    from ..report.improve_html import is_improve_ranking, render_improve_html
 
     ranking = path / "ranking.json" if path.is_dir() else path
     if path.is_dir() and not ranking.is_file():
@@ -45,11 +45,12 @@ def _improve_report(path: Path, fmt: str) -> str | None:
 
 
 def _artifact_report(artifact_path: str, fmt: str) -> str:
-    from .. import artifact, report
+    from ..engine import artifact
+    from ..report import render as report
 
     data = artifact.read(Path(artifact_path))
     if fmt == "html":
-        from ..report_html import render_html
+        from ..report.html import render_html
 
         return render_html(data)
     if fmt == "markdown":
@@ -59,10 +60,20 @@ def _artifact_report(artifact_path: str, fmt: str) -> str:
 
 @click.command("report")
 @click.argument("artifact_path", metavar="ARTIFACT", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "junit", "json", "html"]),
-              default="table", show_default=True, help="What to render.")
-@click.option("--output", "-o", metavar="FILE",
-              help="Write the report to FILE (atomically) instead of stdout.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "junit", "json", "html"]),
+    default="table",
+    show_default=True,
+    help="What to render.",
+)
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    help="Write the report to FILE (atomically) instead of stdout.",
+)
 def command(artifact_path: str, fmt: str, output: str | None) -> None:
     """Render the evaluation ARTIFACT written by `skill-eval run`, or an improve run (its
     directory or its ranking.json) as html or json.
@@ -78,7 +89,7 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
 
     Exit codes: 0 rendered, 2 missing, unreadable or invalid artifact.
     """
-    from ..paths import atomic_write_text
+    from ..core.paths import atomic_write_text
 
     try:
         text = _improve_report(Path(artifact_path), fmt) or _artifact_report(artifact_path, fmt)

@@ -19,10 +19,10 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow"}
 
 def load(path: Path) -> tuple[str, list[Any]]:
     """(title, tasks) of a run directory (its journal) or an artifact."""
-    from .. import artifact
-    from ..observers import summary_lines
-    from ..report_view import one_line
-    from ..task_details import from_artifact, read_journal
+    from ..engine import artifact
+    from ..judges.observers import summary_lines
+    from ..report.task_details import from_artifact, read_journal
+    from ..report.view import one_line
 
     if path.is_dir():
         if not (path / "run.json").is_file() or not (path / "attempts.jsonl").is_file():
@@ -31,29 +31,37 @@ def load(path: Path) -> tuple[str, list[Any]]:
             meta, tasks = read_journal(path)
         except (OSError, ValueError) as exc:
             raise UsageError(f"{path}: cannot read the run: {exc}") from None
-        return (f"run {one_line(meta.get('run_id') or path.name)}  suite "
-                f"{one_line(meta.get('task_suite') or '?')}"), tasks
+        return (
+            f"run {one_line(meta.get('run_id') or path.name)}  suite "
+            f"{one_line(meta.get('task_suite') or '?')}"
+        ), tasks
     data = artifact.read(path)
     verdict = one_line((data.get("evaluation") or {}).get("verdict") or "?").upper()
     observed = "".join(f"\n{one_line(line)}" for line in summary_lines(data.get("observers")))
-    return (f"run {one_line(data.get('run_id') or '?')}  suite "
-            f"{one_line(data.get('task_suite') or '?')}  verdict {verdict}{observed}"), \
-        from_artifact(data)
+    return (
+        f"run {one_line(data.get('run_id') or '?')}  suite "
+        f"{one_line(data.get('task_suite') or '?')}  verdict {verdict}{observed}"
+    ), from_artifact(data)
 
 
 def attempt_line(a: Any) -> str:
     """`#0 passed  ✓ contains 1.00 found all 3 ...`: the attempt and each judge's say, then
     its observers' readings after `~` (never part of the judgement)."""
-    from ..observers import reading_text
-    from ..report_view import one_line
+    from ..judges.observers import reading_text
+    from ..report.view import one_line
 
-    marks = "  ".join(f"{m.mark} {m.name}" + (f" {m.score:.2f}" if m.score is not None else "")
-                      + (f" {one_line(m.short, FEEDBACK_CHARS)}" if m.short else "")
-                      for m in a.marks)
-    observed = " · ".join(reading_text(n, r) for n, r in a.observations.items()
-                          if isinstance(r, dict))
+    marks = "  ".join(
+        f"{m.mark} {m.name}"
+        + (f" {m.score:.2f}" if m.score is not None else "")
+        + (f" {one_line(m.short, FEEDBACK_CHARS)}" if m.short else "")
+        for m in a.marks
+    )
+    observed = " · ".join(
+        reading_text(n, r) for n, r in a.observations.items() if isinstance(r, dict)
+    )
     return f"#{a.index} {a.status:<6}  {marks}" + (
-        f"  ~ {one_line(observed, FEEDBACK_CHARS)}" if observed else "")
+        f"  ~ {one_line(observed, FEEDBACK_CHARS)}" if observed else ""
+    )
 
 
 def _plain_tree(title: str, tasks: list[Any]) -> None:
@@ -84,8 +92,11 @@ def _rich_tree(title: str, tasks: list[Any]) -> None:
 def output_text(a: Any, full: bool) -> tuple[str, str]:
     """(heading suffix, body) of an attempt's output: the record's text (the preview of a long
     output, naming its blob), or with `full` the whole output read from the blob."""
-    cut = f"; cut at --max-output-bytes from {a.output_cut_from} bytes" \
-        if a.output_cut_from is not None else ""
+    cut = (
+        f"; cut at --max-output-bytes from {a.output_cut_from} bytes"
+        if a.output_cut_from is not None
+        else ""
+    )
     if a.output_blob is None:
         return cut and f" ({cut[2:]})", safe(a.output)
     if full:
@@ -93,44 +104,68 @@ def output_text(a: Any, full: bool) -> tuple[str, str]:
             return f" (whole, {a.output_size} bytes{cut})", safe(a.full_output())
         except OSError as exc:
             return f" (preview: the whole is unreadable: {exc}{cut})", safe(a.output)
-    return (f" (preview of {a.output_size} bytes{cut}; --full shows the whole, kept in "
-            f"{safe(a.output_blob)})"), safe(a.output)
+    return (
+        f" (preview of {a.output_size} bytes{cut}; --full shows the whole, kept in "
+        f"{safe(a.output_blob)})"
+    ), safe(a.output)
 
 
 def task_text(task: Any, full: bool = False) -> list[tuple[str, str]]:
     """(heading, body) sections of one task in full: prompt, then per attempt its output (the
     whole of long ones only with `full`), the judgement, findings, observers, changed files
     and transcript."""
-    from ..observers import reading_text
+    from ..judges.observers import reading_text
 
     sections = [("prompt", safe(task.prompt) if task.prompt else "(the suite is not readable)")]
     for arm, attempts in task.attempts.items():
         for a in attempts:
             head = f"{arm} #{a.index}: {a.status}" + (
-                f", score {a.score:.2f}" if a.score is not None else "")
+                f", score {a.score:.2f}" if a.score is not None else ""
+            )
             suffix, body = output_text(a, full)
             sections.append((head + " - output" + suffix, body))
             judgement = [attempt_line(a)] if len(a.marks) > 1 else []  # a composite's parts
             judgement.append(safe(a.details))
-            judgement += [f"[{safe(f.get('severity'))}] {safe(f.get('title'))}"
-                          for f in a.findings]
+            judgement += [f"[{safe(f.get('severity'))}] {safe(f.get('title'))}" for f in a.findings]
             judgement += [f"{safe(d.get('name'))} {safe(d.get('score'))}" for d in a.dimensions]
             sections.append((head + " - judgement", "\n".join(judgement)))
             if a.observations:  # non-gating: shown apart from the judgement
-                sections.append((head + " - observers (not gating)", "\n".join(
-                    safe(reading_text(n, r)) for n, r in a.observations.items()
-                    if isinstance(r, dict))))
+                sections.append(
+                    (
+                        head + " - observers (not gating)",
+                        "\n".join(
+                            safe(reading_text(n, r))
+                            for n, r in a.observations.items()
+                            if isinstance(r, dict)
+                        ),
+                    )
+                )
             if a.files:
-                sections.append((head + " - changed files", "\n".join(
-                    f"{safe(f.get('path'))} ({safe(f.get('size'))} bytes)" for f in a.files)))
+                sections.append(
+                    (
+                        head + " - changed files",
+                        "\n".join(
+                            f"{safe(f.get('path'))} ({safe(f.get('size'))} bytes)" for f in a.files
+                        ),
+                    )
+                )
             if a.transcript:
-                shown = f" (first and last {len(a.transcript) // 2} of " \
-                    f"{a.transcript_calls} calls)" if a.transcript_calls else ""
-                sections.append((head + " - transcript" + shown, "\n".join(
-                    f"{'ok ' if c.get('ok', True) else 'ERR'} {safe(c.get('name'))} "
-                    f"{safe(json.dumps(c.get('input'), ensure_ascii=False))}"
-                    + (f"\n      {safe(c.get('output'))}" if c.get("output") else "")
-                    for c in a.transcript)))
+                shown = (
+                    f" (first and last {len(a.transcript) // 2} of {a.transcript_calls} calls)"
+                    if a.transcript_calls
+                    else ""
+                )
+                sections.append(
+                    (
+                        head + " - transcript" + shown,
+                        "\n".join(
+                            f"{'ok ' if c.get('ok', True) else 'ERR'} {safe(c.get('name'))} "
+                            f"{safe(json.dumps(c.get('input'), ensure_ascii=False))}"
+                            + (f"\n      {safe(c.get('output'))}" if c.get("output") else "")
+                            for c in a.transcript
+                        ),
+                    )
+                )
     return sections
 
 
@@ -147,17 +182,26 @@ def _show_task(title: str, task: Any, rich: bool, full: bool) -> None:
     console = rich_console()
     console.print(f"[bold]{markup(title)}[/]\ntask [bold]{markup(task.task_id)}[/]")
     for heading, body in sections:
-        console.print(Panel(markup(body.rstrip("\n")) or " ", title=markup(heading),
-                            title_align="left"))
+        console.print(
+            Panel(markup(body.rstrip("\n")) or " ", title=markup(heading), title_align="left")
+        )
 
 
 @click.command("show")
 @click.argument("path", metavar="RUN_DIR|ARTIFACT", type=click.Path(path_type=Path))
-@click.option("--task", "task_id", metavar="ID", help="Show this task in full: prompt, every "
-              "output, the judgement and the transcript.")
+@click.option(
+    "--task",
+    "task_id",
+    metavar="ID",
+    help="Show this task in full: prompt, every output, the judgement and the transcript.",
+)
 @click.option("--plain", is_flag=True, help="Plain text even on a terminal.")
-@click.option("--full", is_flag=True, help="With --task: long outputs in full, read from the "
-              "run's blobs (by default their preview: first and last characters).")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="With --task: long outputs in full, read from the "
+    "run's blobs (by default their preview: first and last characters).",
+)
 def command(path: Path, task_id: str | None, plain: bool, full: bool) -> None:
     """Show a run: every task, one attempt per line with each judge's mark (✓ passed,
     ✗ failed, ! error), score and short feedback.

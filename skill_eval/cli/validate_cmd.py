@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import SuiteError
-from ..source_checks import mock_output_problems, python_problems
-from ..suite import load_suite, validate_paths
+from ..inputs.source_checks import mock_output_problems, python_problems
+from ..inputs.suite import load_suite, validate_paths
 from .common import EXIT_OK, EXIT_USAGE
 
 
@@ -27,8 +27,11 @@ def _pytest_missing(paths: list[str]) -> str | None:
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
-@click.option("--mock-outputs", metavar="FILE",
-              help="Also check a mock outputs file against each suite's task ids.")
+@click.option(
+    "--mock-outputs",
+    metavar="FILE",
+    help="Also check a mock outputs file against each suite's task ids.",
+)
 def command(paths: tuple[str, ...], mock_outputs: str | None) -> None:
     """Validate task suites. A directory means every task_suite.yaml below it. A suite with
     pytest judges also needs pytest importable by skill-eval's own interpreter.

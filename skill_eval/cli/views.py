@@ -14,7 +14,7 @@ import click
 def use_rich(plain: bool) -> bool:
     """rich only for a human at a terminal: not with --plain or TERM=dumb (rich itself honours
     NO_COLOR)."""
-    return (not plain and sys.stdout.isatty() and os.environ.get("TERM") != "dumb")
+    return not plain and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def rich_console() -> Any:
@@ -26,7 +26,7 @@ def rich_console() -> Any:
 def safe(text: Any) -> str:
     """Untrusted text for the terminal: no control characters (no escape sequences), tabs and
     newlines kept."""
-    from ..report_view import CONTROL_CHARS
+    from ..report.view import CONTROL_CHARS
 
     return CONTROL_CHARS.sub(" ", "" if text is None else str(text)).replace("\r", "")
 

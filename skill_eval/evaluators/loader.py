@@ -17,10 +17,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..core.model import sha256_text
+from ..core.safeyaml import YamlError, load_yaml_text
+from ..core.validation import schema_problems
 from ..errors import Problem, ProblemsError, SkillError
-from ..model import sha256_text
-from ..safeyaml import YamlError, load_yaml_text
-from ..validation import schema_problems
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FRONTMATTER_CHARS = 32 * 1024
@@ -95,7 +95,7 @@ def split_frontmatter(text: str) -> tuple[str, str, int] | None:
         return None
     for i in range(1, len(lines)):
         if lines[i].strip() == FRONTMATTER_FENCE:
-            return "".join(lines[1:i]), "".join(lines[i + 1:]), i + 2
+            return "".join(lines[1:i]), "".join(lines[i + 1 :]), i + 2
     raise FrontmatterNotClosed("is not closed (no line `---`)")
 
 
@@ -105,14 +105,21 @@ def _frontmatter_data(front: str, path: str) -> tuple[Any, list[Problem]]:
         # one blank line for the opening `---`, so lines (in messages too) are the file's
         data, _ = load_yaml_text("\n" + front, path, max_nodes=MAX_FRONTMATTER_NODES)
     except YamlError as exc:
-        return None, [Problem(path, f"invalid YAML: {p.message.removeprefix('YAML ')}",
-                              line=p.line, field=p.field or "frontmatter")
-                      for p in exc.problems]
+        return None, [
+            Problem(
+                path,
+                f"invalid YAML: {p.message.removeprefix('YAML ')}",
+                line=p.line,
+                field=p.field or "frontmatter",
+            )
+            for p in exc.problems
+        ]
     return data, []
 
 
-def parse_evaluator(text: str, path: str, source: str = "") \
-        -> tuple[EvaluatorSkill | None, list[Problem]]:
+def parse_evaluator(
+    text: str, path: str, source: str = ""
+) -> tuple[EvaluatorSkill | None, list[Problem]]:
     """Parse and validate one evaluator's text. Returns the skill, or None and every problem."""
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:
         return None, [Problem(path, f"file is larger than {MAX_FILE_BYTES} bytes")]
@@ -121,20 +128,28 @@ def parse_evaluator(text: str, path: str, source: str = "") \
     except FrontmatterNotClosed as exc:
         return None, [Problem(path, str(exc), line=1, field="frontmatter")]
     if parts is None:
-        return None, [Problem(path, "must start with a YAML frontmatter block between '---' "
-                                    "lines", field="frontmatter")]
+        return None, [
+            Problem(
+                path,
+                "must start with a YAML frontmatter block between '---' lines",
+                field="frontmatter",
+            )
+        ]
     front, body, _ = parts
     if len(front) > MAX_FRONTMATTER_CHARS:
-        return None, [Problem(path, f"is longer than {MAX_FRONTMATTER_CHARS} characters",
-                              field="frontmatter")]
+        return None, [
+            Problem(path, f"is longer than {MAX_FRONTMATTER_CHARS} characters", field="frontmatter")
+        ]
     data, yaml_problems = _frontmatter_data(front, path)
     if yaml_problems:
         return None, yaml_problems
     if not isinstance(data, dict):
         return None, [Problem(path, "must be a YAML mapping", field="frontmatter")]
     # a problem with the whole frontmatter (no field) is reported at `frontmatter`
-    problems = [replace(p, field=p.field or "frontmatter")
-                for p in schema_problems(data, evaluator_schema(), path=path)]
+    problems = [
+        replace(p, field=p.field or "frontmatter")
+        for p in schema_problems(data, evaluator_schema(), path=path)
+    ]
     if problems:
         return None, problems
     problems = [Problem(path, msg, field=where) for where, msg in semantic_problems(data, body)]
@@ -145,14 +160,17 @@ def parse_evaluator(text: str, path: str, source: str = "") \
         name=data["name"],
         description=data["description"].strip(),
         categories=tuple(meta["categories"]),
-        dimensions=tuple(Dimension(d["name"], float(d["weight"]), d["description"].strip())
-                         for d in meta["dimensions"]),
+        dimensions=tuple(
+            Dimension(d["name"], float(d["weight"]), d["description"].strip())
+            for d in meta["dimensions"]
+        ),
         body=body.strip() + "\n",
         path=path,
         sha256=sha256_text(text),
         source=source,
-        extra={k: v for k, v in data.items() if k not in ("name", "kind", "description",
-                                                          "metadata")},
+        extra={
+            k: v for k, v in data.items() if k not in ("name", "kind", "description", "metadata")
+        },
     )
     return skill, []
 
@@ -165,23 +183,34 @@ def semantic_problems(data: Mapping[str, Any], body: str) -> list[tuple[str, str
     for i, dim in enumerate(dims):
         key = dim["name"].strip().casefold()
         if key in seen:
-            problems.append((f"metadata.dimensions[{i}].name",
-                             f"duplicate dimension name {dim['name']!r} "
-                             f"(also metadata.dimensions[{seen[key]}])"))
+            problems.append(
+                (
+                    f"metadata.dimensions[{i}].name",
+                    f"duplicate dimension name {dim['name']!r} "
+                    f"(also metadata.dimensions[{seen[key]}])",
+                )
+            )
         else:
             seen[key] = i
     total = math.fsum(float(d["weight"]) for d in dims)
     if abs(total - 1.0) > WEIGHT_TOLERANCE:
         weights = " + ".join(f"{d['weight']:g}" for d in dims)
-        problems.append(("metadata.dimensions",
-                         f"weights must sum to 1.0 (within {WEIGHT_TOLERANCE:g}); "
-                         f"{weights} = {total:.6g}"))
+        problems.append(
+            (
+                "metadata.dimensions",
+                f"weights must sum to 1.0 (within {WEIGHT_TOLERANCE:g}); {weights} = {total:.6g}",
+            )
+        )
     cats: dict[str, int] = {}
     for i, cat in enumerate(data["metadata"]["categories"]):
         key = cat.casefold()
         if key in cats:
-            problems.append((f"metadata.categories[{i}]",
-                             f"duplicate category {cat!r} (categories match case-insensitively)"))
+            problems.append(
+                (
+                    f"metadata.categories[{i}]",
+                    f"duplicate category {cat!r} (categories match case-insensitively)",
+                )
+            )
         cats.setdefault(key, i)
     if not body.strip():
         problems.append(("body", "the Markdown rubric below the frontmatter is empty"))

@@ -45,10 +45,16 @@ def reply_schema(skill: EvaluatorSkill) -> dict[str, Any]:
             "scores": {
                 "type": "object",
                 "description": "One score per rubric dimension, 0.0 (fails) to 1.0 (nothing to "
-                               "improve).",
-                "properties": {d.name: {"type": "number", "minimum": 0, "maximum": 1,
-                                        "description": d.description}
-                               for d in skill.dimensions},
+                "improve).",
+                "properties": {
+                    d.name: {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 1,
+                        "description": d.description,
+                    }
+                    for d in skill.dimensions
+                },
                 "required": names,
                 "additionalProperties": False,
             },
@@ -63,16 +69,19 @@ def reply_schema(skill: EvaluatorSkill) -> dict[str, Any]:
                         "dimension": {"type": "string", "enum": names},
                         "title": {"type": "string", "description": "one line"},
                         "description": {"type": "string"},
-                        "location": {"type": "string",
-                                     "description": "where in the output, e.g. a function name "
-                                                    "or file:line"},
+                        "location": {
+                            "type": "string",
+                            "description": "where in the output, e.g. a function name or file:line",
+                        },
                         "fix": {"type": "string", "description": "how to fix it"},
                     },
                     "additionalProperties": False,
                 },
             },
-            "suggestion": {"type": "string",
-                           "description": "The single most useful change for the next attempt."},
+            "suggestion": {
+                "type": "string",
+                "description": "The single most useful change for the next attempt.",
+            },
         },
         "additionalProperties": False,
     }
@@ -81,8 +90,7 @@ def reply_schema(skill: EvaluatorSkill) -> dict[str, Any]:
 def build_prompt(skill: EvaluatorSkill, task_prompt: str, output: str) -> tuple[str, str]:
     """The user message of one judgement, and the nonce that delimits the output in it."""
     block, nonce = delimit(output)
-    dims = "\n".join(f"- {d.name} (weight {d.weight:g}): {d.description}"
-                     for d in skill.dimensions)
+    dims = "\n".join(f"- {d.name} (weight {d.weight:g}): {d.description}" for d in skill.dimensions)
     text = f"""# Rubric: {skill.name}
 
 {skill.body.strip()}

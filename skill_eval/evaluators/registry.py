@@ -53,8 +53,12 @@ class Selection:
     candidates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"by": self.by, "reason": self.reason, "category": self.category,
-                "candidates": list(self.candidates)}
+        return {
+            "by": self.by,
+            "reason": self.reason,
+            "category": self.category,
+            "candidates": list(self.candidates),
+        }
 
 
 def user_evaluators_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -68,12 +72,16 @@ def user_evaluators_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "skill-eval" / "evaluators"
 
 
-def evaluator_sources(evaluators_dirs: Sequence[str | Path] = (),
-                      project_dir: str | Path | None = None,
-                      env: Mapping[str, str] | None = None) -> list[Source]:
+def evaluator_sources(
+    evaluators_dirs: Sequence[str | Path] = (),
+    project_dir: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[Source]:
     """The sources in precedence order. `project_dir` defaults to the current directory."""
-    sources = [Source("evaluators-dir", Path(d).expanduser().resolve(), i, required=True)
-               for i, d in enumerate(evaluators_dirs)]
+    sources = [
+        Source("evaluators-dir", Path(d).expanduser().resolve(), i, required=True)
+        for i, d in enumerate(evaluators_dirs)
+    ]
     root = Path(project_dir) if project_dir is not None else Path.cwd()
     sources.append(Source("user", user_evaluators_dir(env), len(sources)))
     sources.append(Source("project", (root / PROJECT_SUBDIR).resolve(), len(sources)))
@@ -93,8 +101,9 @@ def bundled_evaluators() -> tuple[EvaluatorSkill, ...]:
         shown = f"<bundled>/{folder.name}/SKILL.md"
         skill, problems = parse_evaluator(skill_md.read_text(encoding="utf-8"), shown, "bundled")
         if skill is None:  # a packaging bug: the tests validate every bundled file
-            raise EvaluatorError(f"bundled evaluator {folder.name} is invalid", path=shown,
-                                 problems=problems)
+            raise EvaluatorError(
+                f"bundled evaluator {folder.name} is invalid", path=shown, problems=problems
+            )
         found.append(skill)
     return tuple(found)
 
@@ -106,9 +115,13 @@ def _scan(source: Source) -> tuple[list[EvaluatorSkill], list[Problem]]:
         return [], [Problem(str(source.path), MISSING_DIR)] if source.required else []
     problems: list[Problem] = []
     if (source.path / "SKILL.md").is_file():
-        problems.append(Problem(str(source.path / "SKILL.md"),
-                                "an evaluators dir holds one folder per evaluator; move this "
-                                "file into a sub-folder named after the evaluator"))
+        problems.append(
+            Problem(
+                str(source.path / "SKILL.md"),
+                "an evaluators dir holds one folder per evaluator; move this "
+                "file into a sub-folder named after the evaluator",
+            )
+        )
     skills: list[EvaluatorSkill] = []
     seen: dict[str, str] = {}
     for folder in sorted(p for p in source.path.iterdir() if p.is_dir()):
@@ -120,9 +133,14 @@ def _scan(source: Source) -> tuple[list[EvaluatorSkill], list[Problem]]:
         if skill is None:
             continue
         if skill.name in seen:
-            problems.append(Problem(str(file), f"duplicate evaluator name {skill.name!r} in "
-                                               f"one source (also {seen[skill.name]})",
-                                    field="name"))
+            problems.append(
+                Problem(
+                    str(file),
+                    f"duplicate evaluator name {skill.name!r} in "
+                    f"one source (also {seen[skill.name]})",
+                    field="name",
+                )
+            )
             continue
         seen[skill.name] = str(file)
         skills.append(skill)
@@ -148,9 +166,12 @@ class EvaluatorRegistry:
     def shadowed(self) -> list[tuple[EvaluatorSkill, Source]]:
         """Evaluators hidden by a higher-precedence one of the same name."""
         winners = {id(skill) for skill, _ in self.effective()}
-        return [(skill, source) for source, skills in zip(self.sources, self.by_source,
-                                                          strict=True)
-                for skill in skills if id(skill) not in winners]
+        return [
+            (skill, source)
+            for source, skills in zip(self.sources, self.by_source, strict=True)
+            for skill in skills
+            if id(skill) not in winners
+        ]
 
     def names(self) -> list[str]:
         return [skill.name for skill, _ in self.effective()]
@@ -168,39 +189,55 @@ class EvaluatorRegistry:
                 return source
         raise KeyError(skill.name)
 
-    def select(self, evaluator: str | None = None, judge_category: str | None = None,
-               task_category: str | None = None) -> Selection:
+    def select(
+        self,
+        evaluator: str | None = None,
+        judge_category: str | None = None,
+        task_category: str | None = None,
+    ) -> Selection:
         """Explicit name, else the judge's category (which replaces the task's), else the
         task's category, else `general`. Ties: higher-precedence source, then name."""
         if evaluator:
             skill = self.get(evaluator)
-            return Selection(skill, "explicit", f"evaluator {evaluator!r} named by the judge "
-                                                f"(from {self.source_of(skill).kind})")
+            return Selection(
+                skill,
+                "explicit",
+                f"evaluator {evaluator!r} named by the judge (from {self.source_of(skill).kind})",
+            )
         by: SelectedBy = "judge-category" if judge_category else "task-category"
         category = judge_category or task_category
         if category:
-            matches = [(source.rank, skill.name, skill, source)
-                       for skill, source in self.effective() if skill.matches(category)]
+            matches = [
+                (source.rank, skill.name, skill, source)
+                for skill, source in self.effective()
+                if skill.matches(category)
+            ]
             matches.sort(key=lambda m: (m[0], m[1]))
             if matches:
                 _, name, skill, source = matches[0]
                 names = tuple(f"{m[1]} ({m[3].kind})" for m in matches)
                 reason = f"{by.replace('-', ' ')} {category!r} matches {name!r} ({source.kind})"
                 if len(matches) > 1:
-                    reason += (f"; chosen over {', '.join(names[1:])} by source precedence, "
-                               "then name")
+                    reason += (
+                        f"; chosen over {', '.join(names[1:])} by source precedence, then name"
+                    )
                 return Selection(skill, by, reason, category, names)
         skill = self.get(FALLBACK)
-        reason = (f"no evaluator matches category {category!r}; fell back to {FALLBACK!r}"
-                  if category else f"no evaluator or category given; fell back to {FALLBACK!r}")
-        return Selection(skill, "fallback", reason + f" ({self.source_of(skill).kind})",
-                         category)
+        reason = (
+            f"no evaluator matches category {category!r}; fell back to {FALLBACK!r}"
+            if category
+            else f"no evaluator or category given; fell back to {FALLBACK!r}"
+        )
+        return Selection(skill, "fallback", reason + f" ({self.source_of(skill).kind})", category)
 
     def raise_for_missing_dirs(self) -> None:
         """EvaluatorError, one line per explicit --evaluators-dir that is not a directory:
         listing or showing evaluators refuses such a folder as a run does."""
-        missing = [Problem(str(source.path), MISSING_DIR) for source in self.sources
-                   if source.required and source.path is not None and not source.path.is_dir()]
+        missing = [
+            Problem(str(source.path), MISSING_DIR)
+            for source in self.sources
+            if source.required and source.path is not None and not source.path.is_dir()
+        ]
         if missing:
             raise EvaluatorError("missing evaluators dir", problems=missing)
 
@@ -209,9 +246,11 @@ class EvaluatorRegistry:
             raise EvaluatorError("invalid evaluator skills", problems=list(self.problems))
 
 
-def load_registry(evaluators_dirs: Sequence[str | Path] = (),
-                  project_dir: str | Path | None = None,
-                  env: Mapping[str, str] | None = None) -> EvaluatorRegistry:
+def load_registry(
+    evaluators_dirs: Sequence[str | Path] = (),
+    project_dir: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> EvaluatorRegistry:
     """Scan every source. Files that fail to load are skipped and listed in `problems`."""
     sources = evaluator_sources(evaluators_dirs, project_dir, env)
     by_source: list[list[EvaluatorSkill]] = []
@@ -230,8 +269,12 @@ class RegistryCache:
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], EvaluatorRegistry] = {}
 
-    def get(self, evaluators_dirs: Sequence[str | Path], project_dir: str | Path | None,
-            env: Mapping[str, str] | None = None) -> EvaluatorRegistry:
+    def get(
+        self,
+        evaluators_dirs: Sequence[str | Path],
+        project_dir: str | Path | None,
+        env: Mapping[str, str] | None = None,
+    ) -> EvaluatorRegistry:
         user = user_evaluators_dir(env)
         key = (tuple(str(d) for d in evaluators_dirs), str(project_dir or Path.cwd()), str(user))
         with self._lock:

@@ -41,9 +41,15 @@ class Finding:
     fix: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "severity": self.severity, "dimension": self.dimension,
-                "title": self.title, "description": self.description,
-                "location": self.location, "fix": self.fix}
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "dimension": self.dimension,
+            "title": self.title,
+            "description": self.description,
+            "location": self.location,
+            "fix": self.fix,
+        }
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,12 @@ class DimensionScore:
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "weight": self.weight, "raw_score": self.raw_score,
-                "score": self.score}
+        return {
+            "name": self.name,
+            "weight": self.weight,
+            "raw_score": self.raw_score,
+            "score": self.score,
+        }
 
 
 @dataclass(frozen=True)
@@ -85,8 +95,9 @@ def weighted_mean(pairs: Sequence[tuple[float, float]]) -> float:
     return round(math.fsum(s * w for s, w in pairs) / total, 10)
 
 
-def score_dimensions(dimensions: Sequence[Dimension], reply: ParsedReply) \
-        -> tuple[float, list[DimensionScore]]:
+def score_dimensions(
+    dimensions: Sequence[Dimension], reply: ParsedReply
+) -> tuple[float, list[DimensionScore]]:
     """Apply the severity rules per dimension; the composite score and the breakdown."""
     out: list[DimensionScore] = []
     for dim in dimensions:
@@ -96,8 +107,9 @@ def score_dimensions(dimensions: Sequence[Dimension], reply: ParsedReply) \
     return weighted_mean([(d.score, d.weight) for d in out]), out
 
 
-def decide(score: float, findings: Sequence[Finding], pass_threshold: float,
-           fail_on: FailOn = "blocker") -> tuple[bool, str]:
+def decide(
+    score: float, findings: Sequence[Finding], pass_threshold: float, fail_on: FailOn = "blocker"
+) -> tuple[bool, str]:
     """Passed iff score ≥ threshold and, with fail_on=blocker, no Blocker finding."""
     blockers = [f for f in findings if f.severity == "blocker"]
     if fail_on == "blocker" and blockers:
@@ -143,11 +155,14 @@ def _finding(raw: Any, index: int, dimensions: Sequence[Dimension]) -> Finding:
     severity = raw.get("severity")
     severity = severity.strip().casefold() if isinstance(severity, str) else severity
     if severity not in SEVERITIES:
-        raise ReplyError(f"{where}.severity: expected one of {', '.join(SEVERITIES)}, "
-                         f"got {raw.get('severity')!r}")
+        raise ReplyError(
+            f"{where}.severity: expected one of {', '.join(SEVERITIES)}, "
+            f"got {raw.get('severity')!r}"
+        )
     ident = raw.get("id")
     return Finding(
-        id=str(ident).strip()[:40] if isinstance(ident, (str, int)) and str(ident).strip()
+        id=str(ident).strip()[:40]
+        if isinstance(ident, (str, int)) and str(ident).strip()
         else f"F{index + 1}",
         severity=severity,
         dimension=_canonical(dimensions, raw.get("dimension"), f"{where}.dimension"),

@@ -15,6 +15,19 @@ from .base import (
 )
 from .grader import Grader, GradeRequest, GraderSettings, Reply
 
-__all__ = ["ExecutorBase", "ExecutorConfig", "ExecutorSpec", "GradeRequest", "Grader",
-           "GraderSettings", "Reply", "compose_prompt", "create_executor", "create_grader",
-           "executor_names", "get_executor_spec", "grader_names", "register_executor"]
+__all__ = [
+    "ExecutorBase",
+    "ExecutorConfig",
+    "ExecutorSpec",
+    "GradeRequest",
+    "Grader",
+    "GraderSettings",
+    "Reply",
+    "compose_prompt",
+    "create_executor",
+    "create_grader",
+    "executor_names",
+    "get_executor_spec",
+    "grader_names",
+    "register_executor",
+]

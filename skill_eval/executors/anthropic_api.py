@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..adaptive import AimdController, CallGate
+from ..core.model import ExecutionRequest, ExecutionResult, Usage
+from ..core.work import ToolCall
 from ..errors import ExecutorError
-from ..model import ExecutionRequest, ExecutionResult, Usage
 from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
-from ..work import ToolCall
+from .adaptive import AimdController, CallGate
 from .base import (
     DEFAULT_MODEL,
     ExecutorBase,
@@ -51,7 +51,8 @@ class AnthropicConfig(ExecutorConfig):
     # Send attempts through the Message Batches API (anthropic_batch.py), at half price.
     batch: bool = False
     # Calls at once at most (the run's --concurrency); set, calls pass an adaptive gate
-    # (adaptive.py) unless `adaptive_concurrency` is off. None: no gate (the caller's pool).
+    # (executors/adaptive.py) unless `adaptive_concurrency` is off. None: no gate (the caller's
+    # pool).
     concurrency: int | None = None
     adaptive_concurrency: bool = True
 
@@ -59,12 +60,23 @@ class AnthropicConfig(ExecutorConfig):
 TRANSCRIPT_CHARS = 2000  # of each tool result kept in the attempt's record (the model saw all)
 
 
-def failure(message: str, *, retryable: bool, retry_after: float | None = None,
-            fatal: bool = False, **meta: Any) -> ExecutionResult:
+def failure(
+    message: str,
+    *,
+    retryable: bool,
+    retry_after: float | None = None,
+    fatal: bool = False,
+    **meta: Any,
+) -> ExecutionResult:
     """An error attempt (not the skill's fault) with what the runner needs to retry it, or
     to stop the run (`fatal`)."""
-    return ExecutionResult(error=message, retryable=retryable, retry_after=retry_after,
-                           fatal=fatal, meta={k: v for k, v in meta.items() if v is not None})
+    return ExecutionResult(
+        error=message,
+        retryable=retryable,
+        retry_after=retry_after,
+        fatal=fatal,
+        meta={k: v for k, v in meta.items() if v is not None},
+    )
 
 
 def classify_exception(exc: BaseException) -> ExecutionResult:
@@ -80,13 +92,19 @@ def classify_exception(exc: BaseException) -> ExecutionResult:
         status = exc.status_code
         body_error = exc.body.get("error") if isinstance(exc.body, Mapping) else None
         err_type = body_error.get("type") if isinstance(body_error, Mapping) else None
-        detail = (body_error.get("message") if isinstance(body_error, Mapping) else None) \
-            or exc.message
+        detail = (
+            body_error.get("message") if isinstance(body_error, Mapping) else None
+        ) or exc.message
         retry_after = parse_retry_after(dict(exc.response.headers))
-        return failure(f"HTTP {status} {err_type or 'error'}: {detail}",
-                       retryable=retryable_status(status), retry_after=retry_after,
-                       fatal=fatal_status(status), status=status, error_type=err_type,
-                       request_id=getattr(exc, "request_id", None))
+        return failure(
+            f"HTTP {status} {err_type or 'error'}: {detail}",
+            retryable=retryable_status(status),
+            retry_after=retry_after,
+            fatal=fatal_status(status),
+            status=status,
+            error_type=err_type,
+            request_id=getattr(exc, "request_id", None),
+        )
     if isinstance(exc, anthropic.APITimeoutError):
         return failure(f"timeout: {exc.message}", retryable=True, error_type="timeout")
     if isinstance(exc, anthropic.APIConnectionError):
@@ -95,8 +113,11 @@ def classify_exception(exc: BaseException) -> ExecutionResult:
         return failure(f"connection error: {why}", retryable=True, error_type="connection")
     if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
         # json.JSONDecodeError is a ValueError: a 200 whose body is not JSON.
-        return failure(f"malformed response: {type(exc).__name__}: {exc}",
-                       retryable=True, error_type="malformed")
+        return failure(
+            f"malformed response: {type(exc).__name__}: {exc}",
+            retryable=True,
+            error_type="malformed",
+        )
     return failure(f"{type(exc).__name__}: {exc}", retryable=False, error_type="unexpected")
 
 
@@ -105,8 +126,11 @@ def _message_text(message: Any) -> str | None:
     content = getattr(message, "content", None)
     if not isinstance(content, list):
         return None
-    parts = [getattr(block, "text", "") or "" for block in content
-             if getattr(block, "type", None) == "text"]
+    parts = [
+        getattr(block, "text", "") or ""
+        for block in content
+        if getattr(block, "type", None) == "text"
+    ]
     return "".join(parts)
 
 
@@ -122,12 +146,17 @@ def _usage_of(message: Any) -> Usage:
     )
 
 
-def build_params(config: AnthropicConfig, model: str, request: ExecutionRequest,
-                 folder: SkillFolder | None = None) -> dict[str, Any]:
+def build_params(
+    config: AnthropicConfig,
+    model: str,
+    request: ExecutionRequest,
+    folder: SkillFolder | None = None,
+) -> dict[str, Any]:
     """The first `messages.create` arguments of one attempt (pure: no SDK needed). With a
     skill `folder`, its file list follows SKILL.md and the read tool is offered."""
-    system, user = compose_prompt(request.skill, request.task.prompt, config.skill_mode,
-                                  folder.listing() if folder else None)
+    system, user = compose_prompt(
+        request.skill, request.task.prompt, config.skill_mode, folder.listing() if folder else None
+    )
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": config.max_tokens,
@@ -137,8 +166,9 @@ def build_params(config: AnthropicConfig, model: str, request: ExecutionRequest,
         params["tools"] = [READ_TOOL]  # before the system block: cached with it
     if system:
         # Cached: the same skill prefix is sent by every attempt of every task of this arm.
-        params["system"] = [{"type": "text", "text": system,
-                             "cache_control": {"type": "ephemeral"}}]
+        params["system"] = [
+            {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+        ]
     if config.temperature is not None:
         # SDK 1.x dropped sampling keywords; the API still takes them (older models only:
         # those after Opus 4.6 answer 400 to a non-default temperature). Sent only when set.
@@ -166,8 +196,11 @@ class AnthropicExecutor(ExecutorBase):
         self.prices: PriceTable = load_price_table(config.price_file)
         self._client: Any = None
         self._lock = threading.Lock()
-        self.gate = CallGate(AimdController(config.concurrency)) \
-            if config.concurrency and config.adaptive_concurrency else None
+        self.gate = (
+            CallGate(AimdController(config.concurrency))
+            if config.concurrency and config.adaptive_concurrency
+            else None
+        )
 
     @property
     def concurrency_level(self) -> tuple[int, int] | None:
@@ -183,14 +216,16 @@ class AnthropicExecutor(ExecutorBase):
             raise ExecutorError(
                 f"skill mode {self.config.skill_mode!r} is not supported by the anthropic "
                 f"executor (it delivers the skill as text: use {' or '.join(SUPPORTED_MODES)}; "
-                "'installed' needs --executor claude-cli)")
+                "'installed' needs --executor claude-cli)"
+            )
         if not self._env("ANTHROPIC_API_KEY"):
             raise ExecutorError(MISSING_KEY)
         try:
             import anthropic  # noqa: F401
         except ImportError as exc:
-            raise ExecutorError(f"the anthropic SDK is not installed ({exc}): "
-                                "pip install anthropic") from None
+            raise ExecutorError(
+                f"the anthropic SDK is not installed ({exc}): pip install anthropic"
+            ) from None
 
     def _get_client(self) -> Any:
         with self._lock:
@@ -206,8 +241,10 @@ class AnthropicExecutor(ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self.config.skill_mode not in SUPPORTED_MODES:
-            return failure(f"skill mode {self.config.skill_mode!r} is not supported by the "
-                           "anthropic executor", retryable=False)
+            return failure(
+                f"skill mode {self.config.skill_mode!r} is not supported by the anthropic executor",
+                retryable=False,
+            )
         return self.converse(request)
 
     def converse(self, request: ExecutionRequest, first: Any = None) -> ExecutionResult:
@@ -224,29 +261,38 @@ class AnthropicExecutor(ExecutorBase):
                 params["tool_choice"] = {"type": "none"}  # the last turn must answer
             left = request.timeout_seconds - (time.monotonic() - started)
             if left <= 0:
-                return failure(f"timeout: {turns - 1} requests took over "
-                               f"{request.timeout_seconds:g}s", retryable=True,
-                               error_type="timeout")
+                return failure(
+                    f"timeout: {turns - 1} requests took over {request.timeout_seconds:g}s",
+                    retryable=True,
+                    error_type="timeout",
+                )
             try:
-                message = first if turns == 1 and first is not None else \
-                    self._create(params, left)
+                message = first if turns == 1 and first is not None else self._create(params, left)
             except Exception as exc:  # every SDK failure becomes data on the attempt
                 return self._spent(classify_exception(exc), usage)
             text = _message_text(message)
             if text is None:
                 shown = message if isinstance(message, str) else type(message).__name__
-                return failure(f"malformed response: not a Message: {str(shown)[:200]}",
-                               retryable=True, error_type="malformed")
+                return failure(
+                    f"malformed response: not a Message: {str(shown)[:200]}",
+                    retryable=True,
+                    error_type="malformed",
+                )
             usage += _usage_of(message)
             uses = [b for b in message.content if getattr(b, "type", None) == "tool_use"]
             if folder is None or not uses or "tool_choice" in params:
                 break
             results = [_answer(folder, use, calls) for use in uses]
-            params["messages"] = [*params["messages"],
-                                  {"role": "assistant",
-                                   "content": [_block_param(b) for b in message.content
-                                               if getattr(b, "text", None) != ""]},
-                                  {"role": "user", "content": results}]
+            params["messages"] = [
+                *params["messages"],
+                {
+                    "role": "assistant",
+                    "content": [
+                        _block_param(b) for b in message.content if getattr(b, "text", None) != ""
+                    ],
+                },
+                {"role": "user", "content": results},
+            ]
         return self._result(message, text, usage, calls, turns, started)
 
     def _create(self, params: dict[str, Any], timeout: float) -> Any:
@@ -262,8 +308,7 @@ class AnthropicExecutor(ExecutorBase):
                 raw = client.messages.with_raw_response.create(**params, timeout=left)
             except Exception as exc:
                 headers = dict(getattr(getattr(exc, "response", None), "headers", None) or {})
-                call.failed(getattr(exc, "status_code", None), headers,
-                            parse_retry_after(headers))
+                call.failed(getattr(exc, "status_code", None), headers, parse_retry_after(headers))
                 raise
             call.ok(dict(raw.headers))
         return raw.parse()
@@ -274,8 +319,15 @@ class AnthropicExecutor(ExecutorBase):
             return result
         return replace(result, usage=usage, cost_usd=self.prices.cost(self.model, usage)[0])
 
-    def _result(self, message: Any, text: str, usage: Usage, calls: list[ToolCall],
-                turns: int, started: float) -> ExecutionResult:
+    def _result(
+        self,
+        message: Any,
+        text: str,
+        usage: Usage,
+        calls: list[ToolCall],
+        turns: int,
+        started: float,
+    ) -> ExecutionResult:
         """The attempt from the loop's last Message; usage and cost over all its requests."""
         model = str(getattr(message, "model", None) or self.model)
         cost, note = self.prices.cost(model, usage)
@@ -289,8 +341,9 @@ class AnthropicExecutor(ExecutorBase):
             meta["requests"] = turns
         if note:
             meta["price"] = note
-        return ExecutionResult(output=text, usage=usage, cost_usd=cost, meta=meta,
-                               transcript=tuple(calls))
+        return ExecutionResult(
+            output=text, usage=usage, cost_usd=cost, meta=meta, transcript=tuple(calls)
+        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -326,8 +379,11 @@ def _answer(folder: SkillFolder, use: Any, calls: list[ToolCall]) -> dict[str, A
     else:
         ok, out = folder.read(given.get("path"))
     calls.append(ToolCall(name=name, input=given, ok=ok, output=out[:TRANSCRIPT_CHARS]))
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": getattr(use, "id", ""),
-                             "content": out}
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": getattr(use, "id", ""),
+        "content": out,
+    }
     if not ok:
         block["is_error"] = True
     return block
@@ -372,20 +428,22 @@ SPEC = ExecutorSpec(
     name="anthropic",
     summary="one Messages API call per attempt through the official SDK",
     config_cls=AnthropicConfig,
-    schema=config_schema(AnthropicConfig, {
-        "max_tokens": {"type": "integer", "minimum": 1},
-        "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-        "base_url": {"type": ["string", "null"]},
-        "price_file": {"type": ["string", "null"]},
-        "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
-        "max_tool_turns": {"type": "integer", "minimum": 1},
-        "batch": {"type": "boolean"},
-        "concurrency": {"type": ["integer", "null"], "minimum": 1},
-        "adaptive_concurrency": {"type": "boolean"},
-    }),
+    schema=config_schema(
+        AnthropicConfig,
+        {
+            "max_tokens": {"type": "integer", "minimum": 1},
+            "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+            "base_url": {"type": ["string", "null"]},
+            "price_file": {"type": ["string", "null"]},
+            "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+            "max_tool_turns": {"type": "integer", "minimum": 1},
+            "batch": {"type": "boolean"},
+            "concurrency": {"type": ["integer", "null"], "minimum": 1},
+            "adaptive_concurrency": {"type": "boolean"},
+        },
+    ),
     build=_build,
     grader=_grader,
 )
 
-__all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params",
-           "classify_exception"]
+__all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params", "classify_exception"]

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..core.model import ExecutionRequest, ExecutionResult, Task
 from ..judges.base import Judge, JudgeContext
-from ..model import ExecutionRequest, ExecutionResult, Task
 from ..skills.files import skill_folder
 from .anthropic_api import (
     SUPPORTED_MODES,
@@ -62,14 +62,17 @@ class BatchAnthropicExecutor(AnthropicExecutor):
         if self.config.skill_mode not in SUPPORTED_MODES:
             return  # run() reports the mode on every attempt
         session = BatchSession(self._get_client(), log, classify_exception)
-        ready = send_all(session, BATCH_RECORD,
-                         {_key(r): self.batch_params(r) for r in requests})
+        ready = send_all(session, BATCH_RECORD, {_key(r): self.batch_params(r) for r in requests})
         with self._ready_lock:
             self._ready.update(ready)
 
-    def prepare_judgements(self, outputs: Sequence[tuple[Task, ExecutionRequest]],
-                           judges: Mapping[str, Judge], ctx: JudgeContext,
-                           log: BatchLog) -> JudgeContext:
+    def prepare_judgements(
+        self,
+        outputs: Sequence[tuple[Task, ExecutionRequest]],
+        judges: Mapping[str, Judge],
+        ctx: JudgeContext,
+        log: BatchLog,
+    ) -> JudgeContext:
         """After `prepare`: the model-graded judgements of the batch's answers as a second
         batch (batch_judging.py); the judge context whose grader answers from it."""
         from .batch_judging import batch_judgements
@@ -82,7 +85,8 @@ class BatchAnthropicExecutor(AnthropicExecutor):
         with self._ready_lock:
             ready = self._ready.get(_key(request))
         if not isinstance(ready, tuple) or any(
-                getattr(b, "type", None) == "tool_use" for b in ready[0].content or ()):
+            getattr(b, "type", None) == "tool_use" for b in ready[0].content or ()
+        ):
             return None
         return _message_text(ready[0])
 
@@ -99,7 +103,11 @@ class BatchAnthropicExecutor(AnthropicExecutor):
         model = str(getattr(message, "model", None) or self.model)
         first = _usage_of(message)
         saved = self.prices.cost(model, first)[0] - self.prices.cost(model, first, batch=True)[0]
-        return replace(result, cost_usd=round(max(0.0, result.cost_usd - saved), 8),
-                       meta={**result.meta, "batch": True, "batch_id": batch_id})
+        return replace(
+            result,
+            cost_usd=round(max(0.0, result.cost_usd - saved), 8),
+            meta={**result.meta, "batch": True, "batch_id": batch_id},
+        )
+
 
 __all__ = ["BatchAnthropicExecutor"]

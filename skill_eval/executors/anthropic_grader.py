@@ -10,7 +10,7 @@ import json
 import threading
 from typing import Any
 
-from ..model import Usage
+from ..core.model import Usage
 from .anthropic_api import AnthropicConfig
 from .base import env_lookup
 from .errors_map import retryable_status
@@ -35,21 +35,31 @@ class AnthropicGrader:
                 self._client = anthropic.Anthropic(
                     api_key=self._env("ANTHROPIC_API_KEY"),
                     base_url=self.config.base_url or self._env("ANTHROPIC_BASE_URL"),
-                    timeout=self.settings.timeout, max_retries=self.settings.max_retries)
+                    timeout=self.settings.timeout,
+                    max_retries=self.settings.max_retries,
+                )
             return self._client
 
     def complete(self, request: GradeRequest) -> Reply:
         model = request.model
         if not self._env("ANTHROPIC_API_KEY"):
-            return Reply(None, "", model=model,
-                         error="ANTHROPIC_API_KEY is not set (needed by --judge-executor "
-                               "anthropic)", transient=False)
+            return Reply(
+                None,
+                "",
+                model=model,
+                error="ANTHROPIC_API_KEY is not set (needed by --judge-executor anthropic)",
+                transient=False,
+            )
         try:
             return self._complete(request)
         except Exception as exc:  # a judge must never raise into the runner
-            return Reply(None, "", model=model,
-                         error=f"anthropic judge call failed: {type(exc).__name__}: {exc}",
-                         transient=False)  # a bug here raises again
+            return Reply(
+                None,
+                "",
+                model=model,
+                error=f"anthropic judge call failed: {type(exc).__name__}: {exc}",
+                transient=False,
+            )  # a bug here raises again
 
     def _complete(self, request: GradeRequest) -> Reply:
         import anthropic
@@ -66,9 +76,13 @@ class AnthropicGrader:
                 # A model that takes no sampling parameters: ask again without it.
                 response = client.messages.create(**{**params, "extra_body": {}})
         except anthropic.APIStatusError as exc:
-            return Reply(None, "", model=model,
-                         error=f"judge model API error {exc.status_code}: {_short(exc)}",
-                         transient=retryable_status(exc.status_code))
+            return Reply(
+                None,
+                "",
+                model=model,
+                error=f"judge model API error {exc.status_code}: {_short(exc)}",
+                transient=retryable_status(exc.status_code),
+            )
         except anthropic.APIConnectionError as exc:
             return Reply(None, "", model=model, error=f"judge model unreachable: {_short(exc)}")
         except anthropic.AnthropicError as exc:
@@ -79,11 +93,23 @@ class AnthropicGrader:
 def grade_params(request: GradeRequest) -> dict[str, Any]:
     """The `messages.create` arguments of one judgement: the judgement as a forced tool call."""
     return {
-        "model": request.model, "max_tokens": request.max_tokens, "system": request.system,
-        "messages": [{"role": "user", "content": f"{request.prompt}\n\nIf you cannot "
-                      f"call {request.tool_name}: {answer_format(request)}"}],
-        "tools": [{"name": request.tool_name, "input_schema": dict(request.schema),
-                   "description": "Record the judgement. Call this exactly once."}],
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "system": request.system,
+        "messages": [
+            {
+                "role": "user",
+                "content": f"{request.prompt}\n\nIf you cannot "
+                f"call {request.tool_name}: {answer_format(request)}",
+            }
+        ],
+        "tools": [
+            {
+                "name": request.tool_name,
+                "input_schema": dict(request.schema),
+                "description": "Record the judgement. Call this exactly once.",
+            }
+        ],
         "tool_choice": {"type": "tool", "name": request.tool_name},
         # Not a keyword of every SDK version (2.x dropped it), so sent in the body itself.
         "extra_body": {"temperature": request.temperature},
@@ -101,15 +127,25 @@ def reply_of(response: Any, request: GradeRequest) -> Reply:
             data = block.input if isinstance(block.input, dict) else None
             raw = json.dumps(block.input, sort_keys=True, default=str)
             if data is None:
-                return Reply(None, raw, usage, response.model or model,
-                             "judge tool call input is not a JSON object")
+                return Reply(
+                    None,
+                    raw,
+                    usage,
+                    response.model or model,
+                    "judge tool call input is not a JSON object",
+                )
             return Reply(data, raw, usage, response.model or model)
         if getattr(block, "type", None) == "text":
             texts.append(block.text)
     raw = "\n".join(texts)
     data, error = extract_judgement(raw, request.nonce)
-    return Reply(data, raw, usage, response.model or model,
-                 None if error is None else f"no tool call, and the {error}")
+    return Reply(
+        data,
+        raw,
+        usage,
+        response.model or model,
+        None if error is None else f"no tool call, and the {error}",
+    )
 
 
 def _usage(raw: Any) -> Usage:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ..core.model import ExecutionRequest, ExecutionResult, Skill
+from ..core.registry import Registry
 from ..errors import ExecutorError
-from ..model import ExecutionRequest, ExecutionResult, Skill
-from ..registry import Registry
 from .builtin import BUILTIN_EXECUTORS
 from .grader import Grader, GraderSettings
 
@@ -80,9 +80,11 @@ def agent_task_problem(executor: Any, executor_name: str, tasks: Any) -> str | N
     task = next((t for t in tasks if t.is_agent_task), None)
     if task is None:
         return None
-    return (f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
-            f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
-            "--executor claude-cli, or --mock for a dry run")
+    return (
+        f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
+        f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
+        "--executor claude-cli, or --mock for a dry run"
+    )
 
 
 class _Adapted(ExecutorBase):
@@ -116,24 +118,30 @@ class ExecutorSpec:
     def config(self, values: Mapping[str, Any] | None = None, **more: Any) -> Any:
         """This executor's config from plain values, checked against `schema` first; an
         unknown or ill-typed field is an ExecutorError naming it."""
-        from ..validation import schema_problems  # jsonschema only once a config is built
+        from ..core.validation import schema_problems  # jsonschema only once a config is built
 
         merged = {**(values or {}), **more}
-        plain = {k: (list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v)
-                 for k, v in merged.items() if v is not None}
+        plain = {
+            k: (list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v)
+            for k, v in merged.items()
+            if v is not None
+        }
         problems = schema_problems(plain, self.schema)
         if problems:
             first = problems[0]
-            raise ExecutorError(f"executor {self.name!r}: {first.field or 'config'}: "
-                                f"{first.message}")
+            raise ExecutorError(
+                f"executor {self.name!r}: {first.field or 'config'}: {first.message}"
+            )
         known = {f.name for f in fields(self.config_cls)}
         return self.config_cls(**{k: v for k, v in merged.items() if k in known})
 
 
 def config_schema(config_cls: type[Any], properties: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON Schema of a config dataclass: `properties` plus the common fields."""
-    common = {"skill_mode": {"enum": list(SKILL_MODES)},
-              "model": {"type": "string", "minLength": 1}}
+    common = {
+        "skill_mode": {"enum": list(SKILL_MODES)},
+        "model": {"type": "string", "minLength": 1},
+    }
     props = {**common, **properties}
     missing = {f.name for f in fields(config_cls)} - set(props)
     if missing:  # a programming error in the executor's module, caught by its first import
@@ -152,30 +160,42 @@ def _coerce(value: Any) -> ExecutorSpec:
 
 
 REGISTRY: Registry[ExecutorSpec] = Registry(
-    kind="executor", valid="valid executors", group="skill_eval.executors",
-    package=__package__ or "skill_eval.executors", builtins=BUILTIN_EXECUTORS,
-    coerce=_coerce, name_of=lambda spec: spec.name)
+    kind="executor",
+    valid="valid executors",
+    group="skill_eval.executors",
+    package=__package__ or "skill_eval.executors",
+    builtins=BUILTIN_EXECUTORS,
+    coerce=_coerce,
+    name_of=lambda spec: spec.name,
+)
 
 
-def register_executor(spec: ExecutorSpec | str,
-                      factory: Callable[[Any], Executor] | None = None) -> ExecutorSpec:
+def register_executor(
+    spec: ExecutorSpec | str, factory: Callable[[Any], Executor] | None = None
+) -> ExecutorSpec:
     """Register an executor spec. The older form `register_executor(name, factory)` still
     works: the factory gets an `ExecutorConfig` (skill_mode and model only)."""
     if isinstance(spec, str):
         if factory is None:
             raise TypeError("register_executor(name, factory) needs a factory")
-        spec = ExecutorSpec(name=spec, config_cls=ExecutorConfig,
-                            schema=config_schema(ExecutorConfig, {}), build=factory)
+        spec = ExecutorSpec(
+            name=spec,
+            config_cls=ExecutorConfig,
+            schema=config_schema(ExecutorConfig, {}),
+            build=factory,
+        )
     return REGISTRY.register(spec)
 
 
 def env_lookup(env: Mapping[str, str] | None) -> Callable[[str], str | None]:
     """A variable from `env` (the run's explicit environment) first, then the process
     environment; "" counts as unset."""
+
     def lookup(name: str) -> str | None:
         if env is not None and env.get(name):
             return env[name]
         return os.environ.get(name) or None
+
     return lookup
 
 
@@ -208,13 +228,14 @@ def _own_config(spec: ExecutorSpec, config: Any) -> Any:
     return config
 
 
-def create_grader(name: str, config: Any = None,
-                  settings: GraderSettings | None = None) -> Grader:
+def create_grader(name: str, config: Any = None, settings: GraderSettings | None = None) -> Grader:
     """The grader of executor `name`, for model-graded judges."""
     spec = get_executor_spec(name)
     if spec.grader is None:
-        raise ExecutorError(f"executor {name!r} cannot grade: model-graded judges need one of "
-                            f"{', '.join(grader_names())}")
+        raise ExecutorError(
+            f"executor {name!r} cannot grade: model-graded judges need one of "
+            f"{', '.join(grader_names())}"
+        )
     return spec.grader(_own_config(spec, config), settings or GraderSettings())
 
 
@@ -227,8 +248,9 @@ SKILL_BEGIN = "---BEGIN SKILL.MD---"
 SKILL_END = "---END SKILL.MD---"
 
 
-def compose_prompt(skill: Skill | None, task_prompt: str, mode: SkillMode,
-                   files_note: str | None = None) -> tuple[str | None, str]:
+def compose_prompt(
+    skill: Skill | None, task_prompt: str, mode: SkillMode, files_note: str | None = None
+) -> tuple[str | None, str]:
     """(system prompt, user message) for one attempt. `installed` delivers the skill as files,
     so the text goes nowhere here. `files_note` (what else the skill's folder holds, for an
     executor that lets the model read it) follows SKILL.md. Both arms get the same template;

@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..core.model import clean_text
+from ..core.work import Work
 from ..errors import ExecutorError
 from ..judges.base import Judge, JudgeContext, build_judge, run_judge
 from ..judges.llm import grader_for
-from ..model import clean_text
-from ..work import Work
 from .anthropic_grader import AnthropicGrader, grade_params, reply_of
 from .batches import BatchLog, BatchSession, send_all
 from .grader import GradeRequest, Reply
@@ -56,8 +56,7 @@ class _Recorder:
 
     def complete(self, request: GradeRequest) -> Reply:
         self.requests.setdefault(grade_key(request), request)
-        return Reply(None, "", model=request.model, error="recorded for a batch",
-                     transient=False)
+        return Reply(None, "", model=request.model, error="recorded for a batch", transient=False)
 
 
 class BatchedGrader:
@@ -75,9 +74,14 @@ class BatchedGrader:
         return reply_of(message, replace(request, nonce=nonce))
 
 
-def batch_judgements(ready_text: Any, outputs: Sequence[tuple[Any, Any]],
-                     judges: Mapping[str, Judge], ctx: JudgeContext, log: BatchLog,
-                     classify: Any) -> JudgeContext:
+def batch_judgements(
+    ready_text: Any,
+    outputs: Sequence[tuple[Any, Any]],
+    judges: Mapping[str, Judge],
+    ctx: JudgeContext,
+    log: BatchLog,
+    classify: Any,
+) -> JudgeContext:
     """`ctx` with its grader answering from a judgement batch (see the module docstring);
     `ctx` itself when the grader is not the anthropic one or nothing is to be batched.
     `outputs` are (task, request) pairs; `ready_text(request)` the batch's answer or None."""
@@ -99,16 +103,26 @@ def batch_judgements(ready_text: Any, outputs: Sequence[tuple[Any, Any]],
     if not recorder.requests:
         return ctx
     nonces = {cid: r.nonce for cid, r in recorder.requests.items()}
-    given = {str(r.get("batch_id")): r.get("nonces") or {} for r in log.records
-             if r.get("record") == JUDGE_RECORD}
+    given = {
+        str(r.get("batch_id")): r.get("nonces") or {}
+        for r in log.records
+        if r.get("record") == JUDGE_RECORD
+    }
     params = {}
     for cid, request in recorder.requests.items():
         params[cid] = grade_params(request)
         params[cid].update(params[cid].pop("extra_body", {}))
-    done = send_all(BatchSession(grader._get_client(), log, classify), JUDGE_RECORD, params,
-                    note={"nonces": nonces})
-    answers = {cid: (got[0], given.get(got[1], {}).get(cid, nonces[cid]))
-               for cid, got in done.items() if isinstance(got, tuple)}
+    done = send_all(
+        BatchSession(grader._get_client(), log, classify),
+        JUDGE_RECORD,
+        params,
+        note={"nonces": nonces},
+    )
+    answers = {
+        cid: (got[0], given.get(got[1], {}).get(cid, nonces[cid]))
+        for cid, got in done.items()
+        if isinstance(got, tuple)
+    }
     return replace(ctx, grader=BatchedGrader(grader, answers))
 
 

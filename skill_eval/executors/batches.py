@@ -15,16 +15,24 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core.model import ExecutionResult
 from ..errors import ExecutorError
-from ..model import ExecutionResult
 from .errors_map import fatal_status, retryable_status
 
 BATCH_RECORD = "batch"  # the journal record kind of a sent batch (`Journal.note`)
 # Error types a batch reports per request, as the HTTP status a direct call would have got.
-_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401,
-                 "billing_error": 402, "permission_error": 403, "not_found_error": 404,
-                 "request_too_large": 413, "rate_limit_error": 429, "api_error": 500,
-                 "timeout_error": 504, "overloaded_error": 529}
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 def custom_id(arm: str, task_id: str, index: int) -> str:
@@ -49,18 +57,25 @@ class BatchCounts:
     @classmethod
     def of(cls, batch: Any) -> BatchCounts:
         counts = getattr(batch, "request_counts", None)
-        return cls(str(batch.id), str(batch.processing_status),
-                   *(int(getattr(counts, name, 0) or 0) for name in
-                     ("processing", "succeeded", "errored", "canceled", "expired")))
+        return cls(
+            str(batch.id),
+            str(batch.processing_status),
+            *(
+                int(getattr(counts, name, 0) or 0)
+                for name in ("processing", "succeeded", "errored", "canceled", "expired")
+            ),
+        )
 
     @property
     def ended(self) -> bool:
         return self.status == "ended"
 
     def describe(self) -> str:
-        return (f"batch {self.batch_id}: {self.status}, {self.processing} processing, "
-                f"{self.succeeded} succeeded, {self.errored} errored, "
-                f"{self.canceled + self.expired} canceled or expired")
+        return (
+            f"batch {self.batch_id}: {self.status}, {self.processing} processing, "
+            f"{self.succeeded} succeeded, {self.errored} errored, "
+            f"{self.canceled + self.expired} canceled or expired"
+        )
 
 
 @dataclass(frozen=True)
@@ -95,9 +110,12 @@ class BatchLog:
 def request_failure(error_type: str | None, message: str, **meta: Any) -> ExecutionResult:
     """A batch request's error as an error attempt, classified as a direct call's would be."""
     status = _ERROR_STATUS.get(error_type or "", 500)
-    return ExecutionResult(error=f"batch request {error_type or 'error'}: {message}",
-                           retryable=retryable_status(status), fatal=fatal_status(status),
-                           meta={"status": status, "error_type": error_type, **meta})
+    return ExecutionResult(
+        error=f"batch request {error_type or 'error'}: {message}",
+        retryable=retryable_status(status),
+        fatal=fatal_status(status),
+        meta={"status": status, "error_type": error_type, **meta},
+    )
 
 
 def outcome(result: Any, batch_id: str) -> Any:
@@ -107,12 +125,17 @@ def outcome(result: Any, batch_id: str) -> Any:
         return result.message
     if kind == "errored":
         inner = getattr(getattr(result, "error", None), "error", None)
-        return request_failure(getattr(inner, "type", None),
-                               str(getattr(inner, "message", "") or "no message"),
-                               batch_id=batch_id)
+        return request_failure(
+            getattr(inner, "type", None),
+            str(getattr(inner, "message", "") or "no message"),
+            batch_id=batch_id,
+        )
     # canceled or expired (24 hours passed): the service's doing, worth another batch
-    return ExecutionResult(error=f"batch request {kind}", retryable=True,
-                           meta={"error_type": kind, "batch_id": batch_id})
+    return ExecutionResult(
+        error=f"batch request {kind}",
+        retryable=True,
+        meta={"error_type": kind, "batch_id": batch_id},
+    )
 
 
 class BatchSession:
@@ -120,8 +143,9 @@ class BatchSession:
     fails for the service's reasons is tried again (up to `log.max_retries`); one that cannot
     succeed raises ExecutorError: the run cannot go on in batch mode."""
 
-    def __init__(self, client: Any, log: BatchLog,
-                 classify: Callable[[BaseException], ExecutionResult]) -> None:
+    def __init__(
+        self, client: Any, log: BatchLog, classify: Callable[[BaseException], ExecutionResult]
+    ) -> None:
         self.client, self.log, self.classify = client, log, classify
 
     def _call(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -135,14 +159,20 @@ class BatchSession:
                 failed = self.classify(exc)
                 if not failed.retryable or tries > self.log.max_retries:
                     raise ExecutorError(f"Message Batches: {what}: {failed.error}") from None
-                self.log.sleep(failed.retry_after if failed.retry_after is not None
-                               else next(delays))
+                self.log.sleep(
+                    failed.retry_after if failed.retry_after is not None else next(delays)
+                )
 
     def create(self, requests: Mapping[str, Mapping[str, Any]]) -> str:
         """Send one batch; its id."""
-        batch = self._call("create", lambda: self.client.messages.batches.create(
-            requests=[{"custom_id": cid, "params": dict(params)}
-                      for cid, params in requests.items()]))
+        batch = self._call(
+            "create",
+            lambda: self.client.messages.batches.create(
+                requests=[
+                    {"custom_id": cid, "params": dict(params)} for cid, params in requests.items()
+                ]
+            ),
+        )
         return str(batch.id)
 
     def wait(self, batch_id: str) -> BatchCounts | None:
@@ -150,8 +180,9 @@ class BatchSession:
         when the service no longer knows it (deleted, archived, another workspace)."""
         for delay in self.log.polling.delays():
             try:
-                batch = self._call("retrieve", lambda: self.client.messages.batches.retrieve(
-                    batch_id))
+                batch = self._call(
+                    "retrieve", lambda: self.client.messages.batches.retrieve(batch_id)
+                )
             except ExecutorError as exc:
                 if "HTTP 404" in str(exc):
                     return None
@@ -166,13 +197,16 @@ class BatchSession:
 
     def results(self, batch_id: str) -> dict[str, Any]:
         """custom_id -> Message or error ExecutionResult, for every request of an ended batch."""
-        lines = self._call("results", lambda: list(
-            self.client.messages.batches.results(batch_id)))
+        lines = self._call("results", lambda: list(self.client.messages.batches.results(batch_id)))
         return {str(line.custom_id): outcome(line.result, batch_id) for line in lines}
 
 
-def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str, Any]],
-             note: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def send_all(
+    session: BatchSession,
+    kind: str,
+    params: Mapping[str, Mapping[str, Any]],
+    note: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Every request of `params` (custom_id -> Messages params) through batches: first the
     batches of this `kind` the journal already names (resume), then new ones for what is
     left, each journaled the moment it exists (with `note`'s extra fields), and follow-ups for
@@ -192,8 +226,9 @@ def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str,
         for cid in [c for c in sent if c in pending]:
             got = results.get(cid)
             if got is None:  # an ended batch that does not list a request: a failed try
-                got = ExecutionResult(error=f"batch {batch_id} has no result for this request",
-                                      retryable=True)
+                got = ExecutionResult(
+                    error=f"batch {batch_id} has no result for this request", retryable=True
+                )
             if isinstance(got, ExecutionResult) and got.retryable:
                 tries[cid] = tries.get(cid, 0) + 1
                 last[cid] = got
@@ -210,8 +245,15 @@ def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str,
     while todo := [cid for cid in pending if tries.get(cid, 0) <= log.max_retries]:
         batch_id = session.create({cid: pending[cid] for cid in todo})
         rounds += 1
-        log.note({"record": kind, "batch_id": batch_id, "round": rounds, "custom_ids": todo,
-                  **(note or {})})
+        log.note(
+            {
+                "record": kind,
+                "batch_id": batch_id,
+                "round": rounds,
+                "custom_ids": todo,
+                **(note or {}),
+            }
+        )
         if not collect(batch_id, todo):  # the service lost a batch it just made: a try
             for cid in todo:
                 tries[cid] = tries.get(cid, 0) + 1
@@ -221,5 +263,14 @@ def send_all(session: BatchSession, kind: str, params: Mapping[str, Mapping[str,
     return done
 
 
-__all__ = ["BATCH_RECORD", "BatchCounts", "BatchLog", "BatchSession", "Polling", "custom_id",
-           "outcome", "request_failure", "send_all"]
+__all__ = [
+    "BATCH_RECORD",
+    "BatchCounts",
+    "BatchLog",
+    "BatchSession",
+    "Polling",
+    "custom_id",
+    "outcome",
+    "request_failure",
+    "send_all",
+]

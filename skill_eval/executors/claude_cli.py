@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.model import ExecutionRequest, ExecutionResult
 from ..errors import ExecutorError
-from ..model import ExecutionRequest, ExecutionResult
 from ..skills.install import install_skill
 from ..triggers.tasks import skill_mode_for
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, compose_prompt, config_schema
@@ -53,13 +53,24 @@ from .claude_process import (
 from .version_cache import cached_version, probe_version
 
 # Re-exported: callers and tests know them as the executor's.
-__all__ = ["NOT_FOUND", "ClaudeCliConfig", "ClaudeCliExecutor", "build_command",
-           "find_claude", "install_skill", "kill_group", "parse_envelope", "tool_args"]
+__all__ = [
+    "NOT_FOUND",
+    "ClaudeCliConfig",
+    "ClaudeCliExecutor",
+    "build_command",
+    "find_claude",
+    "install_skill",
+    "kill_group",
+    "parse_envelope",
+    "tool_args",
+]
 
 TEMP_PREFIX = "skill-eval-claude-"
-NO_AUTH = ("no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
-           "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
-           "(credentials in ~/.claude/.credentials.json); or use --mock")
+NO_AUTH = (
+    "no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
+    "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
+    "(credentials in ~/.claude/.credentials.json); or use --mock"
+)
 
 
 @dataclass(frozen=True)
@@ -88,14 +99,23 @@ def tool_args(config: ClaudeCliConfig) -> list[str]:
     return args
 
 
-def build_command(binary: str, config: ClaudeCliConfig, model: str | None,
-                  system_file: Path | None) -> list[str]:
+def build_command(
+    binary: str, config: ClaudeCliConfig, model: str | None, system_file: Path | None
+) -> list[str]:
     """The argv of one attempt; the prompt goes on stdin (no argv limits, not shown by ps)."""
     installed = config.skill_mode == "installed"
-    cmd = [binary, "-p", "--output-format", "json", "--no-session-persistence",
-           "--strict-mcp-config", f"--mcp-config={EMPTY_MCP}", f"--settings={NO_HOOKS}",
-           # `project` lets the skill copied into <cwd>/.claude/skills load; cwd is ours.
-           f"--setting-sources={'project' if installed else ''}"]
+    cmd = [
+        binary,
+        "-p",
+        "--output-format",
+        "json",
+        "--no-session-persistence",
+        "--strict-mcp-config",
+        f"--mcp-config={EMPTY_MCP}",
+        f"--settings={NO_HOOKS}",
+        # `project` lets the skill copied into <cwd>/.claude/skills load; cwd is ours.
+        f"--setting-sources={'project' if installed else ''}",
+    ]
     if not installed:
         cmd.append("--disable-slash-commands")
     cmd += tool_args(config)
@@ -122,9 +142,13 @@ class Finished:
 def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
     """An attempt that ran past its time: retried (a slow service may heal), then counted as
     the output's failure (the agent ran past its task's time)."""
-    return ExecutionResult(error=f"claude CLI timed out after {timeout:g}s (process group "
-                                 "killed)", retryable=True, output_caused=True,
-                           meta={"error_type": "timeout"}, **more)
+    return ExecutionResult(
+        error=f"claude CLI timed out after {timeout:g}s (process group killed)",
+        retryable=True,
+        output_caused=True,
+        meta={"error_type": "timeout"},
+        **more,
+    )
 
 
 class _Cancelled(Exception):
@@ -168,8 +192,13 @@ class ClaudeCliExecutor(ExecutorBase):
 
     def child_env(self, home: Path) -> dict[str, str]:
         """The whole environment of the CLI: what it needs, and nothing of the user's set-up."""
-        return isolated_env(home, self._env, max_retries=self.max_retries,
-                            base_url=self.config.base_url, extra=self.config.env)
+        return isolated_env(
+            home,
+            self._env,
+            max_retries=self.max_retries,
+            base_url=self.config.base_url,
+            extra=self.config.env,
+        )
 
     def _make_temp_dir(self) -> Path | None:
         """A new 0700 temp dir, tracked until `_remove_temp_dir`; None once cancelled."""
@@ -211,8 +240,10 @@ class ClaudeCliExecutor(ExecutorBase):
         mode = skill_mode_for(request.task, self.config.skill_mode)
         if mode == "installed" and request.skill is not None:
             if (workdir / ".claude").exists():
-                raise OSError(f"{workdir}: already holds a .claude directory; the skill under "
-                              "test cannot be installed apart from it")
+                raise OSError(
+                    f"{workdir}: already holds a .claude directory; the skill under "
+                    "test cannot be installed apart from it"
+                )
             install_skill(request.skill, workdir)
         system, _ = compose_prompt(request.skill, request.task.prompt, mode)
         if system:
@@ -241,23 +272,23 @@ class ClaudeCliExecutor(ExecutorBase):
             return ExecutionResult(error="cancelled", retryable=False)
         binary = self.binary()
         if binary is None:
-            return ExecutionResult(error=not_found_message(self.config.claude_bin),
-                                   fatal=True)  # no attempt can run without it
+            return ExecutionResult(
+                error=not_found_message(self.config.claude_bin), fatal=True
+            )  # no attempt can run without it
         _, prompt = compose_prompt(request.skill, request.task.prompt, self.config.skill_mode)
         started = time.monotonic()
 
         def spawn(home: Path, workdir: Path, system_file: Path | None) -> ExecutionResult:
             cmd = build_command(binary, self.config, self.model, system_file)
-            return self._spawn(cmd, workdir, self.child_env(home), prompt,
-                               request.timeout_seconds)
+            return self._spawn(cmd, workdir, self.child_env(home), prompt, request.timeout_seconds)
 
         result = self._in_attempt_dir(request, spawn)
         meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000)}
         return replace(result, meta=meta)
 
-    def _in_attempt_dir(self, request: ExecutionRequest,
-                        work: Callable[[Path, Path, Path | None], ExecutionResult]) \
-            -> ExecutionResult:
+    def _in_attempt_dir(
+        self, request: ExecutionRequest, work: Callable[[Path, Path, Path | None], ExecutionResult]
+    ) -> ExecutionResult:
         """`work(home, workdir, system_file)` in a fresh temp root (`_prepare`): a cancel or an
         OS error becomes the result, and the root and the runner's workspace are cleaned up
         whatever happens."""
@@ -293,8 +324,9 @@ class ClaudeCliExecutor(ExecutorBase):
                 self._dirs.discard(entry)
             shutil.rmtree(workdir / ".claude", ignore_errors=True)
 
-    def _spawn(self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str,
-               timeout: float) -> ExecutionResult:
+    def _spawn(
+        self, cmd: list[str], cwd: Path, env: dict[str, str], prompt: str, timeout: float
+    ) -> ExecutionResult:
         done = self._communicate(cmd, cwd, env, prompt, timeout)
         if done.timed_out:
             return timeout_result(timeout)
@@ -302,13 +334,23 @@ class ClaudeCliExecutor(ExecutorBase):
             return ExecutionResult(error="cancelled", retryable=False)
         return parse_envelope(done.stdout, done.stderr, done.returncode)
 
-    def _communicate(self, cmd: list[str], cwd: Path, env: dict[str, str], stdin: str,
-                     timeout: float) -> Finished:
+    def _communicate(
+        self, cmd: list[str], cwd: Path, env: dict[str, str], stdin: str, timeout: float
+    ) -> Finished:
         """Run `cmd` in a new session with `stdin`; on a timeout, cancel() or an exception the
         whole process group is killed (the CLI and anything it started)."""
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                encoding="utf-8", errors="replace", start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=True,
+        )
         with self._lock:
             self._live.add(proc)
         if self._cancelled.is_set():  # cancel() ran between our check and the spawn
@@ -364,11 +406,12 @@ class ClaudeCliExecutor(ExecutorBase):
             "isolation": {
                 "flags": build_command("claude", self.config, None, None)[1:],
                 "system_prompt": "--append-system-prompt-file (skill appended to Claude Code's)"
-                if self.config.skill_mode == "system" else None,
+                if self.config.skill_mode == "system"
+                else None,
                 "env": {**ISOLATION_ENV, "CLAUDE_CODE_MAX_RETRIES": self.max_retries},
                 "home": "temporary per attempt",
                 "claude_config_dir": "temporary per attempt; only .credentials.json copied "
-                                     "when no API key or token is set",
+                "when no API key or token is set",
                 "working_directory": "temporary per attempt, deleted afterwards",
                 "max_turns": self.config.max_turns,
                 "allowed_tools": list(self.config.allowed_tools),
@@ -386,15 +429,18 @@ SPEC = ExecutorSpec(
     name="claude-cli",
     summary="one isolated `claude -p` process per attempt (Claude Code)",
     config_cls=ClaudeCliConfig,
-    schema=config_schema(ClaudeCliConfig, {
-        "claude_bin": {"type": ["string", "null"]},
-        "max_turns": {"type": ["integer", "null"], "minimum": 1},
-        "allowed_tools": {"type": "array", "items": {"type": "string"}},
-        "base_url": {"type": ["string", "null"]},
-        "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
-        "claude_max_retries": {"type": "integer", "minimum": 0},
-        "version_cache": {"type": ["string", "null"]},
-    }),
+    schema=config_schema(
+        ClaudeCliConfig,
+        {
+            "claude_bin": {"type": ["string", "null"]},
+            "max_turns": {"type": ["integer", "null"], "minimum": 1},
+            "allowed_tools": {"type": "array", "items": {"type": "string"}},
+            "base_url": {"type": ["string", "null"]},
+            "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+            "claude_max_retries": {"type": "integer", "minimum": 0},
+            "version_cache": {"type": ["string", "null"]},
+        },
+    ),
     build=ClaudeCliExecutor,
     grader=_grader,
 )

@@ -26,30 +26,34 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..model import ExecutionRequest, ExecutionResult, Usage
-from ..transcript import final_result, last_text, skill_invocations, tool_calls
+from ..core.model import ExecutionRequest, ExecutionResult, Usage
+from ..core.transcript import final_result, last_text, skill_invocations, tool_calls
+from ..core.work import ToolCall
 from ..triggers.tasks import DEFAULT_MAX_TURNS, skill_mode_for, trigger_outcome
-from ..work import ToolCall
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
 from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, timeout_result
-from .claude_process import (
-    EMPTY_MCP,
-    ISOLATION_ENV,
-    find_claude,
-    not_found_message,
-    parse_envelope,
-)
+from .claude_process import EMPTY_MCP, ISOLATION_ENV, find_claude, not_found_message, parse_envelope
 from .claude_tools import ToolPlan, ToolPlanError, plan_tools, sandbox_available
 from .pricing import load_price_table
 
-NEEDS_SDK = ("agent and trigger tasks (files, allowed_tools, should_trigger) need "
-             "claude-agent-sdk to confine the agent to its workspace: "
-             "pip install 'skill-eval[agent]'")
+NEEDS_SDK = (
+    "agent and trigger tasks (files, allowed_tools, should_trigger) need "
+    "claude-agent-sdk to confine the agent to its workspace: "
+    "pip install 'skill-eval[agent]'"
+)
 # Result fields of the SDK's ResultMessage that the record keeps.
-RESULT_META = ("subtype", "num_turns", "stop_reason", "terminal_reason", "duration_ms",
-               "duration_api_ms", "session_id", "api_error_status")
+RESULT_META = (
+    "subtype",
+    "num_turns",
+    "stop_reason",
+    "terminal_reason",
+    "duration_ms",
+    "duration_api_ms",
+    "session_id",
+    "api_error_status",
+)
 
 
 def sdk_location() -> Path | None:
@@ -91,35 +95,56 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
 
     def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
         task = request.task
-        specs = task.allowed_tools if task.allowed_tools is not None \
-            else None if task.is_trigger_task else self.config.allowed_tools
+        specs = (
+            task.allowed_tools
+            if task.allowed_tools is not None
+            else None
+            if task.is_trigger_task
+            else self.config.allowed_tools
+        )
         installed = skill_mode_for(task, self.config.skill_mode) == "installed"
-        return plan_tools(specs, installed=installed,
-                          unsandboxed_bash=self.unsandboxed_bash, sandbox=self.sandbox,
-                          task_id=task.id)
+        return plan_tools(
+            specs,
+            installed=installed,
+            unsandboxed_bash=self.unsandboxed_bash,
+            sandbox=self.sandbox,
+            task_id=task.id,
+        )
 
-    def sdk_options(self, binary: str, plan: ToolPlan, workdir: Path,
-                    system_file: Path | None, request: ExecutionRequest) -> dict[str, Any]:
+    def sdk_options(
+        self,
+        binary: str,
+        plan: ToolPlan,
+        workdir: Path,
+        system_file: Path | None,
+        request: ExecutionRequest,
+    ) -> dict[str, Any]:
         """The ClaudeAgentOptions of one attempt, as JSON values."""
         installed = skill_mode_for(request.task, self.config.skill_mode) == "installed"
-        extra: dict[str, str | None] = {"no-session-persistence": None,
-                                        "mcp-config": EMPTY_MCP}
+        extra: dict[str, str | None] = {"no-session-persistence": None, "mcp-config": EMPTY_MCP}
         if not installed:
             extra["disable-slash-commands"] = None
         if system_file is not None:
             # Appended from a file, not argv: a large skill would exceed argv's limits.
             extra["append-system-prompt-file"] = str(system_file)
-        max_turns = request.task.max_turns or self.config.max_turns or \
-            (DEFAULT_MAX_TURNS if request.task.is_trigger_task else None)
+        max_turns = (
+            request.task.max_turns
+            or self.config.max_turns
+            or (DEFAULT_MAX_TURNS if request.task.is_trigger_task else None)
+        )
         options: dict[str, Any] = {
-            "cli_path": binary, "cwd": str(workdir),
+            "cli_path": binary,
+            "cwd": str(workdir),
             # Claude Code's own prompt in both arms, as users have it (None would blank it).
             "system_prompt": {"type": "preset", "preset": "claude_code"},
-            "tools": list(plan.tools), "allowed_tools": list(plan.allowed),
+            "tools": list(plan.tools),
+            "allowed_tools": list(plan.allowed),
             "permission_mode": "acceptEdits",
             # [] -> `--setting-sources=`: no user, project or local settings, CLAUDE.md, skills.
             "setting_sources": ["project"] if installed else [],
-            "strict_mcp_config": True, "settings": plan.settings(), "extra_args": extra,
+            "strict_mcp_config": True,
+            "settings": plan.settings(),
+            "extra_args": extra,
         }
         if self.model:
             options["model"] = self.model
@@ -139,38 +164,62 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
             return ExecutionResult(error=str(exc), fatal=True)
         trigger = request.task.is_trigger_task
         if trigger and request.skill is None:
-            return ExecutionResult(error=f"trigger task {request.task.id!r} needs a skill in "
-                                         "every arm", fatal=True)
-        _, prompt = compose_prompt(request.skill, request.task.prompt,
-                                   skill_mode_for(request.task, self.config.skill_mode))
+            return ExecutionResult(
+                error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
+            )
+        _, prompt = compose_prompt(
+            request.skill, request.task.prompt, skill_mode_for(request.task, self.config.skill_mode)
+        )
         started = time.monotonic()
 
         def query(home: Path, workdir: Path, system_file: Path | None) -> ExecutionResult:
             options = self.sdk_options(binary, plan, workdir, system_file, request)
-            result = self._query(options, prompt, workdir, self.child_env(home),
-                                 request.timeout_seconds,
-                                 request.skill.name if trigger and request.skill else None)
+            result = self._query(
+                options,
+                prompt,
+                workdir,
+                self.child_env(home),
+                request.timeout_seconds,
+                request.skill.name if trigger and request.skill else None,
+            )
             return trigger_outcome(result) if trigger else result
 
         result = self._in_attempt_dir(request, query)
-        meta = {**result.meta, "latency_ms": int((time.monotonic() - started) * 1000),
-                "isolation": plan.isolation()}
+        meta = {
+            **result.meta,
+            "latency_ms": int((time.monotonic() - started) * 1000),
+            "isolation": plan.isolation(),
+        }
         if request.skill is not None and result.transcript:
-            meta["skill_invocations"] = len(skill_invocations(result.transcript,
-                                                              request.skill.name))
+            meta["skill_invocations"] = len(
+                skill_invocations(result.transcript, request.skill.name)
+            )
         return replace(result, meta=meta)
 
-    def _query(self, options: dict[str, Any], prompt: str, cwd: Path, env: dict[str, str],
-               timeout: float, stop_at_skill: str | None = None) -> ExecutionResult:
+    def _query(
+        self,
+        options: dict[str, Any],
+        prompt: str,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        stop_at_skill: str | None = None,
+    ) -> ExecutionResult:
         """Run sdk_child.py in a new session; on a timeout SIGKILL its whole group.
         `stop_at_skill`: end the query as soon as that skill is invoked (trigger tasks)."""
         location = sdk_location()
-        payload = json.dumps({"prompt": prompt, "options": options,
-                              "sys_path": [str(location.parent)] if location else [],
-                              "stop_at_skill": stop_at_skill})
+        payload = json.dumps(
+            {
+                "prompt": prompt,
+                "options": options,
+                "sys_path": [str(location.parent)] if location else [],
+                "stop_at_skill": stop_at_skill,
+            }
+        )
         # -I: none of the user's PYTHON* variables or user site; the SDK's path comes along.
-        done = self._communicate([sys.executable, "-I", sdk_child.__file__], cwd, env, payload,
-                                 timeout)
+        done = self._communicate(
+            [sys.executable, "-I", sdk_child.__file__], cwd, env, payload, timeout
+        )
         if done.timed_out:
             return timeout_result(timeout, transcript=tool_calls(_messages(done.stdout)))
         if self._cancelled.is_set():
@@ -178,9 +227,12 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         return interpret(_messages(done.stdout), done.stderr, done.returncode)
 
     def describe(self) -> dict[str, Any]:
-        plan = plan_tools(self.config.allowed_tools,
-                          installed=self.config.skill_mode == "installed",
-                          unsandboxed_bash=True, sandbox=self.sandbox)
+        plan = plan_tools(
+            self.config.allowed_tools,
+            installed=self.config.skill_mode == "installed",
+            unsandboxed_bash=True,
+            sandbox=self.sandbox,
+        )
         return {
             "kind": "claude-cli",
             "driver": "claude-agent-sdk",
@@ -192,7 +244,8 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
                 "permission_mode": "acceptEdits",
                 "settings": plan.settings(),
                 "system_prompt": "claude_code preset + --append-system-prompt-file (skill)"
-                if self.config.skill_mode == "system" else "claude_code preset",
+                if self.config.skill_mode == "system"
+                else "claude_code preset",
                 "env": {**ISOLATION_ENV, "CLAUDE_CODE_MAX_RETRIES": self.max_retries},
                 "home": "temporary per attempt",
                 "working_directory": "the attempt's workspace",
@@ -224,8 +277,9 @@ def _messages(stdout: str) -> list[dict[str, Any]]:
     return out
 
 
-def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | None) \
-        -> ExecutionResult:
+def interpret(
+    messages: list[dict[str, Any]], stderr: str, returncode: int | None
+) -> ExecutionResult:
     """The attempt's result from the message stream: the CLI's result (error classes as in
     `parse_envelope`: fatal 401/403/404, retryable 429/529/5xx), with the transcript."""
     transcript = tool_calls(messages)
@@ -236,15 +290,24 @@ def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | Non
     if result is None:
         failure = next((m for m in messages if m.get("kind") == "exception"), None)
         tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
-        why = f"{failure.get('type')}: {failure.get('message')}" if failure else \
-            f"exit code {returncode}"
+        why = (
+            f"{failure.get('type')}: {failure.get('message')}"
+            if failure
+            else f"exit code {returncode}"
+        )
         fatal = bool(failure and failure.get("type") == "CLINotFoundError")
-        return ExecutionResult(error=f"claude CLI gave no result ({why})"[:1000]
-                               + (f"; stderr: {tail}" if tail else ""),
-                               retryable=not fatal, fatal=fatal, transcript=transcript,
-                               meta={"error_type": "no_result", "exit_code": returncode})
-    envelope = {k: result.get(k) for k in (*RESULT_META, "is_error", "result", "errors",
-                                           "usage", "total_cost_usd")}
+        return ExecutionResult(
+            error=f"claude CLI gave no result ({why})"[:1000]
+            + (f"; stderr: {tail}" if tail else ""),
+            retryable=not fatal,
+            fatal=fatal,
+            transcript=transcript,
+            meta={"error_type": "no_result", "exit_code": returncode},
+        )
+    envelope = {
+        k: result.get(k)
+        for k in (*RESULT_META, "is_error", "result", "errors", "usage", "total_cost_usd")
+    }
     envelope["modelUsage"] = result.get("model_usage")
     if not envelope.get("is_error") and not isinstance(envelope.get("result"), str):
         envelope["result"] = last_text(messages)
@@ -252,14 +315,14 @@ def interpret(messages: list[dict[str, Any]], stderr: str, returncode: int | Non
     meta = {**parsed.meta, **{k: result[k] for k in RESULT_META if result.get(k) is not None}}
     denials = result.get("permission_denials")
     if isinstance(denials, list) and denials:
-        meta["permission_denials"] = [str(d.get("tool_name")) if isinstance(d, dict) else str(d)
-                                      for d in denials]
+        meta["permission_denials"] = [
+            str(d.get("tool_name")) if isinstance(d, dict) else str(d) for d in denials
+        ]
     meta.pop("exit_code", None)  # the child's exit code says nothing about the CLI's
     return replace(parsed, transcript=transcript, meta=meta)
 
 
-def _stopped(messages: list[dict[str, Any]], transcript: tuple[ToolCall, ...]) \
-        -> ExecutionResult:
+def _stopped(messages: list[dict[str, Any]], transcript: tuple[ToolCall, ...]) -> ExecutionResult:
     """An attempt stopped at the skill's invocation has no result message: its usage is the
     sum over the model's replies (each once, by message id), priced from the built-in table."""
     replies: dict[str, tuple[Any, Any]] = {}
@@ -272,8 +335,9 @@ def _stopped(messages: list[dict[str, Any]], transcript: tuple[ToolCall, ...]) \
     meta: dict[str, Any] = {"stopped": "skill invoked"}
     if note:
         meta["price_note"] = note
-    return ExecutionResult(output=last_text(messages), transcript=transcript, usage=usage,
-                           cost_usd=cost, meta=meta)
+    return ExecutionResult(
+        output=last_text(messages), transcript=transcript, usage=usage, cost_usd=cost, meta=meta
+    )
 
 
 class _TextOnlyClaudeCli(ClaudeCliExecutor):
@@ -294,12 +358,18 @@ def build(config: ClaudeCliConfig) -> ClaudeCliExecutor:
 SPEC = replace(
     CLI_SPEC,
     summary="Claude Code per attempt, isolated, in its workspace (claude-agent-sdk; without "
-            "it, `claude -p` for text tasks)",
+    "it, `claude -p` for text tasks)",
     config_cls=ClaudeCodeConfig,
-    schema=config_schema(ClaudeCodeConfig, {
-        **{k: v for k, v in CLI_SPEC.schema["properties"].items()
-           if k not in ("skill_mode", "model")},
-        "unsandboxed_bash": {"type": "boolean"},
-    }),
+    schema=config_schema(
+        ClaudeCodeConfig,
+        {
+            **{
+                k: v
+                for k, v in CLI_SPEC.schema["properties"].items()
+                if k not in ("skill_mode", "model")
+            },
+            "unsandboxed_bash": {"type": "boolean"},
+        },
+    ),
     build=build,
 )

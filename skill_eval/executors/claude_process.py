@@ -19,26 +19,56 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import ExecutionResult, Usage
+from ..core.model import ExecutionResult, Usage
 from .base import env_lookup
 from .errors_map import fatal_status, retryable_message, retryable_status
 
-__all__ = ["AUTH_VARS", "ISOLATION_ENV", "NOT_FOUND", "PASS_VARS", "copy_credentials",
-           "credentials_source", "env_lookup", "find_claude", "has_auth", "isolated_env",
-           "kill_group", "not_found_message", "parse_envelope"]
+__all__ = [
+    "AUTH_VARS",
+    "ISOLATION_ENV",
+    "NOT_FOUND",
+    "PASS_VARS",
+    "copy_credentials",
+    "credentials_source",
+    "env_lookup",
+    "find_claude",
+    "has_auth",
+    "isolated_env",
+    "kill_group",
+    "not_found_message",
+    "parse_envelope",
+]
 
 NOT_FOUND = "claude CLI not found in PATH. Install it or use --mock for testing."
 # What a new user needs next, after the sentence above (kept word for word for compatibility).
-INSTALL_HINT = ("To install the pinned version: pip install 'skill-eval[agent]' (claude-agent-sdk "
-                "bundles it), or bash scripts/install_claude_cli.sh (from a skill-eval "
-                "checkout); or call the API directly with --executor anthropic (needs "
-                "ANTHROPIC_API_KEY).")
+INSTALL_HINT = (
+    "To install the pinned version: pip install 'skill-eval[agent]' (claude-agent-sdk "
+    "bundles it), or bash scripts/install_claude_cli.sh (from a skill-eval "
+    "checkout); or call the API directly with --executor anthropic (needs "
+    "ANTHROPIC_API_KEY)."
+)
 AUTH_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CREDENTIALS_FILE = ".credentials.json"
 # Passed through from our environment when set: what a CLI needs to run and reach the API.
-PASS_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SHELL", "ANTHROPIC_BASE_URL",
-             "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
-             "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", *AUTH_VARS)
+PASS_VARS = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "SHELL",
+    "ANTHROPIC_BASE_URL",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    *AUTH_VARS,
+)
 # Always set in the child: no telemetry or updates, and none of the user's context.
 ISOLATION_ENV = {
     "DISABLE_TELEMETRY": "1",
@@ -104,9 +134,14 @@ def copy_credentials(lookup: EnvLookup, config_dir: Path) -> None:
         target.chmod(0o600)
 
 
-def isolated_env(home: Path, lookup: EnvLookup, *, max_retries: str,
-                 base_url: str | None = None, extra: Mapping[str, str] | None = None) \
-        -> dict[str, str]:
+def isolated_env(
+    home: Path,
+    lookup: EnvLookup,
+    *,
+    max_retries: str,
+    base_url: str | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The whole environment of a CLI child: what it needs, and nothing of the user's set-up.
     HOME is `home` and CLAUDE_CONFIG_DIR is `home/.claude`."""
     env = {k: v for k in PASS_VARS if (v := lookup(k))}
@@ -139,39 +174,62 @@ def parse_envelope(stdout: str, stderr: str, returncode: int | None) -> Executio
         why = f"exit code {returncode}" if returncode else "exit code 0"
         return ExecutionResult(
             error=f"claude CLI gave no JSON result ({why}); stdout: {shown}"
-                  + (f"; stderr: {tail}" if tail else ""),
-            retryable=True, meta={"exit_code": returncode, "error_type": "no_envelope"})
-    meta = {k: envelope.get(k) for k in ("subtype", "session_id", "num_turns", "duration_ms",
-                                         "duration_api_ms", "stop_reason", "api_error_status")
-            if envelope.get(k) is not None}
+            + (f"; stderr: {tail}" if tail else ""),
+            retryable=True,
+            meta={"exit_code": returncode, "error_type": "no_envelope"},
+        )
+    meta = {
+        k: envelope.get(k)
+        for k in (
+            "subtype",
+            "session_id",
+            "num_turns",
+            "duration_ms",
+            "duration_api_ms",
+            "stop_reason",
+            "api_error_status",
+        )
+        if envelope.get(k) is not None
+    }
     meta["exit_code"] = returncode
     models = envelope.get("modelUsage")
     if isinstance(models, Mapping) and models:
         meta["models"] = sorted(models)
-    usage = Usage.from_dict(envelope.get("usage") if isinstance(envelope.get("usage"), Mapping)
-                            else None)
+    usage = Usage.from_dict(
+        envelope.get("usage") if isinstance(envelope.get("usage"), Mapping) else None
+    )
     cost = float(envelope.get("total_cost_usd") or 0.0)
     result = envelope.get("result")
     if envelope.get("is_error"):
         errors = envelope.get("errors")
-        message = result if isinstance(result, str) and result else \
-            "; ".join(map(str, errors)) if isinstance(errors, list) and errors else \
-            str(envelope.get("subtype") or "is_error")
+        message = (
+            result
+            if isinstance(result, str) and result
+            else "; ".join(map(str, errors))
+            if isinstance(errors, list) and errors
+            else str(envelope.get("subtype") or "is_error")
+        )
         status = envelope.get("api_error_status")
         fatal = False
         if isinstance(status, int):
             retryable, fatal = retryable_status(status), fatal_status(status)
             message = f"(HTTP {status}) {message}"
         else:
-            retryable = envelope.get("subtype") != "error_max_turns" and \
-                retryable_message(message)
+            retryable = envelope.get("subtype") != "error_max_turns" and retryable_message(message)
         # Stopping at --max-turns is the agent's own doing: a failure of the attempt.
         max_turns = envelope.get("subtype") == "error_max_turns"
-        return ExecutionResult(error=f"claude CLI error: {message}", retryable=retryable,
-                               fatal=fatal, usage=usage, cost_usd=cost, meta=meta,
-                               output_caused=max_turns)
-    return ExecutionResult(output=result if isinstance(result, str) else "", usage=usage,
-                           cost_usd=cost, meta=meta)
+        return ExecutionResult(
+            error=f"claude CLI error: {message}",
+            retryable=retryable,
+            fatal=fatal,
+            usage=usage,
+            cost_usd=cost,
+            meta=meta,
+            output_caused=max_turns,
+        )
+    return ExecutionResult(
+        output=result if isinstance(result, str) else "", usage=usage, cost_usd=cost, meta=meta
+    )
 
 
 def _load_envelope(stdout: str) -> dict[str, Any] | None:

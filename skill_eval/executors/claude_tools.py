@@ -24,10 +24,13 @@ from typing import Any, Literal
 # Installed mode without a tool list: load the skill and read its files, change nothing.
 INSTALLED_DEFAULT = ("Skill", "Read", "Glob", "Grep")
 # Tools whose path is checked against the working directory under acceptEdits.
-FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep",
-                        "LS"})
-SANDBOX_SETTINGS = {"enabled": True, "autoAllowBashIfSandboxed": True,
-                    "allowUnsandboxedCommands": False, "failIfUnavailable": True}
+FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
+SANDBOX_SETTINGS = {
+    "enabled": True,
+    "autoAllowBashIfSandboxed": True,
+    "allowUnsandboxedCommands": False,
+    "failIfUnavailable": True,
+}
 BashIsolation = Literal["none", "sandbox", "unsandboxed"]
 
 
@@ -64,17 +67,26 @@ class ToolPlan:
 
     def isolation(self) -> dict[str, Any]:
         """What the attempt's record says about its confinement."""
-        return {"tools": list(self.tools), "allowed_tools": list(self.allowed),
-                "files": "working directory only (acceptEdits, file tools not pre-approved)",
-                "bash": self.bash if self.bash != "sandbox" else f"sandbox ({self.sandbox})"}
+        return {
+            "tools": list(self.tools),
+            "allowed_tools": list(self.allowed),
+            "files": "working directory only (acceptEdits, file tools not pre-approved)",
+            "bash": self.bash if self.bash != "sandbox" else f"sandbox ({self.sandbox})",
+        }
 
 
 class ToolPlanError(ValueError):
     """The task asks for a tool this run cannot confine."""
 
 
-def plan_tools(specs: tuple[str, ...] | None, *, installed: bool, unsandboxed_bash: bool,
-               sandbox: str | None, task_id: str = "") -> ToolPlan:
+def plan_tools(
+    specs: tuple[str, ...] | None,
+    *,
+    installed: bool,
+    unsandboxed_bash: bool,
+    sandbox: str | None,
+    task_id: str = "",
+) -> ToolPlan:
     """The tool plan for `specs` (the task's `allowed_tools`, else the run's; None or empty:
     none, or `INSTALLED_DEFAULT` in installed mode, where `Skill` is always offered)."""
     specs = tuple(s.strip() for s in specs or () if s.strip())
@@ -98,6 +110,11 @@ def plan_tools(specs: tuple[str, ...] | None, *, installed: bool, unsandboxed_ba
             raise ToolPlanError(
                 f"{where} allows Bash, but Claude Code's sandbox cannot run here (Linux needs "
                 "bwrap and socat: apt-get install bubblewrap socat); install it, or pass "
-                "--unsandboxed-bash to run Bash without confinement")
-    return ToolPlan(tools=tuple(names), allowed=tuple(dict.fromkeys(allowed)), bash=bash,
-                    sandbox=sandbox if bash == "sandbox" else None)
+                "--unsandboxed-bash to run Bash without confinement"
+            )
+    return ToolPlan(
+        tools=tuple(names),
+        allowed=tuple(dict.fromkeys(allowed)),
+        bash=bash,
+        sandbox=sandbox if bash == "sandbox" else None,
+    )

@@ -45,8 +45,9 @@ def retryable_message(message: str | None) -> bool:
     return bool(message) and _TRANSIENT.search(message or "") is not None
 
 
-def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) \
-        -> float | None:
+def parse_retry_after(
+    headers: Mapping[str, str] | None, *, now: float | None = None
+) -> float | None:
     """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date);
     None when absent or unreadable. Negative values become 0."""
     if not headers:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..model import Usage
+from ..core.model import Usage
 
 DEFAULT_TIMEOUT = 120.0
 SDK_MAX_RETRIES = 4
@@ -45,9 +45,15 @@ class GradeRequest:
         return [str(k) for k in required] if isinstance(required, list) else []
 
     def to_dict(self) -> dict[str, Any]:
-        return {"system": self.system, "prompt": self.prompt, "schema": dict(self.schema),
-                "tool_name": self.tool_name, "model": self.model,
-                "max_tokens": self.max_tokens, "temperature": self.temperature}
+        return {
+            "system": self.system,
+            "prompt": self.prompt,
+            "schema": dict(self.schema),
+            "tool_name": self.tool_name,
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
 
 
 @dataclass(frozen=True)
@@ -86,11 +92,13 @@ def answer_format(request: GradeRequest) -> str:
     """What a text-only judge is told about the form of its answer: the JSON object, matching
     the schema, between this request's tags."""
     tag = f"judgement-{request.nonce}"
-    return (f"Give your judgement as the JSON object you would pass to {request.tool_name}, "
-            "matching this JSON Schema:\n"
-            f"{json.dumps(dict(request.schema), sort_keys=True)}\n"
-            f"Put that object, and nothing else, between the tags <{tag}> and </{tag}>, once. "
-            "Only what stands between those tags counts as your judgement.")
+    return (
+        f"Give your judgement as the JSON object you would pass to {request.tool_name}, "
+        "matching this JSON Schema:\n"
+        f"{json.dumps(dict(request.schema), sort_keys=True)}\n"
+        f"Put that object, and nothing else, between the tags <{tag}> and </{tag}>, once. "
+        "Only what stands between those tags counts as your judgement."
+    )
 
 
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)

@@ -36,12 +36,12 @@ from typing import Any
 
 import yaml
 
+from ..core.model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
+from ..core.safeyaml import describe_syntax_error
+from ..core.validation import closest_name
+from ..core.work import ToolCall
 from ..errors import UsageError
-from ..model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
-from ..safeyaml import describe_syntax_error
 from ..skills.install import plan_install
-from ..validation import closest_name
-from ..work import ToolCall
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
 from .mock_work import OUTPUT_KEYS, check_output, clean_output, scripted, write_files
@@ -83,11 +83,11 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
         message, line = describe_syntax_error(exc, text)
         raise MockOutputsError(path, f"cannot read mock outputs: {message}", line) from None
     except json.JSONDecodeError as exc:
-        raise MockOutputsError(path, f"cannot read mock outputs: {exc.msg} (column "
-                                     f"{exc.colno})", exc.lineno) from None
+        raise MockOutputsError(
+            path, f"cannot read mock outputs: {exc.msg} (column {exc.colno})", exc.lineno
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-        raise MockOutputsError(path, f"cannot read mock outputs: {exc}".splitlines()[0]) \
-            from None
+        raise MockOutputsError(path, f"cannot read mock outputs: {exc}".splitlines()[0]) from None
     if data is None:
         return {}
     if not isinstance(data, Mapping):
@@ -105,8 +105,10 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
         extra = [k for k in data if k not in ARM_NAMES and not isinstance(data[k], Mapping)]
         if extra:
             raise MockOutputsError(
-                path, f"{extra[0]}: mix of per-arm and per-task keys; use either "
-                      "{task_id: text} or {candidate: ..., baseline: ...}")
+                path,
+                f"{extra[0]}: mix of per-arm and per-task keys; use either "
+                "{task_id: text} or {candidate: ..., baseline: ...}",
+            )
     if not per_arm:
         return {t: clean_output(x) for t, x in data.items()}
     return {k: {t: clean_output(x) for t, x in (v or {}).items()} for k, v in data.items()}
@@ -139,8 +141,11 @@ def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collectio
                 continue
             where = f"{arm}.{task_id}" if arm else str(task_id)
             close = closest_name(str(task_id), task_ids)
-            hint = f"did you mean {close!r}?" if close is not None else \
-                f"the suite's tasks are {', '.join(sorted(task_ids)[:10])}"
+            hint = (
+                f"did you mean {close!r}?"
+                if close is not None
+                else f"the suite's tasks are {', '.join(sorted(task_ids)[:10])}"
+            )
             raise MockOutputsError(path, f"{where}: no task {task_id!r} in the suite; {hint}")
 
 
@@ -163,26 +168,44 @@ class MockExecutor(ExecutorBase):
             meta["would_install"] = plan_install(request.skill).files
         if request.task.is_trigger_task:
             if request.skill is None:
-                return ExecutionResult(error=f"trigger task {request.task.id!r} needs a skill "
-                                             "in every arm", fatal=True)
+                return ExecutionResult(
+                    error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
+                )
             if work.triggered:  # the call Claude Code makes when it loads the skill
-                work = replace(work, tools=(*work.tools, ToolCall(
-                    "Skill", {"skill": request.skill.name}, output="(mock) skill loaded")))
+                work = replace(
+                    work,
+                    tools=(
+                        *work.tools,
+                        ToolCall(
+                            "Skill", {"skill": request.skill.name}, output="(mock) skill loaded"
+                        ),
+                    ),
+                )
         if work.files:
             if request.workspace is None:
-                return ExecutionResult(error=f"mock outputs script files for task "
-                                             f"{request.task.id!r}, which is not an agent "
-                                             "task (give it files: or allowed_tools:)")
+                return ExecutionResult(
+                    error=f"mock outputs script files for task "
+                    f"{request.task.id!r}, which is not an agent "
+                    "task (give it files: or allowed_tools:)"
+                )
             write_files(request.workspace, work.files)
         return ExecutionResult(output=work.text, meta=meta, transcript=work.tools)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "mock", "model": self.config.model,
-                "temperature": self.config.temperature, "max_tokens": self.config.max_tokens,
-                "skill_mode": self.config.skill_mode, "outputs": _described(self.outputs),
-                **({"mock_rules": True} if self.config.mock_rules else {}),
-                **({"installs": "nothing (each result's meta lists what it would install)"}
-                   if self.config.skill_mode == "installed" else {})}
+        return {
+            "kind": "mock",
+            "model": self.config.model,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "skill_mode": self.config.skill_mode,
+            "outputs": _described(self.outputs),
+            **({"mock_rules": True} if self.config.mock_rules else {}),
+            **(
+                {"installs": "nothing (each result's meta lists what it would install)"}
+                if self.config.skill_mode == "installed"
+                else {}
+            ),
+        }
 
 
 def _described(outputs: Mapping[str, Any]) -> Any:
@@ -229,8 +252,9 @@ def _chars(value: Any) -> int:
 def _rule_answer(request: ExecutionRequest) -> str:
     from ..improve.mock_model import rule_following_output
 
-    expected = request.task.judge.get("expected") if request.task.judge.get("type") == \
-        "contains" else None
+    expected = (
+        request.task.judge.get("expected") if request.task.judge.get("type") == "contains" else None
+    )
     terms = [str(e) for e in expected] if isinstance(expected, list) else []
     text = request.skill.content if request.skill is not None else ""
     return rule_following_output(text, request.task.id, request.task.category, terms)
@@ -247,8 +271,9 @@ def neutral_answer(schema: Any) -> Any:
     if kind == "object":
         props = schema.get("properties") or {}
         return {key: neutral_answer(props.get(key)) for key in schema.get("required") or ()}
-    return {"number": MOCK_SCORE, "integer": 1, "string": "", "array": [],
-            "boolean": False}.get(str(kind))
+    return {"number": MOCK_SCORE, "integer": 1, "string": "", "array": [], "boolean": False}.get(
+        str(kind)
+    )
 
 
 class MockGrader:
@@ -272,20 +297,28 @@ class MockGrader:
         tag = f"judgement-{request.nonce}"  # answered as a text judge is asked to answer
         raw = f"<{tag}>{json.dumps(neutral_answer(request.schema), sort_keys=True)}</{tag}>"
         data, error = extract_judgement(raw, request.nonce)
-        return Reply(data, raw, Usage(), MOCK_MODEL,
-                     None if error is None else "mock grader: schema is not an object")
+        return Reply(
+            data,
+            raw,
+            Usage(),
+            MOCK_MODEL,
+            None if error is None else "mock grader: schema is not an object",
+        )
 
 
 SPEC = ExecutorSpec(
     name="mock",
     summary="no model calls: a fixed (or scripted) output, and a fixed 0.8 from judges",
     config_cls=MockConfig,
-    schema=config_schema(MockConfig, {
-        "max_tokens": {"type": "integer", "minimum": 1},
-        "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-        "mock_outputs": {"type": ["object", "null"]},
-        "mock_rules": {"type": "boolean"},
-    }),
+    schema=config_schema(
+        MockConfig,
+        {
+            "max_tokens": {"type": "integer", "minimum": 1},
+            "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+            "mock_outputs": {"type": ["object", "null"]},
+            "mock_rules": {"type": "boolean"},
+        },
+    ),
     build=MockExecutor,
     grader=MockGrader,
 )

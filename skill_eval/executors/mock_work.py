@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..model import clean_text
-from ..work import ToolCall
+from ..core.model import clean_text
+from ..core.work import ToolCall
 
 OUTPUT_KEYS = frozenset({"text", "files", "tools", "triggered"})
 
@@ -62,8 +62,11 @@ def check_output(value: Any) -> str | None:
     if not isinstance(tools, list):
         return "tools: must be a list of {name, input}"
     for i, call in enumerate(tools):
-        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str) \
-                or not isinstance(call.get("input", {}), Mapping):
+        if (
+            not isinstance(call, Mapping)
+            or not isinstance(call.get("name"), str)
+            or not isinstance(call.get("input", {}), Mapping)
+        ):
             return f"tools[{i}]: must be a mapping with a name (string) and an input (mapping)"
     return None
 
@@ -83,12 +86,17 @@ def clean_output(value: Any) -> Any:
 def scripted(value: Any) -> ScriptedWork:
     if isinstance(value, str):
         return ScriptedWork(value, {}, ())
-    tools = tuple(ToolCall(name=str(c["name"]), input=dict(c.get("input") or {}),
-                           ok=bool(c.get("ok", True)))
-                  for c in value.get("tools") or ())
+    tools = tuple(
+        ToolCall(name=str(c["name"]), input=dict(c.get("input") or {}), ok=bool(c.get("ok", True)))
+        for c in value.get("tools") or ()
+    )
     triggered = value.get("triggered")
-    return ScriptedWork(str(value.get("text", "")), dict(value.get("files") or {}), tools,
-                        triggered if isinstance(triggered, bool) else None)
+    return ScriptedWork(
+        str(value.get("text", "")),
+        dict(value.get("files") or {}),
+        tools,
+        triggered if isinstance(triggered, bool) else None,
+    )
 
 
 def write_files(workspace: Path, files: Mapping[str, str]) -> None:

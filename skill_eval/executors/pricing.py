@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.model import Usage
 from ..errors import ExecutorError
-from ..model import Usage
 
 PRICES_AS_OF = "2026-11-21"
 # Requests sent through the Message Batches API cost half the list price (every token kind).
@@ -43,10 +43,12 @@ class ModelPrice:
 
     def cost(self, usage: Usage) -> float:
         """Dollars for one request's usage."""
-        total = (usage.input_tokens * self.input
-                 + usage.output_tokens * self.output
-                 + usage.cache_creation_input_tokens * self.cache_write
-                 + usage.cache_read_input_tokens * self.cache_read)
+        total = (
+            usage.input_tokens * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_creation_input_tokens * self.cache_write
+            + usage.cache_read_input_tokens * self.cache_read
+        )
         return round(total / 1_000_000, 8)
 
 
@@ -124,20 +126,24 @@ class PriceTable:
 def _parse_price(path: Path, model: str, data: Any) -> ModelPrice:
     where = f"{path}: models.{model}"
     if not isinstance(data, Mapping):
-        raise ExecutorError(f"{where}: must be a mapping of {', '.join(PRICE_FIELDS)}",
-                            path=str(path))
+        raise ExecutorError(
+            f"{where}: must be a mapping of {', '.join(PRICE_FIELDS)}", path=str(path)
+        )
     unknown = sorted(set(map(str, data)) - set(PRICE_FIELDS))
     if unknown:
-        raise ExecutorError(f"{where}.{unknown[0]}: unknown field; valid: "
-                            f"{', '.join(PRICE_FIELDS)}", path=str(path))
+        raise ExecutorError(
+            f"{where}.{unknown[0]}: unknown field; valid: {', '.join(PRICE_FIELDS)}", path=str(path)
+        )
     values: dict[str, float] = {}
     for name in PRICE_FIELDS:
         value = data.get(name)
         if value is None and name in ("cache_write", "cache_read") and "input" in values:
             value = values["input"] * (1.25 if name == "cache_write" else 0.1)
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ExecutorError(f"{where}.{name}: must be a number >= 0 "
-                                "(dollars per million tokens)", path=str(path))
+            raise ExecutorError(
+                f"{where}.{name}: must be a number >= 0 (dollars per million tokens)",
+                path=str(path),
+            )
         values[name] = float(value)
     return ModelPrice(**values)
 
@@ -160,8 +166,9 @@ def load_price_table(path: Path | None = None) -> PriceTable:
     as_of = str(data.get("as_of") or PRICES_AS_OF)
     models = data.get("models", None) if ("models" in data or "as_of" in data) else data
     if not isinstance(models, Mapping):
-        raise ExecutorError(f"{path}: models: must be a mapping of model id to prices",
-                            path=str(path))
+        raise ExecutorError(
+            f"{path}: models: must be a mapping of model id to prices", path=str(path)
+        )
     prices = dict(DEFAULT_PRICES)
     for model, spec in models.items():
         prices[str(model)] = _parse_price(Path(path), str(model), spec)

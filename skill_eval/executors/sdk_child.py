@@ -79,9 +79,12 @@ def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
 def _invoked(record: dict[str, Any], skill: str) -> bool:
     if record.get("kind") != "AssistantMessage":
         return False
-    return any(b.get("block") == "ToolUseBlock" and invokes_skill(str(b.get("name")),
-                                                                   b.get("input"), skill)
-               for b in record.get("content") or () if isinstance(b, dict))
+    return any(
+        b.get("block") == "ToolUseBlock"
+        and invokes_skill(str(b.get("name")), b.get("input"), skill)
+        for b in record.get("content") or ()
+        if isinstance(b, dict)
+    )
 
 
 async def _run(prompt: str, options: dict[str, Any], stop_at_skill: str | None) -> None:

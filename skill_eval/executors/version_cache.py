@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..paths import atomic_write_text
+from ..core.paths import atomic_write_text
 
 VERSION_CACHE_NAME = "claude-versions.json"
 _MAX_ENTRIES = 32  # binaries come and go (npm upgrades); the file stays small
@@ -36,8 +36,9 @@ def _read(cache_file: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def cached_version(binary: str, cache_file: Path | None,
-                   probe: Callable[[], str | None]) -> str | None:
+def cached_version(
+    binary: str, cache_file: Path | None, probe: Callable[[], str | None]
+) -> str | None:
     """The version of `binary`: from `cache_file` when the binary is unchanged since it was
     stored, else from `probe()` (stored when it gave a real answer)."""
     stamp = _stamp(binary)
@@ -46,8 +47,11 @@ def cached_version(binary: str, cache_file: Path | None,
     real, mark = stamp
     entries = _read(cache_file)
     entry = entries.get(real)
-    if isinstance(entry, dict) and entry.get("stamp") == mark \
-            and isinstance(entry.get("version"), str):
+    if (
+        isinstance(entry, dict)
+        and entry.get("stamp") == mark
+        and isinstance(entry.get("version"), str)
+    ):
         return str(entry["version"])
     version = probe()
     if not version or version.startswith("unknown"):
@@ -67,8 +71,9 @@ def probe_version(binary: str, home: Path, env: dict[str, str]) -> str:
     """Run `binary --version` in `home` (an empty temp dir) with `env`."""
     (home / ".claude").mkdir()
     try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                              timeout=60, cwd=home, env=env)
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=60, cwd=home, env=env
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unknown ({type(exc).__name__})"
     return done.stdout.strip() or done.stderr.strip()

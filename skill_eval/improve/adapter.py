@@ -14,10 +14,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from ..api import EvaluationSettings, default_judge_context, evaluate
+from ..core.model import Arm, Skill, Suite
+from ..engine.evaluation import EvaluationSettings, default_judge_context, evaluate
 from ..executors.base import ExecutorBase, create_executor
 from ..judges.base import JudgeContext
-from ..model import Arm, Skill, Suite
 from ..skills.tree import SKILL_FILE, tree_sha256
 from .evaluation import CompareFn, EvalSummary, EvaluateFn, TaskOutcome
 from .folders import write_version
@@ -41,9 +41,13 @@ def _only(suite: Suite, task_ids: Sequence[str]) -> Suite:
     return replace(suite, tasks=tuple(t for t in suite.tasks if t.id in wanted))
 
 
-def make_evaluate_fn(suite: Suite, executor: ExecutorBase | str, *,
-                     settings: EvaluationSettings | None = None,
-                     judge_context: JudgeContext | None = None) -> EvaluateFn:
+def make_evaluate_fn(
+    suite: Suite,
+    executor: ExecutorBase | str,
+    *,
+    settings: EvaluationSettings | None = None,
+    judge_context: JudgeContext | None = None,
+) -> EvaluateFn:
     """`evaluate_fn(skill_files, task_ids) -> EvalSummary` over `suite` with `executor`. The
     judge context (and so its judge cache) is shared by every call."""
     runner = create_executor(executor) if isinstance(executor, str) else executor
@@ -54,34 +58,51 @@ def make_evaluate_fn(suite: Suite, executor: ExecutorBase | str, *,
         # judged before is not sent again). Calls are sequential, so the delta is ours.
         hits = getattr(ctx.cache, "hits", 0)
         with skill_from_files(skill_files) as skill:
-            result = evaluate(_only(suite, task_ids), [Arm("version", skill)], runner,
-                              settings=settings, judge_context=ctx)
+            result = evaluate(
+                _only(suite, task_ids),
+                [Arm("version", skill)],
+                runner,
+                settings=settings,
+                judge_context=ctx,
+            )
         arm = result.arm("version")
         per_task = {r.task_id: TaskOutcome(r.passed, r.score, r.details) for r in arm.results}
         warnings = tuple(f"{a.task_id} attempt {a.index}: {a.error}" for a in arm.errors)
-        return EvalSummary(per_task, tokens=arm.usage.input_tokens + arm.usage.output_tokens,
-                           cost_usd=arm.cost_usd, judgements=len(arm.attempts),
-                           reused_judgements=getattr(ctx.cache, "hits", 0) - hits,
-                           warnings=warnings)
+        return EvalSummary(
+            per_task,
+            tokens=arm.usage.input_tokens + arm.usage.output_tokens,
+            cost_usd=arm.cost_usd,
+            judgements=len(arm.attempts),
+            reused_judgements=getattr(ctx.cache, "hits", 0) - hits,
+            warnings=warnings,
+        )
 
     return evaluate_fn
 
 
-def make_compare_fn(suite: Suite, executor: ExecutorBase | str, *,
-                    settings: EvaluationSettings | None = None,
-                    judge_context: JudgeContext | None = None) -> CompareFn:
+def make_compare_fn(
+    suite: Suite,
+    executor: ExecutorBase | str,
+    *,
+    settings: EvaluationSettings | None = None,
+    judge_context: JudgeContext | None = None,
+) -> CompareFn:
     """`compare_fn(best, original, task_ids) -> (passed, reason)`: the paired comparison and
     policy of `skill-eval run`, the original skill as the reference arm."""
     runner = create_executor(executor) if isinstance(executor, str) else executor
     ctx = judge_context or default_judge_context(suite, runner.name)
 
-    def compare_fn(best: Mapping[str, str], original: Mapping[str, str],
-                   task_ids: Sequence[str]) -> tuple[bool, str]:
-        with skill_from_files(original, "original") as old, \
-                skill_from_files(best, "best") as new:
-            result = evaluate(_only(suite, task_ids),
-                              [Arm("original", old), Arm("best", new)], runner,
-                              settings=settings, judge_context=ctx)
+    def compare_fn(
+        best: Mapping[str, str], original: Mapping[str, str], task_ids: Sequence[str]
+    ) -> tuple[bool, str]:
+        with skill_from_files(original, "original") as old, skill_from_files(best, "best") as new:
+            result = evaluate(
+                _only(suite, task_ids),
+                [Arm("original", old), Arm("best", new)],
+                runner,
+                settings=settings,
+                judge_context=ctx,
+            )
         comparison = result.comparison("best")
         policy = comparison.analysis.policy
         return bool(comparison.passed), policy.reasoning if policy else "nothing to compare"

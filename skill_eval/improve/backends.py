@@ -29,8 +29,9 @@ class ModelImprover:
     """One model reply per refinement. A reply that cannot be parsed becomes an empty proposal
     (the loop then stops with AcceptBest), its cost still counted and the reason in `notes`."""
 
-    def __init__(self, role_model: object, model: str | None,
-                 prices: PriceTable | None = None) -> None:
+    def __init__(
+        self, role_model: object, model: str | None, prices: PriceTable | None = None
+    ) -> None:
         self.role_model = role_model
         self.model = model
         self.prices = prices or load_price_table()
@@ -38,8 +39,9 @@ class ModelImprover:
         self.cost_usd = 0.0
         self.notes: list[str] = []
 
-    def propose(self, skill_files: Mapping[str, str], feedback: Feedback,
-                learnings: Sequence[str]) -> Proposal:
+    def propose(
+        self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+    ) -> Proposal:
         prompt = build_improver_prompt(skill_files, feedback, learnings)
         reply = self.role_model.complete(ROLE, prompt.system, prompt.user)  # type: ignore[attr-defined]
         cost, note = self.prices.cost(reply.model or self.model or "", reply.usage)
@@ -55,9 +57,14 @@ class ModelImprover:
             return Proposal({}, f"unusable reply: {exc}", tokens, cost)
 
 
-def build_improver(name: str, *, model: str | None = None, base_url: str | None = None,
-                   claude_bin: str | None = None,
-                   env: Mapping[str, str] | None = None) -> Improver:
+def build_improver(
+    name: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    claude_bin: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Improver:
     """The improver `--improver NAME` asks for; UsageError for an unknown name."""
     if name == "mock":
         return MockImprover()
@@ -70,6 +77,5 @@ def build_improver(name: str, *, model: str | None = None, base_url: str | None 
     if name == "anthropic":
         role_model = AnthropicRoleModel(models, base_url=base_url, env=env)
     else:
-        role_model = ClaudeCliRoleModel(models, claude_bin=claude_bin, base_url=base_url,
-                                        env=env)
+        role_model = ClaudeCliRoleModel(models, claude_bin=claude_bin, base_url=base_url, env=env)
     return ModelImprover(role_model, model)

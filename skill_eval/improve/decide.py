@@ -9,10 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Decision = Literal["Continue", "Accept", "AcceptBest", "AbortBudget", "AbortTimeout",
-                   "AbortRegression"]
-DECISIONS: tuple[Decision, ...] = ("Continue", "Accept", "AcceptBest", "AbortBudget",
-                                   "AbortTimeout", "AbortRegression")
+Decision = Literal[
+    "Continue", "Accept", "AcceptBest", "AbortBudget", "AbortTimeout", "AbortRegression"
+]
+DECISIONS: tuple[Decision, ...] = (
+    "Continue",
+    "Accept",
+    "AcceptBest",
+    "AbortBudget",
+    "AbortTimeout",
+    "AbortRegression",
+)
 
 
 @dataclass(frozen=True)
@@ -88,18 +95,25 @@ def decide(state: DecisionInput, settings: IterationSettings) -> Decided:
     """The first rule that holds, in the issue's order."""
     s = settings
     if state.tokens_used > s.run_token_budget:
-        return Decided("AbortBudget", f"tokens {state.tokens_used} > budget "
-                                      f"{s.run_token_budget} ({s.token_budget} x {s.iterate})")
+        return Decided(
+            "AbortBudget",
+            f"tokens {state.tokens_used} > budget "
+            f"{s.run_token_budget} ({s.token_budget} x {s.iterate})",
+        )
     if state.cost_usd > s.max_cost_usd:
         return Decided("AbortBudget", f"cost ${state.cost_usd:.2f} > max ${s.max_cost_usd:.2f}")
     if state.elapsed_seconds > s.timeout_seconds:
-        return Decided("AbortTimeout", f"wall time {state.elapsed_seconds:.0f}s > timeout "
-                                       f"{s.timeout_seconds:.0f}s")
+        return Decided(
+            "AbortTimeout",
+            f"wall time {state.elapsed_seconds:.0f}s > timeout {s.timeout_seconds:.0f}s",
+        )
     drop = None if state.previous_score is None else state.previous_score - state.train_score
     if s.abort_on_regression and drop is not None and drop > s.regression_threshold:
-        return Decided("AbortRegression",
-                       f"train {state.previous_score:.2f} -> {state.train_score:.2f} dropped "
-                       f"more than {s.regression_threshold:.2f}; keeping the previous version")
+        return Decided(
+            "AbortRegression",
+            f"train {state.previous_score:.2f} -> {state.train_score:.2f} dropped "
+            f"more than {s.regression_threshold:.2f}; keeping the previous version",
+        )
     if state.train_score >= s.quality:
         return Decided("Accept", f"train {state.train_score:.2f} >= quality {s.quality:.2f}")
     if state.iteration >= s.iterate:
@@ -107,6 +121,7 @@ def decide(state: DecisionInput, settings: IterationSettings) -> Decided:
     if state.previous_score is not None:
         gain = state.train_score - state.previous_score
         if gain < s.improvement_threshold:
-            return Decided("AcceptBest", f"improvement {gain:+.2f} < threshold "
-                                         f"{s.improvement_threshold:.2f}")
+            return Decided(
+                "AcceptBest", f"improvement {gain:+.2f} < threshold {s.improvement_threshold:.2f}"
+            )
     return Decided("Continue", f"train {state.train_score:.2f} < quality {s.quality:.2f}")

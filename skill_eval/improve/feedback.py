@@ -47,11 +47,16 @@ class Feedback:
 
     def render(self) -> str:
         """The feedback as the text block the improver prompt embeds."""
-        out = [f"Iteration {self.iteration}: train pass rate {self.train_score:.2f}; "
-               f"{len(self.failing) + self.omitted_failures} train task(s) failed."]
+        out = [
+            f"Iteration {self.iteration}: train pass rate {self.train_score:.2f}; "
+            f"{len(self.failing) + self.omitted_failures} train task(s) failed."
+        ]
         for f in self.failing:
-            out.append(f"\n### Failing task `{f.task_id}` (score {f.score:.2f}"
-                       + (f", category {f.category}" if f.category else "") + ")")
+            out.append(
+                f"\n### Failing task `{f.task_id}` (score {f.score:.2f}"
+                + (f", category {f.category}" if f.category else "")
+                + ")"
+            )
             out.append("Prompt:\n" + f.prompt)
             if f.details:
                 out.append("Judge details:\n" + f.details)
@@ -64,28 +69,42 @@ class Feedback:
         return "\n".join(out)
 
 
-def build_feedback(iteration: int, train_ids: Sequence[str],
-                   outcomes: Mapping[str, TaskOutcome], prompts: Mapping[str, str],
-                   previous_diff: str = "", categories: Mapping[str, str | None] | None = None,
-                   max_tasks: int = MAX_TASKS) -> Feedback:
+def build_feedback(
+    iteration: int,
+    train_ids: Sequence[str],
+    outcomes: Mapping[str, TaskOutcome],
+    prompts: Mapping[str, str],
+    previous_diff: str = "",
+    categories: Mapping[str, str | None] | None = None,
+    max_tasks: int = MAX_TASKS,
+) -> Feedback:
     """Feedback over the failing train tasks, lowest score first (then suite order).
 
     Only ids in `train_ids` are read, so holdout results cannot leak to the improver even if the
     caller passes a summary that holds them. A task with no outcome counts as failed.
     """
     missing = TaskOutcome(False, 0.0, "no result for this task")
-    failing = [(outcomes.get(t, missing), i, t) for i, t in enumerate(train_ids)
-               if not outcomes.get(t, missing).passed]
+    failing = [
+        (outcomes.get(t, missing), i, t)
+        for i, t in enumerate(train_ids)
+        if not outcomes.get(t, missing).passed
+    ]
     failing.sort(key=lambda x: (x[0].score, x[1]))
     shown = failing[:max_tasks]
     cats = categories or {}
     items = tuple(
-        FailingTask(task_id=t, prompt=clip(prompts.get(t, ""), MAX_PROMPT_CHARS),
-                    score=o.score, details=clip(o.details, MAX_DETAILS_CHARS),
-                    findings=tuple(clip(x, MAX_FINDING_CHARS) for x in o.findings[:MAX_FINDINGS]),
-                    category=cats.get(t))
-        for o, _, t in shown)
+        FailingTask(
+            task_id=t,
+            prompt=clip(prompts.get(t, ""), MAX_PROMPT_CHARS),
+            score=o.score,
+            details=clip(o.details, MAX_DETAILS_CHARS),
+            findings=tuple(clip(x, MAX_FINDING_CHARS) for x in o.findings[:MAX_FINDINGS]),
+            category=cats.get(t),
+        )
+        for o, _, t in shown
+    )
     passed = sum(1 for t in train_ids if outcomes.get(t, missing).passed)
     score = passed / len(train_ids) if train_ids else 0.0
-    return Feedback(iteration, score, items, len(failing) - len(shown),
-                    clip(previous_diff, MAX_DIFF_CHARS))
+    return Feedback(
+        iteration, score, items, len(failing) - len(shown), clip(previous_diff, MAX_DIFF_CHARS)
+    )

@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..paths import atomic_write_text
+from ..core.paths import atomic_write_text
 from .improver import SKILL_FILE, check_path
 from .loop import ImproveResult
 
@@ -53,26 +53,30 @@ def write_version(files: Mapping[str, str], target: Path, original: Path | None 
     if target.exists():
         raise FolderError(f"{target}: already exists")
     if original is not None:
-        shutil.copytree(original, target, symlinks=True,
-                        ignore=shutil.ignore_patterns(*SKIPPED_DIRS))
+        shutil.copytree(
+            original, target, symlinks=True, ignore=shutil.ignore_patterns(*SKIPPED_DIRS)
+        )
     target.mkdir(parents=True, exist_ok=True)
     for rel, text in files.items():
         atomic_write_text(target / check_path(rel), text)
     return target
 
 
-def write_versions(result: ImproveResult, run_dir: Path, original: Path | None = None
-                   ) -> dict[str, Path]:
+def write_versions(
+    result: ImproveResult, run_dir: Path, original: Path | None = None
+) -> dict[str, Path]:
     """Every evaluated version under `run_dir/versions/v<iteration>-<hash12>`; hash -> folder."""
     out: dict[str, Path] = {}
     for v in result.versions:
-        out[v.hash] = write_version(v.files, Path(run_dir) / "versions" /
-                                    f"v{v.iteration}-{v.hash[:12]}", original)
+        out[v.hash] = write_version(
+            v.files, Path(run_dir) / "versions" / f"v{v.iteration}-{v.hash[:12]}", original
+        )
     return out
 
 
-def write_winner(result: ImproveResult, output_dir: Path, skill_dir: Path,
-                 in_place: bool = False) -> Path | None:
+def write_winner(
+    result: ImproveResult, output_dir: Path, skill_dir: Path, in_place: bool = False
+) -> Path | None:
     """Write the proposed version; None when nothing was proposed. Writing into the user's
     skill folder (or a folder inside it) needs `in_place`."""
     if not result.proposed:
@@ -81,8 +85,10 @@ def write_winner(result: ImproveResult, output_dir: Path, skill_dir: Path,
     if skill in out.parents:
         raise FolderError(f"{output_dir}: is inside the skill folder {skill_dir}")
     if out == skill and not in_place:
-        raise FolderError(f"{output_dir}: is the skill folder itself; pass in_place to "
-                          "overwrite the original skill")
+        raise FolderError(
+            f"{output_dir}: is the skill folder itself; pass in_place to "
+            "overwrite the original skill"
+        )
     if in_place and out == skill:
         for rel, text in result.best.files.items():
             atomic_write_text(skill / check_path(rel), text)

@@ -37,8 +37,9 @@ class Proposal:
 
 
 class Improver(Protocol):
-    def propose(self, skill_files: Mapping[str, str], feedback: Feedback,
-                learnings: Sequence[str]) -> Proposal: ...
+    def propose(
+        self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+    ) -> Proposal: ...
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -58,8 +59,9 @@ def check_path(path: str) -> str:
     return "/".join(parts)
 
 
-def apply_proposal(current: Mapping[str, str], proposal: Proposal,
-                   protected: Collection[str] = ()) -> dict[str, str]:
+def apply_proposal(
+    current: Mapping[str, str], proposal: Proposal, protected: Collection[str] = ()
+) -> dict[str, str]:
     """The new version: `current` with the proposal's files written over it.
 
     The whole proposal is rejected (ProposalError) when any path is unsafe, names a protected
@@ -91,8 +93,9 @@ class MockImprover:
         self.calls: list[Feedback] = []
         self.learnings_seen: list[tuple[str, ...]] = []
 
-    def propose(self, skill_files: Mapping[str, str], feedback: Feedback,
-                learnings: Sequence[str]) -> Proposal:
+    def propose(
+        self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+    ) -> Proposal:
         self.calls.append(feedback)
         self.learnings_seen.append(tuple(learnings))
         text = skill_files.get(SKILL_FILE, "")
@@ -103,8 +106,12 @@ class MockImprover:
                 added.append(rule_line(key))
         if added:
             text = text.rstrip("\n") + "\n\n" + "\n".join(added) + "\n"
-        return Proposal({SKILL_FILE: text}, f"added {len(added)} rule(s)",
-                        self.tokens_per_call, self.cost_per_call)
+        return Proposal(
+            {SKILL_FILE: text},
+            f"added {len(added)} rule(s)",
+            self.tokens_per_call,
+            self.cost_per_call,
+        )
 
 
 # The reply format real backends ask for: delimiter lines no SKILL.md plausibly contains.
@@ -138,8 +145,9 @@ class ImproverPrompt:
     user: str
 
 
-def build_improver_prompt(skill_files: Mapping[str, str], feedback: Feedback,
-                          learnings: Sequence[str]) -> ImproverPrompt:
+def build_improver_prompt(
+    skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+) -> ImproverPrompt:
     """The system and user messages for a model-backed improver. SKILL.md is always shown in
     full; other files up to MAX_SHOWN_FILE_CHARS each (longer ones by name only)."""
     parts = ["## Current skill files"]

@@ -22,7 +22,7 @@ from .split import Split, split_tasks
 
 
 class ImproveTask(Protocol):
-    """What the loop reads of a task (skill_eval.model.Task fits)."""
+    """What the loop reads of a task (skill_eval.core.model.Task fits)."""
 
     @property
     def id(self) -> str: ...
@@ -78,9 +78,14 @@ def unified_diff(old: Mapping[str, str], new: Mapping[str, str]) -> str:
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path, ""), new.get(path, "")
         if a != b:
-            chunks.extend(difflib.unified_diff(a.splitlines(keepends=True),
-                                               b.splitlines(keepends=True),
-                                               f"a/{path}", f"b/{path}"))
+            chunks.extend(
+                difflib.unified_diff(
+                    a.splitlines(keepends=True),
+                    b.splitlines(keepends=True),
+                    f"a/{path}",
+                    f"b/{path}",
+                )
+            )
     return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
@@ -99,23 +104,30 @@ def select_best(versions: Sequence[VersionResult]) -> VersionResult:
 def why_best(versions: Sequence[VersionResult], best: VersionResult) -> str:
     """Why select_best chose `best`, for the log: every version's rate and, on a tie, what
     broke it."""
+
     def rate(v: VersionResult) -> float:
         return v.train_score if v.holdout_score is None else v.holdout_score
 
     measure = "train" if best.holdout_score is None else "holdout"
-    rates = ", ".join(f"{v.iteration} {rate(v):.2f}{' (rejected)' if v.rejected else ''}"
-                      for v in versions)
-    if best.iteration == versions[0].iteration and all(v.rejected for v in versions[1:]) \
-            and len(versions) > 1:
+    rates = ", ".join(
+        f"{v.iteration} {rate(v):.2f}{' (rejected)' if v.rejected else ''}" for v in versions
+    )
+    if (
+        best.iteration == versions[0].iteration
+        and all(v.rejected for v in versions[1:])
+        and len(versions) > 1
+    ):
         return f"every later version was rejected for a regression ({measure}: {rates})"
     tied = [v for v in versions if v is not best and not v.rejected and rate(v) == rate(best)]
     reason = f"highest {measure} pass rate, {rate(best):.2f} (iterations: {rates})"
     if tied:
         others = ", ".join(str(v.iteration) for v in tied)
         fewer = all(v.tokens > best.tokens for v in tied)
-        reason += (f"; tied with iteration {others}, chosen for fewer evaluation tokens "
-                   f"({best.tokens})" if fewer else
-                   f"; tied with iteration {others}, chosen as the earlier version")
+        reason += (
+            f"; tied with iteration {others}, chosen for fewer evaluation tokens ({best.tokens})"
+            if fewer
+            else f"; tied with iteration {others}, chosen as the earlier version"
+        )
     return reason
 
 
@@ -124,34 +136,53 @@ def holdout_rate_gate(best: VersionResult, original: VersionResult) -> tuple[boo
     if best.holdout_score is None or original.holdout_score is None:
         # --holdout 0 was asked for (with a warning): fall back to train, and say so.
         won = best.train_score > original.train_score
-        return won, (f"train {original.train_score:.2f} -> {best.train_score:.2f} (no holdout: "
-                     "not checked on unseen tasks)")
+        return won, (
+            f"train {original.train_score:.2f} -> {best.train_score:.2f} (no holdout: "
+            "not checked on unseen tasks)"
+        )
     if best.holdout_score > original.holdout_score:
         return True, (f"holdout {original.holdout_score:.2f} -> {best.holdout_score:.2f}")
-    return False, (f"holdout {best.holdout_score:.2f} does not beat the original's "
-                   f"{original.holdout_score:.2f}")
+    return False, (
+        f"holdout {best.holdout_score:.2f} does not beat the original's "
+        f"{original.holdout_score:.2f}"
+    )
 
 
-def progress_line(iteration: int, settings: IterationSettings, previous: float | None,
-                  v: VersionResult, summary: EvalSummary, run_cost: float) -> str:
-    train = f"{v.train_score:.2f}" if previous is None else \
-        f"{previous:.2f} -> {v.train_score:.2f}"
+def progress_line(
+    iteration: int,
+    settings: IterationSettings,
+    previous: float | None,
+    v: VersionResult,
+    summary: EvalSummary,
+    run_cost: float,
+) -> str:
+    train = f"{v.train_score:.2f}" if previous is None else f"{previous:.2f} -> {v.train_score:.2f}"
     hold = "-" if v.holdout_score is None else f"{v.holdout_score:.2f}"
-    return (f"[iter {iteration}/{settings.iterate}] train {train}  holdout {hold}  "
-            f"(eval: {summary.reused_judgements} of {summary.judgement_count} judgements "
-            f"reused)  ${run_cost:.2f}")
+    return (
+        f"[iter {iteration}/{settings.iterate}] train {train}  holdout {hold}  "
+        f"(eval: {summary.reused_judgements} of {summary.judgement_count} judgements "
+        f"reused)  ${run_cost:.2f}"
+    )
 
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
-                evaluate_fn: EvaluateFn, improver: Improver, memory: ImproveMemory,
-                settings: IterationSettings | None = None, *, skill_id: str,
-                compare_fn: CompareFn | None = None, protected: Collection[str] = (),
-                clock: Callable[[], float] = time.monotonic,
-                log: Callable[[str], None] = _stderr) -> ImproveResult:
+def run_improve(
+    skill_files: Mapping[str, str],
+    tasks: Sequence[ImproveTask],
+    evaluate_fn: EvaluateFn,
+    improver: Improver,
+    memory: ImproveMemory,
+    settings: IterationSettings | None = None,
+    *,
+    skill_id: str,
+    compare_fn: CompareFn | None = None,
+    protected: Collection[str] = (),
+    clock: Callable[[], float] = time.monotonic,
+    log: Callable[[str], None] = _stderr,
+) -> ImproveResult:
     """Improve `skill_files` (path in the skill folder -> text) on `tasks`; see the module doc.
 
     `protected` are skill-relative paths the improver may not write (the suite, when it sits in
@@ -160,8 +191,10 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
     s = settings or IterationSettings()
     start = clock()
     recall = memory.recall(skill_id, s.recall_token_budget)
-    log(f"[recall] {len(recall.learnings)} learning(s), {len(recall.anti_patterns)} "
-        f"anti-pattern(s) (~{recall.tokens} tokens of {s.recall_token_budget}, chars/4)")
+    log(
+        f"[recall] {len(recall.learnings)} learning(s), {len(recall.anti_patterns)} "
+        f"anti-pattern(s) (~{recall.tokens} tokens of {s.recall_token_budget}, chars/4)"
+    )
     split = split_tasks(tasks, s.holdout, s.seed)
     for warning in split.warnings:
         log(f"[split] warning: {warning}")
@@ -183,12 +216,21 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
         tokens += summary.tokens
         cost += summary.cost_usd
         previous = versions[-1].train_score if versions else None
-        version = VersionResult(iteration, digest, parent, current, diff,
-                                summary.pass_rate(split.train) or 0.0,
-                                summary.pass_rate(split.holdout), summary.tokens,
-                                summary.cost_usd)
-        decided = decide(DecisionInput(iteration, version.train_score, previous, tokens, cost,
-                                       clock() - start), s)
+        version = VersionResult(
+            iteration,
+            digest,
+            parent,
+            current,
+            diff,
+            summary.pass_rate(split.train) or 0.0,
+            summary.pass_rate(split.holdout),
+            summary.tokens,
+            summary.cost_usd,
+        )
+        decided = decide(
+            DecisionInput(iteration, version.train_score, previous, tokens, cost, clock() - start),
+            s,
+        )
         decision, reason = decided.decision, decided.reason
         if decision == "AbortRegression":
             version = replace(version, rejected=True)
@@ -197,8 +239,9 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
         log(f"  {decision}: {reason}")
         step_tokens, step_cost = summary.tokens, summary.cost_usd
         if decision == "Continue":
-            feedback = build_feedback(iteration, split.train, summary.per_task, prompts, diff,
-                                      categories)
+            feedback = build_feedback(
+                iteration, split.train, summary.per_task, prompts, diff, categories
+            )
             proposal = improver.propose(current, feedback, recall.texts)
             tokens += proposal.tokens
             cost += proposal.cost_usd
@@ -214,16 +257,33 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
             if decision == "Continue":
                 # Hard stops hold between phases too: a costly or slow improver call must not
                 # buy one more suite evaluation. Only budget/timeout can fire here.
-                after = decide(DecisionInput(iteration, version.train_score, previous, tokens,
-                                             cost, clock() - start), s)
+                after = decide(
+                    DecisionInput(
+                        iteration, version.train_score, previous, tokens, cost, clock() - start
+                    ),
+                    s,
+                )
                 decision, reason = after.decision, after.reason
             if decision != "Continue":
                 log(f"  {decision}: {reason}")
         phase = {"Continue": "refine", "Accept": "complete", "AcceptBest": "complete"}.get(
-            decision, "abort")
-        memory.record_cycle(CycleRecord(run_id, iteration, phase, decision, reason,
-                                        version.train_score, version.holdout_score, step_tokens,
-                                        step_cost, clock() - began, digest))
+            decision, "abort"
+        )
+        memory.record_cycle(
+            CycleRecord(
+                run_id,
+                iteration,
+                phase,
+                decision,
+                reason,
+                version.train_score,
+                version.holdout_score,
+                step_tokens,
+                step_cost,
+                clock() - began,
+                digest,
+            )
+        )
         if decision != "Continue":
             break
         parent, diff, current = digest, unified_diff(current, new), new
@@ -236,16 +296,38 @@ def run_improve(skill_files: Mapping[str, str], tasks: Sequence[ImproveTask],
         proposed, gate = compare_fn(best.files, original.files, split.holdout)
     else:
         proposed, gate = holdout_rate_gate(best, original)
-    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): "
-        f"{why_best(versions, best)}")
+    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): {why_best(versions, best)}")
     log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
 
     learned = extract_learnings(versions, best, proposed, gate)
     for kind, text in learned:
         memory.add_learning(skill_id, run_id, kind, text)
-    memory.finish_run(run_id, decision=decision, reason=reason, original_hash=original.hash,
-                      best_hash=best.hash, proposed=proposed, tokens=tokens, cost_usd=cost)
-    log(f"[done] {len(versions)} iteration(s), {tokens} tokens, ${cost:.2f}; "
-        f"{len(learned)} learning(s) saved")
-    return ImproveResult(run_id, decision, reason, tuple(versions), best, proposed, gate,
-                         tokens, cost, split, recall, len(learned), split.warnings)
+    memory.finish_run(
+        run_id,
+        decision=decision,
+        reason=reason,
+        original_hash=original.hash,
+        best_hash=best.hash,
+        proposed=proposed,
+        tokens=tokens,
+        cost_usd=cost,
+    )
+    log(
+        f"[done] {len(versions)} iteration(s), {tokens} tokens, ${cost:.2f}; "
+        f"{len(learned)} learning(s) saved"
+    )
+    return ImproveResult(
+        run_id,
+        decision,
+        reason,
+        tuple(versions),
+        best,
+        proposed,
+        gate,
+        tokens,
+        cost,
+        split,
+        recall,
+        len(learned),
+        split.warnings,
+    )

@@ -64,8 +64,9 @@ class Recall:
 
     @property
     def texts(self) -> tuple[str, ...]:
-        return (tuple(f"Learning: {t}" for t in self.learnings)
-                + tuple(f"Anti-pattern: {t}" for t in self.anti_patterns))
+        return tuple(f"Learning: {t}" for t in self.learnings) + tuple(
+            f"Anti-pattern: {t}" for t in self.anti_patterns
+        )
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,7 @@ class ImproveMemory:
             self._db.executescript(_SCHEMA)
 
     @classmethod
-    def in_state_root(cls, state_root: Path, now: Callable[[], float] = time.time
-                      ) -> ImproveMemory:
+    def in_state_root(cls, state_root: Path, now: Callable[[], float] = time.time) -> ImproveMemory:
         return cls(Path(state_root) / DB_NAME, now)
 
     def close(self) -> None:
@@ -115,32 +115,63 @@ class ImproveMemory:
         with self._db:
             cur = self._db.execute(
                 "INSERT INTO improve_runs (skill_id, started, settings) VALUES (?, ?, ?)",
-                (skill_id, self._now(), json.dumps(dict(settings), sort_keys=True)))
+                (skill_id, self._now(), json.dumps(dict(settings), sort_keys=True)),
+            )
         return int(cur.lastrowid or 0)
 
-    def finish_run(self, run: int, *, decision: str, reason: str, original_hash: str,
-                   best_hash: str, proposed: bool, tokens: int, cost_usd: float) -> None:
+    def finish_run(
+        self,
+        run: int,
+        *,
+        decision: str,
+        reason: str,
+        original_hash: str,
+        best_hash: str,
+        proposed: bool,
+        tokens: int,
+        cost_usd: float,
+    ) -> None:
         with self._db:
             self._db.execute(
                 "UPDATE improve_runs SET finished=?, decision=?, reason=?, original_hash=?, "
                 "best_hash=?, proposed=?, tokens=?, cost_usd=? WHERE id=?",
-                (self._now(), decision, reason, original_hash, best_hash, int(proposed), tokens,
-                 cost_usd, run))
+                (
+                    self._now(),
+                    decision,
+                    reason,
+                    original_hash,
+                    best_hash,
+                    int(proposed),
+                    tokens,
+                    cost_usd,
+                    run,
+                ),
+            )
 
-    def record_version(self, run: int, iteration: int, files: Mapping[str, str],
-                       parent: str | None, diff: str) -> str:
+    def record_version(
+        self, run: int, iteration: int, files: Mapping[str, str], parent: str | None, diff: str
+    ) -> str:
         digest = version_hash(files)
         with self._db:
             self._db.execute(
                 "INSERT OR IGNORE INTO skill_versions (hash, run, iteration, content, parent, "
                 "diff, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (digest, run, iteration, json.dumps(dict(files), sort_keys=True), parent, diff,
-                 self._now()))
+                (
+                    digest,
+                    run,
+                    iteration,
+                    json.dumps(dict(files), sort_keys=True),
+                    parent,
+                    diff,
+                    self._now(),
+                ),
+            )
         return digest
 
     def version_files(self, run: int, digest: str) -> dict[str, str]:
-        row = self._db.execute("SELECT content FROM skill_versions WHERE run=? AND hash=?",
-                               (run, digest)).fetchone()
+        row = self._db.execute(
+            "SELECT content FROM skill_versions WHERE run=? AND hash=?", (run, digest)
+        ).fetchone()
         if row is None:
             raise KeyError(digest)
         return dict(json.loads(row["content"]))
@@ -151,28 +182,57 @@ class ImproveMemory:
                 "INSERT INTO iteration_cycles (run, iteration, phase, decision, reason, "
                 "train_score, holdout_score, tokens, cost_usd, duration_seconds, skill_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (c.run, c.iteration, c.phase, c.decision, c.reason, c.train_score,
-                 c.holdout_score, c.tokens, c.cost_usd, c.duration_seconds, c.skill_hash))
+                (
+                    c.run,
+                    c.iteration,
+                    c.phase,
+                    c.decision,
+                    c.reason,
+                    c.train_score,
+                    c.holdout_score,
+                    c.tokens,
+                    c.cost_usd,
+                    c.duration_seconds,
+                    c.skill_hash,
+                ),
+            )
 
     def cycles(self, run: int) -> list[CycleRecord]:
         rows = self._db.execute("SELECT * FROM iteration_cycles WHERE run=? ORDER BY id", (run,))
-        return [CycleRecord(r["run"], r["iteration"], r["phase"], r["decision"], r["reason"],
-                            r["train_score"], r["holdout_score"], r["tokens"], r["cost_usd"],
-                            r["duration_seconds"], r["skill_hash"]) for r in rows]
+        return [
+            CycleRecord(
+                r["run"],
+                r["iteration"],
+                r["phase"],
+                r["decision"],
+                r["reason"],
+                r["train_score"],
+                r["holdout_score"],
+                r["tokens"],
+                r["cost_usd"],
+                r["duration_seconds"],
+                r["skill_hash"],
+            )
+            for r in rows
+        ]
 
     def add_learning(self, skill_id: str, run: int | None, kind: LearningKind, text: str) -> None:
         if kind not in ("learning", "anti_pattern"):
             raise ValueError(f"kind: must be learning or anti_pattern, got {kind!r}")
         with self._db:
-            self._db.execute("INSERT INTO learnings (skill_id, run, kind, text, created) "
-                             "VALUES (?, ?, ?, ?, ?)", (skill_id, run, kind, text, self._now()))
+            self._db.execute(
+                "INSERT INTO learnings (skill_id, run, kind, text, created) VALUES (?, ?, ?, ?, ?)",
+                (skill_id, run, kind, text, self._now()),
+            )
 
     def recall(self, skill_id: str, token_budget: int, exclude_run: int | None = None) -> Recall:
         """Learnings and anti-patterns of earlier runs of `skill_id`, newest first, while their
         estimated tokens (chars / 4) fit in `token_budget`; the rest are counted as dropped."""
         rows = self._db.execute(
             "SELECT kind, text FROM learnings WHERE skill_id=? AND (run IS NULL OR run IS NOT ?)"
-            " ORDER BY created DESC, id DESC", (skill_id, exclude_run)).fetchall()
+            " ORDER BY created DESC, id DESC",
+            (skill_id, exclude_run),
+        ).fetchall()
         learned: list[str] = []
         anti: list[str] = []
         used = dropped = 0
@@ -211,11 +271,15 @@ def format_history(runs: list[dict[str, Any]]) -> str:
     lines = []
     for run in runs:
         verdict = {None: "unfinished", True: "proposed", False: "not proposed"}[run["proposed"]]
-        lines.append(f"run {run['id']}  {run['skill_id']}  {run['decision'] or '-'}  {verdict}"
-                     f"  ${run['cost_usd'] or 0:.2f}  {run['tokens'] or 0} tokens")
+        lines.append(
+            f"run {run['id']}  {run['skill_id']}  {run['decision'] or '-'}  {verdict}"
+            f"  ${run['cost_usd'] or 0:.2f}  {run['tokens'] or 0} tokens"
+        )
         for c in run["cycles"]:
             hold = "-" if c["holdout_score"] is None else f"{c['holdout_score']:.2f}"
             train = "-" if c["train_score"] is None else f"{c['train_score']:.2f}"
-            lines.append(f"  iter {c['iteration']}  train {train}  holdout {hold}  "
-                         f"{c['decision']}: {c['reason']}  [{c['skill_hash'][:12]}]")
+            lines.append(
+                f"  iter {c['iteration']}  train {train}  holdout {hold}  "
+                f"{c['decision']}: {c['reason']}  [{c['skill_hash'][:12]}]"
+            )
     return "\n".join(lines)

@@ -25,8 +25,9 @@ def has_rule(skill_text: str, task_id: str, category: str | None = None) -> bool
     return any(rule_marker(k) in skill_text for k in keys)
 
 
-def rule_following_output(skill_text: str, task_id: str, category: str | None = None,
-                          expected: Sequence[str] = ()) -> str:
+def rule_following_output(
+    skill_text: str, task_id: str, category: str | None = None, expected: Sequence[str] = ()
+) -> str:
     """The mock model's answer to task `task_id` under `skill_text`.
 
     With the rule (by id or category) the answer names every `expected` term; without it the

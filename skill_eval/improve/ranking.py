@@ -12,15 +12,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-from ..validation import schema_problems
+from ..core.paths import SCHEMAS_DIR
+from ..core.validation import schema_problems
 from .improver import SKILL_FILE
 from .loop import ImproveResult, VersionResult
 from .memory import CycleRecord
 
-RANKING_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "ranking.schema.json"
+RANKING_SCHEMA = SCHEMAS_DIR / "ranking.schema.json"
 
 
 def candidate_id(v: VersionResult) -> str:
@@ -47,10 +47,15 @@ def _candidate(v: VersionResult, result: ImproveResult) -> dict[str, Any]:
     }
 
 
-def build_ranking_artifact(result: ImproveResult, *, run_id: str,
-                           target_path: str | None = None, skill_name: str | None = None,
-                           lane: str | None = "improve",
-                           cycles: Sequence[CycleRecord] = ()) -> dict[str, Any]:
+def build_ranking_artifact(
+    result: ImproveResult,
+    *,
+    run_id: str,
+    target_path: str | None = None,
+    skill_name: str | None = None,
+    lane: str | None = "improve",
+    cycles: Sequence[CycleRecord] = (),
+) -> dict[str, Any]:
     """The artifact, best candidate first, validated against the shipped ranking schema.
 
     Only SKILL.md travels inline (`skill_content`); a version that changed other files of the
@@ -61,14 +66,18 @@ def build_ranking_artifact(result: ImproveResult, *, run_id: str,
     if target_path is not None:
         artifact["target"] = {"path": target_path, "name": skill_name}
     artifact["scored_candidates"] = [_candidate(v, result) for v in order]
-    artifact["improve"] = {"decision": result.decision, "reason": result.reason,
-                           "proposed": result.proposed, "gate": result.gate_reason,
-                           "train_tasks": list(result.split.train),
-                           "holdout_tasks": list(result.split.holdout),
-                           "tokens": result.tokens, "cost_usd": result.cost_usd,
-                           # every decision of the loop, for the HTML report's iteration table
-                           "iterations": [{k: v for k, v in asdict(c).items() if k != "run"}
-                                          for c in cycles]}
+    artifact["improve"] = {
+        "decision": result.decision,
+        "reason": result.reason,
+        "proposed": result.proposed,
+        "gate": result.gate_reason,
+        "train_tasks": list(result.split.train),
+        "holdout_tasks": list(result.split.holdout),
+        "tokens": result.tokens,
+        "cost_usd": result.cost_usd,
+        # every decision of the loop, for the HTML report's iteration table
+        "iterations": [{k: v for k, v in asdict(c).items() if k != "run"} for c in cycles],
+    }
     validate_ranking(artifact)
     return artifact
 

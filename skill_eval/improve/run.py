@@ -12,12 +12,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ..api import EvaluationSettings, default_judge_context
+from ..engine.evaluation import EvaluationSettings, default_judge_context
 from ..errors import UsageError
 from ..executors.base import create_executor, get_executor_spec
 from ..executors.mock import check_mock_tasks, keyed_by_arm, load_mock_outputs
-from ..policy import DEFAULT_POLICY, POLICIES
-from ..suite import load_suite
+from ..inputs.suite import load_suite
+from ..stats.policy import DEFAULT_POLICY, POLICIES
 from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import build_improver
 from .decide import IterationSettings
@@ -49,8 +49,14 @@ class ImproveRun:
         return 0 if self.result.decision == "Accept" and len(self.result.versions) == 1 else 1
 
 
-def _executor(name: str, model: str | None, claude_bin: str | None, mock_outputs: str | None,
-              mock_rules: bool, task_ids: set[str]) -> Any:
+def _executor(
+    name: str,
+    model: str | None,
+    claude_bin: str | None,
+    mock_outputs: str | None,
+    mock_rules: bool,
+    task_ids: set[str],
+) -> Any:
     spec = get_executor_spec(name)
     values: dict[str, Any] = {"model": model, "claude_bin": claude_bin}
     if mock_outputs:
@@ -58,17 +64,20 @@ def _executor(name: str, model: str | None, claude_bin: str | None, mock_outputs
             raise UsageError("--mock-outputs is for the mock executor (--mock)")
         outputs = load_mock_outputs(Path(mock_outputs))
         if keyed_by_arm(outputs):  # improve's arms are its versions: the keys would match none
-            raise UsageError(f"--mock-outputs {mock_outputs}: outputs per arm (candidate/"
-                             "baseline) do not apply to improve, whose versions it writes "
-                             "itself; give {task_id: output} (every version gets it) or leave "
-                             "--mock-outputs out (answers follow [rule:...] markers)")
+            raise UsageError(
+                f"--mock-outputs {mock_outputs}: outputs per arm (candidate/"
+                "baseline) do not apply to improve, whose versions it writes "
+                "itself; give {task_id: output} (every version gets it) or leave "
+                "--mock-outputs out (answers follow [rule:...] markers)"
+            )
         check_mock_tasks(Path(mock_outputs), outputs, task_ids)
         values["mock_outputs"] = outputs
     if mock_rules:
         values["mock_rules"] = True
     known = {f.name for f in fields(spec.config_cls)}
-    return create_executor(name, spec.config({k: v for k, v in values.items()
-                                              if k in known and v is not None}))
+    return create_executor(
+        name, spec.config({k: v for k, v in values.items() if k in known and v is not None})
+    )
 
 
 def _protected(suite_path: Path, skill_dir: Path) -> tuple[str, ...]:
@@ -80,15 +89,26 @@ def _protected(suite_path: Path, skill_dir: Path) -> tuple[str, ...]:
         return ()
 
 
-def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Path, *,
-            settings: IterationSettings | None = None, executor: str = "claude-cli",
-            model: str | None = None, mock_outputs: str | None = None,
-            mock_rules: bool = False, improver: str | Improver = "mock",
-            improver_model: str | None = None, base_url: str | None = None,
-            claude_bin: str | None = None, policy: str | None = None,
-            output_dir: str | Path | None = None, in_place: bool = False,
-            env: Mapping[str, str] | None = None,
-            log: Callable[[str], None] | None = None) -> ImproveRun:
+def improve(
+    skill_path: str | Path,
+    task_suite: str | Path,
+    state_root: str | Path,
+    *,
+    settings: IterationSettings | None = None,
+    executor: str = "claude-cli",
+    model: str | None = None,
+    mock_outputs: str | None = None,
+    mock_rules: bool = False,
+    improver: str | Improver = "mock",
+    improver_model: str | None = None,
+    base_url: str | None = None,
+    claude_bin: str | None = None,
+    policy: str | None = None,
+    output_dir: str | Path | None = None,
+    in_place: bool = False,
+    env: Mapping[str, str] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> ImproveRun:
     """Improve the skill folder at `skill_path` on `task_suite`; see references/improve.md.
 
     Raises UsageError (bad input) before anything runs; ExecutorError when a model cannot be
@@ -108,17 +128,26 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
-    runner = _executor(executor, model, claude_bin, mock_outputs, mock_rules,
-                       {t.id for t in suite.tasks})
-    chosen = improver if not isinstance(improver, str) else build_improver(
-        improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env)
+    runner = _executor(
+        executor, model, claude_bin, mock_outputs, mock_rules, {t.id for t in suite.tasks}
+    )
+    chosen = (
+        improver
+        if not isinstance(improver, str)
+        else build_improver(
+            improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env
+        )
+    )
     if policy is not None and policy not in POLICIES:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
     eval_settings = EvaluationSettings(policy=policy or DEFAULT_POLICY)
     ctx = default_judge_context(suite, runner.name)  # one judge cache for the whole run
     evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
-    compare_fn = make_compare_fn(suite, runner, settings=eval_settings, judge_context=ctx) \
-        if s.holdout > 0 else None
+    compare_fn = (
+        make_compare_fn(suite, runner, settings=eval_settings, judge_context=ctx)
+        if s.holdout > 0
+        else None
+    )
 
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
@@ -126,9 +155,18 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
     for note in skipped:
         say(f"[skill] {note}")
     with ImproveMemory.in_state_root(root) as memory:
-        result = run_improve(files, suite.tasks, evaluate_fn, chosen, memory, s,
-                             skill_id=suite.skill_id, compare_fn=compare_fn,
-                             protected=_protected(suite.path, skill_dir), log=say)
+        result = run_improve(
+            files,
+            suite.tasks,
+            evaluate_fn,
+            chosen,
+            memory,
+            s,
+            skill_id=suite.skill_id,
+            compare_fn=compare_fn,
+            protected=_protected(suite.path, skill_dir),
+            log=say,
+        )
         cycles = memory.cycles(result.run_id)
     kept = write_versions(result, run_dir, skill_dir)
     target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
@@ -136,15 +174,18 @@ def improve(skill_path: str | Path, task_suite: str | Path, state_root: str | Pa
         winner = write_winner(result, target, skill_dir, in_place=in_place)
     except FolderError as exc:
         raise UsageError(f"--output-dir {exc}") from None
-    artifact = build_ranking_artifact(result, run_id=run_dir.name,
-                                      # The kept copy of the original: inside the ranking's
-                                      # directory, so `run --input` accepts it as the baseline.
-                                      target_path=str(kept[result.original.hash] / "SKILL.md"),
-                                      skill_name=suite.skill_id, cycles=cycles)
+    artifact = build_ranking_artifact(
+        result,
+        run_id=run_dir.name,
+        # The kept copy of the original: inside the ranking's
+        # directory, so `run --input` accepts it as the baseline.
+        target_path=str(kept[result.original.hash] / "SKILL.md"),
+        skill_name=suite.skill_id,
+        cycles=cycles,
+    )
     ranking = run_dir / "ranking.json"
-    ranking.write_text(json.dumps(artifact, indent=2, sort_keys=False) + "\n",
-                       encoding="utf-8")
-    from ..report_improve_html import render_improve_html  # jinja2 only when improving
+    ranking.write_text(json.dumps(artifact, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    from ..report.improve_html import render_improve_html  # jinja2 only when improving
 
     (run_dir / "report.html").write_text(render_improve_html(artifact), encoding="utf-8")
     notes = tuple(getattr(chosen, "notes", ()))

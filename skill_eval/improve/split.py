@@ -15,7 +15,7 @@ from typing import Protocol
 
 
 class TaskLike(Protocol):
-    """What the split reads of a task (skill_eval.model.Task fits)."""
+    """What the split reads of a task (skill_eval.core.model.Task fits)."""
 
     @property
     def id(self) -> str: ...
@@ -53,8 +53,9 @@ def split_tasks(tasks: Sequence[TaskLike], holdout: float = 0.4, seed: int = 0) 
         raise ValueError("tasks: the suite has no tasks")
     warnings: list[str] = []
     if holdout == 0.0:
-        warnings.append("holdout is 0: no held-out check, an improvement may only fit the "
-                        "train tasks")
+        warnings.append(
+            "holdout is 0: no held-out check, an improvement may only fit the train tasks"
+        )
         return Split(tuple(ids), (), tuple(warnings))
 
     groups: dict[str, list[str]] = {}
@@ -74,13 +75,14 @@ def split_tasks(tasks: Sequence[TaskLike], holdout: float = 0.4, seed: int = 0) 
     if loners:
         order = sorted(loners)
         _rng(seed, "loners").shuffle(order)
-        chosen.update(order[:round(len(order) * holdout)])
+        chosen.update(order[: round(len(order) * holdout)])
     if len(chosen) == len(ids):
         # Only possible with single-task categories and a large fraction: keep one to train on.
         chosen.discard(sorted(chosen)[0])
     if not chosen:
-        warnings.append(f"holdout is empty ({len(ids)} task(s) at fraction {holdout}): no "
-                        "held-out check")
+        warnings.append(
+            f"holdout is empty ({len(ids)} task(s) at fraction {holdout}): no held-out check"
+        )
     train = tuple(i for i in ids if i not in chosen)
     held = tuple(i for i in ids if i in chosen)
     return Split(train, held, tuple(warnings))

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.paths import atomic_write_text
 from ..errors import UsageError
-from ..paths import atomic_write_text
 
 WITH, WITHOUT = "with_skill", "without_skill"
 _EVAL_N = re.compile(r"^eval-(\d+)$")
@@ -43,12 +43,17 @@ def stats(values: Sequence[float]) -> dict[str, float]:
         return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
     mean = sum(values) / len(values)
     var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0.0
-    return {"mean": round(mean, 4), "stddev": round(math.sqrt(var), 4),
-            "min": round(min(values), 4), "max": round(max(values), 4)}
+    return {
+        "mean": round(mean, 4),
+        "stddev": round(math.sqrt(var), 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+    }
 
 
-def eval_numbers(task_ids: Sequence[str], imported: Mapping[str, int] | None = None) \
-        -> dict[str, int]:
+def eval_numbers(
+    task_ids: Sequence[str], imported: Mapping[str, int] | None = None
+) -> dict[str, int]:
     """The numeric eval_id the viewer sorts by: the id an imported eval had
     (`source.eval_id`), else N of `eval-N`, else the next free number."""
     out: dict[str, int] = {}
@@ -79,14 +84,24 @@ def _run(task_id: str, eval_id: int, config: str, attempt: Mapping[str, Any]) ->
     graded = data.get("expectations") if isinstance(data, Mapping) else None
     error = attempt.get("status") == "error"
     if isinstance(graded, list) and graded and not error:
-        expectations = [{"text": str(g.get("text", "")), "passed": bool(g.get("passed")),
-                         "evidence": str(g.get("evidence") or "")} for g in graded]
+        expectations = [
+            {
+                "text": str(g.get("text", "")),
+                "passed": bool(g.get("passed")),
+                "evidence": str(g.get("evidence") or ""),
+            }
+            for g in graded
+        ]
     elif error:
         expectations = []
     else:
-        expectations = [{"text": f"{task_id}: the task's judge passes",
-                         "passed": attempt.get("status") == "passed",
-                         "evidence": str(judge.get("details") or "")[:500]}]
+        expectations = [
+            {
+                "text": f"{task_id}: the task's judge passes",
+                "passed": attempt.get("status") == "passed",
+                "evidence": str(judge.get("details") or "")[:500],
+            }
+        ]
     passed = sum(bool(e["passed"]) for e in expectations)
     total = len(expectations)
     usage = attempt.get("usage") or {}
@@ -113,15 +128,17 @@ def _run(task_id: str, eval_id: int, config: str, attempt: Mapping[str, Any]) ->
 
 def _summary(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counted = [r["result"] for r in runs if not r["result"]["errors"]]
-    return {"pass_rate": stats([r["pass_rate"] for r in counted]),
-            "time_seconds": stats([r["time_seconds"] for r in counted]),
-            "tokens": stats([r["tokens"] for r in counted])}
+    return {
+        "pass_rate": stats([r["pass_rate"] for r in counted]),
+        "time_seconds": stats([r["time_seconds"] for r in counted]),
+        "tokens": stats([r["tokens"] for r in counted]),
+    }
 
 
 def suite_tasks(artifact: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The artifact's suite tasks by id, read from the suite file when it is still there
     (prompts, trigger tasks); empty when it cannot be read."""
-    from ..safeyaml import YamlError, load_yaml_file
+    from ..core.safeyaml import YamlError, load_yaml_file
 
     try:
         _, data, _ = load_yaml_file(str(artifact.get("task_suite") or ""))
@@ -135,8 +152,9 @@ def trigger_ids(artifact: Mapping[str, Any]) -> set[str]:
     ran), and from the suite file when it can still be read."""
     from ..triggers.report import task_ids
 
-    return task_ids(artifact) | {i for i, t in suite_tasks(artifact).items()
-                                 if "should_trigger" in t}
+    return task_ids(artifact) | {
+        i for i, t in suite_tasks(artifact).items() if "should_trigger" in t
+    }
 
 
 def imported_ids(artifact: Mapping[str, Any]) -> dict[str, int]:
@@ -154,13 +172,20 @@ def run_attempts(artifact: Mapping[str, Any]) -> list[tuple[str, str, Mapping[st
     """(configuration, task id, attempt) of every run, in benchmark.json's order. Trigger
     tasks are left out: benchmark.json has no place for trigger runs."""
     arms = (artifact.get("manifest") or {}).get("arms") or {}
-    results = {WITH: artifact.get("candidate_results") or [],
-               WITHOUT: artifact.get("baseline_results") or []}
+    results = {
+        WITH: artifact.get("candidate_results") or [],
+        WITHOUT: artifact.get("baseline_results") or [],
+    }
     if not arms.get("baseline") or not results[WITHOUT]:
         del results[WITHOUT]
     triggers = trigger_ids(artifact)
-    return [(config, str(r["task_id"]), attempt) for config, rs in results.items()
-            for r in rs if r["task_id"] not in triggers for attempt in r.get("attempts") or ()]
+    return [
+        (config, str(r["task_id"]), attempt)
+        for config, rs in results.items()
+        for r in rs
+        if r["task_id"] not in triggers
+        for attempt in r.get("attempts") or ()
+    ]
 
 
 def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,44 +196,55 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
     baseline: Mapping[str, Any] = arms.get("baseline") or {}
     attempts = run_attempts(artifact)
     configs = list(dict.fromkeys(config for config, _, _ in attempts)) or [WITH]
-    numbers = eval_numbers(list(dict.fromkeys(task_id for _, task_id, _ in attempts)),
-                           imported_ids(artifact))
-    runs = [_run(task_id, numbers[task_id], config, attempt)
-            for config, task_id, attempt in attempts]
-    summary: dict[str, Any] = {c: _summary([r for r in runs if r["configuration"] == c])
-                               for c in configs}
+    numbers = eval_numbers(
+        list(dict.fromkeys(task_id for _, task_id, _ in attempts)), imported_ids(artifact)
+    )
+    runs = [
+        _run(task_id, numbers[task_id], config, attempt) for config, task_id, attempt in attempts
+    ]
+    summary: dict[str, Any] = {
+        c: _summary([r for r in runs if r["configuration"] == c]) for c in configs
+    }
     notes: list[str] = []
     if WITHOUT in summary:
         a, b = summary[WITH], summary[WITHOUT]
         summary["delta"] = {
             "pass_rate": f"{a['pass_rate']['mean'] - b['pass_rate']['mean']:+.2f}",
             "time_seconds": f"{a['time_seconds']['mean'] - b['time_seconds']['mean']:+.1f}",
-            "tokens": f"{a['tokens']['mean'] - b['tokens']['mean']:+.0f}"}
+            "tokens": f"{a['tokens']['mean'] - b['tokens']['mean']:+.0f}",
+        }
         if baseline.get("skill_name"):  # another version of the skill, not no skill at all
-            notes.append(f"without_skill is the baseline arm {baseline.get('label') or ''} "
-                         f"({baseline.get('kind') or 'skill'} {baseline['skill_name']}), "
-                         "not the absence of a skill")
+            notes.append(
+                f"without_skill is the baseline arm {baseline.get('label') or ''} "
+                f"({baseline.get('kind') or 'skill'} {baseline['skill_name']}), "
+                "not the absence of a skill"
+            )
     elif not baseline:
         notes.append("the evaluation had no baseline arm: only with_skill runs")
     if trigger_ids(artifact):
-        notes.append("trigger tasks are left out: their figures are in the artifact's "
-                     "triggers section")
+        notes.append(
+            "trigger tasks are left out: their figures are in the artifact's triggers section"
+        )
     errors = sum(r["result"]["errors"] for r in runs)
     if errors:
-        notes.append(f"{errors} run(s) ended in error (timeout, service or harness failure): "
-                     "listed with errors=1, left out of run_summary")
+        notes.append(
+            f"{errors} run(s) ended in error (timeout, service or harness failure): "
+            "listed with errors=1, left out of run_summary"
+        )
     evaluation = artifact.get("evaluation") or {}
     rates = (evaluation.get("execution_pass_rate"), evaluation.get("baseline_pass_rate"))
-    notes.append(f"skill-eval verdict: {evaluation.get('verdict')} (task pass rate "
-                 f"{rates[0]} vs {rates[1]}, delta {evaluation.get('delta')}; "
-                 f"pass@{artifact.get('pass_k')})")
+    notes.append(
+        f"skill-eval verdict: {evaluation.get('verdict')} (task pass rate "
+        f"{rates[0]} vs {rates[1]}, delta {evaluation.get('delta')}; "
+        f"pass@{artifact.get('pass_k')})"
+    )
     return {
         "metadata": {
-            "skill_name": candidate.get("skill_name") or artifact.get("task_suite_skill_id")
-            or "",
+            "skill_name": candidate.get("skill_name") or artifact.get("task_suite_skill_id") or "",
             "skill_path": candidate.get("skill_directory") or "",
-            "executor_model": str(manifest.get("model")
-                                  or (manifest.get("executor") or {}).get("kind") or ""),
+            "executor_model": str(
+                manifest.get("model") or (manifest.get("executor") or {}).get("kind") or ""
+            ),
             "analyzer_model": "none (skill-eval: statistics, no analyzer model)",
             "timestamp": str(manifest.get("finished_at") or artifact.get("created_at") or ""),
             "evals_run": sorted(numbers.values()),
@@ -220,13 +256,17 @@ def benchmark_document(artifact: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def export_benchmark(artifact_path: str | os.PathLike[str], output: str | os.PathLike[str],
-                     *, workspace: str | os.PathLike[str] | None = None,
-                     force: bool = False) -> BenchmarkResult:
+def export_benchmark(
+    artifact_path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    force: bool = False,
+) -> BenchmarkResult:
     """Read the artifact (checked against its schema) and write benchmark.json at `output`,
     and with `workspace` a viewer workspace of run folders (viewer_workspace.py). Existing
     outputs are refused unless `force`."""
-    from ..artifact import read  # jsonschema and the artifact schema only when used
+    from ..engine.artifact import read  # jsonschema and the artifact schema only when used
     from .viewer_workspace import prepare, write_workspace
 
     out = Path(output)
@@ -240,8 +280,14 @@ def export_benchmark(artifact_path: str | os.PathLike[str], output: str | os.Pat
     if workspace is not None:
         prompts = {i: str(t.get("prompt") or "") for i, t in suite_tasks(data).items()}
         run_dir = (data.get("manifest") or {}).get("run_dir")
-        write_workspace(Path(workspace), document["runs"],
-                        [attempt for _, _, attempt in run_attempts(data)], prompts,
-                        force=force, run_dir=Path(run_dir) if run_dir else None)
-    return BenchmarkResult(out, len(document["runs"]),
-                           [k for k in document["run_summary"] if k != "delta"])
+        write_workspace(
+            Path(workspace),
+            document["runs"],
+            [attempt for _, _, attempt in run_attempts(data)],
+            prompts,
+            force=force,
+            run_dir=Path(run_dir) if run_dir else None,
+        )
+    return BenchmarkResult(
+        out, len(document["runs"]), [k for k in document["run_summary"] if k != "delta"]
+    )

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.paths import atomic_write_text
+from ..core.safeyaml import load_yaml_file
 from ..errors import UsageError
-from ..paths import atomic_write_text
-from ..safeyaml import load_yaml_file
-from ..suite import load_suite
+from ..inputs.suite import load_suite
 from .files import copy_all, plan_copies
 from .formats import (
     EvalCase,
@@ -48,16 +48,19 @@ class ExportResult:
     dropped: list[str] = field(default_factory=list)
 
 
-def statements_of(judge: Mapping[str, Any], where: str, dropped: list[str]) \
-        -> tuple[list[str], str]:
+def statements_of(
+    judge: Mapping[str, Any], where: str, dropped: list[str]
+) -> tuple[list[str], str]:
     """(statements, expected_output) a judge holds; `dropped` gains a line per judge with no
     evals.json equivalent. `all` is a conjunction, as evals.json's list is: its children's
     statements are gathered."""
     kind = judge.get("type")
     if kind == "expectations":
         derived = bool(judge.get(DERIVED_KEY))  # made from expected_output by the import
-        return ([] if derived else [str(s) for s in judge.get("expectations") or ()],
-                str(judge.get("expected_output") or ""))
+        return (
+            [] if derived else [str(s) for s in judge.get("expectations") or ()],
+            str(judge.get("expected_output") or ""),
+        )
     if kind == "all":
         statements: list[str] = []
         expected = ""
@@ -111,10 +114,14 @@ def _refuse_existing(path: Path, force: bool) -> None:
         raise UsageError(f"{path}: exists and is not a regular file", path=str(path))
 
 
-def export_suite(suite_file: str | os.PathLike[str], output: str | os.PathLike[str], *,
-                 trigger_set: str | os.PathLike[str] | None = None,
-                 files_root: str | os.PathLike[str] | None = None,
-                 force: bool = False) -> ExportResult:
+def export_suite(
+    suite_file: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    trigger_set: str | os.PathLike[str] | None = None,
+    files_root: str | os.PathLike[str] | None = None,
+    force: bool = False,
+) -> ExportResult:
     """Write evals.json for the suite at `suite_file` to `output` (+ the trigger tasks to
     `trigger_set`), input files below `files_root` (default: the skill root `output`
     implies). Refuses existing outputs unless `force`."""
@@ -126,8 +133,11 @@ def export_suite(suite_file: str | os.PathLike[str], output: str | os.PathLike[s
     _refuse_existing(out_path, force)
     if trigger_path is not None:
         _refuse_existing(trigger_path, force)
-    dropped = [f"suite {key}: no place in evals.json" for key in data
-               if key in ("allowed_tools", "observers")]
+    dropped = [
+        f"suite {key}: no place in evals.json"
+        for key in data
+        if key in ("allowed_tools", "observers")
+    ]
     triggers: list[TriggerQuery] = []
     eval_raws = [r for r in raw_tasks if "should_trigger" not in r]
     ids = iter(eval_ids(eval_raws))
@@ -138,8 +148,11 @@ def export_suite(suite_file: str | os.PathLike[str], output: str | os.PathLike[s
         if "should_trigger" in raw:
             triggers.append(TriggerQuery(str(raw["query"]), bool(raw["should_trigger"])))
             continue
-        dropped += [f"{where}.{key}: no place in evals.json" for key in raw
-                    if key not in CARRIED and not str(key).startswith("x-")]
+        dropped += [
+            f"{where}.{key}: no place in evals.json"
+            for key in raw
+            if key not in CARRIED and not str(key).startswith("x-")
+        ]
         statements, expected = statements_of(raw["judge"], f"{where}.judge", dropped)
         eval_id = next(ids)
         default_name = f"eval-{eval_id}" if isinstance(eval_id, int) else str(eval_id)
@@ -148,23 +161,37 @@ def export_suite(suite_file: str | os.PathLike[str], output: str | os.PathLike[s
         prompt = str(raw["prompt"])
         note = files_note(files)
         if note and prompt.endswith(note):  # added by import: evals.json lists files apart
-            prompt = prompt[:-len(note)]
-        cases.append(EvalCase(id=eval_id, prompt=prompt, expected_output=expected,
-                              files=files, expectations=tuple(statements),
-                              name=None if raw["id"] == default_name else str(raw["id"])))
+            prompt = prompt[: -len(note)]
+        cases.append(
+            EvalCase(
+                id=eval_id,
+                prompt=prompt,
+                expected_output=expected,
+                files=files,
+                expectations=tuple(statements),
+                name=None if raw["id"] == default_name else str(raw["id"]),
+            )
+        )
     if triggers and trigger_path is None:
-        dropped.append(f"{len(triggers)} trigger task(s): give --trigger-set FILE to export "
-                       "them as a trigger eval set")
+        dropped.append(
+            f"{len(triggers)} trigger task(s): give --trigger-set FILE to export "
+            "them as a trigger eval set"
+        )
     root = Path(files_root) if files_root is not None else default_files_root(out_path)
-    plan = plan_copies(entries, suite.directory, root.resolve(), source=suite.path,
-                       force=force)
+    plan = plan_copies(entries, suite.directory, root.resolve(), source=suite.path, force=force)
     copied = copy_all(plan)
     document = EvalsFile(skill_name=suite.skill_id, evals=tuple(cases)).to_dict()
     atomic_write_text(out_path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     if trigger_path is not None and triggers:
-        atomic_write_text(trigger_path, json.dumps(trigger_set_document(triggers), indent=2,
-                                                   ensure_ascii=False) + "\n")
-    return ExportResult(evals_path=out_path, evals=len(cases),
-                        trigger_queries=len(triggers) if trigger_path is not None else 0,
-                        trigger_path=trigger_path if triggers else None,
-                        files_copied=copied, dropped=dropped)
+        atomic_write_text(
+            trigger_path,
+            json.dumps(trigger_set_document(triggers), indent=2, ensure_ascii=False) + "\n",
+        )
+    return ExportResult(
+        evals_path=out_path,
+        evals=len(cases),
+        trigger_queries=len(triggers) if trigger_path is not None else 0,
+        trigger_path=trigger_path if triggers else None,
+        files_copied=copied,
+        dropped=dropped,
+    )

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..core.paths import inside
+from ..core.task_files import MAX_TASK_BYTES, MAX_TASK_FILES
 from ..errors import UsageError
-from ..paths import inside
-from ..task_files import MAX_TASK_BYTES, MAX_TASK_FILES
 
 
 @dataclass(frozen=True)
@@ -70,13 +70,16 @@ def _files_of(where: str, value: str, src_root: Path) -> list[tuple[str, Path]]:
                 found.append((shown, full))
         for name in list(dirs):
             if (Path(directory) / name).is_symlink():  # never walked: say so instead
-                raise ValueError(f"{rel}/{(Path(directory) / name).relative_to(top).as_posix()}"
-                                 " is a symlinked folder; copy its files instead")
+                raise ValueError(
+                    f"{rel}/{(Path(directory) / name).relative_to(top).as_posix()}"
+                    " is a symlinked folder; copy its files instead"
+                )
     return found
 
 
-def plan_copies(entries: Iterable[tuple[str, str]], src_root: Path, dst_root: Path, *,
-                source: Path, force: bool) -> list[Copy]:
+def plan_copies(
+    entries: Iterable[tuple[str, str]], src_root: Path, dst_root: Path, *, source: Path, force: bool
+) -> list[Copy]:
     """The copies the (field, path) entries need, all checked before anything is written.
     `source` names the file listing them in errors; an existing different file at a
     destination is refused unless `force`."""
@@ -93,21 +96,31 @@ def plan_copies(entries: Iterable[tuple[str, str]], src_root: Path, dst_root: Pa
         for rel, src in files:
             dest = dst_root / rel
             if not inside(dst_root, dest):
-                raise UsageError(f"{source}: {where}: {rel!r} would be written outside "
-                                 f"{dst_root} (a symlink on the way)", path=str(source))
+                raise UsageError(
+                    f"{source}: {where}: {rel!r} would be written outside "
+                    f"{dst_root} (a symlink on the way)",
+                    path=str(source),
+                )
             if os.path.lexists(dest) and not _same(src, dest):
                 if dest.is_symlink() or not dest.is_file():
-                    raise UsageError(f"{source}: {where}: {dest} exists and is not a regular "
-                                     "file", path=str(source))
+                    raise UsageError(
+                        f"{source}: {where}: {dest} exists and is not a regular file",
+                        path=str(source),
+                    )
                 if not force and not filecmp.cmp(src, dest, shallow=False):
-                    raise UsageError(f"{source}: {where}: {dest} exists with other content "
-                                     "(use --force to overwrite)", path=str(source))
+                    raise UsageError(
+                        f"{source}: {where}: {dest} exists with other content "
+                        "(use --force to overwrite)",
+                        path=str(source),
+                    )
             total += src.stat().st_size
             plan[rel] = Copy(src, dest, rel, dst_root)
         if len(plan) > MAX_TASK_FILES or total > MAX_TASK_BYTES:
-            raise UsageError(f"{source}: {where}: more than {MAX_TASK_FILES} files or "
-                             f"{MAX_TASK_BYTES // (1024 * 1024)} MB of input files",
-                             path=str(source))
+            raise UsageError(
+                f"{source}: {where}: more than {MAX_TASK_FILES} files or "
+                f"{MAX_TASK_BYTES // (1024 * 1024)} MB of input files",
+                path=str(source),
+            )
     return list(plan.values())
 
 

@@ -44,8 +44,12 @@ class EvalCase:
         out: dict[str, Any] = {"id": self.id}
         if self.name is not None:
             out[NAME_KEY] = self.name
-        out.update(prompt=self.prompt, expected_output=self.expected_output,
-                   files=list(self.files), expectations=list(self.expectations))
+        out.update(
+            prompt=self.prompt,
+            expected_output=self.expected_output,
+            files=list(self.files),
+            expectations=list(self.expectations),
+        )
         return out
 
 
@@ -82,11 +86,13 @@ def read_json(path: Path, what: str) -> Any:
         # "\ud800" escapes decode to lone surrogates, which no UTF-8 file (the suite) can hold
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise UsageError(f"{path}: holds a string that is not valid Unicode (a lone "
-                         "surrogate escape such as \\ud800)", path=str(path)) from None
+        raise UsageError(
+            f"{path}: holds a string that is not valid Unicode (a lone "
+            "surrogate escape such as \\ud800)",
+            path=str(path),
+        ) from None
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{path}: not valid JSON: {exc}".splitlines()[0],
-                         path=str(path)) from None
+        raise UsageError(f"{path}: not valid JSON: {exc}".splitlines()[0], path=str(path)) from None
     return data
 
 
@@ -125,8 +131,9 @@ def parse_evals(data: Any, path: Path) -> EvalsFile:
         if isinstance(eval_id, bool) or not (isinstance(eval_id, int) or _text(eval_id)):
             raise _bad(path, f"{where}.id", "must be an integer (or a non-empty string)")
         if eval_id in seen:
-            raise _bad(path, f"{where}.id", f"duplicate id {eval_id!r}: evals[{seen[eval_id]}] "
-                                            "has it too")
+            raise _bad(
+                path, f"{where}.id", f"duplicate id {eval_id!r}: evals[{seen[eval_id]}] has it too"
+            )
         seen[eval_id] = i
         if not _text(entry.get("prompt")):
             raise _bad(path, f"{where}.prompt", "must be a non-empty string")
@@ -142,21 +149,28 @@ def parse_evals(data: Any, path: Path) -> EvalsFile:
         alias = _strings(path, f"{where}.{ALIAS_KEY}", entry.get(ALIAS_KEY))
         if statements and alias and list(statements) != list(alias):
             raise _bad(path, f"{where}.{ALIAS_KEY}", "differs from expectations: give one")
-        cases.append(EvalCase(
-            id=eval_id if isinstance(eval_id, int) else str(eval_id), prompt=entry["prompt"],
-            expected_output=expected,
-            files=_strings(path, f"{where}.files", entry.get("files")),
-            expectations=statements or alias, name=name,
-            extra=tuple(str(k) for k in entry if k not in (*EVAL_KEYS, NAME_KEY, ALIAS_KEY))))
-    return EvalsFile(skill_name=data["skill_name"], evals=tuple(cases),
-                     extra=tuple(str(k) for k in data if k not in ("skill_name", "evals")))
+        cases.append(
+            EvalCase(
+                id=eval_id if isinstance(eval_id, int) else str(eval_id),
+                prompt=entry["prompt"],
+                expected_output=expected,
+                files=_strings(path, f"{where}.files", entry.get("files")),
+                expectations=statements or alias,
+                name=name,
+                extra=tuple(str(k) for k in entry if k not in (*EVAL_KEYS, NAME_KEY, ALIAS_KEY)),
+            )
+        )
+    return EvalsFile(
+        skill_name=data["skill_name"],
+        evals=tuple(cases),
+        extra=tuple(str(k) for k in data if k not in ("skill_name", "evals")),
+    )
 
 
 def parse_trigger_set(data: Any, path: Path) -> list[TriggerQuery]:
     """Check a trigger eval set: a non-empty list of {query, should_trigger}."""
     if not isinstance(data, list) or not data:
-        raise _bad(path, "top level", "must be a non-empty list of "
-                                      "{query, should_trigger} objects")
+        raise _bad(path, "top level", "must be a non-empty list of {query, should_trigger} objects")
     found: list[TriggerQuery] = []
     for i, entry in enumerate(data):
         where = f"[{i}]"
@@ -166,8 +180,13 @@ def parse_trigger_set(data: Any, path: Path) -> list[TriggerQuery]:
             raise _bad(path, f"{where}.query", "must be a non-empty string")
         if not isinstance(entry.get("should_trigger"), bool):
             raise _bad(path, f"{where}.should_trigger", "must be true or false")
-        found.append(TriggerQuery(entry["query"], entry["should_trigger"],
-                                  tuple(str(k) for k in entry if k not in TRIGGER_KEYS)))
+        found.append(
+            TriggerQuery(
+                entry["query"],
+                entry["should_trigger"],
+                tuple(str(k) for k in entry if k not in TRIGGER_KEYS),
+            )
+        )
     return found
 
 

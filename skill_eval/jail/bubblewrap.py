@@ -23,9 +23,24 @@ INSIDE_ID = "1000"
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs read from /etc to start, resolve names and check certificates; never the
 # whole /etc (shadow, machine secrets, the user's tool configs).
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
-        "ca-certificates.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf",
-        "localtime", "passwd", "group", "mime.types", "os-release")
+_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "hosts",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "localtime",
+    "passwd",
+    "group",
+    "mime.types",
+    "os-release",
+)
 _NETWORK_ETC = ("resolv.conf",)
 
 
@@ -41,8 +56,9 @@ def interpreter_dirs() -> list[tuple[str, str]]:
     for path in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable)):
         real = os.path.realpath(path)
         for target in dict.fromkeys((os.path.abspath(path), real)):
-            if not any(target == d or target.startswith(d + "/")
-                       for d in (*(t for _, t in found), "/usr")):
+            if not any(
+                target == d or target.startswith(d + "/") for d in (*(t for _, t in found), "/usr")
+            ):
                 found.append((real, target))
     return found
 
@@ -67,12 +83,32 @@ def argv(confinement: Confinement) -> list[str]:
         raise FileNotFoundError("bwrap")
     limits: Limits = confinement.limits
     size = str(limits.disk_mb * 1024 * 1024)
-    args = [bwrap, "--unshare-all", "--unshare-user", "--uid", INSIDE_ID, "--gid", INSIDE_ID,
-            *(["--share-net"] if confinement.network else []),
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "jail",
-            # /tmp first: an interpreter under /tmp is shown inside it
-            "--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp",
-            *system_view(confinement.network)]
+    args = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        INSIDE_ID,
+        "--gid",
+        INSIDE_ID,
+        *(["--share-net"] if confinement.network else []),
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "jail",
+        # /tmp first: an interpreter under /tmp is shown inside it
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        size,
+        "--tmpfs",
+        "/tmp",
+        *system_view(confinement.network),
+    ]
     for mount in confinement.mounts:
         if mount.kind == "tmpfs":
             args += ["--size", size, "--tmpfs", mount.target]
@@ -96,20 +132,30 @@ def problem() -> str | None:
     probe = Path(tempfile.mkdtemp(prefix="skill-eval-jail-probe-"))
     try:
         (probe / "seen").write_text("ok", encoding="utf-8")
-        check = ("import os, sys; sys.exit(0 if open('/probe/seen').read() == 'ok' "
-                 "and os.getpid() <= 3 else 3)")
+        check = (
+            "import os, sys; sys.exit(0 if open('/probe/seen').read() == 'ok' "
+            "and os.getpid() <= 3 else 3)"
+        )
         from . import Mount
 
-        confinement = Confinement((sys.executable, "-I", "-c", check), "/",
-                                  {"PATH": "/usr/bin:/bin"}, (Mount("ro", "/probe", probe),))
-        done = subprocess.run(argv(confinement), capture_output=True, timeout=20,
-                              stdin=subprocess.DEVNULL)
+        confinement = Confinement(
+            (sys.executable, "-I", "-c", check),
+            "/",
+            {"PATH": "/usr/bin:/bin"},
+            (Mount("ro", "/probe", probe),),
+        )
+        done = subprocess.run(
+            argv(confinement), capture_output=True, timeout=20, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap cannot start here ({exc})"
     finally:
         shutil.rmtree(probe, ignore_errors=True)
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return ("bubblewrap cannot build a jail here (" + (said[-1] if said else
-                f"exit {done.returncode}") + "): user namespaces may be disabled")
+        return (
+            "bubblewrap cannot build a jail here ("
+            + (said[-1] if said else f"exit {done.returncode}")
+            + "): user namespaces may be disabled"
+        )
     return None

@@ -36,8 +36,10 @@ class Finished:
 
 def _preexec(limits: Limits) -> Callable[[], None]:
     harness = os.getpid()
-    caps = [(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
-            (resource.RLIMIT_NPROC, limits.processes)]
+    caps = [
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
+        (resource.RLIMIT_NPROC, limits.processes),
+    ]
     if limits.memory_mb is not None:
         caps.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
 
@@ -73,15 +75,25 @@ def cancel_all() -> None:
         _kill(proc)
 
 
-def run(kind: JailKind, confinement: Confinement, timeout: float,
-        pass_fds: Sequence[int] = (), started: Callable[[], None] = lambda: None) -> Finished:
+def run(
+    kind: JailKind,
+    confinement: Confinement,
+    timeout: float,
+    pass_fds: Sequence[int] = (),
+    started: Callable[[], None] = lambda: None,
+) -> Finished:
     """Run `confinement` in the jail of `kind` and wait at most `timeout` seconds."""
     proc = subprocess.Popen(  # argv only: nothing the candidate wrote meets a shell of ours
-        wrap(kind, confinement), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True, pass_fds=tuple(pass_fds),
+        wrap(kind, confinement),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
         env=dict(confinement.env) if kind == "none" else {"PATH": os.defpath},
         cwd=confinement.cwd if kind == "none" else "/",
-        preexec_fn=_preexec(confinement.limits))
+        preexec_fn=_preexec(confinement.limits),
+    )
     with _live_lock:
         _live.add(proc)
     started()

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .. import validation
+from ..core import validation
+from ..core.model import JudgeResult, Task
+from ..core.registry import Registry
+from ..core.validation import join_field
+from ..core.work import Work
 from ..errors import JudgeError
 from ..jail import JailKind
-from ..model import JudgeResult, Task
-from ..registry import Registry
-from ..validation import join_field
-from ..work import Work
 from .builtin import BUILTIN_JUDGES
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
@@ -75,9 +75,14 @@ def _coerce(value: Any) -> JudgeSpec:
 
 
 REGISTRY: Registry[JudgeSpec] = Registry(
-    kind="judge type", valid="valid types", group="skill_eval.judges",
-    package=__package__ or "skill_eval.judges", builtins=BUILTIN_JUDGES, coerce=_coerce,
-    name_of=lambda spec: spec.type)
+    kind="judge type",
+    valid="valid types",
+    group="skill_eval.judges",
+    package=__package__ or "skill_eval.judges",
+    builtins=BUILTIN_JUDGES,
+    coerce=_coerce,
+    name_of=lambda spec: spec.type,
+)
 
 
 def register_judge(spec: JudgeSpec) -> JudgeSpec:
@@ -95,16 +100,19 @@ def get_judge_spec(judge_type: str) -> JudgeSpec:
     return spec
 
 
-def schema_problems(instance: Any, schema: Mapping[str, Any], prefix: str = "") \
-        -> list[tuple[str, str]]:
+def schema_problems(
+    instance: Any, schema: Mapping[str, Any], prefix: str = ""
+) -> list[tuple[str, str]]:
     """Validate `instance` against `schema`; one (field, message) per problem, the shape a
     ConfigCheck returns. The wording is validation.schema_problems's, shared by every schema."""
-    return [(p.field, p.message) for p in validation.schema_problems(instance, schema,
-                                                                      prefix=prefix)]
+    return [
+        (p.field, p.message) for p in validation.schema_problems(instance, schema, prefix=prefix)
+    ]
 
 
-def validate_judge_config(config: Any, suite_dir: Path, prefix: str = "judge") \
-        -> list[tuple[str, str]]:
+def validate_judge_config(
+    config: Any, suite_dir: Path, prefix: str = "judge"
+) -> list[tuple[str, str]]:
     """Every problem with one judge config: its type, its schema, its semantic checks.
     Nested judges (all/any/weighted) call back into this with a longer prefix."""
     if not isinstance(config, Mapping):
@@ -145,8 +153,9 @@ def run_judge(judge: Judge, task: Task, work: Work, ctx: JudgeContext) -> JudgeR
     if not isinstance(result, JudgeResult):
         return JudgeResult.failure(f"judge returned {type(result).__name__}, not JudgeResult")
     if not isinstance(result.passed, bool):  # "false" is truthy: never let it pass
-        return JudgeResult.failure(f"judge returned passed={result.passed!r}; "
-                                   "'passed' must be true or false")
+        return JudgeResult.failure(
+            f"judge returned passed={result.passed!r}; 'passed' must be true or false"
+        )
     return result
 
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..work import Work
+from ..core.model import JudgeResult, Task
+from ..core.work import Work
 from .base import (
     ConfigCheck,
     Judge,
@@ -30,30 +30,41 @@ from .base import (
 )
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
-JUDGE_LIST = {"type": "array", "minItems": 1,
-              "errorMessage": "must be a non-empty list of judge configs"}
-ENTRY_LIST = {"type": "array", "minItems": 1,
-              "errorMessage": "must be a non-empty list of {weight, judge} entries"}
-THRESHOLD = {"type": "number", "minimum": 0, "maximum": 1,
-             "errorMessage": "must be a number between 0 and 1"}
+JUDGE_LIST = {
+    "type": "array",
+    "minItems": 1,
+    "errorMessage": "must be a non-empty list of judge configs",
+}
+ENTRY_LIST = {
+    "type": "array",
+    "minItems": 1,
+    "errorMessage": "must be a non-empty list of {weight, judge} entries",
+}
+THRESHOLD = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1,
+    "errorMessage": "must be a number between 0 and 1",
+}
 
 
 def _label(config: Mapping[str, Any]) -> str:
     return str(config.get("type", "?"))
 
 
-def _run_all(judges: list[tuple[str, Judge]], task: Task, work: Work, ctx: JudgeContext) \
-        -> tuple[list[JudgeResult], JudgeResult | None]:
+def _run_all(
+    judges: list[tuple[str, Judge]], task: Task, work: Work, ctx: JudgeContext
+) -> tuple[list[JudgeResult], JudgeResult | None]:
     """Run every nested judge; return the results, and an error result if any nested one
     could not judge (the first such error, with the others listed)."""
     results = [run_judge(j, task, work, ctx) for _, j in judges]
-    errors = [f"judges[{i}] ({judges[i][0]}): {r.error}"
-              for i, r in enumerate(results) if r.error]
+    errors = [f"judges[{i}] ({judges[i][0]}): {r.error}" for i, r in enumerate(results) if r.error]
     if errors:
         # Worth a retry only when every nested error is: a permanent one would recur.
         transient = all(r.transient for r in results if r.error)
-        return results, JudgeResult.failure("nested judge error: " + "; ".join(errors),
-                                            transient=transient)
+        return results, JudgeResult.failure(
+            "nested judge error: " + "; ".join(errors), transient=transient
+        )
     return results, None
 
 
@@ -87,8 +98,12 @@ class BooleanJudge:
             passed, score = all(r.passed for r in results), sum(scores) / len(scores)
         else:
             passed, score = any(r.passed for r in results), max(scores)
-        return JudgeResult(passed=passed, score=score,
-                           details=_details(self.judges, results), data=_sub_data(results))
+        return JudgeResult(
+            passed=passed,
+            score=score,
+            details=_details(self.judges, results),
+            data=_sub_data(results),
+        )
 
 
 class WeightedJudge:
@@ -97,8 +112,9 @@ class WeightedJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         entries = config["judges"]
         self.weights = [float(e["weight"]) for e in entries]
-        self.judges = [(f"{_label(e['judge'])} ×{e['weight']}", build_judge(e["judge"]))
-                       for e in entries]
+        self.judges = [
+            (f"{_label(e['judge'])} ×{e['weight']}", build_judge(e["judge"])) for e in entries
+        ]
         self.threshold = float(config.get("pass_threshold", 0.7))
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
@@ -109,9 +125,12 @@ class WeightedJudge:
         score = sum(w * r.score for w, r in zip(self.weights, results, strict=True)) / total
         passed = score >= self.threshold
         head = f"weighted score {score:.3f} {'>=' if passed else '<'} {self.threshold}"
-        return JudgeResult(passed=passed, score=score,
-                           details=head + "\n" + _details(self.judges, results),
-                           data=_sub_data(results))
+        return JudgeResult(
+            passed=passed,
+            score=score,
+            details=head + "\n" + _details(self.judges, results),
+            data=_sub_data(results),
+        )
 
 
 def _check_nested(schema: Mapping[str, Any]) -> ConfigCheck:
@@ -120,6 +139,7 @@ def _check_nested(schema: Mapping[str, Any]) -> ConfigCheck:
         for i, sub in enumerate(config["judges"]):
             problems += validate_judge_config(sub, suite_dir, prefix=f"judges[{i}]")
         return problems
+
     return check
 
 
@@ -128,8 +148,9 @@ def _check_weighted(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[st
     for i, entry in enumerate(config["judges"]):
         # an entry that is not a mapping, or has no mapping `judge`, the schema reports
         if isinstance(entry, Mapping) and isinstance(entry.get("judge"), Mapping):
-            problems += validate_judge_config(entry["judge"], suite_dir,
-                                              prefix=f"judges[{i}].judge")
+            problems += validate_judge_config(
+                entry["judge"], suite_dir, prefix=f"judges[{i}].judge"
+            )
     return problems
 
 
@@ -145,8 +166,11 @@ def _list_schema(judge_type: str) -> dict[str, Any]:
 
 def _walkable(judge_type: str, judges: Mapping[str, Any] = JUDGE_LIST) -> dict[str, Any]:
     """The registered schema: just what the check's walk needs, a non-empty `judges` list."""
-    return {"type": "object", "required": ["type", "judges"],
-            "properties": {"type": {"const": judge_type}, "judges": judges}}
+    return {
+        "type": "object",
+        "required": ["type", "judges"],
+        "properties": {"type": {"const": judge_type}, "judges": judges},
+    }
 
 
 ALL_SCHEMA = _list_schema("all")
@@ -162,10 +186,15 @@ WEIGHTED_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["weight", "judge"],
                 "properties": {
-                    "weight": {"type": "number", "exclusiveMinimum": 0,
-                               "errorMessage": "must be a number > 0"},
-                    "judge": {"type": "object",
-                              "errorMessage": "must be a judge config (a mapping)"},
+                    "weight": {
+                        "type": "number",
+                        "exclusiveMinimum": 0,
+                        "errorMessage": "must be a number > 0",
+                    },
+                    "judge": {
+                        "type": "object",
+                        "errorMessage": "must be a judge config (a mapping)",
+                    },
                 },
                 "patternProperties": X_KEYS,
                 "additionalProperties": False,
@@ -178,13 +207,19 @@ WEIGHTED_SCHEMA: dict[str, Any] = {
 }
 
 ALL_SPEC = JudgeSpec(
-    type="all", summary="every nested judge passes", schema=_walkable("all"),
-    build=BooleanJudge, check=_check_nested(ALL_SCHEMA),
+    type="all",
+    summary="every nested judge passes",
+    schema=_walkable("all"),
+    build=BooleanJudge,
+    check=_check_nested(ALL_SCHEMA),
 )
 
 ANY_SPEC = JudgeSpec(
-    type="any", summary="at least one nested judge passes", schema=_walkable("any"),
-    build=BooleanJudge, check=_check_nested(ANY_SCHEMA),
+    type="any",
+    summary="at least one nested judge passes",
+    schema=_walkable("any"),
+    build=BooleanJudge,
+    check=_check_nested(ANY_SCHEMA),
 )
 
 WEIGHTED_SPEC = JudgeSpec(

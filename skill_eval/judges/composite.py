@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.model import JudgeResult, Task
+from ..core.work import Work
 from ..evaluators.scoring import weighted_mean
-from ..model import JudgeResult, Task
-from ..work import Work
 from .base import (
     Judge,
     JudgeContext,
@@ -48,18 +48,32 @@ def part_config(name: str, value: Any) -> dict[str, Any] | None:
     return {"type": name, **{k: v for k, v in dict(value).items() if k != "type"}}
 
 
-def combine(parts: Mapping[str, JudgeResult], weights: Mapping[str, float],
-            pass_threshold: float, fail_on: str) -> tuple[bool, float, list[dict[str, Any]],
-                                                          str]:
+def combine(
+    parts: Mapping[str, JudgeResult],
+    weights: Mapping[str, float],
+    pass_threshold: float,
+    fail_on: str,
+) -> tuple[bool, float, list[dict[str, Any]], str]:
     """Pure: (passed, score, blocker findings, verdict) from the parts' results."""
-    scored = [(r.score, weights[name]) for name, r in parts.items()
-              if _applicable(name, r) and weights[name] > 0]
+    scored = [
+        (r.score, weights[name])
+        for name, r in parts.items()
+        if _applicable(name, r) and weights[name] > 0
+    ]
     score = weighted_mean(scored) if scored else 0.0
     blockers: list[dict[str, Any]] = []
     if "pytest" in parts and not parts["pytest"].passed:
-        blockers.append({"id": "T1", "severity": "blocker", "dimension": "tests",
-                         "title": "tests fail", "description": parts["pytest"].details,
-                         "location": None, "fix": None})
+        blockers.append(
+            {
+                "id": "T1",
+                "severity": "blocker",
+                "dimension": "tests",
+                "title": "tests fail",
+                "description": parts["pytest"].details,
+                "location": None,
+                "fix": None,
+            }
+        )
     rubric = parts.get("rubric")
     if rubric is not None and fail_on == "blocker":
         ev = rubric.data.get("evaluation") or {}
@@ -100,21 +114,37 @@ class CompositeJudge:
         errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
         if errors:
             transient = all(r.transient for r in results.values() if r.error)
-            return JudgeResult.failure("composite part error: " + "; ".join(errors),
-                                       transient=transient)
-        passed, score, blockers, verdict = combine(results, self.weights, self.pass_threshold,
-                                                   self.fail_on)
-        used = {n: self.weights[n] for n, r in results.items()
-                if _applicable(n, r) and self.weights[n] > 0}
+            return JudgeResult.failure(
+                "composite part error: " + "; ".join(errors), transient=transient
+            )
+        passed, score, blockers, verdict = combine(
+            results, self.weights, self.pass_threshold, self.fail_on
+        )
+        used = {
+            n: self.weights[n]
+            for n, r in results.items()
+            if _applicable(n, r) and self.weights[n] > 0
+        }
         total = sum(used.values())
-        parts = {name: {"weight": round(used[name] / total, 10) if name in used else 0.0,
-                        "applicable": _applicable(name, r), **_part_dict(name, r)}
-                 for name, r in results.items()}
-        data: dict[str, Any] = {"composite": {"score": score, "passed": passed,
-                                              "verdict": verdict,
-                                              "pass_threshold": self.pass_threshold,
-                                              "fail_on": self.fail_on, "parts": parts,
-                                              "blockers": blockers}}
+        parts = {
+            name: {
+                "weight": round(used[name] / total, 10) if name in used else 0.0,
+                "applicable": _applicable(name, r),
+                **_part_dict(name, r),
+            }
+            for name, r in results.items()
+        }
+        data: dict[str, Any] = {
+            "composite": {
+                "score": score,
+                "passed": passed,
+                "verdict": verdict,
+                "pass_threshold": self.pass_threshold,
+                "fail_on": self.fail_on,
+                "parts": parts,
+                "blockers": blockers,
+            }
+        }
         if "rubric" in results and "evaluation" in results["rubric"].data:
             data["evaluation"] = results["rubric"].data["evaluation"]
         lines = [f"composite: {'pass' if passed else 'FAIL'}, {verdict}"]
@@ -141,7 +171,8 @@ def _check(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
         problems += validate_judge_config(part_config(name, value), suite_dir, prefix=name)
     weights = config.get("weights") or {}
     if isinstance(weights, Mapping) and all(
-            isinstance(weights.get(n, 0), int | float) for n in PARTS):
+        isinstance(weights.get(n, 0), int | float) for n in PARTS
+    ):
         merged = {**DEFAULT_WEIGHTS, **{n: weights[n] for n in PARTS if n in weights}}
         if present and not any(merged[n] > 0 for n in present):
             problems.append(("weights", "the parts present all have weight 0"))
@@ -157,18 +188,33 @@ COMPOSITE_SCHEMA: dict[str, Any] = {
     "required": ["type"],
     "properties": {
         "type": {"const": "composite"},
-        "pytest": {"type": "object", "errorMessage": "must be a pytest judge config "
-                                                     "(e.g. {test_file: fixtures/test_x.py})"},
-        "lint": {"type": ["boolean", "object"],
-                 "errorMessage": "must be true, false or a lint config (e.g. {select: [E, F]})"},
-        "rubric": {"type": "object", "errorMessage": "must be a rubric judge config "
-                                                     "(e.g. {evaluator: code-review})"},
-        "weights": {"type": "object", "properties": {n: WEIGHT for n in PARTS},
-                    "additionalProperties": False},
-        "pass_threshold": {"type": "number", "minimum": 0, "maximum": 1,
-                           "errorMessage": "must be a number between 0 and 1"},
-        "fail_on": {"enum": ["blocker", "none"],
-                    "errorMessage": "must be 'blocker' (any blocker fails) or 'none'"},
+        "pytest": {
+            "type": "object",
+            "errorMessage": "must be a pytest judge config (e.g. {test_file: fixtures/test_x.py})",
+        },
+        "lint": {
+            "type": ["boolean", "object"],
+            "errorMessage": "must be true, false or a lint config (e.g. {select: [E, F]})",
+        },
+        "rubric": {
+            "type": "object",
+            "errorMessage": "must be a rubric judge config (e.g. {evaluator: code-review})",
+        },
+        "weights": {
+            "type": "object",
+            "properties": {n: WEIGHT for n in PARTS},
+            "additionalProperties": False,
+        },
+        "pass_threshold": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "errorMessage": "must be a number between 0 and 1",
+        },
+        "fail_on": {
+            "enum": ["blocker", "none"],
+            "errorMessage": "must be 'blocker' (any blocker fails) or 'none'",
+        },
     },
     "patternProperties": {"^x-": {}},
     "additionalProperties": False,
@@ -177,8 +223,7 @@ COMPOSITE_SCHEMA: dict[str, Any] = {
 COMPOSITE_SPEC = JudgeSpec(
     type="composite",
     summary="weighted pytest + lint + rubric; a failing test is a blocker",
-    schema={"type": "object", "required": ["type"],
-            "properties": {"type": {"const": "composite"}}},
+    schema={"type": "object", "required": ["type"], "properties": {"type": {"const": "composite"}}},
     build=CompositeJudge,
     check=_check,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import JudgeResult
+from ..core.model import JudgeResult
 from .base import JudgeSpec
 from .work_judges import FILE_PATH, TextOrFile
 
@@ -16,12 +16,15 @@ NON_EMPTY_STRINGS = {
     "items": {"type": "string", "minLength": 1},
     "errorMessage": "must be a non-empty list of strings",
 }
-CASE_SENSITIVE = {"type": "boolean", "errorMessage": "must be true or false (default false: "
-                                                     "letter case is ignored)"}
+CASE_SENSITIVE = {
+    "type": "boolean",
+    "errorMessage": "must be true or false (default false: letter case is ignored)",
+}
 
 
-def contains_score(output: str, expected: Sequence[str], case_sensitive: bool = False) \
-        -> tuple[float, list[str]]:
+def contains_score(
+    output: str, expected: Sequence[str], case_sensitive: bool = False
+) -> tuple[float, list[str]]:
     """Fraction of `expected` found in `output`, and the missing ones. Letter case is ignored
     (casefold) unless `case_sensitive`."""
     if case_sensitive:
@@ -59,8 +62,12 @@ CONTAINS_SPEC = JudgeSpec(
     schema={
         "type": "object",
         "required": ["type", "expected"],
-        "properties": {"type": {"const": "contains"}, "expected": NON_EMPTY_STRINGS,
-                       "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
+        "properties": {
+            "type": {"const": "contains"},
+            "expected": NON_EMPTY_STRINGS,
+            "file": FILE_PATH,
+            "case_sensitive": CASE_SENSITIVE,
+        },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
     },

@@ -17,8 +17,8 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..work import Work
+from ..core.model import JudgeResult, Task
+from ..core.work import Work
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import cached_judgement, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
@@ -53,8 +53,10 @@ def reply_schema(statements: Sequence[str]) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "verdict": {"enum": list(VERDICTS)},
-            "evidence": {"type": "string",
-                         "description": "Quote or point at what decides it, in a sentence."},
+            "evidence": {
+                "type": "string",
+                "description": "Quote or point at what decides it, in a sentence.",
+            },
         },
         "required": ["verdict", "evidence"],
     }
@@ -62,14 +64,18 @@ def reply_schema(statements: Sequence[str]) -> dict[str, Any]:
     return {"type": "object", "properties": {k: entry for k in keys}, "required": keys}
 
 
-def build_prompt(task_prompt: str, statements: Sequence[str], expected_output: str,
-                 work_text: str, nonce: str) -> str:
+def build_prompt(
+    task_prompt: str, statements: Sequence[str], expected_output: str, work_text: str, nonce: str
+) -> str:
     """The user message; `nonce` makes the delimiters of the judged work unguessable."""
     tag = f"work-{nonce}"
     listed = "\n".join(f"{statement_key(i)}: {s}" for i, s in enumerate(statements))
-    expected = (f"## What the task author expects (context, not a statement to grade)\n"
-                f"<expected-output>\n{expected_output}\n</expected-output>\n\n"
-                if expected_output.strip() else "")
+    expected = (
+        f"## What the task author expects (context, not a statement to grade)\n"
+        f"<expected-output>\n{expected_output}\n</expected-output>\n\n"
+        if expected_output.strip()
+        else ""
+    )
     return (
         "## Task given to the assistant\n"
         f"<task>\n{task_prompt}\n</task>\n\n"
@@ -95,7 +101,7 @@ def _verdict(entry: Any) -> tuple[bool, str] | None:
         return None
     evidence = str(entry.get("evidence") or "").strip()
     if len(evidence) > MAX_EVIDENCE_CHARS:
-        evidence = evidence[:MAX_EVIDENCE_CHARS - 3] + "..."
+        evidence = evidence[: MAX_EVIDENCE_CHARS - 3] + "..."
     return raw.strip().upper() == "PASS", evidence
 
 
@@ -108,8 +114,14 @@ def grade_reply(reply: LLMReply, statements: Sequence[str]) -> JudgeResult:
     if reply.error or reply.data is None:
         error = reply.error or "judge reply holds no JSON object"
         transient = not reply.error or reply.transient
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
-                           "transient" if transient else "permanent")
+        return JudgeResult(
+            False,
+            0.0,
+            error,
+            error,
+            {**data, "raw": reply.raw_text[:2000]},
+            "transient" if transient else "permanent",
+        )
     graded: list[dict[str, Any]] = []
     missing: list[str] = []
     for i, text in enumerate(statements):
@@ -119,16 +131,26 @@ def grade_reply(reply: LLMReply, statements: Sequence[str]) -> JudgeResult:
             continue
         graded.append({"text": text, "passed": found[0], "evidence": found[1]})
     if missing:
-        error = (f"judge reply has no PASS/FAIL verdict for {len(missing)} of "
-                 f"{len(statements)} expectations ({', '.join(missing[:5])})")
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
-                           "transient")
+        error = (
+            f"judge reply has no PASS/FAIL verdict for {len(missing)} of "
+            f"{len(statements)} expectations ({', '.join(missing[:5])})"
+        )
+        return JudgeResult(
+            False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]}, "transient"
+        )
     passed = sum(g["passed"] for g in graded)
     lines = [f"{passed}/{len(graded)} expectations passed"]
-    lines += [f"[{'PASS' if g['passed'] else 'FAIL'}] {g['text']}"
-              + (f" -- {g['evidence']}" if g["evidence"] else "") for g in graded]
-    return JudgeResult(passed=passed == len(graded), score=passed / len(graded),
-                       details="\n".join(lines), data={**data, "expectations": graded})
+    lines += [
+        f"[{'PASS' if g['passed'] else 'FAIL'}] {g['text']}"
+        + (f" -- {g['evidence']}" if g["evidence"] else "")
+        for g in graded
+    ]
+    return JudgeResult(
+        passed=passed == len(graded),
+        score=passed / len(graded),
+        details="\n".join(lines),
+        data={**data, "expectations": graded},
+    )
 
 
 class ExpectationsJudge:
@@ -140,46 +162,74 @@ class ExpectationsJudge:
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         model = judge_model(ctx, self.config)
-        key = judge_cache_key(config=self.config, rubric="\n".join(self.statements),
-                              task_prompt=task.prompt, work=work, model=model,
-                              backend=grader_backend(ctx),
-                              prompt_version=EXPECTATIONS_PROMPT_VERSION)
+        key = judge_cache_key(
+            config=self.config,
+            rubric="\n".join(self.statements),
+            task_prompt=task.prompt,
+            work=work,
+            model=model,
+            backend=grader_backend(ctx),
+            prompt_version=EXPECTATIONS_PROMPT_VERSION,
+        )
         cached = cached_judgement(ctx.cache, key)
         if cached is not None:
             return cached
-        prompt = build_prompt(task.prompt, self.statements, self.expected_output,
-                              describe_work(work), secrets.token_hex(16))
+        prompt = build_prompt(
+            task.prompt,
+            self.statements,
+            self.expected_output,
+            describe_work(work),
+            secrets.token_hex(16),
+        )
         # room for a sentence of evidence per statement
         max_tokens = min(8192, 1024 + 200 * len(self.statements))
-        reply = request_structured(ctx, system=SYSTEM, prompt=prompt,
-                                   schema=reply_schema(self.statements), tool_name=TOOL_NAME,
-                                   model=model, max_tokens=max_tokens)
+        reply = request_structured(
+            ctx,
+            system=SYSTEM,
+            prompt=prompt,
+            schema=reply_schema(self.statements),
+            tool_name=TOOL_NAME,
+            model=model,
+            max_tokens=max_tokens,
+        )
         result = grade_reply(reply, self.statements)
         if ctx.cache is not None and result.error is None:
             ctx.cache.put(key, result.to_dict())
         return result
 
 
-STATEMENT = {"type": "string", "minLength": 1, "pattern": r"\S",
-             "errorMessage": "must be a non-empty statement"}
+STATEMENT = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": r"\S",
+    "errorMessage": "must be a non-empty statement",
+}
 
 EXPECTATIONS_SPEC = JudgeSpec(
     type="expectations",
     summary="a judge model grades each statement PASS/FAIL with evidence (one call); "
-            "passes when all do, score = share passed",
+    "passes when all do, score = share passed",
     schema={
         "type": "object",
         "required": ["type", "expectations"],
         "properties": {
             "type": {"const": "expectations"},
-            "expectations": {"type": "array", "minItems": 1, "maxItems": 100,
-                             "items": STATEMENT,
-                             "errorMessage": "must be a list of 1 to 100 statements"},
-            "expected_output": {"type": "string",
-                                "errorMessage": "must be a string (what success looks like)"},
-            "judge_model": {"type": "string", "minLength": 1,
-                            "errorMessage": "must be a model name such as "
-                                            "'claude-sonnet-5-5'"},
+            "expectations": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 100,
+                "items": STATEMENT,
+                "errorMessage": "must be a list of 1 to 100 statements",
+            },
+            "expected_output": {
+                "type": "string",
+                "errorMessage": "must be a string (what success looks like)",
+            },
+            "judge_model": {
+                "type": "string",
+                "minLength": 1,
+                "errorMessage": "must be a model name such as 'claude-sonnet-5-5'",
+            },
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,

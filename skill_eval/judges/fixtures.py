@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from ..paths import inside
+from ..core.paths import inside
 
 FIXTURES_DIR = "fixtures"
 
@@ -25,8 +25,10 @@ def fixture_problem(value: object, suite_dir: Path) -> str | None:
     root = suite_dir / FIXTURES_DIR
     target = suite_dir / value
     if not inside(root, target):
-        return (f"must stay inside {FIXTURES_DIR}/ after resolving '..' and symlinks: "
-                f"{value!r} leaves it")
+        return (
+            f"must stay inside {FIXTURES_DIR}/ after resolving '..' and symlinks: "
+            f"{value!r} leaves it"
+        )
     if not target.is_file():
         return f"file not found: {value!r} (looked in {suite_dir})"
     return None

@@ -16,8 +16,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from ..model import JudgeResult, Task
-from ..work import Work
+from ..core.model import JudgeResult, Task
+from ..core.work import Work
 from .base import JudgeContext, JudgeSpec
 from .fixtures import fixture_problem, resolve_fixture
 from .simple import _binary, _schema
@@ -53,8 +53,12 @@ def fenced_blocks(text: str) -> list[CodeBlock]:
         j = i + 1
         while j < len(lines):
             closing = _FENCE.match(lines[j])
-            if (closing and closing["fence"][0] == fence[0]
-                    and len(closing["fence"]) >= len(fence) and not closing["info"].strip()):
+            if (
+                closing
+                and closing["fence"][0] == fence[0]
+                and len(closing["fence"]) >= len(fence)
+                and not closing["info"].strip()
+            ):
                 break
             body.append(lines[j])
             j += 1
@@ -124,6 +128,7 @@ def json_path(path: Any) -> str:
 
 # --- json-schema ----------------------------------------------------------------------------
 
+
 def _load_schema_file(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -186,6 +191,7 @@ class JsonSchemaJudge:
 
 # --- threshold ------------------------------------------------------------------------------
 
+
 def lookup(value: Any, dotted: str) -> tuple[Any, str | None]:
     """Follow a dotted path (`a.b.0.c`; numbers index lists) into a JSON value."""
     node = value
@@ -194,8 +200,11 @@ def lookup(value: Any, dotted: str) -> tuple[Any, str | None]:
         walked.append(part)
         if isinstance(node, Mapping) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.lstrip("-").isdigit() and \
-                -len(node) <= int(part) < len(node):
+        elif (
+            isinstance(node, list)
+            and part.lstrip("-").isdigit()
+            and -len(node) <= int(part) < len(node)
+        ):
             node = node[int(part)]
         else:
             return None, f"key {'.'.join(walked)!r} not found in the output JSON"
@@ -223,19 +232,27 @@ class ThresholdJudge:
         return _binary(ok, f"{self.key} = {value} {sign} {self.threshold}", value=value)
 
 
-
-
 JSON_SCHEMA_SPEC = JudgeSpec(
     type="json-schema",
     summary="the output (or its first ```json block) validates against a JSON Schema",
-    schema=_schema("json-schema", [], {
-        "schema": {"type": ["object", "boolean"],
-                   "errorMessage": "must be a JSON Schema (a mapping)"},
-        "schema_file": {"type": "string", "minLength": 1,
-                        "errorMessage": "must be a path under fixtures/"},
-        "file": FILE_PATH,
-    }, oneOf=[{"required": ["schema"]}, {"required": ["schema_file"]}],
-        errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'"),
+    schema=_schema(
+        "json-schema",
+        [],
+        {
+            "schema": {
+                "type": ["object", "boolean"],
+                "errorMessage": "must be a JSON Schema (a mapping)",
+            },
+            "schema_file": {
+                "type": "string",
+                "minLength": 1,
+                "errorMessage": "must be a path under fixtures/",
+            },
+            "file": FILE_PATH,
+        },
+        oneOf=[{"required": ["schema"]}, {"required": ["schema_file"]}],
+        errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'",
+    ),
     build=JsonSchemaJudge,
     check=_check_json_schema,
 )
@@ -243,10 +260,18 @@ JSON_SCHEMA_SPEC = JudgeSpec(
 THRESHOLD_SPEC = JudgeSpec(
     type="threshold",
     summary="a number at a dotted key of the output JSON is at least a threshold",
-    schema=_schema("threshold", ["key", "threshold"], {
-        "key": {"type": "string", "minLength": 1, "pattern": r"^[^.]+(\.[^.]+)*$",
-                "errorMessage": "must be a dotted path such as 'metrics.accuracy'"},
-        "threshold": {"type": "number", "errorMessage": "must be a number"},
-    }),
+    schema=_schema(
+        "threshold",
+        ["key", "threshold"],
+        {
+            "key": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": r"^[^.]+(\.[^.]+)*$",
+                "errorMessage": "must be a dotted path such as 'metrics.accuracy'",
+            },
+            "threshold": {"type": "number", "errorMessage": "must be a number"},
+        },
+    ),
     build=ThresholdJudge,
 )

@@ -1,5 +1,5 @@
 """A disk cache of model judgements, so the same output is never judged twice by the same judge
-(in a run or across runs). JSON values only (see `skill_eval.jsondisk`); errors never cached.
+(in a run or across runs). JSON values only (see `skill_eval.core.jsondisk`); errors never cached.
 
     cache = JudgeCache(state_root / "judge-cache")
     key = judge_cache_key(config=..., rubric=..., task_prompt=..., work=..., model=...,
@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import JudgeResult, Usage
-from ..work import Work
+from ..core.model import JudgeResult, Usage
+from ..core.work import Work
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +27,16 @@ log = logging.getLogger(__name__)
 JUDGE_PROMPT_VERSION = "2"  # 2: text answers only between nonce tags
 
 
-def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str, work: Work,
-                    model: str, backend: str, prompt_version: str = JUDGE_PROMPT_VERSION) -> str:
+def judge_cache_key(
+    *,
+    config: Mapping[str, Any],
+    rubric: str,
+    task_prompt: str,
+    work: Work,
+    model: str,
+    backend: str,
+    prompt_version: str = JUDGE_PROMPT_VERSION,
+) -> str:
     """sha256 of the canonical JSON of everything a model judgement depends on. The work
     enters as `work.digest()`, which for text-only work is the sha256 of the text: keys made
     before judges saw more than text still match."""
@@ -41,21 +49,26 @@ def judge_cache_key(*, config: Mapping[str, Any], rubric: str, task_prompt: str,
         "backend": backend,
         "prompt_version": prompt_version,
     }
-    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                           default=str)
+    canonical = json.dumps(
+        material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def cached_judgement(cache: JudgeCache | MemoryJudgeCache | None, key: str) \
-        -> JudgeResult | None:
+def cached_judgement(cache: JudgeCache | MemoryJudgeCache | None, key: str) -> JudgeResult | None:
     """The judgement `cache` holds under `key`, marked cached and with no usage (no model was
     called for it); None on a miss or without a cache."""
     hit = cache.get(key) if cache is not None else None
     if hit is None:
         return None
     cached = JudgeResult.from_dict(hit)
-    return JudgeResult(cached.passed, cached.score, cached.details, None,
-                       {**cached.data, "cached": True, "usage": Usage().to_dict()})
+    return JudgeResult(
+        cached.passed,
+        cached.score,
+        cached.details,
+        None,
+        {**cached.data, "cached": True, "usage": Usage().to_dict()},
+    )
 
 
 class JudgeCache:
@@ -65,8 +78,8 @@ class JudgeCache:
     warning), never as a crash; a value with `error` set is never stored."""
 
     def __init__(self, directory: Path) -> None:
+        from ..core.jsondisk import open_json_cache  # diskcache loads only when a run caches
         from ..errors import CacheError
-        from ..jsondisk import open_json_cache  # diskcache loads only when a run caches
 
         self.directory = Path(directory)
         self._cache: Any = None  # None: unusable, every get a miss and every put a no-op
@@ -81,8 +94,9 @@ class JudgeCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            value: dict[str, Any] | None = None if self._cache is None \
-                else self._cache.get(key, default=None)
+            value: dict[str, Any] | None = (
+                None if self._cache is None else self._cache.get(key, default=None)
+            )
         except Exception as exc:  # UnsafeCacheEntry, bad JSON, sqlite trouble: all a miss
             log.warning("judge cache: ignoring unreadable entry %s: %s", key[:12], exc)
             value = None
@@ -159,5 +173,9 @@ class MemoryJudgeCache:
 
 
 def _valid(value: Any) -> bool:
-    return (isinstance(value, Mapping) and isinstance(value.get("passed"), bool)
-            and isinstance(value.get("score"), int | float) and not value.get("error"))
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("passed"), bool)
+        and isinstance(value.get("score"), int | float)
+        and not value.get("error")
+    )

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..work import Work
+from ..core.model import JudgeResult, Task
+from ..core.work import Work
 from .base import JudgeContext, JudgeSpec
 from .json_output import CodeBlock, fenced_blocks
 
@@ -60,8 +60,11 @@ def looks_like_python(code: str) -> bool:
 
 def python_blocks(text: str) -> list[CodeBlock]:
     """The blocks lint checks: tagged python/py, or untagged and `looks_like_python`."""
-    return [b for b in fenced_blocks(text)
-            if b.lang in PYTHON_TAGS or (not b.lang and looks_like_python(b.code))]
+    return [
+        b
+        for b in fenced_blocks(text)
+        if b.lang in PYTHON_TAGS or (not b.lang and looks_like_python(b.code))
+    ]
 
 
 def lint_score(issues: int) -> float:
@@ -78,8 +81,13 @@ def find_ruff() -> list[str] | None:
 
 def _env(tmp: str) -> dict[str, str]:
     # ruff needs nothing from the harness: no keys, no config, no user cache.
-    return {"PATH": os.environ.get("PATH", os.defpath), "HOME": tmp, "TMPDIR": tmp,
-            "LANG": "C.UTF-8", "RUFF_NO_CACHE": "true"}
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": tmp,
+        "TMPDIR": tmp,
+        "LANG": "C.UTF-8",
+        "RUFF_NO_CACHE": "true",
+    }
 
 
 class LintJudge:
@@ -95,14 +103,17 @@ class LintJudge:
         output = work.text
         blocks = python_blocks(output)[:MAX_BLOCKS]
         if not blocks:
-            return JudgeResult(passed=True, score=1.0,
-                               details="lint: no Python code blocks in the output; not applicable",
-                               data={"lint": {"applicable": False, "blocks": 0, "issues": 0,
-                                              "diagnostics": []}})
+            return JudgeResult(
+                passed=True,
+                score=1.0,
+                details="lint: no Python code blocks in the output; not applicable",
+                data={"lint": {"applicable": False, "blocks": 0, "issues": 0, "diagnostics": []}},
+            )
         ruff = self.ruff if self.ruff is not None else find_ruff()
         if not ruff:
-            return JudgeResult.failure("lint: ruff not found (it is a dependency of skill-eval; "
-                                       "reinstall the package)")
+            return JudgeResult.failure(
+                "lint: ruff not found (it is a dependency of skill-eval; reinstall the package)"
+            )
         with tempfile.TemporaryDirectory(prefix="skill-eval-lint-") as tmp:
             src = Path(tmp) / "src"
             src.mkdir()
@@ -110,17 +121,34 @@ class LintJudge:
                 (src / f"block_{n:02d}.py").write_text(block.code, encoding="utf-8")
             # --ignore-noqa: suppression comments (noqa, file-level noqa, ruff disable) are
             # written by the very output under judgement, so they must not hide its issues
-            argv = [*ruff, "check", "--isolated", "--no-cache", "--exit-zero", "--ignore-noqa",
-                    "--output-format", "json", "--select", ",".join(self.select)]
+            argv = [
+                *ruff,
+                "check",
+                "--isolated",
+                "--no-cache",
+                "--exit-zero",
+                "--ignore-noqa",
+                "--output-format",
+                "json",
+                "--select",
+                ",".join(self.select),
+            ]
             try:
-                proc = subprocess.run([*argv, "--", str(src)], cwd=tmp, env=_env(tmp),
-                                      capture_output=True, text=True, timeout=self.timeout,
-                                      stdin=subprocess.DEVNULL)
+                proc = subprocess.run(
+                    [*argv, "--", str(src)],
+                    cwd=tmp,
+                    env=_env(tmp),
+                    capture_output=True,
+                    text=True,
+                    timeout=self.timeout,
+                    stdin=subprocess.DEVNULL,
+                )
             except FileNotFoundError:
                 return JudgeResult.failure(f"lint: ruff not found at {ruff[0]}")
             except subprocess.TimeoutExpired:
-                return JudgeResult.failure(f"lint: ruff timed out after {self.timeout:g}s",
-                                       transient=True)
+                return JudgeResult.failure(
+                    f"lint: ruff timed out after {self.timeout:g}s", transient=True
+                )
             except OSError as exc:
                 return JudgeResult.failure(f"lint: cannot run ruff: {exc}")
         if proc.returncode != 0:
@@ -136,16 +164,26 @@ class LintJudge:
     def _result(self, diagnostics: list[dict[str, Any]], blocks: int) -> JudgeResult:
         score = lint_score(len(diagnostics))
         passed = score >= self.pass_threshold
-        head = (f"lint: {len(diagnostics)} issue(s) in {blocks} Python block(s); "
-                f"score {score:.2f}")
-        shown = [f"  block {d['block']} line {d['line']}: {d['code'] or 'syntax'} {d['message']}"
-                 for d in diagnostics[:MAX_SHOWN]]
+        head = f"lint: {len(diagnostics)} issue(s) in {blocks} Python block(s); score {score:.2f}"
+        shown = [
+            f"  block {d['block']} line {d['line']}: {d['code'] or 'syntax'} {d['message']}"
+            for d in diagnostics[:MAX_SHOWN]
+        ]
         if len(diagnostics) > MAX_SHOWN:
             shown.append(f"  ... and {len(diagnostics) - MAX_SHOWN} more")
-        return JudgeResult(passed=passed, score=score, details="\n".join([head, *shown]),
-                           data={"lint": {"applicable": True, "blocks": blocks,
-                                          "issues": len(diagnostics),
-                                          "diagnostics": diagnostics}})
+        return JudgeResult(
+            passed=passed,
+            score=score,
+            details="\n".join([head, *shown]),
+            data={
+                "lint": {
+                    "applicable": True,
+                    "blocks": blocks,
+                    "issues": len(diagnostics),
+                    "diagnostics": diagnostics,
+                }
+            },
+        )
 
 
 def _diagnostic(raw: Mapping[str, Any], blocks: Sequence[CodeBlock]) -> dict[str, Any]:
@@ -155,9 +193,14 @@ def _diagnostic(raw: Mapping[str, Any], blocks: Sequence[CodeBlock]) -> dict[str
     loc = raw.get("location") or {}
     row = int(loc.get("row") or 0)
     start = blocks[block - 1].line if 0 < block <= len(blocks) else 0
-    return {"block": block, "line": row, "output_line": start + row - 1 if start else None,
-            "column": int(loc.get("column") or 0), "code": raw.get("code"),
-            "message": str(raw.get("message") or "")}
+    return {
+        "block": block,
+        "line": row,
+        "output_line": start + row - 1 if start else None,
+        "column": int(loc.get("column") or 0),
+        "code": raw.get("code"),
+        "message": str(raw.get("message") or ""),
+    }
 
 
 LINT_SCHEMA: dict[str, Any] = {
@@ -165,14 +208,24 @@ LINT_SCHEMA: dict[str, Any] = {
     "required": ["type"],
     "properties": {
         "type": {"const": "lint"},
-        "select": {"type": "array", "minItems": 1,
-                   "items": {"type": "string", "pattern": "^[A-Z]+[0-9]*$"},
-                   "errorMessage": "must be a non-empty list of ruff rule codes or prefixes "
-                                   "(e.g. [E, F, B])"},
-        "pass_threshold": {"type": "number", "minimum": 0, "maximum": 1,
-                           "errorMessage": "must be a number between 0 and 1"},
-        "timeout": {"type": "number", "exclusiveMinimum": 0,
-                    "errorMessage": "must be a number of seconds > 0"},
+        "select": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "pattern": "^[A-Z]+[0-9]*$"},
+            "errorMessage": "must be a non-empty list of ruff rule codes or prefixes "
+            "(e.g. [E, F, B])",
+        },
+        "pass_threshold": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "errorMessage": "must be a number between 0 and 1",
+        },
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "errorMessage": "must be a number of seconds > 0",
+        },
     },
     "patternProperties": {"^x-": {}},
     "additionalProperties": False,

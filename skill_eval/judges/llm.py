@@ -39,17 +39,22 @@ def judge_model(ctx: JudgeContext, config: Mapping[str, Any] | None = None) -> s
     """The model a judge uses: --judge-model, then the judge config's `judge_model`, then
     SKILL_EVAL_JUDGE_MODEL, then DEFAULT_JUDGE_MODEL."""
     env = ctx.env if ctx.env is not None else os.environ
-    return (ctx.judge_model or (config or {}).get("judge_model")
-            or env.get("SKILL_EVAL_JUDGE_MODEL") or os.environ.get("SKILL_EVAL_JUDGE_MODEL")
-            or DEFAULT_JUDGE_MODEL)
+    return (
+        ctx.judge_model
+        or (config or {}).get("judge_model")
+        or env.get("SKILL_EVAL_JUDGE_MODEL")
+        or os.environ.get("SKILL_EVAL_JUDGE_MODEL")
+        or DEFAULT_JUDGE_MODEL
+    )
 
 
 def grader_backend(ctx: JudgeContext) -> str:
     return "mock" if ctx.mock else ctx.judge_backend
 
 
-def build_grader(backend: str, *, options: Mapping[str, Any] | None = None,
-                 env: Mapping[str, str] | None = None) -> Grader:
+def build_grader(
+    backend: str, *, options: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Grader:
     """The grader of executor `backend`: `options` (judge-context style) that name a field
     of that executor's config go to the config (claude_bin, base_url, ...), with `env` when
     it has an `env` field; timeout, max_retries and record are GraderSettings."""
@@ -62,7 +67,8 @@ def build_grader(backend: str, *, options: Mapping[str, Any] | None = None,
     settings = GraderSettings(
         timeout=float(opts.get("timeout") or DEFAULT_TIMEOUT),
         max_retries=int(opts.get("max_retries", SDK_MAX_RETRIES)),
-        record=Path(record) if record else None)
+        record=Path(record) if record else None,
+    )
     return create_grader(backend, config, settings)
 
 
@@ -70,29 +76,56 @@ def grader_for(ctx: JudgeContext) -> Grader:
     """The context's grader, built on first use when the context was made without one."""
     with _lock:
         if ctx.grader is None:
-            ctx.grader = build_grader(grader_backend(ctx), options=ctx.backend_options,
-                                      env=ctx.env)
+            ctx.grader = build_grader(grader_backend(ctx), options=ctx.backend_options, env=ctx.env)
         grader: Grader = ctx.grader
         return grader
 
 
-def request_structured(ctx: JudgeContext, *, system: str, prompt: str, schema: dict[str, Any],
-                       tool_name: str, model: str | None, max_tokens: int = 1024,
-                       temperature: float = 0.0) -> Reply:
+def request_structured(
+    ctx: JudgeContext,
+    *,
+    system: str,
+    prompt: str,
+    schema: dict[str, Any],
+    tool_name: str,
+    model: str | None,
+    max_tokens: int = 1024,
+    temperature: float = 0.0,
+) -> Reply:
     """Ask the run's grader for one JSON object shaped by `schema`; never raises."""
     model = model or judge_model(ctx)
     try:
         grader = grader_for(ctx)
     except ExecutorError as exc:
         return Reply(None, "", model=model, error=f"judge backend: {exc}", transient=False)
-    request = GradeRequest(system=system, prompt=prompt, schema=schema, tool_name=tool_name,
-                           model=model, max_tokens=max_tokens, temperature=temperature)
+    request = GradeRequest(
+        system=system,
+        prompt=prompt,
+        schema=schema,
+        tool_name=tool_name,
+        model=model,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )
     try:
         return grader.complete(request)
     except Exception as exc:  # a plugin grader that breaks the never-raises rule
-        return Reply(None, "", model=model, error=f"{grader_backend(ctx)} judge call failed: "
-                                                  f"{type(exc).__name__}: {exc}", transient=False)
+        return Reply(
+            None,
+            "",
+            model=model,
+            error=f"{grader_backend(ctx)} judge call failed: {type(exc).__name__}: {exc}",
+            transient=False,
+        )
 
 
-__all__ = ["DEFAULT_JUDGE_MODEL", "LLMReply", "Reply", "build_grader", "extract_json_object",
-           "grader_for", "judge_model", "request_structured"]
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "LLMReply",
+    "Reply",
+    "build_grader",
+    "extract_json_object",
+    "grader_for",
+    "judge_model",
+    "request_structured",
+]

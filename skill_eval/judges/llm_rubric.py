@@ -16,8 +16,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ErrorKind, JudgeResult, Task
-from ..work import Work
+from ..core.model import ErrorKind, JudgeResult, Task
+from ..core.work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, cached_judgement, judge_cache_key
 from .llm import LLMReply, grader_backend, judge_model, request_structured
@@ -28,10 +28,14 @@ TOOL_NAME = "submit_judgement"
 REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reasoning": {"type": "string",
-                      "description": "Two to five sentences: what meets the rubric, what not."},
-        "score": {"type": "number",
-                  "description": "0.0 (fails the rubric entirely) to 1.0 (fully meets it)."},
+        "reasoning": {
+            "type": "string",
+            "description": "Two to five sentences: what meets the rubric, what not.",
+        },
+        "score": {
+            "type": "number",
+            "description": "0.0 (fails the rubric entirely) to 1.0 (fully meets it).",
+        },
     },
     "required": ["reasoning", "score"],
 }
@@ -71,8 +75,7 @@ def score_reply(reply: LLMReply, threshold: float) -> JudgeResult:
     if reply.error or reply.data is None:
         error = reply.error or "judge reply holds no JSON object"
         kind: ErrorKind = "transient" if not reply.error or reply.transient else "permanent"
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
-                           kind)
+        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]}, kind)
     raw = reply.data.get("score")
     score: float | None = None
     if isinstance(raw, int | float) and not isinstance(raw, bool):
@@ -84,13 +87,15 @@ def score_reply(reply: LLMReply, threshold: float) -> JudgeResult:
             score = None
     if score is None:
         error = f"judge reply has no numeric score (got {raw!r})"
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
-                           "transient")
+        return JudgeResult(
+            False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]}, "transient"
+        )
     if not math.isfinite(score):
         # clamping would turn Infinity into a perfect 1.0
         error = f"judge reply's score is not a finite number (got {raw!r})"
-        return JudgeResult(False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]},
-                           "transient")
+        return JudgeResult(
+            False, 0.0, error, error, {**data, "raw": reply.raw_text[:2000]}, "transient"
+        )
     clamped = clamp_score(score)
     passed = clamped >= threshold
     reasoning = str(reply.data.get("reasoning") or "").strip()
@@ -112,16 +117,23 @@ class LLMRubricJudge:
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         model = judge_model(ctx, self.config)
-        key = judge_cache_key(config=self.config, rubric=self.rubric, task_prompt=task.prompt,
-                              work=work, model=model, backend=grader_backend(ctx),
-                              prompt_version=JUDGE_PROMPT_VERSION)
+        key = judge_cache_key(
+            config=self.config,
+            rubric=self.rubric,
+            task_prompt=task.prompt,
+            work=work,
+            model=model,
+            backend=grader_backend(ctx),
+            prompt_version=JUDGE_PROMPT_VERSION,
+        )
         cached = cached_judgement(ctx.cache, key)
         if cached is not None:
             return cached
         shown = describe_work(work) if self.config.get("include_work") else work.text
         prompt = build_prompt(task.prompt, self.rubric, shown, secrets.token_hex(16))
-        reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA,
-                                   tool_name=TOOL_NAME, model=model)
+        reply = request_structured(
+            ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA, tool_name=TOOL_NAME, model=model
+        )
         result = score_reply(reply, self.threshold)
         if ctx.cache is not None and result.error is None:
             ctx.cache.put(key, result.to_dict())
@@ -136,13 +148,23 @@ LLM_RUBRIC_SPEC = JudgeSpec(
         "required": ["type", "rubric"],
         "properties": {
             "type": {"const": "llm-rubric"},
-            "rubric": {"type": "string", "minLength": 1, "pattern": r"\S",
-                       "errorMessage": "must be a non-empty string"},
-            "pass_threshold": {"type": "number", "minimum": 0, "maximum": 1,
-                               "errorMessage": "must be a number between 0 and 1"},
-            "judge_model": {"type": "string", "minLength": 1,
-                            "errorMessage": "must be a model name such as "
-                                            "'claude-sonnet-5-5'"},
+            "rubric": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": r"\S",
+                "errorMessage": "must be a non-empty string",
+            },
+            "pass_threshold": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "errorMessage": "must be a number between 0 and 1",
+            },
+            "judge_model": {
+                "type": "string",
+                "minLength": 1,
+                "errorMessage": "must be a model name such as 'claude-sonnet-5-5'",
+            },
             "include_work": {"type": "boolean", "errorMessage": "must be true or false"},
         },
         "patternProperties": {"^x-": {}},

@@ -59,7 +59,7 @@ class Channel:
             self.forged += 1
             return
         try:
-            event = json.loads(line[len(prefix):])
+            event = json.loads(line[len(prefix) :])
         except ValueError:
             self.forged += 1
             return
@@ -103,9 +103,18 @@ class Channel:
             elif kind == "end":
                 outcomes[name] = str(event.get("outcome", ""))
                 running = "" if running == name else running
-        counts = {key: sum(1 for v in outcomes.values() if v == key)
-                  for key in ("passed", "failed", "error", "skipped", "xfailed")}
-        return {"phase": "session", "collected": collected, "passed": counts["passed"],
-                "failed": counts["failed"] + (1 if running else 0), "errors": counts["error"],
-                "skipped": counts["skipped"], "xfailed": counts["xfailed"],
-                "running": running, "forged": self.forged}
+        counts = {
+            key: sum(1 for v in outcomes.values() if v == key)
+            for key in ("passed", "failed", "error", "skipped", "xfailed")
+        }
+        return {
+            "phase": "session",
+            "collected": collected,
+            "passed": counts["passed"],
+            "failed": counts["failed"] + (1 if running else 0),
+            "errors": counts["error"],
+            "skipped": counts["skipped"],
+            "xfailed": counts["xfailed"],
+            "running": running,
+            "forged": self.forged,
+        }

@@ -57,8 +57,14 @@ os.environ.pop(PATH_ENV, None)  # only ever set by the judge, to find this modul
 _outcomes: dict[str, str] = {}  # nodeid -> passed | failed | error | skipped | xfailed
 _failures: list[dict[str, str]] = []
 _skips: list[str] = []
-_state: dict[str, Any] = {"collected": 0, "interrupted": False, "interrupt_reason": "",
-                          "internal_error": "", "collect_errors": 0, "module_skips": 0}
+_state: dict[str, Any] = {
+    "collected": 0,
+    "interrupted": False,
+    "interrupt_reason": "",
+    "internal_error": "",
+    "collect_errors": 0,
+    "module_skips": 0,
+}
 
 
 def _send(event: dict[str, Any]) -> None:
@@ -110,8 +116,12 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
         _state["collect_errors"] += 1
-        _failures.append({"name": f"collection error in {report.nodeid or 'the session'}",
-                          "message": _message(report)})
+        _failures.append(
+            {
+                "name": f"collection error in {report.nodeid or 'the session'}",
+                "message": _message(report),
+            }
+        )
     elif report.skipped:
         _state["module_skips"] += 1
         _skips.append(f"{report.nodeid}: {_skip_reason(report)}".rstrip(": "))
@@ -124,8 +134,12 @@ def pytest_runtest_logreport(report: Any) -> None:
         # A failing teardown after a passing call still makes the test an error.
         if _outcomes.get(nodeid) not in ("failed", "error"):
             _outcomes[nodeid] = status
-        _failures.append({"name": _name(nodeid) + ("" if when == "call" else f" ({when})"),
-                          "message": _message(report)})
+        _failures.append(
+            {
+                "name": _name(nodeid) + ("" if when == "call" else f" ({when})"),
+                "message": _message(report),
+            }
+        )
     elif report.skipped:
         if hasattr(report, "wasxfail"):
             _outcomes[nodeid] = "xfailed"
@@ -157,20 +171,24 @@ def pytest_internalerror(excrepr: Any, excinfo: Any) -> None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    counts = {key: sum(1 for v in _outcomes.values() if v == key)
-              for key in ("passed", "failed", "error", "skipped", "xfailed")}
-    _send({
-        "event": "finished",
-        "collected": _state["collected"],
-        "passed": counts["passed"],
-        "failed": counts["failed"],
-        "errors": counts["error"] + _state["collect_errors"],
-        "skipped": counts["skipped"] + _state["module_skips"],
-        "xfailed": counts["xfailed"],
-        "interrupted": _state["interrupted"],
-        "interrupt_reason": _state["interrupt_reason"],
-        "internal_error": _state["internal_error"],
-        "exitstatus": int(exitstatus),
-        "failures": _failures[:50],
-        "skips": _skips[:50],
-    })
+    counts = {
+        key: sum(1 for v in _outcomes.values() if v == key)
+        for key in ("passed", "failed", "error", "skipped", "xfailed")
+    }
+    _send(
+        {
+            "event": "finished",
+            "collected": _state["collected"],
+            "passed": counts["passed"],
+            "failed": counts["failed"],
+            "errors": counts["error"] + _state["collect_errors"],
+            "skipped": counts["skipped"] + _state["module_skips"],
+            "xfailed": counts["xfailed"],
+            "interrupted": _state["interrupted"],
+            "interrupt_reason": _state["interrupt_reason"],
+            "internal_error": _state["internal_error"],
+            "exitstatus": int(exitstatus),
+            "failures": _failures[:50],
+            "skips": _skips[:50],
+        }
+    )

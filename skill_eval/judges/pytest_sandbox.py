@@ -45,7 +45,7 @@ def sweep_orphans() -> int:
     with -9: nothing in a process survives that). Once per process; how many it removed."""
     removed = 0
     for path in temp_parent().glob(f"{_PREFIX}*-*"):
-        pid = path.name[len(_PREFIX):].split("-", 1)[0]
+        pid = path.name[len(_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
             removed += 1

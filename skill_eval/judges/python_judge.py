@@ -25,8 +25,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..work import Work
+from ..core.model import JudgeResult, Task
+from ..core.work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score, traceback_tail
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -51,10 +51,12 @@ def _problem(spec: str) -> str | None:
     try:
         obj: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name) \
-                and module_name[len(exc.name):][:1] in ("", "."):
-            return (f"module {module_name!r} not found (install it, or put its folder on "
-                    "PYTHONPATH)")
+        if (
+            exc.name is not None
+            and module_name.startswith(exc.name)
+            and module_name[len(exc.name) :][:1] in ("", ".")
+        ):
+            return f"module {module_name!r} not found (install it, or put its folder on PYTHONPATH)"
         return f"importing module {module_name!r} failed: ModuleNotFoundError: {exc}"
     except (Exception, SystemExit) as exc:  # its top-level code may raise anything
         return f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
@@ -110,18 +112,21 @@ def to_result(value: Any, threshold: float) -> JudgeResult:
         if not isinstance(value.passed, bool):
             return _not_bool(value.passed)
         if not value.error and not math.isfinite(value.score):
-            return JudgeResult.failure(f"python judge returned a non-finite score: "
-                                       f"{value.score!r}")
+            return JudgeResult.failure(f"python judge returned a non-finite score: {value.score!r}")
         if value.error or 0.0 <= value.score <= 1.0:
             return value
         clamped = clamp_score(value.score)
         note = f"score {value.score} outside [0, 1], clamped to {clamped}"
-        return JudgeResult(passed=value.passed, score=clamped,
-                           details=f"{value.details}; {note}" if value.details else note,
-                           data=value.data)
+        return JudgeResult(
+            passed=value.passed,
+            score=clamped,
+            details=f"{value.details}; {note}" if value.details else note,
+            data=value.data,
+        )
     if isinstance(value, bool):
-        return JudgeResult(passed=value, score=1.0 if value else 0.0,
-                           details="python judge returned " + str(value))
+        return JudgeResult(
+            passed=value, score=1.0 if value else 0.0, details="python judge returned " + str(value)
+        )
     if isinstance(value, int | float):
         return _scored(float(value), threshold, "")
     if isinstance(value, Mapping) and ("passed" in value or "score" in value):
@@ -134,22 +139,26 @@ def to_result(value: Any, threshold: float) -> JudgeResult:
         try:
             score = float(value["score"])
         except (TypeError, ValueError):
-            return JudgeResult.failure(f"python judge returned a non-numeric score: "
-                                       f"{value['score']!r}")
+            return JudgeResult.failure(
+                f"python judge returned a non-numeric score: {value['score']!r}"
+            )
         result = _scored(score, threshold, details)
         if "passed" in value and not result.error:
-            result = JudgeResult(passed=bool(value["passed"]), score=result.score,
-                                 details=result.details)
+            result = JudgeResult(
+                passed=bool(value["passed"]), score=result.score, details=result.details
+            )
         return result
     return JudgeResult.failure(
         f"python judge returned {type(value).__name__}; expected a float, a bool, "
-        "a JudgeResult or a dict with 'passed'/'score'")
+        "a JudgeResult or a dict with 'passed'/'score'"
+    )
 
 
 def _not_bool(passed: Any) -> JudgeResult:
     # {"passed": "false"} is truthy in Python: a judge error, never a pass.
-    return JudgeResult.failure(f"python judge returned passed={passed!r}; "
-                               "'passed' must be true or false")
+    return JudgeResult.failure(
+        f"python judge returned passed={passed!r}; 'passed' must be true or false"
+    )
 
 
 def _scored(score: float, threshold: float, details: str) -> JudgeResult:
@@ -172,8 +181,10 @@ def _wants_work(fn: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):  # some builtins have no signature
         return False
     param = params.get("work")
-    return param is not None and param.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                inspect.Parameter.KEYWORD_ONLY)
+    return param is not None and param.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 class PythonJudge:
@@ -191,11 +202,15 @@ class PythonJudge:
                 raise
             except BaseException as exc:  # its top-level code may sys.exit()
                 return JudgeResult.failure(
-                    f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}")
+                    f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}"
+                )
             self._wants_work = _wants_work(self._fn)
         try:
-            value = self._fn(work.text, task, work=work) if self._wants_work \
+            value = (
+                self._fn(work.text, task, work=work)
+                if self._wants_work
                 else self._fn(work.text, task)
+            )
         except KeyboardInterrupt:  # Ctrl-C stops the run; everything else is this judgement's
             raise
         except BaseException as exc:  # permanent: the same output raises the same way again
@@ -212,10 +227,17 @@ PYTHON_SPEC = JudgeSpec(
         "required": ["type", "callable"],
         "properties": {
             "type": {"const": "python"},
-            "callable": {"type": "string", "pattern": CALLABLE_RE.pattern,
-                         "errorMessage": "must look like 'package.module:function'"},
-            "pass_threshold": {"type": "number", "minimum": 0, "maximum": 1,
-                               "errorMessage": "must be a number between 0 and 1"},
+            "callable": {
+                "type": "string",
+                "pattern": CALLABLE_RE.pattern,
+                "errorMessage": "must look like 'package.module:function'",
+            },
+            "pass_threshold": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "errorMessage": "must be a number between 0 and 1",
+            },
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..core.model import JudgeResult, Task, Usage
+from ..core.work import Work
 from ..evaluators.loader import EvaluatorError
 from ..evaluators.prompt import (
     MAX_TOKENS,
@@ -34,8 +36,6 @@ from ..evaluators.scoring import (
     parse_reply,
     score_dimensions,
 )
-from ..model import JudgeResult, Task, Usage
-from ..work import Work
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import judge_cache_key
 from .llm import grader_backend, judge_model, request_structured
@@ -60,15 +60,28 @@ def registry_for(ctx: JudgeContext) -> EvaluatorRegistry:
     return REGISTRIES.get(dirs, project_dir, os.environ)
 
 
-def _evaluation(selection: Selection, source: str, reply: ParsedReply, *, threshold: float,
-                fail_on: FailOn, usage: Usage, model: str, backend: str, cached: bool) \
-        -> dict[str, Any]:
+def _evaluation(
+    selection: Selection,
+    source: str,
+    reply: ParsedReply,
+    *,
+    threshold: float,
+    fail_on: FailOn,
+    usage: Usage,
+    model: str,
+    backend: str,
+    cached: bool,
+) -> dict[str, Any]:
     skill = selection.evaluator
     score, dims = score_dimensions(skill.dimensions, reply)
     passed, verdict = decide(score, reply.findings, threshold, fail_on)
     return {
-        "evaluator": {"name": skill.name, "source": source, "path": skill.path,
-                      "sha256": skill.sha256},
+        "evaluator": {
+            "name": skill.name,
+            "source": source,
+            "path": skill.path,
+            "sha256": skill.sha256,
+        },
         "selection": selection.to_dict(),
         "score": score,
         "passed": passed,
@@ -89,8 +102,10 @@ def _evaluation(selection: Selection, source: str, reply: ParsedReply, *, thresh
 def summary(evaluation: Mapping[str, Any]) -> str:
     """A few readable lines: verdict, per-dimension scores, the worst findings, the suggestion."""
     ev = evaluation
-    lines = [f"rubric {ev['evaluator']['name']} ({ev['evaluator']['source']}): "
-             f"{'pass' if ev['passed'] else 'FAIL'}, {ev['verdict']}"]
+    lines = [
+        f"rubric {ev['evaluator']['name']} ({ev['evaluator']['source']}): "
+        f"{'pass' if ev['passed'] else 'FAIL'}, {ev['verdict']}"
+    ]
     lines.append("  " + ", ".join(f"{d['name']} {d['score']:.2f}" for d in ev["dimensions"]))
     findings = sorted(ev["findings"], key=lambda f: _RANK[f["severity"]])
     for f in findings[:MAX_SHOWN_FINDINGS]:
@@ -104,8 +119,12 @@ def summary(evaluation: Mapping[str, Any]) -> str:
 
 
 def _result(evaluation: dict[str, Any]) -> JudgeResult:
-    return JudgeResult(passed=evaluation["passed"], score=evaluation["score"],
-                       details=summary(evaluation), data={"evaluation": evaluation})
+    return JudgeResult(
+        passed=evaluation["passed"],
+        score=evaluation["score"],
+        details=summary(evaluation),
+        data={"evaluation": evaluation},
+    )
 
 
 def _reparse(evaluation: Mapping[str, Any]) -> ParsedReply:
@@ -114,7 +133,8 @@ def _reparse(evaluation: Mapping[str, Any]) -> ParsedReply:
         scores={d["name"]: float(d["raw_score"]) for d in evaluation["dimensions"]},
         findings=tuple(Finding(**f) for f in evaluation["findings"]),
         suggestion=str(evaluation.get("suggestion") or ""),
-        notes=tuple(evaluation.get("notes") or ()))
+        notes=tuple(evaluation.get("notes") or ()),
+    )
 
 
 class RubricJudge:
@@ -137,66 +157,124 @@ class RubricJudge:
         source = registry.source_of(selection.evaluator).kind
         return self._model_judgement(task, work, ctx, selection, source)
 
-    def _result(self, selection: Selection, source: str, reply: ParsedReply, *, usage: Usage,
-                model: str, backend: str, cached: bool) -> JudgeResult:
-        return _result(_evaluation(selection, source, reply, threshold=self.pass_threshold,
-                                   fail_on=self.fail_on, usage=usage, model=model,
-                                   backend=backend, cached=cached))
+    def _result(
+        self,
+        selection: Selection,
+        source: str,
+        reply: ParsedReply,
+        *,
+        usage: Usage,
+        model: str,
+        backend: str,
+        cached: bool,
+    ) -> JudgeResult:
+        return _result(
+            _evaluation(
+                selection,
+                source,
+                reply,
+                threshold=self.pass_threshold,
+                fail_on=self.fail_on,
+                usage=usage,
+                model=model,
+                backend=backend,
+                cached=cached,
+            )
+        )
 
-    def _model_judgement(self, task: Task, work: Work, ctx: JudgeContext,
-                         selection: Selection, source: str) -> JudgeResult:
+    def _model_judgement(
+        self, task: Task, work: Work, ctx: JudgeContext, selection: Selection, source: str
+    ) -> JudgeResult:
         skill = selection.evaluator
         model = judge_model(ctx, self.config)
         backend = grader_backend(ctx)
         key = judge_cache_key(
-            config={"type": "rubric", "evaluator": skill.name, "sha256": skill.sha256,
-                    **({"include_work": True} if self.config.get("include_work") else {})},
-            rubric=skill.body, task_prompt=task.prompt, work=work, model=model,
-            backend=backend, prompt_version=RUBRIC_PROMPT_VERSION)
+            config={
+                "type": "rubric",
+                "evaluator": skill.name,
+                "sha256": skill.sha256,
+                **({"include_work": True} if self.config.get("include_work") else {}),
+            },
+            rubric=skill.body,
+            task_prompt=task.prompt,
+            work=work,
+            model=model,
+            backend=backend,
+            prompt_version=RUBRIC_PROMPT_VERSION,
+        )
         cached = ctx.cache.get(key) if ctx.cache is not None else None
         if cached is not None:
             try:
                 stored = cached["data"]["evaluation"]
-                return self._result(selection, source, _reparse(stored), usage=Usage(),
-                                    model=stored["model"], backend=backend,
-                                    cached=True)
+                return self._result(
+                    selection,
+                    source,
+                    _reparse(stored),
+                    usage=Usage(),
+                    model=stored["model"],
+                    backend=backend,
+                    cached=True,
+                )
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: judge again
         shown = describe_work(work) if self.config.get("include_work") else work.text
         prompt, _ = build_prompt(skill, task.prompt, shown)
-        reply = request_structured(ctx, system=SYSTEM, prompt=prompt, schema=reply_schema(skill),
-                                   tool_name=TOOL_NAME, model=model, max_tokens=MAX_TOKENS,
-                                   temperature=0.0)
+        reply = request_structured(
+            ctx,
+            system=SYSTEM,
+            prompt=prompt,
+            schema=reply_schema(skill),
+            tool_name=TOOL_NAME,
+            model=model,
+            max_tokens=MAX_TOKENS,
+            temperature=0.0,
+        )
         if reply.error is not None or reply.data is None:
-            return _error(f"rubric: {reply.error or 'no reply'}", reply.raw_text, reply.usage,
-                          transient=reply.transient or reply.error is None)
+            return _error(
+                f"rubric: {reply.error or 'no reply'}",
+                reply.raw_text,
+                reply.usage,
+                transient=reply.transient or reply.error is None,
+            )
         try:
             parsed = parse_reply(reply.data, skill.dimensions)
         except ReplyError as exc:
-            return _error(f"rubric: unusable reply from the judge model: {exc}", reply.raw_text,
-                          reply.usage)
-        result = self._result(selection, source, parsed, usage=reply.usage,
-                              model=reply.model or model, backend=backend,
-                              cached=False)
+            return _error(
+                f"rubric: unusable reply from the judge model: {exc}", reply.raw_text, reply.usage
+            )
+        result = self._result(
+            selection,
+            source,
+            parsed,
+            usage=reply.usage,
+            model=reply.model or model,
+            backend=backend,
+            cached=False,
+        )
         if ctx.cache is not None:
             ctx.cache.put(key, result.to_dict())
         return result
 
 
-def _error(message: str, raw_text: str, usage: Usage, *, transient: bool = True) \
-        -> JudgeResult:
+def _error(message: str, raw_text: str, usage: Usage, *, transient: bool = True) -> JudgeResult:
     """A judge model call that gave nothing usable: by default worth asking again."""
-    return JudgeResult(passed=False, score=0.0, details=message, error=message,
-                       data={"raw_reply": raw_text[:4000], "usage": usage.to_dict()},
-                       error_kind="transient" if transient else "permanent")
+    return JudgeResult(
+        passed=False,
+        score=0.0,
+        details=message,
+        error=message,
+        data={"raw_reply": raw_text[:4000], "usage": usage.to_dict()},
+        error_kind="transient" if transient else "permanent",
+    )
 
 
 def rubric_config_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Load-time rules past the schema. An explicit evaluator name is checked at run time
     (preflight_evaluators, or the judgement itself): --evaluators-dir is a run option."""
     if config.get("evaluator") and config.get("category"):
-        return [("category", "give either evaluator or category, not both "
-                             "(an explicit evaluator wins)")]
+        return [
+            ("category", "give either evaluator or category, not both (an explicit evaluator wins)")
+        ]
     return []
 
 
@@ -221,8 +299,11 @@ def rubric_configs(judge: Any, field: str = "judge") -> list[tuple[str, Mapping[
     return found
 
 
-def preflight_evaluators(tasks: Sequence[Task], evaluators_dirs: Sequence[str | Path] = (),
-                         project_dir: str | Path | None = None) -> list[str]:
+def preflight_evaluators(
+    tasks: Sequence[Task],
+    evaluators_dirs: Sequence[str | Path] = (),
+    project_dir: str | Path | None = None,
+) -> list[str]:
     """Before a run: every evaluator source loads cleanly and every evaluator a task names
     exists. One message per problem; empty when all is well."""
     registry = REGISTRIES.get(list(evaluators_dirs), project_dir, os.environ)
@@ -231,25 +312,39 @@ def preflight_evaluators(tasks: Sequence[Task], evaluators_dirs: Sequence[str | 
         for where, config in rubric_configs(task.judge):
             name = config.get("evaluator")
             if isinstance(name, str) and name not in registry.names():
-                problems.append(f"task {task.id!r}: {where}.evaluator: unknown evaluator "
-                                f"{name!r}; available: {', '.join(registry.names())}")
+                problems.append(
+                    f"task {task.id!r}: {where}.evaluator: unknown evaluator "
+                    f"{name!r}; available: {', '.join(registry.names())}"
+                )
     return problems
 
 
-NAME = {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",
-        "errorMessage": "must be an evaluator name (lowercase letters, digits, hyphens)"}
+NAME = {
+    "type": "string",
+    "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",
+    "errorMessage": "must be an evaluator name (lowercase letters, digits, hyphens)",
+}
 RUBRIC_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["type"],
     "properties": {
         "type": {"const": "rubric"},
         "evaluator": NAME,
-        "category": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
-                     "errorMessage": "must be a category name (letters, digits, '_', '-')"},
-        "pass_threshold": {"type": "number", "minimum": 0, "maximum": 1,
-                           "errorMessage": "must be a number between 0 and 1"},
-        "fail_on": {"enum": ["blocker", "none"],
-                    "errorMessage": "must be 'blocker' (any blocker fails) or 'none'"},
+        "category": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
+            "errorMessage": "must be a category name (letters, digits, '_', '-')",
+        },
+        "pass_threshold": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "errorMessage": "must be a number between 0 and 1",
+        },
+        "fail_on": {
+            "enum": ["blocker", "none"],
+            "errorMessage": "must be 'blocker' (any blocker fails) or 'none'",
+        },
         "judge_model": {"type": "string", "minLength": 1},
         "include_work": {"type": "boolean", "errorMessage": "must be true or false"},
     },

@@ -10,19 +10,19 @@ from typing import Any
 
 import regex
 
-from ..model import JudgeResult
+from ..core.model import JudgeResult
 from .base import JudgeSpec
 from .contains import CASE_SENSITIVE, NON_EMPTY_STRINGS, case_note, contains_score
 from .work_judges import FILE_PATH, TextOrFile
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
-REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE,
-               "dotall": regex.DOTALL}
+REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE, "dotall": regex.DOTALL}
 DEFAULT_REGEX_TIMEOUT = 5.0
 
 
-def _schema(judge_type: str, required: list[str], props: dict[str, Any], **extra: Any) \
-        -> dict[str, Any]:
+def _schema(
+    judge_type: str, required: list[str], props: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
     return {
         "type": "object",
         "required": ["type", *required],
@@ -36,8 +36,12 @@ def _schema(judge_type: str, required: list[str], props: dict[str, Any], **extra
 def _enum_list(values: Mapping[str, Any] | list[str]) -> dict[str, Any]:
     names = list(values)
     message = f"must be a list of: {', '.join(names)}"
-    return {"type": "array", "uniqueItems": True, "errorMessage": message,
-            "items": {"enum": names, "errorMessage": f"must be one of: {', '.join(names)}"}}
+    return {
+        "type": "array",
+        "uniqueItems": True,
+        "errorMessage": message,
+        "items": {"enum": names, "errorMessage": f"must be one of: {', '.join(names)}"},
+    }
 
 
 def _binary(passed: bool, details: str, **data: Any) -> JudgeResult:
@@ -45,6 +49,7 @@ def _binary(passed: bool, details: str, **data: Any) -> JudgeResult:
 
 
 # --- not-contains ---------------------------------------------------------------------------
+
 
 class NotContainsJudge(TextOrFile):
     """None of `expected` may appear (case-insensitive unless `case_sensitive`); score =
@@ -67,6 +72,7 @@ class NotContainsJudge(TextOrFile):
 
 
 # --- regex ----------------------------------------------------------------------------------
+
 
 def compile_pattern(config: Mapping[str, Any]) -> Any:
     """The compiled `pattern`: Python `re` syntax and flags, run by the `regex` module in its
@@ -103,10 +109,13 @@ class RegexJudge(TextOrFile):
         try:
             match = self.compiled.search(output, timeout=self.timeout, concurrent=True)
         except TimeoutError:
-            return _binary(False, f"pattern {self.compiled.pattern!r} gave up after "
-                                  f"{self.timeout:g}s: this output makes it backtrack "
-                                  "catastrophically (simplify the pattern, or raise `timeout`)",
-                           timed_out=True)
+            return _binary(
+                False,
+                f"pattern {self.compiled.pattern!r} gave up after "
+                f"{self.timeout:g}s: this output makes it backtrack "
+                "catastrophically (simplify the pattern, or raise `timeout`)",
+                timed_out=True,
+            )
         if match is None:
             return _binary(False, f"pattern {self.compiled.pattern!r} not found")
         text = match.group(0)
@@ -115,6 +124,7 @@ class RegexJudge(TextOrFile):
 
 
 # --- equals ---------------------------------------------------------------------------------
+
 
 def normalize(text: str, modes: list[str]) -> str:
     """Apply `whitespace` (collapse runs, strip ends) and `case` (casefold) normalisation."""
@@ -137,35 +147,51 @@ class EqualsJudge(TextOrFile):
         got, want = normalize(output, self.modes), normalize(self.expected, self.modes)
         if got == want:
             return _binary(True, "output equals the expected text")
-        at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
-                  min(len(got), len(want)))
-        return _binary(False, f"differs at character {at}: expected {want[at:at + 40]!r}, "
-                              f"got {got[at:at + 40]!r} (lengths {len(want)} vs {len(got)})")
+        at = next(
+            (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+            min(len(got), len(want)),
+        )
+        return _binary(
+            False,
+            f"differs at character {at}: expected {want[at : at + 40]!r}, "
+            f"got {got[at : at + 40]!r} (lengths {len(want)} vs {len(got)})",
+        )
 
 
 # --- reading model output: fenced blocks, strict JSON ---------------------------------------
 
 NOT_CONTAINS_SPEC = JudgeSpec(
     type="not-contains",
-    summary="none of the expected strings appears (case-insensitive unless case_sensitive: "
-            "true)",
-    schema=_schema("not-contains", ["expected"], {"expected": NON_EMPTY_STRINGS,
-                                                  "file": FILE_PATH,
-                                                  "case_sensitive": CASE_SENSITIVE}),
+    summary="none of the expected strings appears (case-insensitive unless case_sensitive: true)",
+    schema=_schema(
+        "not-contains",
+        ["expected"],
+        {"expected": NON_EMPTY_STRINGS, "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
+    ),
     build=NotContainsJudge,
 )
 
 REGEX_SPEC = JudgeSpec(
     type="regex",
     summary="a regular expression is found in the output",
-    schema=_schema("regex", ["pattern"], {
-        "pattern": {"type": "string", "minLength": 1,
-                    "errorMessage": "must be a non-empty regular expression"},
-        "flags": _enum_list(REGEX_FLAGS),
-        "timeout": {"type": "number", "exclusiveMinimum": 0,
-                    "errorMessage": "must be a number of seconds > 0"},
-        "file": FILE_PATH,
-    }),
+    schema=_schema(
+        "regex",
+        ["pattern"],
+        {
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "errorMessage": "must be a non-empty regular expression",
+            },
+            "flags": _enum_list(REGEX_FLAGS),
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "errorMessage": "must be a number of seconds > 0",
+            },
+            "file": FILE_PATH,
+        },
+    ),
     build=RegexJudge,
     check=_check_regex,
 )
@@ -173,10 +199,14 @@ REGEX_SPEC = JudgeSpec(
 EQUALS_SPEC = JudgeSpec(
     type="equals",
     summary="the output equals the expected text (optionally normalised)",
-    schema=_schema("equals", ["expected"], {
-        "expected": {"type": "string", "errorMessage": "must be a string"},
-        "normalize": _enum_list(["whitespace", "case"]),
-        "file": FILE_PATH,
-    }),
+    schema=_schema(
+        "equals",
+        ["expected"],
+        {
+            "expected": {"type": "string", "errorMessage": "must be a string"},
+            "normalize": _enum_list(["whitespace", "case"]),
+            "file": FILE_PATH,
+        },
+    ),
     build=EqualsJudge,
 )

@@ -5,8 +5,8 @@ workspace file (`file: report.md`) instead of the output text.
 Files are what the attempt created or changed (`work.files`, read from its workspace while it
 exists, or from the kept copy on `rejudge`); tool calls are its transcript (`work.transcript`).
 
-    skill_invocations(transcript, "pdf")   # (transcript.py) the calls that used `pdf`: a Skill call
-                                           # with input skill == "pdf", or a Read of
+    skill_invocations(transcript, "pdf")   # (core/transcript.py) the calls that used `pdf`:
+                                           # a Skill call with input skill == "pdf", or a Read of
                                            # .claude/skills/pdf/SKILL.md (not of a.pdf)
 """
 
@@ -19,23 +19,27 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..model import JudgeResult, Task
-from ..transcript import skill_invocations
-from ..work import ToolCall, Work
-from ..workspace import IGNORED_DIRS
+from ..core.model import JudgeResult, Task
+from ..core.transcript import skill_invocations
+from ..core.work import ToolCall, Work
+from ..engine.workspace import IGNORED_DIRS
 from .base import JudgeContext, JudgeSpec
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 # `file:` on a text judge: a workspace path or glob (relative, never through `..`).
 FILE_PATH = {
-    "type": "string", "minLength": 1, "pattern": r"^(?![/\\])(?!.*(^|[/\\])\.\.([/\\]|$)).+$",
-    "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')"}
+    "type": "string",
+    "minLength": 1,
+    "pattern": r"^(?![/\\])(?!.*(^|[/\\])\.\.([/\\]|$)).+$",
+    "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')",
+}
 WORKSPACE_PATH = FILE_PATH
 _GLOB_CHARS = frozenset("*?[")
 MATCH_TIMEOUT = 5.0
 
 
 # --- the workspace's files --------------------------------------------------------------------
+
 
 def workspace_files(work: Work) -> dict[str, Path | None]:
     """Workspace path -> where its content is (None when its workspace was not kept): the
@@ -66,8 +70,9 @@ def matching(pattern: str, paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if fnmatch.fnmatchcase(p, pattern))
 
 
-def judge_file_or_text(file: str | None, work: Work,
-                       judge_text: Callable[[str], JudgeResult]) -> JudgeResult:
+def judge_file_or_text(
+    file: str | None, work: Work, judge_text: Callable[[str], JudgeResult]
+) -> JudgeResult:
     """`judge_text` on the output text, or with `file` on each matching workspace file (all
     must pass; the score is their mean). No such file fails: "report.md was not created"."""
     if file is None:
@@ -75,14 +80,21 @@ def judge_file_or_text(file: str | None, work: Work,
     files = workspace_files(work)
     names = matching(file, files)
     if not names:
-        return JudgeResult(False, 0.0, f"{file} was not created" if not _GLOB_CHARS & set(file)
-                           else f"no file matching {file} was created")
+        return JudgeResult(
+            False,
+            0.0,
+            f"{file} was not created"
+            if not _GLOB_CHARS & set(file)
+            else f"no file matching {file} was created",
+        )
     results: list[tuple[str, JudgeResult]] = []
     for name in names:
         where = files[name]
         if where is None:
-            return JudgeResult.failure(f"{name}: its workspace was not kept, so its content "
-                                       "cannot be read (run with --keep-workspaces all)")
+            return JudgeResult.failure(
+                f"{name}: its workspace was not kept, so its content "
+                "cannot be read (run with --keep-workspaces all)"
+            )
         try:
             text = where.read_bytes().decode("utf-8", "replace")
         except OSError as exc:
@@ -90,14 +102,22 @@ def judge_file_or_text(file: str | None, work: Work,
         results.append((name, judge_text(text)))
     if len(results) == 1:
         name, only = results[0]
-        return JudgeResult(only.passed, only.score, f"{name}: {only.details}", only.error,
-                           only.data, only.error_kind)
+        return JudgeResult(
+            only.passed,
+            only.score,
+            f"{name}: {only.details}",
+            only.error,
+            only.data,
+            only.error_kind,
+        )
     errors = [r for _, r in results if r.error]
     if errors:
         return errors[0]
-    return JudgeResult(all(r.passed for _, r in results),
-                       sum(r.score for _, r in results) / len(results),
-                       "\n".join(f"{n}: {r.details}" for n, r in results))
+    return JudgeResult(
+        all(r.passed for _, r in results),
+        sum(r.score for _, r in results) / len(results),
+        "\n".join(f"{n}: {r.details}" for n, r in results),
+    )
 
 
 def readonly_copy(work: Work, dest: Path) -> Path | None:
@@ -109,8 +129,10 @@ def readonly_copy(work: Work, dest: Path) -> Path | None:
     files = workspace_files(work)
     lost = sorted(p for p, w in files.items() if w is None)
     if lost:
-        raise ValueError(f"{lost[0]}: its workspace was not kept, so its content cannot be "
-                         "read (run with --keep-workspaces all)")
+        raise ValueError(
+            f"{lost[0]}: its workspace was not kept, so its content cannot be "
+            "read (run with --keep-workspaces all)"
+        )
     dest.mkdir(parents=True, exist_ok=True)
     for name, source in ((p, w) for p, w in files.items() if w is not None):
         target = dest / name
@@ -188,6 +210,7 @@ class TextOrFile:
 
 # --- file-exists ------------------------------------------------------------------------------
 
+
 class FileExistsJudge:
     """Every path (or glob) exists in the workspace; with `absent: true`, none does."""
 
@@ -201,16 +224,27 @@ class FileExistsJudge:
         if self.absent:
             present = [p for p, hits in found.items() if hits]
             ok = 1.0 - len(present) / len(self.paths)
-            return JudgeResult(not present, ok, "present but must not be: " + ", ".join(
-                f"{p} ({', '.join(found[p][:3])})" for p in present) if present else
-                f"none of the {len(self.paths)} paths exists")
+            return JudgeResult(
+                not present,
+                ok,
+                "present but must not be: "
+                + ", ".join(f"{p} ({', '.join(found[p][:3])})" for p in present)
+                if present
+                else f"none of the {len(self.paths)} paths exists",
+            )
         missing = [p for p, hits in found.items() if not hits]
         score = 1.0 - len(missing) / len(self.paths)
-        return JudgeResult(not missing, score, "not created: " + ", ".join(missing)
-                           if missing else f"all {len(self.paths)} paths exist")
+        return JudgeResult(
+            not missing,
+            score,
+            "not created: " + ", ".join(missing)
+            if missing
+            else f"all {len(self.paths)} paths exist",
+        )
 
 
 # --- tool-called ------------------------------------------------------------------------------
+
 
 def _input_matches(call: ToolCall, pattern: Any) -> bool:
     """A string pattern is searched in the input as compact JSON; a mapping's patterns are
@@ -242,17 +276,25 @@ class ToolCalledJudge:
         self.max = config.get("max")
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        calls = [c for c in work.transcript if c.name == self.tool
-                 and (self.pattern is None or _input_matches(c, self.pattern))]
+        calls = [
+            c
+            for c in work.transcript
+            if c.name == self.tool and (self.pattern is None or _input_matches(c, self.pattern))
+        ]
         count = len(calls)
         ok = count >= self.min and (self.max is None or count <= int(self.max))
         bound = f">= {self.min}" + (f" and <= {self.max}" if self.max is not None else "")
         what = self.tool + (f" with input matching {self.pattern!r}" if self.pattern else "")
-        return JudgeResult(ok, float(ok), f"{what}: called {count} time(s), expected {bound}",
-                           data={"count": count})
+        return JudgeResult(
+            ok,
+            float(ok),
+            f"{what}: called {count} time(s), expected {bound}",
+            data={"count": count},
+        )
 
 
 # --- skill-used -------------------------------------------------------------------------------
+
 
 class SkillUsedJudge:
     """The agent used the skill (`expect: true`, the default) or did not (`expect: false`)."""
@@ -264,17 +306,28 @@ class SkillUsedJudge:
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
         used = skill_invocations(work.transcript, self.skill)
         name = f"skill {self.skill!r}" if self.skill else "a skill"
-        how = f"{name} used {len(used)} time(s) ({', '.join(c.name for c in used[:3])})" \
-            if used else f"{name} was not used"
+        how = (
+            f"{name} used {len(used)} time(s) ({', '.join(c.name for c in used[:3])})"
+            if used
+            else f"{name} was not used"
+        )
         ok = bool(used) == self.expect
-        return JudgeResult(ok, float(ok), f"{how}; expected {'use' if self.expect else 'none'}",
-                           data={"invocations": len(used)})
+        return JudgeResult(
+            ok,
+            float(ok),
+            f"{how}; expected {'use' if self.expect else 'none'}",
+            data={"invocations": len(used)},
+        )
 
 
 def _schema(judge_type: str, required: list[str], props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "required": ["type", *required],
-            "properties": {"type": {"const": judge_type}, **props},
-            "patternProperties": X_KEYS, "additionalProperties": False}
+    return {
+        "type": "object",
+        "required": ["type", *required],
+        "properties": {"type": {"const": judge_type}, **props},
+        "patternProperties": X_KEYS,
+        "additionalProperties": False,
+    }
 
 
 def _check_tool_called(config: Mapping[str, Any], suite_dir: Path) -> list[tuple[str, str]]:
@@ -295,24 +348,39 @@ def _check_tool_called(config: Mapping[str, Any], suite_dir: Path) -> list[tuple
 FILE_EXISTS_SPEC = JudgeSpec(
     type="file-exists",
     summary="workspace paths (or globs) exist, or with absent: true do not",
-    schema=_schema("file-exists", ["paths"], {
-        "paths": {"type": "array", "minItems": 1, "items": WORKSPACE_PATH,
-                  "errorMessage": "must be a non-empty list of workspace paths or globs"},
-        "absent": {"type": "boolean", "errorMessage": "must be true or false"},
-    }),
+    schema=_schema(
+        "file-exists",
+        ["paths"],
+        {
+            "paths": {
+                "type": "array",
+                "minItems": 1,
+                "items": WORKSPACE_PATH,
+                "errorMessage": "must be a non-empty list of workspace paths or globs",
+            },
+            "absent": {"type": "boolean", "errorMessage": "must be true or false"},
+        },
+    ),
     build=FileExistsJudge,
 )
 
 TOOL_CALLED_SPEC = JudgeSpec(
     type="tool-called",
     summary="the agent called a tool (optionally with matching input) min..max times",
-    schema=_schema("tool-called", ["tool"], {
-        "tool": {"type": "string", "minLength": 1, "errorMessage": "must be a tool name"},
-        "input": {"type": ["string", "object"], "additionalProperties": {"type": "string"},
-                  "errorMessage": "must be a regex, or a mapping of input field to regex"},
-        "min": {"type": "integer", "minimum": 0, "errorMessage": "must be a whole number >= 0"},
-        "max": {"type": "integer", "minimum": 0, "errorMessage": "must be a whole number >= 0"},
-    }),
+    schema=_schema(
+        "tool-called",
+        ["tool"],
+        {
+            "tool": {"type": "string", "minLength": 1, "errorMessage": "must be a tool name"},
+            "input": {
+                "type": ["string", "object"],
+                "additionalProperties": {"type": "string"},
+                "errorMessage": "must be a regex, or a mapping of input field to regex",
+            },
+            "min": {"type": "integer", "minimum": 0, "errorMessage": "must be a whole number >= 0"},
+            "max": {"type": "integer", "minimum": 0, "errorMessage": "must be a whole number >= 0"},
+        },
+    ),
     build=ToolCalledJudge,
     check=_check_tool_called,
 )
@@ -320,9 +388,13 @@ TOOL_CALLED_SPEC = JudgeSpec(
 SKILL_USED_SPEC = JudgeSpec(
     type="skill-used",
     summary="the agent invoked the skill (Skill tool, or a Read of its SKILL.md), or did not",
-    schema=_schema("skill-used", [], {
-        "expect": {"type": "boolean", "errorMessage": "must be true or false"},
-        "skill": {"type": "string", "minLength": 1, "errorMessage": "must be a skill name"},
-    }),
+    schema=_schema(
+        "skill-used",
+        [],
+        {
+            "expect": {"type": "boolean", "errorMessage": "must be true or false"},
+            "skill": {"type": "string", "minLength": 1, "errorMessage": "must be a skill name"},
+        },
+    ),
     build=SkillUsedJudge,
 )

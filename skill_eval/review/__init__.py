@@ -20,7 +20,24 @@ from .pipeline import ReviewOutcome, run_review
 from .qa import QAFn, QAResult, TaskQA, default_qa_fn, qa_result_from_artifact
 from .stages import ReviewError
 
-__all__ = ["DECISIONS", "Decision", "Goal", "MockRoleModel", "QAFn", "QAResult", "ReviewError",
-           "ReviewOutcome", "RoleModel", "RoleReply", "TaskQA", "build_role_model",
-           "default_qa_fn", "load_roles", "parse_decision", "parse_models",
-           "qa_result_from_artifact", "read_goal", "run_review"]
+__all__ = [
+    "DECISIONS",
+    "Decision",
+    "Goal",
+    "MockRoleModel",
+    "QAFn",
+    "QAResult",
+    "ReviewError",
+    "ReviewOutcome",
+    "RoleModel",
+    "RoleReply",
+    "TaskQA",
+    "build_role_model",
+    "default_qa_fn",
+    "load_roles",
+    "parse_decision",
+    "parse_models",
+    "qa_result_from_artifact",
+    "read_goal",
+    "run_review",
+]

@@ -10,13 +10,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.paths import SCHEMAS_DIR
 from ..executors.grader import extract_json_object
 
 DecisionName = Literal["approved", "approved_partial", "refine_evaluation", "rejected"]
-DECISIONS: tuple[DecisionName, ...] = ("approved", "approved_partial", "refine_evaluation",
-                                       "rejected")
-VISION_DIMENSIONS = ("vision_alignment", "completeness", "quality_bar", "regression",
-                     "evaluation_quality")
+DECISIONS: tuple[DecisionName, ...] = (
+    "approved",
+    "approved_partial",
+    "refine_evaluation",
+    "rejected",
+)
+VISION_DIMENSIONS = (
+    "vision_alignment",
+    "completeness",
+    "quality_bar",
+    "regression",
+    "evaluation_quality",
+)
 RATINGS = ("pass", "partial", "fail")
 REFINE_KINDS = ("add", "change", "remove")
 SCHEMA_VERSION = "1.0"
@@ -37,10 +47,14 @@ class Decision:
         return [(f"F{n}", text) for n, text in enumerate(points, start=1)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.decision, "summary": self.summary,
-                "dimensions": self.dimensions,
-                "refine": {k: list(self.refine.get(k, [])) for k in REFINE_KINDS},
-                "feedback": list(self.feedback), "caveats": list(self.caveats)}
+        return {
+            "decision": self.decision,
+            "summary": self.summary,
+            "dimensions": self.dimensions,
+            "refine": {k: list(self.refine.get(k, [])) for k in REFINE_KINDS},
+            "feedback": list(self.feedback),
+            "caveats": list(self.caveats),
+        }
 
 
 def _strings(value: Any) -> list[str] | None:
@@ -98,31 +112,50 @@ def parse_decision(text: str) -> tuple[Decision | None, list[str]]:
     if problems or name not in DECISIONS:
         return None, problems
     chosen: DecisionName = name
-    return Decision(chosen, str(summary).strip(), dims, refine, lists["feedback"],
-                    lists["caveats"]), []
+    return Decision(
+        chosen, str(summary).strip(), dims, refine, lists["feedback"], lists["caveats"]
+    ), []
 
 
-def decision_record(decision: Decision, *, review_id: str, rounds: int, max_rounds: int,
-                    skill: str, vision_source: str, suite: str | None, qa_report: str | None,
-                    round_decisions: list[str],
-                    usage: dict[str, Any] | None = None) -> dict[str, Any]:
+def decision_record(
+    decision: Decision,
+    *,
+    review_id: str,
+    rounds: int,
+    max_rounds: int,
+    skill: str,
+    vision_source: str,
+    suite: str | None,
+    qa_report: str | None,
+    round_decisions: list[str],
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The final decision file: the visionary's last decision and how the review reached it.
     `max_rounds_reached` is true when the last word was still refine_evaluation; `usage` is
     each role's calls, models and tokens."""
-    return {"schema_version": SCHEMA_VERSION, "review_id": review_id, **decision.to_dict(),
-            "rounds": rounds, "max_rounds": max_rounds,
-            "max_rounds_reached": decision.decision == "refine_evaluation",
-            "round_decisions": round_decisions, "skill": skill, "vision": vision_source,
-            "suite": suite, "qa_report": qa_report, "usage": usage or {}}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "review_id": review_id,
+        **decision.to_dict(),
+        "rounds": rounds,
+        "max_rounds": max_rounds,
+        "max_rounds_reached": decision.decision == "refine_evaluation",
+        "round_decisions": round_decisions,
+        "skill": skill,
+        "vision": vision_source,
+        "suite": suite,
+        "qa_report": qa_report,
+        "usage": usage or {},
+    }
 
 
 def schema_path() -> Path:
-    return Path(__file__).resolve().parent.parent / "schemas" / "review_decision.schema.json"
+    return SCHEMAS_DIR / "review_decision.schema.json"
 
 
 def validate_record(record: dict[str, Any]) -> list[str]:
-    """Schema problems of a decision record (empty: valid), worded by validation.py."""
-    from ..validation import schema_problems
+    """Schema problems of a decision record (empty: valid), worded by core/validation.py."""
+    from ..core.validation import schema_problems
 
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
     return [str(p) for p in schema_problems(record, schema, path="decision.json")]
@@ -130,21 +163,31 @@ def validate_record(record: dict[str, Any]) -> list[str]:
 
 def decision_markdown(record: dict[str, Any]) -> str:
     """The decision for people: outcome, summary, the five dimensions, and what follows."""
-    lines = [f"# Review {record['review_id']}: {record['decision']}", "",
-             record["summary"], "",
-             f"Skill: `{record['skill']}`; vision: {record['vision']}; rounds: "
-             f"{record['rounds']} of at most {record['max_rounds']} "
-             f"({' -> '.join(record['round_decisions'])}).", ""]
+    lines = [
+        f"# Review {record['review_id']}: {record['decision']}",
+        "",
+        record["summary"],
+        "",
+        f"Skill: `{record['skill']}`; vision: {record['vision']}; rounds: "
+        f"{record['rounds']} of at most {record['max_rounds']} "
+        f"({' -> '.join(record['round_decisions'])}).",
+        "",
+    ]
     if record["max_rounds_reached"]:
-        lines += ["**The evaluation never satisfied the visionary within --max-rounds: the "
-                  "skill is not approved.**", ""]
+        lines += [
+            "**The evaluation never satisfied the visionary within --max-rounds: the "
+            "skill is not approved.**",
+            "",
+        ]
     lines += ["| dimension | rating | notes |", "|---|---|---|"]
     for dim in VISION_DIMENSIONS:
         entry = record["dimensions"].get(dim, {})
         notes = str(entry.get("notes", "")).replace("|", "\\|").replace("\n", " ")
         lines.append(f"| {dim} | {entry.get('rating', '')} | {notes} |")
-    sections = [("Caveats", record["caveats"]), ("Feedback for the skill's author",
-                                                 record["feedback"])]
+    sections = [
+        ("Caveats", record["caveats"]),
+        ("Feedback for the skill's author", record["feedback"]),
+    ]
     sections += [(f"Refine: {k}", record["refine"][k]) for k in REFINE_KINDS]
     for title, items in sections:
         if items:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ..errors import SuiteError
 from ..improve.improver import ProposalError, parse_improver_reply
-from ..source_checks import judge_types, mock_output_problems, python_problems
-from ..suite import load_suite
+from ..inputs.source_checks import judge_types, mock_output_problems, python_problems
+from ..inputs.suite import load_suite
 
 SUITE_FILE = "task_suite.yaml"
 MOCK_OUTPUTS_FILE = "mock_outputs.yaml"  # scripted outputs for a QA run with --executor mock
@@ -66,13 +66,17 @@ def validate_draft(directory: Path) -> list[str]:
         lines = [str(p) for p in exc.problems] or [str(exc)]
         return [line.replace(prefix, "") for line in lines]
     problems = [str(p) for p in python_problems(suite, str(suite_path))]
-    problems += [f"{SUITE_FILE}: tasks[{t.index}] (id \"{t.id}\").judge: the python judge "
-                 "imports code into the harness, so a generated suite may not use it; check "
-                 "with a pytest judge (it runs sandboxed) instead"
-                 for t in suite.tasks if "python" in set(judge_types(t.judge))]
+    problems += [
+        f'{SUITE_FILE}: tasks[{t.index}] (id "{t.id}").judge: the python judge '
+        "imports code into the harness, so a generated suite may not use it; check "
+        "with a pytest judge (it runs sandboxed) instead"
+        for t in suite.tasks
+        if "python" in set(judge_types(t.judge))
+    ]
     if (directory / MOCK_OUTPUTS_FILE).is_file():
-        problems += [str(p) for p in
-                     mock_output_problems(str(directory / MOCK_OUTPUTS_FILE), suite)]
+        problems += [
+            str(p) for p in mock_output_problems(str(directory / MOCK_OUTPUTS_FILE), suite)
+        ]
     return [line.replace(prefix, "") for line in problems]
 
 
@@ -81,6 +85,7 @@ def draft_files(directory: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted(directory.rglob("*")):
         if path.is_file():
-            out[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8",
-                                                                          errors="replace")
+            out[path.relative_to(directory).as_posix()] = path.read_text(
+                encoding="utf-8", errors="replace"
+            )
     return out

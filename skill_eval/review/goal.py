@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..improve.folders import FolderError, read_skill_folder
-from ..plans import read_frontmatter
 from ..skills import SKILL_FILE, load_skill
+from ..skills.plans import read_frontmatter
 from .models import ROLES
 
 ROLES_DIR = Path(__file__).resolve().parent / "roles"
@@ -29,8 +29,10 @@ class Goal:
     files: dict[str, str]
 
     def brief(self) -> str:
-        return (f"## Goal\nSkill under review: `{self.skill_name}`\n\n### Vision\n"
-                f"{self.vision.strip()}\n")
+        return (
+            f"## Goal\nSkill under review: `{self.skill_name}`\n\n### Vision\n"
+            f"{self.vision.strip()}\n"
+        )
 
     def with_files(self) -> str:
         parts = [self.brief(), "## The skill's files"]
@@ -58,8 +60,9 @@ def read_goal(skill_path: str | Path, vision_file: str | Path | None = None) -> 
         try:
             vision = Path(vision_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--vision {vision_file}: cannot read: {exc}".splitlines()[0]) \
-                from None
+            raise UsageError(
+                f"--vision {vision_file}: cannot read: {exc}".splitlines()[0]
+            ) from None
         source = str(vision_file)
         if not vision.strip():
             raise UsageError(f"--vision {vision_file}: the file is empty")
@@ -67,8 +70,9 @@ def read_goal(skill_path: str | Path, vision_file: str | Path | None = None) -> 
         vision = str((read_frontmatter(skill.content) or {}).get("description") or "")
         source = f"{SKILL_FILE} description"
         if not vision.strip():
-            raise UsageError(f"{skill.origin}: no description to use as the vision; "
-                             "give one with --vision FILE")
+            raise UsageError(
+                f"{skill.origin}: no description to use as the vision; give one with --vision FILE"
+            )
     path = skill.directory or Path(skill.origin)
     return Goal(skill.name, path, vision, source, files)
 

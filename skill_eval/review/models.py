@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 
+from ..core.model import Usage
 from ..errors import ExecutorError, UsageError
 from ..executors.base import DEFAULT_MODEL, env_lookup
-from ..model import Usage
 
 if TYPE_CHECKING:
     from .goal import Goal
@@ -78,8 +78,7 @@ class MockRoleModel:
         except FileNotFoundError:
             raise UsageError(f"{shown}: mock replies file not found") from None
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise UsageError(f"{shown}: cannot read mock replies: {exc}".splitlines()[0]) \
-                from None
+            raise UsageError(f"{shown}: cannot read mock replies: {exc}".splitlines()[0]) from None
         if not isinstance(data, Mapping):
             raise UsageError(f"{shown}: must map each role to a list of replies")
         for role, texts in data.items():
@@ -101,9 +100,15 @@ class AnthropicRoleModel:
     """One Messages API call per stage, with the client of AnthropicGrader (the SDK's own
     retries on: a stage is not retried by a runner)."""
 
-    def __init__(self, models: Mapping[str, str], *, base_url: str | None = None,
-                 env: Mapping[str, str] | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, str],
+        *,
+        base_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         from ..executors.anthropic_api import AnthropicConfig
         from ..executors.anthropic_grader import AnthropicGrader
         from ..executors.grader import GraderSettings
@@ -111,8 +116,9 @@ class AnthropicRoleModel:
         self.models = dict(models)
         self.max_tokens = max_tokens
         self._env = env_lookup(env)
-        self._grader = AnthropicGrader(AnthropicConfig(base_url=base_url, env=env),
-                                       GraderSettings(timeout=timeout))
+        self._grader = AnthropicGrader(
+            AnthropicConfig(base_url=base_url, env=env), GraderSettings(timeout=timeout)
+        )
 
     def complete(self, role: str, system: str, prompt: str) -> RoleReply:
         model = self.models.get(role) or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
@@ -123,24 +129,39 @@ class AnthropicRoleModel:
         client = self._grader._get_client()  # the one copy of the client set-up
         try:
             message = client.messages.create(
-                model=model, max_tokens=self.max_tokens, system=system,
-                messages=[{"role": "user", "content": prompt}])
+                model=model,
+                max_tokens=self.max_tokens,
+                system=system,
+                messages=[{"role": "user", "content": prompt}],
+            )
         except anthropic.AnthropicError as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             raise RoleModelError(f"{role}: model call failed: {first}") from None
-        text = "".join(getattr(b, "text", "") or "" for b in message.content or []
-                       if getattr(b, "type", None) == "text")
-        return RoleReply(text, _usage(getattr(message, "usage", None)),
-                         str(getattr(message, "model", "") or model))
+        text = "".join(
+            getattr(b, "text", "") or ""
+            for b in message.content or []
+            if getattr(b, "type", None) == "text"
+        )
+        return RoleReply(
+            text,
+            _usage(getattr(message, "usage", None)),
+            str(getattr(message, "model", "") or model),
+        )
 
 
 class ClaudeCliRoleModel:
     """One `claude -p` reply per stage, isolated as a judgement is (claude_grader.cli_command:
     our system prompt, no tools, no settings; a throw-away HOME)."""
 
-    def __init__(self, models: Mapping[str, str], *, claude_bin: str | None = None,
-                 base_url: str | None = None, env: Mapping[str, str] | None = None,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, str],
+        *,
+        claude_bin: str | None = None,
+        base_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self.models = dict(models)
         self.claude_bin = claude_bin
         self.base_url = base_url
@@ -167,34 +188,52 @@ class ClaudeCliRoleModel:
         try:
             (home / ".claude").mkdir()
             copy_credentials(self._env, home / ".claude")
-            env = isolated_env(home, self._env, max_retries="2", base_url=self.base_url,
-                               extra=self.env)
-            proc = subprocess.Popen(cli_command(binary, system, model), stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    encoding="utf-8", errors="replace", cwd=home, env=env,
-                                    start_new_session=True)
+            env = isolated_env(
+                home, self._env, max_retries="2", base_url=self.base_url, extra=self.env
+            )
+            proc = subprocess.Popen(
+                cli_command(binary, system, model),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                cwd=home,
+                env=env,
+                start_new_session=True,
+            )
             try:
                 stdout, stderr = proc.communicate(prompt, timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 proc.communicate()
-                raise RoleModelError(f"{role}: claude CLI timed out after {self.timeout:g}s") \
-                    from None
+                raise RoleModelError(
+                    f"{role}: claude CLI timed out after {self.timeout:g}s"
+                ) from None
             finally:
                 kill_group(proc)
         finally:
             shutil.rmtree(home, ignore_errors=True)
         result = parse_envelope(stdout, stderr, proc.returncode)
         if result.error is not None:
-            raise RoleModelError(f"{role}: claude CLI failed (exit {proc.returncode}): "
-                                 f"{result.error.splitlines()[0][:300] if result.error else ''}")
+            raise RoleModelError(
+                f"{role}: claude CLI failed (exit {proc.returncode}): "
+                f"{result.error.splitlines()[0][:300] if result.error else ''}"
+            )
         return RoleReply(result.output, result.usage, model)
 
 
-def build_role_model(backend: str, *, models: Mapping[str, str] | None = None,
-                     mock_replies: str | None = None, claude_bin: str | None = None,
-                     base_url: str | None = None, env: Mapping[str, str] | None = None,
-                     goal: Goal | None = None) -> RoleModel:
+def build_role_model(
+    backend: str,
+    *,
+    models: Mapping[str, str] | None = None,
+    mock_replies: str | None = None,
+    claude_bin: str | None = None,
+    base_url: str | None = None,
+    env: Mapping[str, str] | None = None,
+    goal: Goal | None = None,
+) -> RoleModel:
     """The role model of `--backend`; UsageError for an unknown backend or a missing file.
     `mock` replays `mock_replies`, or without a file scripts replies from `goal`."""
     if backend == "mock":
@@ -208,8 +247,7 @@ def build_role_model(backend: str, *, models: Mapping[str, str] | None = None,
     if backend == "anthropic":
         return AnthropicRoleModel(models or {}, base_url=base_url, env=env)
     if backend == "claude-cli":
-        return ClaudeCliRoleModel(models or {}, claude_bin=claude_bin, base_url=base_url,
-                                  env=env)
+        return ClaudeCliRoleModel(models or {}, claude_bin=claude_bin, base_url=base_url, env=env)
     raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
 
 

@@ -15,8 +15,11 @@ DIMENSIONS = ("correctness", "completeness", "quality", "vision_alignment")
 
 _HEADING = re.compile(r"^\s*#{1,6}\s*(?P<title>.+?)\s*#*\s*$")
 _ITEM = re.compile(r"^\s*[-*]\s*\[(?P<id>[A-Za-z]+\d+)\]\s*(?:\((?P<tag>[^)]*)\))?\s*(?P<text>.*)$")
-_SECTIONS = {"builder tasks": "builder", "qa checklist": "checklist",
-             "feedback addressed": "feedback"}
+_SECTIONS = {
+    "builder tasks": "builder",
+    "qa checklist": "checklist",
+    "feedback addressed": "feedback",
+}
 
 
 @dataclass(frozen=True)
@@ -37,9 +40,11 @@ class Plan:
     addressed: tuple[PlanItem, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"builder_tasks": [i.to_dict() for i in self.builder_tasks],
-                "checklist": [i.to_dict() for i in self.checklist],
-                "feedback_addressed": [i.to_dict() for i in self.addressed]}
+        return {
+            "builder_tasks": [i.to_dict() for i in self.builder_tasks],
+            "checklist": [i.to_dict() for i in self.checklist],
+            "feedback_addressed": [i.to_dict() for i in self.addressed],
+        }
 
 
 def _dimension(tag: str) -> str:
@@ -57,8 +62,9 @@ def parse_plan(text: str, feedback_ids: Sequence[str] = ()) -> tuple[Plan, list[
             section = _SECTIONS.get(heading["title"].strip().lower().rstrip(":"))
             continue
         if section is not None and (item := _ITEM.match(line)):
-            found[section].append(PlanItem(item["id"].upper(), (item["tag"] or "").strip(),
-                                           item["text"].strip()))
+            found[section].append(
+                PlanItem(item["id"].upper(), (item["tag"] or "").strip(), item["text"].strip())
+            )
     problems: list[str] = []
     if not found["builder"]:
         problems.append("no '## Builder tasks' section with '- [B1] (dimension) ...' lines")
@@ -66,8 +72,10 @@ def parse_plan(text: str, feedback_ids: Sequence[str] = ()) -> tuple[Plan, list[
         problems.append("no '## QA checklist' section with '- [C1] (criterion) ...' lines")
     for entry in found["builder"]:
         if _dimension(entry.tag) not in DIMENSIONS:
-            problems.append(f"builder task {entry.id}: dimension {entry.tag or '(none)'!r} is "
-                            f"not one of {', '.join(DIMENSIONS)}")
+            problems.append(
+                f"builder task {entry.id}: dimension {entry.tag or '(none)'!r} is "
+                f"not one of {', '.join(DIMENSIONS)}"
+            )
     for kind in ("builder", "checklist"):
         ids = [i.id for i in found[kind]]
         for dup in sorted({i for i in ids if ids.count(i) > 1}):
@@ -75,8 +83,11 @@ def parse_plan(text: str, feedback_ids: Sequence[str] = ()) -> tuple[Plan, list[
     addressed = {i.id for i in found["feedback"]}
     missing = [f for f in feedback_ids if f not in addressed]
     if missing:
-        problems.append("the '## Feedback addressed' section has no line for "
-                        + ", ".join(missing) + " (every feedback point must be addressed)")
+        problems.append(
+            "the '## Feedback addressed' section has no line for "
+            + ", ".join(missing)
+            + " (every feedback point must be addressed)"
+        )
     builder = tuple(PlanItem(i.id, _dimension(i.tag), i.text) for i in found["builder"])
     return Plan(text, builder, tuple(found["checklist"]), tuple(found["feedback"])), problems
 

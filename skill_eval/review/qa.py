@@ -39,13 +39,20 @@ class TaskQA:
         return "flaky" in (self.candidate_label, self.baseline_label)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "candidate_passed": self.candidate_passed,
-                "baseline_passed": self.baseline_passed,
-                "candidate_passes": self.candidate_passes,
-                "baseline_passes": self.baseline_passes, "samples": self.samples,
-                "candidate_label": self.candidate_label, "baseline_label": self.baseline_label,
-                "discriminating": self.discriminating, "flaky": self.flaky,
-                "evidence": self.evidence, "errors": self.errors}
+        return {
+            "task_id": self.task_id,
+            "candidate_passed": self.candidate_passed,
+            "baseline_passed": self.baseline_passed,
+            "candidate_passes": self.candidate_passes,
+            "baseline_passes": self.baseline_passes,
+            "samples": self.samples,
+            "candidate_label": self.candidate_label,
+            "baseline_label": self.baseline_label,
+            "discriminating": self.discriminating,
+            "flaky": self.flaky,
+            "evidence": self.evidence,
+            "errors": self.errors,
+        }
 
 
 @dataclass(frozen=True)
@@ -71,10 +78,17 @@ class QAResult:
         return [t.task_id for t in self.tasks if t.baseline_passed and not t.candidate_passed]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"candidate_rate": self.candidate_rate, "baseline_rate": self.baseline_rate,
-                "delta": self.delta, "verdict": self.verdict, "artifact": self.artifact,
-                "non_discriminating": self.non_discriminating, "flaky": self.flaky,
-                "regressed": self.regressed, "tasks": [t.to_dict() for t in self.tasks]}
+        return {
+            "candidate_rate": self.candidate_rate,
+            "baseline_rate": self.baseline_rate,
+            "delta": self.delta,
+            "verdict": self.verdict,
+            "artifact": self.artifact,
+            "non_discriminating": self.non_discriminating,
+            "flaky": self.flaky,
+            "regressed": self.regressed,
+            "tasks": [t.to_dict() for t in self.tasks],
+        }
 
 
 QAFn = Callable[[Path, Path, int], QAResult]
@@ -100,35 +114,61 @@ def qa_result_from_artifact(data: Mapping[str, Any], path: str | None = None) ->
         evidence = f"with skill: {_evidence(cand)}"
         if other:
             evidence += f" | without: {_evidence(other)}"
-        tasks.append(TaskQA(
-            task_id=str(cand["task_id"]), candidate_passed=bool(cand.get("passed")),
-            baseline_passed=bool(other.get("passed")),
-            candidate_passes=int(cand.get("passes") or 0),
-            baseline_passes=int(other.get("passes") or 0), samples=int(c_stats.get("n") or 0),
-            candidate_label=str(c_stats.get("label") or ""),
-            baseline_label=str(b_stats.get("label") or ""), evidence=evidence,
-            errors=int(cand.get("errors") or 0) + int(other.get("errors") or 0)))
+        tasks.append(
+            TaskQA(
+                task_id=str(cand["task_id"]),
+                candidate_passed=bool(cand.get("passed")),
+                baseline_passed=bool(other.get("passed")),
+                candidate_passes=int(cand.get("passes") or 0),
+                baseline_passes=int(other.get("passes") or 0),
+                samples=int(c_stats.get("n") or 0),
+                candidate_label=str(c_stats.get("label") or ""),
+                baseline_label=str(b_stats.get("label") or ""),
+                evidence=evidence,
+                errors=int(cand.get("errors") or 0) + int(other.get("errors") or 0),
+            )
+        )
     ev = data.get("evaluation") or {}
-    return QAResult(tuple(tasks), ev.get("execution_pass_rate"), ev.get("baseline_pass_rate"),
-                    ev.get("delta"), str(ev.get("verdict") or ""), path)
+    return QAResult(
+        tuple(tasks),
+        ev.get("execution_pass_rate"),
+        ev.get("baseline_pass_rate"),
+        ev.get("delta"),
+        str(ev.get("verdict") or ""),
+        path,
+    )
 
 
-def default_qa_fn(state_root: Path, *, executor: str = "claude-cli", model: str | None = None,
-                  claude_bin: str | None = None, skill_mode: str = "system",
-                  log: Callable[[str], None] | None = None) -> QAFn:
+def default_qa_fn(
+    state_root: Path,
+    *,
+    executor: str = "claude-cli",
+    model: str | None = None,
+    claude_bin: str | None = None,
+    skill_mode: str = "system",
+    log: Callable[[str], None] | None = None,
+) -> QAFn:
     """QA through `run_evaluation(RunOptions(standalone=True, ...))`: the draft suite with the
     skill and with no skill, artifacts under `<state_root>/evaluations/`."""
 
     def qa(suite_path: Path, skill_path: Path, samples: int) -> QAResult:
-        from ..conductor import run_evaluation  # the runner loads only when QA runs
-        from ..options import RunOptions
+        from ..engine.conductor import run_evaluation  # the runner loads only when QA runs
+        from ..plan.options import RunOptions
 
         scripted = suite_path.parent / MOCK_OUTPUTS_FILE
         opts = RunOptions(
-            task_suite=str(suite_path), state_root=str(state_root), standalone=True,
-            skill_path=str(skill_path), samples=samples, executor=executor,
+            task_suite=str(suite_path),
+            state_root=str(state_root),
+            standalone=True,
+            skill_path=str(skill_path),
+            samples=samples,
+            executor=executor,
             mock_outputs=str(scripted) if executor == "mock" and scripted.is_file() else None,
-            model=model, claude_bin=claude_bin, skill_mode=skill_mode, progress=False)
+            model=model,
+            claude_bin=claude_bin,
+            skill_mode=skill_mode,
+            progress=False,
+        )
         outcome = run_evaluation(opts, log=log or (lambda message: None))
         return qa_result_from_artifact(outcome.artifact, str(outcome.path))
 

@@ -11,15 +11,17 @@ import json
 
 import yaml
 
-from ..model import Usage
+from ..core.model import Usage
 from .decision import VISION_DIMENSIONS
 from .draft import MOCK_OUTPUTS_FILE, SUITE_FILE
 from .goal import Goal
 from .models import RoleModelError, RoleReply
 
 MARK = "SCRIPTED-REVIEW-MARK"  # what the candidate's scripted answers carry, the baseline's not
-DRY_RUN = ("a dry run of the review pipeline (--mock, built-in scripted replies): no model "
-           "read the skill; run without --mock, or with --mock-replies FILE, for a review")
+DRY_RUN = (
+    "a dry run of the review pipeline (--mock, built-in scripted replies): no model "
+    "read the skill; run without --mock, or with --mock-replies FILE, for a review"
+)
 
 
 class ScriptedRoleModel:
@@ -31,8 +33,7 @@ class ScriptedRoleModel:
 
     def complete(self, role: str, system: str, prompt: str) -> RoleReply:
         self.calls.append(role)
-        replies = {"orchestrator": self._plan, "builder": self._suite,
-                   "visionary": self._decision}
+        replies = {"orchestrator": self._plan, "builder": self._suite, "visionary": self._decision}
         if role not in replies:
             raise RoleModelError(f"scripted replies: no reply for the {role}")
         return RoleReply(replies[role](), Usage(), "scripted")
@@ -42,35 +43,61 @@ class ScriptedRoleModel:
         return line[:200]
 
     def _plan(self) -> str:
-        return ("Scripted plan (skill-eval review --mock).\n\n## Builder tasks\n"
-                f"- [B1] (vision_alignment) a request the skill is for: {self._vision()}\n"
-                "- [B2] (correctness) a second request of the same kind\n\n"
-                "## QA checklist\n"
-                f"- [C1] (the skill's answers carry its mark) B1 and B2 answer with {MARK}\n")
+        return (
+            "Scripted plan (skill-eval review --mock).\n\n## Builder tasks\n"
+            f"- [B1] (vision_alignment) a request the skill is for: {self._vision()}\n"
+            "- [B2] (correctness) a second request of the same kind\n\n"
+            "## QA checklist\n"
+            f"- [C1] (the skill's answers carry its mark) B1 and B2 answer with {MARK}\n"
+        )
 
     def _suite(self) -> str:
         ids = ("request-1", "request-2")
-        tasks = [{"id": task_id, "prompt": f"{self._vision() or self.goal.skill_name} "
-                  f"(scripted request {n})",
-                  "judge": {"type": "contains", "expected": [MARK]},
-                  "x-builder-task": f"B{n}", "x-checks": ["C1"]}
-                 for n, task_id in enumerate(ids, start=1)]
-        suite = {"skill_id": self.goal.skill_name, "version": "1.0",
-                 "description": f"Scripted by skill-eval review --mock: {DRY_RUN}",
-                 "tasks": tasks}
-        outputs = {"candidate": {t: f"A scripted answer.\n{MARK}\n" for t in ids},
-                   "baseline": {t: "A scripted answer without the mark.\n" for t in ids}}
-        files = {SUITE_FILE: yaml.safe_dump(suite, sort_keys=False, allow_unicode=True),
-                 MOCK_OUTPUTS_FILE: yaml.safe_dump(outputs, sort_keys=False)}
-        blocks = [f"=== FILE: {path} ===\n{text.rstrip()}\n=== END FILE ==="
-                  for path, text in files.items()]
-        return ("=== RATIONALE ===\nScripted suite: two requests of the kind the vision "
-                "describes.\n=== END RATIONALE ===\n" + "\n".join(blocks) + "\n")
+        tasks = [
+            {
+                "id": task_id,
+                "prompt": f"{self._vision() or self.goal.skill_name} (scripted request {n})",
+                "judge": {"type": "contains", "expected": [MARK]},
+                "x-builder-task": f"B{n}",
+                "x-checks": ["C1"],
+            }
+            for n, task_id in enumerate(ids, start=1)
+        ]
+        suite = {
+            "skill_id": self.goal.skill_name,
+            "version": "1.0",
+            "description": f"Scripted by skill-eval review --mock: {DRY_RUN}",
+            "tasks": tasks,
+        }
+        outputs = {
+            "candidate": {t: f"A scripted answer.\n{MARK}\n" for t in ids},
+            "baseline": {t: "A scripted answer without the mark.\n" for t in ids},
+        }
+        files = {
+            SUITE_FILE: yaml.safe_dump(suite, sort_keys=False, allow_unicode=True),
+            MOCK_OUTPUTS_FILE: yaml.safe_dump(outputs, sort_keys=False),
+        }
+        blocks = [
+            f"=== FILE: {path} ===\n{text.rstrip()}\n=== END FILE ==="
+            for path, text in files.items()
+        ]
+        return (
+            "=== RATIONALE ===\nScripted suite: two requests of the kind the vision "
+            "describes.\n=== END RATIONALE ===\n" + "\n".join(blocks) + "\n"
+        )
 
     def _decision(self) -> str:
-        dims = {d: {"rating": "partial", "notes": "scripted: not judged"}
-                for d in VISION_DIMENSIONS}
-        return json.dumps({"decision": "approved_partial",
-                           "summary": f"Scripted decision for {self.goal.skill_name}: {DRY_RUN}.",
-                           "dimensions": dims, "refine": {"add": [], "change": [], "remove": []},
-                           "feedback": [], "caveats": [DRY_RUN]}, indent=1)
+        dims = {
+            d: {"rating": "partial", "notes": "scripted: not judged"} for d in VISION_DIMENSIONS
+        }
+        return json.dumps(
+            {
+                "decision": "approved_partial",
+                "summary": f"Scripted decision for {self.goal.skill_name}: {DRY_RUN}.",
+                "dimensions": dims,
+                "refine": {"add": [], "change": [], "remove": []},
+                "feedback": [],
+                "caveats": [DRY_RUN],
+            },
+            indent=1,
+        )

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.model import Usage
 from ..errors import SkillEvalError
-from ..model import Usage
 from .decision import Decision, parse_decision
 from .draft import SUITE_FILE, draft_files, parse_builder_reply, validate_draft, write_draft
 from .goal import Goal
@@ -58,8 +58,10 @@ class Stages:
         return reply.text
 
     def usage_summary(self) -> dict[str, dict[str, Any]]:
-        return {role: {"calls": u["calls"], "models": list(u["models"]),
-                       **u["tokens"].to_dict()} for role, u in self.usage.items()}
+        return {
+            role: {"calls": u["calls"], "models": list(u["models"]), **u["tokens"].to_dict()}
+            for role, u in self.usage.items()
+        }
 
 
 def _attempt_name(stage: str, attempt: int) -> str:
@@ -72,9 +74,13 @@ def _problems_block(title: str, problems: list[str]) -> str:
 
 def feedback_block(decision: Decision, number: int) -> str:
     """The visionary's output as the orchestrator reads it: summary and numbered points."""
-    lines = [f"## Visionary feedback on round {number}",
-             f"Decision: {decision.decision}", f"Summary: {decision.summary}", "",
-             "Address every point below in a '## Feedback addressed' section, one line each:"]
+    lines = [
+        f"## Visionary feedback on round {number}",
+        f"Decision: {decision.decision}",
+        f"Summary: {decision.summary}",
+        "",
+        "Address every point below in a '## Feedback addressed' section, one line each:",
+    ]
     lines += [f"- [{fid}] {text}" for fid, text in decision.feedback_points()]
     for dim, entry in decision.dimensions.items():
         if entry.get("notes"):
@@ -97,10 +103,13 @@ def orchestrate(st: Stages, goal: Goal, number: int, feedback: Decision | None) 
         if not problems:
             st.store.save(number, "orchestrator.plan", plan.to_dict())
             return plan
-        prompt = base + _problems_block("Problems with your previous plan (write it again, "
-                                        "whole)", problems)
-    raise ReviewError(f"round {number}: the orchestrator gave no usable plan after "
-                      f"{st.gate_retries + 1} tries: {problems[0]}")
+        prompt = base + _problems_block(
+            "Problems with your previous plan (write it again, whole)", problems
+        )
+    raise ReviewError(
+        f"round {number}: the orchestrator gave no usable plan after "
+        f"{st.gate_retries + 1} tries: {problems[0]}"
+    )
 
 
 def build(st: Stages, goal: Goal, number: int, plan: Plan) -> Path:
@@ -118,28 +127,45 @@ def build(st: Stages, goal: Goal, number: int, plan: Plan) -> Path:
             problems = validate_draft(draft)
         elif draft.is_dir():  # an unreadable reply: no older draft passes for its files
             shutil.rmtree(draft)
-        st.store.save(number, _attempt_name("builder", attempt) + ".validation",
-                      {"valid": not problems, "problems": problems, "files": sorted(files)})
+        st.store.save(
+            number,
+            _attempt_name("builder", attempt) + ".validation",
+            {"valid": not problems, "problems": problems, "files": sorted(files)},
+        )
         if not problems:
             return draft
-        prompt = base + _problems_block("Validation errors in your previous draft (fix every "
-                                        "one and send the complete suite again)", problems)
+        prompt = base + _problems_block(
+            "Validation errors in your previous draft (fix every "
+            "one and send the complete suite again)",
+            problems,
+        )
         if draft.is_dir():
             shown = draft_files(draft)
             prompt += "\n## Your previous draft\n" + "".join(
-                f"=== FILE: {p} ===\n{t.rstrip()}\n=== END FILE ===\n" for p, t in shown.items())
-    raise ReviewError(f"round {number}: the builder's suite is still invalid after "
-                      f"{st.builder_retries} retries: {problems[0]}")
+                f"=== FILE: {p} ===\n{t.rstrip()}\n=== END FILE ===\n" for p, t in shown.items()
+            )
+    raise ReviewError(
+        f"round {number}: the builder's suite is still invalid after "
+        f"{st.builder_retries} retries: {problems[0]}"
+    )
 
 
-def run_qa(st: Stages, goal: Goal, number: int, plan: Plan, draft: Path) \
-        -> tuple[str, dict[str, Any]]:
+def run_qa(
+    st: Stages, goal: Goal, number: int, plan: Plan, draft: Path
+) -> tuple[str, dict[str, Any]]:
     """Stage 3: skill-eval runs the draft suite (the skill vs no skill) and the report lists,
     per checklist item of the plan, its tasks, outcome and evidence."""
     suite_path = draft / SUITE_FILE
-    st.store.save(number, "qa.input", {"suite": str(suite_path), "skill": str(goal.skill_path),
-                                       "samples": st.samples,
-                                       "checklist": checklist_markdown(plan)})
+    st.store.save(
+        number,
+        "qa.input",
+        {
+            "suite": str(suite_path),
+            "skill": str(goal.skill_path),
+            "samples": st.samples,
+            "checklist": checklist_markdown(plan),
+        },
+    )
     result = st.qa_fn(suite_path, goal.skill_path, st.samples)
     report, data = build_qa_report(plan.checklist, task_links(suite_path), result, st.samples)
     st.store.save(number, "qa.output", report)
@@ -158,7 +184,10 @@ def envision(st: Stages, goal: Goal, number: int, report: str) -> Decision:
         if decision is not None:
             st.store.save(number, "visionary.decision", decision.to_dict())
             return decision
-        prompt = base + _problems_block("Problems with your previous reply (reply again with "
-                                        "only the JSON object)", problems)
-    raise ReviewError(f"round {number}: the visionary gave no usable decision after "
-                      f"{st.gate_retries + 1} tries: {problems[0]}")
+        prompt = base + _problems_block(
+            "Problems with your previous reply (reply again with only the JSON object)", problems
+        )
+    raise ReviewError(
+        f"round {number}: the visionary gave no usable decision after "
+        f"{st.gate_retries + 1} tries: {problems[0]}"
+    )

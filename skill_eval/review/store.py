@@ -1,7 +1,7 @@
 """The review's run directory: every stage's input and output, as written, for the record.
 
-    <state-root>/reviews/<id>/round-N/<stage>.input.md|json, <stage>.output.md|json
-    <state-root>/reviews/<id>/suite/, qa-report.md, decision.json, decision.md
+<state-root>/reviews/<id>/round-N/<stage>.input.md|json, <stage>.output.md|json
+<state-root>/reviews/<id>/suite/, qa-report.md, decision.json, decision.md
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..paths import atomic_write_text
+from ..core.paths import atomic_write_text
 
 
 def new_review_id() -> str:

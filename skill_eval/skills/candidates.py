@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
+from ..core.model import Skill
+from ..core.paths import fresh_dir, inside, safe_component
 from ..errors import SkillError
-from ..model import Skill
-from ..paths import fresh_dir, inside, safe_component
-from ..plans import SUPPORTED_ACTIONS, apply_plan, plan_problems
-from ..ranking import Ranking
 from .load import MAX_SKILL_BYTES, load_skill, read_skill_text
+from .plans import SUPPORTED_ACTIONS, apply_plan, plan_problems
+from .ranking import Ranking
 from .target import original_target as target_of
 from .tree import IGNORED_NAMES, SKILL_FILE
 
@@ -53,8 +53,9 @@ def resolve_original(ranking: Ranking, skills_root: Path | None = None) -> Skill
         raise SkillError(f"{exc.message} (target.path in {ranking.path})", path=exc.path) from None
 
 
-def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path,
-                      skills_root: Path | None = None) -> ResolvedCandidate:
+def resolve_candidate(
+    ranking: Ranking, candidate_id: str, work_dir: Path, skills_root: Path | None = None
+) -> ResolvedCandidate:
     """Build the skill of one candidate in a fresh folder under `work_dir`: inline text written
     as SKILL.md into a copy of the original, or the execution plan applied to the copy. The
     copy is the whole original directory when `target.path` names a directory, and a folder
@@ -67,19 +68,24 @@ def resolve_candidate(ranking: Ranking, candidate_id: str, work_dir: Path,
     for key in INLINE_KEYS:
         value = entry.get(key)
         if isinstance(value, str) and value.strip():
-            skill, warnings = _inline(ranking, candidate_id, where, key, value, work_dir,
-                                     skills_root)
+            skill, warnings = _inline(
+                ranking, candidate_id, where, key, value, work_dir, skills_root
+            )
             if plan is not None:
-                warnings.insert(0, f"candidate {candidate_id!r} has both {key} and an "
-                                   f"execution_plan; the execution_plan was ignored")
+                warnings.insert(
+                    0,
+                    f"candidate {candidate_id!r} has both {key} and an "
+                    f"execution_plan; the execution_plan was ignored",
+                )
             return ResolvedCandidate(skill, score, entry, tuple(warnings), "inline")
     if plan is None:
         raise SkillError(
             f"{where}: has no skill: give its full SKILL.md text as one of "
             f"{', '.join(INLINE_KEYS)}, or an execution_plan whose action is one of "
-            f"{', '.join(SUPPORTED_ACTIONS)}", path=str(ranking.path))
-    skill, warnings = _planned(ranking, candidate_id, where, entry, plan, work_dir,
-                               skills_root)
+            f"{', '.join(SUPPORTED_ACTIONS)}",
+            path=str(ranking.path),
+        )
+    skill, warnings = _planned(ranking, candidate_id, where, entry, plan, work_dir, skills_root)
     return ResolvedCandidate(skill, score, entry, tuple(warnings), "execution_plan")
 
 
@@ -90,8 +96,15 @@ def candidate_score(entry: Mapping[str, Any]) -> float | None:
     return float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
 
 
-def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str,
-            work_dir: Path, skills_root: Path | None = None) -> tuple[Skill, list[str]]:
+def _inline(
+    ranking: Ranking,
+    candidate_id: str,
+    where: str,
+    key: str,
+    text: str,
+    work_dir: Path,
+    skills_root: Path | None = None,
+) -> tuple[Skill, list[str]]:
     if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
         raise SkillError(f"{where}.{key}: the skill is larger than 1 MiB", path=str(ranking.path))
     warnings: list[str] = []
@@ -101,13 +114,17 @@ def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str
         original = resolve_original(ranking, skills_root)
     except SkillError as exc:
         original_target, original = None, None
-        warnings.append(f"original skill unavailable ({exc.message}); candidate "
-                        f"{candidate_id!r} is a directory holding only {SKILL_FILE}")
+        warnings.append(
+            f"original skill unavailable ({exc.message}); candidate "
+            f"{candidate_id!r} is a directory holding only {SKILL_FILE}"
+        )
     if original_target is not None and original is not None:
         skill_dir = _copy_original(original_target, root, work_dir)
         if original.content == text:
-            warnings.append(f"candidate {candidate_id!r} is identical to the original skill; "
-                            f"the comparison is void")
+            warnings.append(
+                f"candidate {candidate_id!r} is identical to the original skill; "
+                f"the comparison is void"
+            )
     else:
         name = ranking.target.get("name")
         skill_dir = root / _dir_name(name if isinstance(name, str) else "skill")
@@ -118,13 +135,21 @@ def _inline(ranking: Ranking, candidate_id: str, where: str, key: str, text: str
     return dataclasses.replace(skill, origin=origin), warnings
 
 
-def _planned(ranking: Ranking, candidate_id: str, where: str, entry: Mapping[str, Any],
-             plan: Any, work_dir: Path, skills_root: Path | None = None) \
-        -> tuple[Skill, list[str]]:
+def _planned(
+    ranking: Ranking,
+    candidate_id: str,
+    where: str,
+    entry: Mapping[str, Any],
+    plan: Any,
+    work_dir: Path,
+    skills_root: Path | None = None,
+) -> tuple[Skill, list[str]]:
     problems = plan_problems(plan)
     if problems:
-        raise SkillError("\n".join(f"{where}.{field}: {message}" for field, message in problems),
-                         path=str(ranking.path))
+        raise SkillError(
+            "\n".join(f"{where}.{field}: {message}" for field, message in problems),
+            path=str(ranking.path),
+        )
     given = entry.get("target_path") or plan.get("target_path") or SKILL_FILE
     original_target = target_of(ranking, skills_root)
     rel = _in_skill(given, original_target, where, str(ranking.path))
@@ -133,15 +158,21 @@ def _planned(ranking: Ranking, candidate_id: str, where: str, entry: Mapping[str
     skill_dir = _copy_original(original_target, _fresh_dir(work_dir, candidate_id), work_dir)
     target = skill_dir / rel
     if not inside(skill_dir, target):
-        raise SkillError(f"{where}.target_path: {rel!r} leads outside the skill directory "
-                         f"(through a symlink)", path=str(ranking.path))
+        raise SkillError(
+            f"{where}.target_path: {rel!r} leads outside the skill directory (through a symlink)",
+            path=str(ranking.path),
+        )
     real = Path(os.path.realpath(target))
     if not real.is_file():
-        what = (f"the skill directory {original.directory}" if original.directory is not None
-                else f"the skill: target.path names the file {original.origin}, so the skill "
-                     f"is that file alone (name its directory to edit other files)")
-        raise SkillError(f"{where}.target_path: {rel!r} is not a file in {what}",
-                         path=str(ranking.path))
+        what = (
+            f"the skill directory {original.directory}"
+            if original.directory is not None
+            else f"the skill: target.path names the file {original.origin}, so the skill "
+            f"is that file alone (name its directory to edit other files)"
+        )
+        raise SkillError(
+            f"{where}.target_path: {rel!r} is not a file in {what}", path=str(ranking.path)
+        )
     try:
         outcome = apply_plan(read_skill_text(real), plan)
     except SkillError as exc:
@@ -150,14 +181,20 @@ def _planned(ranking: Ranking, candidate_id: str, where: str, entry: Mapping[str
     if outcome.changed:
         _write_in_copy(real, outcome.text)
         if Path(rel) != Path(SKILL_FILE):
-            warnings.append(f"execution plan of candidate {candidate_id!r} edits {rel}, not "
-                            f"{SKILL_FILE}; only the installed skill mode sees the change")
+            warnings.append(
+                f"execution plan of candidate {candidate_id!r} edits {rel}, not "
+                f"{SKILL_FILE}; only the installed skill mode sees the change"
+            )
     else:
-        warnings.append(f"execution plan of candidate {candidate_id!r} changed nothing: "
-                        f"{outcome.note}; the comparison is void")
+        warnings.append(
+            f"execution plan of candidate {candidate_id!r} changed nothing: "
+            f"{outcome.note}; the comparison is void"
+        )
     skill = _load_candidate(skill_dir, f"{where}: {rel}", str(ranking.path))
-    origin = (f"{ranking.path} candidate {candidate_id!r} (execution_plan "
-              f"{plan['action']} on {original.origin})")
+    origin = (
+        f"{ranking.path} candidate {candidate_id!r} (execution_plan "
+        f"{plan['action']} on {original.origin})"
+    )
     return dataclasses.replace(skill, origin=origin), warnings
 
 
@@ -176,8 +213,10 @@ def _find_candidate(ranking: Ranking, candidate_id: str) -> tuple[int, dict[str,
         if entry.get("id") == candidate_id:
             return index, entry
     available = ", ".join(ranking.candidate_ids) or "(none)"
-    raise SkillError(f"candidate {candidate_id!r} not found in {ranking.path}; available ids: "
-                     f"{available}", path=str(ranking.path))
+    raise SkillError(
+        f"candidate {candidate_id!r} not found in {ranking.path}; available ids: {available}",
+        path=str(ranking.path),
+    )
 
 
 def _fresh_dir(work_dir: Path, candidate_id: str) -> Path:
@@ -232,8 +271,12 @@ def _check_relative(rel: Any, where: str, ranking_path: str) -> None:
     problem = None
     if not isinstance(rel, str) or not rel.strip() or "\x00" in rel:
         problem = "must be a non-empty relative path"
-    elif (PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute()
-          or PureWindowsPath(rel).drive or rel.startswith(("/", "\\"))):
+    elif (
+        PurePosixPath(rel).is_absolute()
+        or PureWindowsPath(rel).is_absolute()
+        or PureWindowsPath(rel).drive
+        or rel.startswith(("/", "\\"))
+    ):
         problem = f"{rel!r} must be relative to the skill directory"
     elif ".." in PureWindowsPath(rel).parts:
         problem = f"{rel!r} must not contain '..'"
@@ -251,12 +294,16 @@ def _in_skill(given: Any, original: Path, where: str, ranking_path: str) -> Any:
     if not isinstance(given, str) or "\x00" in given or not os.path.isabs(given):
         return given
     folder = original if original.is_dir() else original.parent
-    for base, path in ((os.path.abspath(folder), os.path.normpath(given)),
-                       (os.path.realpath(folder), os.path.realpath(given))):
+    for base, path in (
+        (os.path.abspath(folder), os.path.normpath(given)),
+        (os.path.realpath(folder), os.path.realpath(given)),
+    ):
         if os.path.commonpath([base, path]) == base:  # the folder itself: '.', refused later
             return os.path.relpath(path, base)
-    raise SkillError(f"{where}.target_path: {given!r} is outside the original skill's folder "
-                     f"{folder}", path=ranking_path)
+    raise SkillError(
+        f"{where}.target_path: {given!r} is outside the original skill's folder {folder}",
+        path=ranking_path,
+    )
 
 
 def unapplied_plan(ranking: Ranking, candidate_id: str) -> tuple[str, float | None] | None:
@@ -273,6 +320,9 @@ def unapplied_plan(ranking: Ranking, candidate_id: str) -> tuple[str, float | No
     if not isinstance(action, str) or not action.strip() or action in SUPPORTED_ACTIONS:
         return None
     action = action if len(action) <= 80 else action[:77] + "..."
-    return (f"scored_candidates[{index}].execution_plan.action {action!r} cannot be applied "
-            f"by a program (skill-eval applies {', '.join(SUPPORTED_ACTIONS)}); the candidate "
-            f"was not evaluated", candidate_score(entry))
+    return (
+        f"scored_candidates[{index}].execution_plan.action {action!r} cannot be applied "
+        f"by a program (skill-eval applies {', '.join(SUPPORTED_ACTIONS)}); the candidate "
+        f"was not evaluated",
+        candidate_score(entry),
+    )

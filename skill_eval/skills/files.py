@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..core.model import Skill
+from ..core.paths import inside
 from ..errors import SkillError
-from ..model import Skill
-from ..paths import inside
 from .tree import SKILL_FILE, walk
 
 TOOL_NAME = "read_skill_file"
@@ -28,12 +28,15 @@ _SNIFF = 8192
 
 READ_TOOL: dict[str, Any] = {
     "name": TOOL_NAME,
-    "description": ("Read one file of the skill's folder (text files only). Give its path "
-                    "relative to the skill folder, as listed with the skill."),
+    "description": (
+        "Read one file of the skill's folder (text files only). Give its path "
+        "relative to the skill folder, as listed with the skill."
+    ),
     "input_schema": {
         "type": "object",
-        "properties": {"path": {"type": "string",
-                                "description": "relative path, e.g. references/guide.md"}},
+        "properties": {
+            "path": {"type": "string", "description": "relative path, e.g. references/guide.md"}
+        },
         "required": ["path"],
     },
 }
@@ -61,8 +64,10 @@ class SkillFolder:
 
     def listing(self) -> str:
         """The text that follows SKILL.md: what else the folder holds, and how to read it."""
-        lines = [f"The skill's folder also holds these files (path, size). Read one with the "
-                 f"{TOOL_NAME} tool, giving its path relative to the skill folder:"]
+        lines = [
+            f"The skill's folder also holds these files (path, size). Read one with the "
+            f"{TOOL_NAME} tool, giving its path relative to the skill folder:"
+        ]
         for item in self.files[:MAX_LISTED]:
             why = f"; {item.problem}, cannot be read" if item.problem else ""
             lines.append(f"- {item.rel} ({item.size} bytes{why})")
@@ -75,12 +80,16 @@ class SkillFolder:
         out: list[str] = []
         refused = [f for f in self.files if f.problem]
         if refused:
-            out.append(f"{TOOL_NAME} refuses {len(refused)} of the skill's files: "
-                       + _shown([f"{f.rel} ({f.problem})" for f in refused]))
+            out.append(
+                f"{TOOL_NAME} refuses {len(refused)} of the skill's files: "
+                + _shown([f"{f.rel} ({f.problem})" for f in refused])
+            )
         cut = [f.rel for f in self.files if f.truncated]
         if cut:
-            out.append(f"{TOOL_NAME} returns only the first {MAX_READ_BYTES // 1024} KiB of "
-                       f"{len(cut)} file(s): {_shown(cut)}")
+            out.append(
+                f"{TOOL_NAME} returns only the first {MAX_READ_BYTES // 1024} KiB of "
+                f"{len(cut)} file(s): {_shown(cut)}"
+            )
         if len(self.files) > MAX_LISTED:
             out.append(f"the prompt lists {MAX_LISTED} of the skill's {len(self.files)} files")
         return out
@@ -89,8 +98,10 @@ class SkillFolder:
         """(True, the file's text) or (False, why not). Never reads outside `root`."""
         rel = _relative(path)
         if rel is None:
-            return False, (f"refused: {path!r} is not a path inside the skill folder (give a "
-                           f"relative path without '..', as listed)")
+            return False, (
+                f"refused: {path!r} is not a path inside the skill folder (give a "
+                f"relative path without '..', as listed)"
+            )
         if rel == SKILL_FILE:
             return True, self.skill_md
         item = next((f for f in self.files if f.rel == rel), None)
@@ -179,8 +190,9 @@ def _folder(root: str, tree_sha256: str | None, skill_md: str) -> SkillFolder | 
         return None
     if not entries:
         return None
-    return SkillFolder(real, skill_md,
-                       tuple(_classify(real, e.rel, e.path, e.kind) for e in entries))
+    return SkillFolder(
+        real, skill_md, tuple(_classify(real, e.rel, e.path, e.kind) for e in entries)
+    )
 
 
 def skill_folder(skill: Skill | None) -> SkillFolder | None:

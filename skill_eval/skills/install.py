@@ -16,8 +16,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Skill
-from ..paths import inside, safe_component
+from ..core.model import Skill
+from ..core.paths import inside, safe_component
 from .tree import SKILL_FILE, walk
 
 MAX_LINKED_BYTES = 1024 * 1024
@@ -88,8 +88,9 @@ def _plan_link(root: Path, rel: str, path: Path) -> tuple[PlannedFile | None, st
     if not stat.S_ISREG(info.st_mode):
         return None, f"a link to {target}, outside the skill folder and not a file; not installed"
     if info.st_size > MAX_LINKED_BYTES:
-        return None, (f"a link to {target}, outside the skill folder, larger than 1 MiB; "
-                      f"not installed")
+        return None, (
+            f"a link to {target}, outside the skill folder, larger than 1 MiB; not installed"
+        )
     try:
         with open(target, "rb") as handle:
             handle.read(MAX_LINKED_BYTES + 1).decode("utf-8")

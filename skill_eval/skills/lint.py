@@ -16,16 +16,27 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import unquote
 
-from ..safeyaml import YamlError, load_yaml_text
+from ..core.safeyaml import YamlError, load_yaml_text
 
 Severity = Literal["error", "warning"]
 
 # The Agent Skills format's own keys, then the ones Claude Code adds (code.claude.com skills
 # docs, frontmatter reference).
 SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-CLAUDE_CODE_KEYS = ("when_to_use", "argument-hint", "arguments", "disable-model-invocation",
-                    "user-invocable", "model", "effort", "context", "agent", "hooks", "paths",
-                    "shell")
+CLAUDE_CODE_KEYS = (
+    "when_to_use",
+    "argument-hint",
+    "arguments",
+    "disable-model-invocation",
+    "user-invocable",
+    "model",
+    "effort",
+    "context",
+    "agent",
+    "hooks",
+    "paths",
+    "shell",
+)
 KNOWN_KEYS = frozenset(SPEC_KEYS + CLAUDE_CODE_KEYS)
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -44,8 +55,18 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 # right after "see", "read", ... (`see reference.md`). `output.pdf`, `main.py`, `src/app.ts`,
 # `README.md` and "name it `notes.md`" are about the user's files, not the skill's.
 _RESOURCE_DIRS = frozenset({"scripts", "references", "reference"})
-_PROJECT_FILES = frozenset({"readme.md", "changelog.md", "claude.md", "agents.md",
-                            "contributing.md", "license.md", "history.md", "todo.md"})
+_PROJECT_FILES = frozenset(
+    {
+        "readme.md",
+        "changelog.md",
+        "claude.md",
+        "agents.md",
+        "contributing.md",
+        "license.md",
+        "history.md",
+        "todo.md",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -80,13 +101,19 @@ def lint_text(text: str, display: str, folder: Path | None) -> list[Finding]:
         return out
     _check_fields(front, display, folder, out)
     lines = text.split("\n")
-    body = lines[front.body_start - 1:]
+    body = lines[front.body_start - 1 :]
     while body and not body[-1].strip():
         body.pop()
     if len(body) > MAX_BODY_LINES:
-        out.append(Finding(display, front.body_start + MAX_BODY_LINES, "warning",
-                           f"the body is {len(body)} lines; keep SKILL.md under "
-                           f"{MAX_BODY_LINES} lines and move detail into files it links to"))
+        out.append(
+            Finding(
+                display,
+                front.body_start + MAX_BODY_LINES,
+                "warning",
+                f"the body is {len(body)} lines; keep SKILL.md under "
+                f"{MAX_BODY_LINES} lines and move detail into files it links to",
+            )
+        )
     if folder is not None:
         out.extend(_missing_links(lines, front.body_start, display, folder))
     return out
@@ -99,11 +126,19 @@ def _frontmatter(text: str, display: str, out: list[Finding]) -> Frontmatter | N
         return None
     lines = text.split("\n")
     if lines[0].rstrip("\r").rstrip() != "---":
-        out.append(Finding(display, 1, "error", "no YAML frontmatter: SKILL.md must start "
-                                                "with a '---' line, then name and description"))
+        out.append(
+            Finding(
+                display,
+                1,
+                "error",
+                "no YAML frontmatter: SKILL.md must start "
+                "with a '---' line, then name and description",
+            )
+        )
         return None
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r").rstrip() in
-                ("---", "...")), None)
+    end = next(
+        (i for i in range(1, len(lines)) if lines[i].rstrip("\r").rstrip() in ("---", "...")), None
+    )
     if end is None:
         out.append(Finding(display, 1, "error", "the YAML frontmatter has no closing '---' line"))
         return None
@@ -113,21 +148,34 @@ def _frontmatter(text: str, display: str, out: list[Finding]) -> Frontmatter | N
         for problem in exc.problems:
             # safeyaml counts lines from the frontmatter's first line; the file has '---' above.
             message = _AT_LINE.sub(lambda m: f"at line {int(m.group(1)) + 1}", problem.message)
-            out.append(Finding(display, (problem.line or 1) + 1, "error",
-                               f"the frontmatter is not valid YAML: {message}"))
+            out.append(
+                Finding(
+                    display,
+                    (problem.line or 1) + 1,
+                    "error",
+                    f"the frontmatter is not valid YAML: {message}",
+                )
+            )
         return None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        out.append(Finding(display, 2, "error", f"the frontmatter must be a mapping of keys "
-                                                f"to values, not a {type(data).__name__}"))
+        out.append(
+            Finding(
+                display,
+                2,
+                "error",
+                f"the frontmatter must be a mapping of keys to values, not a {type(data).__name__}",
+            )
+        )
         return None
     keys = {str(k[0]): line + 1 for k, line in key_lines.items() if len(k) == 1}
     return Frontmatter({str(k): v for k, v in data.items()}, keys, end + 2)
 
 
-def _check_fields(front: Frontmatter, display: str, folder: Path | None,
-                  out: list[Finding]) -> None:
+def _check_fields(
+    front: Frontmatter, display: str, folder: Path | None, out: list[Finding]
+) -> None:
     data = front.data
 
     def at(key: str) -> int:
@@ -147,24 +195,48 @@ def _check_fields(front: Frontmatter, display: str, folder: Path | None,
             out.append(Finding(display, at("name"), "warning", problem))
     description = data.get("description")
     if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
-        out.append(Finding(display, at("description"), "warning",
-                           f"`description` is {len(description)} characters; the format "
-                           f"allows {MAX_DESCRIPTION}"))
+        out.append(
+            Finding(
+                display,
+                at("description"),
+                "warning",
+                f"`description` is {len(description)} characters; the format "
+                f"allows {MAX_DESCRIPTION}",
+            )
+        )
     compatibility = data.get("compatibility")
     if isinstance(compatibility, str) and len(compatibility) > MAX_COMPATIBILITY:
-        out.append(Finding(display, at("compatibility"), "warning",
-                           f"`compatibility` is {len(compatibility)} characters; the format "
-                           f"allows {MAX_COMPATIBILITY}"))
+        out.append(
+            Finding(
+                display,
+                at("compatibility"),
+                "warning",
+                f"`compatibility` is {len(compatibility)} characters; the format "
+                f"allows {MAX_COMPATIBILITY}",
+            )
+        )
     for key in data:
         if key not in KNOWN_KEYS:
-            out.append(Finding(display, at(key), "warning",
-                               f"unknown frontmatter key `{key}` (the format knows "
-                               f"{', '.join(SPEC_KEYS)}; Claude Code also reads "
-                               f"{', '.join(CLAUDE_CODE_KEYS)})"))
+            out.append(
+                Finding(
+                    display,
+                    at(key),
+                    "warning",
+                    f"unknown frontmatter key `{key}` (the format knows "
+                    f"{', '.join(SPEC_KEYS)}; Claude Code also reads "
+                    f"{', '.join(CLAUDE_CODE_KEYS)})",
+                )
+            )
     if data.get("disable-model-invocation") is True:
-        out.append(Finding(display, at("disable-model-invocation"), "warning",
-                           "`disable-model-invocation: true`: the model never loads this skill "
-                           "by itself; only a user's /command does"))
+        out.append(
+            Finding(
+                display,
+                at("disable-model-invocation"),
+                "warning",
+                "`disable-model-invocation: true`: the model never loads this skill "
+                "by itself; only a user's /command does",
+            )
+        )
 
 
 def name_problems(name: str, folder_name: str | None) -> list[str]:
@@ -174,8 +246,10 @@ def name_problems(name: str, folder_name: str | None) -> list[str]:
     if len(name) > MAX_NAME:
         problems.append(f"`name` is {len(name)} characters; the format allows {MAX_NAME}")
     if not _NAME.match(name):
-        problems.append(f"`name` {name!r} must be lowercase letters, digits and single hyphens, "
-                        f"not starting or ending with a hyphen")
+        problems.append(
+            f"`name` {name!r} must be lowercase letters, digits and single hyphens, "
+            f"not starting or ending with a hyphen"
+        )
     if folder_name is not None and folder_name != name:
         problems.append(f"`name` {name!r} does not match its folder {folder_name!r}")
     return problems
@@ -200,20 +274,34 @@ def _missing_links(lines: list[str], start: int, display: str, folder: Path) -> 
         if fence is not None:
             continue
         targets = [(m.group(1), True, True) for m in _MD_LINK.finditer(line)]
-        targets += [(m.group(1), False, bool(_POINTER.search(line[:m.start()])))
-                    for m in _CODE_SPAN.finditer(line)]
+        targets += [
+            (m.group(1), False, bool(_POINTER.search(line[: m.start()])))
+            for m in _CODE_SPAN.finditer(line)
+        ]
         for raw, is_link, pointed in targets:
             rel = _link_target(raw, is_link, pointed, folder)
             if rel is None or rel in seen:
                 continue
             seen.add(rel)
             if rel.startswith("../") or rel == "..":
-                out.append(Finding(display, number, "warning",
-                                   f"links to {raw!r}, outside the skill folder: an installed "
-                                   f"skill cannot reach it"))
+                out.append(
+                    Finding(
+                        display,
+                        number,
+                        "warning",
+                        f"links to {raw!r}, outside the skill folder: an installed "
+                        f"skill cannot reach it",
+                    )
+                )
             elif not (folder / rel).exists():
-                out.append(Finding(display, number, "warning",
-                                   f"links to {rel!r}, which the skill folder lacks"))
+                out.append(
+                    Finding(
+                        display,
+                        number,
+                        "warning",
+                        f"links to {rel!r}, which the skill folder lacks",
+                    )
+                )
     return out
 
 
@@ -231,8 +319,9 @@ def _link_target(raw: str, is_link: bool, pointed: bool, folder: Path) -> str | 
         first = rel.parts[0] if rel.parts and rel.parts[0] != "." else ""
         if len(rel.parts) > 1 and not (first in _RESOURCE_DIRS or (folder / first).is_dir()):
             return None
-        if len(rel.parts) == 1 and (not pointed or rel.suffix.lower() != ".md"
-                                    or rel.name.lower() in _PROJECT_FILES):
+        if len(rel.parts) == 1 and (
+            not pointed or rel.suffix.lower() != ".md" or rel.name.lower() in _PROJECT_FILES
+        ):
             return None
     parts = [p for p in PurePosixPath(target).parts if p != "."]
     return "/".join(parts) if parts else None

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.model import Skill
 from ..errors import SkillError
-from ..model import Skill
-from ..plans import read_frontmatter
 from .lint import Finding, lint_text
+from .plans import read_frontmatter
 from .tree import SKILL_FILE, tree_sha256, walk
 
 MAX_SKILL_BYTES = 1024 * 1024
@@ -30,14 +30,22 @@ def load_skill(path: str | Path) -> Skill:
     `skill_findings` gives the warnings too)."""
     file, directory = skill_file(path)
     text = read_skill_text(file)
-    errors = [f for f in lint_text(text, str(file), _lint_folder(file, directory))
-              if f.severity == "error"]
+    errors = [
+        f
+        for f in lint_text(text, str(file), _lint_folder(file, directory))
+        if f.severity == "error"
+    ]
     if errors:
         raise SkillError("\n".join(str(f) for f in errors), path=str(file))
     front = read_frontmatter(text) or {}
     name = str(front.get("name", "")).strip() or (directory or file.parent.resolve()).name
-    return Skill(name=name, content=text, directory=directory, origin=str(file),
-                 tree_sha256=tree_sha256(directory, text))
+    return Skill(
+        name=name,
+        content=text,
+        directory=directory,
+        origin=str(file),
+        tree_sha256=tree_sha256(directory, text),
+    )
 
 
 def skill_file(path: str | Path) -> tuple[Path, Path | None]:
@@ -99,8 +107,9 @@ def read_skill_text(file: Path) -> str:
     try:
         size = file.stat().st_size
         if size > MAX_SKILL_BYTES:
-            raise SkillError(f"skill file too large: {file} ({size} bytes; the limit is 1 MiB)",
-                             path=str(file))
+            raise SkillError(
+                f"skill file too large: {file} ({size} bytes; the limit is 1 MiB)", path=str(file)
+            )
         with file.open("rb") as handle:
             data = handle.read(MAX_SKILL_BYTES + 1)
     except OSError as exc:
@@ -110,5 +119,6 @@ def read_skill_text(file: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SkillError(f"skill is not UTF-8 text: {file} (byte {exc.start})",
-                         path=str(file)) from None
+        raise SkillError(
+            f"skill is not UTF-8 text: {file} (byte {exc.start})", path=str(file)
+        ) from None

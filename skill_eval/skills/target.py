@@ -14,10 +14,10 @@ import os
 import stat
 from pathlib import Path
 
+from ..core.paths import inside
 from ..errors import SkillError
-from ..paths import inside
-from ..ranking import Ranking
 from .load import MAX_SKILL_BYTES
+from .ranking import Ranking
 from .tree import SKILL_FILE
 
 # Never a skill, wherever a ranking points: kernel and device filesystems.
@@ -29,8 +29,10 @@ def original_target(ranking: Ranking, skills_root: Path | None = None) -> Path:
     SkillError, one line naming the ranking and the field, for anything else."""
     raw = ranking.target.get("path")
     if not isinstance(raw, str) or not raw.strip():
-        raise SkillError(f"{ranking.path}: target.path: is required to resolve the original "
-                         f"skill", path=str(ranking.path))
+        raise SkillError(
+            f"{ranking.path}: target.path: is required to resolve the original skill",
+            path=str(ranking.path),
+        )
     where = f"{ranking.path}: target.path: {raw!r}"
     if "\x00" in raw:
         raise SkillError(f"{where} holds a NUL byte", path=str(ranking.path))
@@ -39,11 +41,13 @@ def original_target(ranking: Ranking, skills_root: Path | None = None) -> Path:
     try:
         found = os.stat(path)
     except FileNotFoundError:
-        raise SkillError(f"original skill not found: {path} (target.path in {ranking.path})",
-                         path=str(path)) from None
+        raise SkillError(
+            f"original skill not found: {path} (target.path in {ranking.path})", path=str(path)
+        ) from None
     except OSError as exc:
-        raise SkillError(f"{where}: cannot read {path}: {exc.strerror}",
-                         path=str(ranking.path)) from None
+        raise SkillError(
+            f"{where}: cannot read {path}: {exc.strerror}", path=str(ranking.path)
+        ) from None
     mode = found.st_mode
     if stat.S_ISDIR(mode):
         skill_md = path / SKILL_FILE
@@ -51,18 +55,27 @@ def original_target(ranking: Ranking, skills_root: Path | None = None) -> Path:
         try:
             found = os.stat(skill_md)
         except OSError:
-            raise SkillError(f"no {SKILL_FILE} in skill directory: {path} (target.path in "
-                             f"{ranking.path})", path=str(path)) from None
+            raise SkillError(
+                f"no {SKILL_FILE} in skill directory: {path} (target.path in {ranking.path})",
+                path=str(path),
+            ) from None
         if not stat.S_ISREG(found.st_mode):
-            raise SkillError(f"{where}: {skill_md} is {_kind(found.st_mode)}, not a skill file",
-                             path=str(ranking.path))
+            raise SkillError(
+                f"{where}: {skill_md} is {_kind(found.st_mode)}, not a skill file",
+                path=str(ranking.path),
+            )
         _check_size(where, skill_md, found.st_size, ranking)
     elif not stat.S_ISREG(mode):
-        raise SkillError(f"{where} is {_kind(mode)}, not a skill: give a {SKILL_FILE} file or "
-                         f"a directory holding one", path=str(ranking.path))
+        raise SkillError(
+            f"{where} is {_kind(mode)}, not a skill: give a {SKILL_FILE} file or "
+            f"a directory holding one",
+            path=str(ranking.path),
+        )
     elif path.name != SKILL_FILE:
-        raise SkillError(f"{where} must be a {SKILL_FILE} file or a directory holding one",
-                         path=str(ranking.path))
+        raise SkillError(
+            f"{where} must be a {SKILL_FILE} file or a directory holding one",
+            path=str(ranking.path),
+        )
     else:
         _check_size(where, path, found.st_size, ranking)
     return path
@@ -98,17 +111,22 @@ def _device(path: str) -> int | None:
 def _check_place(where: str, path: Path, skills_root: Path | None, ranking: Ranking) -> None:
     real = Path(os.path.realpath(path))
     if on_system_filesystem(path):
-        raise SkillError(f"{where} resolves to {real}, a system file, never a skill",
-                         path=str(ranking.path))
+        raise SkillError(
+            f"{where} resolves to {real}, a system file, never a skill", path=str(ranking.path)
+        )
     if skills_root is not None and not inside(skills_root, real):
-        raise SkillError(f"{where} resolves to {real}, outside --skills-root {skills_root}",
-                         path=str(ranking.path))
+        raise SkillError(
+            f"{where} resolves to {real}, outside --skills-root {skills_root}",
+            path=str(ranking.path),
+        )
 
 
 def _check_size(where: str, file: Path, size: int, ranking: Ranking) -> None:
     if size > MAX_SKILL_BYTES:
-        raise SkillError(f"{where}: {file} is {size} bytes, over the 1 MiB limit of a skill",
-                         path=str(ranking.path))
+        raise SkillError(
+            f"{where}: {file} is {size} bytes, over the 1 MiB limit of a skill",
+            path=str(ranking.path),
+        )
 
 
 def _kind(mode: int) -> str:

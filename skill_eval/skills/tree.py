@@ -51,8 +51,9 @@ def walk(root: Path) -> Iterator[Entry]:
         try:
             names = sorted(os.listdir(directory))
         except OSError as exc:
-            raise SkillError(f"cannot list skill folder {directory}: {exc.strerror}",
-                             path=str(directory)) from None
+            raise SkillError(
+                f"cannot list skill folder {directory}: {exc.strerror}", path=str(directory)
+            ) from None
         for name in names:
             if name in IGNORED_NAMES or not prefix and name in ROOT_IGNORED_NAMES:
                 continue
@@ -70,8 +71,11 @@ def walk(root: Path) -> Iterator[Entry]:
                 continue
             count += 1
             if count > MAX_TREE_FILES:
-                raise SkillError(f"skill folder {root} holds more than {MAX_TREE_FILES} files; "
-                                 f"is it the right folder?", path=str(root))
+                raise SkillError(
+                    f"skill folder {root} holds more than {MAX_TREE_FILES} files; "
+                    f"is it the right folder?",
+                    path=str(root),
+                )
     yield from sorted(found, key=lambda e: e.rel)
 
 
@@ -82,8 +86,7 @@ def _file_digest(path: Path) -> bytes:
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)
     except OSError as exc:
-        raise SkillError(f"cannot read skill file {path}: {exc.strerror}",
-                         path=str(path)) from None
+        raise SkillError(f"cannot read skill file {path}: {exc.strerror}", path=str(path)) from None
     return digest.digest()
 
 
@@ -95,7 +98,8 @@ def tree_sha256(root: Path | None, skill_md: str) -> str:
     digest = hashlib.sha256(b"skill-tree-v1\0")
     entries = [e for e in walk(root) if e.rel != SKILL_FILE] if root is not None else []
     items: list[tuple[str, str, bytes]] = [
-        (SKILL_FILE, "file", hashlib.sha256(skill_md.encode("utf-8")).digest())]
+        (SKILL_FILE, "file", hashlib.sha256(skill_md.encode("utf-8")).digest())
+    ]
     for entry in entries:
         if entry.kind == "link":
             target = os.readlink(entry.path).encode("utf-8", "surrogateescape")

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..model import Attempt, Task
-from ..policy import Policy, conclusion, decide_policy
-from ..stats import paired_comparison, t_floor_interval
+from ..core.model import Attempt, Task
+from ..stats.estimates import paired_comparison, t_floor_interval
+from ..stats.policy import Policy, conclusion, decide_policy
 from .judge import triggered_of
 
 CONFIDENCE = 0.95
@@ -36,9 +36,15 @@ def query_figures(task: Task, attempts: Sequence[Attempt]) -> dict[str, Any]:
     mine = [a for a in attempts if a.task_id == task.id]
     seen = [t for a in mine if a.status != "error" and (t := triggered_of(a.judge)) is not None]
     rate = sum(seen) / len(seen) if seen else None
-    return {"id": task.id, "query": task.query, "should_trigger": task.should_trigger,
-            "samples": len(seen), "triggered": sum(seen),
-            "errors": sum(a.status == "error" for a in mine), "trigger_rate": _r(rate)}
+    return {
+        "id": task.id,
+        "query": task.query,
+        "should_trigger": task.should_trigger,
+        "samples": len(seen),
+        "triggered": sum(seen),
+        "errors": sum(a.status == "error" for a in mine),
+        "trigger_rate": _r(rate),
+    }
 
 
 def rate_figure(values: Sequence[float], samples: int) -> dict[str, Any]:
@@ -46,8 +52,11 @@ def rate_figure(values: Sequence[float], samples: int) -> dict[str, Any]:
     if not values:
         return {"rate": None, "interval": None, "queries": 0}
     low, high = t_floor_interval(values, CONFIDENCE, samples)
-    return {"rate": _r(math.fsum(values) / len(values)),
-            "interval": [_r(max(0.0, low)), _r(min(1.0, high))], "queries": len(values)}
+    return {
+        "rate": _r(math.fsum(values) / len(values)),
+        "interval": [_r(max(0.0, low)), _r(min(1.0, high))],
+        "queries": len(values),
+    }
 
 
 def correct_rates(queries: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
@@ -59,29 +68,40 @@ def correct_rates(queries: Sequence[Mapping[str, Any]]) -> dict[str, float | Non
     return out
 
 
-def arm_figures(tasks: Sequence[Task], attempts: Sequence[Attempt], samples: int) \
-        -> dict[str, Any]:
+def arm_figures(tasks: Sequence[Task], attempts: Sequence[Attempt], samples: int) -> dict[str, Any]:
     queries = [query_figures(t, attempts) for t in tasks]
-    positives = [q["trigger_rate"] for q in queries
-                 if q["should_trigger"] and q["trigger_rate"] is not None]
-    negatives = [q["trigger_rate"] for q in queries
-                 if not q["should_trigger"] and q["trigger_rate"] is not None]
+    positives = [
+        q["trigger_rate"] for q in queries if q["should_trigger"] and q["trigger_rate"] is not None
+    ]
+    negatives = [
+        q["trigger_rate"]
+        for q in queries
+        if not q["should_trigger"] and q["trigger_rate"] is not None
+    ]
     correct = [r for r in correct_rates(queries).values() if r is not None]
-    return {"tpr": rate_figure(positives, samples), "fpr": rate_figure(negatives, samples),
-            "accuracy": rate_figure(correct, samples),
-            "errors": sum(q["errors"] for q in queries), "queries": queries}
+    return {
+        "tpr": rate_figure(positives, samples),
+        "fpr": rate_figure(negatives, samples),
+        "accuracy": rate_figure(correct, samples),
+        "errors": sum(q["errors"] for q in queries),
+        "queries": queries,
+    }
 
 
-def _paired(cand: Mapping[str, float | None], base: Mapping[str, float | None],
-            samples: int) -> dict[str, Any]:
+def _paired(
+    cand: Mapping[str, float | None], base: Mapping[str, float | None], samples: int
+) -> dict[str, Any]:
     c = paired_comparison(cand, base, samples=samples, confidence=CONFIDENCE)
-    return {"delta": _r(c.delta),
-            "interval": None if c.interval is None else [_r(x) for x in c.interval],
-            "queries": c.n_tasks}
+    return {
+        "delta": _r(c.delta),
+        "interval": None if c.interval is None else [_r(x) for x in c.interval],
+        "queries": c.n_tasks,
+    }
 
 
-def worst_case_rates(queries: Sequence[Mapping[str, Any]], *, against: bool) \
-        -> dict[str, float | None]:
+def worst_case_rates(
+    queries: Sequence[Mapping[str, Any]], *, against: bool
+) -> dict[str, float | None]:
     """Query id -> share of its samples right, errored samples counted wrong (`against`) or
     right (not `against`); None for a query with no sample at all."""
     out: dict[str, float | None] = {}
@@ -92,56 +112,92 @@ def worst_case_rates(queries: Sequence[Mapping[str, Any]], *, against: bool) \
     return out
 
 
-def compare(cand: Mapping[str, Any], base: Mapping[str, Any], *, policy: Policy,
-            min_delta: float, margin: float | None, samples: int) -> dict[str, Any]:
+def compare(
+    cand: Mapping[str, Any],
+    base: Mapping[str, Any],
+    *,
+    policy: Policy,
+    min_delta: float,
+    margin: float | None,
+    samples: int,
+) -> dict[str, Any]:
     """Candidate vs baseline, paired query by query: accuracy (decided by `policy`), TPR and
     FPR (a positive FPR delta means the candidate triggers more where it should not)."""
     c_acc, b_acc = correct_rates(cand["queries"]), correct_rates(base["queries"])
     comparison = paired_comparison(c_acc, b_acc, samples=samples, confidence=CONFIDENCE)
-    decision = decide_policy(policy, comparison, min_delta=min_delta, margin=margin,
-                             samples=samples)
+    decision = decide_policy(
+        policy, comparison, min_delta=min_delta, margin=margin, samples=samples
+    )
     if decision.passed and (cand["errors"] or base["errors"]):
         # errors never profit a pass: decide again with every errored sample counted wrong
         # for the candidate and right for the baseline (conductor.guard_excluded's rule)
-        worst = paired_comparison(worst_case_rates(cand["queries"], against=True),
-                                  worst_case_rates(base["queries"], against=False),
-                                  samples=samples, confidence=CONFIDENCE)
-        flipped = decide_policy(policy, worst, min_delta=min_delta, margin=margin,
-                                samples=samples)
+        worst = paired_comparison(
+            worst_case_rates(cand["queries"], against=True),
+            worst_case_rates(base["queries"], against=False),
+            samples=samples,
+            confidence=CONFIDENCE,
+        )
+        flipped = decide_policy(policy, worst, min_delta=min_delta, margin=margin, samples=samples)
         if not flipped.passed:
-            decision = replace(decision, passed=False, reasoning=(
-                f"{cand['errors']} candidate and {base['errors']} baseline trigger attempts "
-                f"ended in error, and counted against the candidate they fail it: "
-                f"{flipped.reasoning}"))
+            decision = replace(
+                decision,
+                passed=False,
+                reasoning=(
+                    f"{cand['errors']} candidate and {base['errors']} baseline trigger attempts "
+                    f"ended in error, and counted against the candidate they fail it: "
+                    f"{flipped.reasoning}"
+                ),
+            )
 
     def rates(arm: Mapping[str, Any], should: bool) -> dict[str, float | None]:
-        return {q["id"]: q["trigger_rate"] for q in arm["queries"]
-                if q["should_trigger"] is should}
-    return {"accuracy": comparison.to_dict(),
-            "tpr": _paired(rates(cand, True), rates(base, True), samples),
-            "fpr": _paired(rates(cand, False), rates(base, False), samples),
-            "policy": decision.to_dict(), "conclusion": conclusion(comparison)}
+        return {q["id"]: q["trigger_rate"] for q in arm["queries"] if q["should_trigger"] is should}
+
+    return {
+        "accuracy": comparison.to_dict(),
+        "tpr": _paired(rates(cand, True), rates(base, True), samples),
+        "fpr": _paired(rates(cand, False), rates(base, False), samples),
+        "policy": decision.to_dict(),
+        "conclusion": conclusion(comparison),
+    }
 
 
-def section(tasks: Sequence[Task], attempts: Sequence[Attempt], arms: Sequence[str], *,
-            samples: int, policy: Policy, min_delta: float, margin: float | None) \
-        -> dict[str, Any] | None:
+def section(
+    tasks: Sequence[Task],
+    attempts: Sequence[Attempt],
+    arms: Sequence[str],
+    *,
+    samples: int,
+    policy: Policy,
+    min_delta: float,
+    margin: float | None,
+) -> dict[str, Any] | None:
     """The artifact's `triggers` section; None when the suite has no trigger task. `arms`
     are the arm names that ran, candidate first."""
     chosen = trigger_tasks(tasks)
     if not chosen:
         return None
-    by_arm = {name: arm_figures(chosen, [a for a in attempts if a.arm == name], samples)
-              for name in arms}
-    out: dict[str, Any] = {"queries": len(chosen),
-                           "should_trigger": sum(bool(t.should_trigger) for t in chosen),
-                           "samples": samples, "confidence": CONFIDENCE,
-                           "interval_method": "t interval over queries with a ±1/samples "
-                                              "pseudo-query variance floor, clipped to [0, 1]",
-                           "arms": by_arm, "comparison": None}
+    by_arm = {
+        name: arm_figures(chosen, [a for a in attempts if a.arm == name], samples) for name in arms
+    }
+    out: dict[str, Any] = {
+        "queries": len(chosen),
+        "should_trigger": sum(bool(t.should_trigger) for t in chosen),
+        "samples": samples,
+        "confidence": CONFIDENCE,
+        "interval_method": "t interval over queries with a ±1/samples "
+        "pseudo-query variance floor, clipped to [0, 1]",
+        "arms": by_arm,
+        "comparison": None,
+    }
     if len(arms) > 1:
-        out["comparison"] = compare(by_arm[arms[0]], by_arm[arms[1]], policy=policy,
-                                    min_delta=min_delta, margin=margin, samples=samples)
+        out["comparison"] = compare(
+            by_arm[arms[0]],
+            by_arm[arms[1]],
+            policy=policy,
+            min_delta=min_delta,
+            margin=margin,
+            samples=samples,
+        )
     return out
 
 
@@ -156,6 +212,8 @@ def failures(data: Mapping[str, Any]) -> list[str]:
             wrong = rate < 1 if q["should_trigger"] else rate > 0
             if wrong:
                 want = "should trigger" if q["should_trigger"] else "should not trigger"
-                lines.append(f"{arm}: query {q['query']!r} {want}; triggered in "
-                             f"{q['triggered']} of {q['samples']} samples")
+                lines.append(
+                    f"{arm}: query {q['query']!r} {want}; triggered in "
+                    f"{q['triggered']} of {q['samples']} samples"
+                )
     return lines

@@ -20,9 +20,13 @@ def section_of(artifact: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def task_ids(artifact: Mapping[str, Any]) -> set[str]:
     """The ids of the artifact's trigger tasks, from its triggers section."""
     section = section_of(artifact) or {}
-    return {str(q.get("id")) for figures in (section.get("arms") or {}).values()
-            if isinstance(figures, Mapping) for q in figures.get("queries") or ()
-            if isinstance(q, Mapping)}
+    return {
+        str(q.get("id"))
+        for figures in (section.get("arms") or {}).values()
+        if isinstance(figures, Mapping)
+        for q in figures.get("queries") or ()
+        if isinstance(q, Mapping)
+    }
 
 
 def rate_text(figure: Any) -> str:
@@ -63,8 +67,9 @@ def table_info(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
         return []
     head = f"{data.get('queries')} queries ({data.get('should_trigger')} should trigger)"
     lines = [("triggers", head)]
-    lines += [("", f"{arm} {arm_line(f)}") for arm, f in data["arms"].items()
-              if isinstance(f, Mapping)]
+    lines += [
+        ("", f"{arm} {arm_line(f)}") for arm, f in data["arms"].items() if isinstance(f, Mapping)
+    ]
     if (line := comparison_line(data)) is not None:
         lines.append(("", line))
     lines += [("", line) for line in failures(data)[:10]]
@@ -76,10 +81,15 @@ def markdown(artifact: Mapping[str, Any], escape: Any) -> list[str]:
     data = section_of(artifact)
     if data is None:
         return []
-    out = ["### Triggers", "",
-           f"{data.get('queries')} queries ({data.get('should_trigger')} should trigger), "
-           f"{data.get('samples')} sample(s) each; 95% intervals over queries.", "",
-           "| Arm | TPR | FPR | Accuracy | Errors |", "|:--|--:|--:|--:|--:|"]
+    out = [
+        "### Triggers",
+        "",
+        f"{data.get('queries')} queries ({data.get('should_trigger')} should trigger), "
+        f"{data.get('samples')} sample(s) each; 95% intervals over queries.",
+        "",
+        "| Arm | TPR | FPR | Accuracy | Errors |",
+        "|:--|--:|--:|--:|--:|",
+    ]
     for arm, figures in data["arms"].items():
         if isinstance(figures, Mapping):
             cells = [rate_text(figures.get(k)) for k, _ in FIGURES]
@@ -100,8 +110,10 @@ def junit_properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
     props: list[tuple[str, Any]] = []
     for arm, figures in data["arms"].items():
         if isinstance(figures, Mapping):
-            props += [(f"triggers.{arm}.{key}", (figures.get(key) or {}).get("rate"))
-                      for key, _ in FIGURES]
+            props += [
+                (f"triggers.{arm}.{key}", (figures.get(key) or {}).get("rate"))
+                for key, _ in FIGURES
+            ]
     comparison = data.get("comparison")
     if isinstance(comparison, Mapping):
         props.append(("triggers.accuracy_delta", (comparison.get("accuracy") or {}).get("delta")))

@@ -8,14 +8,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..core.model import Suite
 from ..errors import UsageError
-from ..model import Suite
-from ..verdict import Verdict
+from ..stats.verdict import Verdict
 
-NO_SKILL_BASELINE = ("the suite has trigger tasks, and a no-skill baseline can never trigger: "
-                     "pass --baseline-skill PATH (another description), or run in pipeline "
-                     "mode (the original skill as baseline), or --no-baseline (the candidate "
-                     "alone)")
+NO_SKILL_BASELINE = (
+    "the suite has trigger tasks, and a no-skill baseline can never trigger: "
+    "pass --baseline-skill PATH (another description), or run in pipeline "
+    "mode (the original skill as baseline), or --no-baseline (the candidate "
+    "alone)"
+)
 
 
 def has_triggers(suite: Suite) -> bool:
@@ -37,20 +39,28 @@ def check_arms(suite: Suite, baseline_kind: str, early_stop: bool = False) -> No
     if has_triggers(suite) and baseline_kind == "none":
         raise UsageError(NO_SKILL_BASELINE)
     if has_triggers(suite) and early_stop:
-        raise UsageError("the suite has trigger tasks: --early-stop decides from pass rates, "
-                         "not trigger rates; run it without --early-stop")
+        raise UsageError(
+            "the suite has trigger tasks: --early-stop decides from pass rates, "
+            "not trigger rates; run it without --early-stop"
+        )
 
 
 def executor_problem(executor: Any, executor_name: str, suite: Suite) -> str | None:
     """Why `executor` cannot run this suite's trigger tasks, or None. They need Claude Code
     (the skill installed in a project folder, its Skill tool), or the mock."""
     task = next((t for t in suite.tasks if t.is_trigger_task), None)
-    if task is None or executor_name in ("claude-cli", "mock") or \
-            getattr(executor, "can_act", False) and executor_name != "anthropic-api":
+    if (
+        task is None
+        or executor_name in ("claude-cli", "mock")
+        or getattr(executor, "can_act", False)
+        and executor_name != "anthropic-api"
+    ):
         return None
-    return (f"task {task.id!r} is a trigger task: it needs Claude Code to pick the skill up "
-            f"from its folder (--executor claude-cli, or --mock); executor {executor_name!r} "
-            "cannot run it")
+    return (
+        f"task {task.id!r} is a trigger task: it needs Claude Code to pick the skill up "
+        f"from its folder (--executor claude-cli, or --mock); executor {executor_name!r} "
+        "cannot run it"
+    )
 
 
 def ordinary_suite(suite: Suite) -> Suite:
@@ -74,5 +84,8 @@ def combine(verdict: Verdict, section: dict[str, Any] | None) -> Verdict:
     policy = comparison.get("policy") if comparison else None
     if policy is None or policy.get("passed"):
         return verdict
-    return replace(verdict, verdict="fail",
-                   reason=f"trigger tasks: {policy.get('reasoning') or 'comparison failed'}")
+    return replace(
+        verdict,
+        verdict="fail",
+        reason=f"trigger tasks: {policy.get('reasoning') or 'comparison failed'}",
+    )

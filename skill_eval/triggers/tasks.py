@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..model import DEFAULT_TIMEOUT_SECONDS, ExecutionResult, Task
+from ..core.model import DEFAULT_TIMEOUT_SECONDS, ExecutionResult, Task
 
 if TYPE_CHECKING:  # executors/ is not imported to validate a suite
     from ..executors.base import SkillMode
@@ -54,8 +54,11 @@ def trigger_task(index: int, data: Mapping[str, Any]) -> Task:
 def trigger_task_problems(task: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field, message) for every field a trigger task must not have. The schema checks the
     types and that query and should_trigger come together."""
-    return [(key, f"not allowed in a trigger task (one with query and should_trigger): "
-                  f"{why}") for key, why in _NOT_ALLOWED.items() if key in task]
+    return [
+        (key, f"not allowed in a trigger task (one with query and should_trigger): {why}")
+        for key, why in _NOT_ALLOWED.items()
+        if key in task
+    ]
 
 
 def skill_mode_for(task: Task, configured: SkillMode) -> SkillMode:
@@ -69,10 +72,18 @@ def trigger_outcome(result: ExecutionResult) -> ExecutionResult:
     its turns without invoking the skill has ended: judged (not triggered, unless the
     transcript shows the invocation). Anything else that went wrong (a timeout, a crash, an
     API error such as 529) stays an error, retried and reported, never "did not trigger"."""
-    if result.error and result.meta.get("subtype") == "error_max_turns" \
-            and result.meta.get("api_error_status") is None:
-        return replace(result, error=None, retryable=False, output_caused=False,
-                       meta={**result.meta, "ended": "max turns"})
+    if (
+        result.error
+        and result.meta.get("subtype") == "error_max_turns"
+        and result.meta.get("api_error_status") is None
+    ):
+        return replace(
+            result,
+            error=None,
+            retryable=False,
+            output_caused=False,
+            meta={**result.meta, "ended": "max turns"},
+        )
     if result.output_caused:
         return replace(result, output_caused=False)
     return result

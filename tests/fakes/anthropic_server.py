@@ -373,10 +373,14 @@ def main(argv: list[str] | None = None) -> int:
         help="KIND[:first=N|nth=N,M|rate=P][:retry_after=S][:retry_after_ms=MS]"
         "[:path=GLOB][:message=TEXT]; repeatable",
     )
-    parser.add_argument("--batch-seconds", type=float, default=0.0,
-                        help="seconds a Message Batch stays in_progress")
-    parser.add_argument("--rate-limit", metavar="RATE:BURST",
-                        help="token bucket on /v1/messages: requests per second and burst")
+    parser.add_argument(
+        "--batch-seconds", type=float, default=0.0, help="seconds a Message Batch stays in_progress"
+    )
+    parser.add_argument(
+        "--rate-limit",
+        metavar="RATE:BURST",
+        help="token bucket on /v1/messages: requests per second and burst",
+    )
     parser.add_argument("--record", type=Path, help="append each request as a JSON line here")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)

@@ -61,13 +61,18 @@ class FakeBatch:
                 counts["errored" if result is MISSING else result["type"]] += 1
         else:
             counts["processing"] = len(self.results)
-        return {"id": self.id, "type": "message_batch",
-                "processing_status": "ended" if ended else "in_progress",
-                "request_counts": counts, "created_at": _iso(self.created),
-                "expires_at": _iso(self.created + 86400),
-                "ended_at": _iso(min(self.ends, self.canceled_at or self.ends)) if ended else None,
-                "cancel_initiated_at": _iso(self.canceled_at), "archived_at": None,
-                "results_url": f"{base_url}{BATCHES}/{self.id}/results" if ended else None}
+        return {
+            "id": self.id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": counts,
+            "created_at": _iso(self.created),
+            "expires_at": _iso(self.created + 86400),
+            "ended_at": _iso(min(self.ends, self.canceled_at or self.ends)) if ended else None,
+            "cancel_initiated_at": _iso(self.canceled_at),
+            "archived_at": None,
+            "results_url": f"{base_url}{BATCHES}/{self.id}/results" if ended else None,
+        }
 
 
 class BatchStore:
@@ -82,7 +87,7 @@ class BatchStore:
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         """(status, JSON payload, or a str of JSON lines for results)."""
-        parts = path[len(BATCHES):].strip("/").split("/") if path != BATCHES else []
+        parts = path[len(BATCHES) :].strip("/").split("/") if path != BATCHES else []
         if method == "POST" and not parts:
             return self._create(body)
         batch = self.batches.get(parts[0]) if parts else None
@@ -95,9 +100,11 @@ class BatchStore:
         if method == "GET" and parts[1:] == ["results"]:
             if not batch.ended(now):
                 return 400, error_body("invalid_request_error", "batch is still processing")
-            lines = [{"custom_id": cid, "result": result}
-                     for cid, result in reversed(batch.results.items())
-                     if result is not MISSING]
+            lines = [
+                {"custom_id": cid, "result": result}
+                for cid, result in reversed(batch.results.items())
+                if result is not MISSING
+            ]
             return 200, "".join(json.dumps(line) + "\n" for line in lines)
         if method == "POST" and parts[1:] == ["cancel"]:
             if not batch.ended(now):
@@ -111,13 +118,16 @@ class BatchStore:
         if not isinstance(requests, list) or not requests:
             return 400, error_body("invalid_request_error", "requests: at least one request")
         ids = [r.get("custom_id") if isinstance(r, dict) else None for r in requests]
-        if any(not isinstance(i, str) or not 1 <= len(i) <= 64 for i in ids) \
-                or len(set(ids)) != len(ids):
-            return 400, error_body("invalid_request_error",
-                                   "custom_id: 1-64 characters, unique within the batch")
+        if any(not isinstance(i, str) or not 1 <= len(i) <= 64 for i in ids) or len(
+            set(ids)
+        ) != len(ids):
+            return 400, error_body(
+                "invalid_request_error", "custom_id: 1-64 characters, unique within the batch"
+            )
         now = time.time()
-        batch = FakeBatch("msgbatch_fake_" + uuid.uuid4().hex[:20], now,
-                          now + self.batch_seconds, {})
+        batch = FakeBatch(
+            "msgbatch_fake_" + uuid.uuid4().hex[:20], now, now + self.batch_seconds, {}
+        )
         for request in requests:
             params = request.get("params")
             batch.params[request["custom_id"]] = params

@@ -63,9 +63,14 @@ def read_stream_prompt() -> str:
         except ValueError:
             continue
         if message.get("type") == "control_request":
-            reply = {"type": "control_response",
-                     "response": {"subtype": "success", "request_id": message.get("request_id"),
-                                  "response": {}}}
+            reply = {
+                "type": "control_response",
+                "response": {
+                    "subtype": "success",
+                    "request_id": message.get("request_id"),
+                    "response": {},
+                },
+            }
             print(json.dumps(reply), flush=True)
         elif message.get("type") == "user":
             content = message.get("message", {}).get("content")
@@ -78,11 +83,23 @@ def read_stream_prompt() -> str:
 def stream_reply(text: str) -> str:
     """The reply as stream-json lines: what the SDK reads instead of one envelope."""
     result = json.loads(text)
-    init = {"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": "fake-session",
-            "tools": [], "model": "fake"}
-    assistant = {"type": "assistant", "session_id": "fake-session",
-                 "message": {"role": "assistant", "model": "fake",
-                             "content": [{"type": "text", "text": result["result"]}]}}
+    init = {
+        "type": "system",
+        "subtype": "init",
+        "cwd": os.getcwd(),
+        "session_id": "fake-session",
+        "tools": [],
+        "model": "fake",
+    }
+    assistant = {
+        "type": "assistant",
+        "session_id": "fake-session",
+        "message": {
+            "role": "assistant",
+            "model": "fake",
+            "content": [{"type": "text", "text": result["result"]}],
+        },
+    }
     return "\n".join(json.dumps(m) for m in (init, assistant, result))
 
 
@@ -105,8 +122,11 @@ def main(argv: list[str]) -> int:
     if "--version" in argv:
         print("0.0.0-fake (Claude Code)")
         return 0
-    streaming = "stream-json" in argv[argv.index("--input-format") + 1:][:1] \
-        if "--input-format" in argv else False
+    streaming = (
+        "stream-json" in argv[argv.index("--input-format") + 1 :][:1]
+        if "--input-format" in argv
+        else False
+    )
     prompt = read_stream_prompt() if streaming else sys.stdin.read()
     reply = stream_reply if streaming else (lambda text: text)
     if "CRASH" in prompt:

@@ -59,8 +59,11 @@ ERROR_REPLIES: dict[str, tuple[int, str, str]] = {
     "overloaded": (529, "overloaded_error", "Overloaded"),
     "api_error": (500, "api_error", "Internal server error"),
     "authentication": (401, "authentication_error", "invalid x-api-key"),
-    "permission": (403, "permission_error",
-                   "Your API key does not have permission to use the specified resource."),
+    "permission": (
+        403,
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
     "not_found": (404, "not_found_error", "model: no-such-model"),
 }
 

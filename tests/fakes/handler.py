@@ -250,8 +250,13 @@ class RequestHandler(BaseHTTPRequestHandler):
             wait, limit_headers = fake.bucket.take()
             if wait > 0:
                 record.fault = "rate_limit"
-                self._send_error(record, 429, "rate_limit_error",
-                                 "Number of requests has exceeded your rate limit", limit_headers)
+                self._send_error(
+                    record,
+                    429,
+                    "rate_limit_error",
+                    "Number of requests has exceeded your rate limit",
+                    limit_headers,
+                )
                 return
         self._limit_headers = limit_headers
         fault = fake._pick_fault(path, number)

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 
 
 def _rfc3339(when: float) -> str:
-    return datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds") \
-        .replace("+00:00", "Z")
+    return (
+        datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
 
 
 @dataclass
@@ -35,8 +36,7 @@ class TokenBucket:
         with self._lock:
             if self._tokens < 0:
                 self._tokens, self._stamp = float(self.burst), clock
-            self._tokens = min(float(self.burst),
-                               self._tokens + (clock - self._stamp) * self.rate)
+            self._tokens = min(float(self.burst), self._tokens + (clock - self._stamp) * self.rate)
             self._stamp = clock
             wait = 0.0
             if self._tokens >= 1.0:
@@ -46,9 +46,11 @@ class TokenBucket:
                 self.limited += 1
             remaining = int(self._tokens)
             full_in = (self.burst - self._tokens) / self.rate
-        headers = {"anthropic-ratelimit-requests-limit": str(self.burst),
-                   "anthropic-ratelimit-requests-remaining": str(remaining),
-                   "anthropic-ratelimit-requests-reset": _rfc3339(time.time() + full_in)}
+        headers = {
+            "anthropic-ratelimit-requests-limit": str(self.burst),
+            "anthropic-ratelimit-requests-remaining": str(remaining),
+            "anthropic-ratelimit-requests-reset": _rfc3339(time.time() + full_in),
+        }
         if wait > 0:
             headers["retry-after"] = str(max(1, math.ceil(wait)))
         return wait, headers

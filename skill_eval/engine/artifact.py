@@ -1,0 +1,249 @@
+"""The evaluation artifact: every field of the original tool in its order, plus the run
+manifest, usage and per-attempt detail; checked against the shipped JSON Schema and written
+atomically. `truth_anchor` is the artifact's own absolute path."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..core.model import Attempt, Skill, Usage
+from ..core.paths import atomic_write_text, safe_component
+from ..errors import ArtifactError
+from ..judges import observers
+from ..stats.analysis import Analysis
+from ..stats.results import TaskResult
+from ..stats.verdict import Verdict
+from . import compat
+
+if TYPE_CHECKING:
+    from ..inputs.arms import Arms
+    from ..plan.options import RunOptions
+
+SCHEMA_VERSION = "1.0"
+
+
+def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
+    """`<state-root>/evaluations/<run_id>-<candidate_id>.json`, ids made file-name safe."""
+    name = f"{safe_component(run_id)}-{safe_component(candidate_id)}.json"
+    return state_root / "evaluations" / name
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
+    mine = [a for a in attempts if a.arm == arm]
+    total = sum((a.usage for a in mine), Usage())
+    return {
+        **total.to_dict(),
+        "cost_usd": round(sum(a.cost_usd for a in mine), 6),
+        "attempts": len(mine),
+        "errors": sum(a.status == "error" for a in mine),
+    }
+
+
+def _skill_identity(skill: Skill | None) -> dict[str, Any]:
+    """How the manifest identifies an arm's skill: the SKILL.md hash, the tree hash over all its
+    files (skills/tree.py), its name, folder and origin; all null for the no-skill arm."""
+    return {
+        "skill_sha256": skill.sha256 if skill else None,
+        "skill_tree_sha256": skill.tree_sha256 if skill else None,
+        "skill_name": skill.name if skill else None,
+        "skill_directory": str(skill.directory) if skill and skill.directory else None,
+        "skill_origin": skill.origin if skill else None,
+    }
+
+
+def build(
+    *,
+    opts: RunOptions,
+    suite: Any,
+    arms: Arms,
+    run_dir: Path | None,
+    candidate: list[TaskResult],
+    baseline: list[TaskResult],
+    rates: tuple[float | None, float | None, float | None],
+    verdict: Verdict,
+    started_at: datetime,
+    executor: dict[str, Any],
+    attempts: Sequence[Attempt],
+    state_root: Path,
+    analysis: Analysis,
+) -> dict[str, Any]:
+    cand_rate, base_rate, delta = rates
+    evaluation: dict[str, Any] = {
+        "execution_pass_rate": cand_rate,
+        "baseline_pass_rate": base_rate,
+        "delta": delta,
+        "verdict": verdict.verdict,
+    }
+    if verdict.reason:
+        evaluation["reason"] = verdict.reason
+    if analysis.policy is not None and verdict.verdict != "skipped":
+        evaluation["policy"] = analysis.policy.to_dict()
+        evaluation["conclusion"] = analysis.conclusion
+    # The original evaluator's standalone fields, for the pipeline that reads them.
+    task_results, counts = compat.standalone_fields(candidate)
+    if opts.standalone:
+        evaluation.update(counts)
+    ranking = arms.ranking
+    warnings = list(arms.warnings) + list(verdict.warnings)
+    arm_info = {
+        "candidate": {"label": arms.candidate.label, **_skill_identity(arms.candidate.skill)},
+        "baseline": None
+        if arms.baseline is None
+        else {
+            "label": arms.baseline.label,
+            "kind": arms.baseline_kind,
+            **_skill_identity(arms.baseline.skill),
+        },
+    }
+    errors = [
+        {"arm": a.arm, "task_id": a.task_id, "index": a.index, "error": a.error}
+        for a in sorted(attempts, key=lambda a: (a.arm, a.task_id, a.index))
+        if a.status == "error"
+    ]
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "lane": (ranking.lane if ranking is not None else None),
+        "run_id": arms.run_id,
+        "stage": "evaluated",
+        "status": "completed",
+        "created_at": _iso(datetime.now(UTC)),
+        "source_ranking_artifact": str(ranking.path) if ranking is not None else None,
+        "candidate_id": arms.candidate_id,
+        "candidate_score": arms.candidate_score,
+        "task_suite": str(suite.path),
+        "task_suite_skill_id": suite.skill_id,
+        "pass_k": opts.pass_k,
+        "evaluation": evaluation,
+        "candidate_results": [r.to_dict() for r in candidate],
+        "baseline_results": [r.to_dict() for r in baseline],
+        "warnings": warnings,
+        "target": (ranking.target if ranking is not None else None),
+        "next_step": "gate_decision",
+        "next_owner": "gate",
+        "truth_anchor": "",
+        # The original's standalone list, after the keys whose order pipelines may rely on.
+        **({"task_results": task_results} if opts.standalone else {}),
+        "manifest": {
+            "harness": "skill-eval",
+            "harness_version": __version__,
+            "mode": "standalone" if opts.standalone else "pipeline",
+            "task_suite": {
+                "path": str(suite.path),
+                "sha256": suite.sha256,
+                "tasks": len(suite.tasks),
+            },
+            "arms": arm_info,
+            "executor": executor,
+            "model": executor.get("model"),
+            "skill_mode": opts.skill_mode,
+            "pass_k": opts.pass_k,
+            "samples": opts.sample_count,
+            "run_dir": str(run_dir) if run_dir else None,
+            "state_root": str(state_root),
+            "config_file": opts.config_file,
+            "started_at": _iso(started_at),
+            "finished_at": _iso(datetime.now(UTC)),
+        },
+        "comparison": analysis.comparison.to_dict() if analysis.comparison else None,
+        "non_discriminating": list(analysis.non_discriminating),
+        "power_hint": analysis.power_hint,
+        "usage": {
+            "candidate": _usage(attempts, "candidate"),
+            "baseline": _usage(attempts, "baseline"),
+        },
+        "errors": errors,
+    }
+    observed = observers.summarise(suite.tasks, attempts)
+    if observed is not None:  # only suites with observers: other artifacts stay as they were
+        data["observers"] = observed
+    return data
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    text = (
+        resources.files("skill_eval")
+        .joinpath("schemas/evaluation.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def validate(data: Any, where: str = "artifact") -> None:
+    """Raise ArtifactError naming the first few fields that do not match the schema."""
+    from ..core.validation import schema_problems  # jsonschema only when an artifact is checked
+
+    problems = schema_problems(data, schema(), path=where)
+    if problems:
+        raise ArtifactError("\n".join(str(p) for p in problems[:5]))
+
+
+def _deepest(error: Any) -> Any:
+    """The sub-error of a oneOf/anyOf that names the field itself (comparison.interval.0,
+    not comparison), so the message points at what is wrong."""
+    while error.context:
+        error = max(error.context, key=lambda e: len(e.absolute_path))
+    return error
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def write(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Set truth_anchor, validate and write atomically. Returns the data as written."""
+    data = dict(data, truth_anchor=str(path.resolve()))
+    validate(data)
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return data
+
+
+def write_unique(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], Path]:
+    """Write at `path` (the default `<run_id>-<candidate_id>.json`) when it is free or holds
+    this same run's artifact (a resumed run rewrites its own); else at `<stem>-2.json`,
+    `-3`, ... Creating the file with O_EXCL claims the name, so two runs never share one
+    (last writer wins no more). Returns the data as written and the path used."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run_dir = (data.get("manifest") or {}).get("run_dir")
+    n = 1
+    while True:
+        target = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        try:
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            if run_dir is None or _run_dir_of(target) != run_dir:
+                n += 1
+                continue
+        return write(data, target), target
+
+
+def _run_dir_of(path: Path) -> str | None:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8")).get("manifest", {}).get("run_dir")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def read(path: Path) -> dict[str, Any]:
+    """Read an artifact and check it against the schema."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"artifact not found: {path}") from None
+    except (OSError, ValueError) as exc:
+        raise ArtifactError(f"{path}: not a readable JSON artifact: {exc}") from None
+    validate(data, str(path))
+    return data  # type: ignore[no-any-return]

@@ -1,0 +1,427 @@
+"""One attempt as a unit of work: a picklable `AttemptJob` (task, arm, sample index, and the
+`RunSpec` that says how to rebuild the run's executor and judges in any process) and the plain
+module-level function `run_attempt(job) -> Finished` that executes it with retries, judges it
+and returns the attempt. It writes nothing: the driver (engine/runner.py) journals what it returns.
+
+Each process builds a run's executor, judges and judge context once, from the spec, and keeps
+them (`environment`). The driver registers the live objects it already has under the run's
+key, so on the `threads` backend a job runs with exactly those (the executor a test built, the
+judges the caller passed); in another process the same job rebuilds them from the registries.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, measure
+from ..core.model import (
+    Arm,
+    Attempt,
+    ExecutionRequest,
+    ExecutionResult,
+    JudgeResult,
+    Task,
+    status_of,
+)
+from ..core.paths import safe_component
+from ..core.task_files import expand_task_files
+from ..core.work import Work
+from ..executors.base import ExecutorBase, create_executor
+from ..judges.base import Judge, JudgeContext, build_judge, run_judge, traceback_tail
+from ..judges.observers import observe
+from ..triggers.judge import SKILL_META, judge_trigger
+from .workspace import (
+    KEEP_MAX_BYTES,
+    AttemptWorkspace,
+    KeepPolicy,
+    KeptWorkspace,
+    keeps,
+    preserve,
+    rehomed,
+)
+
+BACKOFF_BASE_SECONDS = 1.0
+BACKOFF_CAP_SECONDS = 60.0
+_KEPT_ENVIRONMENTS = 8  # runs whose built executor a worker process keeps at once
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 5
+    backoff_base: float = BACKOFF_BASE_SECONDS
+    backoff_cap: float = BACKOFF_CAP_SECONDS
+
+
+@dataclass(frozen=True)
+class WorkspaceSettings:
+    """Where attempts' workspaces are made (None: the temp dir), which final workspaces are
+    kept after judging (none, failed: not passed, all), where kept ones go (`<run>/workspaces`
+    as <arm>/<task>/<index>/; None: they stay where they were made) and their size cap."""
+
+    keep: KeepPolicy = "none"
+    parent: Path | None = None
+    keep_root: Path | None = None
+    keep_max_bytes: int = KEEP_MAX_BYTES
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A `JudgeContext` as plain data. `cache` is "memory", a judge-cache directory, or None
+    (caching off); a process that rebuilds the context opens its own handle on it."""
+
+    suite_dir: Path
+    mock: bool = False
+    judge_backend: str = "mock"
+    judge_model: str | None = None
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    cache: str | None = None
+    env: Mapping[str, str] | None = None
+
+    @classmethod
+    def of(cls, ctx: JudgeContext) -> JudgeSettings:
+        cache = (
+            None
+            if ctx.cache is None
+            else str(ctx.cache.directory)
+            if getattr(ctx.cache, "directory", None)
+            else "memory"
+        )
+        return cls(
+            Path(ctx.suite_dir),
+            ctx.mock,
+            ctx.judge_backend,
+            ctx.judge_model,
+            dict(ctx.backend_options),
+            cache,
+            dict(ctx.env) if ctx.env else None,
+        )
+
+    def context(self) -> JudgeContext:
+        from ..judges.judge_cache import JudgeCache, MemoryJudgeCache
+
+        cache: Any = (
+            None
+            if self.cache is None
+            else MemoryJudgeCache()
+            if self.cache == "memory"
+            else JudgeCache(Path(self.cache))
+        )
+        return JudgeContext(
+            suite_dir=self.suite_dir,
+            mock=self.mock,
+            judge_backend=self.judge_backend,
+            judge_model=self.judge_model,
+            backend_options=dict(self.backend_options),
+            cache=cache,
+            env=self.env,
+        )
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What any process needs to run a job of one run: the executor by registry name with its
+    own config (None: the run only judges), the judging settings, retries and workspaces.
+    `key` names the run in each process's table of built environments."""
+
+    key: str
+    executor: str | None
+    executor_config: Any
+    judging: JudgeSettings
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut
+
+
+@dataclass(frozen=True)
+class AttemptJob:
+    """One execution of `task` with `arm`, sample `index`; `run` says how to rebuild the
+    run's executor and judges (set by the runner before the job is shipped)."""
+
+    arm: Arm
+    task: Task
+    index: int
+    run: RunSpec | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.arm.name, self.task.id, self.index)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What `run_attempt` returns: the attempt (None when it was not started because the run
+    had stopped), and whether the executor said no attempt of this run can succeed."""
+
+    attempt: Attempt | None
+    fatal: bool = False
+
+
+class AttemptEnv:
+    """The live objects jobs of one run use in this process: executor, judges (by task id;
+    built from the task's config when absent), judge context, retries, and a stop event that
+    cuts backoff waits short and keeps queued jobs from starting."""
+
+    def __init__(
+        self,
+        executor: ExecutorBase | None,
+        judges: Mapping[str, Judge] | None,
+        ctx: JudgeContext,
+        retry: RetryPolicy,
+        *,
+        workspaces: WorkspaceSettings | None = None,
+        sleep: Callable[[float], None] | None = None,
+        stop: threading.Event | None = None,
+        max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES,
+    ) -> None:
+        self.executor, self.ctx, self.retry = executor, ctx, retry
+        self.max_output_bytes = max_output_bytes
+        self.judges: dict[str, Judge] = dict(judges or {})
+        self.workspaces = workspaces or WorkspaceSettings()
+        self.sleep_fn = sleep
+        self.stop = stop or threading.Event()
+        self._lock = threading.Lock()
+
+    def judge_for(self, task: Task) -> Judge:
+        with self._lock:
+            if task.id not in self.judges:
+                self.judges[task.id] = build_judge(task.judge)
+            return self.judges[task.id]
+
+    def sleep(self, seconds: float) -> None:
+        if self.sleep_fn is not None:
+            self.sleep_fn(seconds)
+        else:
+            self.stop.wait(seconds)
+
+    def backoff(self, tries: int, retry_after: float | None) -> float:
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.retry.backoff_cap)
+        delay = self.retry.backoff_base * 2.0 ** (tries - 1)
+        return min(delay, self.retry.backoff_cap) * (0.5 + random.random() / 2)
+
+    def retrying(self, tries: int) -> bool:
+        return not self.stop.is_set() and tries <= self.retry.max_retries
+
+
+_ENVIRONMENTS: dict[str, AttemptEnv] = {}
+_ENV_LOCK = threading.Lock()
+
+
+def register_environment(key: str, env: AttemptEnv) -> None:
+    """Make `env` the one jobs of run `key` use in this process (the driver's own objects)."""
+    with _ENV_LOCK:
+        _ENVIRONMENTS[key] = env
+
+
+def forget_environment(key: str) -> None:
+    with _ENV_LOCK:
+        _ENVIRONMENTS.pop(key, None)
+
+
+def environment(spec: RunSpec) -> AttemptEnv:
+    """This process's environment for run `spec.key`, built from the spec on first use."""
+    with _ENV_LOCK:
+        env = _ENVIRONMENTS.get(spec.key)
+        if env is None:
+            executor = (
+                create_executor(spec.executor, spec.executor_config) if spec.executor else None
+            )
+            env = AttemptEnv(
+                executor,
+                None,
+                spec.judging.context(),
+                spec.retry,
+                workspaces=spec.workspaces,
+                max_output_bytes=spec.max_output_bytes,
+            )
+            while len(_ENVIRONMENTS) >= _KEPT_ENVIRONMENTS:
+                del _ENVIRONMENTS[next(iter(_ENVIRONMENTS))]
+            _ENVIRONMENTS[spec.key] = env
+        return env
+
+
+def run_attempt(job: AttemptJob) -> Finished:
+    """Run one job in whatever process this is (the unit a backend maps)."""
+    if job.run is None:
+        raise ValueError("a job needs its run spec to run outside the runner")
+    return execute_job(environment(job.run), job)
+
+
+def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
+    """Execute (with retries), snapshot the workspace, judge, and finish the workspace."""
+    if env.stop.is_set():  # queued before the run stopped: start nothing new
+        return Finished(None)
+    started_at = now_iso()
+    # An executor that works in a directory declares it; an agent task always has one (only
+    # executors that can act are allowed to run it).
+    uses_workspace = env.executor is not None and (
+        env.executor.uses_workspace or job.task.is_agent_task
+    )
+    workspace = AttemptWorkspace.create(env.workspaces.parent) if uses_workspace else None
+    start = time.monotonic()
+    attempt: Attempt | None = None
+    try:
+        missing = _copy_in(env, workspace, job.task)
+        result, tries = (
+            (ExecutionResult(error=missing), 0)
+            if missing
+            else _execute(env, job, workspace.path if workspace else None)
+        )
+        # Encoded and hashed once; cut (and marked) past --max-output-bytes: not an error.
+        output, output_ref = measure(result.output, env.max_output_bytes)
+        attempt = Attempt(
+            arm=job.arm.name,
+            task_id=job.task.id,
+            index=job.index,
+            status="error",
+            output=output,
+            output_ref=output_ref,
+            judge=None,
+            error=result.error,
+            duration_ms=0,
+            tries=tries,
+            usage=result.usage,
+            cost_usd=result.cost_usd,
+            started_at=started_at,
+            transcript=result.transcript,
+            files=workspace.snapshot() if workspace else None,
+            meta=dict(result.meta),
+        )
+        if job.task.is_trigger_task and job.arm.skill is not None:  # whose invocation counts
+            attempt = replace(attempt, meta={**attempt.meta, SKILL_META: job.arm.skill.name})
+        if not result.error:
+            attempt = judge_attempt(env, attempt, job.task)
+        elif result.output_caused and not job.task.is_trigger_task:
+            # The output's own doing: a failure, never excluded. Not for a trigger task: a
+            # run that did not finish says nothing about whether the skill would have loaded.
+            attempt = replace(
+                attempt,
+                status="failed",
+                error=None,
+                judge=JudgeResult(
+                    False,
+                    0.0,
+                    f"counted as a failure: {result.error}",
+                    data={"output_caused": True},
+                ),
+            )
+        duration_ms = int((time.monotonic() - start) * 1000)
+        attempt = replace(attempt, duration_ms=duration_ms)
+        if job.task.observers:  # non-gating, read while the workspace still exists
+            attempt = replace(attempt, observations=observe(job.task, attempt, env.ctx))
+    finally:  # judged (or failed): the workspace has served its purpose
+        kept = _finish_workspace(env, workspace, job, attempt)
+    meta = {**attempt.meta, "workspace": kept.meta()} if kept else attempt.meta
+    attempt = replace(
+        attempt,
+        duration_ms=duration_ms,
+        finished_at=now_iso(),
+        meta=meta,
+        files=rehomed(attempt.files, kept.path if kept else None),
+    )
+    if result.fatal:  # no attempt of this run can succeed: nothing else starts here
+        env.stop.set()
+    return Finished(attempt, fatal=result.fatal)
+
+
+def _copy_in(env: AttemptEnv, workspace: AttemptWorkspace | None, task: Task) -> str | None:
+    """Copy the task's input files in before the agent starts; why not, when they cannot be
+    (changed on disk since the suite was validated)."""
+    if workspace is None or not task.files:
+        return None
+    try:
+        workspace.copy_in(expand_task_files(task.files, env.ctx.suite_dir))
+    except (OSError, ValueError) as exc:
+        return f"task {task.id!r}: cannot copy its input files: {exc}"
+    return None
+
+
+def _finish_workspace(
+    env: AttemptEnv, workspace: AttemptWorkspace | None, job: AttemptJob, attempt: Attempt | None
+) -> KeptWorkspace | None:
+    """Keep the final workspace (per --keep-workspaces) or delete it."""
+    if workspace is None:
+        return None
+    status = attempt.status if attempt is not None else "error"
+    if not keeps(env.workspaces.keep, status):
+        workspace.finish(keep=False)
+        return None
+    if env.workspaces.keep_root is None:
+        return KeptWorkspace(workspace.path)
+    dest = kept_workspace_dir(env.workspaces.keep_root, job.arm.name, job.task.id, job.index)
+    return preserve(workspace, dest, env.workspaces.keep_max_bytes)
+
+
+def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> Path:
+    """`<keep_root>/<arm>/<task>/<index>`: where an attempt's final workspace is kept."""
+    return keep_root / safe_component(arm) / safe_component(task_id) / str(index)
+
+
+def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
+    """Judge an attempt's work (retrying transient judge errors) and set its judgement, error
+    and status. The one way an attempt is judged: by a run and by `rejudge` alike."""
+    if task.is_trigger_task:  # the whole transcript: a stored one keeps only its ends inline
+        judge = judge_trigger(task, attempt.full_transcript(), attempt.meta)
+    else:
+        judge = _judge(env, task, attempt.work)
+    error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
+    return replace(attempt, judge=judge, error=error, status="error" if error else status_of(judge))
+
+
+def _execute(
+    env: AttemptEnv, job: AttemptJob, workspace: Path | None
+) -> tuple[ExecutionResult, int]:
+    """Run the task, retrying what is not the skill's fault: (result, tries)."""
+    request = request_of(job, workspace)
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            if env.executor is None:
+                raise RuntimeError("this runner only judges; it has no executor")
+            result = env.executor.run(request)
+        except Exception as exc:
+            # A bug in the executor: the same input raises again, so it is not retried.
+            result = ExecutionResult(
+                error=f"executor crashed: {type(exc).__name__}: {exc}\n{traceback_tail(exc)}"
+            )
+        if result.fatal:
+            return result, tries
+        if not result.error or not result.retryable or not env.retrying(tries):
+            return result, tries
+        env.sleep(env.backoff(tries, result.retry_after))
+
+
+def request_of(job: AttemptJob, workspace: Path | None = None) -> ExecutionRequest:
+    """What the executor is asked for one job (in `workspace`, for executors that use one)."""
+    return ExecutionRequest(
+        task=job.task,
+        arm=job.arm.name,
+        attempt=job.index,
+        skill=job.arm.skill,
+        timeout_seconds=job.task.timeout_seconds,
+        workspace=workspace,
+    )
+
+
+def _judge(env: AttemptEnv, task: Task, work: Work) -> JudgeResult:
+    """Judge one attempt's work; a transient judge error (as the judge classifies it) is
+    retried on the same work (the model is not asked again); a permanent one is kept at once."""
+    tries = 0
+    while True:
+        tries += 1
+        judge = run_judge(env.judge_for(task), task, work, env.ctx)
+        if not judge.transient or not env.retrying(tries):
+            return judge
+        env.sleep(env.backoff(tries, None))

@@ -1,0 +1,114 @@
+"""`rejudge`: judge a finished run's outputs again with the suite's current judges, without
+executing anything, and write a new artifact. The original journal is left as it was; the new
+judgements go to `rejudged-<time>.jsonl` beside it. Agent tasks are judged on their kept
+workspaces (`<run>/workspaces/`, see --keep-workspaces) and recorded transcripts."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..core.model import Attempt
+from ..core.paths import safe_component
+from ..errors import UsageError
+from ..inputs.arms import arms_from_dict
+from ..inputs.suite import load_suite
+from ..judges.base import build_judge
+from . import artifact as artifact_mod
+from .conductor import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
+from .rundir import RUN_META, load_manifest
+from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, kept_workspace_dir
+from .workspace import WORKSPACES_DIR, rehomed
+
+
+def with_kept_workspace(attempt: Attempt, run_path: Path) -> Attempt:
+    """The attempt reading its files from its kept workspace under `run_path` (found there,
+    so a run directory that was moved or copied still rejudges); as it was when none was
+    kept (file judges then say the workspace was not kept)."""
+    if attempt.files is None:
+        return attempt
+    kept = kept_workspace_dir(
+        run_path / WORKSPACES_DIR, attempt.arm, attempt.task_id, attempt.index
+    )
+    return replace(attempt, files=rehomed(attempt.files, kept if kept.is_dir() else None))
+
+
+def rejudge(
+    run_dir: str | Path,
+    *,
+    output: str | None = None,
+    log: Callable[[str], None] | None = None,
+    **judge_options: Any,
+) -> EvaluationOutcome:
+    """Re-judge every executed attempt of `run_dir`. `judge_options` override the run's own
+    judge settings (judge_executor, judge_model, judge_cache_dir, no_judge_cache,
+    evaluators_dirs, max_preview_chars). Attempts are judged by the runner's `judge_attempt`,
+    on its pool, with its retries, on their whole outputs (read from the run's blobs)."""
+    log = log or (lambda message: print(message, file=sys.stderr))
+    run_path = Path(run_dir).resolve()
+    manifest = load_manifest(run_path, warn=lambda m: log(f"warning: {m}"))
+    try:
+        arms = arms_from_dict(dict(manifest.arms))
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise UsageError(
+            f"{run_path / RUN_META}: arms: not in the shape this version of skill-eval writes"
+        ) from None
+    opts = replace(
+        manifest.options,
+        resume=None,
+        **{k: v for k, v in judge_options.items() if v not in (None, ())},
+    )
+    started_at = datetime.now(UTC)
+    suite = load_suite(opts.task_suite)
+    judges = {t.id: build_judge(t.judge) for t in suite.tasks}
+    state_root = Path(opts.state_root).resolve()
+    ctx = judge_context(opts, suite.directory, opts.executor_name, state_root)
+    stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
+    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", opts.max_preview_chars)
+    runner = Runner(
+        None,
+        judges,
+        ctx,
+        journal,
+        RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries),
+    )
+    try:
+        recorded = [
+            with_kept_workspace(a, run_path) for a in Journal(run_path / JOURNAL_NAME).read()
+        ]
+        attempts = runner.rejudge(recorded, {t.id: t for t in suite.tasks})
+    finally:
+        journal.close()
+    target = (
+        Path(output)
+        if output
+        else artifact_mod.default_path(
+            state_root, arms.run_id, f"{arms.candidate_id}-rejudged-{safe_component(stamp)}"
+        )
+    )
+    extras: dict[str, Any] = {
+        "rejudged": {
+            "run_dir": str(run_path),
+            "journal": str(journal.path),
+            "at": started_at.isoformat(),
+        }
+    }
+    extras.update(close_judge_cache(ctx))
+    return finish_evaluation(
+        opts,
+        suite,
+        arms,
+        state_root,
+        run_path,
+        attempts,
+        None,
+        started_at,
+        {"kind": opts.executor_name, "rejudged": True},
+        log=lambda m: None,
+        extras=extras,
+        output=target,
+    )

@@ -1,0 +1,362 @@
+"""Runs arms × tasks × attempts through a backend (`backends/`: a bounded thread pool by
+default), stops the run on an executor result marked fatal, and journals every attempt as it
+finishes. Concurrency lives here and in the backends, nowhere else; each attempt is a picklable
+job run by `jobs.run_attempt`, which retries what is not the skill's fault and may heal (as the
+executor or judge classifies it). The runner is the driver: the only writer of the journal.
+
+Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
+hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per
+finished attempt, flushed and fsynced, so a run killed half way can be resumed: a torn last
+line is ignored, and attempts that ended in error are run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from ..backends import Backend
+from ..backends.threads import ThreadBackend
+from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS, BlobStore
+from ..core.model import Arm, ArmName, Attempt, Task
+from ..errors import RunStopped
+from ..executors.base import ExecutorBase
+from ..executors.batches import BatchLog
+from ..judges.base import Judge, JudgeContext
+from .attempt_store import store_attempt
+from .jobs import (
+    BACKOFF_BASE_SECONDS,
+    BACKOFF_CAP_SECONDS,
+    AttemptEnv,
+    AttemptJob,
+    Finished,
+    JudgeSettings,
+    RetryPolicy,
+    RunSpec,
+    WorkspaceSettings,
+    forget_environment,
+    judge_attempt,
+    kept_workspace_dir,
+    now_iso,
+    register_environment,
+    request_of,
+    run_attempt,
+)
+from .workspace import KEEP_MAX_BYTES, KeepPolicy
+
+__all__ = [
+    "JOURNAL_NAME",
+    "Job",
+    "Journal",
+    "RunSettings",
+    "Runner",
+    "attempts_by",
+    "kept_workspace_dir",
+    "plan_jobs",
+]
+
+JOURNAL_NAME = "attempts.jsonl"
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+Job = AttemptJob  # one (arm, task, sample index); see engine/jobs.py
+
+
+@dataclass
+class RunSettings:
+    concurrency: int = 8
+    max_retries: int = 5
+    backoff_base: float = BACKOFF_BASE_SECONDS
+    backoff_cap: float = BACKOFF_CAP_SECONDS
+    progress: Callable[[Attempt], None] | None = None
+    sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
+    # Which attempts' final workspaces are kept after judging: none, failed (not passed), all.
+    keep_workspaces: KeepPolicy = "none"
+    workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
+    # Where kept workspaces go (`<run>/workspaces`, as <arm>/<task>/<index>/); None: they stay
+    # where they were made.
+    keep_root: Path | None = None
+    keep_max_bytes: int = KEEP_MAX_BYTES
+    # An executor output longer than this is cut before judging (blobs.measure); None: never.
+    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
+
+
+def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
+    """Every arm runs every task `samples` times, interleaved across arms."""
+    return [Job(arm, task, i) for i in range(samples) for task in tasks for arm in arms]
+
+
+class Journal:
+    """Append-only JSON-lines record of finished attempts. Long outputs (and transcripts) go
+    to the run's blob store beside it (`blobs/<sha256>`) and the record keeps a preview of
+    `max_preview_chars` characters (engine/attempt_store.py). A line with a `record` key is a note
+    about the run, not an attempt (a sent Message Batch: `note`, `notes`)."""
+
+    def __init__(self, path: Path, max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS) -> None:
+        self.path = path
+        self.store = BlobStore(path.parent)
+        self.max_preview_chars = max_preview_chars
+        self._lock = threading.Lock()
+        self._handle: IO[str] | None = None
+
+    def read(self) -> list[Attempt]:
+        """Attempts already recorded; a torn or corrupt line (a kill mid-write) is skipped."""
+        if not self.path.exists():
+            return []
+        attempts: dict[tuple[str, str, int], Attempt] = {}
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    data = json.loads(line)
+                    if isinstance(data, dict) and "record" in data:
+                        continue  # a note (see `notes`)
+                    attempt = Attempt.from_dict(data, blob_root=self.path.parent)
+                except (ValueError, KeyError, TypeError):
+                    continue
+                attempts[(attempt.arm, attempt.task_id, attempt.index)] = attempt
+        return list(attempts.values())
+
+    def notes(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """The notes (of one kind: `{"record": kind, ...}`), in the order written."""
+        if not self.path.exists():
+            return []
+        found = []
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and "record" in data and kind in (None, data["record"]):
+                    found.append(data)
+        return found
+
+    def note(self, record: Mapping[str, Any]) -> None:
+        """Write a note (a mapping with a `record` kind) at once, flushed and fsynced."""
+        if "record" not in record:
+            raise ValueError("a journal note needs a 'record' kind")
+        self._write(json.dumps(dict(record), ensure_ascii=False) + "\n")
+
+    def append(self, attempt: Attempt) -> Attempt:
+        """Record `attempt` (its blobs first, so a record never names a missing blob); returns
+        it as recorded: previews in place of long output and transcript."""
+        attempt = store_attempt(attempt, self.store, self.max_preview_chars)
+        self._write(json.dumps(attempt.to_dict(), ensure_ascii=False) + "\n")
+        return attempt
+
+    def _write(self, line: str) -> None:
+        with self._lock:
+            if self._handle is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = self.path.open("a", encoding="utf-8")
+                self._repair_tail()
+            self._handle.write(line)
+            self._handle.flush()
+            try:
+                os.fsync(self._handle.fileno())
+            except OSError:
+                pass
+
+    def _repair_tail(self) -> None:
+        # A kill mid-write can leave a line without its newline; start ours on a fresh line.
+        if self._handle is None:
+            return
+        size = self.path.stat().st_size
+        if size:
+            with self.path.open("rb") as handle:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    self._handle.write("\n")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+
+class Runner:
+    """The driver: hands jobs to a backend (one executor, per-task judges; no executor: it
+    only judges), journals each attempt it gets back, reports progress, and stops the run at
+    an executor result marked fatal. The only writer of the journal."""
+
+    def __init__(
+        self,
+        executor: ExecutorBase | None,
+        judges: Mapping[str, Judge],
+        ctx: JudgeContext,
+        journal: Journal | None,
+        settings: RunSettings,
+        backend: Backend | None = None,
+    ) -> None:
+        self.executor = executor
+        self.judges = judges
+        self.ctx = ctx
+        self.journal = journal
+        self.settings = settings
+        self.backend = backend or ThreadBackend(settings.concurrency)
+        self.stop = threading.Event()
+        self.key = uuid.uuid4().hex
+        self._env: AttemptEnv | None = None
+
+    def spec(self) -> RunSpec:
+        """How another process rebuilds this run's executor and judges (see engine/jobs.py)."""
+        s = self.settings
+        return RunSpec(
+            self.key,
+            getattr(self.executor, "name", None) if self.executor else None,
+            getattr(self.executor, "config", None),
+            JudgeSettings.of(self.ctx),
+            RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
+            self._workspaces(),
+            max_output_bytes=s.max_output_bytes,
+        )
+
+    def _workspaces(self) -> WorkspaceSettings:
+        s = self.settings
+        return WorkspaceSettings(
+            s.keep_workspaces, s.workspace_parent, s.keep_root, s.keep_max_bytes
+        )
+
+    @property
+    def env(self) -> AttemptEnv:
+        """This run's live objects, registered for the jobs that run in this process."""
+        if self._env is None:
+            s = self.settings
+            self._env = AttemptEnv(
+                self.executor,
+                self.judges,
+                self.ctx,
+                RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
+                workspaces=self._workspaces(),
+                sleep=s.sleep,
+                stop=self.stop,
+                max_output_bytes=s.max_output_bytes,
+            )
+        return self._env
+
+    def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
+        """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
+        kept = {(a.arm, a.task_id, a.index): a for a in done if a.status != "error"}
+        spec = self.spec()
+        todo = [replace(job, run=spec) for job in jobs if job.key not in kept]
+        results = list(kept.values())
+        self._prepare(todo)
+        with closing(self._map(run_attempt, todo)) as finishing:
+            for finished in finishing:
+                recorded = self._record(finished)
+                if recorded is not None:
+                    results.append(recorded)
+        return results
+
+    def _prepare(self, todo: Sequence[Job]) -> None:
+        """A batch-mode executor (executors/batches.py) gets every request before the jobs
+        start, with the batches this run's journal already names; the batch ids it sends are
+        journaled here, the moment they exist, so a killed run resumes the same batches."""
+        prepare = getattr(self.executor, "prepare", None)
+        if prepare is None or not todo:
+            return
+        journal = self.journal
+        requests = [request_of(job) for job in todo]
+        log = BatchLog(
+            records=journal.notes() if journal else (),
+            note=journal.note if journal else BatchLog().note,
+            status=getattr(self.settings.progress, "batch", None),
+            max_retries=self.settings.max_retries,
+            sleep=self.env.sleep,
+        )
+        prepare(requests, log)
+        judging = getattr(self.executor, "prepare_judgements", None)
+        if judging is not None:  # the judgements as a second batch: a grader answering them
+            self.ctx = judging(
+                [(job.task, r) for job, r in zip(todo, requests, strict=True)],
+                self.judges,
+                self.ctx,
+                log,
+            )
+
+    def _record(self, finished: Finished) -> Attempt | None:
+        """Journal a finished attempt, report it, and stop the run if it was fatal; the
+        attempt as journaled (long output as a preview, the whole in the blob store)."""
+        attempt = finished.attempt
+        if attempt is None:  # not started: the run had already stopped
+            return None
+        if self.journal is not None:
+            attempt = self.journal.append(attempt)
+        if finished.fatal:
+            self.stop.set()
+            raise RunStopped(
+                attempt.error or "the executor cannot run",
+                str(self.journal.path.parent) if self.journal else "",
+            )
+        if self.settings.progress is not None:
+            self.settings.progress(attempt)
+        return attempt
+
+    def rejudge(self, attempts: Iterable[Attempt], tasks: Mapping[str, Task]) -> list[Attempt]:
+        """Judge recorded attempts again through the backend, with `judge_attempt` (so with
+        the same retries as a run), journaling each; nothing is executed. Attempts whose task
+        left the suite are dropped; those that never produced work are kept as they were."""
+        todo = [a for a in attempts if a.task_id in tasks]
+        results = []
+        with closing(
+            self._map(lambda a: (a, self._rejudge_one(a, tasks[a.task_id])), todo)
+        ) as judged:
+            for old, new in judged:
+                if new is not old and self.journal is not None:
+                    new = self.journal.append(new)
+                results.append(new)
+        return results
+
+    def _rejudge_one(self, old: Attempt, task: Task) -> Attempt:
+        if old.status == "error" and old.judge is None:
+            return old  # it never produced an output to judge
+        try:
+            judged = self.judge_attempt(old, task)
+        except OSError as exc:  # its blob is gone or unreadable: say so, judge nothing
+            judged = replace(
+                old,
+                status="error",
+                judge=None,
+                error=f"cannot rejudge: the recorded output is missing ({exc})",
+            )
+        return replace(judged, finished_at=now_iso())
+
+    def judge_attempt(self, attempt: Attempt, task: Task) -> Attempt:
+        """Judge an attempt's work: `jobs.judge_attempt` with this run's judges and context."""
+        return judge_attempt(self.env, attempt, task)
+
+    def _map(self, fn: Callable[[_In], _Out], items: Sequence[_In]) -> Generator[_Out, None, None]:
+        """`fn` over `items` on the backend, with this run's objects registered for it; on
+        any exit before the end (an error, Ctrl-C, a fatal result) nothing new starts and the
+        executor is told to cancel what is running."""
+        if not items:
+            return
+        self._env = None  # judges or settings may have changed since the last run
+        register_environment(self.key, self.env)
+        results = self.backend.map(fn, items)
+        try:
+            yield from results
+        except BaseException:  # GeneratorExit too: the driver stopped reading
+            self.stop.set()
+            self.backend.cancel()
+            if self.executor is not None:
+                self.executor.cancel()  # kill running subprocesses
+            raise
+        finally:
+            forget_environment(self.key)
+
+
+def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:
+    """An arm's attempts grouped by task, each list in attempt order."""
+    out: dict[str, list[Attempt]] = {}
+    for attempt in sorted(attempts, key=lambda a: (a.task_id, a.index)):
+        if attempt.arm == arm:
+            out.setdefault(attempt.task_id, []).append(attempt)
+    return out

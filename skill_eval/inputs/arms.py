@@ -1,0 +1,235 @@
+"""The two arms of a run: which skill each runs with, resolved from the flags (standalone) or
+from a ranking artifact (pipeline), and kept in run.json so a run can be re-judged later."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from ..core.model import Arm, Skill
+from ..plan.options import RunOptions
+from ..skills import load_skill, resolve_candidate, resolve_original, skill_findings, unapplied_plan
+from ..skills.files import skill_folder
+from ..skills.install import plan_install
+from ..skills.load import other_files
+from ..skills.ranking import load_ranking
+from ..skills.tree import SKILL_FILE, walk
+
+# Executors that hand the model a skill's other files in system/prepend mode (the anthropic
+# executor's read_skill_file tool); the others send SKILL.md alone.
+FOLDER_AWARE_EXECUTORS = ("anthropic",)
+
+
+@dataclass(frozen=True)
+class Arms:
+    candidate: Arm
+    baseline: Arm | None
+    baseline_kind: str  # original | skill | none | absent
+    candidate_id: str
+    candidate_score: float | None
+    run_id: str
+    ranking: Any = None
+    warnings: tuple[str, ...] = ()
+    unbuilt: str | None = None  # why the candidate could not be built: verdict skipped
+
+
+def _skill_dict(skill: Skill | None) -> dict[str, Any] | None:
+    if skill is None:
+        return None
+    return {
+        "name": skill.name,
+        "content": skill.content,
+        "origin": skill.origin,
+        "directory": str(skill.directory) if skill.directory else None,
+        "tree_sha256": skill.tree_sha256,
+    }
+
+
+def _skill_from(data: dict[str, Any] | None) -> Skill | None:
+    if data is None:
+        return None
+    return Skill(
+        data["name"],
+        data["content"],
+        Path(data["directory"]) if data.get("directory") else None,
+        data.get("origin", ""),
+        data.get("tree_sha256"),
+    )
+
+
+def arms_to_dict(arms: Arms) -> dict[str, Any]:
+    """What run.json keeps of the arms, so a run can be re-judged without re-resolving."""
+    ranking = arms.ranking
+    return {
+        "candidate": {"label": arms.candidate.label, "skill": _skill_dict(arms.candidate.skill)},
+        "baseline": None
+        if arms.baseline is None
+        else {"label": arms.baseline.label, "skill": _skill_dict(arms.baseline.skill)},
+        "baseline_kind": arms.baseline_kind,
+        "candidate_id": arms.candidate_id,
+        "candidate_score": arms.candidate_score,
+        "run_id": arms.run_id,
+        "ranking": None
+        if ranking is None
+        else {"path": str(ranking.path), "lane": ranking.lane, "target": ranking.target},
+        "warnings": list(arms.warnings),
+    }
+
+
+def arms_from_dict(data: dict[str, Any]) -> Arms:
+    base = data.get("baseline")
+    ranking = data.get("ranking")
+    return Arms(
+        Arm("candidate", _skill_from(data["candidate"]["skill"]), data["candidate"]["label"]),
+        None if base is None else Arm("baseline", _skill_from(base["skill"]), base["label"]),
+        data["baseline_kind"],
+        data["candidate_id"],
+        data.get("candidate_score"),
+        data["run_id"],
+        None
+        if ranking is None
+        else SimpleNamespace(
+            path=Path(ranking["path"]), lane=ranking.get("lane"), target=ranking.get("target")
+        ),
+        tuple(data.get("warnings") or ()),
+    )
+
+
+def resolve_arms(
+    opts: RunOptions, work_dir: Path, run_id: str, delivery_mode: str | None = None
+) -> Arms:
+    """The arms of a run; their skills are loaded and checked (errors raise SkillError), and
+    the warnings about them (format, delivery, identical arms) are on `Arms.warnings`.
+    `delivery_mode` is the skill mode the attempts really get (default --skill-mode; see
+    triggers.run.delivery_mode)."""
+    arms = _resolve(opts, work_dir, run_id)
+    notes = skill_warnings(arms, delivery_mode or opts.skill_mode, opts.executor_name)
+    return replace(arms, warnings=(*arms.warnings, *notes)) if notes else arms
+
+
+def _resolve(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
+    if opts.standalone:
+        assert opts.skill_path is not None  # check_options guarantees it
+        candidate = Arm("candidate", load_skill(opts.skill_path), "candidate skill")
+        if opts.no_baseline:
+            return Arms(candidate, None, "absent", "standalone", None, run_id)
+        if opts.baseline_skill:
+            base = Arm("baseline", load_skill(opts.baseline_skill), "baseline skill")
+            return Arms(candidate, base, "skill", "standalone", None, run_id)
+        return Arms(
+            candidate, Arm("baseline", None, "no skill"), "none", "standalone", None, run_id
+        )
+    assert opts.input is not None and opts.candidate_id is not None
+    ranking = load_ranking(opts.input)
+    root = Path(opts.skills_root) if opts.skills_root else None
+    original = resolve_original(ranking, root)
+    base = Arm("baseline", original, "original skill")
+    if (unbuilt := unapplied_plan(ranking, opts.candidate_id)) is not None:
+        return Arms(
+            Arm("candidate", None, f"candidate {opts.candidate_id} (not built)"),
+            base,
+            "original",
+            opts.candidate_id,
+            unbuilt[1],
+            ranking.run_id,
+            ranking,
+            unbuilt=unbuilt[0],
+        )
+    resolved = resolve_candidate(ranking, opts.candidate_id, work_dir, root)
+    return Arms(
+        Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
+        base,
+        "original",
+        opts.candidate_id,
+        resolved.score,
+        ranking.run_id,
+        ranking,
+        tuple(resolved.warnings),
+    )
+
+
+def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:
+    """Once per run: each arm's format warnings and what its skill mode cannot deliver."""
+    out: list[str] = []
+    skills = [
+        (a.name, a.skill)
+        for a in (arms.candidate, arms.baseline)
+        if a is not None and a.skill is not None
+    ]
+    seen: set[str] = set()
+    for arm, skill in skills:
+        for finding in skill_findings(skill):
+            if str(finding) not in seen:  # the same file in both arms is reported once
+                seen.add(str(finding))
+                out.append(f"{arm} skill: {finding}")
+        out.extend(f"{arm} skill: {note}" for note in delivery_notes(skill, skill_mode, executor))
+    # Arms that are the same skill are not a warning but an error: see void_reason.
+    return out
+
+
+def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
+    """What of the skill a mode does not deliver, in words for the run log and artifact."""
+    notes: list[str] = []
+    others = other_files(skill)
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        notes.append(
+            f"given as the file {skill.origin}: the {len(others)} other file(s) in its "
+            f"folder ({shown}) are not part of the skill; give the folder to include "
+            f"them"
+        )
+    if skill_mode == "installed":
+        plan = plan_install(skill)
+        notes.extend(plan.warnings)
+        if executor == "mock":
+            notes.append(
+                f"--mock installs nothing; installed mode would install "
+                f"{len(plan.entries)} file(s): {', '.join(plan.files[:10])}"
+                f"{', ...' if len(plan.entries) > 10 else ''}"
+            )
+    elif skill.directory is not None and executor in FOLDER_AWARE_EXECUTORS:
+        # What the read_skill_file tool refuses or cuts (binary files, links out, big files).
+        folder = skill_folder(skill)
+        notes.extend(folder.warnings() if folder is not None else [])
+    elif skill.directory is not None:
+        extra = [e.rel for e in walk(Path(skill.directory)) if e.rel != SKILL_FILE]
+        if extra:
+            notes.append(
+                f"{skill_mode} mode sends SKILL.md alone: the skill's {len(extra)} "
+                f"other file(s) ({', '.join(extra[:5])}"
+                f"{', ...' if len(extra) > 5 else ''}) never reach the model; "
+                f"--skill-mode installed delivers them"
+            )
+    return notes
+
+
+def void_reason(arms: Arms) -> str | None:
+    """Why nothing would be compared: a plan that changed nothing, or a candidate that is
+    byte-identical to the baseline skill (every file of the folder). None when the arms
+    differ."""
+    if arms.baseline is None or arms.baseline.skill is None or arms.candidate.skill is None:
+        return None
+    base, cand = arms.baseline.skill, arms.candidate.skill
+    for warning in arms.warnings:
+        if warning.endswith("the comparison is void"):
+            return warning
+    if cand.content == base.content and cand.tree_sha256 == base.tree_sha256:
+        who = (
+            f"candidate {arms.candidate_id!r}"
+            if arms.candidate_id != "standalone"
+            else f"candidate skill {cand.origin or cand.name}"
+        )
+        return (
+            f"{who} is byte-identical to the {arms.baseline.label} (every file of the "
+            f"skill folder); the comparison is void"
+        )
+    return None
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"standalone-{stamp}-{secrets.token_hex(3)}"

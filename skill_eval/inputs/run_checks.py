@@ -1,0 +1,56 @@
+"""Checks `run` makes before its first model call, besides loading the suite: the ones
+`skill-eval validate` makes on what the suite points at (a fixture or judge module that does
+not compile stops the run at `file:line`, not after every attempt is paid for), and warnings
+for judges that cannot tell the arms apart in this run's configuration."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ..core.model import Suite, Task
+from ..errors import SuiteError
+from ..judges.base import build_judge
+from ..triggers.tasks import skill_mode_for
+from .source_checks import judge_types, python_problems
+from .suite import SUITE_FILE_NAME
+
+
+def check_suite(suite: Suite, given: str) -> None:
+    """Build every task's judge (a config no judge accepts raises), then raise SuiteError
+    listing every Python file under the suite's fixtures/ and every python judge module that
+    does not compile, as `validate` reports them (`given`: the suite path as the user wrote
+    it, a file or its directory)."""
+    for task in suite.tasks:
+        build_judge(task.judge)
+    shown = os.path.join(given, SUITE_FILE_NAME) if os.path.isdir(given) else given
+    problems = python_problems(suite, shown)
+    if problems:
+        raise SuiteError(
+            f"{shown}: Python files that do not compile", path=shown, problems=problems
+        )
+
+
+def skill_use_warnings(
+    tasks: Sequence[Task], executor_name: str, can_act: bool, skill_mode: str
+) -> list[str]:
+    """One warning per task whose `skill-used` judge can only give one answer here: the skill
+    goes to the model as text (`--skill-mode system|prepend`), or the executor has no tools,
+    so no arm can invoke it. Trigger tasks always install the skill and are left out."""
+    warnings = []
+    for task in tasks:
+        if "skill-used" not in set(judge_types(task.judge)):
+            continue
+        mode = skill_mode_for(task, skill_mode)  # type: ignore[arg-type]
+        if not can_act:
+            why = f"the {executor_name!r} executor has no tools to invoke a skill with"
+        elif mode != "installed":
+            why = f"--skill-mode {mode} sends SKILL.md as text, not as a skill to invoke"
+        else:
+            continue
+        warnings.append(
+            f"task {task.id!r}: its skill-used judge cannot see the skill used "
+            f"in this run: {why} (use --executor claude-cli --skill-mode "
+            "installed)"
+        )
+    return warnings

@@ -1,0 +1,178 @@
+"""The HTML report of an evaluation artifact: one self-contained file (inline CSS, a little
+vanilla JS, no network) rendered from the Jinja2 template in skill_eval/templates/.
+
+The numbers come from the same view as the other reports (report/view.py); the per-attempt
+details from report/task_details.py. Autoescaping is on, so every output, prompt and judge text is
+shown as text; the data embedded for the page's script is JSON with `<`, `>` and `&` escaped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..judges.observers import reading_text, summary_lines
+from ..triggers.report import table_info
+from .arms import arm_skills
+from .task_details import TaskDetail, from_artifact
+from .view import View, one_line, read_view
+
+TEMPLATES = Path(__file__).parent / "templates"
+MAX_DIFF_WORDS = 4000  # difflib is quadratic; longer outputs are compared in their first words
+# a word with the spaces after it, leading spaces, a line break
+_WORDS = re.compile(r"\S+[^\S\n]*|[^\S\n]+|\n")
+
+
+def word_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """(op, text) segments turning `old` (baseline) into `new` (candidate): op is "same",
+    "del" or "ins"; each word keeps the whitespace after it so the text reads as written."""
+    a, b = _WORDS.findall(old)[:MAX_DIFF_WORDS], _WORDS.findall(new)[:MAX_DIFF_WORDS]
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("same", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("del", "".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("ins", "".join(b[j1:j2])))
+    return out
+
+
+def _movement(task_id: str, view: View) -> str:
+    if task_id in view.regressed:
+        return "regressed"
+    return "improved" if task_id in view.improved else "same"
+
+
+def _task_context(task: TaskDetail, view: View) -> dict[str, Any]:
+    row = next((r for r in view.rows if r.task_id == task.task_id), None)
+    cand = task.attempts.get("candidate", [])
+    base = task.attempts.get("baseline", [])
+    diff = word_diff(base[0].output, cand[0].output) if cand and base else None
+    tags = [_movement(task.task_id, view)]
+    if task.flaky or (row is not None and row.label == "flaky"):
+        tags.append("flaky")
+    if task.has_error:
+        tags.append("errors")
+    return {
+        "id": task.task_id,
+        "prompt": task.prompt,
+        "arms": {"candidate": cand, "baseline": base},
+        "counts": {
+            "candidate": row.candidate if row else "-",
+            "baseline": row.baseline if row else "-",
+        },
+        "delta": row.diff if row else "n/a",
+        "feedback": row.feedback if row else "",
+        "tags": tags,
+        "diff": diff,
+        "changed": diff is not None and any(op != "same" for op, _ in diff),
+    }
+
+
+def _rate_value(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _interval(comparison: Any) -> dict[str, float] | None:
+    """The paired delta and its interval, for the SVG bar (scale -1..+1)."""
+    if not isinstance(comparison, Mapping):
+        return None
+    interval, delta = comparison.get("interval"), comparison.get("delta")
+    if not (
+        isinstance(interval, Sequence) and len(interval) == 2 and isinstance(delta, int | float)
+    ):
+        return None
+    return {
+        "low": float(interval[0]),
+        "high": float(interval[1]),
+        "delta": float(delta),
+        "confidence": float(comparison.get("confidence") or 0.95),
+    }
+
+
+def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
+    ev = artifact.get("evaluation") or {}
+    skills = arm_skills(artifact)
+    out = []
+    for arm, key in (("candidate", "execution_pass_rate"), ("baseline", "baseline_pass_rate")):
+        if arm == "baseline" and not view.paired:
+            continue
+        label, skill = skills.get(arm, (arm, ""))
+        usage = view.usage.get(arm) or {}
+        out.append(
+            {
+                "arm": arm,
+                "label": one_line(label),
+                "skill": one_line(skill),
+                "rate": _rate_value(ev.get(key)),
+                "rate_text": view.rates[arm],
+                "cost": float(usage.get("cost_usd") or 0),
+                "input_tokens": int(usage.get("input_tokens") or 0),
+                "output_tokens": int(usage.get("output_tokens") or 0),
+                "cache_read": int(usage.get("cache_read_input_tokens") or 0),
+                "cache_write": int(usage.get("cache_creation_input_tokens") or 0),
+                "attempts": int(usage.get("attempts") or 0),
+            }
+        )
+    return out
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside <script>: no `</script>`, no `<!--`, no entity surprises."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def render_html(artifact: Mapping[str, Any]) -> str:
+    """The whole report as one HTML document."""
+    import jinja2
+    from markupsafe import Markup
+
+    view = read_view(artifact)
+    tasks = [_task_context(t, view) for t in from_artifact(artifact)]
+    counts = {
+        tag: sum(tag in t["tags"] for t in tasks)
+        for tag in ("improved", "regressed", "flaky", "errors")
+    }
+    data = {
+        "verdict": view.verdict,
+        "rates": view.rates,
+        "tasks": [{"id": t["id"], "tags": t["tags"]} for t in tasks],
+    }
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        # missing keys of a foreign artifact render empty
+        autoescape=True,
+        undefined=jinja2.ChainableUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    cache_notes = [text for label, text in view.notes if label == "cache"]
+    return env.get_template("report.html.j2").render(
+        view=view,
+        tasks=tasks,
+        counts=counts,
+        arms=_arms(artifact, view),
+        interval=_interval(artifact.get("comparison")),
+        skill=one_line(artifact.get("task_suite_skill_id") or artifact.get("candidate_id") or "?"),
+        suite=one_line(artifact.get("task_suite") or "?"),
+        run_id=one_line(artifact.get("run_id") or ""),
+        created=one_line(artifact.get("created_at") or ""),
+        cache_notes=cache_notes,
+        data_json=Markup(_script_json(data)),
+        observer_lines=summary_lines(artifact.get("observers")),
+        reading_text=reading_text,
+        trigger_lines=[f"{label} {text}".strip() for label, text in table_info(artifact)],
+    )

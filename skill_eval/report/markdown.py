@@ -1,0 +1,191 @@
+"""The markdown report of an evaluation artifact, for a pull-request comment or
+`$GITHUB_STEP_SUMMARY`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..triggers import report as trigger_report
+from .arms import arm_names
+from .view import CONTROL_CHARS, View, one_line, read_view, tokens_text
+
+MD_FEEDBACK_CHARS = 120
+MD_MAX_ERRORS = 20
+MD_COLLAPSE_TASKS = 25
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+
+
+def md_escape(text: Any, limit: int | None = None) -> str:
+    """Text for one markdown table cell: no control or bidi characters, HTML and markdown
+    specials escaped (`|` included), `@` mentions defused, newlines as `<br>`."""
+    raw = CONTROL_CHARS.sub(" ", "" if text is None else str(text))
+    raw = raw.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if limit is not None and len(raw) > limit:
+        raw = raw[: limit - 3] + "..."
+    raw = raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    raw = _MENTION.sub("&#64;", raw)  # `@team` from model output must not notify anyone
+    return _MD_SPECIAL.sub(r"\\\1", raw).replace("\n", "<br>")
+
+
+def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str) -> list[str]:
+    marks = [":---" if a == "l" else "---:" for a in align[: len(header)]]
+    return [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(marks) + " |",
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def _md_rates(v: View) -> list[str]:
+    arms = list(("candidate", "baseline")[: 2 if v.paired else 1])
+    pad = [""] if v.paired else []
+    rows = [["Pass rate", *(v.rates[a] for a in arms)] + ([v.rates["delta"]] if v.paired else [])]
+    if v.usage:
+        rows.append(
+            [
+                "Cost (USD)",
+                *(f"{float(v.usage.get(a, {}).get('cost_usd') or 0):.4f}" for a in arms),
+                *pad,
+            ]
+        )
+        rows.append(
+            [
+                "Tokens (in + cache write + cache read / out)",
+                *(tokens_text(v.usage.get(a, {})) for a in arms),
+                *pad,
+            ]
+        )
+    if v.errors:
+        rows.append(
+            [
+                "Attempts in error",
+                *(str(sum(e.get("arm") == a for e in v.errors)) for a in arms),
+                *pad,
+            ]
+        )
+    header = ["", "Candidate"] + (["Baseline", "Delta"] if v.paired else [])
+    return _md_table(header, rows, "lrrr")
+
+
+def _md_errors(errors: Sequence[Mapping[str, Any]]) -> list[str]:
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for e in errors:  # the same error on every attempt of a task is one row
+        key = (str(e.get("arm")), str(e.get("task_id")), str(e.get("error")))
+        groups.setdefault(key, []).append(str(e.get("index")))
+    out = [f"### Errors ({len(errors)} attempts, not counted as failures)", ""]
+    out += _md_table(
+        ["Arm", "Task", "Attempts", "Error"],
+        (
+            [md_escape(arm), md_escape(task), ", ".join(indexes), md_escape(msg, MD_FEEDBACK_CHARS)]
+            for (arm, task, msg), indexes in list(groups.items())[:MD_MAX_ERRORS]
+        ),
+        "llll",
+    )
+    if len(groups) > MD_MAX_ERRORS:
+        out += ["", f"... and {len(groups) - MD_MAX_ERRORS} more."]
+    return out + [""]
+
+
+def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = None) -> str:
+    """Markdown for a pull-request comment or `$GITHUB_STEP_SUMMARY`. `artifact_path`
+    replaces the artifact's own `truth_anchor` in the footer (e.g. after a download)."""
+    v = read_view(artifact)
+    manifest = artifact.get("manifest") or {}
+    names = arm_names(artifact)
+    against = (
+        f"vs {md_escape(names.get('baseline') or 'baseline')}" if v.paired else "(no baseline)"
+    )
+    out = [
+        f"## skill-eval: {v.verdict}",
+        "",
+        f"Suite **{md_escape(artifact.get('task_suite_skill_id') or '?')}**: candidate "
+        f"**{md_escape(artifact.get('candidate_id'))}** "
+        f"— {md_escape(names.get('candidate') or 'candidate')} — {against}.",
+        "",
+    ]
+    if v.reason:
+        out += [f"**Reason:** {md_escape(v.reason)}", ""]
+    if v.decision:
+        out += [f"**Decision:** {md_escape(v.decision)}", ""]
+    out += _md_rates(v) + [""]
+    if v.interval:
+        out += [f"{md_escape(v.interval[0].upper() + v.interval[1:])}.", ""]
+
+    if v.rows:
+        header = ["Task", "Candidate"] + (["Baseline", "Diff"] if v.paired else []) + ["Feedback"]
+        per_task = _md_table(
+            header,
+            (
+                [md_escape(r.task_id), r.candidate]
+                + ([r.baseline, r.diff] if v.paired else [])
+                + [
+                    md_escape(
+                        f"[{r.label}] {r.feedback}" if r.label else r.feedback, MD_FEEDBACK_CHARS
+                    )
+                ]
+                for r in v.rows
+            ),
+            "lrrrl" if v.paired else "lrl",
+        )
+        if len(v.rows) > MD_COLLAPSE_TASKS:
+            out += [
+                f"<details><summary>Per task ({len(v.rows)} tasks)</summary>",
+                "",
+                *per_task,
+                "",
+                "</details>",
+                "",
+            ]
+        else:
+            out += ["### Per task", "", *per_task, ""]
+    else:
+        out += ["No task was run.", ""]
+    notes = {r.task_id: r.feedback for r in v.rows}
+    for title, ids, show in (
+        ("Regressions", v.regressed, True),
+        ("Improvements", v.improved, False),
+    ):
+        if ids:
+            out += [
+                f"### {title} ({len(ids)})",
+                "",
+                *(
+                    f"- {md_escape(t)}"
+                    + (
+                        f": {md_escape(notes[t], MD_FEEDBACK_CHARS)}"
+                        if show and notes.get(t)
+                        else ""
+                    )
+                    for t in ids
+                ),
+                "",
+            ]
+    out += trigger_report.markdown(artifact, md_escape)
+    if v.errors:
+        out += _md_errors(v.errors)
+    if v.notes:
+        out += [
+            "### Notes",
+            "",
+            *(f"- **{label}:** {md_escape(text)}" for label, text in v.notes),
+            "",
+        ]
+    if v.warnings:
+        out += ["### Warnings", "", *(f"- {md_escape(w)}" for w in v.warnings), ""]
+
+    executor = manifest.get("executor") or {}
+    footer = [
+        f"suite sha256 {str((manifest.get('task_suite') or {}).get('sha256'))[:12]}",
+        f"executor {executor.get('kind', '?')}",
+        f"model {manifest.get('model') or executor.get('model') or 'n/a'}",
+        f"pass_k {artifact.get('pass_k', '?')}",
+        f"samples {manifest.get('samples', artifact.get('pass_k', '?'))}",
+        f"skill-eval {manifest.get('harness_version', '?')}",
+    ]
+    where = one_line(artifact_path or artifact.get("truth_anchor") or "?")
+    fence = "``" if "`" in where else "`"  # a path reads best as code, unescaped
+    footer_line = " · ".join(map(md_escape, footer)) + f" · artifact {fence}{where}{fence}"
+    return "\n".join(out + ["---", "", footer_line, ""])

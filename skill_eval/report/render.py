@@ -1,0 +1,128 @@
+"""Human and machine reports of an evaluation artifact: the end-of-run table for the terminal,
+markdown for a pull request or `$GITHUB_STEP_SUMMARY` (report/markdown.py), JUnit XML
+(report/junit.py), and the artifact re-checked. What they show is read in report/view.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..engine import artifact as artifact_mod
+from ..triggers import report as trigger_report
+from .arms import arm_names
+from .junit import render_junit
+from .markdown import md_escape, render_markdown
+from .view import feedback, interval_text, one_line, read_view, tokens_text
+
+FEEDBACK_CHARS = 100
+
+
+# --- the terminal table -------------------------------------------------------------------
+
+
+def _align(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def render_table(artifact: Mapping[str, Any]) -> str:
+    """Plain aligned text for stderr at the end of a run: per task both arms' pass counts,
+    their difference and the judge's feedback on failures; then rates, delta, verdict."""
+    v = read_view(artifact)
+    shard = artifact.get("shard")
+    lines = [
+        f"shard {shard.get('index')}/{shard.get('count')}: {shard.get('attempts')} "
+        "attempts recorded; `skill-eval merge` of every shard gives the table"
+        if isinstance(shard, Mapping)
+        else "no tasks were run"
+    ]
+    if v.rows:
+        header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else []) + ["feedback"]
+        lines = _align(
+            [header]
+            + [
+                [r.task_id, r.candidate]
+                + ([r.baseline, r.diff] if v.paired else [])
+                + [one_line(r.feedback, FEEDBACK_CHARS)]
+                for r in v.rows
+            ]
+        )
+    rates = f"candidate {v.rates['candidate']}"
+    if v.paired:
+        rates += f"  baseline {v.rates['baseline']}  delta {v.rates['delta']}"
+    interval = interval_text(artifact.get("comparison"), with_method=False)  # methods are long
+    names = arm_names(artifact)
+    arms = (
+        "; ".join(f"{arm}: {one_line(name)}" for arm, name in names.items())
+        if v.paired or len(names) > 1
+        else ""
+    )
+    info = [
+        ("arms", arms),
+        ("pass rate", rates),
+        ("", interval),
+        ("verdict", v.verdict + (f" ({v.reason})" if v.reason else "")),
+        ("", v.decision),
+        ("regressed", ", ".join(v.regressed)),
+        ("improved", ", ".join(v.improved)),
+    ]
+    if v.errors:
+        split = ", ".join(
+            f"{arm} {n}"
+            for arm in ("candidate", "baseline")
+            if (n := sum(e.get("arm") == arm for e in v.errors))
+        )
+        info.append(
+            (
+                "errors",
+                f"{len(v.errors)} attempts ended in error ({split}); not counted as failures",
+            )
+        )
+    info += trigger_report.table_info(artifact)
+    info += v.notes
+    info.append(
+        (
+            "cost",
+            "; ".join(
+                f"{arm} ${float(u.get('cost_usd') or 0):.4f} ({tokens_text(u)} tokens)"
+                for arm, u in v.usage.items()
+            ),
+        )
+    )
+    info += [("warning", w) for w in v.warnings]
+    shown = [(label, text) for label, text in info if text]
+    width = max(len(label) for label, _ in shown)
+    lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in shown]
+    return "\n".join(lines) + "\n"
+
+
+# --- json and dispatch --------------------------------------------------------------------
+
+
+def render_json(artifact: Mapping[str, Any]) -> str:
+    """The artifact itself, re-checked against its JSON Schema (raises ArtifactError)."""
+    artifact_mod.validate(artifact)
+    return json.dumps(artifact, indent=2, ensure_ascii=False) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "table": render_table,
+    "markdown": render_markdown,
+    "junit": render_junit,
+    "json": render_json,
+}
+
+__all__ = [
+    "RENDERERS",
+    "feedback",
+    "md_escape",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "render_table",
+]

@@ -1,0 +1,359 @@
+"""What every human-readable report of an evaluation artifact shows, read once: per-task
+rows (counts, difference, the judge's feedback), rates, the decision, errors, notes.
+
+The artifact is read defensively: optional parts (comparison statistics, policy, per-task
+stats, baseline cache, usage, errors) appear only when present, and text that came from a
+model or a judge is cleaned of control characters before it is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..stats.results import cause_line
+from ..triggers.report import task_ids as trigger_task_ids
+from .junit import BIDI_CHARS, journal_path, rate_text
+
+# C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
+# the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
+CONTROL_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff" + BIDI_CHARS + "]"
+)
+_SPACE = re.compile(r"\s+")
+
+Result = Mapping[str, Any]
+
+
+def one_line(text: Any, limit: int | None = None) -> str:
+    """Text safe for one terminal or table line: no control characters, no newlines."""
+    clean = _SPACE.sub(" ", CONTROL_CHARS.sub(" ", "" if text is None else str(text))).strip()
+    return clean if limit is None or len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+def tokens_text(usage: Mapping[str, Any]) -> str:
+    """An arm's tokens in full: prompt-cache writes and reads are where a big skill's input
+    is, so `input_tokens` alone (the uncached rest) would hide it."""
+
+    def count(key: str) -> str:
+        value = usage.get(key)
+        return f"{int(value):,}" if isinstance(value, int | float) else "0"
+
+    return (
+        f"{count('input_tokens')} in + {count('cache_creation_input_tokens')} cache write"
+        f" + {count('cache_read_input_tokens')} cache read / "
+        f"{count('output_tokens')} out"
+    )
+
+
+def _rate(value: Any) -> str:
+    return rate_text(value) if value is not None else "n/a"
+
+
+def _signed_rate(value: Any) -> str:
+    return "n/a" if value is None else rate_text(value, signed=True)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    text = f"{float(value):.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _signed(value: Any) -> str:
+    text = _number(value)
+    return text if text in ("0", "n/a") or text.startswith("-") else "+" + text
+
+
+# --- reading the artifact -----------------------------------------------------------------
+
+
+def _status(result: Result) -> str:
+    if result.get("status") in ("passed", "failed", "error"):
+        return str(result["status"])
+    return "passed" if result.get("passed") else "error" if result.get("error") else "failed"
+
+
+def _counts(result: Result) -> tuple[int, int, int]:
+    """(passes, judged attempts, attempts in error) of one arm on one task."""
+    if result.get("attempts"):
+        statuses = [a.get("status") for a in result["attempts"]]
+        errors = statuses.count("error")
+        return statuses.count("passed"), len(statuses) - errors, errors
+    if _status(result) == "error":  # an older artifact without attempts
+        return 0, 0, 1
+    return int(bool(result.get("passed"))), 1, 0
+
+
+def _count_cell(result: Result | None) -> str:
+    if result is None:
+        return "-"
+    passes, judged, errors = _counts(result)
+    if judged == 0:
+        return f"{errors} err"
+    return f"{passes}/{judged}" + (f" +{errors} err" if errors else "")
+
+
+def _diff(candidate: Result | None, baseline: Result | None) -> str:
+    fractions = []
+    for result in (candidate, baseline):
+        passes, judged, _ = _counts(result) if result is not None else (0, 0, 0)
+        if not judged:
+            return "n/a"
+        fractions.append(passes / judged)
+    return _signed(round(fractions[0] - fractions[1], 4))
+
+
+def _cause(text: Any) -> str:
+    return one_line(cause_line(None if text is None else str(text)))
+
+
+def feedback(result: Result | None) -> str:
+    """What the judge said on one arm's first failing attempt, `error: ...` for a task in
+    error, or "" when every attempt passed: the line that explains it (for pytest or a
+    traceback, the last line naming the error), one line, not truncated."""
+    if result is None:
+        return ""
+    if _status(result) == "error":
+        return "error: " + _cause(result.get("error") or result.get("details") or "?")
+    attempts = result.get("attempts") or ()
+    for attempt in attempts:
+        if attempt.get("status") == "failed":
+            return _cause((attempt.get("judge") or {}).get("details") or "failed")
+    if not attempts and _status(result) == "failed":
+        return _cause(result.get("details") or "failed")
+    errors = [a for a in attempts if a.get("status") == "error"]
+    return "error: " + _cause(errors[0].get("error") or "?") if errors else ""
+
+
+def _both_feedback(candidate: Result | None, baseline: Result | None) -> str:
+    """The candidate's feedback, and the baseline's when it failed too (said once if the
+    same)."""
+    cand, base = feedback(candidate), feedback(baseline)
+    if not base:
+        return cand
+    if base == cand:
+        return f"{cand} (both arms)"
+    return f"{cand}; baseline: {base}" if cand else f"baseline: {base}"
+
+
+def _tasks_passed(results: Iterable[Result]) -> str:
+    judged = [r for r in results if _status(r) != "error"]
+    return f"{sum(bool(r.get('passed')) for r in judged)}/{len(judged)}"
+
+
+def _errors(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if isinstance(artifact.get("errors"), list):
+        return [e for e in artifact["errors"] if isinstance(e, Mapping)]
+    return [
+        {
+            "arm": arm,
+            "task_id": r.get("task_id"),
+            "index": a.get("index"),
+            "error": a.get("error"),
+        }  # older artifacts: collect them from the attempts
+        for arm in ("candidate", "baseline")
+        for r in artifact.get(f"{arm}_results") or ()
+        for a in r.get("attempts") or ()
+        if a.get("status") == "error"
+    ]
+
+
+@dataclass(frozen=True)
+class _Row:
+    task_id: str
+    candidate: str
+    baseline: str
+    diff: str
+    feedback: str
+    label: str | None
+
+
+@dataclass(frozen=True)
+class View:
+    """What every human-readable report shows, read once from the artifact."""
+
+    verdict: str
+    reason: str | None
+    paired: bool
+    rows: list[_Row]
+    rates: dict[str, str]  # candidate, baseline, delta
+    interval: str | None
+    decision: str | None
+    regressed: list[str]
+    improved: list[str]
+    errors: list[Mapping[str, Any]]
+    usage: dict[str, Mapping[str, Any]]
+    notes: list[tuple[str, str]]
+    warnings: list[str]
+
+
+def _moves(
+    artifact: Mapping[str, Any], pairs: Sequence[tuple[str, Result | None, Result | None]]
+) -> tuple[list[str], list[str]]:
+    """(regressed, improved) task ids: the comparison's lists, else derived from pass@k."""
+    comparison = artifact.get("comparison")
+    if isinstance(comparison, Mapping) and ("regressed" in comparison or "improved" in comparison):
+        return (
+            [one_line(t) for t in comparison.get("regressed") or ()],
+            [one_line(t) for t in comparison.get("improved") or ()],
+        )
+    moved: tuple[list[str], list[str]] = ([], [])
+    for task_id, cand, base in pairs:
+        if (
+            cand
+            and base
+            and "error" not in (_status(cand), _status(base))
+            and bool(cand.get("passed")) != bool(base.get("passed"))
+        ):
+            moved[bool(cand.get("passed"))].append(task_id)
+    return moved
+
+
+def interval_text(comparison: Any, with_method: bool = True) -> str | None:
+    if not isinstance(comparison, Mapping):
+        return None
+    parts, interval = [], comparison.get("interval")
+    if comparison.get("delta") is not None:
+        parts.append(f"paired delta {_signed(comparison['delta'])}")
+    confidence = comparison.get("confidence")
+    level = f"{_number(confidence * 100)}% " if isinstance(confidence, int | float) else ""
+    if isinstance(interval, Sequence) and len(interval) == 2:
+        method = comparison.get("method")
+        low, high = (_signed(round(float(x), 2)) for x in interval)
+        parts.append(
+            f"{level}interval [{low}, {high}]"
+            + (f" ({one_line(method)})" if method and with_method else "")
+        )
+    elif "interval" in comparison:
+        parts.append(f"{level}interval n/a")
+    if comparison.get("mcnemar_p") is not None:
+        parts.append(f"McNemar p = {_number(comparison['mcnemar_p'])}")
+    return ", ".join(parts) or None
+
+
+def _decision(ev: Mapping[str, Any]) -> str | None:
+    """Conclusion and policy; the policy's reasoning only when the reason does not say it."""
+    policy, text = ev.get("policy"), None
+    if isinstance(policy, Mapping):
+        reasoning = one_line(policy.get("reasoning"))
+        text = one_line(policy.get("name") or "?") + (
+            f": {reasoning}" if reasoning and reasoning != one_line(ev.get("reason")) else ""
+        )
+    elif policy:
+        text = one_line(policy)
+    if ev.get("conclusion"):
+        return f"conclusion {one_line(ev['conclusion'])}" + (f"; policy {text}" if text else "")
+    return f"policy {text}" if text else None
+
+
+def _cache_note(cache: Any) -> str | None:
+    if not isinstance(cache, Mapping):
+        return None
+    if not cache.get("hit"):
+        return "baseline run afresh (cache miss)"
+    details = []
+    if cache.get("key"):
+        details.append(f"key {one_line(cache['key'])[:12]}")
+    if isinstance(cache.get("age_seconds"), int | float):
+        details.append(f"age {_number(cache['age_seconds'] / 3600)} h")
+    if cache.get("attempts_from_cache") is not None:
+        details.append(f"{cache['attempts_from_cache']} attempts")
+    return "baseline served from the cache" + (f" ({', '.join(details)})" if details else "")
+
+
+def _label(result: Result | None) -> str | None:
+    """The stats label worth a mention (`flaky`); stable and error rows speak for themselves."""
+    stats = (result or {}).get("stats")
+    label = stats.get("label") if isinstance(stats, Mapping) else None
+    return None if label in (None, "stable_pass", "stable_fail", "error") else one_line(label)
+
+
+def read_view(artifact: Mapping[str, Any]) -> View:
+    ev = artifact.get("evaluation") or {}
+    arms = (artifact.get("manifest") or {}).get("arms") or {}
+    cand = {one_line(r.get("task_id")): r for r in artifact.get("candidate_results") or ()}
+    base = {one_line(r.get("task_id")): r for r in artifact.get("baseline_results") or ()}
+    pairs = [(t, cand.get(t), base.get(t)) for t in [*cand, *(t for t in base if t not in cand)]]
+    paired = (
+        bool(base) or arms.get("baseline") is not None or ev.get("baseline_pass_rate") is not None
+    )
+    rows = [
+        _Row(t, _count_cell(c), _count_cell(b), _diff(c, b), _both_feedback(c, b), _label(c))
+        for t, c, b in pairs
+    ]
+    rates = {
+        "candidate": _rate(ev.get("execution_pass_rate")),
+        "baseline": _rate(ev.get("baseline_pass_rate")),
+        "delta": _signed_rate(ev.get("delta")),
+    }
+    # With a baseline, the rates cover only tasks judged in both arms.
+    both = set(cand) & set(base) if base else set(cand)
+    judged = {
+        t for t in both if _status(cand[t]) != "error" and (not base or _status(base[t]) != "error")
+    }
+    triggers = trigger_task_ids(artifact)
+    if set(cand) - triggers:  # a mixed suite's pass rates cover its ordinary tasks alone
+        judged -= triggers
+    for arm, results in (("candidate", cand), ("baseline", base)):
+        if results:
+            rates[arm] += f" ({_tasks_passed(r for t, r in results.items() if t in judged)})"
+    regressed, improved = _moves(artifact, pairs) if paired and pairs else ([], [])
+    raw_usage = artifact.get("usage")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    notes: list[tuple[str, str]] = []
+    nd = artifact.get("non_discriminating")
+    if isinstance(nd, list) and nd:
+        notes.append(
+            (
+                "non-discriminating",
+                f"{len(nd)} task{'s give' if len(nd) > 1 else ' gives'}"
+                " the same result in both arms: " + ", ".join(one_line(t) for t in nd),
+            )
+        )
+    if artifact.get("power_hint"):
+        notes.append(("power", one_line(artifact["power_hint"])))
+    excluded = (
+        (artifact.get("comparison") or {}).get("excluded")
+        if isinstance(artifact.get("comparison"), Mapping)
+        else None
+    )
+    if excluded:
+        notes.append(
+            (
+                "excluded",
+                "left out of the comparison (no judged attempt in an arm): "
+                + ", ".join(one_line(t) for t in excluded),
+            )
+        )
+    if (cache := _cache_note(artifact.get("baseline_cache"))) is not None:
+        notes.append(("cache", cache))
+    if (journal := journal_path(artifact)) is not None:
+        notes.append(
+            (
+                "record",
+                f"every attempt, its output and the full judge messages: {one_line(journal)}",
+            )
+        )
+    return View(
+        verdict=str(ev.get("verdict", "?")).upper(),
+        reason=one_line(ev["reason"]) if ev.get("reason") else None,
+        paired=paired,
+        rows=rows,
+        rates=rates,
+        interval=interval_text(artifact.get("comparison")),
+        decision=_decision(ev),
+        regressed=regressed,
+        improved=improved,
+        errors=_errors(artifact),
+        usage={
+            arm: usage[arm]
+            for arm in ("candidate", "baseline")[: 2 if paired else 1]
+            if isinstance(usage.get(arm), Mapping)
+        },
+        notes=notes,
+        warnings=[one_line(w) for w in artifact.get("warnings") or ()],
+    )

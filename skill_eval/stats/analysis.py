@@ -1,0 +1,95 @@
+"""From per-task results to the numbers a verdict rests on: per-task pass@k statistics, the
+paired comparison with its interval, the policy's decision, and tasks that cannot tell the
+arms apart. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..core.model import Status
+from . import estimates as stats
+from .policy import Conclusion, Policy, PolicyDecision, conclusion, decide_policy
+from .results import TaskResult
+
+
+@dataclass(frozen=True)
+class Analysis:
+    comparison: stats.Comparison | None
+    policy: PolicyDecision | None
+    conclusion: Conclusion | None
+    non_discriminating: tuple[str, ...]
+    power_hint: str | None
+
+
+def task_score(result: TaskResult, pass_k: int) -> float | None:
+    """A task's score for pairing: the unbiased pass@k estimate from every sample (so with
+    samples == pass_k it is exactly the compatibility 0/1 "some of the first k passed")."""
+    s = stats.task_stats(result.outcomes, pass_k)
+    if s.n == 0:
+        return None
+    if s.n == pass_k or s.pass_at_k is None:
+        return 1.0 if s.first_k_passed else 0.0
+    return s.pass_at_k
+
+
+def non_discriminating(
+    candidate_outcomes: Mapping[str, Sequence[Status]],
+    baseline_outcomes: Mapping[str, Sequence[Status]],
+) -> list[str]:
+    """Tasks that cannot tell the arms apart: every non-error attempt of both arms passed, or
+    every one failed. Tasks missing from an arm, or with only errors in an arm, are not listed.
+    """
+    found = []
+    for task_id, cand in candidate_outcomes.items():
+        if task_id not in baseline_outcomes:
+            continue
+        labels = {
+            stats.task_stats(cand, 1).label,
+            stats.task_stats(baseline_outcomes[task_id], 1).label,
+        }
+        if labels in ({"stable_pass"}, {"stable_fail"}):
+            found.append(task_id)
+    return found
+
+
+def analyse(
+    candidate: Sequence[TaskResult],
+    baseline: Sequence[TaskResult],
+    *,
+    pass_k: int,
+    samples: int,
+    policy: Policy,
+    min_delta: float,
+    margin: float | None,
+    rates: tuple[float | None, float | None, float | None],
+    alpha: float | None = None,
+) -> Analysis:
+    """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
+    the one-sided level of an --early-stop look (see stats/sequential.py)."""
+    if not baseline:
+        return Analysis(None, None, None, (), None)
+    per_task = max(1, samples // pass_k)
+    comparison = stats.paired_comparison(
+        {r.task_id: task_score(r, pass_k) for r in candidate},
+        {r.task_id: task_score(r, pass_k) for r in baseline},
+        samples=per_task,
+    )
+    decision = decide_policy(
+        policy,
+        comparison,
+        min_delta=min_delta,
+        margin=margin,
+        samples=per_task,
+        reported=rates,
+        alpha=alpha,
+    )
+    blind = non_discriminating(
+        {r.task_id: r.outcomes for r in candidate}, {r.task_id: r.outcomes for r in baseline}
+    )
+    hint = None
+    if comparison.baseline_rate is not None:
+        hint = stats.power_hint(
+            comparison.baseline_rate, 0.1, samples=samples, n_tasks=len(candidate)
+        )
+    return Analysis(comparison, decision, conclusion(comparison), tuple(blind), hint)
