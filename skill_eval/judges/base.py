@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import validation
 from ..core.model import JudgeResult, Task
@@ -20,28 +20,40 @@ from ..core.registry import Registry
 from ..core.validation import join_field
 from ..core.work import Work
 from ..errors import JudgeError
+from ..executors.grader import Grader
 from ..jail import JailKind
 from .builtin import BUILTIN_JUDGES
+
+if TYPE_CHECKING:  # the cache module (sqlite3) loads only when a run opens one
+    from .judge_cache import JudgeCache, MemoryJudgeCache
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
 
 
-@dataclass
+def _mock_grader() -> Grader:
+    """The grader of a context built without one: the mock's (a fixed, well-formed answer)."""
+    from ..executors.base import create_grader
+
+    return create_grader("mock")
+
+
+@dataclass(frozen=True)
 class JudgeContext:
-    """Run-level facilities a judge may use. Built once per run by the runner's caller."""
+    """Run-level facilities a judge may use, fixed for the run: whoever builds it (the
+    conductor, `evaluate`, rejudge, a worker rebuilding it from `engine.jobs.JudgeSettings`)
+    builds its grader too. A batch of judgements is a new context (`dataclasses.replace`)."""
 
     suite_dir: Path
-    mock: bool = False
-    # Backend for model-graded judges ("anthropic", "claude-cli", "mock") and its settings.
-    judge_backend: str = "mock"
+    # The model service model-graded judges ask (the grader of --judge-executor, by default
+    # the executor's own or the mock's); its `name` is the executor registry name it is of.
+    grader: Grader = field(default_factory=_mock_grader)
     judge_model: str | None = None
+    # Run-time settings judges read (`evaluators_dirs`, `project_dir`: rubric judges) and the
+    # grader's executor settings (`claude_bin`, `base_url`, ...), kept to rebuild it elsewhere.
     backend_options: Mapping[str, Any] = field(default_factory=dict)
-    cache: Any = None  # a JudgeCache, or None when judge caching is off
+    cache: JudgeCache | MemoryJudgeCache | None = None  # None: judge caching is off
     env: Mapping[str, str] | None = None  # environment for the harness side (API keys)
-    # The model-graded judges' grader (executors.grader.Grader), built from the executor
-    # registry by the run; None: built from judge_backend and backend_options on first use.
-    grader: Any = None
     # Where code a judge runs on an output is confined ("none" only with --no-jail).
     jail: JailKind = "bubblewrap"
 
