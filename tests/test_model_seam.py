@@ -321,7 +321,8 @@ def test_an_unknown_executor_is_a_usage_error_listing_the_registry(tmp_path: Pat
 
 
 def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
-    from skill_eval.core.model import ExecutionResult
+    from skill_eval.core.model import Arm, ExecutionResult, Suite, Task
+    from skill_eval.engine.evaluation import evaluate
     from skill_eval.executors.base import REGISTRY, create_executor, register_executor
 
     class Bare:
@@ -337,6 +338,20 @@ def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
         executor.preflight()
         executor.cancel()
         assert executor.describe() == {"kind": "bare", "model": "m"}
+        # everything else the runner asks is declared, with its default: nothing is probed
+        assert (executor.name, executor.concurrency_level) == ("bare", None)
+        assert not (executor.can_act or executor.can_trigger or executor.uses_workspace)
+        assert not executor.prepares_requests
+        # and it runs attempts through the real path
+        suite = Suite(
+            Path("suite.yaml"),
+            "s",
+            "1",
+            (Task("t", "p", {"type": "contains", "expected": ["bare"]}),),
+            "0",
+        )
+        result = evaluate(suite, [Arm("candidate", None)], executor)
+        assert result.arm("candidate").pass_rate == 1.0
     finally:
         REGISTRY.reset()
 

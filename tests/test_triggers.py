@@ -466,3 +466,50 @@ def test_trigger_errors_never_profit_the_candidate() -> None:
         "3 candidate and 0 baseline trigger attempts ended in error"
         in decided["policy"]["reasoning"]
     )
+
+
+def test_an_executor_that_can_trigger_runs_trigger_tasks_from_the_request_alone(
+    tmp_path: Path,
+) -> None:
+    """No executor knows what a trigger task is: one that declares `can_trigger` gets how to
+    run it in each request (the skill installed, the tools, the turn limit, stop on the
+    skill), and the implied judge (through the registry) reads the skill the runner recorded."""
+    from skill_eval.core.model import Arm
+    from skill_eval.engine.evaluation import evaluate
+    from skill_eval.triggers.tasks import TRIGGER_EXECUTION
+
+    seen: list[ExecutionRequest] = []
+
+    class Watcher(ExecutorBase):
+        name = "watcher"
+        can_trigger = True
+
+        def run(self, request: ExecutionRequest) -> ExecutionResult:
+            seen.append(request)
+            invoked = request.task.should_trigger and request.arm == "candidate"
+            assert request.skill is not None
+            calls = (ToolCall("Skill", {"skill": request.skill.name}),) if invoked else ()
+            return ExecutionResult(output="done", transcript=calls)
+
+    suite = load_suite(write_suite(tmp_path, [*QUERIES[:1], {**QUERIES[2], "max_turns": 3}]))
+    skill = Skill("pdf", "---\nname: pdf\n---\n")
+    result = evaluate(suite, [Arm("candidate", skill), Arm("baseline", skill)], Watcher())
+    by_task = {r.task.id: r.settings for r in seen}
+    assert by_task["yes-1"] == TRIGGER_EXECUTION
+    assert by_task["no-1"].turns(None) == 3 and by_task["no-1"].stop_on_skill
+    attempts = {(a.arm, a.task_id): a for a in result.attempts}
+    assert attempts[("candidate", "yes-1")].meta["trigger_skill"] == "pdf"
+    # baseline no-1, baseline yes-1 (not invoked: failed), candidate no-1, candidate yes-1
+    assert [attempts[k].status for k in sorted(attempts)] == [
+        "passed",
+        "failed",
+        "passed",
+        "passed",
+    ]
+    judged = attempts[("baseline", "yes-1")].judge
+    assert judged is not None and judged.data == {
+        "triggered": False,
+        "should_trigger": True,
+        "skill": "pdf",
+    }
+    assert executor_problem(Watcher(), "watcher", suite) is None
