@@ -88,8 +88,7 @@ def _run_job(job: AttemptJob, bundle: Bundle | None) -> tuple[Finished, dict[str
         else None
     )
     local = localise(job, root, bundle, keep) if root is not None and bundle else job
-    assert local.run is not None  # localise keeps the spec
-    env = build_environment(local.run)
+    env = build_environment(local.run or job.run)  # localise rewrites the spec, never drops it
     try:
         finished = _interruptible(lambda: execute_job(env, local), env)
         return finished, pack_kept(finished) if keep is not None else None

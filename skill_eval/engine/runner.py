@@ -31,7 +31,7 @@ from ..core.model import Arm, ArmName, Attempt, Task
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
-from ..judges.base import Judge, JudgeContext
+from ..judges.base import Judge, JudgeContext, JudgeSettings
 from .attempt_store import store_attempt
 from .jobs import (
     BACKOFF_BASE_SECONDS,
@@ -39,7 +39,6 @@ from .jobs import (
     AttemptEnv,
     AttemptJob,
     Finished,
-    JudgeSettings,
     RetryPolicy,
     RunSpec,
     WorkspaceSettings,
