@@ -28,7 +28,8 @@ SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
 @dataclass(frozen=True)
 class ExecutionSettings:
     """How one task must run, where it says; None (False) leaves the executor's own setting.
-    An executor that cannot honour one refuses the attempt (a fatal result), never ignores it.
+    Which executors honour them is declared, not guessed: `run` refuses a suite whose tasks
+    need what its executor cannot do (ExecutorBase.can_act, can_trigger) before any call.
 
     `stop_on_skill`: the attempt watches for the arm's skill being invoked and ends there; it
     needs a skill, and a run that did not finish (a timeout, a crash) is an error, never an
