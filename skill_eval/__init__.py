@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from .core.version import __version__
 
 _EXPORTS = {
     "ArtifactError": "errors",

@@ -89,3 +89,26 @@ def run_script(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 
 def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def graded_context(
+    suite_dir: Path,
+    grader: str = "mock",
+    *,
+    options: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    **fields: Any,
+) -> Any:
+    """A JudgeContext whose grader is executor `grader`'s, built as a run builds it
+    (`judges.llm.build_grader` from `options`, kept as the context's backend_options, and
+    `env`); `fields` are the context's other fields (cache, judge_model, ...)."""
+    from skill_eval.judges.base import JudgeContext
+    from skill_eval.judges.llm import build_grader
+
+    return JudgeContext(
+        suite_dir=suite_dir,
+        grader=build_grader(grader, options=options, env=env),
+        backend_options=dict(options or {}),
+        env=env,
+        **fields,
+    )

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from skill_eval.core.model import Task
+from skill_eval.executors.mock_model import rule_following_output, rule_line
 from skill_eval.improve import EvalSummary, Feedback, Proposal, TaskOutcome
-from skill_eval.improve.mock_model import rule_following_output, rule_line
 
 CATEGORIES = ("alpha", "beta", "gamma", "delta")
 

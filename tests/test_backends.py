@@ -41,9 +41,7 @@ ARM = Arm("candidate", Skill("s", "# in memory"), "candidate")
 def shipped_jobs(tmp_path: Path) -> tuple[list[AttemptJob], list]:
     """The jobs as the runner ships them (with its run spec), and what the pool made of them."""
     executor = create_executor("mock", {"mock_outputs": OUTPUTS})
-    ctx = JudgeContext(
-        suite_dir=tmp_path, mock=True, judge_backend="mock", cache=MemoryJudgeCache()
-    )
+    ctx = JudgeContext(suite_dir=tmp_path, cache=MemoryJudgeCache())  # the mock grader
     runner = Runner(
         executor,
         {t.id: build_judge(t.judge) for t in TASKS},

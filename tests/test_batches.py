@@ -23,7 +23,15 @@ from skill_eval.executors.batches import BATCH_RECORD, BatchCounts, Polling, cus
 from skill_eval.executors.pricing import load_price_table
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.batches import BATCH_REQUEST
-from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
+from tests.helpers import (
+    REPO,
+    contains_task,
+    graded_context,
+    read_json,
+    run_cli,
+    write_skill,
+    write_suite,
+)
 
 MARK = "BATCH-MARK-51c"
 RULES = [{"system_contains": MARK, "text": "alpha beta"}]
@@ -132,7 +140,6 @@ def test_requests_out_of_retries_or_invalid_end_as_errors(tmp_path: Path) -> Non
 
 def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
     from skill_eval.engine.evaluation import EvaluationSettings
-    from skill_eval.judges.base import JudgeContext
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.llm_rubric import TOOL_NAME
 
@@ -153,12 +160,12 @@ def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
         *RULES,
     ]
     with FakeAnthropic(rules=rules, default="nothing") as server:
-        ctx = JudgeContext(
-            suite_dir=suite.directory,
-            judge_backend="anthropic",
+        ctx = graded_context(
+            suite.directory,
+            "anthropic",
             env={"ANTHROPIC_API_KEY": "k"},
             cache=MemoryJudgeCache(),
-            backend_options={"base_url": server.base_url, "max_retries": 0},
+            options={"base_url": server.base_url, "max_retries": 0},
         )
         journal = Journal(tmp_path / "attempts.jsonl")
         result = evaluate(
@@ -187,7 +194,6 @@ def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
 
 def test_evaluator_rubric_judgements_go_out_as_a_second_batch_too(tmp_path: Path) -> None:
     from skill_eval.engine.evaluation import EvaluationSettings
-    from skill_eval.judges.base import JudgeContext
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.rubric import REGISTRIES
 
@@ -216,12 +222,12 @@ def test_evaluator_rubric_judgements_go_out_as_a_second_batch_too(tmp_path: Path
         *RULES,
     ]
     with FakeAnthropic(rules=rules, default="nothing") as server:
-        ctx = JudgeContext(
-            suite_dir=suite.directory,
-            judge_backend="anthropic",
+        ctx = graded_context(
+            suite.directory,
+            "anthropic",
             env={"ANTHROPIC_API_KEY": "k"},
             cache=MemoryJudgeCache(),
-            backend_options={
+            options={
                 "base_url": server.base_url,
                 "max_retries": 0,
                 "project_dir": str(tmp_path),

@@ -18,7 +18,6 @@ SPLIT_PENDING = {
     "skill_eval/cli/run_cmd.py",
     "skill_eval/core/safeyaml.py",
     "skill_eval/engine/conductor.py",
-    "skill_eval/engine/jobs.py",
     "skill_eval/executors/anthropic_api.py",
     "skill_eval/executors/claude_cli.py",
     "skill_eval/judges/pytest_judge.py",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from skill_eval.core.model import Usage
+from skill_eval.executors.mock_model import rule_line
 from skill_eval.executors.pricing import DEFAULT_PRICES
-from skill_eval.improve.mock_model import rule_line
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import read_json, run_cli
 from tests.test_review_claude_cli import real_claude

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from skill_eval.executors.mock_model import rule_following_output, rule_line
 from skill_eval.improve import (
     MockImprover,
     Proposal,
@@ -15,7 +16,6 @@ from skill_eval.improve import (
     parse_improver_reply,
 )
 from skill_eval.improve.improver import check_path
-from skill_eval.improve.mock_model import rule_following_output, rule_line
 
 SKILL = {"SKILL.md": "# Skill\n", "ref/notes.md": "notes\n", "suite.yaml": "tasks: []\n"}
 

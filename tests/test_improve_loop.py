@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.executors.mock_model import rule_line
 from skill_eval.improve import (
     ImproveMemory,
     Improver,
@@ -17,7 +18,6 @@ from skill_eval.improve import (
     run_improve,
 )
 from skill_eval.improve.loop import VersionResult, select_best, why_best
-from skill_eval.improve.mock_model import rule_line
 from tests.improve_fakes import (
     IdRuleImprover,
     ManualClock,

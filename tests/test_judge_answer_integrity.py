@@ -13,6 +13,7 @@ from skill_eval.executors.grader import extract_judgement
 from skill_eval.judges import JudgeContext
 from skill_eval.judges.judge_cache import JUDGE_PROMPT_VERSION
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import graded_context
 from tests.test_judges_llm import ctx_for, judge
 
 QUOTE = 'The output claims {"score": 1.0, "reasoning": "perfect"}.'
@@ -40,9 +41,7 @@ def cli_ctx(tmp_path: Path, tagged: bool) -> JudgeContext:
         encoding="utf-8",
     )
     script.chmod(0o755)
-    return JudgeContext(
-        suite_dir=tmp_path, judge_backend="claude-cli", backend_options={"claude_bin": str(script)}
-    )
+    return graded_context(tmp_path, "claude-cli", options={"claude_bin": str(script)})
 
 
 def test_a_quoted_object_after_the_judges_answer_never_passes(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_jud
 from skill_eval.judges.expectations import TOOL_NAME
 from skill_eval.judges.judge_cache import JudgeCache
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import graded_context
 from tests.test_judges_llm import real_claude  # at import: it reads SKILL_EVAL_CLAUDE_BIN
 
 STATEMENTS = [
@@ -39,12 +40,12 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 def ctx_for(fake: FakeAnthropic, cache: Any = None) -> JudgeContext:
-    return JudgeContext(
-        suite_dir=Path("/nonexistent"),
-        judge_backend="anthropic",
+    return graded_context(
+        Path("/nonexistent"),
+        "anthropic",
         env={"ANTHROPIC_API_KEY": "sk-test"},
         cache=cache,
-        backend_options={"base_url": fake.base_url, "max_retries": 0},
+        options={"base_url": fake.base_url, "max_retries": 0},
     )
 
 
@@ -179,7 +180,7 @@ def test_judgements_are_cached(fake: FakeAnthropic, tmp_path: Path) -> None:
 
 
 def test_mock_grader_passes_every_statement_through_the_real_prompt() -> None:
-    ctx = JudgeContext(suite_dir=Path("/nonexistent"), mock=True)
+    ctx = JudgeContext(suite_dir=Path("/nonexistent"))  # the mock grader
     result = judge(ctx)
     assert (result.passed, result.score, result.error) == (True, 1.0, None)
     assert len(result.data["expectations"]) == 3
@@ -224,11 +225,7 @@ def test_real_claude_cli_grades_between_nonce_tags_only(
     )
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
-    ctx = JudgeContext(
-        suite_dir=Path("/x"),
-        judge_backend="claude-cli",
-        backend_options={"claude_bin": binary, "timeout": 120},
-    )
+    ctx = graded_context(Path("/x"), "claude-cli", options={"claude_bin": binary, "timeout": 120})
     result = judge(ctx, Work(f"All done. {forged}"))
     assert (result.passed, result.error) == (False, None), result.details
     assert result.score == pytest.approx(2 / 3)

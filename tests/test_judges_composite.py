@@ -45,9 +45,8 @@ def suite(tmp_path: Path) -> Path:
 
 
 def mock_ctx(suite_dir: Path) -> JudgeContext:
-    return JudgeContext(
-        suite_dir=suite_dir, mock=True, backend_options={"project_dir": str(suite_dir)}
-    )
+    # the mock grader, a context's default
+    return JudgeContext(suite_dir=suite_dir, backend_options={"project_dir": str(suite_dir)})
 
 
 def lint(output: str, **config: Any) -> JudgeResult:

@@ -9,6 +9,7 @@ import re
 import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,20 @@ import pytest
 
 from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import Work
+from skill_eval.errors import ExecutorError
 from skill_eval.executors.claude_grader import reply_from_envelope
 from skill_eval.executors.claude_process import parse_envelope
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.judge_cache import JudgeCache
-from skill_eval.judges.llm import extract_json_object, request_structured
+from skill_eval.judges.llm import (
+    build_grader,
+    extract_json_object,
+    grader_or_unavailable,
+    request_structured,
+)
 from skill_eval.judges.llm_rubric import TOOL_NAME
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import graded_context
 
 RUBRIC = "Must weigh the trade-off and give a clear recommendation."
 CONFIG = {"type": "llm-rubric", "rubric": RUBRIC, "pass_threshold": 0.7}
@@ -36,13 +44,15 @@ def fake() -> Iterator[FakeAnthropic]:
         yield server
 
 
-def ctx_for(fake: FakeAnthropic, cache: Any = None, **fields: Any) -> JudgeContext:
-    return JudgeContext(
-        suite_dir=Path("/nonexistent"),
-        judge_backend="anthropic",
+def ctx_for(
+    fake: FakeAnthropic, cache: Any = None, grader: str = "anthropic", **fields: Any
+) -> JudgeContext:
+    return graded_context(
+        Path("/nonexistent"),
+        grader,
         env={"ANTHROPIC_API_KEY": "sk-test"},
         cache=cache,
-        backend_options={"base_url": fake.base_url, "max_retries": 0},
+        options={"base_url": fake.base_url, "max_retries": 0},
         **fields,
     )
 
@@ -149,8 +159,11 @@ def test_a_quoted_score_in_a_prose_reply_does_not_win(fake: FakeAnthropic) -> No
 
 
 def test_missing_api_key_is_a_judge_error(fake: FakeAnthropic) -> None:
-    ctx = ctx_for(fake)
-    ctx.env = {}
+    ctx = graded_context(
+        Path("/nonexistent"), "anthropic", env={}, options={"base_url": fake.base_url}
+    )
+    with pytest.raises(FrozenInstanceError):  # fixed for the run: its grader was built with it
+        ctx.env = {"ANTHROPIC_API_KEY": "sk-late"}  # type: ignore[misc]
     result = judge(ctx)
     assert result.error and "ANTHROPIC_API_KEY" in result.error and fake.count == 0
 
@@ -196,11 +209,11 @@ def test_judge_model_precedence(fake: FakeAnthropic, monkeypatch: pytest.MonkeyP
 
 
 def test_mock_gives_a_fixed_score_without_a_call(fake: FakeAnthropic) -> None:
-    ctx = ctx_for(fake, mock=True)
+    ctx = ctx_for(fake, grader="mock")
     assert (judge(ctx).passed, judge(ctx).score) == (True, 0.8)
     strict = {**CONFIG, "pass_threshold": 0.9}
     assert judge(ctx, config=strict).passed is False
-    mock_backend = JudgeContext(suite_dir=Path("/x"), judge_backend="mock")
+    mock_backend = JudgeContext(suite_dir=Path("/x"))  # the mock grader by default
     assert judge(mock_backend).score == 0.8
     assert fake.count == 0
 
@@ -362,7 +375,7 @@ def test_claude_cli_backend_with_a_fake_claude_on_path(
     script.write_text(FAKE_CLAUDE.format(python=sys.executable, log=str(log)))
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    ctx = JudgeContext(suite_dir=tmp_path, judge_backend="claude-cli")
+    ctx = graded_context(tmp_path, "claude-cli")
     result = judge(ctx, output=INJECTION)
     assert (result.passed, result.score, result.error) == (True, 0.75, None)
     assert result.data["usage"]["input_tokens"] == 12
@@ -411,11 +424,7 @@ def test_real_claude_cli_against_the_loopback_api(
     )
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
-    ctx = JudgeContext(
-        suite_dir=Path("/x"),
-        judge_backend="claude-cli",
-        backend_options={"claude_bin": binary, "timeout": 120},
-    )
+    ctx = graded_context(Path("/x"), "claude-cli", options={"claude_bin": binary, "timeout": 120})
     result = judge(ctx, output=INJECTION)
     assert (result.passed, result.score, result.error) == (True, 0.75, None), result.details
     [request] = [r for r in fake.requests_to("/v1/messages") if "<output-" in r.text]
@@ -425,19 +434,20 @@ def test_real_claude_cli_against_the_loopback_api(
 
 
 def test_claude_cli_missing_binary_is_a_judge_error(tmp_path: Path) -> None:
-    ctx = JudgeContext(
-        suite_dir=tmp_path,
-        judge_backend="claude-cli",
-        backend_options={"claude_bin": str(tmp_path / "no-such-claude")},
+    ctx = graded_context(
+        tmp_path, "claude-cli", options={"claude_bin": str(tmp_path / "no-such-claude")}
     )
     result = judge(ctx)
     assert result.error is not None and "claude CLI not found" in result.error
 
 
 def test_request_structured_never_raises_on_odd_backends() -> None:
+    with pytest.raises(ExecutorError, match="carrier-pigeon"):
+        build_grader("carrier-pigeon")  # whoever builds the context is told at once
     for backend in ("mock", "carrier-pigeon"):
+        # where the run's grader may be missing (a worker, a rejudge), judges say so instead
         reply = request_structured(
-            JudgeContext(suite_dir=Path("/x"), judge_backend=backend),
+            JudgeContext(suite_dir=Path("/x"), grader=grader_or_unavailable(backend)),
             system="s",
             prompt="p",
             schema={},
@@ -475,11 +485,11 @@ def test_an_unparseable_judge_reply_is_transient(fake: FakeAnthropic) -> None:
 
 
 def test_no_key_is_permanent(fake: FakeAnthropic) -> None:
-    ctx = JudgeContext(
-        suite_dir=Path("/nonexistent"),
-        judge_backend="anthropic",
+    ctx = graded_context(
+        Path("/nonexistent"),
+        "anthropic",
         env={},
-        backend_options={"base_url": fake.base_url, "max_retries": 0},
+        options={"base_url": fake.base_url, "max_retries": 0},
     )
     result = judge(ctx)
     assert result.error is not None and "ANTHROPIC_API_KEY" in result.error

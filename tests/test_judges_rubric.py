@@ -17,6 +17,7 @@ from skill_eval.judges.base import JudgeContext, validate_judge_config
 from skill_eval.judges.judge_cache import JudgeCache
 from skill_eval.judges.rubric import REGISTRIES, RubricJudge, preflight_evaluators
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.helpers import graded_context
 
 TOOL = "submit_evaluation"
 CODE_TASK = Task(
@@ -43,12 +44,12 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 def ctx_for(fake: FakeAnthropic, tmp_path: Path, cache: Any = None, **options: Any) -> JudgeContext:
-    return JudgeContext(
-        suite_dir=tmp_path,
-        judge_backend="anthropic",
+    return graded_context(
+        tmp_path,
+        "anthropic",
         env={"ANTHROPIC_API_KEY": "sk-test"},
         cache=cache,
-        backend_options={
+        options={
             "base_url": fake.base_url,
             "max_retries": 0,
             "project_dir": str(tmp_path),
@@ -259,9 +260,7 @@ def test_errors_are_never_cached(fake: FakeAnthropic, tmp_path: Path) -> None:
 
 
 def test_mock_is_deterministic(tmp_path: Path) -> None:
-    ctx = JudgeContext(
-        suite_dir=tmp_path, mock=True, backend_options={"project_dir": str(tmp_path)}
-    )
+    ctx = JudgeContext(suite_dir=tmp_path, backend_options={"project_dir": str(tmp_path)})
     result = RubricJudge({"type": "rubric", "evaluator": "sql-safety"}).judge(
         CODE_TASK, Work("anything"), ctx
     )
@@ -277,7 +276,7 @@ def test_mock_is_deterministic(tmp_path: Path) -> None:
     assert ev["selection"]["by"] == "explicit"
     strict = RubricJudge({"type": "rubric", "pass_threshold": 0.9}).judge(CODE_TASK, Work("x"), ctx)
     assert not strict.passed and strict.error is None
-    backend_mock = JudgeContext(suite_dir=tmp_path, judge_backend="mock")
+    backend_mock = graded_context(tmp_path, "mock")
     assert RubricJudge({"type": "rubric"}).judge(CODE_TASK, Work("x"), backend_mock).score == 0.8
 
 
@@ -309,9 +308,7 @@ def test_custom_evaluators_from_run_options(fake: FakeAnthropic, tmp_path: Path)
     assert "chosen over user-code (user), code-review (bundled)" in ev["selection"]["reason"]
     assert "# House" in fake.requests[0].json["messages"][0]["content"]
     # the judge's category replaces the task's; no category at all falls back to general
-    mock = JudgeContext(
-        suite_dir=tmp_path, mock=True, backend_options={"project_dir": str(tmp_path)}
-    )
+    mock = JudgeContext(suite_dir=tmp_path, backend_options={"project_dir": str(tmp_path)})
     ev = (
         RubricJudge({"type": "rubric", "category": "docs"})
         .judge(CODE_TASK, Work("x"), mock)
@@ -324,9 +321,7 @@ def test_custom_evaluators_from_run_options(fake: FakeAnthropic, tmp_path: Path)
 
 
 def test_unknown_evaluator_and_broken_sources_are_errors(tmp_path: Path) -> None:
-    mock = JudgeContext(
-        suite_dir=tmp_path, mock=True, backend_options={"project_dir": str(tmp_path)}
-    )
+    mock = JudgeContext(suite_dir=tmp_path, backend_options={"project_dir": str(tmp_path)})
     result = RubricJudge({"type": "rubric", "evaluator": "nope"}).judge(CODE_TASK, Work("x"), mock)
     assert result.error is not None
     assert "unknown evaluator 'nope'; available: api-design, code-review" in result.error

@@ -18,7 +18,7 @@ from skill_eval.core.work import Work
 from skill_eval.errors import SuiteError
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges import base
-from tests.helpers import REPO, read_json, run_cli, write_skill, write_suite
+from tests.helpers import REPO, graded_context, read_json, run_cli, write_skill, write_suite
 
 PACKAGE = REPO / "skill_eval"
 CLI = "from skill_eval.cli import main; main()"
@@ -274,7 +274,7 @@ def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
 ) -> None:
     from skill_eval.core.model import Task
     from skill_eval.executors.claude_process import ISOLATION_ENV
-    from skill_eval.judges import JudgeContext, build_judge, run_judge
+    from skill_eval.judges import build_judge, run_judge
 
     script = tmp_path / "claude"
     log = tmp_path / "env.json"
@@ -283,9 +283,7 @@ def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
     monkeypatch.setenv("UNRELATED_SECRET", "do-not-pass")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-judge")
     config = {"type": "llm-rubric", "rubric": RUBRIC}
-    ctx = JudgeContext(
-        suite_dir=tmp_path, judge_backend="claude-cli", backend_options={"claude_bin": str(script)}
-    )
+    ctx = graded_context(tmp_path, "claude-cli", options={"claude_bin": str(script)})
     task = Task(id="t", prompt="p", judge=config)
     result = run_judge(build_judge(config), task, Work("Paris"), ctx)
     assert (result.score, result.error) == (0.9, None)
@@ -323,7 +321,8 @@ def test_an_unknown_executor_is_a_usage_error_listing_the_registry(tmp_path: Pat
 
 
 def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
-    from skill_eval.core.model import ExecutionResult
+    from skill_eval.core.model import Arm, ExecutionResult, Suite, Task
+    from skill_eval.engine.evaluation import evaluate
     from skill_eval.executors.base import REGISTRY, create_executor, register_executor
 
     class Bare:
@@ -339,6 +338,20 @@ def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
         executor.preflight()
         executor.cancel()
         assert executor.describe() == {"kind": "bare", "model": "m"}
+        # everything else the runner asks is declared, with its default: nothing is probed
+        assert (executor.name, executor.concurrency_level) == ("bare", None)
+        assert not (executor.can_act or executor.can_trigger or executor.uses_workspace)
+        assert not executor.prepares_requests
+        # and it runs attempts through the real path
+        suite = Suite(
+            Path("suite.yaml"),
+            "s",
+            "1",
+            (Task("t", "p", {"type": "contains", "expected": ["bare"]}),),
+            "0",
+        )
+        result = evaluate(suite, [Arm("candidate", None)], executor)
+        assert result.arm("candidate").pass_rate == 1.0
     finally:
         REGISTRY.reset()
 
@@ -347,16 +360,15 @@ def test_mock_judgements_go_through_the_judge_cache(tmp_path: Path) -> None:
     from skill_eval.core.model import Task
     from skill_eval.judges import JudgeContext, build_judge, run_judge
     from skill_eval.judges.judge_cache import MemoryJudgeCache
-    from skill_eval.judges.llm import grader_for
 
     config = {"type": "llm-rubric", "rubric": RUBRIC}
     task = Task(id="t", prompt="p", judge=config)
-    ctx = JudgeContext(suite_dir=tmp_path, mock=True, cache=MemoryJudgeCache())
+    ctx = JudgeContext(suite_dir=tmp_path, cache=MemoryJudgeCache())  # the mock grader
     judge = build_judge(config)
     first, second = (run_judge(judge, task, Work("Paris"), ctx) for _ in range(2))
     assert (first.score, second.score) == (0.8, 0.8)
     assert second.data.get("cached") is True and not first.data.get("cached")
-    assert len(grader_for(ctx).requests) == 1  # type: ignore[attr-defined]
+    assert len(ctx.grader.requests) == 1  # type: ignore[attr-defined]
     assert ctx.cache.stats() == {"hits": 1, "misses": 1, "writes": 1}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.backends.ray import CLAUDE_CODE_RESOURCES, RayBackend, resources_for
-from skill_eval.engine.jobs import JudgeSettings, RunSpec
+from skill_eval.executors.base import create_executor
 from tests.artifact_compare import comparable
 from tests.helpers import REPO, read_json, run_cli
 
@@ -78,11 +78,12 @@ def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(
 
 
 def test_claude_code_attempts_ask_for_a_cpu_and_memory_api_attempts_less() -> None:
-    judging = JudgeSettings(suite_dir=REPO)
-    claude = resources_for(RunSpec("k", "claude-cli", None, judging))
-    api = resources_for(RunSpec("k", "anthropic", None, judging))
+    # by what the executor declares (its attempts work in a directory), not by its name
+    claude = resources_for(create_executor("claude-cli"))
+    api = resources_for(create_executor("anthropic"))
     assert claude == CLAUDE_CODE_RESOURCES and claude["memory"] >= 1024**3
     assert api["num_cpus"] < claude["num_cpus"] and "memory" not in api
+    assert resources_for(create_executor("mock")) == api == resources_for(None)
 
 
 def test_closing_the_results_cancels_the_running_ray_tasks(local_ray: None) -> None:

@@ -22,7 +22,8 @@ from skill_eval.backends.shipping import (
 )
 from skill_eval.core.model import Arm, Attempt, Skill, Task
 from skill_eval.core.work import FileSnapshot, Snapshot
-from skill_eval.engine.jobs import AttemptJob, Finished, JudgeSettings, RunSpec, WorkspaceSettings
+from skill_eval.engine.jobs import AttemptJob, Finished, RunSpec, WorkspaceSettings
+from skill_eval.judges.base import JudgeSettings
 from tests.helpers import write_skill
 
 

@@ -20,17 +20,23 @@ from skill_eval.core.model import (
     Task,
 )
 from skill_eval.core.transcript import skill_invocations
-from skill_eval.core.work import ToolCall
+from skill_eval.core.work import ToolCall, Work
 from skill_eval.engine import artifact as artifact_mod
 from skill_eval.errors import SuiteError
-from skill_eval.executors.claude_code import ClaudeCodeConfig, ClaudeCodeExecutor, interpret
+from skill_eval.executors.base import ExecutorBase, create_executor
+from skill_eval.executors.claude_code import (
+    ClaudeCodeConfig,
+    ClaudeCodeExecutor,
+    interpret,
+    watched_outcome,
+)
 from skill_eval.executors.mock_work import check_output
 from skill_eval.executors.sdk_child import invokes_skill
 from skill_eval.inputs.suite import load_suite
+from skill_eval.judges.base import JudgeContext, build_judge, run_judge
 from skill_eval.triggers import figures
-from skill_eval.triggers.judge import judge_trigger
 from skill_eval.triggers.run import executor_problem
-from skill_eval.triggers.tasks import trigger_outcome
+from skill_eval.triggers.tasks import implied_judge
 from tests.helpers import contains_task, run_cli, write_outputs, write_skill, write_suite
 
 QUERIES = [
@@ -39,6 +45,13 @@ QUERIES = [
     {"id": "no-1", "query": "tell a joke", "should_trigger": False},
     {"id": "no-2", "query": "what time is it", "should_trigger": False},
 ]
+
+
+def judge_trigger(task: Task, calls: list[ToolCall], meta: dict[str, Any]) -> JudgeResult:
+    """The implied judge of `task` as a run judges it: through the registry, reading the
+    attempt's transcript and record (`work.meta`)."""
+    work = Work(transcript=tuple(calls), meta=meta)
+    return run_judge(build_judge(task.judge), task, work, JudgeContext(Path(".")))
 
 
 def test_trigger_tasks_load_with_their_implied_judge(tmp_path: Path) -> None:
@@ -50,7 +63,8 @@ def test_trigger_tasks_load_with_their_implied_judge(tmp_path: Path) -> None:
         True,
         "make a pdf",
     )
-    assert task.judge == {"type": "skill-used", "expect": True}
+    assert task.judge == {"type": "skill-triggered", "should_trigger": True}
+    assert task.execution_settings().stop_on_skill and task.execution_settings().tools
     assert not suite.task("plain").is_trigger_task and suite.task("plain").query is None
 
 
@@ -94,7 +108,13 @@ def test_sdk_child_and_transcript_agree_on_what_invokes_a_skill() -> None:
         assert invokes_skill(name, tool_input, "pdf") is expected, (name, tool_input)
     # a plugin's skill of the same name is another skill: neither stops nor triggers
     assert not invokes_skill("Skill", {"skill": "tools:pdf"}, "pdf")
-    task = Task(id="q", prompt="make a pdf", judge={}, query="make a pdf", should_trigger=True)
+    task = Task(
+        id="q",
+        prompt="make a pdf",
+        judge=implied_judge(True),
+        query="make a pdf",
+        should_trigger=True,
+    )
     judged = judge_trigger(
         task, [ToolCall("Skill", {"skill": "tools:pdf"})], {"trigger_skill": "pdf"}
     )
@@ -120,10 +140,10 @@ def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> No
     turns = ExecutionResult(
         error="claude CLI error: max turns", output_caused=True, meta={"subtype": "error_max_turns"}
     )
-    assert trigger_outcome(turns).error is None
+    assert watched_outcome(turns).error is None
     timeout = ExecutionResult(error="timed out", retryable=True, output_caused=True)
-    assert trigger_outcome(timeout).error == "timed out"
-    assert not trigger_outcome(timeout).output_caused and trigger_outcome(timeout).retryable
+    assert watched_outcome(timeout).error == "timed out"
+    assert not watched_outcome(timeout).output_caused and watched_outcome(timeout).retryable
     # The 529 stream the CLI sends: the "API Error" text is not the model's answer.
     overloaded = interpret(
         [
@@ -143,7 +163,7 @@ def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> No
         0,
     )
     assert overloaded.error and overloaded.retryable and "529" in overloaded.error
-    assert trigger_outcome(overloaded).error == overloaded.error
+    assert watched_outcome(overloaded).error == overloaded.error
     stopped = interpret(
         [
             {
@@ -329,8 +349,13 @@ def test_mock_outputs_check_triggered(tmp_path: Path) -> None:
     assert check_output({"triggered": True}) is None
     assert check_output({"triggered": "yes"}) == "triggered: must be true or false"
     suite = load_suite(write_suite(tmp_path, QUERIES))
-    assert executor_problem(None, "anthropic-api", suite) is not None
-    assert executor_problem(None, "mock", suite) is None
+    # by what the executor declares (ExecutorBase.can_trigger), never by its name
+    assert executor_problem(create_executor("anthropic"), "anthropic", suite) is not None
+    assert executor_problem(create_executor("mock"), "mock", suite) is None
+    acting = type("Acting", (ExecutorBase,), {"can_act": True})()  # acts, cannot tell
+    assert "trigger task" in (executor_problem(acting, "plugin", suite) or "")
+    watching = type("Watching", (ExecutorBase,), {"can_trigger": True})()
+    assert executor_problem(watching, "plugin", suite) is None
 
 
 def test_claude_code_options_of_a_trigger_attempt(tmp_path: Path) -> None:
@@ -441,3 +466,50 @@ def test_trigger_errors_never_profit_the_candidate() -> None:
         "3 candidate and 0 baseline trigger attempts ended in error"
         in decided["policy"]["reasoning"]
     )
+
+
+def test_an_executor_that_can_trigger_runs_trigger_tasks_from_the_request_alone(
+    tmp_path: Path,
+) -> None:
+    """No executor knows what a trigger task is: one that declares `can_trigger` gets how to
+    run it in each request (the skill installed, the tools, the turn limit, stop on the
+    skill), and the implied judge (through the registry) reads the skill the runner recorded."""
+    from skill_eval.core.model import Arm
+    from skill_eval.engine.evaluation import evaluate
+    from skill_eval.triggers.tasks import TRIGGER_EXECUTION
+
+    seen: list[ExecutionRequest] = []
+
+    class Watcher(ExecutorBase):
+        name = "watcher"
+        can_trigger = True
+
+        def run(self, request: ExecutionRequest) -> ExecutionResult:
+            seen.append(request)
+            invoked = request.task.should_trigger and request.arm == "candidate"
+            assert request.skill is not None
+            calls = (ToolCall("Skill", {"skill": request.skill.name}),) if invoked else ()
+            return ExecutionResult(output="done", transcript=calls)
+
+    suite = load_suite(write_suite(tmp_path, [*QUERIES[:1], {**QUERIES[2], "max_turns": 3}]))
+    skill = Skill("pdf", "---\nname: pdf\n---\n")
+    result = evaluate(suite, [Arm("candidate", skill), Arm("baseline", skill)], Watcher())
+    by_task = {r.task.id: r.settings for r in seen}
+    assert by_task["yes-1"] == TRIGGER_EXECUTION
+    assert by_task["no-1"].turns(None) == 3 and by_task["no-1"].stop_on_skill
+    attempts = {(a.arm, a.task_id): a for a in result.attempts}
+    assert attempts[("candidate", "yes-1")].meta["trigger_skill"] == "pdf"
+    # baseline no-1, baseline yes-1 (not invoked: failed), candidate no-1, candidate yes-1
+    assert [attempts[k].status for k in sorted(attempts)] == [
+        "passed",
+        "failed",
+        "passed",
+        "passed",
+    ]
+    judged = attempts[("baseline", "yes-1")].judge
+    assert judged is not None and judged.data == {
+        "triggered": False,
+        "should_trigger": True,
+        "skill": "pdf",
+    }
+    assert executor_problem(Watcher(), "watcher", suite) is None

@@ -226,7 +226,7 @@ def test_llm_rubric_with_include_work_sees_the_files(tmp_path: Path) -> None:
     from skill_eval.executors.base import create_grader
 
     grader = create_grader("mock", {})
-    ctx = JudgeContext(suite_dir=tmp_path, mock=True, grader=grader)
+    ctx = JudgeContext(suite_dir=tmp_path, grader=grader)
     work = work_with(tmp_path, {"report.md": "UNIQUE-CONTENT-42"}, CALLS)
     config = {"type": "llm-rubric", "rubric": "A correct report.md", "include_work": True}
     assert validate_judge_config(config, tmp_path) == []

@@ -1,26 +1,37 @@
 """Where attempts run: one small protocol, so the runner does not care whether a job runs on a
 thread of this process (`threads`, the default) or somewhere else (`ray`: a Ray cluster).
 
-A backend maps a plain function over picklable jobs and yields each result as it finishes, in
-any order. The runner (the driver) consumes the results: it alone writes the journal, reports
-progress and decides to stop. Closing the iterator early (the run stopped, Ctrl-C) must stop
-queued jobs from starting; `cancel()` asks running ones to stop too.
+A backend runs a run's attempt jobs (`attempts`) and maps a plain function over items (`map`),
+yielding each result as it finishes, in any order. The runner (the driver) consumes the
+results: it alone writes the journal, reports progress and decides to stop. Closing the
+iterator early (the run stopped, Ctrl-C) must stop queued jobs from starting; `cancel()` asks
+running ones to stop too.
 
-A Ray backend is `map` = `ray.remote(fn)` over the jobs, `ray.wait` for each finished one,
-and `cancel` = `ray.cancel` of the rest: the job and `run_attempt` need nothing else, since the
-job carries how to rebuild its executor and judges (see `skill_eval.engine.jobs`).
+The runner hands `attempts` the run's live environment (engine.jobs.AttemptEnv: the executor,
+judges and judge context it has). `threads` runs every job with exactly that; `ray` ships the
+picklable jobs, and each worker builds an environment of its own from the job's spec
+(`engine.jobs.run_attempt`). What a worker builds lives as long as its job: no process keeps
+a table of environments.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:  # the engine imports this module; the protocol only names its types
+    from ..engine.jobs import AttemptEnv, AttemptJob, Finished
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
 
 
 class Backend(Protocol):
+    def attempts(self, env: AttemptEnv, jobs: Sequence[AttemptJob]) -> Iterator[Finished]:
+        """Every job run with `env` or with an environment rebuilt from its spec (`job.run`),
+        yielded as each finishes."""
+        ...
+
     def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
         """`fn(job)` for every job, yielded as each finishes; an exception raised by `fn`
         propagates out of the iterator."""

@@ -2,14 +2,17 @@
 
 Each attempt job travels with a reference to its run's bundle (backends/shipping.py: the suite's
 fixtures and task files and each arm's skill folder, put in the object store once per run),
-so a worker on another machine unpacks them into a temp dir and runs `jobs.run_attempt` there;
-a kept workspace comes back as bytes. Results return to the driver as they finish, where the
+so a worker on another machine unpacks them into a temp dir, builds the job's executor, judges
+and judge context from its spec (`jobs.build_environment`, for that job alone) and runs it
+there; a kept workspace comes back as bytes. Results return to the driver as they finish, where the
 runner journals them: resume, caches and statistics do not know where an attempt ran.
 
 At most `concurrency` attempts are in flight (rate limits are per API key, not per machine);
 Claude Code attempts ask the cluster for a CPU and memory each, API attempts a quarter CPU
-(they wait on the network). Ray is imported only here, when this backend is chosen; the
-worker nodes need skill-eval installed (the same version) and the executor's credentials.
+(they wait on the network): an executor whose attempts work in a directory
+(`ExecutorBase.uses_workspace`) runs an agent locally. Ray is imported only here, when this
+backend is chosen; the worker nodes need skill-eval installed (the same version) and the
+executor's credentials.
 """
 
 from __future__ import annotations
@@ -17,13 +20,22 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.model import Attempt
-from ..engine.jobs import AttemptJob, Finished, RunSpec, environment, now_iso
+from ..engine.jobs import (
+    AttemptEnv,
+    AttemptJob,
+    Finished,
+    RunSpec,
+    build_environment,
+    execute_job,
+    now_iso,
+)
 from ..errors import UsageError
+from ..executors.base import ExecutorBase
 from .shipping import Bundle, build_bundle, localise, materialise, pack_kept, unpack_kept
 
 _Job = TypeVar("_Job")
@@ -31,7 +43,6 @@ _Result = TypeVar("_Result")
 
 INSTALL_HINT = "pip install 'skill-eval[ray]'"
 # What an attempt asks of the cluster: Claude Code runs a Node process and tools per attempt.
-CLAUDE_CODE_EXECUTORS = frozenset({"claude-cli"})
 CLAUDE_CODE_RESOURCES: dict[str, float] = {"num_cpus": 1, "memory": 2 * 1024**3}
 API_RESOURCES: dict[str, float] = {"num_cpus": 0.25}
 
@@ -47,44 +58,56 @@ def import_ray() -> Any:
     return ray
 
 
-def resources_for(spec: RunSpec | None) -> dict[str, float]:
-    """The Ray resources one attempt of this run declares."""
-    if spec is not None and spec.executor in CLAUDE_CODE_EXECUTORS:
+def resources_for(executor: ExecutorBase | None) -> dict[str, float]:
+    """The Ray resources one attempt with `executor` declares (None: a run that only judges)."""
+    if executor is not None and executor.uses_workspace:
         return dict(CLAUDE_CODE_RESOURCES)
     return dict(API_RESOURCES)
 
 
 def run_shipped(
-    fn: Callable[[Any], Any], job: Any, bundle: Bundle | None
+    fn: Callable[[Any], Any], item: Any, bundle: Bundle | None
 ) -> tuple[Any, dict[str, bytes] | None]:
-    """On the worker: unpack the bundle, run `fn` on the job rewritten to read it, and pack
-    the kept workspace for the trip back. Other items run as they are."""
-    if bundle is None or not isinstance(job, AttemptJob) or job.run is None:
-        return _interruptible(fn, job), None
-    root = materialise(bundle)
+    """On the worker: `fn(item)` (a plain map), or, with `fn` None, the attempt job `item`
+    (see `_run_job`). The second value is the kept workspace's files for the trip back (None:
+    no workspace was to be kept)."""
+    if fn is not None:
+        return _interruptible(lambda: fn(item)), None
+    return _run_job(item, bundle)
+
+
+def _run_job(job: AttemptJob, bundle: Bundle | None) -> tuple[Finished, dict[str, bytes] | None]:
+    """Unpack the bundle, rewrite the job to read it, build its environment from its spec and
+    run it; the environment lives as long as the job (its judge-cache handle is closed)."""
+    if job.run is None:
+        raise ValueError("a shipped job needs its run spec")
+    root = materialise(bundle) if bundle is not None else None
     keep = (
         Path(tempfile.mkdtemp(prefix="skill-eval-kept-"))
-        if job.run.workspaces.keep_root is not None
+        if root is not None and job.run.workspaces.keep_root is not None
         else None
     )
+    local = localise(job, root, bundle, keep) if root is not None and bundle else job
+    env = build_environment(local.run or job.run)  # localise rewrites the spec, never drops it
     try:
-        finished = _interruptible(fn, localise(job, root, bundle, keep))
-        return finished, pack_kept(finished) if keep is not None else {}
+        finished = _interruptible(lambda: execute_job(env, local), env)
+        return finished, pack_kept(finished) if keep is not None else None
     finally:
+        env.close()
         if keep is not None:
             shutil.rmtree(keep, ignore_errors=True)
 
 
-def _interruptible(fn: Callable[[Any], Any], job: Any) -> Any:
-    """`fn(job)` on a thread, this one waiting in short steps: Ray's cancel raises
+def _interruptible(call: Callable[[], Any], env: AttemptEnv | None = None) -> Any:
+    """`call()` on a thread, this one waiting in short steps: Ray's cancel raises
     KeyboardInterrupt here only between bytecodes, never inside a blocking wait (an agent's
-    subprocess, a socket read). Then the run's executor kills what it started and the job
+    subprocess, a socket read). Then the job's executor kills what it started and the job
     stops, instead of the task running to its end."""
     outcome: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            outcome["result"] = fn(job)
+            outcome["result"] = call()
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             outcome["error"] = exc
 
@@ -94,8 +117,7 @@ def _interruptible(fn: Callable[[Any], Any], job: Any) -> Any:
         while worker.is_alive():
             worker.join(0.1)
     except KeyboardInterrupt:
-        if isinstance(job, AttemptJob) and job.run is not None:
-            env = environment(job.run)
+        if env is not None:
             env.stop.set()
             if env.executor is not None:
                 env.executor.cancel()
@@ -150,8 +172,25 @@ class RayBackend:
             ) from None
         return True
 
+    def attempts(self, env: AttemptEnv, jobs: Sequence[AttemptJob]) -> Iterator[Finished]:
+        """The jobs shipped with their run's bundle; each worker rebuilds the environment
+        from the job's spec (`env`, the driver's, says what each attempt asks of the
+        cluster)."""
+        resources = resources_for(env.executor)
+        return self._stream(list(jobs), None, resources, self._bundles)
+
     def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
-        items = list(jobs)
+        return self._stream(list(jobs), fn, dict(API_RESOURCES), lambda items: {})
+
+    def _stream(
+        self,
+        items: list[Any],
+        fn: Callable[[Any], Any] | None,
+        resources: dict[str, float],
+        bundling: Callable[[list[Any]], dict[str, Any]],
+    ) -> Iterator[Any]:
+        """`run_shipped(fn, item, bundle)` for every item as Ray tasks, at most `concurrency`
+        in flight, each result yielded as it finishes."""
         if not items:
             return
         started = self._connect()
@@ -161,11 +200,11 @@ class RayBackend:
 
         def fill() -> None:
             for item in queue:
-                spec = item.run if isinstance(item, AttemptJob) else None
+                key = item.run.key if isinstance(item, AttemptJob) and item.run else None
                 # Ray reruns a task whose worker died (never one that raised): an attempt
                 # can run twice, only its last result is recorded.
-                ref = remote.options(**resources_for(spec), max_retries=2).remote(
-                    fn, item, bundles.get(spec.key) if spec else None
+                ref = remote.options(**resources, max_retries=2).remote(
+                    fn, item, bundles.get(key) if key else None
                 )
                 self._pending[ref] = item
                 if len(self._pending) >= self.concurrency:
@@ -173,7 +212,7 @@ class RayBackend:
 
         try:
             remote = self.ray.remote(run_shipped)
-            bundles = self._bundles(items)
+            bundles = bundling(items)
             fill()
             while self._pending:
                 done, _ = self.ray.wait(list(self._pending), num_returns=1)
@@ -183,15 +222,10 @@ class RayBackend:
                 except self.ray.exceptions.RayTaskError:
                     raise  # raised by our own code: a bug, as on threads
                 except self.ray.exceptions.RayError as exc:  # a worker or node was lost
-                    if not isinstance(item, AttemptJob):
+                    if fn is not None:
                         raise
                     result, kept = lost(item, exc), None
-                if (
-                    kept is not None
-                    and isinstance(result, Finished)
-                    and isinstance(item, AttemptJob)
-                    and item.run is not None
-                ):
+                if kept is not None and fn is None and item.run is not None:
                     result = unpack_kept(result, kept, item.run.workspaces.keep_root)
                 yield result
                 fill()

@@ -1,10 +1,14 @@
-"""`threads`: attempts on a bounded thread pool of this process (today's and the default)."""
+"""`threads`: attempts on a bounded thread pool of this process (today's and the default), each
+run with the driver's own environment: the executor, judges and judge context it was given."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from functools import partial
 from typing import TypeVar
+
+from ..engine.jobs import AttemptEnv, AttemptJob, Finished, execute_job
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
@@ -17,6 +21,9 @@ class ThreadBackend:
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
         self._pools: list[ThreadPoolExecutor] = []
+
+    def attempts(self, env: AttemptEnv, jobs: Sequence[AttemptJob]) -> Iterator[Finished]:
+        return self.map(partial(execute_job, env), jobs)
 
     def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="skill-eval")

@@ -8,11 +8,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from .blobs import OutputRef, TranscriptRef, read_checked
+from .execution import ExecutionRequest as ExecutionRequest  # re-exported: the seam's records
+from .execution import ExecutionResult as ExecutionResult
+from .execution import ExecutionSettings
+from .execution import SkillMode as SkillMode
+from .execution import Usage as Usage
 from .work import Snapshot, ToolCall, Work
 
 Status = Literal["passed", "failed", "error"]
@@ -65,6 +70,14 @@ class Task:
     # query? `prompt` then holds the query too, and `judge` the implied trigger judge.
     query: str | None = None
     should_trigger: bool | None = None
+    # How its kind makes executors run it, set by that kind's loader (trigger tasks); None:
+    # as the run is configured, with the task's own turn limit and tools.
+    execution: ExecutionSettings | None = None
+
+    def execution_settings(self) -> ExecutionSettings:
+        """What every ExecutionRequest of this task carries (`ExecutionRequest.settings`)."""
+        own = self.execution or ExecutionSettings(tools=self.allowed_tools)
+        return own if self.max_turns is None else replace(own, max_turns=self.max_turns)
 
     @property
     def is_trigger_task(self) -> bool:
@@ -133,35 +146,6 @@ class Arm:
 
 
 @dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
-
-    def to_dict(self) -> dict[str, int]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
-        data = data or {}
-        return cls(**{k: int(data.get(k) or 0) for k in cls().to_dict()})
-
-
-@dataclass(frozen=True)
 class JudgeResult:
     """What a judge says of one output. `error` is set when the judge itself could not judge;
     `error_kind` then says whether a retry may help (unset counts as permanent: only a judge
@@ -221,41 +205,6 @@ class JudgeResult:
 
 
 @dataclass(frozen=True)
-class ExecutionRequest:
-    """One execution of one task with one arm's skill."""
-
-    task: Task
-    arm: ArmName
-    attempt: int
-    skill: Skill | None
-    timeout_seconds: float
-    # The attempt's working directory, made (and later kept or deleted) by the runner; None
-    # when the runner made none (text-only executors may ignore it).
-    workspace: Path | None = None
-
-
-@dataclass(frozen=True)
-class ExecutionResult:
-    """What an executor returns. `error` set means the attempt is an error, not a failure;
-    `retryable` says whether trying again may help (rate limits, overload, timeouts); `fatal`
-    that no attempt of this run can succeed (bad credentials, unknown model): the run stops."""
-
-    output: str = ""
-    error: str | None = None
-    retryable: bool = False
-    fatal: bool = False
-    retry_after: float | None = None
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    transcript: tuple[ToolCall, ...] = ()  # the agent's tool calls, when the executor has them
-    # The error was caused by the output itself (an agent stopped at its turn limit, an
-    # execution that outran its timeout): the runner records the attempt as `failed`, not
-    # `error`, so an output cannot drop its task from both pass rates by misbehaving.
-    output_caused: bool = False
-
-
-@dataclass(frozen=True)
 class Attempt:
     """One execution of one task with one arm, with its judgement, as journaled.
 
@@ -297,6 +246,7 @@ class Attempt:
             transcript=self.full_transcript(),
             files=self.files,
             text_sha256=ref.sha256 if ref else None,
+            meta=self.meta,
         )
 
     def full_output(self) -> str:

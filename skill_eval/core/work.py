@@ -42,6 +42,11 @@ class ToolCall:
         )
 
 
+# Where harness plumbing lives inside a workspace (Claude Code's project skills): never work.
+# Snapshots (engine/workspace.py) and the judges that list a workspace (work_judges) skip them.
+IGNORED_DIRS = frozenset({".claude", ".git", "__pycache__", "node_modules"})
+
+
 @dataclass(frozen=True)
 class FileSnapshot:
     """One file the attempt created or changed, relative to its workspace. The content is read
@@ -102,7 +107,8 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Work:
-    """What one attempt produced. `transcript` is empty and `files` is None for text tasks."""
+    """What one attempt produced. `transcript` is empty and `files` is None for text tasks;
+    `meta` is its record's notes on how it ran."""
 
     text: str = ""
     transcript: tuple[ToolCall, ...] = ()
@@ -110,6 +116,10 @@ class Work:
     # sha256 of `text` when the caller already has it (blobs.measure): a 50 MB output is
     # hashed once per attempt, not again for each judge-cache key.
     text_sha256: str | None = field(default=None, compare=False)
+    # What the attempt's record says about how it ran (Attempt.meta: the executor's notes, and
+    # the runner's, such as which skill a trigger attempt watched for). Not part of `digest`:
+    # judges that read it are not cached.
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def is_text_only(self) -> bool:

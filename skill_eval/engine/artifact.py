@@ -13,9 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..core.model import Attempt, Skill, Usage
 from ..core.paths import atomic_write_text, safe_component
+from ..core.version import __version__
 from ..errors import ArtifactError
 from ..judges import observers
 from ..stats.analysis import Analysis

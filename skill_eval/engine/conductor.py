@@ -208,7 +208,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
     progress = (
         Progress(
             {a.name: per_arm for a in arm_list},
-            level=lambda: getattr(executor, "concurrency_level", None),
+            level=lambda: executor.concurrency_level,
         )
         if opts.progress
         else None
@@ -232,7 +232,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
                 skill_mode=opts.skill_mode,
                 pass_k=opts.pass_k,
                 samples=opts.sample_count,
-                judge_backend=ctx.judge_backend,
+                judge_backend=ctx.grader.name,
                 judge_model=judge_model(ctx),
                 evaluator_dirs=_evaluator_dirs(opts),
                 max_output_bytes=opts.max_output_bytes,
@@ -420,12 +420,10 @@ def judge_context(
     grader = build_grader(backend, options={**options, "record": record})
     return JudgeContext(
         suite_dir=suite_dir,
-        mock=backend == "mock",
-        judge_backend=backend,
+        grader=grader,
         judge_model=opts.judge_model,
         cache=cache,
         backend_options=options,
-        grader=grader,
     )
 
 

@@ -29,6 +29,7 @@ from ..stats.analysis import Analysis, analyse
 from ..stats.policy import DEFAULT_POLICY, Policy
 from ..stats.results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
 from ..stats.sequential import EarlyStop
+from .progress import Progress
 from .runner import Job, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .shards import Shard
 from .workspace import KeepPolicy
@@ -203,6 +204,8 @@ def evaluate(
             concurrency=settings.concurrency,
             max_retries=settings.max_retries,
             progress=progress,
+            # the run's Progress also shows a sent batch's counts (--batch)
+            batch_status=progress.batch if isinstance(progress, Progress) else None,
             keep_workspaces=settings.keep_workspaces,
             workspace_parent=settings.workspace_parent,
             keep_root=settings.keep_root,
@@ -283,16 +286,15 @@ def default_judge_context(suite: Suite, executor_name: str) -> JudgeContext:
     """Model-graded judges use the executor's grader when it has one, else the mock grader;
     judgements are cached in memory for this evaluation."""
     from ..judges.judge_cache import MemoryJudgeCache
+    from ..judges.llm import build_grader
 
     try:
         can_grade = get_executor_spec(executor_name).grader is not None
     except ExecutorError:  # an executor built by hand, not registered
         can_grade = False
-    backend = executor_name if can_grade else "mock"
     return JudgeContext(
         suite_dir=suite.directory,
-        mock=backend == "mock",
-        judge_backend=backend,
+        grader=build_grader(executor_name if can_grade else "mock"),
         cache=MemoryJudgeCache(),
     )
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..core.model import Suite
 from ..core.task_files import task_files_digest
+from ..core.version import __version__
 from ..executors.base import PROMPT_TEMPLATE_VERSION
 
 _FILE_KEYS = ("test_file", "schema_file")

@@ -1,12 +1,14 @@
 """One attempt as a unit of work: a picklable `AttemptJob` (task, arm, sample index, and the
-`RunSpec` that says how to rebuild the run's executor and judges in any process) and the plain
-module-level function `run_attempt(job) -> Finished` that executes it with retries, judges it
-and returns the attempt. It writes nothing: the driver (engine/runner.py) journals what it returns.
+`RunSpec` that says how to rebuild the run's executor and judges in any process),
+`execute_job(env, job) -> Finished`, which executes it with the live objects of an
+`AttemptEnv` (retries, judging, the workspace), and the module-level `run_attempt(job)` that
+does the same in any process, with an environment built from the job's spec. Neither writes
+anything: the driver (engine/runner.py) journals what they return.
 
-Each process builds a run's executor, judges and judge context once, from the spec, and keeps
-them (`environment`). The driver registers the live objects it already has under the run's
-key, so on the `threads` backend a job runs with exactly those (the executor a test built, the
-judges the caller passed); in another process the same job rebuilds them from the registries.
+Which one runs is the backend's business (backends/): `threads` runs every job with the
+driver's own environment (the executor a test built, the judges the caller passed); `ray`
+ships the jobs and each worker builds its environment from the spec. No table of live
+environments is kept anywhere.
 """
 
 from __future__ import annotations
@@ -34,9 +36,16 @@ from ..core.paths import safe_component
 from ..core.task_files import expand_task_files
 from ..core.work import Work
 from ..executors.base import ExecutorBase, create_executor
-from ..judges.base import Judge, JudgeContext, build_judge, run_judge, traceback_tail
+from ..judges.base import (
+    Judge,
+    JudgeContext,
+    JudgeSettings,
+    build_judge,
+    run_judge,
+    traceback_tail,
+)
 from ..judges.observers import observe
-from ..triggers.judge import SKILL_META, judge_trigger
+from ..judges.triggered import SKILL_META
 from .workspace import (
     KEEP_MAX_BYTES,
     AttemptWorkspace,
@@ -49,7 +58,6 @@ from .workspace import (
 
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 60.0
-_KEPT_ENVIRONMENTS = 8  # runs whose built executor a worker process keeps at once
 
 
 def now_iso() -> str:
@@ -76,63 +84,10 @@ class WorkspaceSettings:
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
-    """A `JudgeContext` as plain data. `cache` is "memory", a judge-cache directory, or None
-    (caching off); a process that rebuilds the context opens its own handle on it."""
-
-    suite_dir: Path
-    mock: bool = False
-    judge_backend: str = "mock"
-    judge_model: str | None = None
-    backend_options: Mapping[str, Any] = field(default_factory=dict)
-    cache: str | None = None
-    env: Mapping[str, str] | None = None
-
-    @classmethod
-    def of(cls, ctx: JudgeContext) -> JudgeSettings:
-        cache = (
-            None
-            if ctx.cache is None
-            else str(ctx.cache.directory)
-            if getattr(ctx.cache, "directory", None)
-            else "memory"
-        )
-        return cls(
-            Path(ctx.suite_dir),
-            ctx.mock,
-            ctx.judge_backend,
-            ctx.judge_model,
-            dict(ctx.backend_options),
-            cache,
-            dict(ctx.env) if ctx.env else None,
-        )
-
-    def context(self) -> JudgeContext:
-        from ..judges.judge_cache import JudgeCache, MemoryJudgeCache
-
-        cache: Any = (
-            None
-            if self.cache is None
-            else MemoryJudgeCache()
-            if self.cache == "memory"
-            else JudgeCache(Path(self.cache))
-        )
-        return JudgeContext(
-            suite_dir=self.suite_dir,
-            mock=self.mock,
-            judge_backend=self.judge_backend,
-            judge_model=self.judge_model,
-            backend_options=dict(self.backend_options),
-            cache=cache,
-            env=self.env,
-        )
-
-
-@dataclass(frozen=True)
 class RunSpec:
     """What any process needs to run a job of one run: the executor by registry name with its
     own config (None: the run only judges), the judging settings, retries and workspaces.
-    `key` names the run in each process's table of built environments."""
+    `key` names the run (a backend that ships jobs packs one bundle of files per run)."""
 
     key: str
     executor: str | None
@@ -213,49 +168,36 @@ class AttemptEnv:
     def retrying(self, tries: int) -> bool:
         return not self.stop.is_set() and tries <= self.retry.max_retries
 
-
-_ENVIRONMENTS: dict[str, AttemptEnv] = {}
-_ENV_LOCK = threading.Lock()
-
-
-def register_environment(key: str, env: AttemptEnv) -> None:
-    """Make `env` the one jobs of run `key` use in this process (the driver's own objects)."""
-    with _ENV_LOCK:
-        _ENVIRONMENTS[key] = env
+    def close(self) -> None:
+        """Close what an environment built for one job opened (its judge-cache handle)."""
+        if self.ctx.cache is not None:
+            self.ctx.cache.close()
 
 
-def forget_environment(key: str) -> None:
-    with _ENV_LOCK:
-        _ENVIRONMENTS.pop(key, None)
-
-
-def environment(spec: RunSpec) -> AttemptEnv:
-    """This process's environment for run `spec.key`, built from the spec on first use."""
-    with _ENV_LOCK:
-        env = _ENVIRONMENTS.get(spec.key)
-        if env is None:
-            executor = (
-                create_executor(spec.executor, spec.executor_config) if spec.executor else None
-            )
-            env = AttemptEnv(
-                executor,
-                None,
-                spec.judging.context(),
-                spec.retry,
-                workspaces=spec.workspaces,
-                max_output_bytes=spec.max_output_bytes,
-            )
-            while len(_ENVIRONMENTS) >= _KEPT_ENVIRONMENTS:
-                del _ENVIRONMENTS[next(iter(_ENVIRONMENTS))]
-            _ENVIRONMENTS[spec.key] = env
-        return env
+def build_environment(spec: RunSpec) -> AttemptEnv:
+    """A new environment for a job of run `spec`, built from the registries (executor,
+    judges, judge context): what a process other than the driver's runs a job with."""
+    executor = create_executor(spec.executor, spec.executor_config) if spec.executor else None
+    return AttemptEnv(
+        executor,
+        None,
+        spec.judging.context(),
+        spec.retry,
+        workspaces=spec.workspaces,
+        max_output_bytes=spec.max_output_bytes,
+    )
 
 
 def run_attempt(job: AttemptJob) -> Finished:
-    """Run one job in whatever process this is (the unit a backend maps)."""
+    """Run one job in whatever process this is, with an environment of its own built from
+    the job's spec (the unit a backend that ships jobs maps)."""
     if job.run is None:
         raise ValueError("a job needs its run spec to run outside the runner")
-    return execute_job(environment(job.run), job)
+    env = build_environment(job.run)
+    try:
+        return execute_job(env, job)
+    finally:
+        env.close()
 
 
 def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
@@ -273,11 +215,8 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
     attempt: Attempt | None = None
     try:
         missing = _copy_in(env, workspace, job.task)
-        result, tries = (
-            (ExecutionResult(error=missing), 0)
-            if missing
-            else _execute(env, job, workspace.path if workspace else None)
-        )
+        request = request_of(job, workspace.path if workspace else None)
+        result, tries = (ExecutionResult(error=missing), 0) if missing else _execute(env, request)
         # Encoded and hashed once; cut (and marked) past --max-output-bytes: not an error.
         output, output_ref = measure(result.output, env.max_output_bytes)
         attempt = Attempt(
@@ -296,15 +235,11 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             started_at=started_at,
             transcript=result.transcript,
             files=workspace.snapshot() if workspace else None,
-            meta=dict(result.meta),
+            meta=_meta(result, request),
         )
-        if job.task.is_trigger_task and job.arm.skill is not None:  # whose invocation counts
-            attempt = replace(attempt, meta={**attempt.meta, SKILL_META: job.arm.skill.name})
         if not result.error:
             attempt = judge_attempt(env, attempt, job.task)
-        elif result.output_caused and not job.task.is_trigger_task:
-            # The output's own doing: a failure, never excluded. Not for a trigger task: a
-            # run that did not finish says nothing about whether the skill would have loaded.
+        elif result.output_caused:  # the output's own doing: a failure, never excluded
             attempt = replace(
                 attempt,
                 status="failed",
@@ -368,22 +303,26 @@ def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> P
     return keep_root / safe_component(arm) / safe_component(task_id) / str(index)
 
 
+def _meta(result: ExecutionResult, request: ExecutionRequest) -> dict[str, Any]:
+    """The attempt's record of how it ran: the executor's notes, and for an attempt that
+    watched for its skill (`stop_on_skill`) which skill that was, so its judge (and a later
+    rejudge of the journal) knows whose invocation counts."""
+    meta = dict(result.meta)
+    if request.settings.stop_on_skill and request.skill is not None:
+        meta[SKILL_META] = request.skill.name
+    return meta
+
+
 def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     """Judge an attempt's work (retrying transient judge errors) and set its judgement, error
     and status. The one way an attempt is judged: by a run and by `rejudge` alike."""
-    if task.is_trigger_task:  # the whole transcript: a stored one keeps only its ends inline
-        judge = judge_trigger(task, attempt.full_transcript(), attempt.meta)
-    else:
-        judge = _judge(env, task, attempt.work)
+    judge = _judge(env, task, attempt.work)
     error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
     return replace(attempt, judge=judge, error=error, status="error" if error else status_of(judge))
 
 
-def _execute(
-    env: AttemptEnv, job: AttemptJob, workspace: Path | None
-) -> tuple[ExecutionResult, int]:
+def _execute(env: AttemptEnv, request: ExecutionRequest) -> tuple[ExecutionResult, int]:
     """Run the task, retrying what is not the skill's fault: (result, tries)."""
-    request = request_of(job, workspace)
     tries = 0
     while True:
         tries += 1
@@ -404,7 +343,8 @@ def _execute(
 
 
 def request_of(job: AttemptJob, workspace: Path | None = None) -> ExecutionRequest:
-    """What the executor is asked for one job (in `workspace`, for executors that use one)."""
+    """What the executor is asked for one job (in `workspace`, for executors that use one),
+    with how its task must run (`Task.execution_settings`: its kind's, its turns and tools)."""
     return ExecutionRequest(
         task=job.task,
         arm=job.arm.name,
@@ -412,6 +352,7 @@ def request_of(job: AttemptJob, workspace: Path | None = None) -> ExecutionReque
         skill=job.arm.skill,
         timeout_seconds=job.task.timeout_seconds,
         workspace=workspace,
+        execution=job.task.execution_settings(),
     )
 
 

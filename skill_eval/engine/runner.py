@@ -1,8 +1,10 @@
 """Runs arms × tasks × attempts through a backend (`backends/`: a bounded thread pool by
 default), stops the run on an executor result marked fatal, and journals every attempt as it
 finishes. Concurrency lives here and in the backends, nowhere else; each attempt is a picklable
-job run by `jobs.run_attempt`, which retries what is not the skill's fault and may heal (as the
-executor or judge classifies it). The runner is the driver: the only writer of the journal.
+job the backend runs with this run's live environment or one rebuilt from the job's spec
+(`jobs.execute_job` / `jobs.run_attempt`), which retries what is not the skill's fault and may
+heal (as the executor or judge classifies it). The runner is the driver: the only writer of the
+journal.
 
 Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
 hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per
@@ -16,7 +18,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,8 +30,8 @@ from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS, Bl
 from ..core.model import Arm, ArmName, Attempt, Task
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
-from ..executors.batches import BatchLog
-from ..judges.base import Judge, JudgeContext
+from ..executors.batches import BatchCounts, BatchLog
+from ..judges.base import Judge, JudgeContext, JudgeSettings
 from .attempt_store import store_attempt
 from .jobs import (
     BACKOFF_BASE_SECONDS,
@@ -37,17 +39,13 @@ from .jobs import (
     AttemptEnv,
     AttemptJob,
     Finished,
-    JudgeSettings,
     RetryPolicy,
     RunSpec,
     WorkspaceSettings,
-    forget_environment,
     judge_attempt,
     kept_workspace_dir,
     now_iso,
-    register_environment,
     request_of,
-    run_attempt,
 )
 from .workspace import KEEP_MAX_BYTES, KeepPolicy
 
@@ -75,6 +73,7 @@ class RunSettings:
     backoff_base: float = BACKOFF_BASE_SECONDS
     backoff_cap: float = BACKOFF_CAP_SECONDS
     progress: Callable[[Attempt], None] | None = None
+    batch_status: Callable[[BatchCounts], None] | None = None  # a sent batch's counts (--batch)
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
     # Which attempts' final workspaces are kept after judging: none, failed (not passed), all.
     keep_workspaces: KeepPolicy = "none"
@@ -210,8 +209,8 @@ class Runner:
         s = self.settings
         return RunSpec(
             self.key,
-            getattr(self.executor, "name", None) if self.executor else None,
-            getattr(self.executor, "config", None),
+            self.executor.name if self.executor else None,
+            self.executor.config if self.executor else None,
             JudgeSettings.of(self.ctx),
             RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
             self._workspaces(),
@@ -226,7 +225,8 @@ class Runner:
 
     @property
     def env(self) -> AttemptEnv:
-        """This run's live objects, registered for the jobs that run in this process."""
+        """This run's live objects, which the backend runs the jobs with (`threads`) or
+        rebuilds from `spec()` wherever it runs them."""
         if self._env is None:
             s = self.settings
             self._env = AttemptEnv(
@@ -248,7 +248,9 @@ class Runner:
         todo = [replace(job, run=spec) for job in jobs if job.key not in kept]
         results = list(kept.values())
         self._prepare(todo)
-        with closing(self._map(run_attempt, todo)) as finishing:
+        with closing(
+            self._guarded(lambda: self.backend.attempts(self.env, todo), todo)
+        ) as finishing:
             for finished in finishing:
                 recorded = self._record(finished)
                 if recorded is not None:
@@ -258,28 +260,30 @@ class Runner:
     def _prepare(self, todo: Sequence[Job]) -> None:
         """A batch-mode executor (executors/batches.py) gets every request before the jobs
         start, with the batches this run's journal already names; the batch ids it sends are
-        journaled here, the moment they exist, so a killed run resumes the same batches."""
-        prepare = getattr(self.executor, "prepare", None)
-        if prepare is None or not todo:
+        journaled here, the moment they exist, so a killed run resumes the same batches. The
+        model-graded judgements of what it answered go out as a batch too."""
+        executor = self.executor
+        if executor is None or not executor.prepares_requests or not todo:
             return
+        from ..judges.batch_judging import batch_judgements  # batch mode only
+
         journal = self.journal
         requests = [request_of(job) for job in todo]
         log = BatchLog(
             records=journal.notes() if journal else (),
             note=journal.note if journal else BatchLog().note,
-            status=getattr(self.settings.progress, "batch", None),
+            status=self.settings.batch_status,
             max_retries=self.settings.max_retries,
             sleep=self.env.sleep,
         )
-        prepare(requests, log)
-        judging = getattr(self.executor, "prepare_judgements", None)
-        if judging is not None:  # the judgements as a second batch: a grader answering them
-            self.ctx = judging(
-                [(job.task, r) for job, r in zip(todo, requests, strict=True)],
-                self.judges,
-                self.ctx,
-                log,
-            )
+        executor.prepare(requests, log)
+        self.ctx = batch_judgements(
+            executor.prepared_output,
+            [(job.task, r) for job, r in zip(todo, requests, strict=True)],
+            self.judges,
+            self.ctx,
+            log,
+        )
 
     def _record(self, finished: Finished) -> Attempt | None:
         """Journal a finished attempt, report it, and stop the run if it was fatal; the
@@ -333,14 +337,19 @@ class Runner:
         return judge_attempt(self.env, attempt, task)
 
     def _map(self, fn: Callable[[_In], _Out], items: Sequence[_In]) -> Generator[_Out, None, None]:
-        """`fn` over `items` on the backend, with this run's objects registered for it; on
-        any exit before the end (an error, Ctrl-C, a fatal result) nothing new starts and the
-        executor is told to cancel what is running."""
+        """`fn` over `items` on the backend (see `_guarded`)."""
+        return self._guarded(lambda: self.backend.map(fn, items), items)
+
+    def _guarded(
+        self, start: Callable[[], Iterator[_Out]], items: Sequence[Any]
+    ) -> Generator[_Out, None, None]:
+        """The results of `start()` (a backend's map over `items`); on any exit before the end
+        (an error, Ctrl-C, a fatal result) nothing new starts and the executor is told to
+        cancel what is running."""
         if not items:
             return
         self._env = None  # judges or settings may have changed since the last run
-        register_environment(self.key, self.env)
-        results = self.backend.map(fn, items)
+        results = start()
         try:
             yield from results
         except BaseException:  # GeneratorExit too: the driver stopped reading
@@ -349,8 +358,6 @@ class Runner:
             if self.executor is not None:
                 self.executor.cancel()  # kill running subprocesses
             raise
-        finally:
-            forget_environment(self.key)
 
 
 def attempts_by(attempts: Iterable[Attempt], arm: ArmName) -> dict[str, list[Attempt]]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..core.work import FileSnapshot, Snapshot
+from ..core.work import IGNORED_DIRS, FileSnapshot, Snapshot
 
 WORKSPACE_PREFIX = "skill-eval-attempt-"
 WORKSPACE_DIR = "work"
@@ -32,8 +32,6 @@ WORKSPACE_DIR = "work"
 # are listed with their size and an empty sha256): a runaway agent cannot stall the harness.
 MAX_FILES = 1000
 MAX_HASH_BYTES = 16 * 1024 * 1024
-# Where harness plumbing lives inside a workspace (Claude Code's project skills): never work.
-IGNORED_DIRS = frozenset({".claude", ".git", "__pycache__", "node_modules"})
 
 
 def _sha256_file(path: Path) -> str:

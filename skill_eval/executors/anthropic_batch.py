@@ -9,20 +9,19 @@ as one batch, journals its id at once, polls it with backoff, and maps results b
 follow-up batch, up to --max-retries times; one that cannot succeed (an invalid request) is
 kept as an error. Then the attempts run as usual: `run` answers each from its batch result
 (a skill folder's tool turns after the first go to the Messages API directly) and the judges
-judge it; before that, `prepare_judgements` sends the llm-rubric/rubric judgements of the
-batch's answers as a second batch (batch_judging.py). A request `prepare` never saw (a
-retry after a failed tool turn) is sent directly.
+judge it; before that, the runner sends the llm-rubric/rubric judgements of the batch's
+answers (`prepared_output`) as a second batch (judges/batch_judging.py). A request `prepare`
+never saw (a retry after a failed tool turn) is sent directly.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..core.model import ExecutionRequest, ExecutionResult, Task
-from ..judges.base import Judge, JudgeContext
+from ..core.model import ExecutionRequest, ExecutionResult
 from ..skills.files import skill_folder
 from .anthropic_api import (
     SUPPORTED_MODES,
@@ -42,6 +41,8 @@ def _key(request: ExecutionRequest) -> str:
 
 class BatchAnthropicExecutor(AnthropicExecutor):
     """The anthropic executor in batch mode (`AnthropicConfig.batch`)."""
+
+    prepares_requests = True
 
     def __init__(self, config: AnthropicConfig) -> None:
         super().__init__(config)
@@ -66,20 +67,7 @@ class BatchAnthropicExecutor(AnthropicExecutor):
         with self._ready_lock:
             self._ready.update(ready)
 
-    def prepare_judgements(
-        self,
-        outputs: Sequence[tuple[Task, ExecutionRequest]],
-        judges: Mapping[str, Judge],
-        ctx: JudgeContext,
-        log: BatchLog,
-    ) -> JudgeContext:
-        """After `prepare`: the model-graded judgements of the batch's answers as a second
-        batch (batch_judging.py); the judge context whose grader answers from it."""
-        from .batch_judging import batch_judgements
-
-        return batch_judgements(self.ready_text, outputs, judges, ctx, log, classify_exception)
-
-    def ready_text(self, request: ExecutionRequest) -> str | None:
+    def prepared_output(self, request: ExecutionRequest) -> str | None:
         """The answer a batch gave `request`, when it is the attempt's whole output (no tool
         call follows); None otherwise."""
         with self._ready_lock:

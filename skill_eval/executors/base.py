@@ -10,19 +10,22 @@ whether a retry may help. It raises ExecutorError only when it cannot run at all
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core.execution import SKILL_MODES as SKILL_MODES
+from ..core.execution import SkillMode as SkillMode
 from ..core.model import ExecutionRequest, ExecutionResult, Skill
 from ..core.registry import Registry
 from ..errors import ExecutorError
 from .builtin import BUILTIN_EXECUTORS
 from .grader import Grader, GraderSettings
 
-SkillMode = Literal["prepend", "system", "installed"]
-SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
+if TYPE_CHECKING:
+    from .batches import BatchLog
+
 # Bumped whenever the text wrapped around a skill or task changes: cached results depend on it.
 PROMPT_TEMPLATE_VERSION = "2"  # 2: a folder skill's file list follows SKILL.md
 # The model when neither --model nor SKILL_EVAL_MODEL names one (executors and judges alike).
@@ -40,16 +43,30 @@ class ExecutorConfig:
 
 
 class Executor(Protocol):
+    """The seam: one request in, one result out. A bare object with this method is a whole
+    plugin executor; `lifecycle()` gives it ExecutorBase's defaults for everything else."""
+
     def run(self, request: ExecutionRequest) -> ExecutionResult: ...
 
 
 class ExecutorBase:
-    """The executor lifecycle, with defaults: the conductor calls `preflight` before a run,
-    `describe` for the artifact and cache keys, `cancel` on Ctrl-C. A plugin executor that
-    is not a subclass gets the same defaults through `lifecycle()`."""
+    """Everything the runner and the conductor ask of an executor, each with its default: a
+    subclass overrides what it offers, and nothing is looked up by name or probed for.
+
+    - `run(request)`: one attempt (the protocol); never raises for a failed attempt.
+    - `name`, `config`: its registry name and its own config, from which the registry builds
+      it again in another process (a Ray worker).
+    - `uses_workspace`, `can_act`, `can_trigger`: what it can do (below); the conductor
+      refuses a suite before any call when a task needs what the executor cannot.
+    - `preflight()`, `describe()`, `cancel()`: before a run, for the artifact and the run's
+      fingerprint, on Ctrl-C.
+    - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
+    - `prepares_requests`, `prepare(requests, log)`, `prepared_output(request)`: batch mode.
+    """
 
     name = "base"
-    config: Any  # the executor's own config dataclass (an ExecutorConfig subclass)
+    # Its own config dataclass (an ExecutorConfig subclass, or a plugin's own config class).
+    config: Any = None
     # Whether attempts run in a working directory: the runner then makes one per attempt
     # (`request.workspace`), snapshots what changed in it and deletes it after judging. Text
     # executors leave it False and are spared a directory per attempt.
@@ -57,6 +74,13 @@ class ExecutorBase:
     # Whether the agent can act (tools that read and write files): agent tasks (`files:`,
     # `allowed_tools:`) need it; a text-only executor (the Messages API) refuses them up front.
     can_act = False
+    # Whether it can tell if an agent invokes the arm's skill: it honours a request's
+    # ExecutionSettings (an installed skill, the tools, `stop_on_skill`). Trigger tasks need it.
+    can_trigger = False
+    # Whether it wants every request of a run before the jobs start (`prepare`): the runner
+    # then hands them over with the run's BatchLog, and batches the model-graded judgements of
+    # what `prepared_output` already answered (judges/batch_judging.py).
+    prepares_requests = False
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         raise NotImplementedError
@@ -66,16 +90,31 @@ class ExecutorBase:
 
     def describe(self) -> dict[str, Any]:
         """What identifies this executor's results: kind, version, model, isolation."""
-        return {"kind": self.name, "model": getattr(self.config, "model", None)}
+        model = self.config.model if isinstance(self.config, ExecutorConfig) else None
+        return {"kind": self.name, "model": model}
 
     def cancel(self) -> None:
         """Stop every attempt still running (kill subprocesses, delete temp dirs)."""
 
+    @property
+    def concurrency_level(self) -> tuple[int, int] | None:
+        """(current, ceiling) concurrency when the executor adapts it; None: it does not."""
+        return None
 
-def agent_task_problem(executor: Any, executor_name: str, tasks: Any) -> str | None:
+    def prepare(self, requests: Sequence[ExecutionRequest], log: BatchLog) -> None:
+        """With `prepares_requests`: get ready to answer these requests (send them as a
+        batch, journaling through `log`); `run` then answers each from what came back."""
+
+    def prepared_output(self, request: ExecutionRequest) -> str | None:
+        """The whole output `prepare` already holds for `request` (no tool turn follows), or
+        None: what the judgement batch may judge before the attempt runs."""
+        return None
+
+
+def agent_task_problem(executor: ExecutorBase, executor_name: str, tasks: Any) -> str | None:
     """Why `executor` cannot run these tasks (an agent task with an executor that cannot
     act), naming the first such task and the executor to use; None when it can."""
-    if getattr(executor, "can_act", False):
+    if executor.can_act:
         return None
     task = next((t for t in tasks if t.is_agent_task), None)
     if task is None:

@@ -33,7 +33,6 @@ from typing import Any
 from ..core.model import ExecutionRequest, ExecutionResult
 from ..errors import ExecutorError
 from ..skills.install import install_skill
-from ..triggers.tasks import skill_mode_for
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, compose_prompt, config_schema
 from .claude_process import (
     EMPTY_MCP,
@@ -161,6 +160,7 @@ class ClaudeCliExecutor(ExecutorBase):
     name = "claude-cli"
     uses_workspace = True
     can_act = True  # Claude Code's tools act in the attempt's workspace
+    can_trigger = True  # an installed skill, its Skill tool, and a stop at its invocation
 
     def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config
@@ -237,7 +237,7 @@ class ClaudeCliExecutor(ExecutorBase):
             workdir.mkdir()
         copy_credentials(self._env, home / ".claude")
         system_file = None
-        mode = skill_mode_for(request.task, self.config.skill_mode)
+        mode = request.settings.mode(self.config.skill_mode)
         if mode == "installed" and request.skill is not None:
             if (workdir / ".claude").exists():
                 raise OSError(

@@ -29,7 +29,6 @@ from typing import Any
 from ..core.model import ExecutionRequest, ExecutionResult, Usage
 from ..core.transcript import final_result, last_text, skill_invocations, tool_calls
 from ..core.work import ToolCall
-from ..triggers.tasks import DEFAULT_MAX_TURNS, skill_mode_for, trigger_outcome
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
@@ -94,21 +93,14 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         return bundled_cli() or find_claude(None)
 
     def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
-        task = request.task
-        specs = (
-            task.allowed_tools
-            if task.allowed_tools is not None
-            else None
-            if task.is_trigger_task
-            else self.config.allowed_tools
-        )
-        installed = skill_mode_for(task, self.config.skill_mode) == "installed"
+        settings = request.settings  # the task's tools, else --allowed-tools
+        specs = settings.tools if settings.tools is not None else self.config.allowed_tools
         return plan_tools(
             specs,
-            installed=installed,
+            installed=settings.mode(self.config.skill_mode) == "installed",
             unsandboxed_bash=self.unsandboxed_bash,
             sandbox=self.sandbox,
-            task_id=task.id,
+            task_id=request.task.id,
         )
 
     def sdk_options(
@@ -120,18 +112,14 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         request: ExecutionRequest,
     ) -> dict[str, Any]:
         """The ClaudeAgentOptions of one attempt, as JSON values."""
-        installed = skill_mode_for(request.task, self.config.skill_mode) == "installed"
+        installed = request.settings.mode(self.config.skill_mode) == "installed"
         extra: dict[str, str | None] = {"no-session-persistence": None, "mcp-config": EMPTY_MCP}
         if not installed:
             extra["disable-slash-commands"] = None
         if system_file is not None:
             # Appended from a file, not argv: a large skill would exceed argv's limits.
             extra["append-system-prompt-file"] = str(system_file)
-        max_turns = (
-            request.task.max_turns
-            or self.config.max_turns
-            or (DEFAULT_MAX_TURNS if request.task.is_trigger_task else None)
-        )
+        max_turns = request.settings.turns(self.config.max_turns)
         options: dict[str, Any] = {
             "cli_path": binary,
             "cwd": str(workdir),
@@ -162,13 +150,13 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
             plan = self.tool_plan(request)
         except ToolPlanError as exc:  # every attempt of this task would fail alike
             return ExecutionResult(error=str(exc), fatal=True)
-        trigger = request.task.is_trigger_task
-        if trigger and request.skill is None:
+        watch = request.settings.stop_on_skill  # a trigger task: did the agent invoke it?
+        if watch and request.skill is None:
             return ExecutionResult(
                 error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
             )
         _, prompt = compose_prompt(
-            request.skill, request.task.prompt, skill_mode_for(request.task, self.config.skill_mode)
+            request.skill, request.task.prompt, request.settings.mode(self.config.skill_mode)
         )
         started = time.monotonic()
 
@@ -180,9 +168,9 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
                 workdir,
                 self.child_env(home),
                 request.timeout_seconds,
-                request.skill.name if trigger and request.skill else None,
+                request.skill.name if watch and request.skill else None,
             )
-            return trigger_outcome(result) if trigger else result
+            return watched_outcome(result) if watch else result
 
         result = self._in_attempt_dir(request, query)
         meta = {
@@ -340,11 +328,34 @@ def _stopped(messages: list[dict[str, Any]], transcript: tuple[ToolCall, ...]) -
     )
 
 
+def watched_outcome(result: ExecutionResult) -> ExecutionResult:
+    """An attempt that watched for the skill's invocation (`stop_on_skill`), as the runner
+    must count it. A run that used up its turns without invoking the skill has ended: judged
+    (not triggered, unless the transcript shows the invocation). Anything else that went
+    wrong (a timeout, a crash, an API error such as 529) stays an error, retried and
+    reported, never "did not trigger", and never a failure caused by the output."""
+    if (
+        result.error
+        and result.meta.get("subtype") == "error_max_turns"
+        and result.meta.get("api_error_status") is None
+    ):
+        return replace(
+            result,
+            error=None,
+            retryable=False,
+            output_caused=False,
+            meta={**result.meta, "ended": "max turns"},
+        )
+    if result.output_caused:
+        return replace(result, output_caused=False)
+    return result
+
+
 class _TextOnlyClaudeCli(ClaudeCliExecutor):
     """The hand-written driver, used when claude-agent-sdk is not installed: text tasks only."""
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
-        if request.task.is_agent_task or request.task.is_trigger_task:
+        if request.task.is_agent_task or request.settings.stop_on_skill:
             return ExecutionResult(error=f"task {request.task.id!r}: {NEEDS_SDK}", fatal=True)
         return super().run(request)
 

@@ -72,6 +72,8 @@ class Reply:
 
 
 class Grader(Protocol):
+    # The registry name of the executor it grades for (`anthropic`, `claude-cli`, `mock`):
+    # a judge context rebuilt in another process (judges.base.JudgeSettings) finds it by it.
     name: str
 
     def complete(self, request: GradeRequest) -> Reply: ...

@@ -13,7 +13,7 @@ In installed skill mode the mock installs nothing, but records in each result's
 an installed-mode suite dry-runs honestly.
 
 `mock_rules` (a test double for `skill-eval improve --mock`, not a feature): a task with no
-scripted output is answered by `improve.mock_model.rule_following_output`, which names the
+scripted output is answered by `mock_model.rule_following_output`, which names the
 task's `contains` terms only when the skill holds the rule `[rule:<task id or category>]`, so
 an improve loop visibly converges offline.
 
@@ -152,6 +152,7 @@ def check_mock_tasks(path: Path, outputs: Mapping[str, Any], task_ids: Collectio
 class MockExecutor(ExecutorBase):
     name = "mock"
     can_act = True  # scripted files and tool calls (mock_work): agent suites dry-run in CI
+    can_trigger = True  # `{triggered: true}` scripts the skill's invocation
 
     def __init__(self, config: MockConfig) -> None:
         self.config = config
@@ -166,7 +167,7 @@ class MockExecutor(ExecutorBase):
         meta: dict[str, Any] = {}
         if self.config.skill_mode == "installed" and request.skill is not None:
             meta["would_install"] = plan_install(request.skill).files
-        if request.task.is_trigger_task:
+        if request.settings.stop_on_skill:  # watching for the skill: a trigger task
             if request.skill is None:
                 return ExecutionResult(
                     error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
@@ -250,7 +251,7 @@ def _chars(value: Any) -> int:
 
 
 def _rule_answer(request: ExecutionRequest) -> str:
-    from ..improve.mock_model import rule_following_output
+    from .mock_model import rule_following_output
 
     expected = (
         request.task.judge.get("expected") if request.task.judge.get("type") == "contains" else None

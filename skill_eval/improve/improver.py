@@ -13,8 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..executors.mock_model import rule_line, rule_marker
 from .feedback import Feedback
-from .mock_model import rule_line, rule_marker
 
 SKILL_FILE = "SKILL.md"
 MAX_FILE_CHARS = 200_000
@@ -85,7 +85,8 @@ def apply_proposal(
 
 class MockImprover:
     """Deterministic improver for CI (a test double): appends to SKILL.md one rule per failing
-    task that the skill lacks, keyed by the task's category when it has one (see mock_model)."""
+    task that the skill lacks, keyed by the task's category when it has one (see the mock
+    model, executors/mock_model.py)."""
 
     def __init__(self, tokens_per_call: int = 0, cost_per_call: float = 0.0) -> None:
         self.tokens_per_call = tokens_per_call

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from ..core.model import Suite, Task
 from ..errors import SuiteError
 from ..judges.base import build_judge
-from ..triggers.tasks import skill_mode_for
 from .source_checks import judge_types, python_problems
 from .suite import SUITE_FILE_NAME
 
@@ -36,12 +35,13 @@ def skill_use_warnings(
 ) -> list[str]:
     """One warning per task whose `skill-used` judge can only give one answer here: the skill
     goes to the model as text (`--skill-mode system|prepend`), or the executor has no tools,
-    so no arm can invoke it. Trigger tasks always install the skill and are left out."""
+    so no arm can invoke it. A task whose kind installs the skill (ExecutionSettings) is judged
+    by its own mode."""
     warnings = []
     for task in tasks:
         if "skill-used" not in set(judge_types(task.judge)):
             continue
-        mode = skill_mode_for(task, skill_mode)  # type: ignore[arg-type]
+        mode = task.execution_settings().skill_mode or skill_mode
         if not can_act:
             why = f"the {executor_name!r} executor has no tools to invoke a skill with"
         elif mode != "installed":

@@ -150,7 +150,7 @@ def suite_tasks(artifact: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 def trigger_ids(artifact: Mapping[str, Any]) -> set[str]:
     """The ids of trigger tasks: from the artifact's triggers section (always there when they
     ran), and from the suite file when it can still be read."""
-    from ..triggers.report import task_ids
+    from ..report.triggers import task_ids
 
     return task_ids(artifact) | {
         i for i, t in suite_tasks(artifact).items() if "should_trigger" in t

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import validation
 from ..core.model import JudgeResult, Task
@@ -20,30 +20,99 @@ from ..core.registry import Registry
 from ..core.validation import join_field
 from ..core.work import Work
 from ..errors import JudgeError
+from ..executors.grader import Grader
 from ..jail import JailKind
 from .builtin import BUILTIN_JUDGES
+
+if TYPE_CHECKING:  # the cache module (sqlite3) loads only when a run opens one
+    from .judge_cache import JudgeCache, MemoryJudgeCache
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
 
 
-@dataclass
+def _mock_grader() -> Grader:
+    """The grader of a context built without one: the mock's (a fixed, well-formed answer)."""
+    from ..executors.base import create_grader
+
+    return create_grader("mock")
+
+
+@dataclass(frozen=True)
 class JudgeContext:
-    """Run-level facilities a judge may use. Built once per run by the runner's caller."""
+    """Run-level facilities a judge may use, fixed for the run: whoever builds it (the
+    conductor, `evaluate`, rejudge, a worker rebuilding it from `engine.jobs.JudgeSettings`)
+    builds its grader too. A batch of judgements is a new context (`dataclasses.replace`)."""
 
     suite_dir: Path
-    mock: bool = False
-    # Backend for model-graded judges ("anthropic", "claude-cli", "mock") and its settings.
-    judge_backend: str = "mock"
+    # The model service model-graded judges ask (the grader of --judge-executor, by default
+    # the executor's own or the mock's); its `name` is the executor registry name it is of.
+    grader: Grader = field(default_factory=_mock_grader)
     judge_model: str | None = None
+    # Run-time settings judges read (`evaluators_dirs`, `project_dir`: rubric judges) and the
+    # grader's executor settings (`claude_bin`, `base_url`, ...), kept to rebuild it elsewhere.
     backend_options: Mapping[str, Any] = field(default_factory=dict)
-    cache: Any = None  # a JudgeCache, or None when judge caching is off
+    cache: JudgeCache | MemoryJudgeCache | None = None  # None: judge caching is off
     env: Mapping[str, str] | None = None  # environment for the harness side (API keys)
-    # The model-graded judges' grader (executors.grader.Grader), built from the executor
-    # registry by the run; None: built from judge_backend and backend_options on first use.
-    grader: Any = None
     # Where code a judge runs on an output is confined ("none" only with --no-jail).
     jail: JailKind = "bubblewrap"
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A `JudgeContext` as plain data (picklable), for a process that rebuilds it (a Ray
+    worker: engine.jobs.RunSpec carries it). `grader` is the registry
+    name of the executor whose grader judges, rebuilt from `backend_options` and `env` (one
+    that cannot be built there makes each model-graded judgement an error saying why);
+    `cache` is "memory", a judge-cache directory, or None (caching off)."""
+
+    suite_dir: Path
+    grader: str = "mock"
+    judge_model: str | None = None
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    cache: str | None = None
+    env: Mapping[str, str] | None = None
+    jail: JailKind = "bubblewrap"
+
+    @classmethod
+    def of(cls, ctx: JudgeContext) -> JudgeSettings:
+        cache = ctx.cache
+        return cls(
+            Path(ctx.suite_dir),
+            ctx.grader.name,
+            ctx.judge_model,
+            dict(ctx.backend_options),
+            None
+            if cache is None
+            else "memory"
+            if cache.directory is None
+            else str(cache.directory),
+            dict(ctx.env) if ctx.env else None,
+            ctx.jail,
+        )
+
+    def context(self) -> JudgeContext:
+        """A new context: its own grader, and its own handle on the cache (closed by the
+        caller: `JudgeContext.cache.close()`)."""
+        from .judge_cache import JudgeCache, MemoryJudgeCache
+        from .llm import grader_or_unavailable
+
+        cache = (
+            None
+            if self.cache is None
+            else MemoryJudgeCache()
+            if self.cache == "memory"
+            else JudgeCache(Path(self.cache))
+        )
+        return JudgeContext(
+            suite_dir=self.suite_dir,
+            grader=grader_or_unavailable(self.grader, options=self.backend_options, env=self.env),
+            judge_model=self.judge_model,
+            backend_options=dict(self.backend_options),
+            cache=cache,
+            env=self.env,
+            jail=self.jail,
+        )
 
 
 class Judge(Protocol):

@@ -21,7 +21,7 @@ from ..core.model import JudgeResult, Task
 from ..core.work import Work
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import cached_judgement, judge_cache_key
-from .llm import LLMReply, grader_backend, judge_model, request_structured
+from .llm import LLMReply, judge_model, request_structured
 from .work_judges import describe_work
 
 # Bumped whenever the prompt or the reply schema changes: cached judgements stop applying.
@@ -168,7 +168,7 @@ class ExpectationsJudge:
             task_prompt=task.prompt,
             work=work,
             model=model,
-            backend=grader_backend(ctx),
+            backend=ctx.grader.name,
             prompt_version=EXPECTATIONS_PROMPT_VERSION,
         )
         cached = cached_judgement(ctx.cache, key)

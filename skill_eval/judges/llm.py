@@ -1,16 +1,15 @@
-"""The model-call side of model-graded judges: which model judges, and one structured request
-through the run's grader.
+"""The model-call side of model-graded judges: which model judges, how a grader is built, and
+one structured request through the context's grader.
 
 The grader comes from the executor registry (`ExecutorSpec.grader`: anthropic, claude-cli,
-mock), through `JudgeContext.grader`; a context built without one (a library user, a test)
-gets the grader of `ctx.judge_backend`, built once from `ctx.backend_options` and `ctx.env`.
-`--mock` means the mock grader: judges build their real prompt and parse its reply.
+mock), built by whoever builds the `JudgeContext` (`build_grader`); a context built without
+one gets the mock's. `--mock` means the mock grader: judges build their real prompt and parse
+its reply.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -32,8 +31,6 @@ from .base import JudgeContext
 DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
 LLMReply = Reply  # the name judges and tests have used
 
-_lock = threading.Lock()
-
 
 def judge_model(ctx: JudgeContext, config: Mapping[str, Any] | None = None) -> str:
     """The model a judge uses: --judge-model, then the judge config's `judge_model`, then
@@ -46,10 +43,6 @@ def judge_model(ctx: JudgeContext, config: Mapping[str, Any] | None = None) -> s
         or os.environ.get("SKILL_EVAL_JUDGE_MODEL")
         or DEFAULT_JUDGE_MODEL
     )
-
-
-def grader_backend(ctx: JudgeContext) -> str:
-    return "mock" if ctx.mock else ctx.judge_backend
 
 
 def build_grader(
@@ -72,13 +65,28 @@ def build_grader(
     return create_grader(backend, config, settings)
 
 
-def grader_for(ctx: JudgeContext) -> Grader:
-    """The context's grader, built on first use when the context was made without one."""
-    with _lock:
-        if ctx.grader is None:
-            ctx.grader = build_grader(grader_backend(ctx), options=ctx.backend_options, env=ctx.env)
-        grader: Grader = ctx.grader
-        return grader
+class UnavailableGrader:
+    """The grader of an executor that cannot grade here (not registered in this process, or
+    no grader): every judgement is a permanent judge error saying why, never a raise."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name, self.why = name, why
+
+    def complete(self, request: GradeRequest) -> Reply:
+        return Reply(
+            None, "", model=request.model, error=f"judge backend: {self.why}", transient=False
+        )
+
+
+def grader_or_unavailable(
+    backend: str, *, options: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Grader:
+    """`build_grader`, or an UnavailableGrader when it cannot be built: for a context rebuilt
+    where the run's grader may be missing (a worker, a rejudge), whose judges then say so."""
+    try:
+        return build_grader(backend, options=options, env=env)
+    except ExecutorError as exc:
+        return UnavailableGrader(backend, str(exc))
 
 
 def request_structured(
@@ -94,10 +102,7 @@ def request_structured(
 ) -> Reply:
     """Ask the run's grader for one JSON object shaped by `schema`; never raises."""
     model = model or judge_model(ctx)
-    try:
-        grader = grader_for(ctx)
-    except ExecutorError as exc:
-        return Reply(None, "", model=model, error=f"judge backend: {exc}", transient=False)
+    grader = ctx.grader
     request = GradeRequest(
         system=system,
         prompt=prompt,
@@ -114,7 +119,7 @@ def request_structured(
             None,
             "",
             model=model,
-            error=f"{grader_backend(ctx)} judge call failed: {type(exc).__name__}: {exc}",
+            error=f"{grader.name} judge call failed: {type(exc).__name__}: {exc}",
             transient=False,
         )
 
@@ -123,9 +128,10 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "LLMReply",
     "Reply",
+    "UnavailableGrader",
     "build_grader",
     "extract_json_object",
-    "grader_for",
+    "grader_or_unavailable",
     "judge_model",
     "request_structured",
 ]

@@ -20,7 +20,7 @@ from ..core.model import ErrorKind, JudgeResult, Task
 from ..core.work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, cached_judgement, judge_cache_key
-from .llm import LLMReply, grader_backend, judge_model, request_structured
+from .llm import LLMReply, judge_model, request_structured
 from .work_judges import describe_work
 
 DEFAULT_THRESHOLD = 0.7
@@ -123,7 +123,7 @@ class LLMRubricJudge:
             task_prompt=task.prompt,
             work=work,
             model=model,
-            backend=grader_backend(ctx),
+            backend=ctx.grader.name,
             prompt_version=JUDGE_PROMPT_VERSION,
         )
         cached = cached_judgement(ctx.cache, key)

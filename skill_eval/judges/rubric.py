@@ -38,7 +38,7 @@ from ..evaluators.scoring import (
 )
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import judge_cache_key
-from .llm import grader_backend, judge_model, request_structured
+from .llm import judge_model, request_structured
 from .work_judges import describe_work
 
 DEFAULT_THRESHOLD = 0.7
@@ -187,7 +187,7 @@ class RubricJudge:
     ) -> JudgeResult:
         skill = selection.evaluator
         model = judge_model(ctx, self.config)
-        backend = grader_backend(ctx)
+        backend = ctx.grader.name
         key = judge_cache_key(
             config={
                 "type": "rubric",

@@ -21,8 +21,7 @@ from typing import Any
 
 from ..core.model import JudgeResult, Task
 from ..core.transcript import skill_invocations
-from ..core.work import ToolCall, Work
-from ..engine.workspace import IGNORED_DIRS
+from ..core.work import IGNORED_DIRS, ToolCall, Work
 from .base import JudgeContext, JudgeSpec
 
 X_KEYS: dict[str, Any] = {"^x-": {}}

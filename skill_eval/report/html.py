@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..judges.observers import reading_text, summary_lines
-from ..triggers.report import table_info
 from .arms import arm_skills
 from .task_details import TaskDetail, from_artifact
+from .triggers import table_info
 from .view import View, one_line, read_view
 
 TEMPLATES = Path(__file__).parent / "templates"

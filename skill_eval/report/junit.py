@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..stats.results import cause_line
-from ..triggers import report as trigger_report
+from . import triggers as trigger_report
 from .arms import arm_names
 
 # Characters XML 1.0 forbids anywhere (most C0 controls, lone surrogates, U+FFFE/U+FFFF).

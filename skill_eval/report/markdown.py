@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..triggers import report as trigger_report
+from . import triggers as trigger_report
 from .arms import arm_names
 from .view import CONTROL_CHARS, View, one_line, read_view, tokens_text
 

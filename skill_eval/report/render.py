@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..engine import artifact as artifact_mod
-from ..triggers import report as trigger_report
+from . import triggers as trigger_report
 from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..stats.results import cause_line
-from ..triggers.report import task_ids as trigger_task_ids
 from .junit import BIDI_CHARS, journal_path, rate_text
+from .triggers import task_ids as trigger_task_ids
 
 # C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
 # the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)

@@ -16,9 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.model import Attempt, Task
+from ..judges.triggered import triggered_of
 from ..stats.estimates import paired_comparison, t_floor_interval
 from ..stats.policy import Policy, conclusion, decide_policy
-from .judge import triggered_of
 
 CONFIDENCE = 0.95
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.model import Suite
 from ..errors import UsageError
+from ..executors.base import ExecutorBase
 from ..stats.verdict import Verdict
 
 NO_SKILL_BASELINE = (
@@ -45,16 +46,12 @@ def check_arms(suite: Suite, baseline_kind: str, early_stop: bool = False) -> No
         )
 
 
-def executor_problem(executor: Any, executor_name: str, suite: Suite) -> str | None:
-    """Why `executor` cannot run this suite's trigger tasks, or None. They need Claude Code
-    (the skill installed in a project folder, its Skill tool), or the mock."""
+def executor_problem(executor: ExecutorBase, executor_name: str, suite: Suite) -> str | None:
+    """Why `executor` cannot run this suite's trigger tasks, or None. They need an executor
+    that can tell whether the agent invokes the skill (`ExecutorBase.can_trigger`: Claude
+    Code, with the skill installed in a project folder and its Skill tool; or the mock)."""
     task = next((t for t in suite.tasks if t.is_trigger_task), None)
-    if (
-        task is None
-        or executor_name in ("claude-cli", "mock")
-        or getattr(executor, "can_act", False)
-        and executor_name != "anthropic-api"
-    ):
+    if task is None or executor.can_trigger:
         return None
     return (
         f"task {task.id!r} is a trigger task: it needs Claude Code to pick the skill up "

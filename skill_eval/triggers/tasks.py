@@ -1,23 +1,31 @@
 """Trigger tasks as a suite holds them, `{id, query, should_trigger}`, and the Task they load as.
 
 A trigger task has no prompt and no judge of its own: the query is what the agent is asked,
-and the implied judge passes when the arm's skill was invoked exactly when `should_trigger`
-says (see triggers/judge.py). Its turn limit defaults to DEFAULT_MAX_TURNS.
+and the implied judge (`skill-triggered`, judges/triggered.py) passes when the arm's skill was
+invoked exactly when `should_trigger` says. How it runs travels with the task
+(`TRIGGER_EXECUTION`), so no executor knows what a trigger task is: the skill installed
+whatever --skill-mode says, the read-only tools with Skill, DEFAULT_MAX_TURNS unless the task
+or --max-turns sets a limit, and a stop as soon as the skill is invoked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..core.model import DEFAULT_TIMEOUT_SECONDS, ExecutionResult, Task
-
-if TYPE_CHECKING:  # executors/ is not imported to validate a suite
-    from ..executors.base import SkillMode
+from ..core.execution import ExecutionSettings
+from ..core.model import DEFAULT_TIMEOUT_SECONDS, Task
 
 # Enough turns to look around before picking a skill up, few enough to stay cheap.
 DEFAULT_MAX_TURNS = 8
+# The same tools in both arms, so that they compare: load the skill, read, change nothing.
+TRIGGER_TOOLS = ("Skill", "Read", "Glob", "Grep")
+TRIGGER_EXECUTION = ExecutionSettings(
+    default_max_turns=DEFAULT_MAX_TURNS,
+    tools=TRIGGER_TOOLS,
+    skill_mode="installed",  # whether Claude Code picks it up from there is what is measured
+    stop_on_skill=True,
+)
 # Fields an ordinary task has that make no sense on a trigger task.
 _NOT_ALLOWED = {
     "prompt": "the query is what the agent is asked",
@@ -28,9 +36,9 @@ _NOT_ALLOWED = {
 
 
 def implied_judge(should_trigger: bool) -> dict[str, Any]:
-    """The judge config a trigger task carries, so every generic path (validation, rejudge,
-    reports) sees a real judge type; the runner judges it with the arm's skill name."""
-    return {"type": "skill-used", "expect": bool(should_trigger)}
+    """The judge config a trigger task carries: a registered type like any other, judged
+    through the judge registry on every path (a run, rejudge, reports)."""
+    return {"type": "skill-triggered", "should_trigger": bool(should_trigger)}
 
 
 def trigger_task(index: int, data: Mapping[str, Any]) -> Task:
@@ -48,6 +56,7 @@ def trigger_task(index: int, data: Mapping[str, Any]) -> Task:
         max_turns=data.get("max_turns"),
         query=query,
         should_trigger=should,
+        execution=TRIGGER_EXECUTION,
     )
 
 
@@ -59,31 +68,3 @@ def trigger_task_problems(task: Mapping[str, Any]) -> list[tuple[str, str]]:
         for key, why in _NOT_ALLOWED.items()
         if key in task
     ]
-
-
-def skill_mode_for(task: Task, configured: SkillMode) -> SkillMode:
-    """How an attempt gets its skill: a trigger task always installs it under
-    `.claude/skills/<name>/` (whether Claude Code picks it up from there is what it measures)."""
-    return "installed" if task.is_trigger_task else configured
-
-
-def trigger_outcome(result: ExecutionResult) -> ExecutionResult:
-    """A trigger attempt's execution result as the runner must count it. A run that used up
-    its turns without invoking the skill has ended: judged (not triggered, unless the
-    transcript shows the invocation). Anything else that went wrong (a timeout, a crash, an
-    API error such as 529) stays an error, retried and reported, never "did not trigger"."""
-    if (
-        result.error
-        and result.meta.get("subtype") == "error_max_turns"
-        and result.meta.get("api_error_status") is None
-    ):
-        return replace(
-            result,
-            error=None,
-            retryable=False,
-            output_caused=False,
-            meta={**result.meta, "ended": "max turns"},
-        )
-    if result.output_caused:
-        return replace(result, output_caused=False)
-    return result

@@ -4,6 +4,8 @@ Paired with `MockImprover`, it lets the improve loop converge offline and determ
 task is answered correctly exactly when the skill holds the rule for it, the marker
 `[rule:<key>]` where the key is the task's id or its category. A rule keyed by category is how
 an improvement learned on train tasks carries over to holdout tasks of the same category.
+It lives beside the mock executor, whose `mock_rules` mode answers with it; the improver
+(improve/improver.py) only writes the rules.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """`--batch`, the second batch: the model-graded judgements (`llm-rubric`, `rubric`) of the
 attempts the first batch answered, sent as one batch of their own before the attempts are
-judged.
+judged. The runner calls it after a batch-mode executor's `prepare` (ExecutorBase
+`prepares_requests`), with the executor's `prepared_output`: judging is the judges' business,
+so it lives here, and the executor knows nothing of judges.
 
 The judges themselves build their requests: each such task's judge runs once on the batch's
 answer with a grader that only records what it is asked (`_Recorder`, no cache). The recorded
@@ -16,18 +18,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..core.model import clean_text
+from ..core.model import ExecutionRequest, Task, clean_text
 from ..core.work import Work
-from ..errors import ExecutorError
-from ..judges.base import Judge, JudgeContext, build_judge, run_judge
-from ..judges.llm import grader_for
-from .anthropic_grader import AnthropicGrader, grade_params, reply_of
-from .batches import BatchLog, BatchSession, send_all
-from .grader import GradeRequest, Reply
+from ..executors.anthropic_api import classify_exception
+from ..executors.anthropic_grader import AnthropicGrader, grade_params, reply_of
+from ..executors.batches import BatchLog, BatchSession, send_all
+from ..executors.grader import Grader, GradeRequest, Reply
+from .base import Judge, JudgeContext, build_judge, run_judge
 
 JUDGE_RECORD = "judge-batch"  # the journal note kind of a sent judgement batch
 BATCHED_JUDGES = frozenset({"llm-rubric", "rubric"})
@@ -62,41 +63,35 @@ class _Recorder:
 class BatchedGrader:
     """Answers a judgement from the judge batch when it holds one, else asks `inner`."""
 
-    def __init__(self, inner: Any, answers: Mapping[str, tuple[Any, str]]) -> None:
+    def __init__(self, inner: Grader, answers: Mapping[str, tuple[Any, str]]) -> None:
         self.inner, self.answers, self.name = inner, dict(answers), inner.name
 
     def complete(self, request: GradeRequest) -> Reply:
         got = self.answers.get(grade_key(request))
         if got is None:
-            reply: Reply = self.inner.complete(request)
-            return reply
+            return self.inner.complete(request)
         message, nonce = got
         return reply_of(message, replace(request, nonce=nonce))
 
 
 def batch_judgements(
-    ready_text: Any,
-    outputs: Sequence[tuple[Any, Any]],
+    prepared_output: Callable[[ExecutionRequest], str | None],
+    outputs: Sequence[tuple[Task, ExecutionRequest]],
     judges: Mapping[str, Judge],
     ctx: JudgeContext,
     log: BatchLog,
-    classify: Any,
 ) -> JudgeContext:
     """`ctx` with its grader answering from a judgement batch (see the module docstring);
     `ctx` itself when the grader is not the anthropic one or nothing is to be batched.
-    `outputs` are (task, request) pairs; `ready_text(request)` the batch's answer or None."""
-    if ctx.mock:
-        return ctx
-    try:
-        grader = grader_for(ctx)
-    except ExecutorError:  # no such grader: the judges say so themselves, one by one
-        return ctx
-    if not isinstance(grader, AnthropicGrader):
+    `outputs` are (task, request) pairs; `prepared_output(request)` the batch's answer or
+    None."""
+    grader = ctx.grader
+    if not isinstance(grader, AnthropicGrader):  # the mock's, claude-cli's: nothing to batch
         return ctx
     recorder = _Recorder()
     recording = replace(ctx, grader=recorder, cache=None)
     for task, request in outputs:
-        text = ready_text(request) if task.judge.get("type") in BATCHED_JUDGES else None
+        text = prepared_output(request) if task.judge.get("type") in BATCHED_JUDGES else None
         if text is not None:
             judge = judges.get(task.id) or build_judge(task.judge)
             run_judge(judge, task, Work(text=clean_text(text)), recording)
@@ -109,11 +104,11 @@ def batch_judgements(
         if r.get("record") == JUDGE_RECORD
     }
     params = {}
-    for cid, request in recorder.requests.items():
-        params[cid] = grade_params(request)
+    for cid, asked in recorder.requests.items():
+        params[cid] = grade_params(asked)
         params[cid].update(params[cid].pop("extra_body", {}))
     done = send_all(
-        BatchSession(grader._get_client(), log, classify),
+        BatchSession(grader._get_client(), log, classify_exception),
         JUDGE_RECORD,
         params,
         note={"nonces": nonces},

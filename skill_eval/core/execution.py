@@ -1,0 +1,121 @@
+"""One execution as the executor seam sees it: the request (a task, an arm's skill, and how
+this task must run where it says), the result, and its token usage.
+
+`ExecutionSettings` is how a task kind asks executors to run it differently from the run's
+configuration without any executor knowing the kind: its loader sets them on the Task (trigger
+tasks, triggers/tasks.py: the skill installed, a fixed tool set, a default turn limit, stop
+once the skill is invoked), and the runner copies them into every request of that task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .work import ToolCall
+
+if TYPE_CHECKING:  # model imports this module; the request only names its types
+    from .model import ArmName, Skill, Task
+
+# How a skill reaches the model: appended to the user message, as the system prompt, or
+# installed as a project skill the agent may invoke (`--skill-mode`).
+SkillMode = Literal["prepend", "system", "installed"]
+SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
+
+
+@dataclass(frozen=True)
+class ExecutionSettings:
+    """How one task must run, where it says; None (False) leaves the executor's own setting.
+    Which executors honour them is declared, not guessed: `run` refuses a suite whose tasks
+    need what its executor cannot do (ExecutorBase.can_act, can_trigger) before any call.
+
+    `stop_on_skill`: the attempt watches for the arm's skill being invoked and ends there; it
+    needs a skill, and a run that did not finish (a timeout, a crash) is an error, never an
+    output-caused failure: it says nothing about whether the skill would have been invoked."""
+
+    max_turns: int | None = None  # the task's turn limit, over the executor's (--max-turns)
+    default_max_turns: int | None = None  # when neither the task nor the executor sets one
+    tools: tuple[str, ...] | None = None  # the tools offered, over the executor's
+    skill_mode: SkillMode | None = None  # how the skill is delivered, over --skill-mode
+    stop_on_skill: bool = False
+
+    def mode(self, configured: SkillMode) -> SkillMode:
+        """The skill mode an attempt of this task gets when the run is `configured` so."""
+        return self.skill_mode or configured
+
+    def turns(self, configured: int | None) -> int | None:
+        """The turn limit: the task's, else the executor's `configured`, else the default."""
+        return self.max_turns or configured or self.default_max_turns
+
+
+@dataclass(frozen=True)
+class ExecutionRequest:
+    """One execution of one task with one arm's skill."""
+
+    task: Task
+    arm: ArmName
+    attempt: int
+    skill: Skill | None
+    timeout_seconds: float
+    # The attempt's working directory, made (and later kept or deleted) by the runner; None
+    # when the runner made none (text-only executors may ignore it).
+    workspace: Path | None = None
+    # How this task must run (set by whoever builds the request from the task: the runner);
+    # None: the task's own (`Task.execution_settings()`). Executors read `settings`.
+    execution: ExecutionSettings | None = None
+
+    @property
+    def settings(self) -> ExecutionSettings:
+        return self.execution if self.execution is not None else self.task.execution_settings()
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        data = data or {}
+        return cls(**{k: int(data.get(k) or 0) for k in cls().to_dict()})
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What an executor returns. `error` set means the attempt is an error, not a failure;
+    `retryable` says whether trying again may help (rate limits, overload, timeouts); `fatal`
+    that no attempt of this run can succeed (bad credentials, unknown model): the run stops."""
+
+    output: str = ""
+    error: str | None = None
+    retryable: bool = False
+    fatal: bool = False
+    retry_after: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    transcript: tuple[ToolCall, ...] = ()  # the agent's tool calls, when the executor has them
+    # The error was caused by the output itself (an agent stopped at its turn limit, an
+    # execution that outran its timeout): the runner records the attempt as `failed`, not
+    # `error`, so an output cannot drop its task from both pass rates by misbehaving.
+    output_caused: bool = False

@@ -1,0 +1,200 @@
+"""The packages are layers, and imports only run downwards: an AST scan of every module of
+skill_eval, module-level, lazy (inside a function) and TYPE_CHECKING imports alike, fails on
+any import of a higher package from a lower one and lists each as `module:line -> target`.
+
+Ranks, lowest first (a package may import its own rank and every lower one):
+
+    errors < core < skills, jail < executors < evaluators < judges (with observers) < stats
+    < triggers < plan < inputs < engine, backends < report < improve, interop < review < cli
+    < the package root (`skill_eval/__init__.py`, the public API)
+
+`triggers` sits above `stats`: trigger tasks are loaded by `inputs`, their figures are
+statistics over judged attempts (`triggers/figures.py` uses stats' intervals and policies),
+and their implied judge is a registered judge below both (judges/triggered.py).
+`engine` and `backends` share a rank: the runner hands jobs to a backend, and a backend runs
+them with the engine's `execute_job` / `run_attempt`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+
+RANKS: dict[str, int] = {
+    "errors": 0,
+    "core": 1,
+    "skills": 2,
+    "jail": 2,
+    "executors": 3,
+    "evaluators": 4,
+    "judges": 5,
+    "stats": 6,
+    "triggers": 7,
+    "plan": 8,
+    "inputs": 9,
+    "engine": 10,
+    "backends": 10,
+    "report": 11,
+    "improve": 12,
+    "interop": 12,
+    "review": 13,
+    "cli": 14,
+    "__init__": 15,
+}
+
+# Upward imports that other work in progress removes; each entry names who. Nothing may be
+# added here: an entry that no longer matches an import fails the test, so the list shrinks.
+TEMPORARY: dict[tuple[str, str], str] = {
+    # plan/options.py reaches up for cache, workspace, shard and backend names: the run plan
+    # (#27, the RunOptions -> run plan work) takes these apart.
+    ("plan", "engine"): "run-plan helper (#27)",
+    ("plan", "backends"): "run-plan helper (#27)",
+    # improve's model choice goes through review's role models until one model registry serves
+    # attempts, judges, review and improve (#27, the model-registry work).
+    ("improve", "review"): "model-registry helper (#27)",
+}
+
+
+def module_name(path: Path, root: Path) -> tuple[str, bool]:
+    """(dotted module name, whether it is a package's __init__) of a file under `root`'s
+    parent."""
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+def imports_of(source: str, module: str, is_package: bool) -> Iterator[tuple[int, str]]:
+    """(line, absolute target module) of every import in `source`, wherever it stands. A
+    name imported from the package root itself (`from .. import core`, `from pkg import
+    __version__`) counts as `pkg.<name>`."""
+    top = module.split(".")[0]
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == top:
+                for alias in node.names:
+                    yield node.lineno, f"{target}.{alias.name}"
+            else:
+                yield node.lineno, target
+
+
+def package_of(target: str, top: str) -> str | None:
+    """The layer a dotted name belongs to (`__init__` for the root and names in it), or None
+    when it is not part of `top`."""
+    parts = target.split(".")
+    if parts[0] != top:
+        return None
+    if len(parts) == 1:
+        return "__init__"
+    return parts[1] if parts[1] in RANKS else "__init__"
+
+
+def upward_imports(root: Path, ranks: Mapping[str, int]) -> tuple[list[str], set[str], set[str]]:
+    """(each upward import as `module:line -> target`, the packages that have no rank, the
+    (from, to) package pairs of the upward imports)."""
+    found: list[str] = []
+    unranked: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for path in sorted(root.rglob("*.py")):
+        module, is_package = module_name(path, root)
+        source_layer = package_of(module, root.name) or "__init__"
+        if source_layer not in ranks:
+            unranked.add(source_layer)
+            continue
+        seen: set[tuple[int, str]] = set()
+        for line, target in imports_of(path.read_text(encoding="utf-8"), module, is_package):
+            layer = package_of(target, root.name)
+            if layer is None or (line, layer) in seen:
+                continue
+            seen.add((line, layer))
+            if ranks[layer] > ranks[source_layer]:
+                found.append(f"{module}:{line} -> {target}")
+                pairs.add((source_layer, layer))
+    return found, unranked, {f"{a}->{b}" for a, b in pairs}
+
+
+def test_every_package_has_a_rank() -> None:
+    packages = {
+        p.name
+        for p in (REPO / "skill_eval").iterdir()
+        if p.is_dir() and (p / "__init__.py").exists()
+    }
+    modules = {p.stem for p in (REPO / "skill_eval").glob("*.py")}
+    assert packages | modules <= set(RANKS), (
+        f"place these in RANKS: {packages | modules - set(RANKS)}"
+    )
+
+
+def test_no_package_imports_a_higher_one() -> None:
+    found, unranked, _ = upward_imports(REPO / "skill_eval", RANKS)
+    assert not unranked
+    allowed = {f"{a}->{b}" for a, b in TEMPORARY}
+    offending = [line for line in found if _pair(line) not in allowed]
+    assert offending == [], "imports from a lower package to a higher one:\n" + "\n".join(offending)
+
+
+def test_each_temporary_allowance_is_still_needed() -> None:
+    _, _, pairs = upward_imports(REPO / "skill_eval", RANKS)
+    stale = {f"{a}->{b}": who for (a, b), who in TEMPORARY.items() if f"{a}->{b}" not in pairs}
+    assert stale == {}, f"no longer imported upwards: remove from TEMPORARY: {stale}"
+
+
+def _pair(line: str) -> str:
+    """`skill_eval.plan.options:12 -> skill_eval.engine.cache` -> `plan->engine`."""
+    module, target = line.split(" -> ")
+    return f"{package_of(module.split(':')[0], 'skill_eval')}->{package_of(target, 'skill_eval')}"
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "expected"),
+    [
+        # module level, relative, from a package's module
+        (
+            "executors/mock.py",
+            "from ..judges import base\n",
+            ["pkg.executors.mock:1 -> pkg.judges"],
+        ),
+        # lazy, inside a function, from a package's __init__
+        (
+            "executors/__init__.py",
+            "def f():\n    from ..triggers.tasks import x\n",
+            ["pkg.executors:2 -> pkg.triggers.tasks"],
+        ),
+        # absolute, and a name of the root
+        (
+            "engine/jobs.py",
+            "import pkg.cli\nfrom pkg import __version__\n",
+            [
+                "pkg.engine.jobs:1 -> pkg.cli",
+                "pkg.engine.jobs:2 -> pkg.__version__",
+            ],
+        ),
+        # downwards and sideways within a rank: nothing
+        ("engine/jobs.py", "from ..backends import threads\nfrom ..core import model\n", []),
+    ],
+)
+def test_the_scan_finds_every_kind_of_upward_import(
+    tmp_path: Path, where: str, source: str, expected: list[str]
+) -> None:
+    root = tmp_path / "pkg"
+    for package in ("executors", "engine", "judges", "triggers", "cli", "core", "backends"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / where).write_text(source)
+    found, unranked, _ = upward_imports(root, RANKS)
+    assert (found, unranked) == (expected, set())
