@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..errors import OutputRejected
 from .feedback import Feedback
 from .mock_model import rule_line, rule_marker
 
@@ -21,7 +22,7 @@ MAX_FILE_CHARS = 200_000
 MAX_SHOWN_FILE_CHARS = 20_000
 
 
-class ProposalError(ValueError):
+class ProposalError(OutputRejected):
     """An improver's proposal that cannot be applied (bad path, bad reply format)."""
 
 
