@@ -1,9 +1,9 @@
 """The improver seam: something that proposes a new version of the skill folder from feedback.
 
-`Improver.propose` is a one-method protocol. `MockImprover` is the deterministic CI backend;
-real backends (anthropic, claude-cli) send `build_improver_prompt(...)` and read the reply with
-`parse_improver_reply`. Every proposal passes `apply_proposal`, which confines edits to the
-skill folder: model output is untrusted.
+`Improver.propose` is a one-method protocol. `MockImprover` is the deterministic CI double;
+model-backed improvers (backends.py: any executor's text model) send `build_improver_prompt`
+and read the reply with `parse_improver_reply`. Every proposal passes `apply_proposal`, which
+confines edits to the skill folder: model output is untrusted.
 """
 
 from __future__ import annotations
