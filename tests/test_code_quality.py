@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
+
 from tests.helpers import REPO
 
 MAX_MODULE_LINES = 400
@@ -48,6 +50,7 @@ def test_ruff_format_changes_nothing() -> None:
     assert proc.returncode == 0, "run `ruff format skill_eval tests scripts`:\n" + proc.stdout
 
 
+@pytest.mark.slow
 def test_mypy_finds_nothing() -> None:
     # files, strictness and overrides come from [tool.mypy]; the cache keeps reruns at seconds
     proc = subprocess.run(
