@@ -1,23 +1,40 @@
-"""The exceptions skill-eval raises. Every one is a SkillEvalError.
+"""The exceptions skill-eval raises: one tree, every class a SkillEvalError.
 
     SkillEvalError            anything the harness reports as a one-line error
-     ├── UsageError           bad flags or flag combinations (exit 2)
-     │    └── MockOutputsError (skill_eval.executors.mock) a --mock-outputs file gone wrong
+     ├── UsageError           bad flags or flag combinations
+     │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
+     │    └── ToolPlanError     (executors.claude_tools) a task's tools this run cannot confine
      ├── ProblemsError        a file with located problems, all reported (one line each)
      │    ├── SuiteError      a task suite that is missing, unreadable or invalid
-     │    └── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
+     │    ├── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
+     │    └── YamlError       (core.safeyaml) YAML that is unreadable, unsafe or malformed
      ├── SkillError           a skill or ranking artifact that cannot be resolved
-     │    └── EvaluatorError  (skill_eval.evaluators) an evaluator skill that cannot load
+     │    ├── EvaluatorError  (evaluators.loader) an evaluator skill that cannot load
+     │    ├── FrontmatterNotClosed (evaluators.loader) a `---` frontmatter with no closing line
+     │    └── FolderError     (improve.folders) a skill folder that cannot be read or written
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
-     │    └── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
+     │    ├── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
+     │    ├── JailUnavailable (jail) no jail can run here, and --no-jail was not given
+     │    └── TextModelError  (executors.text_model) a model service that gave no usable reply
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
+     │    └── UnsafeCacheEntry (core.jsondisk) a cache entry refused (pickle, outside the cache)
      ├── ArtifactError        an artifact that cannot be read or does not match its schema
+     ├── OutputRejected       output of a model or a candidate refused (caught where raised)
+     │    ├── ReplyError      (evaluators.scoring) an evaluator's reply that cannot be scored
+     │    ├── ProposalError   (improve.improver) an improver's proposal that cannot be applied
+     │    └── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
+     ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
-The CLI exits 3 on ExecutorError (a harness fault, not bad input) and 2 on the others.
+Also ValueError (they were ValueErrors before the tree, and callers catch them as such):
+YamlError, ToolPlanError, FrontmatterNotClosed, FolderError, UnsafeCacheEntry and every
+OutputRejected. The CLI exits 3 on ExecutorError and ReviewError (a harness fault, not bad
+input), 130 on RunInterrupted and 2 on the others; references/errors.md says what each means.
+OutputRejected never reaches the CLI: it becomes data (a failed judgement, an empty proposal).
 Context travels as attributes (`path`, `task_id`, `field`), never parsed back out of messages.
 Failures of a single attempt are not exceptions: they are data on the attempt (status "error").
+`tests/test_error_tree.py` checks that every exception class of the package is drawn here.
 """
 
 from __future__ import annotations
@@ -120,6 +137,11 @@ class CacheError(SkillEvalError):
 
 class ArtifactError(SkillEvalError):
     """An artifact that cannot be read, or that does not match its JSON Schema."""
+
+
+class OutputRejected(SkillEvalError, ValueError):
+    """Output of a model or a candidate that is refused (an unscorable reply, an unsafe
+    proposal, a non-finite number). Caught where it is raised: it becomes data, never an exit."""
 
 
 class RunInterrupted(SkillEvalError):

@@ -373,6 +373,7 @@ def _start_and_stop(
     return journal, proc.returncode, err
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_polling_leaves_the_batch_running(tmp_path: Path) -> None:
     with FakeAnthropic(rules=RULES, default="nothing", batch_seconds=600) as server:
         env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}

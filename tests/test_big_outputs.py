@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skill_eval.engine import artifact
 from skill_eval.report.task_details import from_artifact
 from tests.helpers import (
@@ -77,6 +79,7 @@ def judgements(data: dict[str, Any]) -> list[Any]:
     return [(a["status"], a["judge"]) for a in attempts(data)]
 
 
+@pytest.mark.slow
 def test_two_50_mb_outputs_small_artifact_and_journal_same_judgements_on_rejudge(
     tmp_path: Path,
 ) -> None:

@@ -249,6 +249,7 @@ def test_the_registry_builds_the_sdk_executor_and_it_isolates_the_environment(
     assert "--strict-mcp-config" in argv and "--no-session-persistence" in argv
 
 
+@pytest.mark.slow
 @needs_sdk
 def test_a_timeout_kills_the_whole_process_tree(fake_bin: str, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"

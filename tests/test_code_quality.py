@@ -1,6 +1,7 @@
-"""The code stays lint-clean, type-clean and in small modules: `ruff check` (a declared
-dependency) over the whole project, mypy (the `test` extra) over the package with the
-settings in pyproject.toml, and no module of the package over 400 lines."""
+"""The code stays lint-clean, formatted, type-clean and in small modules: `ruff check` and
+`ruff format --check` (ruff is a declared dependency) over the whole project, mypy (the `test`
+extra) over the package with the settings in pyproject.toml, and no module of the package
+over 400 lines."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
+
 from tests.helpers import REPO
 
 MAX_MODULE_LINES = 400
+CHECKED = ("skill_eval", "tests", "scripts")
 # Over the cap since `ruff format` (#27) and being split by the run-plan work; each name must
 # still be over, so the list only shrinks. Empty once #27 lands.
 SPLIT_PENDING = {
     "skill_eval/cli/run_cmd.py",
-    "skill_eval/core/safeyaml.py",
     "skill_eval/engine/conductor.py",
     "skill_eval/executors/anthropic_api.py",
     "skill_eval/executors/claude_cli.py",
@@ -26,7 +29,7 @@ SPLIT_PENDING = {
 
 def test_ruff_finds_nothing() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "skill_eval", "scripts", "tests"],
+        [sys.executable, "-m", "ruff", "check", "--no-cache", *CHECKED],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -35,6 +38,18 @@ def test_ruff_finds_nothing() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_ruff_format_changes_nothing() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", *CHECKED],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, "run `ruff format skill_eval tests scripts`:\n" + proc.stdout
+
+
+@pytest.mark.slow
 def test_mypy_finds_nothing() -> None:
     # files, strictness and overrides come from [tool.mypy]; the cache keeps reruns at seconds
     proc = subprocess.run(

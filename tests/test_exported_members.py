@@ -25,3 +25,18 @@ def test_importing_the_package_does_not_import_the_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_what_plugin_authors_implement_and_catch_is_exported() -> None:
+    from skill_eval.errors import ConfigError, RunInterrupted
+    from skill_eval.executors.base import Executor, ExecutorBase
+    from skill_eval.judges.base import Judge
+
+    exported = (
+        skill_eval.RunInterrupted,
+        skill_eval.ConfigError,
+        skill_eval.ExecutorBase,
+        skill_eval.Executor,
+        skill_eval.Judge,
+    )
+    assert exported == (RunInterrupted, ConfigError, ExecutorBase, Executor, Judge)

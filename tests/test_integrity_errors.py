@@ -109,6 +109,7 @@ def test_an_agent_stopped_at_max_turns_fails_its_tasks(tmp_path: Path, fake_clau
     assert "counted as a failure: claude CLI error: error_max_turns" in attempt["judge"]["details"]
 
 
+@pytest.mark.slow
 def test_a_pass_resting_on_excluded_errors_is_an_error(tmp_path: Path, fake_claude: str) -> None:
     # 10 tasks; the candidate crashes on t2 and t3 (2 of 10 attempts: under the 0.2 max error
     # rate given) and passes the other 8, as does the baseline. Left out, those two tasks

@@ -86,16 +86,16 @@ def _rows(directory: Path, sql: str, *args: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "sql",
+    ("sql", "warning"),
     [
-        "UPDATE Cache SET mode = 4",  # a pickled value: never unpickled
-        "UPDATE Cache SET value = '{not json'",  # garbage JSON
-        "UPDATE Cache SET value = '[1, 2]'",  # JSON, but not a judgement
-        "UPDATE Cache SET raw = 0",  # a pickled key
+        # a pickled value: refused, never unpickled
+        ("UPDATE Cache SET mode = 4", "unreadable entry {k}: refusing a cache value stored in"),
+        ("UPDATE Cache SET value = '{not json'", "unreadable entry {k}: Expecting property"),
+        ("UPDATE Cache SET value = '[1, 2]'", "malformed entry {k}"),  # JSON, not a judgement
     ],
 )
 def test_corrupt_or_unsafe_entries_are_misses_with_a_warning(
-    tmp_path: Path, sql: str, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, sql: str, warning: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = judge_cache_key(**PARTS)
     with JudgeCache(tmp_path / "c") as cache:
@@ -104,4 +104,22 @@ def test_corrupt_or_unsafe_entries_are_misses_with_a_warning(
     with caplog.at_level(logging.WARNING), JudgeCache(tmp_path / "c") as cache:
         assert cache.get(key) is None
         assert cache.misses == 1
-    assert "judge cache: ignoring" in caplog.text or sql.endswith("raw = 0")
+    assert f"judge cache: ignoring {warning.format(k=key[:12])}" in caplog.text
+
+
+def test_a_pickled_key_is_a_silent_miss_and_never_unpickled(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A key stored in pickle form (raw = 0) matches no string lookup: a plain miss, nothing to
+    warn about, and listing the keys names it without unpickling it."""
+    from skill_eval.core.jsondisk import REFUSED_KEY
+
+    key = judge_cache_key(**PARTS)
+    with JudgeCache(tmp_path / "c") as cache:
+        cache.put(key, JudgeResult(True, 1.0, "ok").to_dict())
+    _rows(tmp_path / "c", "UPDATE Cache SET raw = 0")
+    with caplog.at_level(logging.WARNING), JudgeCache(tmp_path / "c") as cache:
+        assert cache.get(key) is None
+        assert cache.misses == 1
+        assert list(cache._cache) == [REFUSED_KEY]
+    assert "judge cache" not in caplog.text

@@ -125,6 +125,7 @@ def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(tmp_path:
     assert result.data["passed"] == 1 and result.score == 0.5
 
 
+@pytest.mark.slow
 def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(tmp_path: Path) -> None:
     if (missing := jail_problem()) is not None:
         pytest.skip(missing)

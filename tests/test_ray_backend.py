@@ -45,6 +45,7 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(
     tmp_path: Path, local_ray: None
 ) -> None:
@@ -86,6 +87,7 @@ def test_claude_code_attempts_ask_for_a_cpu_and_memory_api_attempts_less() -> No
     assert resources_for(create_executor("mock")) == api == resources_for(None)
 
 
+@pytest.mark.slow
 def test_closing_the_results_cancels_the_running_ray_tasks(local_ray: None) -> None:
     backend = RayBackend(concurrency=3)
     results = backend.map(time.sleep, [0.0, 600.0, 600.0])

@@ -1,4 +1,4 @@
-"""`skill-eval review --backend anthropic`: one full round through the real SDK against the
+"""`skill-eval review --executor anthropic`: one full round through the real SDK against the
 loopback fake Messages API, and what each stage's request may carry (the request log)."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def test_one_round_with_the_sdk_and_only_allowed_context(
             str(vision),
             "--state-root",
             str(tmp_path / "s"),
-            "--backend",
+            "--executor",
             "anthropic",
             "--base-url",
             server.base_url,
@@ -100,12 +100,12 @@ def test_missing_key_is_an_error_exit(tmp_path: Path) -> None:
         str(skill),
         "--state-root",
         str(tmp_path / "s"),
-        "--backend",
+        "--executor",
         "anthropic",
         "--mock",
     )
     assert code == 3
     assert (
         err.strip().splitlines()[-1]
-        == "Error: ANTHROPIC_API_KEY is not set (needed by --backend anthropic)"
+        == "Error: ANTHROPIC_API_KEY is not set (needed by the anthropic executor)"
     )

@@ -1,4 +1,4 @@
-"""`skill-eval review --backend claude-cli`: one round with the real `claude` binary pointed
+"""`skill-eval review --executor claude-cli`: one round with the real `claude` binary pointed
 at the loopback fake Messages API (skipped when the CLI is not installed)."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def test_one_round_through_the_real_claude_cli(
             str(review_skill(tmp_path)),
             "--state-root",
             str(tmp_path / "s"),
-            "--backend",
+            "--executor",
             "claude-cli",
             "--claude-bin",
             binary,

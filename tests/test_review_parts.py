@@ -134,13 +134,13 @@ def test_a_generated_suite_may_not_use_python_judges(tmp_path: Path) -> None:
     ]
 
 
-def test_claude_cli_backend_without_the_binary_is_an_error_exit(tmp_path: Path) -> None:
+def test_claude_cli_executor_without_the_binary_is_an_error_exit(tmp_path: Path) -> None:
     code, _out, err = run_cli(
         "review",
         str(review_skill(tmp_path)),
         "--state-root",
         str(tmp_path / "s"),
-        "--backend",
+        "--executor",
         "claude-cli",
         "--mock",
         "--claude-bin",

@@ -1,4 +1,4 @@
-"""`skill-eval review` offline: scripted role replies (--backend mock) and QA through the real
+"""`skill-eval review` offline: scripted role replies (--executor mock) and QA through the real
 run_evaluation with the mock executor, which plays the draft suite's own mock_outputs.yaml."""
 
 from __future__ import annotations
@@ -186,8 +186,8 @@ def test_mock_alone_reviews_offline_with_the_built_in_scripted_replies(
     assert "skill_id: verify-skill" in (suite / "task_suite.yaml").read_text(encoding="utf-8")
     qa = read_json(next((state / "reviews").iterdir()) / "round-1" / "qa.output.json")
     assert (qa["candidate_rate"], qa["baseline_rate"]) == (1.0, 0.0)  # QA really ran
-    # --backend mock without a file is the same scripted model; a file still replaces it
+    # --executor mock without a file is the same scripted model; a file still replaces it
     code, _out, err = run_cli(
-        "review", str(skill), "--state-root", str(state), "--mock", "--backend", "mock"
+        "review", str(skill), "--state-root", str(state), "--mock", "--executor", "mock"
     )
     assert code == 0, err

@@ -141,6 +141,7 @@ def test_cached_baseline_sends_no_baseline_request(tmp_path: Path, server: FakeA
     assert read_json(out.strip())["baseline_cache"]["hit"] is True
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path) -> None:
     tasks = 6
     with FakeAnthropic(rules=RULES, default="nothing", latency=0.4) as fake:
@@ -183,7 +184,9 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
         assert data["evaluation"]["execution_pass_rate"] == 1.0
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    "sig", [pytest.param(signal.SIGINT, marks=pytest.mark.slow), signal.SIGTERM]
+)
 def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig) -> None:
     # Replies take a minute: a process that waited for the requests in flight would not exit
     # within communicate()'s timeout. What is asserted is what it said and saved, not speed.

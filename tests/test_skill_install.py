@@ -216,6 +216,7 @@ def test_system_mode_says_the_other_files_never_reach_the_model(tmp_path: Path) 
     assert not any("never reach" in w for w in plain["warnings"])
 
 
+@pytest.mark.slow
 def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,9 +24,12 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_cli, write_suite
 
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")  # read before isolation clears it
-pytestmark = pytest.mark.skipif(
-    sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+    ),
+    pytest.mark.slow,  # Claude Code per attempt: the shared run alone takes about 12 s
+]
 
 CANDIDATE_DESC = "CAND-DESC-7f3a converts documents into PDF files"
 BASELINE_DESC = "BASE-DESC-41c2 converts documents"

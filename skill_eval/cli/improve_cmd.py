@@ -8,6 +8,7 @@ import click
 
 from ..core.paths import DEFAULT_STATE_ROOT
 from ..errors import SkillEvalError
+from .choices import ModelServiceChoice
 from .common import EXIT_ERROR, exit_code, fail
 
 
@@ -92,9 +93,11 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.option("--mock-outputs", metavar="FILE", help="Scripted mock outputs (as for run).")
 @click.option(
     "--improver",
-    type=click.Choice(["mock", "anthropic", "claude-cli"]),
+    type=ModelServiceChoice(),
     default=None,
-    help="Who rewrites the skill (default: mock with --mock, else claude-cli).",
+    help="Who rewrites the skill: the executor whose model does (any that offers a text "
+    "model, plugins too), or mock, a deterministic test double (default: mock with --mock, "
+    "else claude-cli).",
 )
 @click.option("--improver-model", metavar="MODEL", help="Model of the improver.")
 @click.option("--base-url", metavar="URL", help="Messages API base URL for the improver.")

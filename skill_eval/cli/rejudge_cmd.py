@@ -9,8 +9,9 @@ import click
 
 from ..errors import SkillEvalError
 from ..executors.base import grader_names
+from .choices import RegistryChoice
 from .common import EXIT_USAGE, fail
-from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
+from .run_cmd import VERDICT_EXIT, summary
 
 
 @click.command("rejudge")

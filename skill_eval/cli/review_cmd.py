@@ -9,7 +9,11 @@ import click
 
 from ..core.paths import DEFAULT_STATE_ROOT
 from ..errors import SkillEvalError
+from ..executors.base import executor_names
+from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
 from .common import EXIT_ERROR, exit_code, fail
+
+DEFAULT_EXECUTOR = "claude-cli"
 
 
 @click.command("review")
@@ -25,11 +29,22 @@ from .common import EXIT_ERROR, exit_code, fail
     help="Directory for the review (<state-root>/reviews/<id>/) and QA runs.",
 )
 @click.option(
+    "--executor",
+    "executor",
+    type=ModelServiceChoice(),
+    default=None,
+    help="The model service of the review: the executor the three role models run on, and "
+    "the QA runs too unless --qa-executor says otherwise (default: mock with --mock or "
+    "--mock-replies, else claude-cli). Any executor that offers a text model (plugins "
+    "too). mock without --mock-replies: built-in scripted replies (a dry run of the "
+    "pipeline; no model reads the skill).",
+)
+@click.option(
     "--backend",
-    type=click.Choice(["anthropic", "claude-cli", "mock"]),
-    help="Where the role models run (default: mock with --mock or --mock-replies, "
-    "else claude-cli). mock without --mock-replies: built-in scripted replies "
-    "(a dry run of the pipeline; no model reads the skill).",
+    type=ModelServiceChoice(),
+    default=None,
+    hidden=True,
+    help="Deprecated: the old name of --executor for the role models.",
 )
 @click.option(
     "--models",
@@ -45,17 +60,17 @@ from .common import EXIT_ERROR, exit_code, fail
     "--roles-dir", metavar="DIR", help="Role prompts (<role>.md) that replace the shipped ones."
 )
 @click.option(
-    "--executor",
-    "executor",
-    metavar="NAME",
+    "--qa-executor",
+    type=RegistryChoice(executor_names, is_executor),
     default=None,
-    help="Executor of the QA runs (default claude-cli; mock runs the draft's mock_outputs.yaml).",
+    help="Executor of the QA runs when it is not --executor (mock runs the draft's "
+    "mock_outputs.yaml).",
 )
 @click.option(
     "--mock",
     is_flag=True,
-    help="Offline: --executor mock for the QA runs, and "
-    "--backend mock for the role models unless --backend says otherwise.",
+    help="Offline: the QA runs on the mock executor, and the role models on mock (scripted "
+    "replies) unless --executor names another.",
 )
 @click.option("--model", metavar="MODEL", help="Model of the QA runs.")
 @click.option(
@@ -86,11 +101,12 @@ def command(
     skill_path: str,
     vision: str | None,
     state_root: str,
+    executor: str | None,
     backend: str | None,
     models: str | None,
     mock_replies: str | None,
     roles_dir: str | None,
-    executor: str | None,
+    qa_executor: str | None,
     mock: bool,
     model: str | None,
     skill_mode: str,
@@ -113,17 +129,13 @@ def command(
     from ..review.pipeline import run_review
     from ..review.stages import ReviewError
 
-    if mock and executor not in (None, "mock"):
-        fail("--mock means --executor mock; drop one of them")
+    roles_on, qa_on = _executors(executor, backend, qa_executor, mock, mock_replies)
     try:
         role_models = parse_models(models)
-        chosen = backend or ("mock" if mock_replies or mock else "claude-cli")
-        if mock_replies and chosen != "mock":
-            fail(f"--mock-replies is for --backend mock, not {chosen}")
         roles = load_roles(roles_dir)
         goal = read_goal(skill_path, vision)
         role_model = build_role_model(
-            chosen,
+            roles_on,
             models=role_models,
             mock_replies=mock_replies,
             claude_bin=claude_bin,
@@ -133,7 +145,7 @@ def command(
         root = Path(state_root)
         qa_fn = default_qa_fn(
             root.resolve(),
-            executor="mock" if mock else (executor or "claude-cli"),
+            executor=qa_on,
             model=model,
             claude_bin=claude_bin,
             skill_mode=skill_mode,
@@ -164,3 +176,25 @@ def command(
     )
     click.echo(str(outcome.decision_json))
     sys.exit(outcome.exit_code)
+
+
+def _executors(
+    executor: str | None,
+    backend: str | None,
+    qa_executor: str | None,
+    mock: bool,
+    mock_replies: str | None,
+) -> tuple[str, str]:
+    """(the role models' executor, the QA runs' executor) the flags ask for."""
+    if backend is not None:
+        if executor is not None:
+            fail("--backend is the old name of --executor; give only --executor")
+        click.echo("warning: --backend is deprecated; use --executor", err=True)
+    if mock and qa_executor not in (None, MOCK):
+        fail("--mock runs the QA on the mock executor; drop --mock or --qa-executor")
+    roles = executor or backend or (MOCK if mock_replies or mock else DEFAULT_EXECUTOR)
+    if mock_replies and roles != MOCK:
+        fail(f"--mock-replies is for --executor mock, not {roles}")
+    # --backend named the role models only: the QA runs kept their own default.
+    qa = qa_executor or (MOCK if mock else (executor or DEFAULT_EXECUTOR))
+    return roles, qa

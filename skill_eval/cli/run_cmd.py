@@ -19,43 +19,11 @@ from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..plan.config import chosen_config, command_defaults, load_config
 from ..plan.options import RunOptions
 from ..stats.policy import DEFAULT_POLICY, POLICIES
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
+from .choices import RegistryChoice, is_executor
+from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, exit_code, fail, interrupted
 
 CONFIG_META = "skill_eval.config_file"  # ctx.meta key: the config file read, or None
 VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
-
-
-class RegistryChoice(click.Choice):  # type: ignore[type-arg]
-    """A Choice whose values come from the executor registry (entry-point plugins too), read
-    when the flag is parsed or shown, not when the CLI is imported."""
-
-    def __init__(
-        self, names: Callable[[], list[str]], accepts: Callable[[str], bool] | None = None
-    ) -> None:
-        super().__init__(())
-        self._names = names
-        self._accepts = accepts  # a quick yes for one name, without importing every executor
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        if isinstance(value, str) and self._accepts is not None and self._accepts(value):
-            return value
-        return super().convert(value, param, ctx)
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        return tuple(self._names())
-
-    @choices.setter
-    def choices(self, value: Any) -> None:
-        pass  # set by click.Choice.__init__; the registry is the source
-
-
-def _is_executor(name: str, grader: bool = False) -> bool:
-    """Whether `name` is a registered executor (that can grade): imports that one only."""
-    from ..executors.base import REGISTRY
-
-    spec = REGISTRY.get(name)
-    return spec is not None and (not grader or spec.grader is not None)
 
 
 def _csv(_ctx: Any, _param: Any, value: str | None) -> tuple[str, ...]:
@@ -153,7 +121,7 @@ def run_flags(
         ),
         click.option(
             "--executor",
-            type=RegistryChoice(executor_names, _is_executor),
+            type=RegistryChoice(executor_names, is_executor),
             default=None,
             help="How tasks run (default: claude-cli, or mock with --mock).",
         ),
@@ -313,7 +281,7 @@ def run_flags(
         click.option(
             "--judge-executor",
             default=None,
-            type=RegistryChoice(grader_names, lambda n: _is_executor(n, grader=True)),
+            type=RegistryChoice(grader_names, lambda n: is_executor(n, grader=True)),
             help="Backend for model-graded judges (default: follows --executor).",
         ),
         click.option("--judge-model", metavar="NAME", help="Model for LLM judges."),
@@ -447,12 +415,6 @@ def first_error(artifact: dict[str, Any]) -> str | None:
     return one_line(f"{first.get('task_id')} ({first.get('arm')}): {text}{more}")
 
 
-class ConfigProblem(click.ClickException):
-    """A bad project config file, shown as `Error: ...` with the usage exit code."""
-
-    exit_code = EXIT_USAGE
-
-
 class RunCommand(click.Command):
     """`run`, with defaults from the project config file (skill_eval.plan.config) filled in
     before click parses the line, so the command line beats the file."""
@@ -466,7 +428,7 @@ class RunCommand(click.Command):
                     defaults = command_defaults(self, load_config(path))
                     ctx.default_map = {**(ctx.default_map or {}), **defaults}
             except ConfigError as exc:
-                raise ConfigProblem(str(exc)) from None
+                fail(str(exc))  # `Error: ...`, the usage exit code
         ctx.meta[CONFIG_META] = path
         return super().parse_args(ctx, args)
 

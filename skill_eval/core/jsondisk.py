@@ -22,7 +22,7 @@ from ..errors import CacheError
 REFUSED_KEY = "<refused: key stored in pickle form>"
 
 
-class UnsafeCacheEntry(ValueError):
+class UnsafeCacheEntry(CacheError, ValueError):
     """A cache row that would need unpickling, or that points outside the cache."""
 
 

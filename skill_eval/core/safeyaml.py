@@ -25,7 +25,7 @@ from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 from yaml.scanner import ScannerError
 
-from ..errors import Problem
+from ..errors import Problem, ProblemsError
 
 MAX_BYTES = 1024 * 1024
 # Alias expansion is judged by ratio: the nodes a document holds once aliases are expanded may
@@ -48,16 +48,11 @@ _RESOLVER = Resolver()
 _CONSTRUCTOR = SafeConstructor()
 
 
-class YamlError(ValueError):
+class YamlError(ProblemsError, ValueError):
     """YAML that is unreadable, unsafe or malformed; `problems` lists each one with its line."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("\n".join(str(p) for p in problems))
-        self.problems = problems
-
-
-class _Abort(Exception):
-    """Stop at once: going on would cost unbounded time or memory."""
+        super().__init__("\n".join(str(p) for p in problems), problems=problems)
 
 
 class _Node:
@@ -133,10 +128,7 @@ def load_yaml_text(
     builder = _Builder(path, max_nodes, max_depth)
     data: Any = None
     lines: LineMap = {(): 1}
-    try:
-        root = builder.build(text)
-    except _Abort:
-        root = None
+    root = builder.build(text)  # raises YamlError at once where going on would cost unbounded
     if root is not None:
         lines[()] = root.line
         data = _Converter(path, lines, builder.problems).convert(root, ())
@@ -161,9 +153,10 @@ class _Builder:
     def problem(self, message: str, line: int | None) -> None:
         self.problems.append(Problem(self.path, message, line=line))
 
-    def abort(self, message: str, line: int | None) -> _Abort:
+    def abort(self, message: str, line: int | None) -> YamlError:
+        """Stop at once (going on would cost unbounded time or memory), with every problem."""
         self.problem(message, line)
-        return _Abort()
+        return YamlError(self.problems)
 
     def build(self, text: str) -> _Node | None:
         """The root node, or None when the text is empty or not YAML (problems then say why)."""

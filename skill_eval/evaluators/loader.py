@@ -82,7 +82,7 @@ def evaluator_schema() -> dict[str, Any]:
     return schema
 
 
-class FrontmatterNotClosed(ValueError):
+class FrontmatterNotClosed(SkillError, ValueError):
     """The text opens a frontmatter block with `---` and never closes it."""
 
 

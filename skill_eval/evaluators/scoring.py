@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import OutputRejected
 from .loader import Dimension
 
 Severity = Literal["blocker", "important", "suggestion"]
@@ -24,7 +25,7 @@ IMPORTANT_PENALTY = 0.15
 MAX_TEXT = 4000  # longest finding text kept; a runaway reply must not bloat the artifact
 
 
-class ReplyError(ValueError):
+class ReplyError(OutputRejected):
     """The judge model's reply cannot be turned into an evaluation."""
 
 

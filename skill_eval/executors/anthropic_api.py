@@ -424,6 +424,12 @@ def _grader(config: AnthropicConfig, settings: Any) -> Any:
     return AnthropicGrader(config, settings)
 
 
+def _text_model(config: AnthropicConfig, settings: Any) -> Any:
+    from .anthropic_grader import AnthropicTextModel
+
+    return AnthropicTextModel(config, settings)
+
+
 SPEC = ExecutorSpec(
     name="anthropic",
     summary="one Messages API call per attempt through the official SDK",
@@ -444,6 +450,7 @@ SPEC = ExecutorSpec(
     ),
     build=_build,
     grader=_grader,
+    text_model=_text_model,
 )
 
 __all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params", "classify_exception"]

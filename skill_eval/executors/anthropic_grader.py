@@ -1,8 +1,11 @@
-"""The `anthropic` grader: one Messages API call with a forced tool call whose input is the
-judgement. A reply with no tool call falls back to the object between the request's nonce
-tags in its text (the prompt says how), and to nothing else. The SDK's own
-retries are on (a judgement is not retried by the runner); a model that refuses
-`temperature` is asked again without it. Never raises."""
+"""The `anthropic` model services beside its executor: the grader and the text model.
+
+The grader makes one Messages API call with a forced tool call whose input is the judgement.
+A reply with no tool call falls back to the object between the request's nonce tags in its
+text (the prompt says how), and to nothing else. The SDK's own retries are on (a judgement is
+not retried by the runner); a model that refuses `temperature` is asked again without it.
+Never raises. The text model (review roles, the improver) makes one plain call per reply and
+raises TextModelError when there is none. Both share one client set-up (`SdkClient`)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,39 @@ from ..core.model import Usage
 from .anthropic_api import AnthropicConfig
 from .base import env_lookup
 from .errors_map import retryable_status
-from .grader import GradeRequest, GraderSettings, Reply, answer_format, extract_judgement
+from .grader import (
+    SDK_MAX_RETRIES,
+    GradeRequest,
+    GraderSettings,
+    Reply,
+    answer_format,
+    extract_judgement,
+)
+from .text_model import TextModelError, TextModelSettings, TextReply, TextRequest
+
+
+class SdkClient:
+    """The SDK client of one config (key and base URL from its env first), built on first use
+    under a lock: the SDK is slow to import, and only a call needs it."""
+
+    def __init__(self, config: AnthropicConfig, timeout: float, max_retries: int) -> None:
+        self.config, self.timeout, self.max_retries = config, timeout, max_retries
+        self._env = env_lookup(config.env)
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        import anthropic
+
+        with self._lock:
+            if self._client is None:
+                self._client = anthropic.Anthropic(
+                    api_key=self._env("ANTHROPIC_API_KEY"),
+                    base_url=self.config.base_url or self._env("ANTHROPIC_BASE_URL"),
+                    timeout=self.timeout,
+                    max_retries=self.max_retries,
+                )
+            return self._client
 
 
 class AnthropicGrader:
@@ -24,21 +59,10 @@ class AnthropicGrader:
         self.config = config
         self.settings = settings
         self._env = env_lookup(config.env)
-        self._client: Any = None
-        self._lock = threading.Lock()
+        self._sdk = SdkClient(config, settings.timeout, settings.max_retries)
 
     def _get_client(self) -> Any:
-        import anthropic  # imported lazily: the SDK is slow to import and only this path needs it
-
-        with self._lock:
-            if self._client is None:
-                self._client = anthropic.Anthropic(
-                    api_key=self._env("ANTHROPIC_API_KEY"),
-                    base_url=self.config.base_url or self._env("ANTHROPIC_BASE_URL"),
-                    timeout=self.settings.timeout,
-                    max_retries=self.settings.max_retries,
-                )
-            return self._client
+        return self._sdk.get()
 
     def complete(self, request: GradeRequest) -> Reply:
         model = request.model
@@ -88,6 +112,40 @@ class AnthropicGrader:
         except anthropic.AnthropicError as exc:
             return Reply(None, "", model=model, error=f"judge model call failed: {_short(exc)}")
         return reply_of(response, request)
+
+
+class AnthropicTextModel:
+    """One Messages API call per reply, with the SDK's own retries on (a review stage or an
+    improver reply is not retried by a runner)."""
+
+    name = "anthropic"
+
+    def __init__(self, config: AnthropicConfig, settings: TextModelSettings) -> None:
+        self._env = env_lookup(config.env)
+        retries = SDK_MAX_RETRIES if settings.max_retries is None else settings.max_retries
+        self._sdk = SdkClient(config, settings.timeout, retries)
+
+    def complete(self, request: TextRequest) -> TextReply:
+        if not self._env("ANTHROPIC_API_KEY"):
+            raise TextModelError("ANTHROPIC_API_KEY is not set (needed by the anthropic executor)")
+        import anthropic
+
+        try:
+            message = self._sdk.get().messages.create(
+                model=request.model,
+                max_tokens=request.max_tokens,
+                system=request.system,
+                messages=[{"role": "user", "content": request.prompt}],
+            )
+        except anthropic.AnthropicError as exc:
+            raise TextModelError(f"{request.label}: model call failed: {_short(exc)}") from None
+        text = "".join(
+            getattr(b, "text", "") or ""
+            for b in message.content or []
+            if getattr(b, "type", None) == "text"
+        )
+        answered = str(getattr(message, "model", "") or request.model)
+        return TextReply(text, _usage(getattr(message, "usage", None)), answered)
 
 
 def grade_params(request: GradeRequest) -> dict[str, Any]:

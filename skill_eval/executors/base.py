@@ -22,6 +22,7 @@ from ..core.registry import Registry
 from ..errors import ExecutorError
 from .builtin import BUILTIN_EXECUTORS
 from .grader import Grader, GraderSettings
+from .text_model import TextModel, TextModelSettings
 
 if TYPE_CHECKING:
     from .batches import BatchLog
@@ -145,7 +146,8 @@ def lifecycle(executor: Executor, name: str, config: Any) -> ExecutorBase:
 class ExecutorSpec:
     """An executor: its `--executor` name, its config dataclass and the JSON Schema of that
     config, how to build it, and (optionally) the grader model-graded judges use when
-    `--judge-executor` names it."""
+    `--judge-executor` names it, and the text model review roles and the improver use when
+    `review --executor` or `improve --improver` names it."""
 
     name: str
     config_cls: type[Any]
@@ -153,6 +155,7 @@ class ExecutorSpec:
     build: Callable[[Any], Executor]
     grader: Callable[[Any, GraderSettings], Grader] | None = None
     summary: str = ""
+    text_model: Callable[[Any, TextModelSettings], TextModel] | None = None
 
     def config(self, values: Mapping[str, Any] | None = None, **more: Any) -> Any:
         """This executor's config from plain values, checked against `schema` first; an
@@ -281,6 +284,28 @@ def create_grader(name: str, config: Any = None, settings: GraderSettings | None
 def grader_names() -> list[str]:
     """The executors that can also grade (the `--judge-executor` choices)."""
     return [n for n in executor_names() if (s := REGISTRY.get(n)) and s.grader is not None]
+
+
+def create_text_model(
+    name: str, options: Mapping[str, Any] | None = None, settings: TextModelSettings | None = None
+) -> TextModel:
+    """The text model of executor `name`, for review roles and the improver. Its config is
+    built from the `options` its config class has (`claude_bin` means nothing to `anthropic`:
+    dropped), checked against its schema; ExecutorError when it offers no text model."""
+    spec = get_executor_spec(name)
+    if spec.text_model is None:
+        raise ExecutorError(
+            f"executor {name!r} cannot serve as a model (review roles, the improver): "
+            f"use one of {', '.join(text_model_names())}"
+        )
+    known = {f.name for f in fields(spec.config_cls)}
+    own = spec.config({k: v for k, v in (options or {}).items() if k in known})
+    return spec.text_model(own, settings or TextModelSettings())
+
+
+def text_model_names() -> list[str]:
+    """The executors that can also answer in text (review roles, the improver)."""
+    return [n for n in executor_names() if (s := REGISTRY.get(n)) and s.text_model is not None]
 
 
 SKILL_BEGIN = "---BEGIN SKILL.MD---"

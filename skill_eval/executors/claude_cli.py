@@ -150,10 +150,6 @@ def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
     )
 
 
-class _Cancelled(Exception):
-    """cancel() ran while an attempt was being prepared."""
-
-
 class ClaudeCliExecutor(ExecutorBase):
     """One isolated `claude -p` process per attempt. Thread-safe."""
 
@@ -214,10 +210,13 @@ class ClaudeCliExecutor(ExecutorBase):
             shutil.rmtree(root, ignore_errors=True)
             self._dirs.discard(root)
 
-    def _prepare(self, root: Path, request: ExecutionRequest) -> tuple[Path, Path, Path | None]:
+    def _prepare(
+        self, root: Path, request: ExecutionRequest
+    ) -> tuple[Path, Path, Path | None] | None:
+        """(home, workdir, system file) filled in `root`; None when cancel() came first."""
         with self._dirs_lock:
             if self._cancelled.is_set() or not root.is_dir():
-                raise _Cancelled
+                return None
             return self._fill(root, request)
 
     def _fill(self, root: Path, request: ExecutionRequest) -> tuple[Path, Path, Path | None]:
@@ -296,9 +295,11 @@ class ClaudeCliExecutor(ExecutorBase):
         if root is None:
             return ExecutionResult(error="cancelled", retryable=False)
         try:
-            result = work(*self._prepare(root, request))
-        except _Cancelled:
-            result = ExecutionResult(error="cancelled", retryable=False)
+            prepared = self._prepare(root, request)
+            if prepared is None:
+                result = ExecutionResult(error="cancelled", retryable=False)
+            else:
+                result = work(*prepared)
         except OSError as exc:
             result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
         finally:
@@ -425,6 +426,12 @@ def _grader(config: ClaudeCliConfig, settings: Any) -> Any:
     return ClaudeCliGrader(config, settings)
 
 
+def _text_model(config: ClaudeCliConfig, settings: Any) -> Any:
+    from .claude_grader import ClaudeCliTextModel
+
+    return ClaudeCliTextModel(config, settings)
+
+
 SPEC = ExecutorSpec(
     name="claude-cli",
     summary="one isolated `claude -p` process per attempt (Claude Code)",
@@ -443,4 +450,5 @@ SPEC = ExecutorSpec(
     ),
     build=ClaudeCliExecutor,
     grader=_grader,
+    text_model=_text_model,
 )

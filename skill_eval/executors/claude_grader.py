@@ -1,7 +1,11 @@
-"""The `claude-cli` grader: one `claude -p` judgement, run exactly as an attempt is run
-(claude_process: same binary lookup, same environment allow-list, throw-away HOME and config
-dir, process-group kill, same envelope parser). Our system prompt replaces Claude Code's, no
-tools are offered, and the judgement is read only between the request's nonce tags. Never raises."""
+"""The `claude-cli` model services beside its executor: the grader and the text model.
+
+Each reply is one `claude -p` run exactly as an attempt is run (claude_process: same binary
+lookup, same environment allow-list, throw-away HOME and config dir, process-group kill, same
+envelope parser), through `run_isolated`. Our system prompt replaces Claude Code's and no
+tools are offered. The grader reads a judgement only between the request's nonce tags and
+never raises; the text model (review roles, the improver) returns the reply's text and raises
+TextModelError when there is none."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from .claude_cli import ClaudeCliConfig
 from .claude_process import (
@@ -18,11 +23,14 @@ from .claude_process import (
     find_claude,
     isolated_env,
     kill_group,
+    not_found_message,
     parse_envelope,
 )
 from .grader import GradeRequest, GraderSettings, Reply, answer_format, extract_judgement
+from .text_model import TextModelError, TextModelSettings, TextReply, TextRequest
 
 TEMP_PREFIX = "skill-eval-judge-cli-"
+TEXT_MAX_RETRIES = 2  # the CLI's own retries for a text reply: no runner retries it
 
 
 def cli_command(binary: str, system: str, model: str) -> list[str]:
@@ -46,13 +54,59 @@ def cli_command(binary: str, system: str, model: str) -> list[str]:
     ]
 
 
+class Finished(NamedTuple):
+    """What one isolated `claude -p` run left: its output streams and exit code."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+
+
+def run_isolated(
+    config: ClaudeCliConfig, argv: list[str], text: str, timeout: float, retries: int
+) -> Finished | None:
+    """`argv` run as an attempt is (a throw-away HOME with the credentials copied, the
+    allow-listed environment, the process group killed after), `text` on stdin; None when it
+    timed out."""
+    env_of = env_lookup(config.env)
+    home = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))  # 0700; may hold credentials
+    try:
+        (home / ".claude").mkdir()
+        copy_credentials(env_of, home / ".claude")
+        env = isolated_env(
+            home, env_of, max_retries=str(retries), base_url=config.base_url, extra=config.env
+        )
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            cwd=home,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            stdout, stderr = proc.communicate(text, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            proc.communicate()
+            return None
+        finally:
+            kill_group(proc)  # whatever the CLI left running in its group goes too
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return Finished(stdout, stderr, proc.returncode)
+
+
 class ClaudeCliGrader:
     name = "claude-cli"
 
     def __init__(self, config: ClaudeCliConfig, settings: GraderSettings) -> None:
         self.config = config
         self.settings = settings
-        self._env = env_lookup(config.env)
 
     def complete(self, request: GradeRequest) -> Reply:
         try:
@@ -83,42 +137,43 @@ class ClaudeCliGrader:
             f"{request.tool_name}, answer in text. {answer_format(request)}"
         )
         timeout = self.settings.timeout
-        home = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))  # 0700; may hold credentials
-        try:
-            (home / ".claude").mkdir()
-            copy_credentials(self._env, home / ".claude")
-            env = isolated_env(
-                home,
-                self._env,
-                max_retries=str(self.config.claude_max_retries),
-                base_url=self.config.base_url,
-                extra=self.config.env,
+        argv = cli_command(binary, request.system, model)
+        done = run_isolated(self.config, argv, text, timeout, self.config.claude_max_retries)
+        if done is None:
+            return Reply(
+                None, "", model=model, error=f"claude CLI judge timed out after {timeout:g}s"
             )
-            proc = subprocess.Popen(
-                cli_command(binary, request.system, model),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                cwd=home,
-                env=env,
-                start_new_session=True,
+        return reply_from_envelope(*done, model, request.nonce)
+
+
+class ClaudeCliTextModel:
+    """One `claude -p` reply per request, isolated as a judgement is (`cli_command`: our
+    system prompt, no tools, no settings; a throw-away HOME)."""
+
+    name = "claude-cli"
+
+    def __init__(self, config: ClaudeCliConfig, settings: TextModelSettings) -> None:
+        self.config = config
+        self.settings = settings
+
+    def complete(self, request: TextRequest) -> TextReply:
+        binary = find_claude(self.config.claude_bin)
+        if not binary:
+            raise TextModelError(not_found_message(self.config.claude_bin))
+        retries = self.settings.max_retries
+        timeout = self.settings.timeout
+        argv = cli_command(binary, request.system, request.model)
+        retries = TEXT_MAX_RETRIES if retries is None else retries
+        done = run_isolated(self.config, argv, request.prompt, timeout, retries)
+        if done is None:
+            raise TextModelError(f"{request.label}: claude CLI timed out after {timeout:g}s")
+        result = parse_envelope(*done)
+        if result.error is not None:
+            raise TextModelError(
+                f"{request.label}: claude CLI failed (exit {done.returncode}): "
+                f"{result.error.splitlines()[0][:300] if result.error else ''}"
             )
-            try:
-                stdout, stderr = proc.communicate(text, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                proc.communicate()
-                return Reply(
-                    None, "", model=model, error=f"claude CLI judge timed out after {timeout:g}s"
-                )
-            finally:
-                kill_group(proc)  # whatever the CLI left running in its group goes too
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
-        return reply_from_envelope(stdout, stderr, proc.returncode, model, request.nonce)
+        return TextReply(result.output, result.usage, request.model)
 
 
 def reply_from_envelope(

@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import UsageError
+
 # Installed mode without a tool list: load the skill and read its files, change nothing.
 INSTALLED_DEFAULT = ("Skill", "Read", "Glob", "Grep")
 # Tools whose path is checked against the working directory under acceptEdits.
@@ -75,7 +77,7 @@ class ToolPlan:
         }
 
 
-class ToolPlanError(ValueError):
+class ToolPlanError(UsageError, ValueError):
     """The task asks for a tool this run cannot confine."""
 
 

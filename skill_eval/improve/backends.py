@@ -1,7 +1,7 @@
-"""The improver backends of `skill-eval improve --improver`: `anthropic` (the SDK client the
-anthropic grader builds), `claude-cli` (`claude -p` isolated as a judgement is) and `mock`
-(MockImprover, a deterministic test double). Model-backed improvers reuse the review's role
-models (one copy of the client plumbing), send `build_improver_prompt` and read the reply with
+"""The improvers of `skill-eval improve --improver NAME`: `mock` (MockImprover, a
+deterministic test double), or any executor that offers a text model (`anthropic`,
+`claude-cli`, a plugin's), resolved through the executor registry as graders are. A
+model-backed improver sends `build_improver_prompt` and reads the reply with
 `parse_improver_reply`; usage is priced with the executors' price table.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..errors import UsageError
+from ..executors.base import DEFAULT_MODEL, create_text_model, env_lookup
 from ..executors.pricing import PriceTable, load_price_table
+from ..executors.text_model import TextModel, TextModelSettings, TextRequest
 from .feedback import Feedback
 from .improver import (
     Improver,
@@ -21,7 +22,7 @@ from .improver import (
     parse_improver_reply,
 )
 
-IMPROVERS = ("mock", "anthropic", "claude-cli")
+MOCK = "mock"  # the built-in test double, not a registered executor's text model
 ROLE = "improver"
 
 
@@ -29,10 +30,8 @@ class ModelImprover:
     """One model reply per refinement. A reply that cannot be parsed becomes an empty proposal
     (the loop then stops with AcceptBest), its cost still counted and the reason in `notes`."""
 
-    def __init__(
-        self, role_model: object, model: str | None, prices: PriceTable | None = None
-    ) -> None:
-        self.role_model = role_model
+    def __init__(self, text_model: TextModel, model: str, prices: PriceTable | None = None) -> None:
+        self.text_model = text_model
         self.model = model
         self.prices = prices or load_price_table()
         self.tokens = 0
@@ -43,8 +42,10 @@ class ModelImprover:
         self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
     ) -> Proposal:
         prompt = build_improver_prompt(skill_files, feedback, learnings)
-        reply = self.role_model.complete(ROLE, prompt.system, prompt.user)  # type: ignore[attr-defined]
-        cost, note = self.prices.cost(reply.model or self.model or "", reply.usage)
+        reply = self.text_model.complete(
+            TextRequest(prompt.system, prompt.user, self.model, label=ROLE)
+        )
+        cost, note = self.prices.cost(reply.model or self.model, reply.usage)
         if note and note not in self.notes:
             self.notes.append(note)
         tokens = reply.usage.input_tokens + reply.usage.output_tokens
@@ -65,17 +66,16 @@ def build_improver(
     claude_bin: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Improver:
-    """The improver `--improver NAME` asks for; UsageError for an unknown name."""
-    if name == "mock":
+    """The improver `--improver NAME` asks for: the mock double, or the text model of executor
+    `name` (ExecutorError when it offers none, listing those that do). The model is `model`,
+    else SKILL_EVAL_MODEL, else the default model."""
+    if name == MOCK:
         return MockImprover()
-    if name not in IMPROVERS:
-        raise UsageError(f"--improver must be one of {', '.join(IMPROVERS)}, got {name!r}")
-    from ..review.models import AnthropicRoleModel, ClaudeCliRoleModel
-
-    models = {ROLE: model} if model else {}
-    role_model: object
-    if name == "anthropic":
-        role_model = AnthropicRoleModel(models, base_url=base_url, env=env)
-    else:
-        role_model = ClaudeCliRoleModel(models, claude_bin=claude_bin, base_url=base_url, env=env)
-    return ModelImprover(role_model, model)
+    options = {
+        "base_url": base_url,
+        "claude_bin": claude_bin,
+        "env": dict(env) if env is not None else None,
+    }
+    text_model = create_text_model(name, options, TextModelSettings())
+    chosen = model or env_lookup(env)("SKILL_EVAL_MODEL") or DEFAULT_MODEL
+    return ModelImprover(text_model, chosen)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..core.paths import atomic_write_text
+from ..errors import SkillError
 from .improver import SKILL_FILE, check_path
 from .loop import ImproveResult
 
@@ -17,7 +18,7 @@ MAX_READ_BYTES = 1_000_000
 SKIPPED_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 
 
-class FolderError(ValueError):
+class FolderError(SkillError, ValueError):
     """A skill folder that cannot be read, or an output folder that may not be written."""
 
 

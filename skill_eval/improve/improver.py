@@ -1,9 +1,9 @@
 """The improver seam: something that proposes a new version of the skill folder from feedback.
 
-`Improver.propose` is a one-method protocol. `MockImprover` is the deterministic CI backend;
-real backends (anthropic, claude-cli) send `build_improver_prompt(...)` and read the reply with
-`parse_improver_reply`. Every proposal passes `apply_proposal`, which confines edits to the
-skill folder: model output is untrusted.
+`Improver.propose` is a one-method protocol. `MockImprover` is the deterministic CI double;
+model-backed improvers (backends.py: any executor's text model) send `build_improver_prompt`
+and read the reply with `parse_improver_reply`. Every proposal passes `apply_proposal`, which
+confines edits to the skill folder: model output is untrusted.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..errors import OutputRejected
 from ..executors.mock_model import rule_line, rule_marker
 from .feedback import Feedback
 
@@ -21,7 +22,7 @@ MAX_FILE_CHARS = 200_000
 MAX_SHOWN_FILE_CHARS = 20_000
 
 
-class ProposalError(ValueError):
+class ProposalError(OutputRejected):
     """An improver's proposal that cannot be applied (bad path, bad reply format)."""
 
 

@@ -18,6 +18,7 @@ from jsonschema.exceptions import SchemaError
 
 from ..core.model import JudgeResult, Task
 from ..core.work import Work
+from ..errors import OutputRejected
 from .base import JudgeContext, JudgeSpec
 from .fixtures import fixture_problem, resolve_fixture
 from .simple import _binary, _schema
@@ -68,7 +69,7 @@ def fenced_blocks(text: str) -> list[CodeBlock]:
     return blocks
 
 
-class NonFiniteNumber(ValueError):
+class NonFiniteNumber(OutputRejected):
     """JSON text holds NaN or Infinity (not JSON at all), or a number too large for a float."""
 
 

@@ -2,7 +2,8 @@
 leaves behind the suite it was missing (issue 15; see references/review.md).
 
     goal.py      the skill, its vision and the role prompts (roles/*.md)
-    models.py    RoleModel: anthropic, claude-cli, mock (scripted replies)
+    models.py    RoleModel: an executor's text model (review --executor), or the mock double
+    scripted.py  the built-in scripted replies of `review --mock`
     plan.py      the orchestrator's delegation plan
     draft.py     the builder's suite folder, parsed, written and validated
     qa.py        the QA seam: QAFn, by default run_evaluation in standalone mode
@@ -15,7 +16,13 @@ from __future__ import annotations
 
 from .decision import DECISIONS, Decision, parse_decision
 from .goal import Goal, load_roles, read_goal
-from .models import MockRoleModel, RoleModel, RoleReply, build_role_model, parse_models
+from .models import (
+    ExecutorRoleModel,
+    MockRoleModel,
+    RoleModel,
+    build_role_model,
+    parse_models,
+)
 from .pipeline import ReviewOutcome, run_review
 from .qa import QAFn, QAResult, TaskQA, default_qa_fn, qa_result_from_artifact
 from .stages import ReviewError
@@ -23,6 +30,7 @@ from .stages import ReviewError
 __all__ = [
     "DECISIONS",
     "Decision",
+    "ExecutorRoleModel",
     "Goal",
     "MockRoleModel",
     "QAFn",
@@ -30,7 +38,6 @@ __all__ = [
     "ReviewError",
     "ReviewOutcome",
     "RoleModel",
-    "RoleReply",
     "TaskQA",
     "build_role_model",
     "default_qa_fn",

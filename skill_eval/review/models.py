@@ -1,49 +1,42 @@
 """The role-model seam: how a review stage asks a model for one reply.
 
-`RoleModel.complete(role, system, prompt) -> RoleReply` is a one-method protocol with three
-backends: `anthropic` (the SDK client the anthropic grader builds: one copy of the key, base
-URL, timeout and retry plumbing), `claude-cli` (`claude -p` isolated exactly as a judgement is,
-through claude_process) and `mock` (scripted replies per role from a YAML file, for CI).
+`RoleModel.complete(role, system, prompt) -> TextReply` is a one-method protocol. The model
+service is an executor (`review --executor NAME`), resolved through the executor registry
+like a grader: any executor with a text model (`anthropic`, `claude-cli`, a plugin that offers
+one) serves the roles through `ExecutorRoleModel`, which picks each role's model. `mock` is
+the built-in test double instead: replies per role from a YAML file (`MockRoleModel`), or
+without one, replies scripted from the goal (`scripted.ScriptedRoleModel`), offline.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import yaml
 
 from ..core.model import Usage
-from ..errors import ExecutorError, UsageError
-from ..executors.base import DEFAULT_MODEL, env_lookup
+from ..errors import UsageError
+from ..executors.base import DEFAULT_MODEL, create_text_model, env_lookup
+from ..executors.text_model import (
+    DEFAULT_MAX_TOKENS,
+    TextModel,
+    TextModelError,
+    TextModelSettings,
+    TextReply,
+    TextRequest,
+)
 
 if TYPE_CHECKING:
     from .goal import Goal
 
 ROLES = ("orchestrator", "builder", "visionary")
-BACKENDS = ("anthropic", "claude-cli", "mock")
-DEFAULT_MAX_TOKENS = 16_000  # a builder reply holds a whole suite
-DEFAULT_TIMEOUT = 600.0
-
-
-class RoleModelError(ExecutorError):
-    """A role model that cannot answer (no key, no CLI, an API failure, no scripted reply)."""
-
-
-@dataclass(frozen=True)
-class RoleReply:
-    text: str
-    usage: Usage = field(default_factory=Usage)
-    model: str = ""
+MOCK = "mock"  # the built-in test double, not a registered executor's text model
 
 
 class RoleModel(Protocol):
-    def complete(self, role: str, system: str, prompt: str) -> RoleReply: ...
+    def complete(self, role: str, system: str, prompt: str) -> TextReply: ...
 
 
 def parse_models(spec: str | None) -> dict[str, str]:
@@ -88,144 +81,40 @@ class MockRoleModel:
                 raise UsageError(f"{shown}: {role}: must be a list of reply strings")
         return cls(data)
 
-    def complete(self, role: str, system: str, prompt: str) -> RoleReply:
+    def complete(self, role: str, system: str, prompt: str) -> TextReply:
         self.calls.append((role, system, prompt))
         queue = self._replies.get(role) or []
         if not queue:
-            raise RoleModelError(f"mock replies: no reply left for the {role}")
-        return RoleReply(queue.pop(0), Usage(), "mock")
+            raise TextModelError(f"mock replies: no reply left for the {role}")
+        return TextReply(queue.pop(0), Usage(), "mock")
 
 
-class AnthropicRoleModel:
-    """One Messages API call per stage, with the client of AnthropicGrader (the SDK's own
-    retries on: a stage is not retried by a runner)."""
+class ExecutorRoleModel:
+    """The roles through an executor's text model: each role's model from `--models`, else
+    SKILL_EVAL_MODEL, else the default model."""
 
     def __init__(
         self,
-        models: Mapping[str, str],
+        text_model: TextModel,
+        models: Mapping[str, str] | None = None,
         *,
-        base_url: str | None = None,
         env: Mapping[str, str] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        from ..executors.anthropic_api import AnthropicConfig
-        from ..executors.anthropic_grader import AnthropicGrader
-        from ..executors.grader import GraderSettings
-
-        self.models = dict(models)
+        self.text_model = text_model
+        self.models = dict(models or {})
         self.max_tokens = max_tokens
         self._env = env_lookup(env)
-        self._grader = AnthropicGrader(
-            AnthropicConfig(base_url=base_url, env=env), GraderSettings(timeout=timeout)
-        )
 
-    def complete(self, role: str, system: str, prompt: str) -> RoleReply:
+    def complete(self, role: str, system: str, prompt: str) -> TextReply:
         model = self.models.get(role) or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
-        if not self._env("ANTHROPIC_API_KEY"):
-            raise RoleModelError("ANTHROPIC_API_KEY is not set (needed by --backend anthropic)")
-        import anthropic  # lazily: the SDK is slow to import
-
-        client = self._grader._get_client()  # the one copy of the client set-up
-        try:
-            message = client.messages.create(
-                model=model,
-                max_tokens=self.max_tokens,
-                system=system,
-                messages=[{"role": "user", "content": prompt}],
-            )
-        except anthropic.AnthropicError as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-            raise RoleModelError(f"{role}: model call failed: {first}") from None
-        text = "".join(
-            getattr(b, "text", "") or ""
-            for b in message.content or []
-            if getattr(b, "type", None) == "text"
+        return self.text_model.complete(
+            TextRequest(system, prompt, model, self.max_tokens, label=role)
         )
-        return RoleReply(
-            text,
-            _usage(getattr(message, "usage", None)),
-            str(getattr(message, "model", "") or model),
-        )
-
-
-class ClaudeCliRoleModel:
-    """One `claude -p` reply per stage, isolated as a judgement is (claude_grader.cli_command:
-    our system prompt, no tools, no settings; a throw-away HOME)."""
-
-    def __init__(
-        self,
-        models: Mapping[str, str],
-        *,
-        claude_bin: str | None = None,
-        base_url: str | None = None,
-        env: Mapping[str, str] | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.models = dict(models)
-        self.claude_bin = claude_bin
-        self.base_url = base_url
-        self.env = env
-        self.timeout = timeout
-        self._env = env_lookup(env)
-
-    def complete(self, role: str, system: str, prompt: str) -> RoleReply:
-        from ..executors.claude_grader import cli_command
-        from ..executors.claude_process import (
-            copy_credentials,
-            find_claude,
-            isolated_env,
-            kill_group,
-            not_found_message,
-            parse_envelope,
-        )
-
-        model = self.models.get(role) or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
-        binary = find_claude(self.claude_bin)
-        if not binary:
-            raise RoleModelError(not_found_message(self.claude_bin))
-        home = Path(tempfile.mkdtemp(prefix="skill-eval-review-"))  # may hold credentials
-        try:
-            (home / ".claude").mkdir()
-            copy_credentials(self._env, home / ".claude")
-            env = isolated_env(
-                home, self._env, max_retries="2", base_url=self.base_url, extra=self.env
-            )
-            proc = subprocess.Popen(
-                cli_command(binary, system, model),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                cwd=home,
-                env=env,
-                start_new_session=True,
-            )
-            try:
-                stdout, stderr = proc.communicate(prompt, timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                proc.communicate()
-                raise RoleModelError(
-                    f"{role}: claude CLI timed out after {self.timeout:g}s"
-                ) from None
-            finally:
-                kill_group(proc)
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
-        result = parse_envelope(stdout, stderr, proc.returncode)
-        if result.error is not None:
-            raise RoleModelError(
-                f"{role}: claude CLI failed (exit {proc.returncode}): "
-                f"{result.error.splitlines()[0][:300] if result.error else ''}"
-            )
-        return RoleReply(result.output, result.usage, model)
 
 
 def build_role_model(
-    backend: str,
+    executor: str,
     *,
     models: Mapping[str, str] | None = None,
     mock_replies: str | None = None,
@@ -233,25 +122,26 @@ def build_role_model(
     base_url: str | None = None,
     env: Mapping[str, str] | None = None,
     goal: Goal | None = None,
+    options: Mapping[str, object] | None = None,
 ) -> RoleModel:
-    """The role model of `--backend`; UsageError for an unknown backend or a missing file.
-    `mock` replays `mock_replies`, or without a file scripts replies from `goal`."""
-    if backend == "mock":
+    """The role model of `review --executor NAME`. `mock` replays `mock_replies` (UsageError
+    for a missing file), or without a file scripts replies from `goal`; any other name is the
+    text model of that executor, its config from `claude_bin`, `base_url`, `env` and any
+    other `options` (those its config has; ExecutorError when it has no text model, listing
+    those that do)."""
+    if executor == MOCK:
         if mock_replies:
             return MockRoleModel.from_file(mock_replies)
         if goal is None:
-            raise UsageError("--backend mock needs --mock-replies FILE")
+            raise UsageError("--executor mock needs --mock-replies FILE")
         from .scripted import ScriptedRoleModel  # imports this module
 
         return ScriptedRoleModel(goal)
-    if backend == "anthropic":
-        return AnthropicRoleModel(models or {}, base_url=base_url, env=env)
-    if backend == "claude-cli":
-        return ClaudeCliRoleModel(models or {}, claude_bin=claude_bin, base_url=base_url, env=env)
-    raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-
-
-def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage()
-    return Usage(**{k: int(getattr(raw, k, 0) or 0) for k in Usage().to_dict()})
+    own = {
+        **(options or {}),
+        "claude_bin": claude_bin,
+        "base_url": base_url,
+        "env": dict(env) if env is not None else None,
+    }
+    text_model = create_text_model(executor, own, TextModelSettings())
+    return ExecutorRoleModel(text_model, models, env=env)

@@ -12,10 +12,10 @@ import json
 import yaml
 
 from ..core.model import Usage
+from ..executors.text_model import TextModelError, TextReply
 from .decision import VISION_DIMENSIONS
 from .draft import MOCK_OUTPUTS_FILE, SUITE_FILE
 from .goal import Goal
-from .models import RoleModelError, RoleReply
 
 MARK = "SCRIPTED-REVIEW-MARK"  # what the candidate's scripted answers carry, the baseline's not
 DRY_RUN = (
@@ -31,12 +31,12 @@ class ScriptedRoleModel:
         self.goal = goal
         self.calls: list[str] = []
 
-    def complete(self, role: str, system: str, prompt: str) -> RoleReply:
+    def complete(self, role: str, system: str, prompt: str) -> TextReply:
         self.calls.append(role)
         replies = {"orchestrator": self._plan, "builder": self._suite, "visionary": self._decision}
         if role not in replies:
-            raise RoleModelError(f"scripted replies: no reply for the {role}")
-        return RoleReply(replies[role](), Usage(), "scripted")
+            raise TextModelError(f"scripted replies: no reply for the {role}")
+        return TextReply(replies[role](), Usage(), "scripted")
 
     def _vision(self) -> str:
         line = next((x.strip() for x in self.goal.vision.splitlines() if x.strip()), "")

@@ -1,0 +1,80 @@
+"""Flag values that come from the executor registry (entry-point plugins too), read when the
+flag is parsed or shown, never when the CLI is imported: `run --executor`,
+`--judge-executor`, and the model services of `review --executor` and `improve --improver`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+MOCK = "mock"  # review's and improve's built-in test double: scripted replies, MockImprover
+
+
+class RegistryChoice(click.Choice):  # type: ignore[type-arg]
+    """A Choice whose values come from the executor registry, read when the flag is parsed or
+    shown, not when the CLI is imported."""
+
+    def __init__(
+        self, names: Callable[[], list[str]], accepts: Callable[[str], bool] | None = None
+    ) -> None:
+        super().__init__(())
+        self._names = names
+        self._accepts = accepts  # a quick yes for one name, without importing every executor
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and self._accepts is not None and self._accepts(value):
+            return value
+        return super().convert(value, param, ctx)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass  # set by click.Choice.__init__; the registry is the source
+
+
+def is_executor(name: str, grader: bool = False, text_model: bool = False) -> bool:
+    """Whether `name` is a registered executor (that can grade, that has a text model):
+    imports that one only."""
+    from ..executors.base import REGISTRY
+
+    spec = REGISTRY.get(name)
+    return (
+        spec is not None
+        and (not grader or spec.grader is not None)
+        and (not text_model or spec.text_model is not None)
+    )
+
+
+def model_service_names() -> list[str]:
+    """The model services of review roles and the improver: the `mock` test double, then
+    every executor that offers a text model."""
+    from ..executors.base import text_model_names
+
+    return [MOCK, *(n for n in text_model_names() if n != MOCK)]
+
+
+class ModelServiceChoice(RegistryChoice):
+    """An executor that can serve as a model (review roles, the improver). A registered
+    executor without a text model is refused saying so, with the executors that can."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            model_service_names, lambda n: n == MOCK or is_executor(n, text_model=True)
+        )
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and value != MOCK and is_executor(value):
+            if not is_executor(value, text_model=True):
+                self.fail(
+                    f"the {value!r} executor runs attempts but cannot serve as a model (it "
+                    f"offers no text model); executors that can: "
+                    f"{', '.join(model_service_names())}",
+                    param,
+                    ctx,
+                )
+        return super().convert(value, param, ctx)
