@@ -54,9 +54,6 @@ TEMPORARY: dict[tuple[str, str], str] = {
     # (#27, the RunOptions -> run plan work) takes these apart.
     ("plan", "engine"): "run-plan helper (#27)",
     ("plan", "backends"): "run-plan helper (#27)",
-    # improve's model choice goes through review's role models until one model registry serves
-    # attempts, judges, review and improve (#27, the model-registry work).
-    ("improve", "review"): "model-registry helper (#27)",
 }
 
 
