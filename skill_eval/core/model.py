@@ -65,6 +65,9 @@ class Task:
     # query? `prompt` then holds the query too, and `judge` the implied trigger judge.
     query: str | None = None
     should_trigger: bool | None = None
+    # A known-good output (inputs/reference.py): text, or {text, files, tools} in the mock
+    # output form. Never sent to a model; `validate` and `run` check the judges on it.
+    reference: str | Mapping[str, Any] | None = None
 
     @property
     def is_trigger_task(self) -> bool:

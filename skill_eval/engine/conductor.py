@@ -80,7 +80,9 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
     backend = create_backend(opts.backend, concurrency=opts.concurrency, address=opts.ray_address)
     started_at = datetime.now(UTC)
     suite = load_suite(opts.task_suite)
-    check_suite(suite, opts.task_suite)  # judges build, fixtures compile: before any call
+    # judges build, fixtures compile, judges pass their references: before any call
+    for warning in check_suite(suite, opts.task_suite):
+        log(f"warning: {warning}")
     state_root = Path(opts.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None

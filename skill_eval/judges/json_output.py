@@ -254,6 +254,7 @@ JSON_SCHEMA_SPEC = JudgeSpec(
         errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'",
     ),
     build=JsonSchemaJudge,
+    deterministic=True,
     check=_check_json_schema,
 )
 
@@ -274,4 +275,5 @@ THRESHOLD_SPEC = JudgeSpec(
         },
     ),
     build=ThresholdJudge,
+    deterministic=True,
 )
