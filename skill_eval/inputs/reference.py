@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from ..core.model import Task
 from ..core.work import ToolCall, Work
-from ..executors.mock_work import path_problem
 
 MAX_REFERENCE_CHARS = 256 * 1024
 MAX_REFERENCE_FILES = 100
@@ -66,6 +65,8 @@ def reference_problems(task: Mapping[str, Any], agent: bool) -> list[tuple[str, 
     files = reference.get("files") if isinstance(reference, Mapping) else None
     tools = reference.get("tools") if isinstance(reference, Mapping) else None
     if isinstance(files, Mapping):
+        from ..executors.mock_work import path_problem  # the mock executor's own rule
+
         if files and not agent:
             found.append(
                 (

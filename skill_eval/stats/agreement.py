@@ -13,9 +13,13 @@ same answer is noise even when both fall under the threshold.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ..core.model import Attempt, sha256_text
 
 MAX_SCORE_SPREAD = 0.3
 Verdict = tuple[bool, float]  # (passed, score)
@@ -98,4 +102,81 @@ def combined(parts: Iterable[Agreement]) -> Agreement:
     return total
 
 
-__all__ = ["MAX_SCORE_SPREAD", "Agreement", "Verdict", "agreement", "combined", "disagrees"]
+# --- a run's judgements: identical outputs judged more than once ----------------------------
+
+
+def work_key(attempt: Attempt) -> str:
+    """What identifies an attempt's work without reading its blobs: the sha256 of its output,
+    of its transcript and of each changed file."""
+    output = attempt.output_ref.sha256 if attempt.output_ref else sha256_text(attempt.output)
+    if attempt.transcript_ref is not None:
+        transcript: Any = attempt.transcript_ref.sha256
+    else:
+        transcript = [call.to_dict() for call in attempt.transcript]
+    files = [(f.path, f.sha256) for f in attempt.files.files] if attempt.files else None
+    material = json.dumps([output, transcript, files], sort_keys=True, default=str)
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def served_from_cache(value: Any, depth: int = 0) -> bool:
+    """Whether a judgement (or a part of it, in a combination) came from the judge cache: a
+    copy of an earlier judgement, not a judgement of its own."""
+    if depth > 20:
+        return False
+    if isinstance(value, Mapping):
+        if value.get("cached") is True:
+            return True
+        return any(served_from_cache(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(served_from_cache(v, depth + 1) for v in value)
+    return False
+
+
+def run_agreement(
+    attempts: Iterable[Attempt], model_graded: Collection[str]
+) -> dict[str, Any] | None:
+    """The artifact's `judge_agreement`: per task of `model_graded` (task ids), how far its
+    judge agreed with itself on outputs it judged more than once (identical outputs of one
+    run, in either arm; a rejudged output with its first judgement). Judge errors and
+    judgements served from the judge cache do not count; `cached` says how many were.
+    None when no task is model-graded."""
+    if not model_graded:
+        return None
+    groups: dict[str, dict[str, list[Verdict]]] = {t: {} for t in model_graded}
+    cached = dict.fromkeys(model_graded, 0)
+    for a in attempts:
+        judged = a.judge
+        if a.task_id not in groups or judged is None or judged.error is not None:
+            continue
+        if a.status not in ("passed", "failed") or judged.data.get("output_caused"):
+            continue  # the judge never saw this output
+        if served_from_cache(dict(judged.data)):
+            cached[a.task_id] += 1
+            continue
+        groups[a.task_id].setdefault(work_key(a), []).append((judged.passed, judged.score))
+    tasks = []
+    figures = []
+    for task_id, by_work in groups.items():
+        figure = agreement(by_work.values())
+        figures.append(figure)
+        tasks.append({"task_id": task_id, **figure.to_dict(), "cached": cached[task_id]})
+    total = combined(figures)
+    return {
+        **total.to_dict(),
+        "max_score_spread": MAX_SCORE_SPREAD,
+        "disagreeing_tasks": [t["task_id"] for t in tasks if t["disagreeing_outputs"]],
+        "tasks": tasks,
+    }
+
+
+__all__ = [
+    "MAX_SCORE_SPREAD",
+    "Agreement",
+    "Verdict",
+    "agreement",
+    "combined",
+    "disagrees",
+    "run_agreement",
+    "served_from_cache",
+    "work_key",
+]
