@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..errors import Problem, SuiteError
+from ..errors import Problem, SkillEvalError, SuiteError
 from ..inputs.judge_checks import check_judges
 from ..inputs.source_checks import mock_output_problems, python_problems
 from ..inputs.suite import load_suite, validate_paths
-from .common import EXIT_OK, EXIT_USAGE, fail
+from .common import EXIT_OK, EXIT_USAGE, exit_code, fail
 
 
 def _pytest_missing(paths: list[str]) -> str | None:
@@ -120,7 +120,10 @@ def command(
         from ..inputs.judge_trial import TrialSettings, try_judges
 
         settings = TrialSettings(repeat, judge_executor, judge_model, mock)
-        outcome = try_judges(trials, settings, judges_report)
+        try:
+            outcome = try_judges(trials, settings, judges_report)
+        except SkillEvalError as exc:
+            fail(str(exc), exit_code(exc))
         for json_path, text_path, text in outcome.reports:
             click.echo(text.rstrip("\n"))
             click.echo(f"judge report: {json_path} and {text_path.name}\n")
