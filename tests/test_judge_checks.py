@@ -17,7 +17,7 @@ from skill_eval.inputs.reference import MAX_REFERENCE_CHARS
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges.base import is_deterministic
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import REPO, run_cli, write_outputs, write_skill, write_suite
+from tests.helpers import REPO, read_json, run_cli, write_outputs, write_skill, write_suite
 
 
 def task(task_id: str, judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -326,6 +326,7 @@ def test_run_warns_of_a_judge_that_passes_on_an_empty_output_and_runs(
     assert first.startswith(f"warning: {suite}:")
     assert '(id "lenient").judge: passes on an empty output' in first
     assert fake.count == 2  # the run went on: one attempt per task
+    assert read_json(out.strip())["warnings"] == [first.removeprefix("warning: ")]
 
 
 def test_mock_runs_check_too(tmp_path: Path) -> None:
