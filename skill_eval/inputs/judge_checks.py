@@ -68,14 +68,17 @@ def checked_tasks(suite: Suite) -> list[Task]:
 
 
 def _environment_problem(task: Task, jail: JailKind) -> str | None:
-    """Why this machine cannot run the task's judge (a pytest judge without pytest or without
-    the jail), checked without importing the pytest judge for suites that have none."""
+    """Why this machine cannot run the task's judge: "" for a pytest judge without pytest
+    (`validate` and `run` report that themselves), the jail's problem without the jail;
+    checked without importing the pytest judge for suites that have none."""
     if "pytest" not in set(judge_types(task.judge)):
         return None
     from ..jail import bubblewrap
     from ..judges.pytest_judge import pytest_problem
 
-    return pytest_problem() or (bubblewrap.problem() if jail != "none" else None)
+    if pytest_problem() is not None:
+        return ""
+    return bubblewrap.problem() if jail != "none" else None
 
 
 def judge_samples(
@@ -95,7 +98,7 @@ def check_task(task: Task, suite_dir: Path, jail: JailKind = "bubblewrap") -> Ta
     """Run one task's deterministic judge on its reference and on the empty output."""
     why = _environment_problem(task, jail)
     if why is not None:
-        return TaskCheck(task, skipped=why)
+        return TaskCheck(task, skipped=why or None)  # "": reported elsewhere
     if "python" in set(judge_types(task.judge)):
         from ..judges.python_judge import load_problems
 
