@@ -178,7 +178,6 @@ def export_suite(
             if key not in CARRIED and not str(key).startswith("x-")
         ]
         statements, expected = statements_of(raw["judge"], f"{where}.judge", dropped)
-        expected = reference_text(raw, expected, where, dropped)
         eval_id = next(ids)
         default_name = f"eval-{eval_id}" if isinstance(eval_id, int) else str(eval_id)
         files = tuple(str(f) for f in raw.get("files") or ())
@@ -191,7 +190,7 @@ def export_suite(
             EvalCase(
                 id=eval_id,
                 prompt=prompt,
-                expected_output=expected,
+                expected_output=reference_text(raw, expected, where, dropped),
                 files=files,
                 expectations=tuple(statements),
                 name=None if raw["id"] == default_name else str(raw["id"]),
