@@ -47,6 +47,10 @@ INTENDED = (
     (("manifest", "arms", "baseline", "skill_name"), "a skill is identified by all of it"),
     (("manifest", "arms", "baseline", "skill_directory"), "a skill is identified by all of it"),
     (("manifest", "config_file"), "the project config file used, if any"),
+    (
+        ("manifest", "task_suite", "sha256"),
+        "the demo suite's tasks carry known-good references for the judge checks (issue 31)",
+    ),
     (("task_results",), "the original evaluator's standalone fields (issue 25)"),
     *(
         (("evaluation", key), "the original evaluator's standalone fields (issue 25)")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import DEMO_SKILL, REPO, read_json, run_cli, write_skill
+from tests.helpers import DEMO_SKILL, REPO, read_json, run_cli, write_skill, write_suite
 
 EVALS: dict[str, Any] = {
     "skill_name": "csv-report",
@@ -417,3 +417,47 @@ def test_windows_style_file_paths_become_suite_paths(tmp_path: Path) -> None:
     assert task["files"] == ["evals/files/sales.csv"]
     assert task["prompt"].endswith("(in your working directory): evals/files/sales.csv")
     assert (suite_dir / "evals" / "files" / "sales.csv").is_file()
+
+
+def test_a_reference_becomes_expected_output_only_where_the_judge_gives_none(
+    tmp_path: Path,
+) -> None:
+    """evals.json's expected_output describes success for the grader; a known-good output
+    does that too, so export uses a text reference there. Import never makes a reference
+    from it: a description of success is not an output every judge must pass."""
+    suite = write_suite(
+        tmp_path / "s",
+        [
+            {
+                "id": "eval-1",
+                "prompt": "p",
+                "judge": {"type": "contains", "expected": ["x"]},
+                "reference": "x marks it",
+            },
+            {
+                "id": "eval-2",
+                "prompt": "p",
+                "judge": {"type": "expectations", "expectations": ["a"], "expected_output": "w"},
+                "reference": "a",
+            },
+        ],
+    )
+    out_path = tmp_path / "skill" / "evals" / "evals.json"
+    code, out, err = run_cli("export", str(suite), "-o", str(out_path))
+    assert code == 0, err
+    evals = read_json(out.strip())["evals"]
+    assert [e["expected_output"] for e in evals] == ["x marks it", "w"]
+    assert (
+        "tasks[1] (eval-2).reference: no place in evals.json (expected_output is the judge's)"
+        in err
+    )
+    back = tmp_path / "back" / "task_suite.yaml"
+    import_ok(str(out_path), "-o", str(back))
+    assert all("reference" not in t for t in yaml.safe_load(back.read_text())["tasks"])
+    agent = REPO / "task_suites" / "demo-agent" / "task_suite.yaml"
+    code, out, err = run_cli("export", str(agent), "-o", str(tmp_path / "a" / "evals.json"))
+    assert read_json(out.strip())["evals"][0]["expected_output"] == "Wrote report.md"
+    assert (
+        "tasks[0] (sales-report).reference: its files and tool calls have no place in "
+        "evals.json; its text became expected_output"
+    ) in err

@@ -268,7 +268,7 @@ BAD_FILES = [
         HEAD + TASK + '    promt: "typo"\n',
         "S/task_suite.yaml:7: tasks[0] (id \"t-1\").promt: unknown key 'promt' (did you mean "
         "'prompt'?); allowed: id, prompt, judge, query, should_trigger, timeout_seconds, "
-        "description, category, source, files, allowed_tools, max_turns, observers",
+        "description, category, source, files, allowed_tools, max_turns, observers, reference",
     ),
     (
         "duplicate id",

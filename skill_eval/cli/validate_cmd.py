@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..errors import SuiteError
+from ..errors import Problem, SkillEvalError, SuiteError
+from ..inputs.judge_checks import check_judges
 from ..inputs.source_checks import mock_output_problems, python_problems
 from ..inputs.suite import load_suite, validate_paths
-from .common import EXIT_OK, EXIT_USAGE
+from .common import EXIT_OK, EXIT_USAGE, exit_code, fail
 
 
 def _pytest_missing(paths: list[str]) -> str | None:
@@ -32,16 +33,71 @@ def _pytest_missing(paths: list[str]) -> str | None:
     metavar="FILE",
     help="Also check a mock outputs file against each suite's task ids.",
 )
-def command(paths: tuple[str, ...], mock_outputs: str | None) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Warnings are errors too (a judge that passes on an empty output, or that "
+    "disagrees with itself under --judges).",
+)
+@click.option(
+    "--judges",
+    is_flag=True,
+    help="Also try the model-graded judges (llm-rubric, rubric, expectations): each judges "
+    "its task's reference and an empty output --repeat times, through a judge model (this "
+    "costs calls); writes a report beside each suite.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1, max=20),
+    default=3,
+    show_default=True,
+    help="With --judges: judgements of each output, to see whether the judge agrees with itself.",
+)
+@click.option(
+    "--judge-executor",
+    metavar="NAME",
+    default=None,
+    help="With --judges: backend of the judge model (an executor that can grade: anthropic, "
+    "claude-cli, ...; default claude-cli, as a default run judges).",
+)
+@click.option("--judge-model", metavar="NAME", help="With --judges: the judge model.")
+@click.option(
+    "--mock",
+    is_flag=True,
+    help="With --judges: the mock grader (no model call; it scores everything 0.8).",
+)
+@click.option(
+    "--judges-report",
+    metavar="FILE",
+    help="With --judges: where the JSON report goes (default <suite folder>/judge-check.json); "
+    "the readable text goes beside it with the suffix .txt. One suite only.",
+)
+def command(
+    paths: tuple[str, ...],
+    mock_outputs: str | None,
+    strict: bool,
+    judges: bool,
+    repeat: int,
+    judge_executor: str | None,
+    judge_model: str | None,
+    mock: bool,
+    judges_report: str | None,
+) -> None:
     """Validate task suites. A directory means every task_suite.yaml below it. A suite with
     pytest judges also needs pytest importable by skill-eval's own interpreter.
 
-    Python files under each suite's fixtures/ and the modules of python judges must compile
-    (nothing is run). Exits 0 when all are valid, 2 otherwise; every problem goes to stderr,
-    one line each.
+    Python files under each suite's fixtures/ and the modules of python judges must compile.
+    Every deterministic judge (contains, regex, pytest, python, file and tool judges, and
+    combinations of them) then runs on its task's `reference`, which it must pass, and on an
+    empty output, which it should fail (a warning; an error with --strict). Exits 0 when all
+    are valid, 2 otherwise; every problem goes to stderr, one line each.
     """
+    if not judges and (judge_executor or judge_model or mock or judges_report):
+        fail("--judge-executor, --judge-model, --mock and --judges-report go with --judges")
     report = validate_paths(paths)
-    valid = []
+    valid: list[str] = []
+    warnings: list[Problem] = []
+    trials = []
     for path in report.valid:
         try:
             suite = load_suite(path)
@@ -51,11 +107,36 @@ def command(paths: tuple[str, ...], mock_outputs: str | None) -> None:
         found = python_problems(suite, path)
         if mock_outputs:
             found += mock_output_problems(mock_outputs, suite)
+        if not found:
+            checks = check_judges(suite, path)
+            found += checks.errors
+            warnings += checks.warnings
+        if not found and judges:
+            trials.append((suite, path))
         report.problems += found
         if not found:
             valid.append(path)
+    if trials:
+        from ..inputs.judge_trial import TrialSettings, try_judges
+
+        settings = TrialSettings(repeat, judge_executor, judge_model, mock)
+        try:
+            outcome = try_judges(trials, settings, judges_report)
+        except SkillEvalError as exc:
+            fail(str(exc), exit_code(exc))
+        for json_path, text_path, text in outcome.reports:
+            click.echo(text.rstrip("\n"))
+            click.echo(f"judge report: {json_path} and {text_path.name}\n")
+        report.problems += outcome.errors
+        warnings += outcome.warnings
+        valid = [p for p in valid if not any(q.path == p for q in outcome.errors)]
+    if strict:
+        report.problems += warnings
+        valid = [p for p in valid if not any(w.path == p for w in warnings)]
     for problem in report.problems:
         click.echo(str(problem), err=True)
+    for warning in [] if strict else warnings:
+        click.echo(f"warning: {warning}", err=True)
     missing = _pytest_missing(valid)
     if missing is not None:
         click.echo(missing, err=True)

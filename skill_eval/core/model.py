@@ -70,6 +70,9 @@ class Task:
     # query? `prompt` then holds the query too, and `judge` the implied trigger judge.
     query: str | None = None
     should_trigger: bool | None = None
+    # A known-good output (inputs/reference.py): text, or {text, files, tools} in the mock
+    # output form. Never sent to a model; `validate` and `run` check the judges on it.
+    reference: str | Mapping[str, Any] | None = None
     # How its kind makes executors run it, set by that kind's loader (trigger tasks); None:
     # as the run is configured, with the task's own turn limit and tools.
     execution: ExecutionSettings | None = None

@@ -13,11 +13,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.model import Attempt, Skill, Usage
+from ..core.model import Attempt, Skill, Task, Usage
 from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
 from ..judges import observers
+from ..judges.base import is_deterministic
+from ..stats.agreement import run_agreement
 from ..stats.analysis import Analysis
 from ..stats.results import TaskResult
 from ..stats.verdict import Verdict
@@ -168,7 +170,15 @@ def build(
     observed = observers.summarise(suite.tasks, attempts)
     if observed is not None:  # only suites with observers: other artifacts stay as they were
         data["observers"] = observed
+    measured = run_agreement(attempts, model_graded(suite.tasks))
+    if measured is not None:  # only suites with a model-graded judge
+        data["judge_agreement"] = measured
     return data
+
+
+def model_graded(tasks: Sequence[Task]) -> list[str]:
+    """The ids of the tasks whose judge asks a model (trigger tasks' implied judge does not)."""
+    return [t.id for t in tasks if not t.is_trigger_task and not is_deterministic(t.judge)]
 
 
 @lru_cache(maxsize=1)

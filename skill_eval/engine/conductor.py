@@ -80,7 +80,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
     backend = create_backend(opts.backend, concurrency=opts.concurrency, address=opts.ray_address)
     started_at = datetime.now(UTC)
     suite = load_suite(opts.task_suite)
-    check_suite(suite, opts.task_suite)  # judges build, fixtures compile: before any call
+    # judges build, fixtures compile, judges pass their references: before any call
+    judge_warnings = check_suite(suite, opts.task_suite)
     state_root = Path(opts.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     mock_outputs = load_mock_outputs(Path(opts.mock_outputs)) if opts.mock_outputs else None
@@ -114,6 +115,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
         warnings=(
             *arms.warnings,
             *skill_use_warnings(suite.tasks, executor_name, executor.can_act, opts.skill_mode),
+            *judge_warnings,
         ),
     )
     trigger_run.check_arms(suite, arms.baseline_kind, opts.early_stop)

@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..inputs.arms import arms_from_dict
 from ..inputs.suite import load_suite
 from ..judges.base import build_judge
+from ..stats.agreement import run_agreement
 from . import artifact as artifact_mod
 from .conductor import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
 from .rundir import RUN_META, load_manifest
@@ -98,6 +99,10 @@ def rejudge(
         }
     }
     extras.update(close_judge_cache(ctx))
+    # each output's first judgement (in the run) beside its new one (here): agreement
+    measured = run_agreement([*recorded, *attempts], artifact_mod.model_graded(suite.tasks))
+    if measured is not None:
+        extras["judge_agreement"] = measured
     return finish_evaluation(
         opts,
         suite,

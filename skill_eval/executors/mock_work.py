@@ -29,7 +29,7 @@ class ScriptedWork:
     triggered: bool | None = None  # trigger tasks: whether the arm's skill gets invoked
 
 
-def _path_problem(path: str) -> str | None:
+def path_problem(path: str) -> str | None:
     if not path or path.startswith(("/", "\\")) or ":" in path[:3]:
         return f"files: {path!r} must be a path relative to the workspace"
     if ".." in PurePosixPath(path.replace("\\", "/")).parts:
@@ -56,7 +56,7 @@ def check_output(value: Any) -> str | None:
     for path, content in files.items():
         if not isinstance(path, str) or not isinstance(content, str):
             return "files: each entry must map a path to text content"
-        if (problem := _path_problem(path)) is not None:
+        if (problem := path_problem(path)) is not None:
             return problem
     tools = value.get("tools") or []
     if not isinstance(tools, list):
@@ -105,7 +105,7 @@ def write_files(workspace: Path, files: Mapping[str, str]) -> None:
     out)."""
     root = workspace.resolve()
     for path, content in files.items():
-        problem = _path_problem(path)
+        problem = path_problem(path)
         target = (workspace / path).resolve()
         if problem is not None or not target.is_relative_to(root):
             raise ValueError(problem or f"files: {path!r} would land outside the workspace")

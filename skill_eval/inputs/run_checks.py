@@ -1,7 +1,9 @@
 """Checks `run` makes before its first model call, besides loading the suite: the ones
 `skill-eval validate` makes on what the suite points at (a fixture or judge module that does
-not compile stops the run at `file:line`, not after every attempt is paid for), and warnings
-for judges that cannot tell the arms apart in this run's configuration."""
+not compile stops the run at `file:line`, not after every attempt is paid for), the judge
+checks (a deterministic judge that fails its task's reference stops it too; one that passes
+on an empty output is a warning: judge_checks.py), and warnings for judges that cannot tell
+the arms apart in this run's configuration."""
 
 from __future__ import annotations
 
@@ -11,15 +13,17 @@ from collections.abc import Sequence
 from ..core.model import Suite, Task
 from ..errors import SuiteError
 from ..judges.base import build_judge
+from .judge_checks import check_judges
 from .source_checks import judge_types, python_problems
 from .suite import SUITE_FILE_NAME
 
 
-def check_suite(suite: Suite, given: str) -> None:
+def check_suite(suite: Suite, given: str) -> list[str]:
     """Build every task's judge (a config no judge accepts raises), then raise SuiteError
     listing every Python file under the suite's fixtures/ and every python judge module that
     does not compile, as `validate` reports them (`given`: the suite path as the user wrote
-    it, a file or its directory)."""
+    it, a file or its directory); then check the deterministic judges as `validate` does:
+    SuiteError for every error, and the warnings returned, one line each."""
     for task in suite.tasks:
         build_judge(task.judge)
     shown = os.path.join(given, SUITE_FILE_NAME) if os.path.isdir(given) else given
@@ -28,6 +32,12 @@ def check_suite(suite: Suite, given: str) -> None:
         raise SuiteError(
             f"{shown}: Python files that do not compile", path=shown, problems=problems
         )
+    checks = check_judges(suite, shown)
+    if checks.errors:
+        raise SuiteError(
+            f"{shown}: judges that fail their checks", path=shown, problems=checks.errors
+        )
+    return [str(problem) for problem in checks.warnings]
 
 
 def skill_use_warnings(

@@ -36,6 +36,7 @@ from ..errors import Problem, SuiteError
 from ..judges import observers
 from ..judges.base import validate_judge_config
 from ..triggers.tasks import trigger_task, trigger_task_problems
+from .reference import reference_problems
 
 SUITE_FILE_NAME = "task_suite.yaml"
 SUITE_VERSION = "1.0"
@@ -117,6 +118,7 @@ def _task(
         files=tuple(data.get("files") or ()),
         allowed_tools=tuple(tools) if tools is not None else None,
         max_turns=data.get("max_turns"),
+        reference=data.get("reference"),
     )
     return replace(
         task, observers=observers.for_task(suite_observers, data.get("observers") or (), task)
@@ -146,7 +148,7 @@ def check_suite_data(data: Any, lines: LineMap, path: str, suite_dir: Path) -> l
     ]
     found: list[tuple[str, str]] = []
     if locate.tasks:
-        found += _task_problems(locate.tasks, suite_dir)
+        found += _task_problems(locate.tasks, suite_dir, data.get("allowed_tools"))
     found += observers.problems(data.get("observers"), suite_dir, "observers")
     bad_numbers = _unusable_numbers(data)
     if bad_numbers:  # one problem per field: this one says what is wrong with the value
@@ -172,9 +174,9 @@ def _inside_judge(field: str, tasks: list[Any]) -> bool:
     return index < len(tasks) and isinstance(tasks[index], dict) and "judge" in tasks[index]
 
 
-def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
-    """Unique ids, input files and each judge's own config checks, as (field, message)
-    pairs."""
+def _task_problems(tasks: list[Any], suite_dir: Path, default_tools: Any) -> list[tuple[str, str]]:
+    """Unique ids, input files, references and each judge's own config checks, as (field,
+    message) pairs."""
     found: list[tuple[str, str]] = []
     first_index: dict[str, int] = {}
     for index, task in enumerate(tasks):
@@ -212,6 +214,8 @@ def _task_problems(tasks: list[Any], suite_dir: Path) -> list[tuple[str, str]]:
             except Exception as exc:  # a plugin's check must not crash validation
                 judge_problems = [("judge", f"judge check failed: {type(exc).__name__}: {exc}")]
             found += [(f"tasks[{index}].{where}", msg) for where, msg in judge_problems]
+        agent = bool(task.get("files")) or task.get("allowed_tools", default_tools) is not None
+        found += [(f"tasks[{index}].{w}", m) for w, m in reference_problems(task, agent)]
         found += observers.problems(task.get("observers"), suite_dir, f"tasks[{index}].observers")
     return found
 

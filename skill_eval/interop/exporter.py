@@ -1,7 +1,9 @@
 """`skill-eval export`: a task suite as skill-creator's evals.json (and trigger eval set).
 
 The reverse of importer.py where there is one: each task with an `expectations` judge (alone
-or inside `all`) becomes an eval with its statements and expected_output; its input files are
+or inside `all`) becomes an eval with its statements and expected_output (without one, the
+text of the task's `reference`: a known-good output shows the grader what success looks
+like; its files and tool calls have no place in evals.json and are listed); its input files are
 copied below the skill root at the same relative path. The eval id is the one the task was
 imported with, else N of a task id `eval-N`, else the next free integer (the task id then
 goes to `eval_name`). Judges with no evals.json equivalent (contains, pytest, llm-rubric, ...)
@@ -35,7 +37,7 @@ from .formats import (
 from .importer import DERIVED_KEY, SOURCE_FORMAT
 
 _EVAL_N = re.compile(r"^eval-(\d+)$")
-CARRIED = {"id", "prompt", "files", "judge", "source", "query", "should_trigger"}
+CARRIED = {"id", "prompt", "files", "judge", "source", "query", "should_trigger", "reference"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,28 @@ def statements_of(
         return statements, expected
     dropped.append(f"{where}: judge type {kind!r} has no evals.json equivalent")
     return [], ""
+
+
+def reference_text(raw: Mapping[str, Any], expected: str, where: str, dropped: list[str]) -> str:
+    """The eval's expected_output: the judge's, else the text of the task's reference (a
+    known-good output shows the grader what success looks like); what has no place goes to
+    `dropped`."""
+    reference = raw.get("reference")
+    if reference is None:
+        return expected
+    if expected:
+        dropped.append(
+            f"{where}.reference: no place in evals.json (expected_output is the judge's)"
+        )
+        return expected
+    if isinstance(reference, str):
+        return reference
+    if reference.get("files") or reference.get("tools"):
+        dropped.append(
+            f"{where}.reference: its files and tool calls have no place in evals.json"
+            + ("; its text became expected_output" if reference.get("text") else "")
+        )
+    return str(reference.get("text") or "")
 
 
 def _imported_id(raw: Mapping[str, Any]) -> int | str | None:
@@ -166,7 +190,7 @@ def export_suite(
             EvalCase(
                 id=eval_id,
                 prompt=prompt,
-                expected_output=expected,
+                expected_output=reference_text(raw, expected, where, dropped),
                 files=files,
                 expectations=tuple(statements),
                 name=None if raw["id"] == default_name else str(raw["id"]),

@@ -4,6 +4,8 @@ Each eval becomes a task: id `eval-<id>` (or its `eval_name`), its prompt (with 
 its input files appended, as skill-creator gives it to its executor), its input files
 (copied into the suite folder at the same relative path, contained: files.py) and one
 `expectations` judge holding every statement, with expected_output as the grader's context.
+expected_output never becomes the task's `reference`: it describes success in words ("A
+chart of ..."), and a reference is an output every deterministic judge must pass.
 Each trigger query becomes a trigger task `{id: trigger-<n>, query, should_trigger}`.
 Everything that has no place in the suite is listed in `ImportResult.dropped`; the written
 suite is loaded back and any problem it has is in `ImportResult.problems`.

@@ -131,6 +131,11 @@ class JudgeSpec:
     build: Callable[[Mapping[str, Any]], Judge]
     check: ConfigCheck | None = None
     summary: str = ""
+    # Whether the judge gives one answer per output at no cost (no model call): `validate`
+    # and `run` then check it on the task's reference and on an empty output. A judge made
+    # of judges decides per config. Left False (a plugin that does not say) the judge counts
+    # as model-graded: checked only on request, by `validate --judges`.
+    deterministic: bool | Callable[[Mapping[str, Any]], bool] = False
 
 
 def _coerce(value: Any) -> JudgeSpec:
@@ -197,6 +202,13 @@ def validate_judge_config(
     if not problems and spec.check is not None:
         problems += [(join_field(prefix, f), m) for f, m in spec.check(config, suite_dir)]
     return problems
+
+
+def is_deterministic(config: Mapping[str, Any]) -> bool:
+    """Whether the judge of `config` (a valid config) is deterministic, as its spec declares;
+    JudgeError for an unknown type."""
+    declared = get_judge_spec(str(config.get("type"))).deterministic
+    return bool(declared(config) if callable(declared) else declared)
 
 
 def build_judge(config: Mapping[str, Any]) -> Judge:

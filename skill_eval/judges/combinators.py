@@ -24,6 +24,7 @@ from .base import (
     JudgeContext,
     JudgeSpec,
     build_judge,
+    is_deterministic,
     run_judge,
     schema_problems,
     validate_judge_config,
@@ -173,6 +174,13 @@ def _walkable(judge_type: str, judges: Mapping[str, Any] = JUDGE_LIST) -> dict[s
     }
 
 
+def _all_deterministic(config: Mapping[str, Any]) -> bool:
+    """A combination is deterministic when every judge in it is."""
+    if config["type"] == "weighted":
+        return all(is_deterministic(entry["judge"]) for entry in config["judges"])
+    return all(is_deterministic(judge) for judge in config["judges"])
+
+
 ALL_SCHEMA = _list_schema("all")
 ANY_SCHEMA = _list_schema("any")
 WEIGHTED_SCHEMA: dict[str, Any] = {
@@ -212,6 +220,7 @@ ALL_SPEC = JudgeSpec(
     schema=_walkable("all"),
     build=BooleanJudge,
     check=_check_nested(ALL_SCHEMA),
+    deterministic=_all_deterministic,
 )
 
 ANY_SPEC = JudgeSpec(
@@ -220,6 +229,7 @@ ANY_SPEC = JudgeSpec(
     schema=_walkable("any"),
     build=BooleanJudge,
     check=_check_nested(ANY_SCHEMA),
+    deterministic=_all_deterministic,
 )
 
 WEIGHTED_SPEC = JudgeSpec(
@@ -228,4 +238,5 @@ WEIGHTED_SPEC = JudgeSpec(
     schema=_walkable("weighted", ENTRY_LIST),
     build=WeightedJudge,
     check=_check_weighted,
+    deterministic=_all_deterministic,
 )

@@ -220,10 +220,17 @@ COMPOSITE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
+def _deterministic(config: Mapping[str, Any]) -> bool:
+    """Tests and lint alone decide without a model; a rubric part asks one."""
+    return part_config("rubric", config.get("rubric")) is None
+
+
 COMPOSITE_SPEC = JudgeSpec(
     type="composite",
     summary="weighted pytest + lint + rubric; a failing test is a blocker",
     schema={"type": "object", "required": ["type"], "properties": {"type": {"const": "composite"}}},
     build=CompositeJudge,
     check=_check,
+    deterministic=_deterministic,
 )

@@ -72,4 +72,5 @@ CONTAINS_SPEC = JudgeSpec(
         "additionalProperties": False,
     },
     build=ContainsJudge,
+    deterministic=True,
 )

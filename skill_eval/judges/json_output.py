@@ -255,6 +255,7 @@ JSON_SCHEMA_SPEC = JudgeSpec(
         errorMessage="needs exactly one of 'schema' (inline) or 'schema_file'",
     ),
     build=JsonSchemaJudge,
+    deterministic=True,
     check=_check_json_schema,
 )
 
@@ -275,4 +276,5 @@ THRESHOLD_SPEC = JudgeSpec(
         },
     ),
     build=ThresholdJudge,
+    deterministic=True,
 )

@@ -236,4 +236,5 @@ LINT_SPEC = JudgeSpec(
     summary="ruff check over the output's Python code blocks; score 1 − issues/10",
     schema=LINT_SCHEMA,
     build=LintJudge,
+    deterministic=True,
 )

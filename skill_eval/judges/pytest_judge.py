@@ -460,5 +460,6 @@ PYTEST_SPEC = JudgeSpec(
         "additionalProperties": False,
     },
     build=PytestJudge,
+    deterministic=True,
     check=_check,
 )

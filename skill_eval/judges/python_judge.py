@@ -8,10 +8,12 @@ JudgeResult, or a dict with `passed` and/or `score` (and optional `details`). A 
 [0, 1] is clamped and noted; NaN or Infinity is a judge error. The module comes from the
 harness's sys.path (install it, or set PYTHONPATH).
 
-When the module is imported: never by `validate` (it checks the shape of `callable` only, so
-validating a suite runs none of its code); at run start, before any model call, by
-`preflight_python_judges`, so a typo fails the run at once instead of erroring every attempt.
-Importing runs the module's top-level code: that code is the suite author's, not model output.
+When the module is imported: never by `load_suite` (it checks the shape of `callable` only);
+by the judge checks of `validate` and `run` (inputs/judge_checks.py), which call the function
+on the task's reference and on an empty output before any model call, and by
+`preflight_python_judges` at run start, so a typo fails the run at once instead of erroring
+every attempt. Importing runs the module's top-level code: that code is the suite author's,
+not model output.
 An import error or an exception in the function during a run is a judge error, never a skill
 failure, and a permanent one (recorded at once with the traceback's tail, not retried).
 """
@@ -88,22 +90,28 @@ def _python_configs(judge: Any, where: str) -> Iterator[tuple[str, Mapping[str, 
                 yield from _python_configs(entry.get("judge"), f"{where}.judges[{i}].judge")
 
 
+def load_problems(judge: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Import every `python` judge's callable in one judge config: a (field, message) pair
+    per problem (module not found, import failed, attribute missing, not callable). Runs the
+    modules' top-level code (the suite author's, see the module docstring)."""
+    found: list[tuple[str, str]] = []
+    for where, config in _python_configs(judge, "judge"):
+        problem = _problem(str(config.get("callable", "")))
+        if problem is not None:
+            found.append((f"{where}.callable", problem))
+    return found
+
+
 def preflight_python_judges(tasks: Sequence[Task]) -> list[str]:
     """Import every `python` judge's callable before a run: one message per problem (module
     not found, import failed, attribute missing, not callable); empty when all load.
 
-    Imports run the modules' top-level code (the suite author's, see the module docstring):
-    call this at run start, never from `validate`."""
-    problems: list[str] = []
-    seen: dict[str, str | None] = {}
-    for task in tasks:
-        for where, config in _python_configs(task.judge, "judge"):
-            spec = str(config.get("callable", ""))
-            if spec not in seen:
-                seen[spec] = _problem(spec)
-            if seen[spec] is not None:
-                problems.append(f"task {task.id!r}: {where}.callable: {seen[spec]}")
-    return problems
+    Imports run the modules' top-level code (the suite author's, see the module docstring)."""
+    return [
+        f"task {task.id!r}: {where}: {problem}"
+        for task in tasks
+        for where, problem in load_problems(task.judge)
+    ]
 
 
 def to_result(value: Any, threshold: float) -> JudgeResult:
@@ -242,5 +250,6 @@ PYTHON_SPEC = JudgeSpec(
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
     },
-    build=PythonJudge,  # the schema checks the shape; importing waits until judge time
+    build=PythonJudge,  # the schema checks the shape; importing waits until it judges
+    deterministic=True,
 )

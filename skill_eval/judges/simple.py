@@ -169,6 +169,7 @@ NOT_CONTAINS_SPEC = JudgeSpec(
         {"expected": NON_EMPTY_STRINGS, "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
     ),
     build=NotContainsJudge,
+    deterministic=True,
 )
 
 REGEX_SPEC = JudgeSpec(
@@ -193,6 +194,7 @@ REGEX_SPEC = JudgeSpec(
         },
     ),
     build=RegexJudge,
+    deterministic=True,
     check=_check_regex,
 )
 
@@ -209,4 +211,5 @@ EQUALS_SPEC = JudgeSpec(
         },
     ),
     build=EqualsJudge,
+    deterministic=True,
 )

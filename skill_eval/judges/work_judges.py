@@ -3,11 +3,8 @@ reading that lets `contains`, `not-contains`, `regex`, `equals` and `json-schema
 workspace file (`file: report.md`) instead of the output text.
 
 Files are what the attempt created or changed (`work.files`, read from its workspace while it
-exists, or from the kept copy on `rejudge`); tool calls are its transcript (`work.transcript`).
-
-    skill_invocations(transcript, "pdf")   # (core/transcript.py) the calls that used `pdf`:
-                                           # a Skill call with input skill == "pdf", or a Read of
-                                           # .claude/skills/pdf/SKILL.md (not of a.pdf)
+exists, or from the kept copy on `rejudge`); tool calls are its transcript (`work.transcript`);
+a skill is used by a Skill call naming it or a Read of its SKILL.md (core/transcript.py).
 """
 
 from __future__ import annotations
@@ -361,6 +358,7 @@ FILE_EXISTS_SPEC = JudgeSpec(
         },
     ),
     build=FileExistsJudge,
+    deterministic=True,
 )
 
 TOOL_CALLED_SPEC = JudgeSpec(
@@ -381,6 +379,7 @@ TOOL_CALLED_SPEC = JudgeSpec(
         },
     ),
     build=ToolCalledJudge,
+    deterministic=True,
     check=_check_tool_called,
 )
 
@@ -396,4 +395,5 @@ SKILL_USED_SPEC = JudgeSpec(
         },
     ),
     build=SkillUsedJudge,
+    deterministic=True,
 )

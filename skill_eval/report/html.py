@@ -49,7 +49,26 @@ def _movement(task_id: str, view: View) -> str:
     return "improved" if task_id in view.improved else "same"
 
 
-def _task_context(task: TaskDetail, view: View) -> dict[str, Any]:
+def agreement_text(figures: Mapping[str, Any]) -> str:
+    """One task's judge agreement (the artifact's judge_agreement.tasks entry), to read."""
+    cached = int(figures.get("cached") or 0)
+    from_cache = f"; {cached} judgement(s) came from the judge cache" if cached else ""
+    outputs = int(figures.get("outputs") or 0)
+    if not outputs:
+        return f"no output was judged twice{from_cache}"
+    rate = figures.get("agreement")
+    shown = f"{rate * 100:.0f}%" if isinstance(rate, int | float) else "-"
+    disagreeing = int(figures.get("disagreeing_outputs") or 0)
+    return (
+        f"{outputs} output(s) judged more than once ({figures.get('judgements')} judgements): "
+        f"{shown} of pairs agree, scores up to {float(figures.get('score_spread') or 0):.2f} "
+        f"apart; {disagreeing} output(s) judged inconsistently{from_cache}"
+    )
+
+
+def _task_context(
+    task: TaskDetail, view: View, agreement: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     row = next((r for r in view.rows if r.task_id == task.task_id), None)
     cand = task.attempts.get("candidate", [])
     base = task.attempts.get("baseline", [])
@@ -59,6 +78,8 @@ def _task_context(task: TaskDetail, view: View) -> dict[str, Any]:
         tags.append("flaky")
     if task.has_error:
         tags.append("errors")
+    if agreement is not None and agreement.get("disagreeing_outputs"):
+        tags.append("judge-disagrees")
     return {
         "id": task.task_id,
         "prompt": task.prompt,
@@ -72,6 +93,7 @@ def _task_context(task: TaskDetail, view: View) -> dict[str, Any]:
         "tags": tags,
         "diff": diff,
         "changed": diff is not None and any(op != "same" for op, _ in diff),
+        "agreement": agreement_text(agreement) if agreement is not None else "",
     }
 
 
@@ -141,10 +163,16 @@ def render_html(artifact: Mapping[str, Any]) -> str:
     from markupsafe import Markup
 
     view = read_view(artifact)
-    tasks = [_task_context(t, view) for t in from_artifact(artifact)]
+    measured = artifact.get("judge_agreement")
+    by_task = {
+        str(t.get("task_id")): t
+        for t in (measured.get("tasks") or [] if isinstance(measured, Mapping) else [])
+        if isinstance(t, Mapping)
+    }
+    tasks = [_task_context(t, view, by_task.get(t.task_id)) for t in from_artifact(artifact)]
     counts = {
         tag: sum(tag in t["tags"] for t in tasks)
-        for tag in ("improved", "regressed", "flaky", "errors")
+        for tag in ("improved", "regressed", "flaky", "errors", "judge-disagrees")
     }
     data = {
         "verdict": view.verdict,

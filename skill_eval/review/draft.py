@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import SuiteError
 from ..improve.improver import ProposalError, parse_improver_reply
+from ..inputs.judge_checks import check_judges
 from ..inputs.source_checks import judge_types, mock_output_problems, python_problems
 from ..inputs.suite import load_suite
 
@@ -77,6 +78,8 @@ def validate_draft(directory: Path) -> list[str]:
         problems += [
             str(p) for p in mock_output_problems(str(directory / MOCK_OUTPUTS_FILE), suite)
         ]
+    if not problems:  # judges on references (run refuses what fails them); never python ones
+        problems += [str(p) for p in check_judges(suite, str(suite_path)).errors]
     return [line.replace(prefix, "") for line in problems]
 
 
