@@ -19,7 +19,7 @@ import pytest
 from skill_eval.core.model import ExecutionRequest, Skill, Task
 from skill_eval.core.transcript import NO_RESULT, skill_invocations, tool_calls
 from skill_eval.core.work import ToolCall
-from skill_eval.engine.workspace import AttemptWorkspace
+from skill_eval.core.workspace import AttemptWorkspace
 from skill_eval.executors.base import create_executor
 from skill_eval.executors.claude_code import (
     ClaudeCodeConfig,

@@ -10,7 +10,7 @@ import pytest
 
 from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import ToolCall, Work
-from skill_eval.engine.workspace import AttemptWorkspace, detached
+from skill_eval.core.workspace import AttemptWorkspace, detached
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
 from skill_eval.judges.work_judges import describe_work, readonly_copy, skill_invocations, writable
 

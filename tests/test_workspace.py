@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core import workspace as workspace_mod
 from skill_eval.core.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
 from skill_eval.core.work import Work
-from skill_eval.engine import workspace as workspace_mod
+from skill_eval.core.workspace import AttemptWorkspace
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
-from skill_eval.engine.workspace import AttemptWorkspace
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, create_executor
 from skill_eval.executors.claude_cli import ClaudeCliConfig
 from skill_eval.executors.claude_tools import sandbox_available

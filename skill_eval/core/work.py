@@ -43,7 +43,7 @@ class ToolCall:
 
 
 # Where harness plumbing lives inside a workspace (Claude Code's project skills): never work.
-# Snapshots (engine/workspace.py) and the judges that list a workspace (work_judges) skip them.
+# Snapshots (core/workspace.py) and the judges that list a workspace (work_judges) skip them.
 IGNORED_DIRS = frozenset({".claude", ".git", "__pycache__", "node_modules"})
 
 

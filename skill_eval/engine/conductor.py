@@ -18,6 +18,7 @@ from ..backends import create_backend
 from ..core.blobs import cut_ingredient
 from ..core.model import Attempt
 from ..core.paths import safe_component
+from ..core.workspace import WORKSPACES_DIR, KeepPolicy
 from ..errors import CacheError, ExecutorError, JudgeError, RunInterrupted, UsageError
 from ..evaluators.registry import evaluator_sources
 from ..executors.base import agent_task_problem, create_executor, get_executor_spec
@@ -54,7 +55,6 @@ from .progress import Progress
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
 from .shards import parse_shard
-from .workspace import WORKSPACES_DIR, KeepPolicy
 
 
 @dataclass(frozen=True)

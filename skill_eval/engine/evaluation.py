@@ -21,6 +21,7 @@ from typing import Any
 from ..backends import Backend
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES
 from ..core.model import Arm, Attempt, Suite, Task, Usage
+from ..core.workspace import KeepPolicy
 from ..errors import ExecutorError, UsageError
 from ..executors.base import ExecutorBase, create_executor, get_executor_spec
 from ..judges.base import JudgeContext, build_judge
@@ -32,7 +33,6 @@ from ..stats.sequential import EarlyStop
 from .progress import Progress
 from .runner import Job, Journal, Runner, RunSettings, attempts_by, plan_jobs
 from .shards import Shard
-from .workspace import KeepPolicy
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,15 @@ from ..core.model import (
 from ..core.paths import safe_component
 from ..core.task_files import expand_task_files
 from ..core.work import Work
+from ..core.workspace import (
+    KEEP_MAX_BYTES,
+    AttemptWorkspace,
+    KeepPolicy,
+    KeptWorkspace,
+    keeps,
+    preserve,
+    rehomed,
+)
 from ..executors.base import ExecutorBase, create_executor
 from ..judges.base import (
     Judge,
@@ -46,15 +55,6 @@ from ..judges.base import (
 )
 from ..judges.observers import observe
 from ..judges.triggered import SKILL_META
-from .workspace import (
-    KEEP_MAX_BYTES,
-    AttemptWorkspace,
-    KeepPolicy,
-    KeptWorkspace,
-    keeps,
-    preserve,
-    rehomed,
-)
 
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 60.0

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.model import Attempt
 from ..core.paths import safe_component
+from ..core.workspace import WORKSPACES_DIR, rehomed
 from ..errors import UsageError
 from ..inputs.arms import arms_from_dict
 from ..inputs.suite import load_suite
@@ -23,7 +24,6 @@ from . import artifact as artifact_mod
 from .conductor import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
 from .rundir import RUN_META, load_manifest
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, kept_workspace_dir
-from .workspace import WORKSPACES_DIR, rehomed
 
 
 def with_kept_workspace(attempt: Attempt, run_path: Path) -> Attempt:

@@ -28,6 +28,7 @@ from ..backends import Backend
 from ..backends.threads import ThreadBackend
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS, BlobStore
 from ..core.model import Arm, ArmName, Attempt, Task
+from ..core.workspace import KEEP_MAX_BYTES, KeepPolicy
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
@@ -47,7 +48,6 @@ from .jobs import (
     now_iso,
     request_of,
 )
-from .workspace import KEEP_MAX_BYTES, KeepPolicy
 
 __all__ = [
     "JOURNAL_NAME",

@@ -116,7 +116,7 @@ def sample_work(task: Task, suite_dir: Path, sample: Sample) -> Iterator[Work]:
         yield Work(text=text, transcript=tools)
         return
     from ..core.task_files import expand_task_files
-    from ..engine.workspace import AttemptWorkspace  # the runner's own workspace
+    from ..core.workspace import AttemptWorkspace  # the runner's own workspace
     from ..executors.mock_work import write_files
 
     workspace = AttemptWorkspace.create()

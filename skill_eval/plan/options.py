@@ -9,8 +9,8 @@ from typing import Any
 
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..core.paths import DEFAULT_STATE_ROOT
+from ..core.workspace import KEEP_POLICIES
 from ..engine.cache import parse_duration
-from ..engine.workspace import KEEP_POLICIES
 from ..errors import CacheError, ExecutorError, UsageError
 from ..executors.base import SKILL_MODES, get_executor_spec, grader_names
 from ..executors.version_cache import VERSION_CACHE_NAME

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..core.work import IGNORED_DIRS, FileSnapshot, Snapshot
+from .work import IGNORED_DIRS, FileSnapshot, Snapshot
 
 WORKSPACE_PREFIX = "skill-eval-attempt-"
 WORKSPACE_DIR = "work"
