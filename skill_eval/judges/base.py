@@ -20,7 +20,7 @@ from ..core.registry import Registry
 from ..core.validation import join_field
 from ..core.work import Work
 from ..errors import JudgeError
-from ..executors.grader import Grader
+from ..executors.grader import Grader, GradeRequest, Reply
 from ..jail import JailKind
 from .builtin import BUILTIN_JUDGES
 
@@ -31,11 +31,26 @@ if TYPE_CHECKING:  # the cache module (sqlite3) loads only when a run opens one
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
 
 
-def _mock_grader() -> Grader:
-    """The grader of a context built without one: the mock's (a fixed, well-formed answer)."""
-    from ..executors.base import create_grader
+class _DefaultGrader:
+    """The grader of a context built without one: the mock's (a fixed, well-formed answer),
+    built on its first call, so a context for deterministic judges alone (`validate`'s
+    checks) imports no executor."""
 
-    return create_grader("mock")
+    name = "mock"
+
+    def __init__(self) -> None:
+        self._grader: Grader | None = None
+
+    def complete(self, request: GradeRequest) -> Reply:
+        if self._grader is None:
+            from ..executors.base import create_grader
+
+            self._grader = create_grader("mock")
+        return self._grader.complete(request)
+
+
+def _mock_grader() -> Grader:
+    return _DefaultGrader()
 
 
 @dataclass(frozen=True)
