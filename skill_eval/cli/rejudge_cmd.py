@@ -10,7 +10,8 @@ import click
 from ..errors import SkillEvalError
 from ..executors.base import grader_names
 from .common import EXIT_USAGE, fail
-from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
+from .run_cmd import VERDICT_EXIT, summary
+from .run_flags import RegistryChoice
 
 
 @click.command("rejudge")

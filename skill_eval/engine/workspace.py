@@ -22,9 +22,11 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from ..core.work import FileSnapshot, Snapshot
+
+# The closed set lives with the run plan (plan/kinds.py); re-exported for the engine.
+from ..plan.kinds import KeepPolicy as KeepPolicy
 
 WORKSPACE_PREFIX = "skill-eval-attempt-"
 WORKSPACE_DIR = "work"
@@ -129,8 +131,6 @@ def detached(snapshot: Snapshot | None) -> Snapshot | None:
 
 # -- keeping workspaces after judging (--keep-workspaces) -------------------------------------
 
-KeepPolicy = Literal["none", "failed", "all"]
-KEEP_POLICIES: tuple[KeepPolicy, ...] = ("none", "failed", "all")
 WORKSPACES_DIR = "workspaces"  # under the run directory: <arm>/<task>/<index>/
 # A kept workspace holds at most this many bytes; files beyond it are left out, each named in
 # a note beside the kept folder and in the attempt's meta.
