@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..core.paths import DEFAULT_STATE_ROOT
 from ..errors import SkillEvalError
 from .common import EXIT_ERROR, exit_code, fail
+from .run_flags import flag
 
 
 @click.command("review")
@@ -17,11 +17,9 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.option(
     "--vision", metavar="FILE", help="What the skill is for (default: the SKILL.md description)."
 )
-@click.option(
-    "--state-root",
-    default=DEFAULT_STATE_ROOT,
+@flag(
+    "state-root",
     show_default=True,
-    metavar="DIR",
     help="Directory for the review (<state-root>/reviews/<id>/) and QA runs.",
 )
 @click.option(
@@ -44,30 +42,18 @@ from .common import EXIT_ERROR, exit_code, fail
 @click.option(
     "--roles-dir", metavar="DIR", help="Role prompts (<role>.md) that replace the shipped ones."
 )
-@click.option(
-    "--executor",
+@flag(
     "executor",
-    metavar="NAME",
-    default=None,
     help="Executor of the QA runs (default claude-cli; mock runs the draft's mock_outputs.yaml).",
 )
-@click.option(
-    "--mock",
-    is_flag=True,
+@flag(
+    "mock",
     help="Offline: --executor mock for the QA runs, and "
     "--backend mock for the role models unless --backend says otherwise.",
 )
-@click.option("--model", metavar="MODEL", help="Model of the QA runs.")
-@click.option(
-    "--skill-mode",
-    type=click.Choice(["system", "prepend", "installed"]),
-    default="system",
-    show_default=True,
-    help="How the QA runs deliver the skill (as for `skill-eval run`).",
-)
-@click.option(
-    "--samples", type=int, default=2, show_default=True, help="Attempts per task and arm in QA."
-)
+@flag("model", help="Model of the QA runs [env SKILL_EVAL_MODEL].")
+@flag("skill-mode", help="How the QA runs deliver the skill (as for `skill-eval run`).")
+@flag("samples", default=2, show_default=True, help="Attempts per task and arm in QA.")
 @click.option(
     "--max-rounds",
     type=int,
@@ -80,7 +66,7 @@ from .common import EXIT_ERROR, exit_code, fail
     metavar="DIR",
     help="Where the final suite goes (default <review dir>/suite); must be new or empty.",
 )
-@click.option("--claude-bin", metavar="PATH", help="The claude CLI (role models and QA).")
+@flag("claude-bin", help="The claude CLI (role models and QA).")
 @click.option("--base-url", metavar="URL", help="Messages API base URL for the role models.")
 def command(
     skill_path: str,

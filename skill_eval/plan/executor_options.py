@@ -174,13 +174,14 @@ def resolve_options(
     judge: str | None,
     shorthands: Mapping[str, Any],
     from_config: Iterable[str] = (),
+    config_file: str | None = None,
     cli_options: Iterable[str] | Mapping[str, Any] = (),
     table: ExecutorTable | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(executor options, grader options) of a run with executor `name` and judge executor
     `judge`. `shorthands` are the shorthand flags' values by Python name; those named in
-    `from_config` came from the config file's top level, so the executor's own table beats
-    them, and the command line beats both."""
+    `from_config` came from the top level of `config_file`, so the executor's own table
+    beats them, and the command line beats both."""
     spec = _spec(name)
     grader_fields = _config_fields(judge)
     options: dict[str, Any] = {}
@@ -190,10 +191,13 @@ def resolve_options(
 
     def apply(short: Shorthand) -> None:
         value = short.convert(shorthands[short.param])
+        source = Source(short.flag)
+        if short.param in config_keys:
+            source = Source(f"key {short.flag[2:]!r}", config_file)
         if short.grader and short.option in grader_fields:
             grader[short.option] = value
-        if _sets_executor_option(spec, short, grader_fields, short.param in config_keys):
-            options[short.option] = check_option(spec, short.option, [value], Source(short.flag))
+        if _sets_executor_option(spec, short, grader_fields, source, short.param in config_keys):
+            options[short.option] = check_option(spec, short.option, [value], source)
 
     for short in chosen:
         if short.param in config_keys:
@@ -208,7 +212,7 @@ def resolve_options(
 
 
 def _sets_executor_option(
-    spec: ExecutorSpec, short: Shorthand, grader_fields: set[str], in_config: bool
+    spec: ExecutorSpec, short: Shorthand, grader_fields: set[str], source: Source, in_config: bool
 ) -> bool:
     """Whether the shorthand sets an option of the executor; an error when neither the
     executor nor (for grader options) the judges' grader has it."""
@@ -216,15 +220,17 @@ def _sets_executor_option(
         return True
     if short.grader and short.option in grader_fields:
         return False
-    where = (
-        " (a key of the config file: executor options belong in its "
-        "[tool.skill-eval.executor.NAME] table, read only when NAME runs)"
+    hint = (
+        "; an executor's options belong in its table, [tool.skill-eval.executor.NAME], read "
+        "only when NAME runs"
         if in_config
         else ""
     )
     raise UsageError(
-        f"{short.flag} sets the executor option {short.option!r}, which the {spec.name!r} "
-        f"executor does not have{where}; its options: {_options_list(spec)}"
+        source.say(
+            f"sets the executor option {short.option!r}, which the {spec.name!r} executor "
+            f"does not have; its options: {_options_list(spec)}{hint}"
+        )
     )
 
 

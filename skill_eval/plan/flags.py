@@ -116,6 +116,7 @@ def plan_from_flags(
         judge=judge_executor_name(name, judging),
         shorthands=shorthands,
         from_config=from_config,
+        config_file=flags.get("config_file"),
         cli_options=executor_options,
         table=tables.get(name),
     )
