@@ -144,11 +144,25 @@ def check_option(spec: ExecutorSpec, key: str, values: list[Any], source: Source
     one = {"type": "object", "properties": {key: schemas[key]}}
     problems: list[str] = []
     for value in values:
+        if not _is_json(value):  # a TOML date, say: run.json could not keep it
+            problems.append(f"must be a JSON value, got {type(value).__name__} {value!r}")
+            continue
         found = schema_problems({key: _jsonable(value)}, one)
         if not found:
-            return value
+            return _jsonable(value)  # run.json keeps it
         problems.append(found[0].message)
     raise UsageError(source.say(f"{problems[0]} (option {key!r} of the {spec.name!r} executor)"))
+
+
+def _is_json(value: Any) -> bool:
+    """Plain JSON data (what run.json stores): scalars, lists and string-keyed objects."""
+    if value is None or isinstance(value, str | int | float | bool | Path):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
 
 
 def _jsonable(value: Any) -> Any:
@@ -195,7 +209,7 @@ def resolve_options(
         if short.param in config_keys:
             source = Source(f"key {short.flag[2:]!r}", config_file)
         if short.grader and short.option in grader_fields:
-            grader[short.option] = value
+            grader[short.option] = _jsonable(value)
         if _sets_executor_option(spec, short, grader_fields, source, short.param in config_keys):
             options[short.option] = check_option(spec, short.option, [value], source)
 
@@ -318,7 +332,9 @@ def executor_config(plan: RunPlan, **extra: Any) -> Any:
         "version_cache": str(Path(plan.records.state_root) / VERSION_CACHE_NAME),
     }
     values = {k: v for k, v in supplied.items() if k in known}
-    return spec.config({**values, **plan.executor.options, **extra})
+    # JSON lists as tuples: a config is frozen (and hashable) like the plan
+    own = {k: tuple(v) if isinstance(v, list) else v for k, v in plan.executor.options.items()}
+    return spec.config({**values, **own, **extra})
 
 
 __all__ = [

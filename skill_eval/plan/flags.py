@@ -100,7 +100,7 @@ def plan_from_flags(
     for flag, value in flags.items():
         if flag in PLACES:
             section, field = PLACES[flag]
-            values[section][field] = tuple(value) if field == "evaluators_dirs" else value
+            values[section][field] = tuple(value) if isinstance(value, list) else value
     values["inputs"]["mode"] = "standalone" if flags.get("standalone") else "pipeline"
     values["judging"]["cache"] = not flags.get("no_judge_cache", False)
     values["executor"]["name"] = name

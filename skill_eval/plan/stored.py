@@ -65,11 +65,12 @@ def section_from_dict(cls: type[Any], stored: Mapping[str, Any], *, where: str, 
         value, kind = stored[name], hints[name]
         if not fits(value, kind):
             raise UsageError(f"{where}.{name}: must be {describe(kind)}, got {value!r}")
-        values[name] = _as_field(value, kind)
+        values[name] = _as_field(value)
     return cls(**values)
 
 
-def _as_field(value: Any, kind: Any) -> Any:
+def _as_field(value: Any) -> Any:
+    """A stored value as the frozen section holds it: lists as tuples, objects read-only."""
     if isinstance(value, list):
         return tuple(value)
     if isinstance(value, Mapping):
