@@ -167,6 +167,11 @@ def test_a_plugin_executor_takes_its_options_from_the_config_file(
             "'tagger' executor)",
         ),
         (
+            ("--executor-option", "repeat=.nan"),
+            "Error: --executor-option repeat=.nan: must be plain JSON data, got float nan "
+            "(option 'repeat' of the 'tagger' executor)",
+        ),
+        (
             ("--executor-option", "tag"),
             "Error: --executor-option 'tag': must be KEY=VALUE (e.g. max_tokens=2048)",
         ),
@@ -213,6 +218,14 @@ def test_a_bad_key_in_an_executor_table_names_the_file_and_line(
         f"Error: {config}:1: [tool.skill-eval.executor.taggr]: unknown executor 'taggr' "
         "(did you mean 'tagger'?)"
     )
+
+
+def test_credentials_are_never_options(project: Path) -> None:
+    """An executor's `env` holds API keys: no option sets it, so run.json never keeps one."""
+    code, _, err = run("--executor", "anthropic", "--executor-option", "env={KEY: secret}")
+    assert code == 2
+    assert "env cannot be set: an executor's environment (API keys) comes from the" in err
+    assert not (project / "state").exists()
 
 
 def test_a_shorthand_the_executor_lacks_is_refused_wherever_it_comes_from(project: Path) -> None:

@@ -15,6 +15,7 @@ supplies (skill mode, model, --concurrency, the version cache under the state ro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 
 # Options every executor has, set by their own flags (--model, --skill-mode) for all alike.
 COMMON = {"model": "--model", "skill_mode": "--skill-mode"}
+# Options a plan never sets: the plan is written to run.json, and `env` holds credentials.
+RESERVED = {
+    "env": "an executor's environment (API keys) comes from the process environment, never "
+    "from options (run.json keeps the options)"
+}
 
 
 @dataclass(frozen=True)
@@ -80,15 +86,15 @@ class Source:
     line: int | None = None
 
     def say(self, message: str) -> str:
-        where = f"{self.path}:{self.line}: " if self.path and self.line else ""
-        where = f"{self.path}: " if self.path and not self.line else where
-        return f"{where}{self.label}: {message}"
+        where = f"{self.path}:{self.line}" if self.path and self.line else self.path
+        return f"{where}: {self.label}: {message}" if where else f"{self.label}: {message}"
 
 
 def option_schemas(spec: ExecutorSpec) -> dict[str, Any]:
-    """The executor's own options (its schema's properties but the common ones)."""
+    """The options a plan may set: the executor's schema's properties but the common and
+    reserved ones."""
     properties = spec.schema.get("properties") or {}
-    return {k: v for k, v in properties.items() if k not in COMMON}
+    return {k: v for k, v in properties.items() if k not in COMMON and k not in RESERVED}
 
 
 def _options_list(spec: ExecutorSpec) -> str:
@@ -96,9 +102,8 @@ def _options_list(spec: ExecutorSpec) -> str:
     return ", ".join(names) if names else "none"
 
 
-def parse_option(text: str) -> tuple[str, Any]:
-    """`KEY=VALUE` from the command line: VALUE read as a YAML/JSON scalar or list (`3`,
-    `true`, `[Read, Grep]`), else kept as the string it is."""
+def parse_option(text: str) -> tuple[str, str]:
+    """KEY and the VALUE of `KEY=VALUE` from the command line (`_readings` reads VALUE)."""
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -130,6 +135,8 @@ def check_option(spec: ExecutorSpec, key: str, values: list[Any], source: Source
     """The first of `values` (readings of one option) that `spec`'s schema accepts for
     `key`; a UsageError naming `source` when the key is unknown or none fits."""
     schemas = option_schemas(spec)
+    if key in RESERVED:
+        raise UsageError(source.say(f"{key} cannot be set: {RESERVED[key]}"))
     if key in COMMON:
         raise UsageError(
             source.say(f"{key} is common to every executor: set it with {COMMON[key]}")
@@ -144,8 +151,8 @@ def check_option(spec: ExecutorSpec, key: str, values: list[Any], source: Source
     one = {"type": "object", "properties": {key: schemas[key]}}
     problems: list[str] = []
     for value in values:
-        if not _is_json(value):  # a TOML date, say: run.json could not keep it
-            problems.append(f"must be a JSON value, got {type(value).__name__} {value!r}")
+        if not _is_json(value):  # a TOML date, NaN: run.json could not keep it
+            problems.append(f"must be plain JSON data, got {type(value).__name__} {value!r}")
             continue
         found = schema_problems({key: _jsonable(value)}, one)
         if not found:
@@ -155,8 +162,11 @@ def check_option(spec: ExecutorSpec, key: str, values: list[Any], source: Source
 
 
 def _is_json(value: Any) -> bool:
-    """Plain JSON data (what run.json stores): scalars, lists and string-keyed objects."""
-    if value is None or isinstance(value, str | int | float | bool | Path):
+    """Plain JSON data (what run.json stores): scalars, lists and string-keyed objects; no
+    NaN or infinity (a schema's range lets NaN through: every comparison with it is false)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if value is None or isinstance(value, str | int | bool | Path):
         return True
     if isinstance(value, list | tuple):
         return all(_is_json(v) for v in value)
@@ -339,6 +349,7 @@ def executor_config(plan: RunPlan, **extra: Any) -> Any:
 
 __all__ = [
     "COMMON",
+    "RESERVED",
     "SHORTHANDS",
     "SHORTHAND_PARAMS",
     "ExecutorTable",
