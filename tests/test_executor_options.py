@@ -220,6 +220,26 @@ def test_a_bad_key_in_an_executor_table_names_the_file_and_line(
     )
 
 
+def test_an_executor_named_beside_its_table_says_how_to_name_it(project: Path) -> None:
+    config = project / "pyproject.toml"
+    config.write_text(
+        '[tool.skill-eval]\nexecutor = "mock"\n[tool.skill-eval.executor.mock]\nmock_rules = true\n'
+    )
+    code, _, err = run()
+    assert code == 2 and err.startswith(f"Error: {config}: not valid TOML: ")
+    assert err.strip().endswith(
+        'name the executor as executor.name = "NAME": TOML cannot make `executor` a string '
+        "and a table"
+    )
+    config.write_text(
+        '[tool.skill-eval]\nexecutor.name = "mock"\n[tool.skill-eval.executor.mock]\n'
+        "mock_rules = true\n"
+    )
+    code, out, err = run()
+    assert code in (0, 1), err
+    assert read_json(out.strip())["manifest"]["executor"]["mock_rules"] is True
+
+
 def test_credentials_are_never_options(project: Path) -> None:
     """An executor's `env` holds API keys: no option sets it, so run.json never keeps one."""
     code, _, err = run("--executor", "anthropic", "--executor-option", "env={KEY: secret}")

@@ -238,7 +238,11 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "max-output-bytes",
         ),
     ),
-    ("Console and config", "", ("quiet", "config", "no-config")),
+    (
+        "Console and config",
+        "Progress display and the project config file.",
+        ("quiet", "config", "no-config"),
+    ),
 )
 HIDDEN = ("backend",)  # deprecated names, accepted and not shown
 
@@ -282,7 +286,9 @@ def run_flags(*, compatibility: bool = False) -> Decorator:
         for name in HIDDEN:
             func = flag(name)(func)
         for title, text, names in reversed(SECTIONS):
-            group = OptionGroup(title, help=text or None)
+            if compatibility and title == "Console and config":
+                title, text = "Console", "Progress display."
+            group = OptionGroup(title, help=text)
             for name in reversed([n for n in names if n not in skipped]):
                 attrs = attributes(name, **overrides.get(name, {}))
                 func = group.option(*FLAGS[name][0], **attrs)(func)

@@ -76,7 +76,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:  # its message carries the line and column
-        raise ConfigError(f"{path}: not valid TOML: {exc}", path=str(path)) from None
+        hint = ""
+        if _NAMED_EXECUTOR.search(text) and _EXECUTOR_TABLE.search(text):
+            hint = (
+                "; with executor tables ([tool.skill-eval.executor.NAME]) name the executor "
+                'as executor.name = "NAME": TOML cannot make `executor` a string and a table'
+            )
+        raise ConfigError(f"{path}: not valid TOML: {exc}{hint}", path=str(path)) from None
+
+
+_NAMED_EXECUTOR = re.compile(r"^\s*executor\s*=", re.M)
+_EXECUTOR_TABLE = re.compile(r"^\s*\[[^\]]*executor\s*\.", re.M)
 
 
 def find_config(start: Path) -> Path | None:
