@@ -5,8 +5,8 @@ long flag with `_` for `-`: `task_suite`, `pass_k`, `judge_model`; `input` for -
     RunPlan.from_flags(task_suite="suite.yaml", standalone=True, skill_path="my-skill",
                        mock=True, executor_options={"mock_rules": True})
 
-Unlike the `run` command, nothing is implied: `standalone=True` is written out (as for
-scripts/evaluate.py). The shorthand flags of executor options (`max_tokens`, `claude_bin`,
+A flag given as None takes its default. Unlike the `run` command, nothing is implied:
+`standalone=True` is written out (as for scripts/evaluate.py). The shorthand flags of executor options (`max_tokens`, `claude_bin`,
 ...) and `executor_options` go through plan/executor_options.py.
 """
 
@@ -98,7 +98,7 @@ def plan_from_flags(
     name = flags.pop("executor", None) or ("mock" if mock else DEFAULT_EXECUTOR)
     values: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
     for flag, value in flags.items():
-        if flag in PLACES:
+        if flag in PLACES and value is not None:  # None: the section's default
             section, field = PLACES[flag]
             values[section][field] = tuple(value) if isinstance(value, list) else value
     values["inputs"]["mode"] = "standalone" if flags.get("standalone") else "pipeline"
