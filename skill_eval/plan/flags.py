@@ -6,8 +6,9 @@ long flag with `_` for `-`: `task_suite`, `pass_k`, `judge_model`; `input` for -
                        mock=True, executor_options={"mock_rules": True})
 
 A flag given as None takes its default. Unlike the `run` command, nothing is implied:
-`standalone=True` is written out (as for scripts/evaluate.py). The shorthand flags of executor options (`max_tokens`, `claude_bin`,
-...) and `executor_options` go through plan/executor_options.py.
+`standalone=True` is written out (as for scripts/evaluate.py). The shorthand flags of
+executor options (`max_tokens`, `claude_bin`, ...) and `executor_options` go through
+plan/executor_options.py.
 """
 
 from __future__ import annotations
