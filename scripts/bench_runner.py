@@ -32,7 +32,7 @@ import yaml  # noqa: E402
 
 from skill_eval.engine.conductor import run_evaluation  # noqa: E402
 from skill_eval.judges.llm_rubric import TOOL_NAME  # noqa: E402
-from skill_eval.plan.options import RunOptions  # noqa: E402
+from skill_eval.plan.run_plan import RunPlan  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 PROCESS_TASKS = 7
@@ -174,7 +174,7 @@ def run(
     concurrency: int,
     claude_bin: str | None = None,
 ) -> tuple[float, dict]:
-    opts = RunOptions(
+    plan = RunPlan.from_flags(
         task_suite=str(suite),
         state_root=str(state),
         standalone=True,
@@ -186,7 +186,7 @@ def run(
         max_retries=0,
     )
     start = time.perf_counter()
-    outcome = run_evaluation(opts, log=lambda m: None)
+    outcome = run_evaluation(plan, log=lambda m: None)
     return time.perf_counter() - start, outcome.artifact
 
 

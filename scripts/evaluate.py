@@ -19,18 +19,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import click  # noqa: E402
 
 from skill_eval.cli.common import interrupted  # noqa: E402
-from skill_eval.cli.run_cmd import options_from, run_flags, stop_on_sigterm  # noqa: E402
+from skill_eval.cli.run_cmd import plan_from_command, stop_on_sigterm  # noqa: E402
+from skill_eval.cli.run_flags import run_flags  # noqa: E402
 from skill_eval.engine.conductor import run_evaluation  # noqa: E402
 from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa: E402
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@run_flags(default_skill_mode="prepend", default_policy="delta", default_state_root=None)
+@run_flags(compatibility=True)
 def evaluate(**kwargs: Any) -> None:
     """Evaluate a candidate skill by executing a task suite (compatibility entry point)."""
     stop_on_sigterm()
     try:
-        outcome = run_evaluation(options_from(kwargs))
+        outcome = run_evaluation(plan_from_command(kwargs, click.get_current_context()))
     except RunInterrupted as exc:
         interrupted(exc)
     except UsageError as exc:

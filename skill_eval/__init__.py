@@ -3,10 +3,15 @@
 The public API for Python users. Names load on first use, so `import skill_eval` stays cheap
 for the command line.
 
-    from skill_eval import RunOptions, run_evaluation
-    outcome = run_evaluation(RunOptions(task_suite="suite.yaml", state_root="state",
-                                        standalone=True, skill_path="my-skill", mock=True))
+    from skill_eval import RunPlan, run_evaluation
+    plan = RunPlan.from_flags(task_suite="suite.yaml", state_root="state",
+                              standalone=True, skill_path="my-skill", mock=True)
+    outcome = run_evaluation(plan)
     outcome.verdict, outcome.path
+
+`RunPlan.from_flags` takes the flags of `skill-eval run` by their Python names and checks
+them; the plan groups them by owner (`plan.inputs`, `.execution`, `.executor`, `.judging`,
+`.decision`, `.records`; see skill_eval/plan/run_plan.py).
 
 `evaluate(suite, arms, executor)` is the entry below it: any number of labelled in-memory arms,
 no files written, an `EvaluationResult` back (see skill_eval/engine/evaluation.py).
@@ -28,7 +33,7 @@ _EXPORTS = {
     "BaselineCache": "engine.cache",
     "CacheError": "errors",
     "ConfigError": "errors",
-    "EvaluationOutcome": "engine.conductor",
+    "EvaluationOutcome": "engine.finish",
     "EvaluationResult": "engine.evaluation",
     "EvaluationSettings": "engine.evaluation",
     "ExecutionRequest": "core.model",
@@ -46,7 +51,7 @@ _EXPORTS = {
     "JudgeResult": "core.model",
     "JudgeSpec": "judges.base",
     "RunInterrupted": "errors",
-    "RunOptions": "plan.options",
+    "RunPlan": "plan.run_plan",
     "Skill": "core.model",
     "SkillError": "errors",
     "SkillEvalError": "errors",
@@ -97,7 +102,7 @@ __all__ = [
     "JudgeResult",
     "JudgeSpec",
     "RunInterrupted",
-    "RunOptions",
+    "RunPlan",
     "Skill",
     "SkillError",
     "SkillEvalError",

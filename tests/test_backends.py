@@ -137,7 +137,7 @@ def test_the_ray_backend_without_ray_installed_says_how_to_install_it(tmp_path: 
             "--mock",
             "--state-root",
             str(tmp_path / "s"),
-            "--backend",
+            "--runner",
             "ray",
         ],
         capture_output=True,
@@ -146,6 +146,6 @@ def test_the_ray_backend_without_ray_installed_says_how_to_install_it(tmp_path: 
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
-        "Error: --backend ray needs Ray, which is not installed: pip install 'skill-eval[ray]'"
+        "Error: --runner ray needs Ray, which is not installed: pip install 'skill-eval[ray]'"
     )
     assert not (tmp_path / "s").exists()  # nothing ran, nothing was written

@@ -306,7 +306,7 @@ def test_batch_needs_the_anthropic_executor(tmp_path: Path) -> None:
     assert "--batch" in err and "--executor anthropic" in err and "(got mock)" in err
 
 
-def test_batch_refuses_the_ray_backend(tmp_path: Path) -> None:
+def test_batch_refuses_the_ray_runner(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite", [contains_task("t0", "alpha")])
     skill = write_skill(tmp_path / "skill")
     code, _, err = run_cli(
@@ -321,11 +321,11 @@ def test_batch_refuses_the_ray_backend(tmp_path: Path) -> None:
         "--executor",
         "anthropic",
         "--batch",
-        "--backend",
+        "--runner",
         "ray",
     )
     assert code == 2 and "Traceback" not in err
-    assert "--batch and --backend ray do not mix" in err
+    assert "--batch and --runner ray do not mix" in err
 
 
 def _batch_args(tmp_path: Path) -> list[str]:

@@ -98,7 +98,8 @@ def test_config_names_a_file_anywhere(project: Path, tmp_path: Path) -> None:
     named = tmp_path / "ci.toml"
     named.write_text(
         f'task-suite = "{project}/suite/task_suite.yaml"\nstate-root = "ci"\n'
-        'mock = true\nconcurrency = 2\nallowed-tools = ["Read", "Grep"]\n',
+        "mock = true\nconcurrency = 2\n"
+        '[executor.claude-cli]\nallowed_tools = ["Read", "Grep"]\n',  # read when it runs
         encoding="utf-8",
     )
     code, out, err = run("--config", str(named))

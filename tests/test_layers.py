@@ -47,15 +47,6 @@ RANKS: dict[str, int] = {
     "__init__": 15,
 }
 
-# Upward imports that other work in progress removes; each entry names who. Nothing may be
-# added here: an entry that no longer matches an import fails the test, so the list shrinks.
-TEMPORARY: dict[tuple[str, str], str] = {
-    # plan/options.py reaches up for cache, workspace, shard and backend names: the run plan
-    # (#27, the RunOptions -> run plan work) takes these apart.
-    ("plan", "engine"): "run-plan helper (#27)",
-    ("plan", "backends"): "run-plan helper (#27)",
-}
-
 
 def module_name(path: Path, root: Path) -> tuple[str, bool]:
     """(dotted module name, whether it is a package's __init__) of a file under `root`'s
@@ -139,21 +130,7 @@ def test_every_package_has_a_rank() -> None:
 def test_no_package_imports_a_higher_one() -> None:
     found, unranked, _ = upward_imports(REPO / "skill_eval", RANKS)
     assert not unranked
-    allowed = {f"{a}->{b}" for a, b in TEMPORARY}
-    offending = [line for line in found if _pair(line) not in allowed]
-    assert offending == [], "imports from a lower package to a higher one:\n" + "\n".join(offending)
-
-
-def test_each_temporary_allowance_is_still_needed() -> None:
-    _, _, pairs = upward_imports(REPO / "skill_eval", RANKS)
-    stale = {f"{a}->{b}": who for (a, b), who in TEMPORARY.items() if f"{a}->{b}" not in pairs}
-    assert stale == {}, f"no longer imported upwards: remove from TEMPORARY: {stale}"
-
-
-def _pair(line: str) -> str:
-    """`skill_eval.plan.options:12 -> skill_eval.engine.cache` -> `plan->engine`."""
-    module, target = line.split(" -> ")
-    return f"{package_of(module.split(':')[0], 'skill_eval')}->{package_of(target, 'skill_eval')}"
+    assert found == [], "imports from a lower package to a higher one:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""`--backend ray` on a local Ray of 2 CPUs (one for the whole module): attempts run as Ray
+"""`--runner ray` on a local Ray of 2 CPUs (one for the whole module): attempts run as Ray
 tasks in worker processes, from the suite files and skill folder shipped through the object
 store, and the artifact equals the thread pool's; kept workspaces come back to the run dir."""
 
@@ -52,7 +52,7 @@ def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(
     code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "threads"))
     assert code in (0, 1), err
     threads = read_json(out.strip())
-    code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "ray"), "--backend", "ray")
+    code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "ray"), "--runner", "ray")
     assert code in (0, 1), err
     on_ray = read_json(out.strip())
     assert comparable(on_ray) == comparable(threads)

@@ -99,7 +99,7 @@ def test_run_manifest_is_versioned(tmp_path: Path) -> None:
 def test_rejudge_of_a_manifest_with_an_unknown_key_warns_and_goes_on(tmp_path: Path) -> None:
     run_dir, _, _ = finished_run(tmp_path)
     meta = read_json(run_dir / "run.json")
-    meta["options"]["option_from_the_future"] = 3
+    meta["plan"]["decision"]["option_from_the_future"] = 3
     meta["added_by_a_newer_version"] = {"x": 1}
     (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
     code, out, err = run_cli("rejudge", str(run_dir))
@@ -111,18 +111,18 @@ def test_rejudge_of_a_manifest_with_an_unknown_key_warns_and_goes_on(tmp_path: P
 def test_rejudge_of_a_manifest_missing_a_required_key_is_one_clear_line(tmp_path: Path) -> None:
     run_dir, _, _ = finished_run(tmp_path)
     meta = read_json(run_dir / "run.json")
-    del meta["options"]["task_suite"]
+    del meta["plan"]["inputs"]["task_suite"]
     (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
     code, out, err = run_cli("rejudge", str(run_dir))
     assert code == 2 and out == ""
-    assert err.strip() == f"Error: {run_dir / 'run.json'}: options.task_suite: is required"
+    assert err.strip() == f"Error: {run_dir / 'run.json'}: plan.inputs.task_suite: is required"
 
 
 def test_rejudge_of_an_older_manifest_without_a_version_still_works(tmp_path: Path) -> None:
     run_dir, _, _ = finished_run(tmp_path)
     meta = read_json(run_dir / "run.json")
     del meta["schema_version"]
-    del meta["options"]["progress"]  # a key added later takes its default
+    del meta["plan"]["records"]["progress"]  # a key added later takes its default
     (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
     code, out, err = run_cli("rejudge", str(run_dir))
     assert code == 0 and "warning:" not in err, err
@@ -165,19 +165,32 @@ def test_rejudge_retries_a_judge_error_like_a_run(
 
 
 @pytest.mark.parametrize(
-    ("key", "value", "expected"),
+    ("section", "key", "value", "expected"),
     [
-        ("pass_k", "two", "options.pass_k: must be int, got 'two'"),
-        ("mock", 1, "options.mock: must be bool, got 1"),
-        ("allowed_tools", "Bash", "options.allowed_tools: must be tuple[str, ...], got 'Bash'"),
+        ("decision", "pass_k", "two", "plan.decision.pass_k: must be int, got 'two'"),
+        ("inputs", "no_baseline", 1, "plan.inputs.no_baseline: must be bool, got 1"),
+        (
+            "judging",
+            "evaluators_dirs",
+            "x",
+            "plan.judging.evaluators_dirs: must be a list of strings, got 'x'",
+        ),
+        (
+            "decision",
+            "policy",
+            "best",
+            "plan.decision.policy: must be one of delta, no-regression, non-inferior, "
+            "superior, got 'best'",
+        ),
+        ("executor", "options", [1], "plan.executor.options: must be an object, got [1]"),
     ],
 )
-def test_rejudge_of_a_manifest_with_a_mistyped_option_is_one_clear_line(
-    tmp_path: Path, key: str, value: object, expected: str
+def test_rejudge_of_a_manifest_with_a_mistyped_setting_is_one_clear_line(
+    tmp_path: Path, section: str, key: str, value: object, expected: str
 ) -> None:
     run_dir, _, _ = finished_run(tmp_path)
     meta = read_json(run_dir / "run.json")
-    meta["options"][key] = value
+    meta["plan"][section][key] = value
     (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
     code, out, err = run_cli("rejudge", str(run_dir))
     assert code == 2 and out == ""

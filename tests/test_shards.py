@@ -240,7 +240,7 @@ def test_a_shard_resumes_only_itself(tmp_path: Path) -> None:
     assert code == 0 and "no earlier run has these inputs" in err
     assert len(shard_dirs(tmp_path)) == 2
     meta = json.loads((shard_dirs(tmp_path)[1] / "run.json").read_text())
-    assert meta["options"]["shard"] == "2/2"
+    assert meta["plan"]["execution"]["shard"] == "2/2"
 
 
 @pytest.mark.parametrize(

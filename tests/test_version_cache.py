@@ -9,7 +9,8 @@ from pathlib import Path
 
 from skill_eval.executors.claude_cli import ClaudeCliConfig, ClaudeCliExecutor
 from skill_eval.executors.version_cache import VERSION_CACHE_NAME, cached_version
-from skill_eval.plan.options import RunOptions, executor_config
+from skill_eval.plan.executor_options import executor_config
+from skill_eval.plan.run_plan import RunPlan
 
 
 def _counting_claude(tmp_path: Path, version: str) -> tuple[str, Path]:
@@ -60,13 +61,13 @@ def test_failed_probe_and_damaged_cache_are_not_trusted(tmp_path: Path) -> None:
     assert cached_version(binary, cache, lambda: "never asked") == "3.0.0"
 
 
-def test_run_options_put_the_cache_in_the_state_root(tmp_path: Path) -> None:
-    opts = RunOptions(
+def test_the_run_plan_puts_the_cache_in_the_state_root(tmp_path: Path) -> None:
+    plan = RunPlan.from_flags(
         task_suite="s.yaml",
         state_root=str(tmp_path / "st"),
         standalone=True,
         skill_path="skill",
         executor="claude-cli",
     )
-    config = executor_config(opts, "claude-cli")
+    config = executor_config(plan)
     assert config.version_cache == str(tmp_path / "st" / VERSION_CACHE_NAME)

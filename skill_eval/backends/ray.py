@@ -53,7 +53,7 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise UsageError(
-            f"--backend ray needs Ray, which is not installed: {INSTALL_HINT}"
+            f"--runner ray needs Ray, which is not installed: {INSTALL_HINT}"
         ) from None
     return ray
 
@@ -167,7 +167,7 @@ class RayBackend:
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a local Ray"
             raise UsageError(
-                f"--backend ray: cannot start or reach {where}: "
+                f"--runner ray: cannot start or reach {where}: "
                 f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}"
             ) from None
         return True
@@ -250,7 +250,7 @@ class RayBackend:
             try:
                 bundle = build_bundle(Path(spec.judging.suite_dir), tasks, arms)
             except (OSError, ValueError) as exc:
-                raise UsageError(f"--backend ray: cannot pack the suite's files: {exc}") from None
+                raise UsageError(f"--runner ray: cannot pack the suite's files: {exc}") from None
             refs[key] = self.ray.put(bundle)
         return refs
 

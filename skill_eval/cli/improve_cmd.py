@@ -1,4 +1,5 @@
-"""`skill-eval improve`: flags in, one call to improve.run.improve, the outcome out."""
+"""`skill-eval improve`: flags in (those it shares with `run` defined once, in
+cli/run_flags.py), one call to improve.run.improve, the outcome out."""
 
 from __future__ import annotations
 
@@ -6,20 +7,23 @@ import sys
 
 import click
 
-from ..core.paths import DEFAULT_STATE_ROOT
 from ..errors import SkillEvalError
 from .choices import ModelServiceChoice
 from .common import EXIT_ERROR, exit_code, fail
+from .run_flags import flag
 
 
 @click.command("improve")
-@click.option("--skill-path", metavar="DIR", help="The skill folder (holding SKILL.md).")
-@click.option("--task-suite", metavar="FILE", help="Task suite YAML the versions are scored on.")
-@click.option(
-    "--state-root",
-    default=DEFAULT_STATE_ROOT,
+@flag("skill-path", metavar="DIR", help="The skill folder (holding SKILL.md).")
+@flag(
+    "task-suite",
+    required=False,
+    metavar="FILE",
+    help="Task suite YAML the versions are scored on.",
+)
+@flag(
+    "state-root",
     show_default=True,
-    metavar="DIR",
     help="Memory (improve.sqlite3) and runs (<state-root>/improve/<run>/).",
 )
 @click.option("--iterate", type=int, default=3, show_default=True, help="Iterations at most.")
@@ -74,23 +78,23 @@ from .common import EXIT_ERROR, exit_code, fail
     show_default=True,
     help="Wall clock of the whole run, in seconds.",
 )
-@click.option(
-    "--policy", metavar="NAME", help="Policy of the final holdout gate (as for `skill-eval run`)."
-)
-@click.option(
-    "--executor",
-    metavar="NAME",
+@flag(
+    "policy",
+    # checked by improve itself, in one line (a click Choice answers with its usage text)
+    type=click.STRING,
     default=None,
-    help="Executor of the evaluations (default claude-cli; mock with --mock).",
+    show_default=False,
+    metavar="NAME",
+    help="Policy of the final holdout gate (as for `skill-eval run`).",
 )
-@click.option("--model", metavar="MODEL", help="Model of the evaluations.")
-@click.option(
-    "--mock",
-    is_flag=True,
+@flag("executor", help="Executor of the evaluations (default claude-cli; mock with --mock).")
+@flag("model", help="Model of the evaluations [env SKILL_EVAL_MODEL].")
+@flag(
+    "mock",
     help="Same as --executor mock; answers follow the "
     "skill's [rule:...] markers unless --mock-outputs scripts them (a test double).",
 )
-@click.option("--mock-outputs", metavar="FILE", help="Scripted mock outputs (as for run).")
+@flag("mock-outputs", help="Scripted mock outputs (as for run).")
 @click.option(
     "--improver",
     type=ModelServiceChoice(),
@@ -101,7 +105,7 @@ from .common import EXIT_ERROR, exit_code, fail
 )
 @click.option("--improver-model", metavar="MODEL", help="Model of the improver.")
 @click.option("--base-url", metavar="URL", help="Messages API base URL for the improver.")
-@click.option("--claude-bin", metavar="PATH", help="The claude CLI.")
+@flag("claude-bin", help="The claude CLI (improver and evaluations).")
 @click.option(
     "--output-dir",
     metavar="DIR",

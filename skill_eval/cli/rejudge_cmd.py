@@ -8,40 +8,24 @@ from typing import Any
 import click
 
 from ..errors import SkillEvalError
-from ..executors.base import grader_names
-from .choices import RegistryChoice
 from .common import EXIT_USAGE, fail
 from .run_cmd import VERDICT_EXIT, summary
+from .run_flags import flag
 
 
 @click.command("rejudge")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=str))
-@click.option(
-    "--output",
-    metavar="PATH",
-    help="Artifact path (default: beside the run's own, suffixed -rejudged-<time>).",
-)
-@click.option(
-    "--judge-executor",
-    type=RegistryChoice(grader_names),
-    default=None,
-    help="Backend for model-graded judges (default: as in the run).",
-)
-@click.option("--judge-model", metavar="NAME", help="Model for LLM judges.")
-@click.option("--judge-cache-dir", metavar="DIR", help="Judge cache directory.")
-@click.option("--no-judge-cache", is_flag=True, default=None, help="Judge every output afresh.")
-@click.option(
-    "--evaluators-dir",
-    "evaluators_dirs",
-    multiple=True,
-    metavar="DIR",
-    help="Extra evaluator skills (repeatable).",
-)
-@click.option(
-    "--max-preview-chars",
+@flag("output", help="Artifact path (default: beside the run's own, suffixed -rejudged-<time>).")
+@flag("judge-executor", help="Backend for model-graded judges (default: as in the run).")
+@flag("judge-model")
+@flag("judge-cache-dir", help="Judge cache directory (default: as in the run).")
+@flag("no-judge-cache", default=None)  # None: as in the run
+@flag("evaluators-dir", help="Extra evaluator skills (repeatable; default: as in the run).")
+@flag(
+    "max-preview-chars",
     type=click.IntRange(min=100),
     default=None,
-    metavar="N",
+    show_default=False,
     help="Preview length for outputs recorded inline by older versions (default: as in the run).",
 )
 def command(run_dir: str, output: str | None, **judge_options: Any) -> None:

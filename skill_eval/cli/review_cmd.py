@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from ..core.paths import DEFAULT_STATE_ROOT
 from ..errors import SkillEvalError
 from ..executors.base import executor_names
 from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
 from .common import EXIT_ERROR, exit_code, fail
+from .run_flags import flag
 
 DEFAULT_EXECUTOR = "claude-cli"
 
@@ -21,11 +21,9 @@ DEFAULT_EXECUTOR = "claude-cli"
 @click.option(
     "--vision", metavar="FILE", help="What the skill is for (default: the SKILL.md description)."
 )
-@click.option(
-    "--state-root",
-    default=DEFAULT_STATE_ROOT,
+@flag(
+    "state-root",
     show_default=True,
-    metavar="DIR",
     help="Directory for the review (<state-root>/reviews/<id>/) and QA runs.",
 )
 @click.option(
@@ -72,17 +70,9 @@ DEFAULT_EXECUTOR = "claude-cli"
     help="Offline: the QA runs on the mock executor, and the role models on mock (scripted "
     "replies) unless --executor names another.",
 )
-@click.option("--model", metavar="MODEL", help="Model of the QA runs.")
-@click.option(
-    "--skill-mode",
-    type=click.Choice(["system", "prepend", "installed"]),
-    default="system",
-    show_default=True,
-    help="How the QA runs deliver the skill (as for `skill-eval run`).",
-)
-@click.option(
-    "--samples", type=int, default=2, show_default=True, help="Attempts per task and arm in QA."
-)
+@flag("model", help="Model of the QA runs [env SKILL_EVAL_MODEL].")
+@flag("skill-mode", help="How the QA runs deliver the skill (as for `skill-eval run`).")
+@flag("samples", default=2, show_default=True, help="Attempts per task and arm in QA.")
 @click.option(
     "--max-rounds",
     type=int,
@@ -95,7 +85,7 @@ DEFAULT_EXECUTOR = "claude-cli"
     metavar="DIR",
     help="Where the final suite goes (default <review dir>/suite); must be new or empty.",
 )
-@click.option("--claude-bin", metavar="PATH", help="The claude CLI (role models and QA).")
+@flag("claude-bin", help="The claude CLI (role models and QA).")
 @click.option("--base-url", metavar="URL", help="Messages API base URL for the role models.")
 def command(
     skill_path: str,

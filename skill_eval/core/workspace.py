@@ -26,6 +26,10 @@ from typing import Literal
 
 from .work import IGNORED_DIRS, FileSnapshot, Snapshot
 
+# Which final workspaces of agent tasks are kept under <run>/workspaces/ (--keep-workspaces).
+KeepPolicy = Literal["none", "failed", "all"]
+KEEP_POLICIES: tuple[KeepPolicy, ...] = ("none", "failed", "all")
+
 WORKSPACE_PREFIX = "skill-eval-attempt-"
 WORKSPACE_DIR = "work"
 # The snapshot lists at most this many files, and hashes files up to this size (larger ones
@@ -127,8 +131,6 @@ def detached(snapshot: Snapshot | None) -> Snapshot | None:
 
 # -- keeping workspaces after judging (--keep-workspaces) -------------------------------------
 
-KeepPolicy = Literal["none", "failed", "all"]
-KEEP_POLICIES: tuple[KeepPolicy, ...] = ("none", "failed", "all")
 WORKSPACES_DIR = "workspaces"  # under the run directory: <arm>/<task>/<index>/
 # A kept workspace holds at most this many bytes; files beyond it are left out, each named in
 # a note beside the kept folder and in the attempt's meta.

@@ -27,7 +27,7 @@ from . import compat
 
 if TYPE_CHECKING:
     from ..inputs.arms import Arms
-    from ..plan.options import RunOptions
+    from ..plan.run_plan import RunPlan
 
 SCHEMA_VERSION = "1.0"
 
@@ -67,7 +67,7 @@ def _skill_identity(skill: Skill | None) -> dict[str, Any]:
 
 def build(
     *,
-    opts: RunOptions,
+    plan: RunPlan,
     suite: Any,
     arms: Arms,
     run_dir: Path | None,
@@ -95,7 +95,7 @@ def build(
         evaluation["conclusion"] = analysis.conclusion
     # The original evaluator's standalone fields, for the pipeline that reads them.
     task_results, counts = compat.standalone_fields(candidate)
-    if opts.standalone:
+    if plan.inputs.standalone:
         evaluation.update(counts)
     ranking = arms.ranking
     warnings = list(arms.warnings) + list(verdict.warnings)
@@ -126,7 +126,7 @@ def build(
         "candidate_score": arms.candidate_score,
         "task_suite": str(suite.path),
         "task_suite_skill_id": suite.skill_id,
-        "pass_k": opts.pass_k,
+        "pass_k": plan.decision.pass_k,
         "evaluation": evaluation,
         "candidate_results": [r.to_dict() for r in candidate],
         "baseline_results": [r.to_dict() for r in baseline],
@@ -136,11 +136,11 @@ def build(
         "next_owner": "gate",
         "truth_anchor": "",
         # The original's standalone list, after the keys whose order pipelines may rely on.
-        **({"task_results": task_results} if opts.standalone else {}),
+        **({"task_results": task_results} if plan.inputs.standalone else {}),
         "manifest": {
             "harness": "skill-eval",
             "harness_version": __version__,
-            "mode": "standalone" if opts.standalone else "pipeline",
+            "mode": "standalone" if plan.inputs.standalone else "pipeline",
             "task_suite": {
                 "path": str(suite.path),
                 "sha256": suite.sha256,
@@ -149,12 +149,12 @@ def build(
             "arms": arm_info,
             "executor": executor,
             "model": executor.get("model"),
-            "skill_mode": opts.skill_mode,
-            "pass_k": opts.pass_k,
-            "samples": opts.sample_count,
+            "skill_mode": plan.executor.skill_mode,
+            "pass_k": plan.decision.pass_k,
+            "samples": plan.sample_count,
             "run_dir": str(run_dir) if run_dir else None,
             "state_root": str(state_root),
-            "config_file": opts.config_file,
+            "config_file": plan.records.config_file,
             "started_at": _iso(started_at),
             "finished_at": _iso(datetime.now(UTC)),
         },

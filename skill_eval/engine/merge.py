@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,26 +22,22 @@ from ..core.model import Attempt
 from ..errors import UsageError
 from ..inputs.arms import arms_from_dict
 from ..inputs.suite import load_suite
-from .conductor import EvaluationOutcome, finish_evaluation
+from ..plan.run_plan import RunPlan
 from .fingerprint import canonical_sha256, changed
+from .finish import EvaluationOutcome, Finished, finish_evaluation
 from .rundir import RUN_META, RunManifest, load_manifest
 from .runner import JOURNAL_NAME, Journal
 from .shards import Shard
 
-# Options that decide the verdict from the same attempts: shards must agree on them too.
-DECIDING = (
-    "standalone",
-    "no_baseline",
-    "candidate_id",
-    "pass_k",
-    "samples",
-    "policy",
-    "min_delta",
-    "margin",
-    "max_error_rate",
-    "min_pass_rate",
-    "eval_threshold",
-)
+# What decides the verdict from the same attempts: shards must agree on it too (the plan's
+# whole decision section, and the inputs that shape the comparison).
+DECIDING_INPUTS = ("mode", "no_baseline", "candidate_id")
+
+
+def deciding_settings(plan: RunPlan) -> dict[str, Any]:
+    """The settings shards of one run must share, by name."""
+    inputs = {name: getattr(plan.inputs, name) for name in DECIDING_INPUTS}
+    return {**inputs, **asdict(plan.decision)}
 
 
 @dataclass(frozen=True)
@@ -63,12 +59,12 @@ def read_shard(path: Path, warn: Callable[[str], None]) -> ShardRun:
     """One shard's run directory, or a UsageError saying why it is not one."""
     manifest = load_manifest(path, warn=warn)
     meta = json.loads((path / RUN_META).read_text(encoding="utf-8"))
-    if manifest.options.shard is None:
+    if manifest.plan.execution.shard is None:
         raise UsageError(f"{path}: not a shard (that run was not started with --shard)")
     try:
-        shard = Shard.parse(manifest.options.shard)
+        shard = Shard.parse(manifest.plan.execution.shard)
     except UsageError as exc:
-        raise UsageError(f"{path / RUN_META}: options.shard: {exc}") from None
+        raise UsageError(f"{path / RUN_META}: shard: {exc}") from None
     return ShardRun(path, manifest, meta, shard)
 
 
@@ -88,11 +84,8 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
                 f"{run.path}: not a shard of the same run as {first.path}: "
                 f"{', '.join(differ) or 'no ingredients recorded'} differ"
             )
-        settings = [
-            name
-            for name in DECIDING
-            if getattr(run.manifest.options, name) != getattr(first.manifest.options, name)
-        ]
+        mine, theirs = deciding_settings(run.manifest.plan), deciding_settings(first.manifest.plan)
+        settings = [name for name in mine if mine[name] != theirs[name]]
         if settings:
             raise UsageError(
                 f"{run.path}: run with other settings than {first.path}: "
@@ -149,8 +142,13 @@ def merge(
     )
     check_shards(runs)
     first = runs[0]
-    opts = replace(first.manifest.options, shard=None, resume=None, output=str(output))
-    suite = load_suite(opts.task_suite)
+    plan = first.manifest.plan
+    plan = replace(
+        plan,
+        execution=replace(plan.execution, shard=None),
+        records=replace(plan.records, resume=None, output=str(output)),
+    )
+    suite = load_suite(plan.inputs.task_suite)
     if canonical_sha256(suite.sha256) != first.ingredients.get("suite"):
         raise UsageError(
             f"{suite.path}: the suite changed since the shards ran; merge with the suite they ran"
@@ -163,27 +161,23 @@ def merge(
         ) from None
     names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
     attempts = [
-        a for run in runs for a in shard_attempts(run, suite.tasks, names, opts.sample_count)
+        a for run in runs for a in shard_attempts(run, suite.tasks, names, plan.sample_count)
     ]
-    attempts = join_journals(attempts, Path(output), opts.max_preview_chars)
+    attempts = join_journals(attempts, Path(output), plan.records.max_preview_chars)
     describe = first.meta.get("executor")
     if not isinstance(describe, dict):
-        describe = {"kind": opts.executor_name}
+        describe = {"kind": plan.executor.name}
     extras = {"merged": {"shards": [str(r.path) for r in runs], "count": first.shard.count}}
-    return finish_evaluation(
-        opts,
-        suite,
-        arms,
-        first.path.parent.parent,
-        joined_dir(Path(output)),
+    finished = Finished(
         attempts,
-        None,
         datetime.now(UTC),
         describe,
-        log=log,
+        first.path.parent.parent,
+        run_dir=joined_dir(Path(output)),
         extras=extras,
         output=Path(output),
     )
+    return finish_evaluation(plan, suite, arms, finished, log=log)
 
 
 def joined_dir(output: Path) -> Path:

@@ -19,9 +19,11 @@ from ..errors import UsageError
 from ..inputs.arms import arms_from_dict
 from ..inputs.suite import load_suite
 from ..judges.base import build_judge
+from ..plan.run_plan import RunPlan
 from ..stats.agreement import run_agreement
 from . import artifact as artifact_mod
-from .conductor import EvaluationOutcome, close_judge_cache, finish_evaluation, judge_context
+from .finish import EvaluationOutcome, Finished, finish_evaluation
+from .judging import close_judge_cache, judge_context
 from .rundir import RUN_META, load_manifest
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, kept_workspace_dir
 
@@ -46,9 +48,10 @@ def rejudge(
     **judge_options: Any,
 ) -> EvaluationOutcome:
     """Re-judge every executed attempt of `run_dir`. `judge_options` override the run's own
-    judge settings (judge_executor, judge_model, judge_cache_dir, no_judge_cache,
-    evaluators_dirs, max_preview_chars). Attempts are judged by the runner's `judge_attempt`,
-    on its pool, with its retries, on their whole outputs (read from the run's blobs)."""
+    judge settings (see `with_judging`: judge_executor, judge_model, judge_cache_dir,
+    no_judge_cache, evaluators_dirs, max_preview_chars). Attempts are judged by the runner's
+    `judge_attempt`, on its pool, with its retries, on their whole outputs (read from the
+    run's blobs)."""
     log = log or (lambda message: print(message, file=sys.stderr))
     run_path = Path(run_dir).resolve()
     manifest = load_manifest(run_path, warn=lambda m: log(f"warning: {m}"))
@@ -58,24 +61,20 @@ def rejudge(
         raise UsageError(
             f"{run_path / RUN_META}: arms: not in the shape this version of skill-eval writes"
         ) from None
-    opts = replace(
-        manifest.options,
-        resume=None,
-        **{k: v for k, v in judge_options.items() if v not in (None, ())},
-    )
+    plan = with_judging(manifest.plan, **judge_options)
     started_at = datetime.now(UTC)
-    suite = load_suite(opts.task_suite)
+    suite = load_suite(plan.inputs.task_suite)
     judges = {t.id: build_judge(t.judge) for t in suite.tasks}
-    state_root = Path(opts.state_root).resolve()
-    ctx = judge_context(opts, suite.directory, opts.executor_name, state_root)
+    state_root = Path(plan.records.state_root).resolve()
+    ctx = judge_context(plan, suite.directory, state_root)
     stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
-    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", opts.max_preview_chars)
+    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", plan.records.max_preview_chars)
     runner = Runner(
         None,
         judges,
         ctx,
         journal,
-        RunSettings(concurrency=opts.concurrency, max_retries=opts.max_retries),
+        RunSettings(concurrency=plan.execution.concurrency, max_retries=plan.execution.max_retries),
     )
     try:
         recorded = [
@@ -103,17 +102,42 @@ def rejudge(
     measured = run_agreement([*recorded, *attempts], artifact_mod.model_graded(suite.tasks))
     if measured is not None:
         extras["judge_agreement"] = measured
-    return finish_evaluation(
-        opts,
-        suite,
-        arms,
-        state_root,
-        run_path,
+    finished = Finished(
         attempts,
-        None,
         started_at,
-        {"kind": opts.executor_name, "rejudged": True},
-        log=lambda m: None,
+        {"kind": plan.executor.name, "rejudged": True},
+        state_root,
+        run_dir=run_path,
         extras=extras,
         output=target,
     )
+    return finish_evaluation(plan, suite, arms, finished, log=lambda m: None)
+
+
+def with_judging(
+    plan: RunPlan,
+    *,
+    judge_executor: str | None = None,
+    judge_model: str | None = None,
+    judge_cache_dir: str | None = None,
+    no_judge_cache: bool | None = None,
+    evaluators_dirs: tuple[str, ...] = (),
+    max_preview_chars: int | None = None,
+) -> RunPlan:
+    """The run's plan with rejudge's overrides of its judging (each None or empty: as in the
+    run), and no --resume."""
+    judging = plan.judging
+    judging = replace(
+        judging,
+        executor=judge_executor or judging.executor,
+        model=judge_model or judging.model,
+        cache_dir=judge_cache_dir or judging.cache_dir,
+        cache=judging.cache if no_judge_cache is None else not no_judge_cache,
+        evaluators_dirs=tuple(evaluators_dirs) or judging.evaluators_dirs,
+    )
+    records = replace(
+        plan.records,
+        resume=None,
+        max_preview_chars=max_preview_chars or plan.records.max_preview_chars,
+    )
+    return replace(plan, judging=judging, records=records)

@@ -8,19 +8,22 @@ from __future__ import annotations
 import fcntl
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from ..core.paths import atomic_write_text, inside
 from ..errors import UsageError
-from ..plan.options import RunOptions
+from ..plan.run_plan import RunPlan
+from ..plan.stored import plan_from_dict, plan_from_options
 from .fingerprint import changed
 
 RUN_META = "run.json"
 # Version of run.json. 1: the first with a version (files without one are read as version 0,
-# which has the same shape). A newer version is read too, with a warning: unknown keys drop.
-RUN_SCHEMA_VERSION = 1
+# which has the same shape). 2: the run's settings as the sectioned `plan` (RunPlan.to_dict)
+# instead of the flat `options`; both are read. A newer version is read too, with a warning:
+# unknown keys drop.
+RUN_SCHEMA_VERSION = 2
 
 
 LOCK_NAME = "run.lock"
@@ -144,28 +147,26 @@ def _what_changed(meta: Mapping[str, Any], ingredients: Mapping[str, str] | None
 
 @dataclass(frozen=True)
 class RunManifest:
-    """What `run.json` says of a run: its options and its arms (as `arms_to_dict` wrote them)."""
+    """What `run.json` says of a run: its plan and its arms (as `arms_to_dict` wrote them)."""
 
     path: Path
     schema_version: int
     run_id: str
-    options: RunOptions
+    plan: RunPlan
     arms: Mapping[str, Any]
 
 
 def load_manifest(
     run_path: Path, warn: Callable[[str], None] = lambda message: None
 ) -> RunManifest:
-    """Read a run directory's manifest. Keys this version does not know are dropped with a
-    warning and missing optional ones take their defaults; what cannot be used at all is a
-    UsageError naming the file and the key, never a traceback."""
+    """Read a run directory's manifest: the sectioned `plan` (schema_version 2), or the flat
+    `options` of older runs. Keys this version does not know are dropped with a warning and
+    missing optional ones take their defaults; what cannot be used at all is a UsageError
+    naming the file and the key, never a traceback."""
     where = run_path / RUN_META
     meta = _meta(run_path)
-    if (
-        meta is None
-        or not isinstance(meta.get("options"), Mapping)
-        or not isinstance(meta.get("arms"), Mapping)
-    ):
+    stored = None if meta is None else meta.get("plan", meta.get("options"))
+    if meta is None or not isinstance(stored, Mapping) or not isinstance(meta.get("arms"), Mapping):
         raise UsageError(
             f"{run_path}: not a run directory made by this version of skill-eval "
             f"(no usable {RUN_META})"
@@ -178,63 +179,14 @@ def load_manifest(
             f"{where}: schema_version {version} is newer than this skill-eval reads "
             f"({RUN_SCHEMA_VERSION}); reading what it knows"
         )
-    options = options_from_dict(meta["options"], where=f"{where}: options", warn=warn)
+    if "plan" in meta:
+        plan = plan_from_dict(stored, where=f"{where}: plan", warn=warn)
+    else:
+        plan = plan_from_options(stored, where=f"{where}: options", warn=warn)
     return RunManifest(
         path=run_path,
         schema_version=version,
         run_id=str(meta.get("run_id") or ""),
-        options=options,
+        plan=plan,
         arms=meta["arms"],
     )
-
-
-def options_from_dict(
-    stored: Mapping[str, Any], *, where: str, warn: Callable[[str], None] = lambda message: None
-) -> RunOptions:
-    """RunOptions from their recorded form (lists become tuples). An unknown key is dropped
-    with a warning; a missing required key is a UsageError."""
-    known = {f.name: f for f in fields(RunOptions)}
-    unknown = sorted(k for k in stored if k not in known)
-    if unknown:
-        warn(
-            f"{where}: ignoring {len(unknown)} unknown key(s) (from another version of "
-            f"skill-eval?): {', '.join(map(str, unknown))}"
-        )
-    values: dict[str, Any] = {}
-    for name, spec in known.items():
-        if name not in stored:
-            if spec.default is MISSING and spec.default_factory is MISSING:
-                raise UsageError(f"{where}.{name}: is required")
-            continue
-        value = stored[name]
-        if not _fits(value, str(spec.type)):
-            raise UsageError(f"{where}.{name}: must be {spec.type}, got {value!r}")
-        values[name] = tuple(value or ()) if isinstance(spec.default, tuple) else value
-    return RunOptions(**values)
-
-
-_TYPES: dict[str, tuple[type, ...]] = {
-    "str": (str,),
-    "int": (int,),
-    "float": (int, float),
-    "bool": (bool,),
-}
-
-
-def _fits(value: Any, annotation: str) -> bool:
-    """Whether a recorded value fits a RunOptions annotation such as `int | None` or
-    `tuple[str, ...]` (a bool is not an int here: JSON keeps them apart)."""
-    kinds = [part.strip() for part in annotation.split("|")]
-    if value is None:
-        return "None" in kinds
-    for kind in kinds:
-        if kind.startswith("tuple["):
-            if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-                return True
-        elif (
-            kind in _TYPES
-            and isinstance(value, _TYPES[kind])
-            and (kind == "bool" or not isinstance(value, bool))
-        ):
-            return True
-    return False

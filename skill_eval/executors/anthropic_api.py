@@ -440,7 +440,7 @@ SPEC = ExecutorSpec(
             "max_tokens": {"type": "integer", "minimum": 1},
             "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
             "base_url": {"type": ["string", "null"]},
-            "price_file": {"type": ["string", "null"]},
+            "price_file": {"type": ["string", "null"], "format": "path"},
             "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
             "max_tool_turns": {"type": "integer", "minimum": 1},
             "batch": {"type": "boolean"},

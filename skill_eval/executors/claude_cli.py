@@ -439,13 +439,13 @@ SPEC = ExecutorSpec(
     schema=config_schema(
         ClaudeCliConfig,
         {
-            "claude_bin": {"type": ["string", "null"]},
+            "claude_bin": {"type": ["string", "null"], "format": "command"},
             "max_turns": {"type": ["integer", "null"], "minimum": 1},
             "allowed_tools": {"type": "array", "items": {"type": "string"}},
             "base_url": {"type": ["string", "null"]},
             "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
             "claude_max_retries": {"type": "integer", "minimum": 0},
-            "version_cache": {"type": ["string", "null"]},
+            "version_cache": {"type": ["string", "null"], "format": "path"},
         },
     ),
     build=ClaudeCliExecutor,

@@ -56,7 +56,7 @@ DESCRIBED_OUTPUTS_CHARS = 64 * 1024  # scripted outputs beyond this are named by
 class MockConfig(ExecutorConfig):
     max_tokens: int = 4096
     temperature: float | None = None
-    mock_outputs: Mapping[str, Any] | None = None  # see load_mock_outputs
+    mock_outputs: Mapping[str, Any] | str | None = None  # a file's path, or load_mock_outputs
     mock_rules: bool = False  # answers depend on the skill's rules (see the module doc)
 
 
@@ -156,7 +156,10 @@ class MockExecutor(ExecutorBase):
 
     def __init__(self, config: MockConfig) -> None:
         self.config = config
-        self.outputs: Mapping[str, Any] = config.mock_outputs or {}
+        scripted = config.mock_outputs
+        if isinstance(scripted, str):  # a file's path (create_executor("mock", {...}))
+            scripted = load_mock_outputs(Path(scripted))
+        self.outputs: Mapping[str, Any] = scripted or {}
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         table = self.outputs
@@ -316,7 +319,8 @@ SPEC = ExecutorSpec(
         {
             "max_tokens": {"type": "integer", "minimum": 1},
             "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-            "mock_outputs": {"type": ["object", "null"]},
+            # a scripted outputs file (its path), or its contents as read by load_mock_outputs
+            "mock_outputs": {"type": ["object", "string", "null"], "format": "path"},
             "mock_rules": {"type": "boolean"},
         },
     ),

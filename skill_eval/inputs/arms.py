@@ -8,16 +8,19 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..core.model import Arm, Skill
-from ..plan.options import RunOptions
 from ..skills import load_skill, resolve_candidate, resolve_original, skill_findings, unapplied_plan
 from ..skills.files import skill_folder
 from ..skills.install import plan_install
 from ..skills.load import other_files
 from ..skills.ranking import load_ranking
 from ..skills.tree import SKILL_FILE, walk
+from ..stats.verdict import BaselineKind
+
+if TYPE_CHECKING:
+    from ..plan.run_plan import Inputs
 
 # Executors that hand the model a skill's other files in system/prepend mode (the anthropic
 # executor's read_skill_file tool); the others send SKILL.md alone.
@@ -28,7 +31,7 @@ FOLDER_AWARE_EXECUTORS = ("anthropic",)
 class Arms:
     candidate: Arm
     baseline: Arm | None
-    baseline_kind: str  # original | skill | none | absent
+    baseline_kind: BaselineKind
     candidate_id: str
     candidate_score: float | None
     run_id: str
@@ -81,12 +84,17 @@ def arms_to_dict(arms: Arms) -> dict[str, Any]:
 
 
 def arms_from_dict(data: dict[str, Any]) -> Arms:
+    """The arms `arms_to_dict` wrote; a ValueError (or KeyError, TypeError) when the data is
+    not in that shape."""
     base = data.get("baseline")
     ranking = data.get("ranking")
+    kind = data["baseline_kind"]
+    if kind not in get_args(BaselineKind):
+        raise ValueError(f"baseline_kind: {kind!r}")
     return Arms(
         Arm("candidate", _skill_from(data["candidate"]["skill"]), data["candidate"]["label"]),
         None if base is None else Arm("baseline", _skill_from(base["skill"]), base["label"]),
-        data["baseline_kind"],
+        kind,
         data["candidate_id"],
         data.get("candidate_score"),
         data["run_id"],
@@ -100,51 +108,54 @@ def arms_from_dict(data: dict[str, Any]) -> Arms:
 
 
 def resolve_arms(
-    opts: RunOptions, work_dir: Path, run_id: str, delivery_mode: str | None = None
+    inputs: Inputs, work_dir: Path, run_id: str, *, delivery_mode: str, executor: str
 ) -> Arms:
-    """The arms of a run; their skills are loaded and checked (errors raise SkillError), and
-    the warnings about them (format, delivery, identical arms) are on `Arms.warnings`.
-    `delivery_mode` is the skill mode the attempts really get (default --skill-mode; see
-    triggers.run.delivery_mode)."""
-    arms = _resolve(opts, work_dir, run_id)
-    notes = skill_warnings(arms, delivery_mode or opts.skill_mode, opts.executor_name)
+    """The arms of a run's inputs; their skills are loaded and checked (errors raise
+    SkillError), and the warnings about them (format, delivery, identical arms) are on
+    `Arms.warnings`. `delivery_mode` is the skill mode the attempts really get (see
+    triggers.run.delivery_mode), `executor` the executor's name."""
+    arms = _resolve(inputs, work_dir, run_id)
+    notes = skill_warnings(arms, delivery_mode, executor)
     return replace(arms, warnings=(*arms.warnings, *notes)) if notes else arms
 
 
-def _resolve(opts: RunOptions, work_dir: Path, run_id: str) -> Arms:
-    if opts.standalone:
-        assert opts.skill_path is not None  # check_options guarantees it
-        candidate = Arm("candidate", load_skill(opts.skill_path), "candidate skill")
-        if opts.no_baseline:
+def _resolve(inputs: Inputs, work_dir: Path, run_id: str) -> Arms:
+    if inputs.standalone:
+        if inputs.skill_path is None:  # plan/checks.py refuses this before
+            raise ValueError("standalone inputs without a skill_path")
+        candidate = Arm("candidate", load_skill(inputs.skill_path), "candidate skill")
+        if inputs.no_baseline:
             return Arms(candidate, None, "absent", "standalone", None, run_id)
-        if opts.baseline_skill:
-            base = Arm("baseline", load_skill(opts.baseline_skill), "baseline skill")
+        if inputs.baseline_skill:
+            base = Arm("baseline", load_skill(inputs.baseline_skill), "baseline skill")
             return Arms(candidate, base, "skill", "standalone", None, run_id)
         return Arms(
             candidate, Arm("baseline", None, "no skill"), "none", "standalone", None, run_id
         )
-    assert opts.input is not None and opts.candidate_id is not None
-    ranking = load_ranking(opts.input)
-    root = Path(opts.skills_root) if opts.skills_root else None
+    if inputs.ranking is None or inputs.candidate_id is None:  # plan/checks.py refuses this
+        raise ValueError("pipeline inputs without a ranking and a candidate id")
+    candidate_id = inputs.candidate_id
+    ranking = load_ranking(inputs.ranking)
+    root = Path(inputs.skills_root) if inputs.skills_root else None
     original = resolve_original(ranking, root)
     base = Arm("baseline", original, "original skill")
-    if (unbuilt := unapplied_plan(ranking, opts.candidate_id)) is not None:
+    if (unbuilt := unapplied_plan(ranking, candidate_id)) is not None:
         return Arms(
-            Arm("candidate", None, f"candidate {opts.candidate_id} (not built)"),
+            Arm("candidate", None, f"candidate {candidate_id} (not built)"),
             base,
             "original",
-            opts.candidate_id,
+            candidate_id,
             unbuilt[1],
             ranking.run_id,
             ranking,
             unbuilt=unbuilt[0],
         )
-    resolved = resolve_candidate(ranking, opts.candidate_id, work_dir, root)
+    resolved = resolve_candidate(ranking, candidate_id, work_dir, root)
     return Arms(
-        Arm("candidate", resolved.skill, f"candidate {opts.candidate_id}"),
+        Arm("candidate", resolved.skill, f"candidate {candidate_id}"),
         base,
         "original",
-        opts.candidate_id,
+        candidate_id,
         resolved.score,
         ranking.run_id,
         ranking,

@@ -5,6 +5,11 @@ Keys are the long flag names of `skill-eval run` (`executor = "anthropic"`, `con
 `baseline-cache-dir = ".cache/baselines"`). The command line beats the file; relative paths
 in the file are relative to the file's directory. Unknown keys and values of the wrong type
 are errors naming the file, line and key, every one reported at once.
+
+An executor's own options go in its table, `[tool.skill-eval.executor.NAME]` (in a
+skill-eval.toml: `[executor.NAME]`), read only when NAME runs and checked against NAME's
+schema (plan/executor_options.py). With such tables the executor's name is `executor.name`
+(TOML cannot make `executor` both a string and a table).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import click
 
 from ..core.validation import did_you_mean
 from ..errors import ConfigError, Problem
+from .executor_options import ExecutorTable
 
 CONFIG_FILE_NAME = "skill-eval.toml"
 PYPROJECT = "pyproject.toml"
@@ -70,7 +76,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:  # its message carries the line and column
-        raise ConfigError(f"{path}: not valid TOML: {exc}", path=str(path)) from None
+        hint = ""
+        if _NAMED_EXECUTOR.search(text) and _EXECUTOR_TABLE.search(text):
+            hint = (
+                "; with executor tables ([tool.skill-eval.executor.NAME]) name the executor "
+                'as executor.name = "NAME": TOML cannot make `executor` a string and a table'
+            )
+        raise ConfigError(f"{path}: not valid TOML: {exc}{hint}", path=str(path)) from None
+
+
+_NAMED_EXECUTOR = re.compile(r"^\s*executor\s*=", re.M)
+_EXECUTOR_TABLE = re.compile(r"^\s*\[[^\]]*executor\s*\.", re.M)
 
 
 def find_config(start: Path) -> Path | None:
@@ -200,6 +216,11 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
     defaults: dict[str, Any] = {}
     for key, value in config.values.items():
         line = config.lines.get(key)
+        if key == EXECUTOR_KEY and isinstance(value, Mapping):  # names and tables
+            name = value.get("name")
+            if name is None:
+                continue
+            value = name
         option = flags.get(key)
         if option is None:
             message = f"unknown key {key!r}{did_you_mean(key.replace('_', '-'), flags)}"
@@ -227,6 +248,59 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
     return defaults
 
 
+EXECUTOR_KEY = "executor"
+
+
+def executor_tables(config: ProjectConfig) -> list[ExecutorTable]:
+    """The executor tables of a config file (`[tool.skill-eval.executor.NAME]`), each with
+    the line of each of its keys. Raises ConfigError when `executor` holds a key that is
+    neither `name` nor a table."""
+    value = config.values.get(EXECUTOR_KEY)
+    if not isinstance(value, Mapping):
+        return []
+    text = config.path.read_text(encoding="utf-8")
+    in_pyproject = config.path.name == PYPROJECT
+    tables, problems = [], []
+    for name, options in value.items():
+        if name == "name":
+            continue
+        lines = table_key_lines(text, in_pyproject, str(name))
+        if not isinstance(options, Mapping):
+            message = (
+                f"must be a table of executor {name!r}'s options ([{TABLE}.executor.{name}]), "
+                f"got {_kind(options)} {options!r}"
+            )
+            line = lines.get("") or config.lines.get(EXECUTOR_KEY)
+            problems.append(Problem(str(config.path), message, line=line, field=f"executor.{name}"))
+            continue
+        tables.append(ExecutorTable(str(name), dict(options), str(config.path), lines))
+    if problems:
+        raise ConfigError(
+            f"{config.path}: invalid config", path=str(config.path), problems=problems
+        )
+    return tables
+
+
+def table_key_lines(text: str, in_pyproject: bool, name: str) -> dict[str, int]:
+    """The 1-based line of each key of executor `name`'s table, and of its header (key "")."""
+    quoted = rf"(?:{re.escape(name)}|\"{re.escape(name)}\"|'{re.escape(name)}')"
+    prefix = r"tool\s*\.\s*[\"']?skill-eval[\"']?\s*\.\s*" if in_pyproject else ""
+    header = re.compile(rf"^\s*\[\s*{prefix}executor\s*\.\s*{quoted}\s*\]")
+    key = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
+    inside = False
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("["):
+            inside = header.match(line) is not None
+            if inside:
+                lines.setdefault("", number)
+            continue
+        found = key.match(line) if inside else None
+        if found:
+            lines.setdefault(next(g for g in found.groups() if g), number)
+    return lines
+
+
 def chosen_config(args: Sequence[str], cwd: Path) -> Path | None:
     """The config file a command line asks for: `--config FILE`, none with `--no-config`,
     else the nearest one from `cwd` upwards. Read before click parses the line, because the
@@ -248,10 +322,13 @@ def chosen_config(args: Sequence[str], cwd: Path) -> Path | None:
 
 __all__ = [
     "CONFIG_FILE_NAME",
+    "EXECUTOR_KEY",
     "ProjectConfig",
     "chosen_config",
     "command_defaults",
+    "executor_tables",
     "find_config",
     "key_lines",
     "load_config",
+    "table_key_lines",
 ]

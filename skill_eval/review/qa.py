@@ -148,15 +148,15 @@ def default_qa_fn(
     skill_mode: str = "system",
     log: Callable[[str], None] | None = None,
 ) -> QAFn:
-    """QA through `run_evaluation(RunOptions(standalone=True, ...))`: the draft suite with the
-    skill and with no skill, artifacts under `<state_root>/evaluations/`."""
+    """QA through `run_evaluation(RunPlan.from_flags(standalone=True, ...))`: the draft suite
+    with the skill and with no skill, artifacts under `<state_root>/evaluations/`."""
 
     def qa(suite_path: Path, skill_path: Path, samples: int) -> QAResult:
         from ..engine.conductor import run_evaluation  # the runner loads only when QA runs
-        from ..plan.options import RunOptions
+        from ..plan.run_plan import RunPlan
 
         scripted = suite_path.parent / MOCK_OUTPUTS_FILE
-        opts = RunOptions(
+        plan = RunPlan.from_flags(
             task_suite=str(suite_path),
             state_root=str(state_root),
             standalone=True,
@@ -165,11 +165,12 @@ def default_qa_fn(
             executor=executor,
             mock_outputs=str(scripted) if executor == "mock" and scripted.is_file() else None,
             model=model,
-            claude_bin=claude_bin,
+            # the claude CLI of the attempts and their grader: only Claude Code's executor has it
+            claude_bin=claude_bin if executor == "claude-cli" else None,
             skill_mode=skill_mode,
             progress=False,
         )
-        outcome = run_evaluation(opts, log=log or (lambda message: None))
+        outcome = run_evaluation(plan, log=log or (lambda message: None))
         return qa_result_from_artifact(outcome.artifact, str(outcome.path))
 
     return qa

@@ -1,0 +1,161 @@
+"""The help text of each flag of `skill-eval run` (cli/run_flags.py defines the flags): what
+`run --help` shows, and what the commands sharing a flag show unless they say otherwise."""
+
+from __future__ import annotations
+
+
+def _shorthand(setting: str, executors: str, what: str) -> str:
+    """The help of a flag that sets one executor option."""
+    return f"{what} Shorthand for --executor-option {setting} ({executors})."
+
+
+HELP: dict[str, str] = {
+    "task-suite": "Task suite YAML (always required).",
+    "standalone": (
+        "Evaluate a skill directly, no ranking artifact (implied by --skill-path without --input)."
+    ),
+    "skill-path": "Standalone: the candidate skill, a SKILL.md or its directory.",
+    "baseline-skill": "Standalone: compare against this skill instead of no skill.",
+    "no-baseline": "Standalone: run the candidate alone; pass iff pass rate >= --min-pass-rate.",
+    "input": "Pipeline mode: ranking artifact from the discriminator.",
+    "candidate-id": "Pipeline mode: the candidate in scored_candidates[] to evaluate.",
+    "skills-root": (
+        "Pipeline: an extra fence: a ranking's target.path must lie inside DIR (by default a skill"
+        " anywhere is accepted)."
+    ),
+    "executor": "How tasks run (default: claude-cli, or mock with --mock).",
+    "mock": "No model calls: mock executor and mock judges (offline, for CI).",
+    "model": "Model for the executor [env SKILL_EVAL_MODEL].",
+    "skill-mode": (
+        "How the skill reaches the model: prepended to the task, as the system prompt, or "
+        "installed as a Claude Code skill (claude-cli)."
+    ),
+    "executor-option": (
+        "One of the executor's own options (repeatable); VALUE is read as YAML (3, true, [Read, "
+        "Grep]) or kept as text. An unknown key lists the executor's options."
+    ),
+    "max-tokens": _shorthand(
+        "max_tokens=N", "anthropic, mock", "Max output tokens (executor default 4096)."
+    ),
+    "temperature": _shorthand("temperature=X", "anthropic, mock", "Sampling temperature."),
+    "price-file": _shorthand(
+        "price_file=FILE", "anthropic", "JSON/YAML price table overriding the built-in one."
+    ),
+    "batch": _shorthand(
+        "batch=true",
+        "anthropic",
+        "Send the attempts through the Message Batches API (half price; results in minutes to "
+        "hours); --resume polls the same batch.",
+    ),
+    "fixed-concurrency": _shorthand(
+        "adaptive_concurrency=false",
+        "anthropic",
+        "Keep --concurrency calls at once instead of adapting (halve on 429/529, grow by one per "
+        "window of successes).",
+    ),
+    "claude-bin": _shorthand("claude_bin=PATH", "claude-cli, and its judges", "The claude binary."),
+    "max-turns": _shorthand("max_turns=N", "claude-cli", "Claude Code's --max-turns."),
+    "allowed-tools": _shorthand(
+        "allowed_tools=[A,B]",
+        "claude-cli",
+        "Tools to offer (default: none; installed mode: Skill,Read,Glob,Grep); file tools work "
+        "inside the workspace only.",
+    ),
+    "unsandboxed-bash": _shorthand(
+        "unsandboxed_bash=true",
+        "claude-cli",
+        "Offer Bash even where Claude Code's sandbox cannot run (Bash is then NOT confined to the "
+        "workspace).",
+    ),
+    "mock-outputs": _shorthand(
+        "mock_outputs=FILE",
+        "mock",
+        "Script the mock executor: {task_id: text} or {candidate: {...}, baseline: {...}} (YAML or"
+        " JSON); for agent tasks an output may be {text, files: {path: content}, tools: [{name, "
+        "input}]}.",
+    ),
+    "mock-rules": _shorthand(
+        "mock_rules=true",
+        "mock",
+        "Test double: unscripted answers name a task's `contains` terms only when the skill holds "
+        "its [rule:<task or category>] marker (see references/improve.md).",
+    ),
+    "runner": (
+        "Where attempts run: a thread pool here, or Ray tasks on a cluster (needs skill-eval[ray];"
+        " --concurrency still caps attempts at once)."
+    ),
+    "backend": "Deprecated name of --runner.",
+    "ray-address": (
+        "--runner ray: the cluster to use (e.g. auto, ray://host:10001; default: start a local Ray"
+        " for the run)."
+    ),
+    "concurrency": "Attempts running at once, both arms sharing one pool.",
+    "max-retries": (
+        "Retries for rate limits, overload, 5xx, timeouts and transient judge errors (not for "
+        "errors a retry cannot heal)."
+    ),
+    "shard": (
+        "Run only slice I of N of the (task, sample) pairs (both arms of a pair together), in its "
+        "own run directory; join the slices with `skill-eval merge` (see references/ci.md)."
+    ),
+    "judge-executor": "Backend for model-graded judges (default: follows --executor).",
+    "judge-model": "Model for LLM judges.",
+    "judge-cache-dir": "Judge cache (default <state-root>/judge-cache).",
+    "no-judge-cache": "Judge every output afresh.",
+    "evaluators-dir": (
+        "Extra evaluator skills for `rubric` judges (repeatable; highest precedence first)."
+    ),
+    "pass-k": "Attempts per task; a task passes if any of its first N passes.",
+    "samples": "Attempts per task and arm (default: --pass-k; at most 1000).",
+    "policy": (
+        "no-regression: pass iff the one-sided 96% lower bound of delta > -margin (10 points): a "
+        "skill 10 points worse passes in <= 5% of runs. delta: pass iff delta >= --min-delta (the "
+        "original rule). non-inferior: pass iff the 95% interval's low end > -margin (5 points). "
+        "superior: pass iff the low end > 0."
+    ),
+    "margin": (
+        "no-regression and non-inferior: how much worse the candidate may be (default 0.10 and "
+        "0.05)."
+    ),
+    "min-delta": "delta policy: the smallest candidate - baseline that passes.",
+    "early-stop": (
+        "With --samples N: stop sampling once the policy's sequential test (alpha spending over "
+        "sample rounds) decides; false accepts stay at the fixed-sample level. See "
+        "references/early-stop.md."
+    ),
+    "eval-threshold": "Pipeline: candidates scored below X are skipped.",
+    "min-pass-rate": "With --no-baseline: the pass rate needed to pass.",
+    "max-error-rate": "Above this share of attempts in error the verdict is error.",
+    "state-root": (
+        "Directory for runs and artifacts; created if missing (default: .skill-eval in the current"
+        " directory)."
+    ),
+    "output": "Artifact path (default <state-root>/evaluations/<run_id>-<candidate_id>.json).",
+    "resume": (
+        "Continue a stopped run (its directory, or the latest run with the same inputs when given "
+        "alone); only missing attempts run."
+    ),
+    "keep-workspaces": (
+        "Agent tasks: keep the final workspace of these attempts under "
+        "<run>/workspaces/<arm>/<task>/<i>/ (20 MB cap each), for reading and for `rejudge`."
+    ),
+    "baseline-cache-dir": (
+        "Reuse baseline results from this cache while the suite, fixtures, baseline skill, "
+        "executor, model and settings are unchanged [env SKILL_EVAL_BASELINE_CACHE_DIR]."
+    ),
+    "baseline-ttl": "How long cached baselines live (e.g. 7d, 12h, 3600).",
+    "max-preview-chars": (
+        "Outputs longer than this are kept whole in <run>/blobs/ and shown in the journal and "
+        "artifact by their first and last N/2 characters."
+    ),
+    "max-output-bytes": (
+        "An executor output longer than this is cut to it before judging (the cut is marked and "
+        "recorded; not an error)."
+    ),
+    "quiet": "No progress bar or lines.",
+    "config": (
+        "Read defaults from this file: a pyproject.toml ([tool.skill-eval]) or a skill-eval.toml "
+        "(default: the nearest one from here upwards)."
+    ),
+    "no-config": "Read no config file.",
+}

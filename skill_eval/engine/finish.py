@@ -1,0 +1,220 @@
+"""The finish step of a run (and of `rejudge` and `merge`): from a run's attempts to per-task
+results, pass rates, analysis, the verdict, and the artifact written where the plan says (or
+under `<state-root>/evaluations/`). What decides is stats/ and the policy; this composes it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..core.model import Attempt
+from ..inputs.arms import Arms
+from ..plan.run_plan import RunPlan
+from ..stats.analysis import Analysis
+from ..stats.results import TaskResult, first_failures
+from ..stats.verdict import RunHealth, Verdict, decide_verdict, guard_excluded, worst_case
+from ..triggers import figures as trigger_figures
+from ..triggers import run as trigger_run
+from . import artifact as artifact_mod
+from . import compat
+from .evaluation import EvaluationSettings, summarise
+
+
+@dataclass(frozen=True)
+class EvaluationOutcome:
+    """What a run leaves: its artifact (as written), where, and its run directory (None when
+    nothing ran: a skipped candidate)."""
+
+    artifact: dict[str, Any]
+    path: Path
+    run_dir: Path | None
+
+    @property
+    def verdict(self) -> str:
+        return str(self.artifact["evaluation"]["verdict"])
+
+
+def evaluation_settings(plan: RunPlan) -> EvaluationSettings:
+    """What `evaluate` needs of the plan (the engine adds workspaces and the shard)."""
+    return EvaluationSettings(
+        pass_k=plan.decision.pass_k,
+        samples=plan.sample_count,
+        policy=plan.decision.policy,
+        min_delta=plan.decision.min_delta,
+        margin=plan.decision.margin,
+        concurrency=plan.execution.concurrency,
+        max_retries=plan.execution.max_retries,
+        max_output_bytes=plan.records.max_output_bytes,
+        early_stop=plan.decision.early_stop,
+    )
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a run hands to `finish_evaluation` besides the plan, suite and arms."""
+
+    attempts: list[Attempt]
+    started_at: datetime
+    executor: dict[str, Any]  # the executor's describe(), for the manifest
+    state_root: Path
+    run_dir: Path | None = None
+    skip: Verdict | None = None  # a verdict decided without attempts (skipped, void) or partial
+    extras: dict[str, Any] | None = None  # more top-level artifact sections
+    output: Path | None = None  # the artifact's path, beating the plan's
+
+
+def finish_evaluation(
+    plan: RunPlan, suite: Any, arms: Arms, run: Finished, log: Callable[[str], None]
+) -> EvaluationOutcome:
+    """Results, statistics, verdict and the artifact, from a run's attempts."""
+    verdict, cand, base, rates, analysis = _verdict(plan, suite, arms, run)
+    triggers = (
+        trigger_figures.section(
+            suite.tasks,
+            run.attempts,
+            [a.name for a in (arms.candidate, arms.baseline) if a],
+            samples=plan.sample_count,
+            policy=plan.decision.policy,
+            min_delta=plan.decision.min_delta,
+            margin=plan.decision.margin,
+        )
+        if run.skip is None
+        else None
+    )
+    verdict = trigger_run.combine(verdict, triggers)
+    for warning in verdict.warnings:
+        log(f"warning: {warning}")
+    data = artifact_mod.build(
+        plan=plan,
+        suite=suite,
+        arms=arms,
+        run_dir=run.run_dir,
+        candidate=cand,
+        baseline=base,
+        rates=rates,
+        verdict=verdict,
+        started_at=run.started_at,
+        executor=run.executor,
+        attempts=run.attempts,
+        state_root=run.state_root,
+        analysis=analysis,
+    )
+    if triggers is not None:  # only suites with trigger tasks: other artifacts unchanged
+        data["triggers"] = triggers
+    data.update(run.extras or {})
+    data, path = _write(plan, arms, data, run, log)
+    if trace := compat.write_trace(data, suite.tasks, run.state_root, plan.decision.min_pass_rate):
+        log(f"failure trace: {trace}")  # the original evaluator's, for its pipeline
+    return EvaluationOutcome(data, path.resolve(), run.run_dir)
+
+
+def _verdict(
+    plan: RunPlan, suite: Any, arms: Arms, run: Finished
+) -> tuple[Verdict, list[TaskResult], list[TaskResult], Rates, Analysis]:
+    """The verdict (errors never profit a pass), per-task results of every task, rates and
+    analysis. Trigger tasks of a mixed suite are rated apart (triggers/)."""
+    ran = run.skip is None
+    rated = trigger_run.ordinary_suite(suite)
+    cand, base, unpaired, rates, analysis, errored, decided = _decide(
+        plan, rated, arms, run.attempts, ran
+    )
+    if rated is not suite:  # the per-task results still list every task
+        cand, base = _decide(plan, suite, arms, run.attempts, ran)[:2]
+    verdict = (
+        run.skip
+        if run.skip is not None
+        else guard_excluded(
+            decided,
+            errored,
+            lambda: _decide(plan, rated, arms, worst_case(run.attempts, errored), ran)[-1],
+        )
+    )
+    notes = [_errors_note(errored)] if unpaired else []
+    return replace(verdict, warnings=(*notes, *verdict.warnings)), cand, base, rates, analysis
+
+
+def _write(
+    plan: RunPlan, arms: Arms, data: dict[str, Any], run: Finished, log: Callable[[str], None]
+) -> tuple[dict[str, Any], Path]:
+    """The artifact written where asked, or at its default name (suffixed when another run
+    holds that name)."""
+    path = run.output or (Path(plan.records.output) if plan.records.output else None)
+    if path is not None:  # a path the user chose: written there
+        return artifact_mod.write(data, path), path
+    wanted = artifact_mod.default_path(run.state_root, arms.run_id, arms.candidate_id)
+    data, path = artifact_mod.write_unique(data, wanted)
+    if path != wanted:
+        log(f"warning: {wanted} belongs to another run; this artifact is {path.name}")
+    return data, path
+
+
+Rates = tuple[float | None, float | None, float | None]
+
+
+def _decide(
+    plan: RunPlan, suite: Any, arms: Arms, attempts: list[Attempt], ran: bool
+) -> tuple[
+    list[TaskResult],
+    list[TaskResult],
+    tuple[str, ...],
+    Rates,
+    Analysis,
+    dict[str, list[str]],
+    Verdict,
+]:
+    """Per-task results, pass rates (with a baseline, both over the same tasks: see
+    evaluation.ArmComparison), analysis, the tasks in error per arm, and the verdict of
+    these attempts."""
+    cand: list[TaskResult] = []
+    base: list[TaskResult] = []
+    rates: Rates = (None, None, None)
+    analysis = Analysis(None, None, None, (), None)
+    unpaired: tuple[str, ...] = ()
+    errored: dict[str, list[str]] = {}
+    if not ran:
+        return cand, base, unpaired, rates, analysis, errored, Verdict("skipped")
+    arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
+    result = summarise(
+        suite.tasks, arm_list, attempts, evaluation_settings(plan), reference=arm_list[-1].name
+    )
+    cand = list(result.arm("candidate").results)
+    if arms.baseline is not None:
+        base = list(result.arm("baseline").results)
+        comparison = result.comparison("candidate")
+        rates = (comparison.rate, comparison.reference_rate, comparison.delta)
+        analysis, unpaired = comparison.analysis, comparison.unpaired
+        errored = comparison.errored
+    else:
+        rates = (result.arm("candidate").pass_rate, None, None)
+    policy = analysis.policy
+    verdict = decide_verdict(
+        candidate_rate=rates[0],
+        baseline_rate=rates[1],
+        baseline_kind=arms.baseline_kind,
+        health=RunHealth.worst_arm(attempts, plan.decision.max_error_rate),
+        min_pass_rate=plan.decision.min_pass_rate,
+        policy_passed=policy.passed if policy else None,
+        policy_reason=policy.reasoning if policy else "",
+        first_failures=first_failures({"candidate": cand, "baseline": base}),
+    )
+    return cand, base, unpaired, rates, analysis, errored, verdict
+
+
+def _errors_note(where: dict[str, list[str]]) -> str:
+    """Tasks left out of both pass rates, counted per arm (a task may have failed in both)."""
+    total = sum(len(ids) for ids in where.values())
+    parts = [
+        f"{len(ids)} in {'both arms' if arm == 'both' else 'the ' + arm + ' only'} "
+        f"({', '.join(ids)})"
+        for arm, ids in where.items()
+        if ids
+    ]
+    return f"{total} task(s) ended in error and are left out of both pass rates: " + "; ".join(
+        parts
+    )
+
+
+__all__ = ["EvaluationOutcome", "Finished", "evaluation_settings", "finish_evaluation"]

@@ -1,0 +1,185 @@
+"""The checks on a run plan's values and their combinations that need nothing but the values:
+each a UsageError naming the flag, raised before anything runs. (What needs the disk or the
+engine, such as the state root, the shard's form or the cache's time to live, is checked by
+the prepare step, engine/prepare.py.)"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ExecutorError, UsageError
+from ..executors.base import SKILL_MODES, get_executor_spec, grader_names
+from ..stats.policy import POLICIES
+from .kinds import KEEP_POLICIES, RUNNERS
+from .run_plan import Decision, Execution, ExecutorChoice, Inputs, Judging, Records
+
+# Attempts per task and arm, at most: jobs are planned up front, so --samples 100000000 would
+# end in MemoryError; a thousand attempts per task and arm is beyond any real budget.
+MAX_SAMPLES = 1000
+
+
+def check_inputs(inputs: Inputs) -> None:
+    """Standalone needs a skill; pipeline needs a ranking and a candidate, and no skills."""
+    if inputs.standalone:
+        if inputs.ranking or inputs.candidate_id:
+            raise UsageError("--standalone cannot be combined with --input/--candidate-id")
+        if not inputs.skill_path:
+            raise UsageError("--standalone needs --skill-path (a SKILL.md or its directory)")
+        if inputs.baseline_skill and inputs.no_baseline:
+            raise UsageError("--baseline-skill and --no-baseline exclude each other")
+        return
+    if not inputs.ranking or not inputs.candidate_id:
+        raise UsageError(
+            "pipeline mode needs --input RANKING and --candidate-id ID "
+            "(or use --standalone --skill-path PATH)"
+        )
+    if inputs.skill_path or inputs.baseline_skill or inputs.no_baseline:
+        raise UsageError(
+            "--skill-path, --baseline-skill and --no-baseline are for --standalone mode"
+        )
+
+
+def check_counts(decision: Decision, execution: Execution, records: Records) -> None:
+    """Counts and rates inside their ranges."""
+    if decision.pass_k < 1:
+        raise UsageError(f"--pass-k must be at least 1, got {decision.pass_k}")
+    for flag, count in (("--pass-k", decision.pass_k), ("--samples", decision.samples)):
+        if count is not None and count > MAX_SAMPLES:  # every attempt is planned up front
+            raise UsageError(f"{flag} must be at most {MAX_SAMPLES}, got {count}")
+    if decision.samples is not None and decision.samples < decision.pass_k:
+        raise UsageError(
+            f"--samples ({decision.samples}) must be at least --pass-k ({decision.pass_k})"
+        )
+    if execution.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {execution.concurrency}")
+    if execution.max_retries < 0:
+        raise UsageError(f"--max-retries must be 0 or more, got {execution.max_retries}")
+    # NaN fails every comparison, so each range is written as "not inside", which NaN is.
+    for name, value, low, high in (
+        ("--max-error-rate", decision.max_error_rate, 0.0, 1.0),
+        ("--min-pass-rate", decision.min_pass_rate, 0.0, 1.0),
+        ("--min-delta", decision.min_delta, -1.0, 1.0),
+        ("--margin", 0.0 if decision.margin is None else decision.margin, 0.0, 1.0),
+        ("--eval-threshold", decision.eval_threshold, -1e9, 1e9),
+    ):
+        if not low <= value <= high:
+            raise UsageError(f"{name} must be between {low:g} and {high:g}, got {value}")
+    if records.max_preview_chars < 100:  # a preview must show something of both ends
+        raise UsageError(
+            f"--max-preview-chars must be at least 100, got {records.max_preview_chars}"
+        )
+    if records.max_output_bytes < 1:
+        raise UsageError(f"--max-output-bytes must be at least 1, got {records.max_output_bytes}")
+
+
+def check_shorthand_values(values: Mapping[str, Any]) -> None:
+    """The built-in executors' shorthand flags, in the words of the flag (the executor's
+    schema checks them again, for --executor-option and plugins)."""
+    temperature, max_tokens = values.get("temperature"), values.get("max_tokens")
+    max_turns = values.get("max_turns")
+    if temperature is not None and not 0.0 <= temperature <= 1.0:
+        raise UsageError(f"--temperature must be between 0 and 1, got {temperature}")
+    if max_tokens is not None and max_tokens < 1:
+        raise UsageError(f"--max-tokens must be at least 1, got {max_tokens}")
+    if max_turns is not None and max_turns < 1:
+        raise UsageError(f"--max-turns must be at least 1, got {max_turns}")
+
+
+def check_choices(
+    execution: Execution, executor: ExecutorChoice, decision: Decision, records: Records
+) -> None:
+    """Values of the closed sets (the command line's Choice types check them; Python
+    callers of RunPlan.from_flags get the same words)."""
+    for flag, value, valid in (
+        ("--keep-workspaces", records.keep_workspaces, KEEP_POLICIES),
+        ("--policy", decision.policy, POLICIES),
+        ("--skill-mode", executor.skill_mode, SKILL_MODES),
+        ("--runner", execution.runner, RUNNERS),
+    ):
+        if value not in valid:
+            raise UsageError(f"{flag} must be one of {', '.join(valid)}, got {value!r}")
+
+
+def check_executors(executor: ExecutorChoice, judging: Judging, mock: bool) -> None:
+    """The executor and the judge executor exist; --mock agrees with both."""
+    # One executor looked up by name imports that one only; listing every name would import
+    # them all and scan the plugins' entry points (~100 ms before the first attempt).
+    try:
+        get_executor_spec(executor.name)
+    except ExecutorError as exc:
+        raise UsageError(f"--executor: {exc}") from None
+    if judging.executor and not can_grade(judging.executor):
+        raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
+    if mock and executor.name != "mock":
+        raise UsageError("--mock means --executor mock; drop one of them")
+    if mock and judging.executor not in (None, "mock"):
+        raise UsageError(
+            "--mock mocks the judges too; to judge scripted outputs with a real "
+            "model use --executor mock --judge-executor "
+            f"{judging.executor}"
+        )
+
+
+def check_scale(
+    execution: Execution,
+    executor: ExecutorChoice,
+    decision: Decision,
+    records: Records,
+    batch: bool,
+) -> None:
+    """--runner, --ray-address, --shard, --early-stop, --batch and the baseline cache."""
+    if batch and executor.name != "anthropic":
+        raise UsageError(
+            "--batch sends attempts through the Anthropic Message Batches API: "
+            f"it needs --executor anthropic (got {executor.name})"
+        )
+    if execution.ray_address and execution.runner != "ray":
+        raise UsageError("--ray-address is for --runner ray")
+    if decision.early_stop and execution.shard is not None:
+        raise UsageError(
+            "--early-stop decides from every task's attempts; a shard sees only "
+            "its slice: drop one of --early-stop and --shard"
+        )
+    if decision.early_stop and batch:
+        raise UsageError(
+            "--early-stop runs the samples in rounds and --batch sends every "
+            "attempt at once: drop one of them"
+        )
+    if batch and execution.runner == "ray":
+        raise UsageError(
+            "--batch and --runner ray do not mix: the batch is sent from this "
+            "machine and its results would not reach the Ray workers"
+        )
+    if execution.shard is not None and records.baseline_cache_dir:
+        raise UsageError(
+            "--shard cannot use --baseline-cache-dir: a shard runs part of the "
+            "baseline, and the cache holds whole baselines"
+        )
+
+
+def can_grade(name: str) -> bool:
+    """Whether executor `name` exists and has a grader for model-graded judges."""
+    try:
+        return get_executor_spec(name).grader is not None
+    except ExecutorError:
+        return False
+
+
+def judge_executor_name(executor: str, judging: Judging) -> str:
+    """The grader model-graded judges use: --judge-executor, else the executor's own when it
+    can grade, else the mock grader."""
+    return judging.executor or (executor if can_grade(executor) else "mock")
+
+
+__all__ = [
+    "MAX_SAMPLES",
+    "can_grade",
+    "check_choices",
+    "check_counts",
+    "check_executors",
+    "check_inputs",
+    "check_scale",
+    "check_shorthand_values",
+    "judge_executor_name",
+]

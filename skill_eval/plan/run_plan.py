@@ -1,0 +1,187 @@
+"""`RunPlan`: every setting of one evaluation, grouped by who owns it.
+
+    inputs     what is evaluated: the suite, and the arms' skills (standalone) or a ranking's
+               candidate (pipeline)
+    execution  where and how attempts run: runner (threads | ray), concurrency, retries, shard
+    executor   the model service that runs attempts: its name, model and skill mode, and its
+               own options (checked against that executor's JSON Schema)
+    judging    model-graded judges: their executor and model, the judge cache, evaluators
+    decision   how attempts become a verdict: pass@k, samples, policy, margins, thresholds
+    records    what is written and kept: state root, artifact path, resume, previews, caps,
+               kept workspaces, the baseline cache, progress
+
+Every section is a frozen dataclass of plain values, so a plan is stored in `run.json` as it
+is (plan/stored.py) and read back for `rejudge` and `merge`. Build one with
+`RunPlan.from_flags(...)` (the flags of `skill-eval run`, by their Python names; see
+plan/flags.py), which checks every value and combination before anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
+from ..core.paths import DEFAULT_STATE_ROOT
+from ..executors.base import SkillMode
+from ..stats.policy import DEFAULT_POLICY, Policy
+from .kinds import KeepPolicy, Mode, RunnerName
+
+DEFAULT_EXECUTOR = "claude-cli"  # when neither --executor nor --mock names one
+# Version of the stored plan (`RunPlan.to_dict`); plan/stored.py reads this one and the flat
+# `options` of the runs written before plans had sections.
+PLAN_VERSION = 1
+
+
+def frozen_mapping(values: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """A read-only copy of `values`, so a frozen section cannot be changed through it."""
+    return MappingProxyType(dict(values or {}))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What is evaluated. Standalone: `skill_path` against no skill, `baseline_skill`, or
+    nothing (`no_baseline`). Pipeline: candidate `candidate_id` of the ranking artifact
+    `ranking` (--input) against the original skill it names."""
+
+    task_suite: str
+    mode: Mode = "pipeline"
+    skill_path: str | None = None
+    baseline_skill: str | None = None
+    no_baseline: bool = False
+    ranking: str | None = None  # --input
+    candidate_id: str | None = None
+    skills_root: str | None = None  # a fence a ranking's target.path must lie inside
+
+    @property
+    def standalone(self) -> bool:
+        return self.mode == "standalone"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where and how attempts run."""
+
+    runner: RunnerName = "threads"
+    ray_address: str | None = None  # runner ray: the cluster (None: start a local one)
+    concurrency: int = 8  # attempts at once, both arms sharing one pool
+    max_retries: int = 5  # retries of transient failures (rate limits, 5xx, timeouts)
+    shard: str | None = None  # "i/n": only this slice of (task, sample) pairs (engine/shards.py)
+
+
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """The executor that runs attempts. `model` and `skill_mode` are common to every
+    executor; `options` are its own (--executor-option, the shorthand flags, the config
+    file's executor table), plain JSON values already checked against its schema."""
+
+    name: str = DEFAULT_EXECUTOR
+    model: str | None = None
+    skill_mode: SkillMode = "system"
+    options: Mapping[str, Any] = field(default_factory=frozen_mapping)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """Model-graded judges. `executor` None: the executor's own grader when it has one,
+    else the mock grader. `grader_options` go to that grader's config (today: claude_bin)."""
+
+    executor: str | None = None
+    model: str | None = None
+    cache: bool = True  # --no-judge-cache turns it off
+    cache_dir: str | None = None  # default <state-root>/judge-cache
+    evaluators_dirs: tuple[str, ...] = ()
+    grader_options: Mapping[str, Any] = field(default_factory=frozen_mapping)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How attempts become a verdict; shards of one run must agree on all of it."""
+
+    pass_k: int = 1
+    samples: int | None = None  # attempts per task and arm (None: pass_k)
+    policy: Policy = DEFAULT_POLICY
+    margin: float | None = None  # None: the policy's own (stats/policy.py)
+    min_delta: float = 0.0
+    early_stop: bool = False  # stop sampling once the sequential test decides
+    eval_threshold: float = 1.0  # pipeline: candidates scored below it are skipped
+    min_pass_rate: float = 0.5  # without a baseline: the pass rate needed
+    max_error_rate: float = 0.1  # above this share of attempts in error the verdict is error
+
+    @property
+    def sample_count(self) -> int:
+        return self.samples if self.samples is not None else self.pass_k
+
+
+@dataclass(frozen=True)
+class Records:
+    """What the run writes and keeps."""
+
+    state_root: str = DEFAULT_STATE_ROOT
+    output: str | None = None  # the artifact's path (None: under <state-root>/evaluations/)
+    resume: str | None = None  # a run directory, or "" for the latest run with these inputs
+    keep_workspaces: KeepPolicy = "failed"
+    baseline_cache_dir: str | None = None
+    baseline_ttl: str = "7d"
+    max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS  # longer outputs: preview + blob
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut before judging
+    progress: bool = True
+    config_file: str | None = None  # the project config file the defaults came from
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One evaluation's settings, by owner (see the module docstring)."""
+
+    inputs: Inputs
+    execution: Execution = field(default_factory=Execution)
+    executor: ExecutorChoice = field(default_factory=ExecutorChoice)
+    judging: Judging = field(default_factory=Judging)
+    decision: Decision = field(default_factory=Decision)
+    records: Records = field(default_factory=Records)
+
+    @property
+    def sample_count(self) -> int:
+        return self.decision.sample_count
+
+    @classmethod
+    def from_flags(cls, **flags: Any) -> RunPlan:
+        """The plan of `skill-eval run` with these flags, by their Python names
+        (`task_suite="suite.yaml", standalone=True, skill_path="my-skill", mock=True`),
+        checked: a bad value or combination is a UsageError. See plan/flags.py."""
+        from .flags import plan_from_flags  # the builder imports this module
+
+        return plan_from_flags(**flags)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as plain JSON data, versioned: `{"version": 1, "inputs": {...}, ...}`
+        (plan/stored.py reads it back)."""
+        data: dict[str, Any] = {"version": PLAN_VERSION}
+        for section in fields(self):
+            values = getattr(self, section.name)
+            data[section.name] = {f.name: _plain(getattr(values, f.name)) for f in fields(values)}
+        return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+__all__ = [
+    "DEFAULT_EXECUTOR",
+    "Decision",
+    "Execution",
+    "ExecutorChoice",
+    "Inputs",
+    "Judging",
+    "PLAN_VERSION",
+    "Records",
+    "RunPlan",
+    "frozen_mapping",
+]
