@@ -77,7 +77,9 @@ def system_view(network: bool) -> list[str]:
     return args
 
 
-def argv(confinement: Confinement) -> list[str]:
+def argv(confinement: Confinement, info_fd: int | None = None) -> list[str]:
+    """bwrap's argv for `confinement`; `info_fd`: where bwrap writes `{"child-pid": N}`, the
+    host pid of the jail's first process (whose /proc/N/root is the jail's file system)."""
     bwrap = binary()
     if bwrap is None:
         raise FileNotFoundError("bwrap")
@@ -85,6 +87,7 @@ def argv(confinement: Confinement) -> list[str]:
     size = str(limits.disk_mb * 1024 * 1024)
     args = [
         bwrap,
+        *(["--info-fd", str(info_fd)] if info_fd is not None else []),
         "--unshare-all",
         "--unshare-user",
         "--uid",

@@ -34,7 +34,7 @@ class Finished:
     printed_bytes: int
 
 
-def _preexec(limits: Limits) -> Callable[[], None]:
+def preexec_for(limits: Limits) -> Callable[[], None]:
     harness = os.getpid()
     caps = [
         (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
@@ -42,6 +42,8 @@ def _preexec(limits: Limits) -> Callable[[], None]:
     ]
     if limits.memory_mb is not None:
         caps.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    if limits.data_mb is not None:
+        caps.append((resource.RLIMIT_DATA, limits.data_mb * 1024 * 1024))
 
     def preexec() -> None:  # in the child between fork and exec: no locks, no allocation
         for kind, value in caps:
@@ -92,7 +94,7 @@ def run(
         pass_fds=tuple(pass_fds),
         env=dict(confinement.env) if kind == "none" else {"PATH": os.defpath},
         cwd=confinement.cwd if kind == "none" else "/",
-        preexec_fn=_preexec(confinement.limits),
+        preexec_fn=preexec_for(confinement.limits),
     )
     with _live_lock:
         _live.add(proc)

@@ -1,0 +1,410 @@
+"""One agent attempt's jail: a command held in a jail by `holder.py`, its workspace a
+size-capped tmpfs inside, seeded before the command starts and copied out after everything
+the command started is dead.
+
+    with JailedCommand("bubblewrap", limits) as jail:
+        argv, env = build(jail.workspace, jail.home)     # paths as the command sees them
+        jail.start(argv, env)
+        jail.seed(host_workspace)                        # the task files, the skill
+        ended = jail.run(prompt, timeout, on_line)       # stdout lines as they come
+        copied = jail.collect(host_workspace, caps)      # bounded; links never followed
+
+With kind `none` (the user's --no-jail) the same steps run the command as it is, in host
+temporary folders, so the executor has one path. The command's stdout is a socket: nothing
+in the jail can reopen it through /proc and write into the stream the harness reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import TracebackType
+
+from . import Confinement, JailKind, Limits, Mount, bubblewrap
+from .api_proxy import FORWARD_PORT, ApiProxy
+from .copyout import Caps, Copied, copy_out
+from .process import preexec_for
+
+HOLDER_SOURCE = Path(__file__).with_name("holder.py")
+RUN_DIR = "/run/skill-eval"  # the harness's read-only files inside the jail
+WORKSPACE, HOME = "/workspace", "/home/agent"
+# A stream line longer than this is cut (a message is a few KB; a tool result a few MB).
+MAX_LINE = 8 * 1024 * 1024
+STDERR_TAIL = 16 * 1024
+GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How the command ended: its exit code (None when stopped or killed), whether the
+    harness stopped it (`stopped`: on_line said enough; `timed_out`), the tail of its
+    stderr and how many stream bytes it printed."""
+
+    code: int | None
+    stopped: bool = False
+    timed_out: bool = False
+    stderr: str = ""
+    stream_bytes: int = 0
+
+
+class JailBroken(RuntimeError):
+    """The jail did not behave (the holder died or never answered): the attempt is an error,
+    never a result."""
+
+
+@dataclass
+class _Pipes:
+    control: socket.socket
+    stdin_w: int
+    stream: socket.socket
+    stderr_r: int
+    inside: list[int] = field(default_factory=list)  # the jail's ends, closed once started
+    api: socket.socket | None = None  # connections to the model API arrive here
+
+
+class JailedCommand:
+    """A command in a jail of its own, with a workspace and a HOME that only it can write."""
+
+    def __init__(
+        self,
+        kind: JailKind,
+        limits: Limits,
+        *,
+        mounts: Sequence[Mount] = (),
+        forward: ApiProxy | None = None,
+    ) -> None:
+        """`mounts`: more read-only host paths the command needs (its binary); `forward`: the
+        model API, served inside the jail (which has no network) on 127.0.0.1:FORWARD_PORT."""
+        self.kind, self.limits, self.mounts, self.forward = kind, limits, tuple(mounts), forward
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pipes: _Pipes | None = None
+        self._root: Path | None = None
+        self._host_dirs: Path | None = None
+        if kind == "none":
+            self._host_dirs = Path(tempfile.mkdtemp(prefix="skill-eval-unjailed-"))
+            for name in ("workspace", "home"):
+                (self._host_dirs / name).mkdir(mode=0o700)
+
+    # -- where things are, as the command sees them ----------------------------------------
+
+    @property
+    def workspace(self) -> str:
+        return str(self._host_dirs / "workspace") if self._host_dirs else WORKSPACE
+
+    @property
+    def home(self) -> str:
+        return str(self._host_dirs / "home") if self._host_dirs else HOME
+
+    @property
+    def workspace_on_host(self) -> Path:
+        """The workspace as the harness reaches it (through /proc while the jail lives)."""
+        if self._host_dirs is not None:
+            return self._host_dirs / "workspace"
+        if self._root is None:
+            raise JailBroken("the jail is not started")
+        return self._root / WORKSPACE.lstrip("/")
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def start(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        """Start the jail around `argv` (not yet running: `run` starts it)."""
+        if self.kind == "none":
+            self._argv, self._env = tuple(argv), dict(env)
+            return
+        control, control_inside = socket.socketpair()
+        stream, stream_inside = socket.socketpair()
+        stdin_r, stdin_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        info_r, info_w = os.pipe()
+        inside = [control_inside.detach(), stdin_r, stream_inside.detach(), stderr_w]
+        self._pipes = _Pipes(control, stdin_w, stream, stderr_r, inside)
+        fds = ",".join(map(str, inside))
+        holder = [sys.executable, "-I", "-S", f"{RUN_DIR}/holder.py", "--fds", fds]
+        if self.forward is not None:
+            api, api_inside = socket.socketpair()
+            holder += ["--forward", str(FORWARD_PORT), str(api_inside.fileno())]
+            inside.append(api_inside.detach())
+            self._pipes.api = api
+            threading.Thread(target=_relay_api, args=(api, self.forward), daemon=True).start()
+        mounts = [
+            Mount("tmpfs", WORKSPACE),
+            Mount("tmpfs", HOME),
+            Mount("ro", f"{RUN_DIR}/holder.py", HOLDER_SOURCE),
+            *self.mounts,
+        ]
+        confinement = Confinement(
+            (*holder, "--", *argv), WORKSPACE, env, tuple(mounts), limits=self.limits
+        )
+        self._proc = subprocess.Popen(
+            bubblewrap.argv(confinement, info_fd=info_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(*inside, info_w),
+            start_new_session=True,
+            env={"PATH": os.defpath},
+            cwd="/",
+            preexec_fn=preexec_for(self.limits),
+        )
+        for fd in (*inside, info_w):
+            os.close(fd)
+        try:
+            self._root = Path(f"/proc/{_child_pid(info_r)}/root")
+            if self._read_line(timeout=20) != "ready":
+                raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
+        except BaseException:
+            self.close()
+            raise
+
+    def seed(self, source: Path) -> None:
+        """Copy the harness-made tree `source` into the workspace before the command runs."""
+        shutil.copytree(source, self.workspace_on_host, symlinks=True, dirs_exist_ok=True)
+
+    def run(
+        self,
+        stdin: bytes,
+        timeout: float,
+        on_line: Callable[[bytes], bool],
+    ) -> Ended:
+        """Run the command; `on_line` sees each stdout line and returns False to stop it."""
+        if self.kind == "none":
+            return self._run_unjailed(stdin, timeout, on_line)
+        pipes = self._need_pipes()
+        pipes.control.sendall(b"go\n")
+        stderr = _Tail(pipes.stderr_r)
+        _feed(pipes.stdin_w, stdin)
+        stopped, timed_out, printed = self._read_stream(pipes.stream, timeout, on_line)
+        if stopped or timed_out:
+            self._send(b"stop\n")
+        said = self._read_line(timeout=GRACE)
+        if not said.startswith("done "):
+            self._kill()
+            raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
+        code = said.split(" ", 1)[1]
+        return Ended(
+            None if code == "killed" or stopped or timed_out else int(code),
+            stopped,
+            timed_out,
+            stderr.text(),
+            printed,
+        )
+
+    def collect(self, into: Path, caps: Caps) -> Copied:
+        """Copy the final workspace into `into` (emptied first), within `caps`."""
+        return copy_out(self.workspace_on_host, into, caps)
+
+    def close(self) -> None:
+        """Release the jail (it and everything in it ends) and free what the harness held."""
+        if self._pipes is not None:
+            self._send(b"release\n")
+            for sock in (self._pipes.control, self._pipes.stream, self._pipes.api):
+                if sock is not None:
+                    sock.close()
+            for fd in (self._pipes.stdin_w, self._pipes.stderr_r):
+                _close(fd)
+            self._pipes = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=GRACE)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self._proc = None
+        if self._host_dirs is not None:
+            shutil.rmtree(self._host_dirs, ignore_errors=True)
+            self._host_dirs = None
+
+    def __enter__(self) -> JailedCommand:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _need_pipes(self) -> _Pipes:
+        if self._pipes is None:
+            raise JailBroken("the jail is not started")
+        return self._pipes
+
+    def _send(self, data: bytes) -> None:
+        if self._pipes is not None:
+            try:
+                self._pipes.control.sendall(data)
+            except OSError:
+                pass
+
+    def _read_line(self, timeout: float) -> str:
+        control = self._need_pipes().control
+        control.settimeout(timeout)
+        data = b""
+        try:
+            while not data.endswith(b"\n") and len(data) < 256:
+                chunk = control.recv(1)
+                if not chunk:
+                    break
+                data += chunk
+        except (TimeoutError, OSError):
+            pass
+        return data.decode("utf-8", "replace").strip()
+
+    def _read_stream(
+        self, stream: socket.socket, timeout: float, on_line: Callable[[bytes], bool]
+    ) -> tuple[bool, bool, int]:
+        deadline = time.monotonic() + timeout
+        buffer, printed = bytearray(), 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False, True, printed
+            stream.settimeout(left)
+            try:
+                chunk = stream.recv(65536)
+            except TimeoutError:
+                return False, True, printed
+            if not chunk:
+                if buffer and not on_line(bytes(buffer)):
+                    return True, False, printed
+                return False, False, printed
+            printed += len(chunk)
+            buffer.extend(chunk)
+            while (end := buffer.find(b"\n")) >= 0 or len(buffer) > MAX_LINE:
+                line = bytes(buffer[: end if end >= 0 else MAX_LINE])
+                del buffer[: end + 1 if end >= 0 else len(buffer)]
+                if not on_line(line):
+                    return True, False, printed
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self._proc.wait()
+
+    def _bwrap_said(self) -> str:
+        proc = self._proc
+        if proc is None or proc.stderr is None:
+            return "no jail process"
+        if proc.poll() is None:
+            return "no answer from the holder"
+        said = proc.stderr.read(4096).decode("utf-8", "replace").strip().splitlines()
+        return said[-1] if said else f"bwrap exit {proc.returncode}"
+
+    def _run_unjailed(
+        self, stdin: bytes, timeout: float, on_line: Callable[[bytes], bool]
+    ) -> Ended:
+        stream, stream_child = socket.socketpair()
+        proc = subprocess.Popen(
+            self._argv,
+            stdin=subprocess.PIPE,
+            stdout=stream_child.fileno(),
+            stderr=subprocess.PIPE,
+            cwd=self.workspace,
+            env=self._env,
+            start_new_session=True,
+            preexec_fn=preexec_for(replace(self.limits, processes=self.limits.processes)),
+        )
+        stream_child.close()
+        assert proc.stdin is not None and proc.stderr is not None
+        stderr = _Tail(os.dup(proc.stderr.fileno()))
+        proc.stderr.close()
+        _feed(os.dup(proc.stdin.fileno()), stdin)
+        proc.stdin.close()
+        try:
+            stopped, timed_out, printed = self._read_stream(stream, timeout, on_line)
+        finally:
+            stream.close()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the group: what it started goes too
+            except (ProcessLookupError, PermissionError):
+                pass
+        code = proc.wait()
+        return Ended(
+            None if stopped or timed_out else code, stopped, timed_out, stderr.text(), printed
+        )
+
+
+class _Tail:
+    """Reads a pipe to its end in a thread, keeping the last STDERR_TAIL bytes."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._tail = fd, bytearray()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 65536):
+                self._tail.extend(chunk)
+                del self._tail[:-STDERR_TAIL]
+        except OSError:
+            pass
+
+    def text(self) -> str:
+        self._thread.join(1.0)
+        return self._tail.decode("utf-8", "replace")
+
+
+def _feed(fd: int, data: bytes) -> None:
+    """Write `data` to a pipe and close it, in a thread (the reader may be slow to start)."""
+
+    def write() -> None:
+        try:
+            os.write(fd, data) if len(data) < 65536 else _write_all(fd, data)
+        except OSError:
+            pass
+        finally:
+            _close(fd)
+
+    threading.Thread(target=write, daemon=True).start()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _relay_api(channel: socket.socket, proxy: ApiProxy) -> None:
+    """Serve each connection the holder passes out, each in a thread, until the jail ends."""
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 1, 4)
+        except OSError:
+            return
+        if not fds:
+            return
+        for fd in fds:
+            connection = socket.socket(fileno=fd)
+            threading.Thread(target=proxy.serve, args=(connection,), daemon=True).start()
+
+
+def _child_pid(info_r: int) -> int:
+    """The host pid of the jail's first process, from bwrap's --info-fd."""
+    data = b""
+    with os.fdopen(info_r, "rb") as info:
+        data = info.read(4096)
+    try:
+        return int(json.loads(data)["child-pid"])
+    except (ValueError, KeyError, TypeError):
+        raise JailBroken(f"bwrap gave no child pid ({data[:200]!r})") from None
