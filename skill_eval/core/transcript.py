@@ -97,6 +97,18 @@ def tool_calls(
     return tuple(ToolCall(**calls[i]) for i in order)
 
 
+def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
+    """Whether one tool call loads project skill `skill`: a `Skill` call naming it, or a
+    `Read` of its installed SKILL.md (the rule of `skill_invocations` with plugin names off:
+    a trigger attempt installs no plugin)."""
+    if not isinstance(tool_input, Mapping):
+        return False
+    if tool == "Skill":
+        return tool_input.get("skill") == skill
+    path = tool_input.get("file_path")
+    return tool == "Read" and isinstance(path, str) and _is_skill_file(path, skill)
+
+
 def _is_skill_file(path: str, skill_name: str | None) -> bool:
     """`path` ends in `.claude/skills/<skill_name>/SKILL.md` (any skill when None), compared
     part by part."""

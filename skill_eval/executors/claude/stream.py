@@ -1,0 +1,214 @@
+"""Claude Code's `--output-format stream-json`, read as it arrives: one JSON object a line
+(`system` init and `api_retry`, `assistant` messages with text and tool_use blocks, `user`
+messages with tool_result blocks, and one `result` at the end). Kept: the tool calls in order
+with their results (bounded), the last assistant text, the usage of each model reply once,
+the retries the CLI made of API requests, and the result.
+
+    reader = StreamReader(stop_at_skill="pdf")      # stop once the skill is invoked
+    for line in lines: if not reader.feed(line): break
+    result = reader.result(exit_code, stderr)
+
+The stream comes from the CLI's stdout, a socket nothing in the jail can write to; a line that
+is not JSON is counted and skipped, never trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...core.model import ExecutionResult, Usage
+from ...core.transcript import (
+    INPUT_LIMIT,
+    OUTPUT_LIMIT,
+    invokes_skill,
+    result_text,
+    trim_text,
+    trim_value,
+)
+from ...core.work import ToolCall
+from ..claude_process import parse_envelope
+from ..pricing import load_price_table
+
+MAX_CALLS = 1000  # tool calls kept per attempt; more are counted, not kept
+# Result fields the attempt's record keeps.
+RESULT_META = (
+    "subtype",
+    "num_turns",
+    "stop_reason",
+    "terminal_reason",
+    "duration_ms",
+    "duration_api_ms",
+    "session_id",
+    "api_error_status",
+)
+
+
+@dataclass
+class _Call:
+    name: str
+    input: Mapping[str, Any]
+    ok: bool = False
+    output: str | None = None  # None: no tool_result came back
+
+
+@dataclass
+class StreamReader:
+    """Reads one attempt's stream; `stop_at_skill`: `feed` returns False once the model
+    invokes that skill (a trigger attempt has its answer then)."""
+
+    stop_at_skill: str | None = None
+    calls: dict[str, _Call] = field(default_factory=dict)
+    dropped_calls: int = 0
+    replies: dict[str, tuple[str | None, Mapping[str, Any]]] = field(default_factory=dict)
+    final: Mapping[str, Any] | None = None
+    last_text: str = ""
+    api_retries: int = 0
+    last_retry_status: int | None = None
+    bad_lines: int = 0
+    stopped_at_skill: bool = False
+
+    def feed(self, line: bytes) -> bool:
+        """Take one line; False when the attempt has its answer and the CLI may be stopped."""
+        try:
+            event = json.loads(line)
+        except ValueError:
+            self.bad_lines += 1
+            return True
+        if not isinstance(event, dict):
+            self.bad_lines += 1
+            return True
+        kind = event.get("type")
+        if kind == "assistant":
+            return self._assistant(event.get("message"))
+        if kind == "user":
+            self._tool_results(event.get("message"))
+        elif kind == "system" and event.get("subtype") == "api_retry":
+            self.api_retries += 1
+            status = event.get("error_status")
+            self.last_retry_status = status if isinstance(status, int) else None
+        elif kind == "result":
+            self.final = event
+        return True
+
+    def _assistant(self, message: Any) -> bool:
+        if not isinstance(message, Mapping):
+            return True
+        usage = message.get("usage")
+        if isinstance(usage, Mapping):  # one reply may come as several events: count it once
+            self.replies[str(message.get("id") or len(self.replies))] = (
+                message.get("model"),
+                usage,
+            )
+        texts = []
+        for block in _blocks(message):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif block.get("type") == "tool_use":
+                self._call(block)
+                if self.stop_at_skill and invokes_skill(
+                    str(block.get("name")), block.get("input"), self.stop_at_skill
+                ):
+                    self.stopped_at_skill = True
+                    return False
+        if texts:
+            self.last_text = "\n".join(texts)
+        return True
+
+    def _call(self, block: Mapping[str, Any]) -> None:
+        if len(self.calls) >= MAX_CALLS:
+            self.dropped_calls += 1
+            return
+        raw = block.get("input")
+        self.calls[str(block.get("id") or f"call-{len(self.calls)}")] = _Call(
+            str(block.get("name") or "?"),
+            trim_value(raw if isinstance(raw, Mapping) else {}, INPUT_LIMIT),
+        )
+
+    def _tool_results(self, message: Any) -> None:
+        if not isinstance(message, Mapping):
+            return
+        for block in _blocks(message):
+            if block.get("type") != "tool_result":
+                continue
+            call = self.calls.get(str(block.get("tool_use_id")))
+            if call is not None:
+                call.ok = not block.get("is_error")
+                call.output = trim_text(result_text(block.get("content")), OUTPUT_LIMIT)
+
+    # -- the attempt's result ---------------------------------------------------------------
+
+    def transcript(self) -> tuple[ToolCall, ...]:
+        """Every tool call in order; `completed` only when the CLI reported its result."""
+        return tuple(
+            ToolCall(c.name, c.input, c.ok, c.output or "", completed=c.output is not None)
+            for c in self.calls.values()
+        )
+
+    def usage(self) -> tuple[Usage, str | None]:
+        total = sum((Usage.from_dict(u) for _, u in self.replies.values()), Usage())
+        model = next((str(m) for m, _ in self.replies.values() if m), None)
+        return total, model
+
+    def result(self, exit_code: int | None, stderr: str) -> ExecutionResult:
+        """What the attempt produced: the CLI's result (its error classes: fatal 401/403/404,
+        retryable 429/529/5xx), or why there is none."""
+        transcript = self.transcript()
+        meta: dict[str, Any] = {"api_retries": self.api_retries}
+        if self.dropped_calls:
+            meta["tool_calls_not_kept"] = self.dropped_calls
+        if self.bad_lines:
+            meta["unreadable_lines"] = self.bad_lines
+        if self.stopped_at_skill:
+            return self._stopped(transcript, meta)
+        if self.final is None:
+            tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
+            retried = (
+                f"; {self.api_retries} API retries, the last HTTP {self.last_retry_status}"
+                if self.api_retries
+                else ""
+            )
+            return ExecutionResult(
+                error=f"claude CLI gave no result (exit code {exit_code}{retried})"
+                + (f"; stderr: {tail}" if tail else ""),
+                retryable=True,
+                transcript=transcript,
+                meta={**meta, "error_type": "no_result", "exit_code": exit_code},
+            )
+        envelope = {k: self.final.get(k) for k in (*RESULT_META, "is_error", "result", "errors")}
+        envelope.update(
+            usage=self.final.get("usage"),
+            total_cost_usd=self.final.get("total_cost_usd"),
+            modelUsage=self.final.get("modelUsage"),
+        )
+        if not envelope.get("is_error") and not isinstance(envelope.get("result"), str):
+            envelope["result"] = self.last_text
+        parsed = parse_envelope(json.dumps(envelope, default=str), stderr, exit_code)
+        meta.update(parsed.meta)
+        meta.update({k: self.final[k] for k in RESULT_META if self.final.get(k) is not None})
+        denials = self.final.get("permission_denials")
+        if isinstance(denials, list) and denials:
+            meta["permission_denials"] = [
+                str(d.get("tool_name")) if isinstance(d, Mapping) else str(d) for d in denials
+            ]
+        meta.pop("exit_code", None)
+        return replace(parsed, transcript=transcript, meta=meta)
+
+    def _stopped(self, transcript: tuple[ToolCall, ...], meta: dict[str, Any]) -> ExecutionResult:
+        """Stopped at the skill's invocation: no result message, so the usage is the sum over
+        the model's replies, priced from the built-in table."""
+        usage, model = self.usage()
+        cost, note = load_price_table().cost(model, usage) if model else (0.0, None)
+        meta["stopped"] = "skill invoked"
+        if note:
+            meta["price_note"] = note
+        return ExecutionResult(
+            output=self.last_text, transcript=transcript, usage=usage, cost_usd=cost, meta=meta
+        )
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
