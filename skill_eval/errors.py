@@ -3,7 +3,7 @@
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations
      │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
-     │    └── ToolPlanError     (executors.claude_tools) a task's tools this run cannot confine
+     │    └── ToolPlanError     (executors.claude.tools) a task's tools this run cannot confine
      ├── ProblemsError        a file with located problems, all reported (one line each)
      │    ├── SuiteError      a task suite that is missing, unreadable or invalid
      │    ├── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong

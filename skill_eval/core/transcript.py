@@ -1,15 +1,12 @@
-"""The agent's transcript from Claude Code's message stream: ordered tool calls (name, trimmed
-input, ok/error, trimmed output), the skill invocations among them, and the final result.
-
-Reads the messages as plain mappings, the way `executors/sdk_child.py` writes them (the
-claude-agent-sdk message dataclasses, each tagged with its class name as `kind` and each content
-block with its class name as `block`), so it needs no SDK and tests can feed it data.
-"""
+"""The agent's transcript as judges read it: how tool calls are trimmed (inputs and outputs
+are a record to read, not a copy of every file the agent touched), how a tool result reads as
+text, and which calls invoked a skill. Executors build the calls (executors/claude/stream.py
+from Claude Code's stream-json)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -57,44 +54,6 @@ def result_text(content: Any) -> str:
                 parts.append(str(block))
         return "\n".join(parts)
     return json.dumps(content, default=str)
-
-
-def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, Mapping)]
-
-
-def tool_calls(
-    messages: Iterable[Mapping[str, Any]],
-    *,
-    input_limit: int = INPUT_LIMIT,
-    output_limit: int = OUTPUT_LIMIT,
-) -> tuple[ToolCall, ...]:
-    """Every tool call in the stream, in the order the model made them, each with its result
-    (matched by tool_use id). A call that never got a result counts as failed."""
-    order: list[str] = []
-    calls: dict[str, dict[str, Any]] = {}
-    for message in messages:
-        kind = message.get("kind")
-        for block in _blocks(message):
-            if kind == "AssistantMessage" and block.get("block") == "ToolUseBlock":
-                call_id = str(block.get("id") or f"call-{len(order)}")
-                order.append(call_id)
-                raw = block.get("input")
-                calls[call_id] = {
-                    "name": str(block.get("name") or "?"),
-                    "input": trim_value(raw if isinstance(raw, Mapping) else {}, input_limit),
-                    "ok": False,
-                    "output": NO_RESULT,
-                }
-            elif kind == "UserMessage" and block.get("block") == "ToolResultBlock":
-                call = calls.get(str(block.get("tool_use_id")))
-                if call is not None:
-                    call["ok"] = not block.get("is_error")
-                    call["output"] = trim_text(result_text(block.get("content")), output_limit)
-    return tuple(ToolCall(**calls[i]) for i in order)
 
 
 def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
@@ -148,18 +107,3 @@ def skill_invocations(
             if isinstance(path, str) and _is_skill_file(path, skill_name):
                 found.append(call)
     return tuple(found)
-
-
-def final_result(messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The stream's last ResultMessage (what the CLI reports about the whole run)."""
-    return next((m for m in reversed(messages) if m.get("kind") == "ResultMessage"), None)
-
-
-def last_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The text of the last assistant message that has any (when the result holds none)."""
-    for message in reversed(messages):
-        if message.get("kind") == "AssistantMessage":
-            texts = [str(b.get("text")) for b in _blocks(message) if b.get("block") == "TextBlock"]
-            if texts:
-                return "\n".join(texts)
-    return ""

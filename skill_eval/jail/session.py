@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -43,6 +43,17 @@ WORKSPACE, HOME = "/workspace", "/home/agent"
 MAX_LINE = 8 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
+
+_live_lock = threading.Lock()
+_live: set[JailedCommand] = set()
+
+
+def cancel_all() -> None:
+    """Kill every jail of this process (what runs in them dies with them): Ctrl-C, SIGTERM."""
+    with _live_lock:
+        jails = list(_live)
+    for jail in jails:
+        jail._kill()
 
 
 @dataclass(frozen=True)
@@ -106,14 +117,17 @@ class JailedCommand:
     def home(self) -> str:
         return str(self._host_dirs / "home") if self._host_dirs else HOME
 
+    def _on_host(self, inside: str) -> Path:
+        if self._host_dirs is not None:
+            return Path(inside)
+        if self._root is None:
+            raise JailBroken("the jail is not started")
+        return self._root / inside.lstrip("/")
+
     @property
     def workspace_on_host(self) -> Path:
         """The workspace as the harness reaches it (through /proc while the jail lives)."""
-        if self._host_dirs is not None:
-            return self._host_dirs / "workspace"
-        if self._root is None:
-            raise JailBroken("the jail is not started")
-        return self._root / WORKSPACE.lstrip("/")
+        return self._on_host(self.workspace)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -157,6 +171,8 @@ class JailedCommand:
             cwd="/",
             preexec_fn=preexec_for(self.limits),
         )
+        with _live_lock:
+            _live.add(self)
         for fd in (*inside, info_w):
             os.close(fd)
         try:
@@ -170,6 +186,15 @@ class JailedCommand:
     def seed(self, source: Path) -> None:
         """Copy the harness-made tree `source` into the workspace before the command runs."""
         shutil.copytree(source, self.workspace_on_host, symlinks=True, dirs_exist_ok=True)
+
+    def put(self, path: str, data: bytes, mode: int = 0o600) -> None:
+        """Write a file the command needs (a system prompt, a login) at `path` (a path as the
+        command sees it, under its HOME or workspace) before the command runs."""
+        target = self._on_host(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
 
     def run(
         self,
@@ -220,6 +245,8 @@ class JailedCommand:
             except subprocess.TimeoutExpired:
                 self._kill()
             self._proc = None
+        with _live_lock:
+            _live.discard(self)
         if self._host_dirs is not None:
             shutil.rmtree(self._host_dirs, ignore_errors=True)
             self._host_dirs = None
@@ -287,12 +314,13 @@ class JailedCommand:
                     return True, False, printed
 
     def _kill(self) -> None:
-        if self._proc is not None:
+        proc = self._proc
+        if proc is not None:
             try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
+                os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            self._proc.wait()
+            proc.wait()
 
     def _bwrap_said(self) -> str:
         proc = self._proc
@@ -315,8 +343,11 @@ class JailedCommand:
             cwd=self.workspace,
             env=self._env,
             start_new_session=True,
-            preexec_fn=preexec_for(replace(self.limits, processes=self.limits.processes)),
+            preexec_fn=preexec_for(self.limits),
         )
+        self._proc = proc
+        with _live_lock:
+            _live.add(self)
         stream_child.close()
         assert proc.stdin is not None and proc.stderr is not None
         stderr = _Tail(os.dup(proc.stderr.fileno()))

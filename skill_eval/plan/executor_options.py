@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.validation import did_you_mean, schema_problems
 from ..errors import ExecutorError, UsageError
 from ..executors.base import ExecutorSpec, get_executor_spec
-from ..executors.version_cache import VERSION_CACHE_NAME
+from ..executors.claude.binary import VERSION_CACHE_NAME
 
 if TYPE_CHECKING:
     from .run_plan import RunPlan

@@ -29,7 +29,7 @@ from ...core.transcript import (
     trim_value,
 )
 from ...core.work import ToolCall
-from ..claude_process import parse_envelope
+from ..errors_map import fatal_status, retryable_message, retryable_status
 from ..pricing import load_price_table
 
 MAX_CALLS = 1000  # tool calls kept per attempt; more are counted, not kept
@@ -177,23 +177,13 @@ class StreamReader:
                 transcript=transcript,
                 meta={**meta, "error_type": "no_result", "exit_code": exit_code},
             )
-        envelope = {k: self.final.get(k) for k in (*RESULT_META, "is_error", "result", "errors")}
-        envelope.update(
-            usage=self.final.get("usage"),
-            total_cost_usd=self.final.get("total_cost_usd"),
-            modelUsage=self.final.get("modelUsage"),
-        )
-        if not envelope.get("is_error") and not isinstance(envelope.get("result"), str):
-            envelope["result"] = self.last_text
-        parsed = parse_envelope(json.dumps(envelope, default=str), stderr, exit_code)
+        parsed = from_result(self.final, self.last_text)
         meta.update(parsed.meta)
-        meta.update({k: self.final[k] for k in RESULT_META if self.final.get(k) is not None})
         denials = self.final.get("permission_denials")
         if isinstance(denials, list) and denials:
             meta["permission_denials"] = [
                 str(d.get("tool_name")) if isinstance(d, Mapping) else str(d) for d in denials
             ]
-        meta.pop("exit_code", None)
         return replace(parsed, transcript=transcript, meta=meta)
 
     def _stopped(self, transcript: tuple[ToolCall, ...], meta: dict[str, Any]) -> ExecutionResult:
@@ -212,3 +202,45 @@ class StreamReader:
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = message.get("content")
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+
+
+def from_result(final: Mapping[str, Any], last_text: str = "") -> ExecutionResult:
+    """The attempt's result from the CLI's `result` message: its text, usage and cost, or the
+    error it reports, classed: a 401/403/404 is fatal (no attempt can succeed), a 429/529/5xx
+    or an overload message retryable, a stop at --max-turns the output's own failure."""
+    meta: dict[str, Any] = {k: final[k] for k in RESULT_META if final.get(k) is not None}
+    models = final.get("modelUsage")
+    if isinstance(models, Mapping) and models:
+        meta["models"] = sorted(models)
+    usage_data = final.get("usage")
+    usage = Usage.from_dict(usage_data if isinstance(usage_data, Mapping) else None)
+    cost = float(final.get("total_cost_usd") or 0.0)
+    result = final.get("result")
+    if not final.get("is_error"):
+        text = result if isinstance(result, str) else last_text
+        return ExecutionResult(output=text, usage=usage, cost_usd=cost, meta=meta)
+    errors = final.get("errors")
+    message = (
+        result
+        if isinstance(result, str) and result
+        else "; ".join(map(str, errors))
+        if isinstance(errors, list) and errors
+        else str(final.get("subtype") or "is_error")
+    )
+    status = final.get("api_error_status")
+    fatal = False
+    max_turns = final.get("subtype") == "error_max_turns"
+    if isinstance(status, int):
+        retryable, fatal = retryable_status(status), fatal_status(status)
+        message = f"(HTTP {status}) {message}"
+    else:
+        retryable = not max_turns and retryable_message(message)
+    return ExecutionResult(
+        error=f"claude CLI error: {message}",
+        retryable=retryable,
+        fatal=fatal,
+        usage=usage,
+        cost_usd=cost,
+        meta=meta,
+        output_caused=max_turns,  # stopping at --max-turns is the agent's own doing
+    )
