@@ -331,8 +331,9 @@ def _config_fields(name: str | None) -> set[str]:
 def executor_config(plan: RunPlan, **extra: Any) -> Any:
     """The config object of the plan's executor: what the run supplies to every executor
     that has the field (skill mode, model, --concurrency, the `claude --version` cache under
-    the state root), then the plan's options, then `extra` (values read from files, such as
-    the scripted mock outputs)."""
+    the state root, the jail, --max-retries for the agent's own request retries), then the
+    plan's options, then `extra` (values read from files, such as the scripted mock
+    outputs)."""
     spec = get_executor_spec(plan.executor.name)
     known = {f.name for f in fields(spec.config_cls)}
     supplied = {
@@ -340,6 +341,9 @@ def executor_config(plan: RunPlan, **extra: Any) -> Any:
         "model": plan.executor.model,
         "concurrency": plan.execution.concurrency,
         "version_cache": str(Path(plan.records.state_root) / VERSION_CACHE_NAME),
+        "jail": plan.execution.jail,
+        # an agent CLI resends a request that failed transiently (counted as api_retries)
+        "claude_max_retries": plan.execution.max_retries,
     }
     values = {k: v for k, v in supplied.items() if k in known}
     # JSON lists as tuples: a config is frozen (and hashable) like the plan

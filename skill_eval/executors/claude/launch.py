@@ -13,9 +13,7 @@ steps run the CLI unconfined in host temporary folders.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from .config import ClaudeCliConfig
 from .environment import api_credentials, child_env, cloud_provider, login_file, upstream
 from .stream import StreamReader
 
-CONFINE_SOURCE = Path(__file__).resolve().parent.parent.parent / "jail" / "confine.py"
+JAIL_FILES = Path(__file__).resolve().parent.parent.parent / "jail"
 SYSTEM_FILE = ".skill-eval-system-prompt.md"  # in the child's HOME
 # An attempt's jail: Bun and Node reserve large address ranges, so memory is capped as
 # writable data per process; the workspace, HOME and /tmp are tmpfs of `disk_mb` each.
@@ -74,12 +72,6 @@ class Launcher:
         self.jail: JailKind = "none" if config.jail == "none" else "bubblewrap"
         self._proxy: ApiProxy | None = None
         self._lock = threading.Lock()
-        self._files = Path(tempfile.mkdtemp(prefix="skill-eval-launcher-"))  # 0700
-        shell = self._files / "shell"
-        shell.write_text(
-            f'#!/bin/sh\nexec {sys.executable} -I -S {RUN_DIR}/confine.py "$1"\n', "utf-8"
-        )
-        shell.chmod(0o555)
 
     def check(self) -> None:
         """Raise ExecutorError when no run can work here (no jail, another cloud's API)."""
@@ -103,8 +95,8 @@ class Launcher:
         jailed = self.jail != "none"
         proxy = self.proxy() if jailed else None
         mounts = [
-            Mount("ro", f"{RUN_DIR}/shell", self._files / "shell"),
-            Mount("ro", f"{RUN_DIR}/confine.py", CONFINE_SOURCE),
+            Mount("ro", f"{RUN_DIR}/shell", JAIL_FILES / "agent_shell.sh"),
+            Mount("ro", f"{RUN_DIR}/confine.py", JAIL_FILES / "confine.py"),
             Mount("ro", str(program_dir(self.binary)), program_dir(self.binary)),
         ]
         with JailedCommand(self.jail, AGENT_LIMITS, mounts=mounts, forward=proxy) as jail:
@@ -117,6 +109,8 @@ class Launcher:
                 proxy=proxy,
                 shell_prefix=f"{RUN_DIR}/shell" if jailed else None,
             )
+            if jailed:
+                env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
             argv += invocation.args
             if invocation.system_prompt is not None:
@@ -138,9 +132,6 @@ class Launcher:
             jail.put(f"{jail.home}/{SYSTEM_FILE}", invocation.system_prompt.encode("utf-8"))
         if invocation.workspace is not None:
             jail.seed(invocation.workspace)
-
-    def close(self) -> None:
-        shutil.rmtree(self._files, ignore_errors=True)
 
 
 __all__ = ["Invocation", "JailBroken", "Launched", "Launcher"]
