@@ -9,8 +9,8 @@ import click
 
 from ..errors import SkillEvalError
 from ..executors.base import grader_names
-from .common import EXIT_USAGE, fail
-from .run_cmd import VERDICT_EXIT, RegistryChoice, summary
+from .common import EXIT_USAGE, fail, verdict_exit
+from .run_cmd import RegistryChoice, summary
 
 
 @click.command("rejudge")
@@ -57,4 +57,4 @@ def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
         fail(str(exc), EXIT_USAGE)
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
-    sys.exit(VERDICT_EXIT[outcome.verdict])
+    sys.exit(verdict_exit(outcome.artifact))

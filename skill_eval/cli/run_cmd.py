@@ -19,10 +19,10 @@ from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..plan.config import chosen_config, command_defaults, load_config
 from ..plan.options import RunOptions
 from ..stats.policy import DEFAULT_POLICY, POLICIES
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
+from .common import EXIT_ERROR, EXIT_USAGE, exit_code, fail, interrupted, verdict_exit
+from .common import VERDICT_EXIT as VERDICT_EXIT  # merge and rejudge exit as run does
 
 CONFIG_META = "skill_eval.config_file"  # ctx.meta key: the config file read, or None
-VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
 
 
 class RegistryChoice(click.Choice):  # type: ignore[type-arg]
@@ -492,9 +492,17 @@ def command(**kwargs: Any) -> None:
     concurrency = 4); the command line and SKILL_EVAL_* variables beat the file, and
     relative paths in it are relative to it. The artifact's manifest names the file used.
 
-    Prints the artifact path on stdout and a summary on stderr. Exit codes: 0 pass or
-    skipped, 1 fail, 3 error verdict or a harness fault (executor cannot run, run stopped),
-    2 bad input or usage.
+    Prints the artifact path on stdout and a summary on stderr. Exit codes:
+
+    \b
+    0  pass, or skipped (never run: score below --eval-threshold)
+    1  fail: shown worse (the candidate is past the policy's margin), or failed for
+       another reason (nothing passed in either arm, --no-baseline's pass rate)
+    4  fail, not enough evidence: the policy's interval holds its threshold, so more
+       tasks or samples could settle it (the summary says how many); the artifact's
+       verdict is fail as well, with evaluation.insufficient true
+    3  error verdict, or a harness fault (executor cannot run, run stopped)
+    2  bad input or usage
     """
     stop_on_sigterm()
     config_file = click.get_current_context().meta.get(CONFIG_META)
@@ -514,4 +522,4 @@ def command(**kwargs: Any) -> None:
         )
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
-    sys.exit(VERDICT_EXIT[outcome.verdict])
+    sys.exit(verdict_exit(outcome.artifact))
