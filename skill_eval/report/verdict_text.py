@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..stats.policy import DEFAULT_MARGIN
+
 NOT_ENOUGH = "not enough evidence"
 SHOWN_WORSE = "shown worse"
 
@@ -40,7 +42,7 @@ def _moves(comparison: Mapping[str, Any]) -> str:
 def _question(policy: Mapping[str, Any]) -> tuple[str, str, str]:
     """(what it cannot rule out, what a pass shows, what shown worse means) for a policy."""
     name = policy.get("name")
-    margin = policy.get("margin")
+    margin = policy.get("margin", DEFAULT_MARGIN.get(str(name)))
     if name == "superior":
         return (
             "show an improvement",
@@ -72,7 +74,7 @@ def _could(needed: Mapping[str, Any], these: int) -> str:
         options.append(f"these {these} at {_count(more, 'sample')}")
     if not options:
         return "more of the same would not: the observed delta does not clear the threshold"
-    return ", or ".join(options) + " could"
+    return ", or ".join(options) + (", could" if len(options) > 1 else " could")
 
 
 def verdict_text(evaluation: Mapping[str, Any], comparison: Any) -> VerdictText:

@@ -150,6 +150,7 @@ class Comparison:
     # together they choose the test (stats/intervals.py). Not in to_dict: `method` says it.
     samples: int = 1
     binary: bool = False
+    baseline_samples: int | None = None  # when the baseline's attempts per task differ
 
     def paired_test(self, samples: int | None = None) -> PairedTest:
         """The test behind the interval: exact for one 0/1 outcome per task and arm (up to
@@ -159,6 +160,7 @@ class Comparison:
             list(self.differences.values()),
             self.samples if samples is None else samples,
             self.binary,
+            self.baseline_samples if samples is None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +219,7 @@ def paired_comparison(
     resamples: int = 10000,
     samples: int = 1,
     interval_method: IntervalMethod = "auto",
+    baseline_samples: int | None = None,
 ) -> Comparison:
     """Compare per-task scores in [0, 1] (a 0/1 pass, or a pass rate c/n when samples > 1).
 
@@ -238,8 +241,10 @@ def paired_comparison(
     width close to Tango's score interval (±0.14 for 20 agreeing 0/1 tasks) and works
     unchanged for pass rates; with 20 tasks × 3 samples it holds false accepts of a 10-point
     worse skill under 5% (the bench). `samples` sets h; leaving it at 1 for pass rates is
-    conservative. "bootstrap": the seeded percentile bootstrap over tasks
-    (random.Random(seed), `resamples` draws), for comparison.
+    conservative. `baseline_samples`: the baseline's attempts per task when they differ from
+    the candidate's (an accumulated baseline): the floor takes one attempt's worth of each arm.
+    "bootstrap": the seeded percentile bootstrap over tasks (random.Random(seed), `resamples`
+    draws), for comparison.
 
     `mcnemar_p`: for 0/1 scores, the exact McNemar test on discordant tasks (b improved,
     c regressed); for fractional scores, the exact sign test on the signs of d_i.
@@ -266,11 +271,13 @@ def paired_comparison(
     regressed = tuple(t for t, d in differences.items() if d < 0)
     binary = all(s in (0.0, 1.0) for _, cand, base in paired for s in (cand, base))
     test = "exact McNemar test" if binary else "exact sign test on per-task differences"
-    paired_test = PairedTest.of(list(differences.values()), samples, binary)
+    if baseline_samples is not None and baseline_samples < 1:
+        raise ValueError(f"baseline_samples must be >= 1, got {baseline_samples}")
+    paired_test = PairedTest.of(list(differences.values()), samples, binary, baseline_samples)
     if interval_method == "auto":
         how = paired_test.method
     elif interval_method == "t-floor":
-        paired_test = PairedTest.of(list(differences.values()), samples, False)
+        paired_test = PairedTest.of(list(differences.values()), samples, False, baseline_samples)
         how = paired_test.method
     elif interval_method == "bootstrap":
         how = f"percentile bootstrap over tasks ({resamples} resamples, seed {seed})"
@@ -308,6 +315,7 @@ def paired_comparison(
         mcnemar_p=binomial_two_sided_p(len(improved), len(regressed)),
         samples=samples,
         binary=binary and interval_method != "t-floor",
+        baseline_samples=baseline_samples,
     )
 
 

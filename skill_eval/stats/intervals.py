@@ -66,25 +66,32 @@ def t_quantile(confidence: float, df: int) -> float:
     return (lo + hi) / 2
 
 
-def _t_floor_parts(diffs: Sequence[float], samples: int) -> tuple[float, float]:
+def _t_floor_parts(
+    diffs: Sequence[float], samples: int, baseline_samples: int | None = None
+) -> tuple[float, float]:
     """The mean and the standard error of the t-floor interval (see t_floor_interval)."""
     n = len(diffs)
     mean = math.fsum(diffs) / n
-    floor = 1.0 / samples
-    ss = math.fsum((d - mean) ** 2 for d in diffs) + 2 * floor * floor
+    floor = 1.0 / samples**2 + 1.0 / (baseline_samples or samples) ** 2
+    ss = math.fsum((d - mean) ** 2 for d in diffs) + floor
     return mean, math.sqrt(ss / (n + 1) / n)
 
 
 def t_floor_interval(
-    diffs: Sequence[float], confidence: float, samples: int
+    diffs: Sequence[float],
+    confidence: float,
+    samples: int,
+    baseline_samples: int | None = None,
 ) -> tuple[float, float]:
     """The t interval with a pseudo-task variance floor (stats.estimates.paired_comparison):
-    mean ± t_{n−1} · sqrt((Σ(d_i − mean)² + 2h²) / ((n + 1) · n)), h = 1/samples, clipped to
-    [−1, 1]; fewer than two tasks give [−1, 1]."""
+    mean ± t_{n−1} · sqrt((Σ(d_i − mean)² + 1/a² + 1/b²) / ((n + 1) · n)), clipped to [−1, 1],
+    a = samples and b = baseline_samples (default: samples) the attempts per task behind each
+    arm's score: two pseudo-tasks one attempt's worth off the mean, one won by each arm (2h²
+    with h = 1/samples when the arms match). Fewer than two tasks give [−1, 1]."""
     n = len(diffs)
     if n < 2:
         return (-1.0, 1.0)  # one task says nothing about the spread
-    mean, se = _t_floor_parts(diffs, samples)
+    mean, se = _t_floor_parts(diffs, samples, baseline_samples)
     q = t_quantile(confidence, n - 1)
     return (max(-1.0, mean - q * se), min(1.0, mean + q * se))
 
@@ -105,14 +112,22 @@ class PairedTest:
     diffs: tuple[float, ...]
     samples: int = 1
     counts: tuple[int, int, int] | None = None
+    baseline_samples: int | None = None  # the baseline's attempts per task, when not `samples`
 
     @classmethod
-    def of(cls, diffs: Sequence[float], samples: int, binary: bool) -> PairedTest:
+    def of(
+        cls,
+        diffs: Sequence[float],
+        samples: int,
+        binary: bool,
+        baseline_samples: int | None = None,
+    ) -> PairedTest:
         values = tuple(float(d) for d in diffs)
         counts = None
-        if binary and samples == 1 and 0 < len(values) <= EXACT_MAX_TASKS:
+        one_each = samples == 1 and baseline_samples in (None, 1)
+        if binary and one_each and 0 < len(values) <= EXACT_MAX_TASKS:
             counts = (sum(d > 0 for d in values), sum(d < 0 for d in values), len(values))
-        return cls(values, samples, counts)
+        return cls(values, samples, counts, baseline_samples)
 
     @property
     def exact(self) -> bool:
@@ -128,7 +143,7 @@ class PairedTest:
         if self.counts is not None:
             b, c, n = self.counts
             return exact_bound(b, c, n, round(level, 9), side)
-        low, high = t_floor_interval(self.diffs, 1 - 2 * alpha, self.samples)
+        low, high = t_floor_interval(self.diffs, 1 - 2 * alpha, self.samples, self.baseline_samples)
         return low if side == "lower" else high
 
     def interval(self, confidence: float) -> tuple[float, float]:
@@ -156,7 +171,7 @@ class PairedTest:
             return exact_p(b, c, n, round(theta, 9), "above" if side == "lower" else "below")
         if self.n < 2:
             return 1.0
-        mean, se = _t_floor_parts(self.diffs, self.samples)
+        mean, se = _t_floor_parts(self.diffs, self.samples, self.baseline_samples)
         t = (mean - theta) / se if side == "lower" else (theta - mean) / se
         return t_upper_tail(t, self.n - 1)
 
@@ -166,5 +181,10 @@ class PairedTest:
             return (
                 "exact unconditional test on the paired pass/fail outcomes "
                 "(Tango score ordering), bounds by inversion"
+            )
+        if self.baseline_samples not in (None, self.samples):
+            return (
+                f"t interval over tasks with a pseudo-task variance floor (±1/{self.samples} "
+                f"candidate, ±1/{self.baseline_samples} baseline)"
             )
         return f"t interval over tasks with a ±1/{self.samples} pseudo-task variance floor"
