@@ -22,7 +22,8 @@ against any one such regression. The bound takes the hardest one for the design 
 shift proportional to the variance of its paired difference, split between the arms by their
 attempts: the least favourable regression under the normal approximation), knows every pass
 chance, and is calibrated on simulated runs of that regression to the rule's own false-accept
-rate (the larger of the two it showed). Adaptive designs are held to the fixed bound.
+rate (the larger of the two it showed). For adaptive designs it reads the same adaptive runs,
+their extra attempts placed by the same rule, and takes the regression of fixed sampling.
 """
 
 from __future__ import annotations

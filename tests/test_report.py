@@ -319,7 +319,8 @@ def test_markdown_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
 
 def test_markdown_shows_statistics_when_present(tmp_path: Path) -> None:
     text = report.render_markdown(with_stats(passing(tmp_path)))
-    assert "**Policy:** non-inferior: lower end +0.2 &gt; -0.05" in text and "conclusion" not in text
+    assert "**Policy:** non-inferior: lower end +0.2 &gt; -0.05" in text
+    assert "conclusion" not in text  # one wording: the verdict line, not a second label
     assert "Paired delta +0.6, 95% interval \\[+0.2, +1\\]" in text
     assert "| title-heading | 1/1 | 1/1 | 0 | \\[flaky\\] |" in text
     assert "stable\\_pass" not in text

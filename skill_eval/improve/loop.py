@@ -306,6 +306,7 @@ def run_improve(
     # The versions the pick was chosen from: the confirmation holds over all of them.
     family = max(1, sum(1 for v in versions[1:] if not v.rejected))
     confirmation = CONFIRMED_ON if compare_fn is not None else RATE_ONLY
+    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): {why_best(versions, best)}")
     if best.hash == original.hash:
         proposed, gate = False, "no version beat the original on holdout"
     elif compare_fn is not None:
@@ -317,7 +318,6 @@ def run_improve(
         proposed, gate = compare_fn(best.files, original.files, split.holdout, family)
     else:
         proposed, gate = holdout_rate_gate(best, original)
-    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): {why_best(versions, best)}")
     log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
 
     learned = extract_learnings(versions, best, proposed, gate)
