@@ -323,7 +323,9 @@ def read_view(artifact: Mapping[str, Any]) -> View:
                 " the same result in both arms: " + ", ".join(one_line(t) for t in nd),
             )
         )
-    if artifact.get("power_hint"):
+    if artifact.get("power_hint") and not ev.get("tasks_needed"):
+        # A run that lacked evidence says in its verdict line what would settle it; the power
+        # hint (detecting a lift, another question) would only muddle that.
         notes.append(("power", one_line(artifact["power_hint"])))
     excluded = (
         (artifact.get("comparison") or {}).get("excluded")
