@@ -98,7 +98,8 @@ def verdict_text(evaluation: Mapping[str, Any], comparison: Any) -> VerdictText:
     text = f"{tasks} cannot {cannot}"
     ruled = evaluation.get("detectable_margin")
     if isinstance(ruled, int | float) and policy.get("name") != "superior":
-        text += f" (they rule out {_points(float(ruled))} points or more)"
+        they = "they rule" if n != 1 else "it rules"
+        text += f" ({they} out {_points(float(ruled))} points or more)"
     needed = evaluation.get("tasks_needed")
     if isinstance(needed, Mapping):
         text += "; " + _could(needed, n if isinstance(n, int) else 0)

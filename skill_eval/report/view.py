@@ -243,16 +243,14 @@ def interval_text(comparison: Any, with_method: bool = True) -> str | None:
 
 
 def _decision(ev: Mapping[str, Any], shown: str | None) -> str | None:
-    """The policy with its reasoning (the figures), unless the reason line already says it.
+    """The policy with its reasoning (the figures), unless the verdict line already says it.
     The artifact's `conclusion` (is the interval clear of 0?) is not repeated: the verdict
     line is the one wording a reader gets."""
     policy, text = ev.get("policy"), None
     if isinstance(policy, Mapping):
         reasoning = one_line(policy.get("reasoning"))
         text = one_line(policy.get("name") or "?") + (
-            f": {reasoning}"
-            if reasoning and reasoning not in (one_line(ev.get("reason")), shown)
-            else ""
+            f": {reasoning}" if reasoning and reasoning != shown else ""
         )
     elif policy:
         text = one_line(policy)
