@@ -1,36 +1,49 @@
 """How often does each verdict policy pass a candidate whose true effect we know?
 
-Simulates a suite of tasks with known per-task pass probabilities. The baseline's are drawn once
-(seeded) from uniform(0.2, 0.8); the candidate's are the same, 10 points worse, or 20 points
-better (clipped to [0, 1]). Each repetition runs every task `samples` times per arm, scores each
-task with the harness's own functions (task_stats → unbiased pass@1 = c/n: a 0/1 pass when
-samples == 1, a pass rate when samples > 1), pairs the arms with paired_comparison and applies
-each policy with decide_policy(). A table of pass frequencies is printed, with the coverage of
-the true delta by the interval and its mean width, then the two figures that chose the default
-policy of `skill-eval run`: how often it accepts a skill 10 points worse, and how often it
-passes an unchanged one.
+First the contract of the default policy (scripts/verdict_contract.py): at 20 tasks x 3
+samples, 1,000 runs for each of seeds 0, 1, 2, the false accepts of a skill 10 points worse
+(must stay at or under 5%) and the passes of an unchanged skill, for fixed sampling, an
+accumulated baseline (9 cached attempts per task) and adaptive sampling at equal attempts,
+each against the oracle bound: the best pass rate any rule with the same false-accept rate
+can reach on the same suite.
 
-Then `--early-stop` (skill_eval/stats/sequential.py): the same simulated runs at 3 and 5 samples,
-decided look by look as `skill-eval run --early-stop` decides them, against the fixed-sample
-decision of the same outcomes: each policy's pass rate both ways and the share of attempts
-the early stop saved. False accepts (the "10 pts worse" row under an interval policy) must not
-exceed the fixed-sample rate's level.
+Then every policy: a suite of tasks with known per-task pass probabilities, the baseline's
+drawn once (seeded) from uniform(0.2, 0.8), the candidate's the same, 10 points worse, or 20
+points better (clipped to [0, 1]). Each repetition runs every task `samples` times per arm,
+scores each task with the harness's own functions (task_stats -> unbiased pass@1 = c/n: a 0/1
+pass when samples == 1, decided by the exact test; a pass rate when samples > 1, by the t-floor
+interval), pairs the arms with paired_comparison and applies each policy with decide_policy().
+A table of pass frequencies is printed, with the coverage of the true delta by the interval and
+its mean width.
+
+Then `--early-stop` (skill_eval/stats/sequential.py): the same simulated runs at 3 and 5
+samples, decided look by look as `skill-eval run --early-stop` decides them, against the
+fixed-sample decision of the same outcomes: each policy's pass rate both ways and the share of
+attempts the early stop saved. False accepts (the "10 pts worse" row under an interval policy)
+must not exceed the fixed-sample rate's level.
 
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
-                                     [--interval t-floor|bootstrap] [--resamples 1000]
-                                     [--early-stop-only]
+                                     [--interval auto|t-floor|bootstrap] [--resamples 1000]
+                                     [--contract-reps 1000] [--only contract|policies|early-stop]
+
+Exit status 1 when the contract does not hold.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
+from pathlib import Path
 
 from skill_eval.core.model import Status
 from skill_eval.stats import sequential
 from skill_eval.stats.estimates import paired_comparison, task_stats
 from skill_eval.stats.policy import DEFAULT_POLICY, POLICIES, decide_policy
+
+sys.path.insert(0, str(Path(__file__).parent))  # scripts/ is not a package
+from verdict_contract import contract, print_contract  # noqa: E402
 
 SCENARIOS = (("same", 0.0), ("10 pts worse", -0.10), ("20 pts better", 0.20))
 SAMPLES = (1, 3)
@@ -181,33 +194,13 @@ def print_early(rows: list[EarlyRow], n_tasks: int, reps: int, seed: int) -> Non
             )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reps", type=int, default=500)
-    parser.add_argument("--tasks", type=int, default=20)
-    parser.add_argument("--interval", choices=("t-floor", "bootstrap"), default="t-floor")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
-    parser.add_argument(
-        "--early-stop-only", action="store_true", help="only the --early-stop table"
-    )
-    args = parser.parse_args()
-    if args.early_stop_only:
-        started = time.perf_counter()
-        print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
-        print(f"run time {time.perf_counter() - started:.1f} s")
-        return
-
-    started = time.perf_counter()
-    rows = run(args.seed, args.reps, args.tasks, args.interval, args.resamples)
-    elapsed = time.perf_counter() - started
-
+def print_policies(rows: list[Row], args: argparse.Namespace, elapsed: float) -> None:
     method = args.interval + (
         f" ({args.resamples} resamples)" if args.interval == "bootstrap" else ""
     )
     print(
-        f"{args.tasks} tasks, baseline p ~ uniform(0.2, 0.8), {args.reps} reps per row, "
-        f"seed {args.seed}, 95% interval: {method}"
+        f"\nEvery policy: {args.tasks} tasks, baseline p ~ uniform(0.2, 0.8), {args.reps} reps "
+        f"per row, seed {args.seed}, 95% interval: {method} ({elapsed:.0f} s)"
     )
     print(
         "policies: delta (delta >= 0), no-regression (one-sided 96% low > -0.10), "
@@ -231,9 +224,31 @@ def main() -> None:
         f"10-point-worse skill in {pick['10 pts worse']:.1%} of runs, passes an unchanged "
         f"skill in {pick['same']:.1%}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reps", type=int, default=500)
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--interval", choices=("auto", "t-floor", "bootstrap"), default="auto")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
+    parser.add_argument("--contract-reps", type=int, default=1000, help="runs per seed")
+    parser.add_argument("--only", choices=("contract", "policies", "early-stop"))
+    args = parser.parse_args()
     started = time.perf_counter()
-    print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
-    print(f"run time {elapsed + time.perf_counter() - started:.1f} s")
+    held = True
+    if args.only in (None, "contract"):
+        seeds = (0, 1, 2)
+        held = print_contract(contract(seeds, args.contract_reps), seeds, args.contract_reps)
+    if args.only in (None, "policies"):
+        begun = time.perf_counter()
+        rows = run(args.seed, args.reps, args.tasks, args.interval, args.resamples)
+        print_policies(rows, args, time.perf_counter() - begun)
+    if args.only in (None, "early-stop"):
+        print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
+    print(f"run time {time.perf_counter() - started:.1f} s")
+    sys.exit(0 if held else 1)
 
 
 if __name__ == "__main__":

@@ -112,17 +112,22 @@ def _attempts(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_clear_improvement_stops_at_the_first_look(tmp_path: Path) -> None:
-    data = _run(tmp_path, "--samples", "4", "--early-stop", "--policy", "superior")
+    # The first look sees one pass/fail outcome per task and arm, so the exact test decides
+    # it: 20 of 20 improved is below the first look's level (0.0004%: 0.5^20 = 0.0001%),
+    # 12 of 12 is not (0.02%) and waits for the second look.
+    data = _run(tmp_path, "--samples", "4", "--early-stop", "--policy", "superior", tasks=20)
     stop = data["early_stop"]
     assert stop["stopped_early"] and stop["stopped_at_look"] == 1
     assert stop["decision"] == "pass" and stop["looks"] == 4
-    assert stop["planned_attempts"] == 12 * 2 * 4 and stop["skipped_attempts"] == 12 * 2 * 3
+    assert stop["planned_attempts"] == 20 * 2 * 4 and stop["skipped_attempts"] == 20 * 2 * 3
     assert data["evaluation"]["verdict"] == "pass"
     attempts = _attempts(data)  # only the first round ran; nothing skipped is an error
-    assert len(attempts) == 24 and {a["index"] for a in attempts} == {0}
+    assert len(attempts) == 40 and {a["index"] for a in attempts} == {0}
     assert {a["status"] for a in attempts} == {"passed", "failed"} and not data["errors"]
-    fixed = _run(tmp_path, "--samples", "4", "--policy", "superior")
+    fixed = _run(tmp_path, "--samples", "4", "--policy", "superior", tasks=20)
     assert fixed["evaluation"]["verdict"] == "pass" and "early_stop" not in fixed
+    later = _run(tmp_path, "--samples", "4", "--early-stop", "--policy", "superior")
+    assert later["early_stop"]["stopped_at_look"] == 2
 
 
 def test_delta_is_final_after_pass_k(tmp_path: Path) -> None:

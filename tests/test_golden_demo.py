@@ -53,6 +53,14 @@ INTENDED = (
     ),
     (("task_results",), "the original evaluator's standalone fields (issue 25)"),
     *(
+        (("evaluation", key), "not enough evidence told from shown worse (issue 30)")
+        for key in ("insufficient", "detectable_margin", "tasks_needed")
+    ),
+    *(
+        (("comparison", key), "pass/fail tasks get the exact interval (issue 30)")
+        for key in ("interval", "method")
+    ),
+    *(
         (("evaluation", key), "the original evaluator's standalone fields (issue 25)")
         for key in ("total_tasks", "passed", "failed", "pass_rate")
     ),

@@ -70,6 +70,11 @@ def test_mock_improve_converges_and_run_evaluates_its_best_candidate(tmp_path: P
     assert "highest holdout pass rate, 1.00 (iterations: 1 0.50, " in why, err
     ranking = read_json(out.strip())
     assert ranking["improve"]["decision"] == "Accept" and ranking["improve"]["proposed"]
+    # confirmed on fresh samples of the holdout tasks, over the versions it was picked from
+    confirmation = ranking["improve"]["confirmation"]
+    assert confirmation["split"] == "holdout" and confirmation["samples"] == "fresh"
+    assert confirmation["versions_compared"] == 1 and confirmation["passed"] is True
+    assert "on fresh samples of the 8 holdout tasks" in err
     best = ranking["scored_candidates"][0]
     assert best["best"] and best["iteration"] <= 3 and best["holdout_pass_rate"] == 1.0
     # The winner went to --output-dir, every version under the run dir, the user's skill intact.

@@ -164,17 +164,19 @@ def test_holdout_gate_rejects_a_version_that_only_wins_on_train(tmp_path: Path) 
 
 
 def test_compare_fn_has_the_last_word(tmp_path: Path) -> None:
-    seen: list[tuple[str, str, tuple[str, ...]]] = []
+    seen: list[tuple[str, str, tuple[str, ...], int]] = []
 
-    def compare(best, original, holdout):  # type: ignore[no-untyped-def]
-        seen.append((best["SKILL.md"], original["SKILL.md"], tuple(holdout)))
+    def compare(best, original, holdout, family):  # type: ignore[no-untyped-def]
+        seen.append((best["SKILL.md"], original["SKILL.md"], tuple(holdout), family))
         return False, "paired delta CI includes 0"
 
     result, _ = run(tmp_path, MockImprover(), compare_fn=compare)
     assert not result.proposed and result.gate_reason == "paired delta CI includes 0"
-    [(best, original, holdout)] = seen
+    [(best, original, holdout, family)] = seen
     assert original == HALF["SKILL.md"] and best == result.best.files["SKILL.md"]
     assert holdout == result.split.holdout
+    # The pick was chosen from every later version not rejected: the gate is told how many.
+    assert family == result.family == len([v for v in result.versions[1:] if not v.rejected])
 
 
 def test_second_run_recalls_the_first_runs_learnings(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ def _run(tmp_path: Path, claude: str, body: str, n_tasks: int, *extra: str) -> d
         "-q",
         *extra,
     )
-    assert code in (0, 1, 3), err  # pass, fail, error verdicts; never a usage error
+    assert code in (0, 1, 3, 4), err  # pass, fail, error verdicts; never a usage error
     return read_json(tmp_path / "out.json")
 
 

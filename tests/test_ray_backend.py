@@ -50,10 +50,10 @@ def test_a_ray_run_gives_the_artifact_of_the_thread_pool_run(
     tmp_path: Path, local_ray: None
 ) -> None:
     code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "threads"))
-    assert code in (0, 1), err
+    assert code in (0, 1, 4), err
     threads = read_json(out.strip())
     code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "ray"), "--runner", "ray")
-    assert code in (0, 1), err
+    assert code in (0, 1, 4), err
     on_ray = read_json(out.strip())
     assert comparable(on_ray) == comparable(threads)
     # not vacuous: agent work judged from shipped input files (pytest fixture included),

@@ -76,5 +76,7 @@ def test_the_offline_anthropic_run_works_from_the_repository(tmp_path: Path) -> 
     assert "10 requests; 404s: none" in served, run.stderr
     ev = read_json(run.stdout.strip())["evaluation"]
     assert (ev["execution_pass_rate"], ev["baseline_pass_rate"]) == (1.0, 0.4)
-    # five tasks cannot rule out a 10-point regression: the default policy says so (exit 1)
-    assert run.returncode == 1 and ev["policy"]["name"] == "no-regression"
+    # 3 of 5 pass/fail tasks improved, none regressed: the exact test rules out a 10-point
+    # regression (just), so the default policy passes it, as the README says
+    assert run.returncode == 0 and ev["policy"]["name"] == "no-regression"
+    assert ev["verdict"] == "pass" and ev["detectable_margin"] == 9.6

@@ -224,7 +224,7 @@ def test_table_of_a_failing_run_shows_feedback_and_cleans_it(tmp_path: Path) -> 
     assert "missing 'beta' in xxx" in row and row.endswith("...")
     assert len(row.split("  -1  ")[1].strip()) <= report.FEEDBACK_CHARS
     assert "\x1b" not in text and "\x01" not in text
-    assert re.search(r"^verdict +FAIL \(.+\)$", text, re.M)
+    assert re.search(r"^verdict +FAIL: delta -25.0 points .+ is below the required", text, re.M)
     assert re.search(r"^regressed +t2, t4$", text, re.M)
 
 
@@ -236,7 +236,7 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     assert re.search(r"^pass rate +candidate 1.0000 \(2/2\) +baseline 1.0000 \(2/2\)", text, re.M)
     assert "error: judge error: python judge" in row
     assert re.search(
-        r"^verdict +ERROR \(1 of 3 attempts of the candidate ended in error", text, re.M
+        r"^verdict +ERROR: 1 of 3 attempts of the candidate ended in error", text, re.M
     )
     assert re.search(r"^errors +2 attempts ended in error \(candidate 1, baseline 1\)", text, re.M)
 
@@ -244,7 +244,7 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
 def test_table_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
     text = report.render_table(skipped(tmp_path / "s"))
     assert text.startswith("no tasks were run\n")
-    assert "SKIPPED (candidate score 0.4 < eval threshold 1)" in text
+    assert "SKIPPED: candidate score 0.4 < eval threshold 1" in text
     text = report.render_table(no_baseline(tmp_path / "n"))
     assert text.splitlines()[0].split() == ["task", "candidate", "feedback"]
     assert "baseline" not in text and "delta" not in text
@@ -254,7 +254,11 @@ def test_table_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
 def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
     text = report.render_table(with_stats(passing(tmp_path)))
     assert "paired delta +0.6, 95% interval [+0.2, +1], McNemar p = 0.25" in text
-    assert "conclusion better; policy non-inferior: lower end +0.2 > -0.05" in text
+    # One wording: the verdict says what was shown; the artifact's `conclusion` is not
+    # printed beside it as a second label.
+    assert re.search(r"^verdict +PASS: the candidate is not worse than the baseline by more "
+                     r"than 5 points$", text, re.M)  # fmt: skip
+    assert "policy non-inferior: lower end +0.2 > -0.05" in text and "conclusion" not in text
     assert re.search(r"^non-discriminating +2 tasks", text, re.M)
     assert re.search(r"^power +detecting a 10-point lift", text, re.M)
     assert "baseline served from the cache (key abababababab, age 2 h, 5 attempts)" in text
@@ -315,7 +319,8 @@ def test_markdown_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
 
 def test_markdown_shows_statistics_when_present(tmp_path: Path) -> None:
     text = report.render_markdown(with_stats(passing(tmp_path)))
-    assert "**Decision:** conclusion better; policy non-inferior" in text
+    assert "**Policy:** non-inferior: lower end +0.2 &gt; -0.05" in text
+    assert "conclusion" not in text  # one wording: the verdict line, not a second label
     assert "Paired delta +0.6, 95% interval \\[+0.2, +1\\]" in text
     assert "| title-heading | 1/1 | 1/1 | 0 | \\[flaky\\] |" in text
     assert "stable\\_pass" not in text

@@ -278,7 +278,7 @@ def test_hostile_ids_cannot_write_outside_the_state_root(tmp_path: Path) -> None
         "--mock",
         "-q",
     )
-    assert code in (0, 1, 3), err
+    assert code in (0, 1, 3, 4), err
     written = Path(out.strip()).resolve()
     assert str(written).startswith(str(state.resolve()))
     assert not any(
@@ -373,23 +373,27 @@ def test_a_new_run_never_reuses_a_run_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "flags,verdict",
+    "flags,verdict,code",
     [
-        ([], "fail"),  # no-regression: 5 tasks cannot rule out -10 points
-        (["--policy", "delta"], "pass"),  # delta 0.6 >= 0
-        (["--policy", "delta", "--min-delta", "0.7"], "fail"),  # 0.6 < 0.7
-        (["--policy", "superior"], "fail"),  # 3 improved, 0 regressed of 5: inconclusive
-        (["--policy", "non-inferior", "--margin", "0.5"], "pass"),
+        # no-regression: 3 improved and none regressed of 5 pass/fail tasks; the exact test
+        # rules a 10-point regression out, just (one-sided 96% lower bound -9.6 points)
+        ([], "pass", 0),
+        (["--policy", "delta"], "pass", 0),  # delta 0.6 >= 0
+        (["--policy", "delta", "--min-delta", "0.7"], "fail", 1),  # 0.6 < 0.7
+        # superior: 5 tasks cannot show an improvement: not enough evidence, exit 4
+        (["--policy", "superior"], "fail", 4),
+        (["--policy", "non-inferior", "--margin", "0.5"], "pass", 0),
     ],
 )
-def test_policies_through_the_cli(tmp_path: Path, flags, verdict) -> None:
-    code, out, err = _pipeline(tmp_path, "cand-sections", *flags)
+def test_policies_through_the_cli(tmp_path: Path, flags, verdict, code) -> None:
+    exit_code, out, err = _pipeline(tmp_path, "cand-sections", *flags)
     data = read_json(out.strip())
     assert data["evaluation"]["verdict"] == verdict, err
-    assert code == (0 if verdict == "pass" else 1)
+    assert exit_code == code
+    assert data["evaluation"]["insufficient"] is (code == 4)
     policy = data["evaluation"]["policy"]
     if not flags:  # the summary says which policy decided and why
-        assert "one-sided 96% lower bound" in data["evaluation"]["reason"]
+        assert "one-sided 96% lower bound -9.6 points" in policy["reasoning"]
         assert "policy no-regression" in err
     assert policy["name"] == (flags[1] if flags and flags[0] == "--policy" else "no-regression")
     assert data["evaluation"]["conclusion"] == "inconclusive"

@@ -106,7 +106,7 @@ def test_every_pair_is_in_exactly_one_shard_with_both_arms_and_shards_are_balanc
 
 def test_three_merged_shards_give_the_artifact_of_the_unsharded_run(tmp_path: Path) -> None:
     code, out, err = run_cli(*AGENT_RUN, "--state-root", str(tmp_path / "whole"))
-    assert code in (0, 1), err
+    assert code in (0, 1, 4), err
     whole = read_json(out.strip())
     state = tmp_path / "sharded"
     for i in (1, 2, 3):
@@ -158,7 +158,7 @@ def test_a_merged_artifact_keeps_long_outputs_without_the_shards(tmp_path: Path)
     runs = shard_dirs(state)
     assert any((run / "blobs").is_dir() for run in runs)  # the long output was stored once
     code, out, err = run_cli("merge", *map(str, runs), "-o", str(tmp_path / "out" / "m.json"))
-    assert code in (0, 1), err
+    assert code in (0, 1, 4), err
     for run in runs:  # the shards' run directories are gone: the merge must not need them
         shutil.rmtree(run)
     code, shown, err = run_cli("show", out.strip(), "--task", "t1", "--full", "--plain")

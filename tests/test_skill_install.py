@@ -171,7 +171,7 @@ def run_mock(tmp_path: Path, skill: Path, *extra: str) -> tuple[dict, str]:
         "-q",
         *extra,
     )
-    assert code in (0, 1, 3), err
+    assert code in (0, 1, 3, 4), err
     return read_json(out.strip()), err
 
 
@@ -261,6 +261,6 @@ def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
             ["--input", str(ranking), "--candidate-id", "c"],
         ):
             code, _, err = run_cli("run", *args, "--state-root", str(tmp_path / f"s{i}"), *common)
-            assert code in (0, 1, 3), err
+            assert code in (0, 1, 3, 4), err
     assert shared.read_text(encoding="utf-8") == text
     assert shared.stat().st_mtime_ns == OLD[1] * 10**9

@@ -11,6 +11,22 @@ import click
 from ..errors import ExecutorError, RunInterrupted, SkillEvalError, UsageError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+# A fail verdict for lack of evidence (the artifact says `insufficient: true`): the policy's
+# interval holds its threshold, so more tasks or samples could settle it. The verdict in the
+# artifact stays `fail` (pipelines read fail as revert); only the exit code tells CI apart.
+EXIT_INSUFFICIENT = 4
+VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
+
+
+def verdict_exit(artifact: Any) -> int:
+    """The exit code of `run` (and `merge`, `rejudge`) for the artifact it wrote: 0 pass or
+    skipped, 1 fail (shown worse, or failed for another reason), 4 fail for lack of evidence,
+    3 error."""
+    evaluation = artifact.get("evaluation") or {}
+    verdict = evaluation.get("verdict")
+    if verdict == "fail" and evaluation.get("insufficient") is True:
+        return EXIT_INSUFFICIENT
+    return VERDICT_EXIT.get(str(verdict), EXIT_ERROR)
 
 
 def exit_code(exc: SkillEvalError) -> int:
@@ -63,10 +79,13 @@ def main_entry(group: click.Group, **kwargs: Any) -> None:
 __all__ = [
     "EXIT_ERROR",
     "EXIT_FAIL",
+    "EXIT_INSUFFICIENT",
     "EXIT_OK",
     "EXIT_USAGE",
+    "VERDICT_EXIT",
     "UsageError",
     "exit_code",
     "fail",
+    "verdict_exit",
     "main_entry",
 ]

@@ -54,7 +54,8 @@ from .run_flags import flag
     type=float,
     default=0.4,
     show_default=True,
-    help="Fraction of tasks held out (0 allowed, with a warning).",
+    help="Fraction of tasks held out: they pick the best version, then confirm it on fresh "
+    "samples (0 allowed, with a warning).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
 @click.option(
@@ -85,7 +86,8 @@ from .run_flags import flag
     default=None,
     show_default=False,
     metavar="NAME",
-    help="Policy of the final holdout gate (as for `skill-eval run`).",
+    help="Policy of the confirmation on the holdout tasks (as for `skill-eval run`; its level "
+    "is divided by the versions compared).",
 )
 @flag("executor", help="Executor of the evaluations (default claude-cli; mock with --mock).")
 @flag("model", help="Model of the evaluations [env SKILL_EVAL_MODEL].")
@@ -143,6 +145,15 @@ def command(
 ) -> None:
     """Improve a skill: rewrite it from the failing train tasks, keep a version only if it
     beats the original on held-out tasks. See references/improve.md.
+
+    \b
+    Three uses of the tasks, so the pick is not judged by the data that chose it:
+      train     the improver sees these tasks' failures
+      holdout   the version with the best holdout pass rate is picked
+      confirm   the pick against the original on FRESH samples of the holdout tasks,
+                under --policy at its level / K, K the versions the pick was chosen
+                from (Bonferroni): the false-accept rate holds over all K
+    The ranking artifact's improve.confirmation records the split, K and the outcome.
 
     Prints the ranking artifact's path on stdout, progress on stderr. Exit codes: 0 a better
     version is proposed (or the original is accepted as is), 1 none beats the original on

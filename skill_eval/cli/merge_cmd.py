@@ -25,7 +25,8 @@ def command(run_dirs: tuple[str, ...], output: str) -> None:
     one the unsharded run would have written (path on stdout). Exit codes as for `run`.
     """
     from ..engine.merge import merge
-    from .run_cmd import VERDICT_EXIT, summary
+    from .common import verdict_exit
+    from .run_cmd import summary
 
     try:
         outcome = merge(run_dirs, output)
@@ -33,4 +34,4 @@ def command(run_dirs: tuple[str, ...], output: str) -> None:
         fail(str(exc), exit_code(exc))
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
-    sys.exit(VERDICT_EXIT[outcome.verdict])
+    sys.exit(verdict_exit(outcome.artifact))

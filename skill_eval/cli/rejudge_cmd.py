@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from ..errors import SkillEvalError
-from .common import EXIT_USAGE, fail
-from .run_cmd import VERDICT_EXIT, summary
+from .common import EXIT_USAGE, fail, verdict_exit
+from .run_cmd import summary
 from .run_flags import flag
 
 
@@ -42,4 +42,4 @@ def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
         fail(str(exc), EXIT_USAGE)
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
-    sys.exit(VERDICT_EXIT[outcome.verdict])
+    sys.exit(verdict_exit(outcome.artifact))

@@ -13,7 +13,8 @@ import click
 
 from ..errors import ConfigError, RunInterrupted, SkillEvalError, UsageError
 from ..plan.config import chosen_config, command_defaults, executor_tables, load_config
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
+from .common import EXIT_ERROR, exit_code, fail, interrupted, verdict_exit
+from .common import VERDICT_EXIT as VERDICT_EXIT  # merge and rejudge exit as run does
 from .run_flags import run_flags
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 CONFIG_META = "skill_eval.config_file"  # ctx.meta key: the config file read, or None
 TABLES_META = "skill_eval.executor_tables"  # ctx.meta key: its executor tables
-VERDICT_EXIT = {"pass": EXIT_OK, "skipped": EXIT_OK, "fail": EXIT_FAIL, "error": EXIT_ERROR}
 
 
 def plan_from_command(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
@@ -109,12 +109,6 @@ def first_error(artifact: dict[str, Any]) -> str | None:
     return one_line(f"{first.get('task_id')} ({first.get('arm')}): {text}{more}")
 
 
-class ConfigProblem(click.ClickException):
-    """A bad project config file, shown as `Error: ...` with the usage exit code."""
-
-    exit_code = EXIT_USAGE
-
-
 class RunCommand(click.Command):
     """`run`, with defaults from the project config file (skill_eval.plan.config) filled in
     before click parses the line, so the command line beats the file."""
@@ -130,7 +124,7 @@ class RunCommand(click.Command):
                     ctx.default_map = {**(ctx.default_map or {}), **defaults}
                     ctx.meta[TABLES_META] = executor_tables(config)
             except ConfigError as exc:
-                raise ConfigProblem(str(exc)) from None
+                fail(str(exc))  # `Error: ...`, the usage exit code
         ctx.meta[CONFIG_META] = path
         return super().parse_args(ctx, args)
 
@@ -150,9 +144,17 @@ def command(**kwargs: Any) -> None:
     the command line and SKILL_EVAL_* variables beat the file, and relative paths in it are
     relative to it. The artifact's manifest names the file used.
 
-    Prints the artifact path on stdout and a summary on stderr. Exit codes: 0 pass or
-    skipped, 1 fail, 3 error verdict or a harness fault (executor cannot run, run stopped),
-    2 bad input or usage.
+    Prints the artifact path on stdout and a summary on stderr. Exit codes:
+
+    \b
+    0  pass, or skipped (never run: score below --eval-threshold)
+    1  fail: shown worse (the candidate is past the policy's margin), or failed for
+       another reason (nothing passed in either arm, --no-baseline's pass rate)
+    4  fail, not enough evidence: the policy's interval holds its threshold, so more
+       tasks or samples could settle it (the summary says how many); the artifact's
+       verdict is fail as well, with evaluation.insufficient true
+    3  error verdict, or a harness fault (executor cannot run, run stopped)
+    2  bad input or usage
     """
     from ..engine.conductor import run_evaluation  # the engine loads after the flags parse
 
@@ -173,4 +175,4 @@ def command(**kwargs: Any) -> None:
         )
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
-    sys.exit(VERDICT_EXIT[outcome.verdict])
+    sys.exit(verdict_exit(outcome.artifact))

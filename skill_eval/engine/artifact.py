@@ -21,6 +21,7 @@ from ..judges import observers
 from ..judges.base import is_deterministic
 from ..stats.agreement import run_agreement
 from ..stats.analysis import Analysis
+from ..stats.evidence import NO_EVIDENCE, of_verdict
 from ..stats.results import TaskResult
 from ..stats.verdict import Verdict
 from . import compat
@@ -108,6 +109,11 @@ def build(
     if analysis.policy is not None and verdict.verdict != "skipped":
         evaluation["policy"] = analysis.policy.to_dict()
         evaluation["conclusion"] = analysis.conclusion
+    # "Not enough evidence" apart from "shown worse"; both stay verdict fail (stats/evidence.py).
+    evidence = analysis.evidence if verdict.verdict != "skipped" else NO_EVIDENCE
+    evaluation.update(
+        of_verdict(verdict.verdict, verdict.reason, analysis.policy, evidence).to_dict()
+    )
     # The original evaluator's standalone fields, for the pipeline that reads them.
     task_results, counts = compat.standalone_fields(candidate)
     if plan.inputs.standalone:

@@ -27,7 +27,8 @@ from ..executors.base import ExecutorBase, create_executor, get_executor_spec
 from ..judges.base import JudgeContext, build_judge
 from ..stats import sequential
 from ..stats.analysis import Analysis, analyse
-from ..stats.policy import DEFAULT_POLICY, Policy
+from ..stats.family import bonferroni, holm_levels
+from ..stats.policy import DEFAULT_POLICY, POLICY_ALPHA, Policy, threshold_of
 from ..stats.results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
 from ..stats.sequential import EarlyStop
 from .progress import Progress
@@ -56,6 +57,9 @@ class EvaluationSettings:
     max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
     # Stop sampling once the paired interval decides (stats/sequential.py); off: every sample runs.
     early_stop: bool = False
+    # Candidates each comparison is one of (e.g. one improve run's versions): decided at the
+    # policy's level / family_size (stats/family.py). Several candidate arms: Holm over them.
+    family_size: int = 1
 
     @property
     def sample_count(self) -> int:
@@ -322,24 +326,55 @@ def summarise(
             )
         )
     ref = next(r for r in per_arm if r.name == reference)
-    comparisons = tuple(compare(r, ref, settings) for r in per_arm if r.name != reference)
+    others = [r for r in per_arm if r.name != reference]
+    comparisons = tuple(compare(r, ref, settings) for r in others)
+    if len(comparisons) > 1 and settings.policy in POLICY_ALPHA and not settings.early_stop:
+        comparisons = _held_over_family(others, ref, comparisons, settings)
     return EvaluationResult(tuple(per_arm), reference, comparisons, tuple(attempts))
 
 
-def compare(arm: ArmResult, ref: ArmResult, settings: EvaluationSettings) -> ArmComparison:
-    """`arm` against `ref` over the tasks both could judge, with the policy's decision."""
+def _held_over_family(
+    arms: Sequence[ArmResult],
+    ref: ArmResult,
+    comparisons: tuple[ArmComparison, ...],
+    settings: EvaluationSettings,
+) -> tuple[ArmComparison, ...]:
+    """Several candidate arms against one reference: Holm's step-down over them (at the
+    policy's level / family_size), each decided and worded at the level Holm gives it."""
+    base = bonferroni(POLICY_ALPHA[settings.policy], settings.family_size)
+    threshold = threshold_of(settings.policy, settings.margin)
+    tests = [c.analysis.comparison for c in comparisons]
+    p_values = [t.paired_test().p_value(threshold, "lower") if t else 1.0 for t in tests]
+    note = f"Holm over {len(comparisons)} candidates"
+    levels = dict(zip((a.name for a in arms), holm_levels(p_values, base), strict=True))
+    return tuple(compare(a, ref, settings, (max(levels[a.name], 1e-9), note)) for a in arms)
+
+
+def compare(
+    arm: ArmResult,
+    ref: ArmResult,
+    settings: EvaluationSettings,
+    level: tuple[float, str] | None = None,
+) -> ArmComparison:
+    """`arm` against `ref` over the tasks both could judge, with the policy's decision.
+    `level`: a one-sided level in place of the policy's, and what to call it (a family's)."""
     mine, theirs = list(arm.results), list(ref.results)
     unpaired = unpaired_tasks(mine, theirs)
     rate = pass_rate([r for r in mine if r.task_id not in unpaired])
     ref_rate = pass_rate([r for r in theirs if r.task_id not in unpaired])
     delta = round(rate - ref_rate, 4) if rate is not None and ref_rate is not None else None
-    samples, alpha = settings.sample_count, None
+    samples, alpha, note = settings.sample_count, None, "early-stop level"
+    if settings.family_size > 1 and settings.policy in POLICY_ALPHA:
+        alpha = POLICY_ALPHA[settings.policy] / settings.family_size
+        note = f"Bonferroni share: {settings.family_size} candidates compared"
     if settings.early_stop:  # decide at the look these attempts reach, at its level
         reached = sequential.rounds_done((*arm.attempts, *ref.attempts))
         samples = min(samples, reached) or samples
         alpha = sequential.look_alpha(
             settings.policy, settings.sample_count, settings.pass_k, samples
         )
+    if level is not None:
+        alpha, note = level
     analysis = analyse(
         mine,
         theirs,
@@ -350,6 +385,7 @@ def compare(arm: ArmResult, ref: ArmResult, settings: EvaluationSettings) -> Arm
         margin=settings.margin,
         rates=(rate, ref_rate, delta),
         alpha=alpha,
+        alpha_note=note,
     )
     where = errored_in(mine, theirs)
     return ArmComparison(

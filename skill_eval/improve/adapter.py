@@ -87,20 +87,26 @@ def make_compare_fn(
     settings: EvaluationSettings | None = None,
     judge_context: JudgeContext | None = None,
 ) -> CompareFn:
-    """`compare_fn(best, original, task_ids) -> (passed, reason)`: the paired comparison and
-    policy of `skill-eval run`, the original skill as the reference arm."""
+    """`compare_fn(best, original, task_ids, family) -> (passed, reason)`: the paired
+    comparison and policy of `skill-eval run` on new attempts at `task_ids`, the original
+    skill as the reference arm, at the policy's level / `family` (the versions the best was
+    picked from: EvaluationSettings.family_size)."""
     runner = create_executor(executor) if isinstance(executor, str) else executor
     ctx = judge_context or default_judge_context(suite, runner.name)
+    base = settings or EvaluationSettings()
 
     def compare_fn(
-        best: Mapping[str, str], original: Mapping[str, str], task_ids: Sequence[str]
+        best: Mapping[str, str],
+        original: Mapping[str, str],
+        task_ids: Sequence[str],
+        family: int = 1,
     ) -> tuple[bool, str]:
         with skill_from_files(original, "original") as old, skill_from_files(best, "best") as new:
             result = evaluate(
                 _only(suite, task_ids),
                 [Arm("original", old), Arm("best", new)],
                 runner,
-                settings=settings,
+                settings=replace(base, family_size=max(1, family)),
                 judge_context=ctx,
             )
         comparison = result.comparison("best")

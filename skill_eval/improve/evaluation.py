@@ -49,6 +49,8 @@ class EvalSummary:
 # evaluate_fn(skill_files, task_ids) -> EvalSummary. skill_files maps a path relative to the
 # skill folder ("SKILL.md", "scripts/x.py") to its text.
 EvaluateFn = Callable[[Mapping[str, str], Sequence[str]], EvalSummary]
-# compare_fn(best_files, original_files, holdout_ids) -> (passed, reason): the final gate,
-# e.g. the paired statistics and --policy of `skill-eval run`.
-CompareFn = Callable[[Mapping[str, str], Mapping[str, str], Sequence[str]], tuple[bool, str]]
+# compare_fn(best_files, original_files, holdout_ids, family) -> (passed, reason): the final
+# gate, e.g. the paired statistics and --policy of `skill-eval run` on fresh samples of the
+# holdout tasks. `family` is how many versions the best was picked from: the gate holds its
+# false-accept rate over all of them (at the policy's level / family, stats/family.py).
+CompareFn = Callable[[Mapping[str, str], Mapping[str, str], Sequence[str], int], tuple[bool, str]]

@@ -66,10 +66,23 @@ class ImproveResult:
     recall: Recall
     learnings_saved: int
     warnings: tuple[str, ...] = field(default=())
+    # The confirmation: how the pick was checked against the original, and over how many
+    # versions (the pick's family) its false-accept rate holds.
+    confirmation: str = "none"
+    family: int = 1
 
     @property
     def original(self) -> VersionResult:
         return self.versions[0]
+
+
+# How the picked version is confirmed (the ranking artifact's improve.confirmation.method).
+CONFIRMED_ON = (
+    "fresh samples of the holdout tasks: the picked version against the original under the "
+    "policy, at its level divided by the versions the pick was chosen from (Bonferroni), so "
+    "the chance that a version past the margin is proposed stays at the policy's level"
+)
+RATE_ONLY = "holdout pass rate only (no paired confirmation): strictly higher than the original"
 
 
 def unified_diff(old: Mapping[str, str], new: Mapping[str, str]) -> str:
@@ -290,13 +303,21 @@ def run_improve(
 
     best = select_best(versions)
     original = versions[0]
+    # The versions the pick was chosen from: the confirmation holds over all of them.
+    family = max(1, sum(1 for v in versions[1:] if not v.rejected))
+    confirmation = CONFIRMED_ON if compare_fn is not None else RATE_ONLY
+    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): {why_best(versions, best)}")
     if best.hash == original.hash:
         proposed, gate = False, "no version beat the original on holdout"
     elif compare_fn is not None:
-        proposed, gate = compare_fn(best.files, original.files, split.holdout)
+        log(
+            f"[confirm] iteration {best.iteration} against the original on fresh samples of "
+            f"the {len(split.holdout)} holdout tasks, at the policy's level / {family} "
+            f"({family} version{'s' if family > 1 else ''} compared)"
+        )
+        proposed, gate = compare_fn(best.files, original.files, split.holdout, family)
     else:
         proposed, gate = holdout_rate_gate(best, original)
-    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): {why_best(versions, best)}")
     log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
 
     learned = extract_learnings(versions, best, proposed, gate)
@@ -330,4 +351,6 @@ def run_improve(
         recall,
         len(learned),
         split.warnings,
+        confirmation,
+        family,
     )

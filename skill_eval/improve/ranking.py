@@ -73,6 +73,16 @@ def build_ranking_artifact(
         "gate": result.gate_reason,
         "train_tasks": list(result.split.train),
         "holdout_tasks": list(result.split.holdout),
+        # Train tasks feed the improver, holdout tasks pick the best version; the pick is then
+        # confirmed on new attempts at the holdout tasks, over the family it was picked from.
+        "confirmation": {
+            "split": "holdout",
+            "samples": "fresh",
+            "versions_compared": result.family,
+            "method": result.confirmation,
+            "passed": result.proposed,
+            "reason": result.gate_reason,
+        },
         "tokens": result.tokens,
         "cost_usd": result.cost_usd,
         # every decision of the loop, for the HTML report's iteration table

@@ -99,7 +99,7 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
         f"vs {md_escape(names.get('baseline') or 'baseline')}" if v.paired else "(no baseline)"
     )
     out = [
-        f"## skill-eval: {v.verdict}",
+        f"## skill-eval: {v.headline}",
         "",
         f"Suite **{md_escape(artifact.get('task_suite_skill_id') or '?')}**: candidate "
         f"**{md_escape(artifact.get('candidate_id'))}** "
@@ -109,7 +109,7 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
     if v.reason:
         out += [f"**Reason:** {md_escape(v.reason)}", ""]
     if v.decision:
-        out += [f"**Decision:** {md_escape(v.decision)}", ""]
+        out += [f"**Policy:** {md_escape(v.decision.removeprefix('policy '))}", ""]
     out += _md_rates(v) + [""]
     if v.interval:
         out += [f"{md_escape(v.interval[0].upper() + v.interval[1:])}.", ""]

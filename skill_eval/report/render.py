@@ -66,7 +66,7 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         ("arms", arms),
         ("pass rate", rates),
         ("", interval),
-        ("verdict", v.verdict + (f" ({v.reason})" if v.reason else "")),
+        ("verdict", v.headline + (f": {v.reason}" if v.reason else "")),
         ("", v.decision),
         ("regressed", ", ".join(v.regressed)),
         ("improved", ", ".join(v.improved)),

@@ -16,6 +16,7 @@ from typing import Any
 from ..stats.results import cause_line
 from .junit import BIDI_CHARS, journal_path, rate_text
 from .triggers import task_ids as trigger_task_ids
+from .verdict_text import verdict_text
 
 # C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
 # the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
@@ -177,7 +178,7 @@ class View:
     """What every human-readable report shows, read once from the artifact."""
 
     verdict: str
-    reason: str | None
+    reason: str | None  # the verdict in plain words (report/verdict_text.py), or its reason
     paired: bool
     rows: list[_Row]
     rates: dict[str, str]  # candidate, baseline, delta
@@ -189,6 +190,12 @@ class View:
     usage: dict[str, Mapping[str, Any]]
     notes: list[tuple[str, str]]
     warnings: list[str]
+    kind: str | None = None  # "not enough evidence" or "shown worse" for a fail the policy made
+
+    @property
+    def headline(self) -> str:
+        """PASS, FAIL (not enough evidence), ...: the verdict and which failure it is."""
+        return self.verdict + (f" ({self.kind})" if self.kind else "")
 
 
 def _moves(
@@ -235,18 +242,18 @@ def interval_text(comparison: Any, with_method: bool = True) -> str | None:
     return ", ".join(parts) or None
 
 
-def _decision(ev: Mapping[str, Any]) -> str | None:
-    """Conclusion and policy; the policy's reasoning only when the reason does not say it."""
+def _decision(ev: Mapping[str, Any], shown: str | None) -> str | None:
+    """The policy with its reasoning (the figures), unless the verdict line already says it.
+    The artifact's `conclusion` (is the interval clear of 0?) is not repeated: the verdict
+    line is the one wording a reader gets."""
     policy, text = ev.get("policy"), None
     if isinstance(policy, Mapping):
         reasoning = one_line(policy.get("reasoning"))
         text = one_line(policy.get("name") or "?") + (
-            f": {reasoning}" if reasoning and reasoning != one_line(ev.get("reason")) else ""
+            f": {reasoning}" if reasoning and reasoning != shown else ""
         )
     elif policy:
         text = one_line(policy)
-    if ev.get("conclusion"):
-        return f"conclusion {one_line(ev['conclusion'])}" + (f"; policy {text}" if text else "")
     return f"policy {text}" if text else None
 
 
@@ -314,7 +321,9 @@ def read_view(artifact: Mapping[str, Any]) -> View:
                 " the same result in both arms: " + ", ".join(one_line(t) for t in nd),
             )
         )
-    if artifact.get("power_hint"):
+    if artifact.get("power_hint") and not ev.get("tasks_needed"):
+        # A run that lacked evidence says in its verdict line what would settle it; the power
+        # hint (detecting a lift, another question) would only muddle that.
         notes.append(("power", one_line(artifact["power_hint"])))
     excluded = (
         (artifact.get("comparison") or {}).get("excluded")
@@ -338,14 +347,17 @@ def read_view(artifact: Mapping[str, Any]) -> View:
                 f"every attempt, its output and the full judge messages: {one_line(journal)}",
             )
         )
+    said = verdict_text(ev, artifact.get("comparison"))
+    statement = one_line(said.statement) if said.statement else None
     return View(
         verdict=str(ev.get("verdict", "?")).upper(),
-        reason=one_line(ev["reason"]) if ev.get("reason") else None,
+        reason=statement,
         paired=paired,
         rows=rows,
         rates=rates,
         interval=interval_text(artifact.get("comparison")),
-        decision=_decision(ev),
+        decision=_decision(ev, statement),
+        kind=said.kind,
         regressed=regressed,
         improved=improved,
         errors=_errors(artifact),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..core.model import Status
 from . import estimates as stats
+from .evidence import NO_EVIDENCE, Evidence, assess
 from .policy import Conclusion, Policy, PolicyDecision, conclusion, decide_policy
 from .results import TaskResult
 
@@ -20,6 +21,8 @@ class Analysis:
     conclusion: Conclusion | None
     non_discriminating: tuple[str, ...]
     power_hint: str | None
+    # Whether a failing policy lacked evidence, the margin the run ruled out, what would settle it.
+    evidence: Evidence = NO_EVIDENCE
 
 
 def task_score(result: TaskResult, pass_k: int) -> float | None:
@@ -64,9 +67,11 @@ def analyse(
     margin: float | None,
     rates: tuple[float | None, float | None, float | None],
     alpha: float | None = None,
+    alpha_note: str = "early-stop level",
 ) -> Analysis:
     """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
-    the one-sided level of an --early-stop look (see stats/sequential.py)."""
+    a one-sided level in place of the policy's: an --early-stop look's (stats/sequential.py)
+    or a family's share (stats/family.py), named by `alpha_note`."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     per_task = max(1, samples // pass_k)
@@ -80,9 +85,9 @@ def analyse(
         comparison,
         min_delta=min_delta,
         margin=margin,
-        samples=per_task,
         reported=rates,
         alpha=alpha,
+        alpha_note=alpha_note,
     )
     blind = non_discriminating(
         {r.task_id: r.outcomes for r in candidate}, {r.task_id: r.outcomes for r in baseline}
@@ -92,4 +97,11 @@ def analyse(
         hint = stats.power_hint(
             comparison.baseline_rate, 0.1, samples=samples, n_tasks=len(candidate)
         )
-    return Analysis(comparison, decision, conclusion(comparison), tuple(blind), hint)
+    return Analysis(
+        comparison,
+        decision,
+        conclusion(comparison),
+        tuple(blind),
+        hint,
+        assess(decision, comparison, pass_k),
+    )

@@ -11,14 +11,17 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from statistics import NormalDist
 from typing import Any, Literal
 
 from skill_eval.core.model import Status
 
+from .intervals import PairedTest
+from .intervals import t_floor_interval as t_floor_interval  # re-exported: it lived here
+from .intervals import t_quantile as t_quantile
+
 Label = Literal["stable_pass", "stable_fail", "flaky", "error"]
-IntervalMethod = Literal["t-floor", "bootstrap"]
+IntervalMethod = Literal["auto", "t-floor", "bootstrap"]
 
 
 def _round(x: float | None, digits: int = 4) -> float | None:
@@ -143,6 +146,22 @@ class Comparison:
     regressed: tuple[str, ...]
     excluded: tuple[str, ...]
     mcnemar_p: float
+    # Attempts per task and arm behind each score, and whether every score is a 0/1 outcome:
+    # together they choose the test (stats/intervals.py). Not in to_dict: `method` says it.
+    samples: int = 1
+    binary: bool = False
+    baseline_samples: int | None = None  # when the baseline's attempts per task differ
+
+    def paired_test(self, samples: int | None = None) -> PairedTest:
+        """The test behind the interval: exact for one 0/1 outcome per task and arm (up to
+        EXACT_MAX_TASKS tasks), the t-floor interval otherwise. `samples` overrides the
+        attempts per task the scores came from."""
+        return PairedTest.of(
+            list(self.differences.values()),
+            self.samples if samples is None else samples,
+            self.binary,
+            self.baseline_samples if samples is None else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -159,57 +178,6 @@ class Comparison:
             "excluded": list(self.excluded),
             "mcnemar_p": _round_p(self.mcnemar_p),
         }
-
-
-def _t_two_sided_mass(t: float, df: int) -> float:
-    """P(|T| ≤ t) for Student's t with integer df (Abramowitz & Stegun 26.7.3-4)."""
-    theta = math.atan(t / math.sqrt(df))
-    s, c = math.sin(theta), math.cos(theta)
-    if df % 2 == 0:  # sin θ · (1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + ... up to cos^(df−2)θ)
-        term = acc = 1.0
-        for j in range(2, df - 1, 2):
-            term *= c * c * (j - 1) / j
-            acc += term
-        return s * acc
-    if df == 1:
-        return 2 / math.pi * theta
-    term = acc = c  # 2/π · (θ + sin θ · (cos θ + 2/3 cos³θ + ... up to cos^(df−2)θ))
-    for j in range(3, df - 1, 2):
-        term *= c * c * (j - 1) / j
-        acc += term
-    return 2 / math.pi * (theta + s * acc)
-
-
-@lru_cache(maxsize=256)
-def t_quantile(confidence: float, df: int) -> float:
-    """The two-sided Student-t critical value: P(|T_df| ≤ q) = confidence (bisection)."""
-    if df > 5000:  # the exact series costs O(df); z is within 1e-3 here
-        return NormalDist().inv_cdf(0.5 + confidence / 2)
-    lo, hi = 0.0, 1.0
-    while _t_two_sided_mass(hi, df) < confidence:
-        hi *= 2
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if _t_two_sided_mass(mid, df) < confidence:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-def t_floor_interval(
-    diffs: Sequence[float], confidence: float, samples: int
-) -> tuple[float, float]:
-    """The t interval with a pseudo-task variance floor described in `paired_comparison`."""
-    n = len(diffs)
-    if n < 2:
-        return (-1.0, 1.0)  # one task says nothing about the spread
-    mean = math.fsum(diffs) / n
-    floor = 1.0 / samples
-    ss = math.fsum((d - mean) ** 2 for d in diffs) + 2 * floor * floor
-    se = math.sqrt(ss / (n + 1) / n)
-    q = t_quantile(confidence, n - 1)
-    return (max(-1.0, mean - q * se), min(1.0, mean + q * se))
 
 
 def _quantile(sorted_xs: list[float], p: float) -> float:
@@ -250,26 +218,31 @@ def paired_comparison(
     seed: int = 0,
     resamples: int = 10000,
     samples: int = 1,
-    interval_method: IntervalMethod = "t-floor",
+    interval_method: IntervalMethod = "auto",
+    baseline_samples: int | None = None,
 ) -> Comparison:
     """Compare per-task scores in [0, 1] (a 0/1 pass, or a pass rate c/n when samples > 1).
 
     Only tasks scored in both arms are paired; the others (missing, or None = error) are listed
-    in `excluded`. d_i = candidate_i − baseline_i; delta = mean(d_i).
+    in `excluded`. d_i = candidate_i − baseline_i; delta = mean(d_i). Tasks are the unit of
+    replication: the interval speaks of tasks like these, not of these tasks' attempts alone.
 
-    Interval (default "t-floor"): a Student-t interval for the mean difference over tasks,
-    mean(d) ± t_{n−1} · sqrt((Σ(d_i − mean)² + 2h²) / ((n + 1) · n)), h = 1/samples, clipped to
-    [−1, 1]; one task gives [−1, 1]. The 2h² is the spread of two pseudo-tasks at mean ± h (one
-    imaginary extra attempt won, one lost); the mean and the degrees of freedom use real tasks.
-    Why: tasks are the unit of replication and suites are small (5-50 tasks). The percentile
-    bootstrap, like a plain t interval, collapses to [0, 0] when no task differs (20 tasks that
-    agree do not prove the arms always agree) and under-covers for small n (89-95% at a nominal
-    95% in scripts/bench_verdicts.py). The floor gives such a run a width close to Tango's score
-    interval (±0.14 for 20 agreeing 0/1 tasks), keeps identical arms centred on 0 and works
-    unchanged for pass rates. For 0/1 scores it resembles the Bonett-Price adjusted Wald
-    interval without shrinking the estimate; exact enumeration over a grid of paired-binomial
-    cells gives coverage ≥ 0.95 for n = 5..50 (conservative for n < 10), and simulation with
-    pass rates 0.92-0.99. `samples` only sets h; leaving it at 1 for pass rates is conservative.
+    Interval ("auto", the default): when every score is a 0/1 outcome of one attempt per task
+    and arm (samples == 1) and there are at most EXACT_MAX_TASKS tasks, the exact unconditional
+    interval of stats/exact.py: its false-accept guarantee holds with no approximation, and for
+    small suites it is what decides (5 of 5 tasks improved rule out a 10-point regression at
+    96%, 4 of 4 do not). Otherwise the "t-floor" interval: a Student-t interval for the mean
+    difference, mean(d) ± t_{n−1} · sqrt((Σ(d_i − mean)² + 2h²) / ((n + 1) · n)), h = 1/samples,
+    clipped to [−1, 1]; one task gives [−1, 1]. The 2h² is the spread of two pseudo-tasks at
+    mean ± h (one imaginary extra attempt won, one lost); the mean and the degrees of freedom
+    use real tasks. It keeps 20 tasks that agree from proving that the arms always agree
+    (a plain t interval or the percentile bootstrap collapse to [0, 0] there and under-cover
+    for small n: 89-95% at a nominal 95% in scripts/bench_verdicts.py), gives such a run a
+    width close to Tango's score interval (±0.14 for 20 agreeing 0/1 tasks) and works
+    unchanged for pass rates; with 20 tasks × 3 samples it holds false accepts of a 10-point
+    worse skill under 5% (the bench). `samples` sets h; leaving it at 1 for pass rates is
+    conservative. `baseline_samples`: the baseline's attempts per task when they differ from
+    the candidate's (an accumulated baseline): the floor takes one attempt's worth of each arm.
     "bootstrap": the seeded percentile bootstrap over tasks (random.Random(seed), `resamples`
     draws), for comparison.
 
@@ -298,12 +271,20 @@ def paired_comparison(
     regressed = tuple(t for t, d in differences.items() if d < 0)
     binary = all(s in (0.0, 1.0) for _, cand, base in paired for s in (cand, base))
     test = "exact McNemar test" if binary else "exact sign test on per-task differences"
-    if interval_method == "t-floor":
-        how = f"t interval over tasks with a ±1/{samples} pseudo-task variance floor"
+    if baseline_samples is not None and baseline_samples < 1:
+        raise ValueError(f"baseline_samples must be >= 1, got {baseline_samples}")
+    paired_test = PairedTest.of(list(differences.values()), samples, binary, baseline_samples)
+    if interval_method == "auto":
+        how = paired_test.method
+    elif interval_method == "t-floor":
+        paired_test = PairedTest.of(list(differences.values()), samples, False, baseline_samples)
+        how = paired_test.method
     elif interval_method == "bootstrap":
         how = f"percentile bootstrap over tasks ({resamples} resamples, seed {seed})"
     else:
-        raise ValueError(f"unknown interval_method {interval_method!r}; use t-floor or bootstrap")
+        raise ValueError(
+            f"unknown interval_method {interval_method!r}; use auto, t-floor or bootstrap"
+        )
 
     interval: tuple[float, float] | None = None
     if n == 0:
@@ -315,10 +296,10 @@ def paired_comparison(
             math.fsum(b for _, _, b in paired) / n,
             math.fsum(diffs) / n,
         ]
-        if interval_method == "t-floor":
-            interval = t_floor_interval(diffs, confidence, samples)
-        else:
+        if interval_method == "bootstrap":
             interval = _bootstrap_interval(diffs, confidence, seed, resamples)
+        else:
+            interval = paired_test.interval(confidence)
     return Comparison(
         n_tasks=n,
         candidate_rate=rates[0],
@@ -332,6 +313,9 @@ def paired_comparison(
         regressed=regressed,
         excluded=tuple(excluded),
         mcnemar_p=binomial_two_sided_p(len(improved), len(regressed)),
+        samples=samples,
+        binary=binary and interval_method != "t-floor",
+        baseline_samples=baseline_samples,
     )
 
 

@@ -42,16 +42,12 @@ from statistics import NormalDist
 from typing import Any, Literal
 
 from ..core.model import Attempt
-from .estimates import Comparison, t_floor_interval
-from .policy import NO_REGRESSION_CONFIDENCE, margin_of
+from .estimates import Comparison
+from .policy import POLICY_ALPHA, threshold_of
 
 RULE = "group-sequential, O'Brien-Fleming-type alpha spending (Lan-DeMets) over sample rounds"
 # One-sided level of each interval policy's test (see stats/policy.py).
-ALPHA = {
-    "no-regression": (1 - NO_REGRESSION_CONFIDENCE) / 2,
-    "non-inferior": 0.025,
-    "superior": 0.025,
-}
+ALPHA = POLICY_ALPHA
 Call = Literal["pass", "fail"]
 
 
@@ -152,10 +148,6 @@ def look_alpha(policy: str, samples: int, pass_k: int, reached: int) -> float | 
     return levels(len(rounds), alpha)[look_of(samples, pass_k, reached) - 1]
 
 
-def _threshold(policy: str, margin: float | None) -> float:
-    return 0.0 if policy == "superior" else -margin_of(policy, margin)
-
-
 def call(
     policy: str,
     comparison: Comparison | None,
@@ -176,8 +168,10 @@ def call(
         return "pass"
     if alpha is None:
         return None
-    high = t_floor_interval(list(comparison.differences.values()), 1 - 2 * alpha, per_task)[1]
-    return "fail" if high < _threshold(policy, margin) else None
+    shown_worse = comparison.paired_test(per_task).clears(
+        threshold_of(policy, margin), alpha, "upper"
+    )
+    return "fail" if shown_worse else None
 
 
 @dataclass(frozen=True)

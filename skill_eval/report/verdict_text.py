@@ -1,0 +1,108 @@
+"""The verdict in plain words, one wording for every report (terminal, markdown, HTML): a pass
+says what was shown; a fail says which failure it is, "not enough evidence" (with how many
+tasks or samples would settle it) or "shown worse", and never that a candidate which
+regressed nowhere "may be worse". Read from the artifact alone, older ones included."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..stats.policy import DEFAULT_MARGIN
+
+NOT_ENOUGH = "not enough evidence"
+SHOWN_WORSE = "shown worse"
+
+
+@dataclass(frozen=True)
+class VerdictText:
+    """`kind`: NOT_ENOUGH or SHOWN_WORSE for a fail the policy made, else None; `statement`:
+    the plain sentence (the verdict's reason when there is no policy to read)."""
+
+    kind: str | None
+    statement: str | None
+
+
+def _points(x: float) -> str:
+    text = f"{x:.1f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _moves(comparison: Mapping[str, Any]) -> str:
+    improved = len(comparison.get("improved") or ())
+    regressed = len(comparison.get("regressed") or ())
+    return f"{improved} improved, {regressed or 'none'} regressed"
+
+
+def _question(policy: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(what it cannot rule out, what a pass shows, what shown worse means) for a policy."""
+    name = policy.get("name")
+    margin = policy.get("margin", DEFAULT_MARGIN.get(str(name)))
+    if name == "superior":
+        return (
+            "show an improvement",
+            "the candidate is better than the baseline",
+            "the candidate is worse than the baseline",
+        )
+    size = _points(float(margin) * 100) if isinstance(margin, int | float) else "?"
+    if name == "non-inferior":
+        return (
+            f"rule out a regression of more than {size} points",
+            f"the candidate is not worse than the baseline by more than {size} points",
+            f"the candidate is worse than the baseline by more than {size} points",
+        )
+    return (
+        f"rule out a {size}-point regression",
+        f"the candidate is not {size} points worse than the baseline",
+        f"the candidate is more than {size} points worse than the baseline",
+    )
+
+
+def _could(needed: Mapping[str, Any], these: int) -> str:
+    """ "about 40 tasks at 1 sample, or these 5 at 6 samples, could"."""
+    options = []
+    tasks, samples = needed.get("tasks"), needed.get("samples")
+    if isinstance(tasks, int) and isinstance(samples, int):
+        options.append(f"about {tasks} tasks at {_count(samples, 'sample')}")
+    more = needed.get("samples_for_these_tasks")
+    if isinstance(more, int):
+        options.append(f"these {these} at {_count(more, 'sample')}")
+    if not options:
+        return "more of the same would not: the observed delta does not clear the threshold"
+    return ", or ".join(options) + (", could" if len(options) > 1 else " could")
+
+
+def verdict_text(evaluation: Mapping[str, Any], comparison: Any) -> VerdictText:
+    """The plain words for an artifact's `evaluation` (and its top-level `comparison`)."""
+    reason = evaluation.get("reason")
+    policy = evaluation.get("policy")
+    verdict = evaluation.get("verdict")
+    if not isinstance(policy, Mapping) or policy.get("name") == "delta":
+        return VerdictText(None, str(reason) if reason else None)
+    if verdict == "pass" and policy.get("passed"):
+        return VerdictText(None, _question(policy)[1])
+    if verdict != "fail" or reason != policy.get("reasoning") or "insufficient" not in evaluation:
+        return VerdictText(None, str(reason) if reason else None)
+    cannot, _shown, worse = _question(policy)
+    cmp = comparison if isinstance(comparison, Mapping) else {}
+    if not evaluation.get("insufficient"):
+        moves = f" ({_moves(cmp)})" if cmp else ""
+        return VerdictText(SHOWN_WORSE, f"{worse}{moves}")
+    n = cmp.get("n_tasks")
+    tasks = _count(n, "task") if isinstance(n, int) else "these tasks"
+    text = f"{tasks} cannot {cannot}"
+    ruled = evaluation.get("detectable_margin")
+    if isinstance(ruled, int | float) and policy.get("name") != "superior":
+        they = "they rule" if n != 1 else "it rules"
+        text += f" ({they} out {_points(float(ruled))} points or more)"
+    needed = evaluation.get("tasks_needed")
+    if isinstance(needed, Mapping):
+        text += "; " + _could(needed, n if isinstance(n, int) else 0)
+    if cmp:
+        text += f". {_moves(cmp).capitalize()}"
+    return VerdictText(NOT_ENOUGH, text)

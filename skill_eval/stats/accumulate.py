@@ -1,0 +1,115 @@
+"""Baseline accumulation: a run whose baseline is unchanged (same cache key) compares the
+candidate with every cached baseline attempt of earlier runs, up to a limit, plus its own, so
+each later candidate meets a sharper baseline. Pure: the engine (round 2 of #30) reads the
+cached runs and calls `pool_baseline`, then scores tasks with `pooled_score` and decides as
+usual (stats.estimates.paired_comparison with `samples` = the candidate's attempts per task,
+stats.policy.decide_policy).
+
+Why it keeps the false-accept guarantee: cached attempts are earlier draws of the same
+baseline (same suite, skill, executor, model and settings: the cache key), so a task's pooled
+pass rate is an unbiased estimate of its baseline pass chance with less noise; the paired
+interval over tasks is computed from the per-task differences as before, and the pseudo-task
+floor keeps the candidate's (smaller) attempt count. scripts/bench_verdicts.py measures both
+rates with 9 cached attempts per task.
+
+A caveat the artifact states: reusing one baseline across many candidates ties their errors
+together (an unlucky baseline makes every candidate look alike), which is why the limit caps
+how far one set of baseline attempts is leaned on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.model import Status
+from .estimates import pass_at_k, task_stats
+
+# At most this many baseline attempts per task and run sample, own ones included: 4 x 3 = 12
+# attempts for a 3-sample run (its 3 and 9 cached). Beyond that the candidate's own noise
+# dominates the difference (variance p(1-p)/3 + q(1-q)/12 is already 80% candidate).
+POOL_FACTOR = 4
+
+
+@dataclass(frozen=True)
+class CachedRun:
+    """One earlier run's baseline attempts: its run id and, per task, the statuses of its
+    attempts in the order they were made (attempts in error are never cached)."""
+
+    run_id: str
+    outcomes: Mapping[str, Sequence[Status]]
+
+
+@dataclass(frozen=True)
+class PooledBaseline:
+    """Per task, the baseline outcomes the comparison uses (this run's first, then earlier
+    runs', newest first) and where they came from: (run id, attempts used) in that order."""
+
+    outcomes: dict[str, tuple[Status, ...]]
+    sources: dict[str, tuple[tuple[str, int], ...]]
+    limit: int
+
+    def attempts(self, task_id: str) -> int:
+        return len(self.outcomes.get(task_id, ()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """For the artifact: the limit, and per task the attempts used and from which runs."""
+        return {
+            "limit_per_task": self.limit,
+            "tasks": {
+                task: {
+                    "attempts": self.attempts(task),
+                    "runs": [{"run_id": run, "attempts": n} for run, n in self.sources[task]],
+                }
+                for task in self.outcomes
+            },
+        }
+
+
+def pool_limit(samples: int, factor: int = POOL_FACTOR) -> int:
+    """Baseline attempts per task a run of `samples` may use in all."""
+    if samples < 1 or factor < 1:
+        raise ValueError(f"samples and factor must be >= 1, got {samples}, {factor}")
+    return samples * factor
+
+
+def pool_baseline(
+    own_run: str,
+    own: Mapping[str, Sequence[Status]],
+    earlier: Sequence[CachedRun],
+    limit: int,
+) -> PooledBaseline:
+    """This run's baseline outcomes per task, topped up from `earlier` runs (give them newest
+    first) up to `limit` judged attempts per task. Attempts in error are dropped everywhere
+    (they say nothing about the baseline); tasks this run does not have are ignored, so a
+    cached run of a changed suite cannot add tasks."""
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    outcomes: dict[str, tuple[Status, ...]] = {}
+    sources: dict[str, tuple[tuple[str, int], ...]] = {}
+    for task, mine in own.items():
+        used = [s for s in mine if s != "error"][:limit]
+        where = [(own_run, len(used))]
+        for run in earlier:
+            room = limit - len(used)
+            if room <= 0:
+                break
+            if run.run_id == own_run:
+                continue
+            extra = [s for s in run.outcomes.get(task, ()) if s != "error"][:room]
+            if extra:
+                used += extra
+                where.append((run.run_id, len(extra)))
+        outcomes[task] = tuple(used)
+        sources[task] = tuple(where)
+    return PooledBaseline(outcomes, sources, limit)
+
+
+def pooled_score(outcomes: Sequence[Status], pass_k: int) -> float | None:
+    """A task's baseline score from pooled outcomes: the unbiased pass@k over all of them
+    (c/n for pass_k 1); None when none was judged or fewer than pass_k were."""
+    stats = task_stats(list(outcomes), pass_k)
+    if stats.n == 0:
+        return None
+    return pass_at_k(stats.n, stats.c, pass_k)

@@ -1,0 +1,190 @@
+"""One-sided bounds and tests of a paired difference over tasks: the exact test when every task
+has one pass/fail outcome per arm (stats/exact.py), the t interval with a pseudo-task floor
+otherwise. `PairedTest` is what the policies, the early stop and the planning figures ask:
+"does the difference lie above (or below) theta at this level, and where is the bound?". Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from statistics import NormalDist
+from typing import Literal
+
+from .exact import EXACT_MAX_TASKS, exact_bound, exact_p
+
+Side = Literal["lower", "upper"]
+# Float noise allowance when a bound is compared with a threshold.
+EPS = 1e-9
+
+
+def _t_two_sided_mass(t: float, df: int) -> float:
+    """P(|T| ≤ t) for Student's t with integer df (Abramowitz & Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(df))
+    s, c = math.sin(theta), math.cos(theta)
+    if df % 2 == 0:  # sin θ · (1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + ... up to cos^(df−2)θ)
+        term = acc = 1.0
+        for j in range(2, df - 1, 2):
+            term *= c * c * (j - 1) / j
+            acc += term
+        return s * acc
+    if df == 1:
+        return 2 / math.pi * theta
+    term = acc = c  # 2/π · (θ + sin θ · (cos θ + 2/3 cos³θ + ... up to cos^(df−2)θ))
+    for j in range(3, df - 1, 2):
+        term *= c * c * (j - 1) / j
+        acc += term
+    return 2 / math.pi * (theta + s * acc)
+
+
+def t_upper_tail(t: float, df: int) -> float:
+    """P(T_df ≥ t)."""
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    if df > 5000:
+        return 1 - NormalDist().cdf(t)
+    half = (1 - _t_two_sided_mass(abs(t), df)) / 2
+    return half if t >= 0 else 1 - half
+
+
+@lru_cache(maxsize=256)
+def t_quantile(confidence: float, df: int) -> float:
+    """The two-sided Student-t critical value: P(|T_df| ≤ q) = confidence (bisection)."""
+    if df > 5000:  # the exact series costs O(df); z is within 1e-3 here
+        return NormalDist().inv_cdf(0.5 + confidence / 2)
+    lo, hi = 0.0, 1.0
+    while _t_two_sided_mass(hi, df) < confidence:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if _t_two_sided_mass(mid, df) < confidence:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _t_floor_parts(
+    diffs: Sequence[float], samples: int, baseline_samples: int | None = None
+) -> tuple[float, float]:
+    """The mean and the standard error of the t-floor interval (see t_floor_interval)."""
+    n = len(diffs)
+    mean = math.fsum(diffs) / n
+    floor = 1.0 / samples**2 + 1.0 / (baseline_samples or samples) ** 2
+    ss = math.fsum((d - mean) ** 2 for d in diffs) + floor
+    return mean, math.sqrt(ss / (n + 1) / n)
+
+
+def t_floor_interval(
+    diffs: Sequence[float],
+    confidence: float,
+    samples: int,
+    baseline_samples: int | None = None,
+) -> tuple[float, float]:
+    """The t interval with a pseudo-task variance floor (stats.estimates.paired_comparison):
+    mean ± t_{n−1} · sqrt((Σ(d_i − mean)² + 1/a² + 1/b²) / ((n + 1) · n)), clipped to [−1, 1],
+    a = samples and b = baseline_samples (default: samples) the attempts per task behind each
+    arm's score: two pseudo-tasks one attempt's worth off the mean, one won by each arm (2h²
+    with h = 1/samples when the arms match). Fewer than two tasks give [−1, 1]."""
+    n = len(diffs)
+    if n < 2:
+        return (-1.0, 1.0)  # one task says nothing about the spread
+    mean, se = _t_floor_parts(diffs, samples, baseline_samples)
+    q = t_quantile(confidence, n - 1)
+    return (max(-1.0, mean - q * se), min(1.0, mean + q * se))
+
+
+def _one_sided_level(alpha: float) -> float:
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"one-sided alpha must be in (0, 0.5), got {alpha}")
+    return 1 - alpha
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The per-task differences (candidate − baseline, each in [−1, 1]) and how to bound their
+    mean. `counts` (improved, regressed, tasks) is set when the exact test applies: every task
+    one pass/fail outcome per arm and at most EXACT_MAX_TASKS tasks. `samples` is the attempts
+    per task and arm behind each difference (the pseudo-task floor's h = 1/samples)."""
+
+    diffs: tuple[float, ...]
+    samples: int = 1
+    counts: tuple[int, int, int] | None = None
+    baseline_samples: int | None = None  # the baseline's attempts per task, when not `samples`
+
+    @classmethod
+    def of(
+        cls,
+        diffs: Sequence[float],
+        samples: int,
+        binary: bool,
+        baseline_samples: int | None = None,
+    ) -> PairedTest:
+        values = tuple(float(d) for d in diffs)
+        counts = None
+        one_each = samples == 1 and baseline_samples in (None, 1)
+        if binary and one_each and 0 < len(values) <= EXACT_MAX_TASKS:
+            counts = (sum(d > 0 for d in values), sum(d < 0 for d in values), len(values))
+        return cls(values, samples, counts, baseline_samples)
+
+    @property
+    def exact(self) -> bool:
+        return self.counts is not None
+
+    @property
+    def n(self) -> int:
+        return len(self.diffs)
+
+    def bound(self, alpha: float, side: Side) -> float:
+        """The one-sided (1 − alpha) lower or upper bound of the mean difference."""
+        level = _one_sided_level(alpha)
+        if self.counts is not None:
+            b, c, n = self.counts
+            return exact_bound(b, c, n, round(level, 9), side)
+        low, high = t_floor_interval(self.diffs, 1 - 2 * alpha, self.samples, self.baseline_samples)
+        return low if side == "lower" else high
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The two-sided interval: each end a one-sided bound at (1 − confidence) / 2."""
+        alpha = (1 - confidence) / 2
+        return (self.bound(alpha, "lower"), self.bound(alpha, "upper"))
+
+    def clears(self, theta: float, alpha: float, side: Side) -> bool:
+        """Whether the data put the mean above theta (side "lower": the lower bound clears it)
+        or below it ("upper"), at one-sided level alpha. The exact test decides by its p-value
+        at theta itself, so the answer never rests on the bisection of the bound."""
+        if self.n == 0:
+            return False
+        if self.counts is not None:
+            return self.p_value(theta, side) <= alpha
+        bound = self.bound(alpha, side)
+        return bound > theta + EPS if side == "lower" else bound < theta - EPS
+
+    def p_value(self, theta: float, side: Side) -> float:
+        """One-sided p-value for "the mean lies above theta" (side "lower") or "below"."""
+        if self.n == 0:
+            return 1.0
+        if self.counts is not None:
+            b, c, n = self.counts
+            return exact_p(b, c, n, round(theta, 9), "above" if side == "lower" else "below")
+        if self.n < 2:
+            return 1.0
+        mean, se = _t_floor_parts(self.diffs, self.samples, self.baseline_samples)
+        t = (mean - theta) / se if side == "lower" else (theta - mean) / se
+        return t_upper_tail(t, self.n - 1)
+
+    @property
+    def method(self) -> str:
+        if self.counts is not None:
+            return (
+                "exact unconditional test on the paired pass/fail outcomes "
+                "(Tango score ordering), bounds by inversion"
+            )
+        if self.baseline_samples not in (None, self.samples):
+            return (
+                f"t interval over tasks with a pseudo-task variance floor (±1/{self.samples} "
+                f"candidate, ±1/{self.baseline_samples} baseline)"
+            )
+        return f"t interval over tasks with a ±1/{self.samples} pseudo-task variance floor"

@@ -1,0 +1,216 @@
+"""Which failure it is: "not enough evidence" or "shown worse", in the policy's decision, the
+artifact's evaluation (insufficient, detectable_margin, tasks_needed), the summary's words and
+`skill-eval run`'s exit code (4 for lack of evidence; the verdict stays fail)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skill_eval.engine import artifact
+from skill_eval.errors import ArtifactError
+from skill_eval.report import render as report
+from skill_eval.stats.estimates import paired_comparison
+from skill_eval.stats.evidence import assess, of_verdict
+from skill_eval.stats.policy import decide_policy
+from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
+
+
+def _arms(b: int, c: int, same: int = 0) -> tuple[dict[str, float], dict[str, float]]:
+    cand = {f"up{i}": 1.0 for i in range(b)} | {f"down{i}": 0.0 for i in range(c)}
+    base = {f"up{i}": 0.0 for i in range(b)} | {f"down{i}": 1.0 for i in range(c)}
+    cand |= {f"same{i}": 1.0 for i in range(same)}
+    base |= {f"same{i}": 1.0 for i in range(same)}
+    return cand, base
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "same", "outcome", "margin", "tasks", "samples"),
+    [
+        (6, 0, 0, "pass", 0.0, None, None),  # 6 of 6: passes the default policy
+        (3, 0, 2, "pass", 9.6, None, None),  # the README demo: rules out 9.6 points, just
+        (3, 0, 0, "insufficient", 31.6, 5, 2),  # a 3-of-3 sweep
+        (4, 0, 0, "insufficient", 10.6, 5, 2),  # 4 of 4: p = 0.45^4 = 4.1% > 4%
+        (0, 0, 20, "insufficient", 14.9, 31, 2),  # 20 tasks that agree
+        (0, 10, 2, "worse", 97.3, None, None),  # a clear regression: 10 of 12 worse
+    ],
+)
+def test_decisions_say_which_failure_it_is(b, c, same, outcome, margin, tasks, samples) -> None:
+    comparison = paired_comparison(*_arms(b, c, same))
+    decision = decide_policy("no-regression", comparison)
+    evidence = assess(decision, comparison)
+    assert decision.outcome == outcome and decision.passed is (outcome == "pass")
+    assert evidence.insufficient is (outcome == "insufficient")
+    assert evidence.detectable_margin == margin
+    needed = evidence.tasks_needed
+    if needed is None:
+        assert tasks is None and samples is None
+    else:
+        assert (needed.tasks, needed.samples_for_these_tasks) == (tasks, samples)
+    assert "may be" not in decision.reasoning
+    if outcome == "insufficient":
+        assert f"{b + c + same} tasks cannot rule out a 10-point regression" in decision.reasoning
+    if outcome == "worse":
+        assert "upper bound" in decision.reasoning and "more than 10 points worse" in (
+            decision.reasoning
+        )
+
+
+def test_planning_figures_are_where_the_rule_would_pass() -> None:
+    """tasks_needed is not a formula beside the rule: at the figures it names, the same
+    decision passes, and one task or sample fewer it does not."""
+    comparison = paired_comparison(*_arms(3, 0))
+    evidence = assess(decide_policy("no-regression", comparison), comparison)
+    assert evidence.tasks_needed is not None
+    for n, expected in ((5, True), (4, False)):
+        bigger = paired_comparison(*_arms(n, 0))
+        assert decide_policy("no-regression", bigger).passed is expected
+    # the samples figure: 3 tasks whose spread shrinks with samples; at 2 samples per task
+    cand = {f"t{i}": 1.0 for i in range(3)}
+    base = {f"t{i}": 0.0 for i in range(3)}
+    assert decide_policy("no-regression", paired_comparison(cand, base, samples=2)).passed
+
+
+def test_no_number_of_tasks_helps_when_the_observed_delta_is_past_the_margin() -> None:
+    cand = {f"t{i}": [0.0, 1 / 3, 2 / 3][i % 3] for i in range(9)}
+    base = {f"t{i}": [1 / 3, 2 / 3, 2 / 3][i % 3] for i in range(9)}  # delta -2/9
+    comparison = paired_comparison(cand, base, samples=3)
+    decision = decide_policy("no-regression", comparison)
+    evidence = assess(decision, comparison)
+    assert decision.outcome == "insufficient" and evidence.tasks_needed is not None
+    assert evidence.tasks_needed.tasks is None
+    assert evidence.tasks_needed.samples_for_these_tasks is None
+
+
+def test_only_a_fail_the_policy_made_is_insufficient() -> None:
+    comparison = paired_comparison(*_arms(3, 0))
+    decision = decide_policy("no-regression", comparison)
+    evidence = assess(decision, comparison)
+    assert of_verdict("fail", decision.reasoning, decision, evidence).insufficient
+    nothing = of_verdict("fail", "no task passed in either arm", decision, evidence)
+    assert not nothing.insufficient and nothing.tasks_needed is None
+    assert nothing.detectable_margin == evidence.detectable_margin
+    assert not of_verdict("error", "too many errors", decision, evidence).insufficient
+
+
+def test_other_policies_word_their_own_question() -> None:
+    comparison = paired_comparison(*_arms(3, 0, 2))
+    superior = decide_policy("superior", comparison)
+    assert superior.outcome == "insufficient"
+    assert "5 tasks cannot show an improvement" in superior.reasoning
+    worse = paired_comparison(*_arms(0, 12))
+    assert decide_policy("superior", worse).outcome == "worse"
+    assert "the high end is below the margin" in decide_policy("non-inferior", worse).reasoning
+    assert decide_policy("delta", worse).outcome == "worse"  # a point rule: never "insufficient"
+
+
+# --- through the real CLI -------------------------------------------------------------------
+
+
+def _run(tmp_path: Path, improved: int, regressed: int = 0, same: int = 0) -> tuple[int, Any, str]:
+    """A standalone mock run: `improved` tasks pass only with the skill, `regressed` only
+    without it, `same` in both arms."""
+    ids = {"up": improved, "down": regressed, "same": same}
+    tasks = [contains_task(f"{kind}{i}", "DONE") for kind, k in ids.items() for i in range(k)]
+    cand = {t["id"]: ("nope" if t["id"].startswith("down") else "DONE") for t in tasks}
+    base = {t["id"]: ("nope" if t["id"].startswith("up") else "DONE") for t in tasks}
+    code, out, err = run_cli(
+        "run",
+        "--task-suite",
+        str(write_suite(tmp_path / "suite", tasks)),
+        "--skill-path",
+        str(write_skill(tmp_path / "skill")),
+        "--mock",
+        "--mock-outputs",
+        str(write_outputs(tmp_path / "out.yaml", {"candidate": cand, "baseline": base})),
+        "--state-root",
+        str(tmp_path / "state"),
+    )
+    assert out.strip(), err
+    data = read_json(out.strip())
+    artifact.validate(data)
+    return code, data, err
+
+
+def _verdict_line(err: str) -> str:
+    """The summary's verdict line, without its label."""
+    line = next(line for line in err.splitlines() if line.startswith("verdict"))
+    return line.removeprefix("verdict").strip()
+
+
+def test_a_three_task_sweep_is_not_enough_evidence(tmp_path: Path) -> None:
+    code, data, err = _run(tmp_path, improved=3)
+    ev = data["evaluation"]
+    assert code == 4 and ev["verdict"] == "fail"  # pipelines still read fail
+    assert ev["insufficient"] is True and ev["detectable_margin"] == 31.6
+    assert ev["tasks_needed"] == {
+        "tasks": 5,
+        "samples": 1,
+        "samples_for_these_tasks": 2,
+        "these_tasks": 3,
+    }
+    assert _verdict_line(err) == (
+        "FAIL (not enough evidence): 3 tasks cannot rule out a 10-point "
+        "regression (they rule out 31.6 points or more); about 5 tasks at 1 sample, or these "
+        "3 at 2 samples, could. 3 improved, none regressed"
+    )
+    assert "may be" not in err and "conclusion" not in err
+    markdown = report.render_markdown(data)
+    assert markdown.startswith("## skill-eval: FAIL (not enough evidence)\n")
+    assert "3 tasks cannot rule out a 10-point regression" in markdown
+
+
+def test_a_six_task_sweep_passes(tmp_path: Path) -> None:
+    code, data, err = _run(tmp_path, improved=6)
+    assert code == 0 and data["evaluation"]["verdict"] == "pass"
+    assert data["evaluation"]["insufficient"] is False
+    assert data["evaluation"]["tasks_needed"] is None
+    assert _verdict_line(err).endswith(
+        "PASS: the candidate is not 10 points worse than the baseline"
+    )
+
+
+def test_a_clear_regression_is_shown_worse(tmp_path: Path) -> None:
+    code, data, err = _run(tmp_path, improved=0, regressed=10, same=2)
+    ev = data["evaluation"]
+    assert code == 1 and ev["verdict"] == "fail" and ev["insufficient"] is False
+    assert re.match(
+        r"FAIL \(shown worse\): the candidate is more than 10 points worse than the "
+        r"baseline \(0 improved, 10 regressed\)$",
+        _verdict_line(err),
+    )
+    assert report.render_markdown(data).startswith("## skill-eval: FAIL (shown worse)\n")
+
+
+def test_run_help_documents_the_exit_codes() -> None:
+    code, out, _ = run_cli("run", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "4 fail, not enough evidence" in text and "1 fail: shown worse" in text
+    assert "verdict is fail as well, with evaluation.insufficient true" in text
+
+
+# --- the schema -----------------------------------------------------------------------------
+
+
+def test_the_schema_checks_the_new_fields(tmp_path: Path) -> None:
+    _code, data, _ = _run(tmp_path, improved=3)
+    needed = data["evaluation"]["tasks_needed"]
+    for bad in ({**needed, "tasks": 0}, {k: v for k, v in needed.items() if k != "samples"}):
+        with pytest.raises(ArtifactError, match="tasks_needed"):
+            artifact.validate({**data, "evaluation": {**data["evaluation"], "tasks_needed": bad}})
+    with pytest.raises(ArtifactError, match="insufficient"):
+        artifact.validate({**data, "evaluation": {**data["evaluation"], "insufficient": "yes"}})
+    with pytest.raises(ArtifactError, match="detectable_margin"):
+        artifact.validate({**data, "evaluation": {**data["evaluation"], "detectable_margin": -1}})
+    older = {
+        k: v
+        for k, v in data["evaluation"].items()
+        if k not in ("insufficient", "detectable_margin", "tasks_needed")
+    }
+    artifact.validate({**data, "evaluation": older})  # artifacts written before still read
+    text = report.render_table({**data, "evaluation": older})
+    assert "FAIL:" in text and "not enough evidence" not in text
