@@ -15,6 +15,7 @@
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
      │    ├── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
      │    ├── JailUnavailable (jail) no jail can run here, and --no-jail was not given
+     │    ├── JailBroken     (jail.session) one run's jail misbehaved: that attempt is an error
      │    └── TextModelError  (executors.text_model) a model service that gave no usable reply
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used

@@ -112,3 +112,11 @@ def graded_context(
         env=env,
         **fields,
     )
+
+
+def jail_missing() -> str | None:
+    """Why no bubblewrap jail runs here (what to install), or None. Agent attempts and code
+    judges run only in one, so their tests skip with this reason where it is missing."""
+    from skill_eval.jail.bubblewrap import problem
+
+    return problem()

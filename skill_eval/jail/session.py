@@ -16,7 +16,6 @@ in the jail can reopen it through /proc and write into the stream the harness re
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -25,23 +24,21 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount, bubblewrap
 from .api_proxy import FORWARD_PORT, ApiProxy
 from .copyout import Caps, Copied, copy_out
+from .pipes import Tail, child_pid, close_fd, feed, read_lines, relay_api
 from .process import preexec_for
 
 HOLDER_SOURCE = Path(__file__).with_name("holder.py")
 RUN_DIR = "/run/skill-eval"  # the harness's read-only files inside the jail
 WORKSPACE, HOME = "/workspace", "/home/agent"
-# A stream line longer than this is cut (a message is a few KB; a tool result a few MB).
-MAX_LINE = 8 * 1024 * 1024
-STDERR_TAIL = 16 * 1024
 GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
 
 _live_lock = threading.Lock()
@@ -69,13 +66,16 @@ class Ended:
     stream_bytes: int = 0
 
 
-class JailBroken(RuntimeError):
-    """The jail did not behave (the holder died or never answered): the attempt is an error,
-    never a result."""
+class JailBroken(ExecutorError):
+    """The jail did not behave (bwrap failed, the holder died or never answered): the attempt
+    is an error, never a result."""
 
 
 @dataclass
 class _Pipes:
+    """The harness's ends. stdin_w and stderr_r pass to a feeding or reading thread when the
+    command starts (-1 from then on: that thread closes them, nobody else may)."""
+
     control: socket.socket
     stdin_w: int
     stream: socket.socket
@@ -100,6 +100,7 @@ class JailedCommand:
         self.kind, self.limits, self.mounts, self.forward = kind, limits, tuple(mounts), forward
         self._proc: subprocess.Popen[bytes] | None = None
         self._pipes: _Pipes | None = None
+        self._child: int | None = None  # a pidfd of the jail's first process
         self._root: Path | None = None
         self._host_dirs: Path | None = None
         if kind == "none":
@@ -150,7 +151,7 @@ class JailedCommand:
             holder += ["--forward", str(FORWARD_PORT), str(api_inside.fileno())]
             inside.append(api_inside.detach())
             self._pipes.api = api
-            threading.Thread(target=_relay_api, args=(api, self.forward), daemon=True).start()
+            threading.Thread(target=relay_api, args=(api, self.forward), daemon=True).start()
         mounts = [
             Mount("tmpfs", WORKSPACE),
             Mount("tmpfs", HOME),
@@ -176,7 +177,13 @@ class JailedCommand:
         for fd in (*inside, info_w):
             os.close(fd)
         try:
-            self._root = Path(f"/proc/{_child_pid(info_r)}/root")
+            pid = child_pid(info_r)
+            if pid is None:
+                raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
+            # Killed through this pidfd too: should bwrap's first process be left waiting for
+            # a parent that died (before it armed its own parent-death signal), it still ends.
+            self._child = os.pidfd_open(pid)
+            self._root = Path(f"/proc/{pid}/root")
             if self._read_line(timeout=20) != "ready":
                 raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
         except BaseException:
@@ -207,9 +214,10 @@ class JailedCommand:
             return self._run_unjailed(stdin, timeout, on_line)
         pipes = self._need_pipes()
         pipes.control.sendall(b"go\n")
-        stderr = _Tail(pipes.stderr_r)
-        _feed(pipes.stdin_w, stdin)
-        stopped, timed_out, printed = self._read_stream(pipes.stream, timeout, on_line)
+        stderr = Tail(pipes.stderr_r)
+        feed(pipes.stdin_w, stdin)
+        pipes.stderr_r = pipes.stdin_w = -1  # the threads' now
+        stopped, timed_out, printed = read_lines(pipes.stream, timeout, on_line)
         if stopped or timed_out:
             self._send(b"stop\n")
         said = self._read_line(timeout=GRACE)
@@ -237,7 +245,8 @@ class JailedCommand:
                 if sock is not None:
                     sock.close()
             for fd in (self._pipes.stdin_w, self._pipes.stderr_r):
-                _close(fd)
+                if fd >= 0:
+                    close_fd(fd)
             self._pipes = None
         if self._proc is not None:
             try:
@@ -245,6 +254,10 @@ class JailedCommand:
             except subprocess.TimeoutExpired:
                 self._kill()
             self._proc = None
+        if self._child is not None:
+            _pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
+            close_fd(self._child)
+            self._child = None
         with _live_lock:
             _live.discard(self)
         if self._host_dirs is not None:
@@ -287,34 +300,10 @@ class JailedCommand:
             pass
         return data.decode("utf-8", "replace").strip()
 
-    def _read_stream(
-        self, stream: socket.socket, timeout: float, on_line: Callable[[bytes], bool]
-    ) -> tuple[bool, bool, int]:
-        deadline = time.monotonic() + timeout
-        buffer, printed = bytearray(), 0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False, True, printed
-            stream.settimeout(left)
-            try:
-                chunk = stream.recv(65536)
-            except TimeoutError:
-                return False, True, printed
-            if not chunk:
-                if buffer and not on_line(bytes(buffer)):
-                    return True, False, printed
-                return False, False, printed
-            printed += len(chunk)
-            buffer.extend(chunk)
-            while (end := buffer.find(b"\n")) >= 0 or len(buffer) > MAX_LINE:
-                line = bytes(buffer[: end if end >= 0 else MAX_LINE])
-                del buffer[: end + 1 if end >= 0 else len(buffer)]
-                if not on_line(line):
-                    return True, False, printed
-
     def _kill(self) -> None:
-        proc = self._proc
+        proc, child = self._proc, self._child
+        if child is not None:
+            _pidfd_kill(child)
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -350,12 +339,12 @@ class JailedCommand:
             _live.add(self)
         stream_child.close()
         assert proc.stdin is not None and proc.stderr is not None
-        stderr = _Tail(os.dup(proc.stderr.fileno()))
+        stderr = Tail(os.dup(proc.stderr.fileno()))
         proc.stderr.close()
-        _feed(os.dup(proc.stdin.fileno()), stdin)
+        feed(os.dup(proc.stdin.fileno()), stdin)
         proc.stdin.close()
         try:
-            stopped, timed_out, printed = self._read_stream(stream, timeout, on_line)
+            stopped, timed_out, printed = read_lines(stream, timeout, on_line)
         finally:
             stream.close()
             try:
@@ -368,74 +357,8 @@ class JailedCommand:
         )
 
 
-class _Tail:
-    """Reads a pipe to its end in a thread, keeping the last STDERR_TAIL bytes."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd, self._tail = fd, bytearray()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        try:
-            while chunk := os.read(self._fd, 65536):
-                self._tail.extend(chunk)
-                del self._tail[:-STDERR_TAIL]
-        except OSError:
-            pass
-
-    def text(self) -> str:
-        self._thread.join(1.0)
-        return self._tail.decode("utf-8", "replace")
-
-
-def _feed(fd: int, data: bytes) -> None:
-    """Write `data` to a pipe and close it, in a thread (the reader may be slow to start)."""
-
-    def write() -> None:
-        try:
-            os.write(fd, data) if len(data) < 65536 else _write_all(fd, data)
-        except OSError:
-            pass
-        finally:
-            _close(fd)
-
-    threading.Thread(target=write, daemon=True).start()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _close(fd: int) -> None:
+def _pidfd_kill(pidfd: int) -> None:
     try:
-        os.close(fd)
-    except OSError:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:  # it has ended (ESRCH) or the fd is already closed
         pass
-
-
-def _relay_api(channel: socket.socket, proxy: ApiProxy) -> None:
-    """Serve each connection the holder passes out, each in a thread, until the jail ends."""
-    while True:
-        try:
-            _, fds, _, _ = socket.recv_fds(channel, 1, 4)
-        except OSError:
-            return
-        if not fds:
-            return
-        for fd in fds:
-            connection = socket.socket(fileno=fd)
-            threading.Thread(target=proxy.serve, args=(connection,), daemon=True).start()
-
-
-def _child_pid(info_r: int) -> int:
-    """The host pid of the jail's first process, from bwrap's --info-fd."""
-    data = b""
-    with os.fdopen(info_r, "rb") as info:
-        data = info.read(4096)
-    try:
-        return int(json.loads(data)["child-pid"])
-    except (ValueError, KeyError, TypeError):
-        raise JailBroken(f"bwrap gave no child pid ({data[:200]!r})") from None

@@ -1,0 +1,119 @@
+"""The harness's ends of a jailed command's pipes: its stdout read line by line (bounded), its
+stderr's tail, its stdin fed from a thread, the model API connections the jail passes out, and
+bwrap's report of the jail's first process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from .api_proxy import ApiProxy
+
+# A stream line longer than this is cut (a message is a few KB; a tool result a few MB).
+MAX_LINE = 8 * 1024 * 1024
+STDERR_TAIL = 16 * 1024
+
+
+def read_lines(
+    stream: socket.socket, timeout: float, on_line: Callable[[bytes], bool]
+) -> tuple[bool, bool, int]:
+    """Give each line of `stream` to `on_line` until it ends, `on_line` says False (stopped)
+    or `timeout` seconds pass (timed out): (stopped, timed_out, bytes read)."""
+    deadline = time.monotonic() + timeout
+    buffer, printed = bytearray(), 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False, True, printed
+        stream.settimeout(left)
+        try:
+            chunk = stream.recv(65536)
+        except TimeoutError:
+            return False, True, printed
+        if not chunk:
+            if buffer and not on_line(bytes(buffer)):
+                return True, False, printed
+            return False, False, printed
+        printed += len(chunk)
+        buffer.extend(chunk)
+        while (end := buffer.find(b"\n")) >= 0 or len(buffer) > MAX_LINE:
+            line = bytes(buffer[: end if end >= 0 else MAX_LINE])
+            del buffer[: end + 1 if end >= 0 else len(buffer)]
+            if not on_line(line):
+                return True, False, printed
+
+
+class Tail:
+    """Reads a pipe to its end in a thread, keeping the last STDERR_TAIL bytes."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._tail = fd, bytearray()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 65536):
+                self._tail.extend(chunk)
+                del self._tail[:-STDERR_TAIL]
+        except OSError:
+            pass
+        finally:
+            close_fd(self._fd)
+
+    def text(self) -> str:
+        self._thread.join(1.0)
+        return self._tail.decode("utf-8", "replace")
+
+
+def feed(fd: int, data: bytes) -> None:
+    """Write `data` to a pipe and close it, in a thread (the reader may be slow to start)."""
+
+    def write() -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            pass
+        finally:
+            close_fd(fd)
+
+    threading.Thread(target=write, daemon=True).start()
+
+
+def close_fd(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def relay_api(channel: socket.socket, proxy: ApiProxy) -> None:
+    """Serve each connection the holder passes out, each in a thread, until the jail ends."""
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 1, 4)
+        except OSError:
+            return
+        if not fds:
+            return
+        for fd in fds:
+            connection = socket.socket(fileno=fd)
+            threading.Thread(target=proxy.serve, args=(connection,), daemon=True).start()
+
+
+def child_pid(info_r: int) -> int | None:
+    """The host pid of the jail's first process, from bwrap's --info-fd (None: bwrap said
+    nothing, it failed before)."""
+    with os.fdopen(info_r, "rb") as info:
+        data = info.read(4096)
+    try:
+        return int(json.loads(data)["child-pid"])
+    except (ValueError, KeyError, TypeError):
+        return None
