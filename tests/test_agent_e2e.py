@@ -1,11 +1,13 @@
 """Issue 10's end-to-end agent run: `skill-eval run` (the CLI) with the real Claude Code CLI (the
-claude-agent-sdk executor, installed skill mode) against the loopback Messages API in
-tests/fakes, on a suite with `files` and `allowed_tools`. The fake calls `Skill` only when the
-skill's description was offered (the candidate arm), reads the input file, then writes
-`{cwd}/report.md`; the baseline writes a report without the skill. Then the artifact is
-rendered as HTML and opened in headless Chromium (issue 13), as is the mocked agent demo.
+claude-cli executor, each attempt in its jail, installed skill mode) against the loopback
+Messages API in tests/fakes, on a suite with `files` and `allowed_tools`. The fake calls
+`Skill` only when the skill's description was offered (the candidate arm), reads the input
+file, then writes `{cwd}/report.md`; the baseline writes a report without the skill. Then the
+artifact is rendered as HTML and opened in headless Chromium (issue 13), as is the mocked agent
+demo.
 
-Real-CLI tests skip without claude-agent-sdk; browser tests skip without Chromium."""
+Real-CLI tests skip without claude-agent-sdk (the bundled CLI) or bubblewrap (the jail);
+browser tests skip without Chromium."""
 
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ from skill_eval.executors.claude.binary import bundled_cli
 from tests.browser import Browser, find_chromium, png_colours
 from tests.conftest import REPO
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import run_cli, write_suite
+from tests.helpers import jail_missing, run_cli, write_suite
 
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")
 CHROMIUM = find_chromium()
 needs_sdk = pytest.mark.skipif(
-    bundled_cli() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+    bundled_cli() is None or jail_missing() is not None,
+    reason=str(jail_missing() or "claude-agent-sdk not installed: pip install -e '.[agent]'"),
 )
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
@@ -132,6 +135,8 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentRun]:
     """One real run shared by the tests below (≈5 s: two attempts of the real CLI, in parallel)."""
     if bundled_cli() is None:
         pytest.skip("claude-agent-sdk not installed: pip install -e '.[agent]'")
+    if (missing := jail_missing()) is not None:
+        pytest.skip(missing)
     run = AgentRun(tmp_path_factory.mktemp("agent-e2e"))
     agent_suite(run.suite_dir)
     skill = skill_folder(run.tmp / "skills")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,17 @@ def test_max_turns_is_the_outputs_own_failure_and_a_message_may_say_overloaded()
     assert other.error and not other.output_caused
     assert from_result({"is_error": True, "result": "Overloaded, please retry"}).retryable
     assert not from_result({"is_error": True, "result": "something odd"}).retryable
+
+
+def test_a_retry_of_an_error_no_retry_heals_stops_the_cli() -> None:
+    reader = StreamReader()
+    retry = {"type": "system", "subtype": "api_retry", "error_status": 529, "error": "overloaded"}
+    assert reader.feed(json.dumps(retry).encode())  # worth the CLI's own retry
+    fatal = {**retry, "error_status": 401, "error": "authentication_failed"}
+    assert not reader.feed(json.dumps(fatal).encode())
+    result = reader.result(None, "")
+    assert result.fatal and not result.retryable and result.meta["api_retries"] == 2
+    assert (result.error or "").startswith("claude CLI error: (HTTP 401) authentication_failed")
 
 
 def test_a_stream_without_a_result_is_a_retryable_error_naming_the_retries() -> None:
@@ -457,6 +469,24 @@ def test_api_errors_from_the_real_cli_keep_their_classes(
     assert (result.retryable, result.fatal) == (retryable, fatal), result.error
     if retryable:
         assert count == 1  # the CLI's own retries off (claude_max_retries 0): one request
+
+
+@needs_cli
+@pytest.mark.parametrize("fault", ["authentication", "permission"])
+def test_the_cli_is_stopped_at_its_first_retry_of_an_error_no_retry_heals(
+    tmp_path: Path, fault: str
+) -> None:
+    """Claude Code retries a 401 like a 529 (17 s of back-off at 5 retries): the reader
+    stops it at the first `api_retry` with such a status."""
+    with FakeAnthropic(default="PONG", faults=[fault]) as server:
+        ws = AttemptWorkspace.create(tmp_path)
+        started = time.monotonic()
+        result = real_executor(server, claude_max_retries=5).run(request(workspace=ws.path))
+        count = len(server.requests_to("/v1/messages"))
+    assert result.fatal and not result.retryable and count == 1
+    assert time.monotonic() - started < 10
+    if fault == "authentication":  # (it does not retry a 403)
+        assert "stopped at the CLI's first retry" in (result.error or "")
 
 
 @needs_cli

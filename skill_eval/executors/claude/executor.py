@@ -55,8 +55,23 @@ def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
 
 
 def watched_outcome(result: ExecutionResult) -> ExecutionResult:
-    """A trigger attempt that did not finish says nothing about whether the skill would have
-    been invoked: never an output-caused failure (ExecutionSettings.stop_on_skill)."""
+    """An attempt that watched for the skill's invocation (`stop_on_skill`), as the runner
+    must count it. A run that used up its turns without invoking the skill has ended: judged
+    (not triggered, unless the transcript shows the invocation). Anything else that went
+    wrong (a timeout, a crash, an API error such as 529) stays an error, retried and
+    reported, never "did not trigger", and never a failure caused by the output."""
+    if (
+        result.error
+        and result.meta.get("subtype") == "error_max_turns"
+        and result.meta.get("api_error_status") is None
+    ):
+        return replace(
+            result,
+            error=None,
+            retryable=False,
+            output_caused=False,
+            meta={**result.meta, "ended": "max turns"},
+        )
     if result.error is not None and result.output_caused:
         return replace(result, output_caused=False)
     return result

@@ -67,11 +67,13 @@ class StreamReader:
     last_text: str = ""
     api_retries: int = 0
     last_retry_status: int | None = None
+    last_retry_error: str = ""
     bad_lines: int = 0
     stopped_at_skill: bool = False
 
     def feed(self, line: bytes) -> bool:
-        """Take one line; False when the attempt has its answer and the CLI may be stopped."""
+        """Take one line; False when the CLI may be stopped: the attempt has its answer (a
+        trigger attempt's skill was invoked), or the CLI is retrying an error no retry heals."""
         try:
             event = json.loads(line)
         except ValueError:
@@ -89,6 +91,10 @@ class StreamReader:
             self.api_retries += 1
             status = event.get("error_status")
             self.last_retry_status = status if isinstance(status, int) else None
+            self.last_retry_error = str(event.get("error") or "")[:200]
+            # The CLI retries a 401/403/404 too (17 s of back-off at 5 retries); no retry can
+            # heal one, and every attempt of the run would get the same: stop it now.
+            return not fatal_status(self.last_retry_status)
         elif kind == "result":
             self.final = event
         return True
@@ -163,6 +169,15 @@ class StreamReader:
             meta["unreadable_lines"] = self.bad_lines
         if self.stopped_at_skill:
             return self._stopped(transcript, meta)
+        if self.final is None and fatal_status(self.last_retry_status):
+            return ExecutionResult(
+                error=f"claude CLI error: (HTTP {self.last_retry_status}) "
+                f"{self.last_retry_error or 'API error'} (stopped at the CLI's first retry: "
+                "it cannot heal)",
+                fatal=True,
+                transcript=transcript,
+                meta={**meta, "api_error_status": self.last_retry_status},
+            )
         if self.final is None:
             tail = " | ".join(stderr.strip().splitlines()[-3:])[:500]
             retried = (
