@@ -89,3 +89,9 @@ def run_script(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 
 def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def journal_records(path: Path) -> list[dict[str, Any]]:
+    """The attempt records of a journal file, in order (its signed header and notes left out)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if "record" not in r]

@@ -374,6 +374,15 @@ def run_flags(
             "`skill-eval merge` (see references/ci.md).",
         ),
         click.option(
+            "--journal-key",
+            metavar="FILE",
+            envvar="SKILL_EVAL_JOURNAL_KEY_FILE",
+            help="The key file that signs the run's journal, so --resume and `merge` take "
+            "only records skill-eval wrote (default <state-root>/journal.key, made on first "
+            "use); shards merged on another machine share one [env "
+            "SKILL_EVAL_JOURNAL_KEY_FILE].",
+        ),
+        click.option(
             "--max-preview-chars",
             type=int,
             default=DEFAULT_MAX_PREVIEW_CHARS,

@@ -50,6 +50,7 @@ from .cache import BaselineCache, BaselineIngredients, baseline_key, parse_durat
 from .evaluation import EvaluationSettings, evaluate, summarise
 from .fingerprint import ArmSkill, Inputs, ingredients
 from .fingerprint import fingerprint as fingerprint_of
+from .journal_key import journal_key
 from .progress import Progress
 from .rundir import open_run_dir
 from .runner import JOURNAL_NAME, Journal
@@ -200,7 +201,11 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
     run_dir, resumed = run.path, run.resumed
 
     ctx = judge_context(opts, suite.directory, executor_name, state_root, run_dir=run_dir)
-    journal = Journal(run_dir / JOURNAL_NAME, opts.max_preview_chars)
+    journal = Journal(
+        run_dir / JOURNAL_NAME,
+        opts.max_preview_chars,
+        journal_key(opts.journal_key, state_root),  # checks a resumed journal's records
+    )
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
     pairs = len(suite.tasks) * opts.sample_count
@@ -277,7 +282,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
             backend=backend,
         )
     except KeyboardInterrupt:
-        finished = sum(a.status != "error" for a in journal.read())
+        finished = sum(a.status != "error" for a in journal.recorded())
         raise RunInterrupted(str(run_dir), finished) from None
     finally:
         if progress is not None:
@@ -285,7 +290,8 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
         journal.close()
         run.release()  # the run directory's lock (another --resume may now continue it)
         if cache is not None and cache_key is not None:
-            stored = [a for a in journal.read() if a.arm == "baseline"]
+            # From memory, never the file again: judged code may have reached the file.
+            stored = [a for a in journal.recorded() if a.arm == "baseline"]
             cache.put(cache_key, stored, created_at=hit.created_at if hit else None)
             cache.close()
     attempts = list(result.attempts)

@@ -79,6 +79,7 @@ class RunOptions:
     )
     max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS  # longer outputs: preview + blob
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut before judging
+    journal_key: str | None = None  # the file signing journals (default <state-root>/journal.key)
 
     @property
     def executor_name(self) -> str:
