@@ -32,6 +32,7 @@ from ..core.model import (
 )
 from ..core.paths import safe_component
 from ..core.task_files import expand_task_files
+from ..core.transcript import transcript_problem
 from ..core.work import Work
 from ..executors.base import ExecutorBase, create_executor
 from ..judges.base import Judge, JudgeContext, build_judge, run_judge, traceback_tail
@@ -370,8 +371,14 @@ def kept_workspace_dir(keep_root: Path, arm: str, task_id: str, index: int) -> P
 
 def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     """Judge an attempt's work (retrying transient judge errors) and set its judgement, error
-    and status. The one way an attempt is judged: by a run and by `rejudge` alike."""
-    if task.is_trigger_task:  # the whole transcript: a stored one keeps only its ends inline
+    and status. The one way an attempt is judged: by a run and by `rejudge` alike. Work over
+    the files skill-eval reads (its snapshot's `problem`) fails unjudged."""
+    over = (attempt.files.problem if attempt.files is not None else None) or transcript_problem(
+        attempt.transcript
+    )
+    if over and not task.is_trigger_task:  # the agent's doing: a failure, nothing read
+        judge = JudgeResult(False, 0.0, over, data={"over_limit": True})
+    elif task.is_trigger_task:  # the whole transcript: a stored one keeps only its ends inline
         judge = judge_trigger(task, attempt.full_transcript(), attempt.meta)
     else:
         judge = _judge(env, task, attempt.work)
