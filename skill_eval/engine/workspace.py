@@ -137,14 +137,14 @@ class AttemptWorkspace:
     def snapshot(self) -> Snapshot | None:
         """The files created or changed since `copy_in`; None when there are none (a text
         attempt has no files to show). A workspace over MAX_WORKSPACE_FILES gives a snapshot
-        of its first files, unhashed, with the `problem` that fails the attempt."""
+        of its first SHOWN_NAMES files, unhashed, with the `problem` that fails the attempt."""
         if not self.path.is_dir():
             return None
         listing = list_files(self.path)
         if listing.over:
             shown = tuple(
                 FileSnapshot(path=rel, size=info.st_size, sha256="", root=self.path)
-                for rel, info in listing.files[:MAX_FILES]
+                for rel, info in listing.files[:SHOWN_NAMES]  # enough to show what it was
             )
             return Snapshot(shown, self.path, truncated=True, problem=listing.problem())
         changed: list[FileSnapshot] = []
