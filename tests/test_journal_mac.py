@@ -44,3 +44,34 @@ def test_the_state_roots_key_is_private_and_made_once(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert JournalKey.for_state_root(tmp_path / "state").secret == first.secret
     assert first.secret not in repr(first).encode()
+
+
+def test_a_bad_journal_key_stops_the_run_before_anything_runs(tmp_path: Path) -> None:
+    from tests.helpers import DEMO_OUTPUTS, DEMO_SKILL, DEMO_SUITE, run_cli
+
+    short = tmp_path / "short.key"
+    short.write_text("too-short\n")
+    for key, message in (
+        (tmp_path / "missing.key", "cannot read the journal key"),
+        (short, "a journal key is 32 to 4096 characters"),
+    ):
+        code, out, err = run_cli(
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(DEMO_SUITE),
+            "--skill-path",
+            str(DEMO_SKILL),
+            "--mock",
+            "--mock-outputs",
+            str(DEMO_OUTPUTS),
+            "--state-root",
+            str(tmp_path / "state"),
+            "--journal-key",
+            str(key),
+            "-q",
+        )
+        assert code == 2 and out == "" and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
+        assert err.startswith(f"Error: {key}: {message}")
+        assert not (tmp_path / "state" / "runs").exists()  # no run directory was made

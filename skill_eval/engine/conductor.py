@@ -178,6 +178,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
         else f"{safe_component(arms.run_id)}--{safe_component(arms.candidate_id)}"
     )
     label += f"--shard-{shard.index}-of-{shard.count}" if shard else ""
+    key = journal_key(opts.journal_key, state_root)  # signs the journal; a bad file stops here
     run = open_run_dir(
         state_root,
         label=label,
@@ -201,11 +202,7 @@ def run_evaluation(opts: RunOptions, log: Callable[[str], None] | None = None) -
     run_dir, resumed = run.path, run.resumed
 
     ctx = judge_context(opts, suite.directory, executor_name, state_root, run_dir=run_dir)
-    journal = Journal(
-        run_dir / JOURNAL_NAME,
-        opts.max_preview_chars,
-        journal_key(opts.journal_key, state_root),  # checks a resumed journal's records
-    )
+    journal = Journal(run_dir / JOURNAL_NAME, opts.max_preview_chars, key)
     done = journal.read() if resumed else []
     arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
     pairs = len(suite.tasks) * opts.sample_count

@@ -220,7 +220,7 @@ def _header(where: str, data: dict[str, Any], mac: object, key: JournalKey) -> _
         raise JournalError(
             f"{where}: signed with another journal key (key id {data.get('key_id')}; "
             f"{key.source} has key id {key.key_id}): pass --journal-key with the key file "
-            "this run was made with",
+            "this run was made with (from Python: Journal(..., key=JournalKey.from_file(...)))",
             path=where.rsplit(":", 1)[0],
         )
     if not key.verifies(mac, journal_id, "", data):
