@@ -1,8 +1,8 @@
 """`Popen.communicate` with a cap: Claude Code's stdout is the attempt's message stream, and
 what it holds (tool results, file contents, whatever the agent printed) is the candidate's.
 Read whole it could be any size; here at most `limit` characters of it are kept, and past that
-the process is stopped (`on_overflow`, which kills its group) and the caller is told.
-stderr keeps its last `STDERR_TAIL` characters.
+the process is stopped (`kill`, which kills its group) and the caller is told. stderr keeps
+its last `STDERR_TAIL` characters. The same `kill` ends it at the timeout.
 
     piped = communicate_bounded(proc, prompt, timeout, MAX_STREAM_BYTES, kill)
     piped.stdout, piped.stderr, piped.timed_out, piped.overflow
