@@ -3,7 +3,8 @@
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations
      │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
-     │    └── ToolPlanError     (executors.claude_tools) a task's tools this run cannot confine
+     │    ├── ToolPlanError     (executors.claude_tools) a task's tools this run cannot confine
+     │    └── JournalError      (engine.journal) a journal whose records the harness did not write
      ├── ProblemsError        a file with located problems, all reported (one line each)
      │    ├── SuiteError      a task suite that is missing, unreadable or invalid
      │    ├── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
@@ -56,6 +57,13 @@ class SkillEvalError(Exception):
 
 class UsageError(SkillEvalError):
     """Flags that do not make sense together, or a bad flag value."""
+
+
+class JournalError(UsageError):
+    """A run journal that `--resume`, `merge` or `rejudge` cannot trust: a record whose MAC
+    fails (edited, inserted, moved or copied from another journal), an attempt recorded twice,
+    a journal from before MACs, or a journal key that cannot be read. The message names the
+    file and line."""
 
 
 @dataclass(frozen=True)

@@ -302,9 +302,9 @@ def test_fake_installed_mode_never_copies_links_out(fake_bin: str, tmp_path: Pat
     )
     result = run(executor, skill=Skill(name="s", content="new", directory=skill_dir))
     assert result.error is None, result.error
-    # A text file linked from outside is installed as its content; the link to a folder
-    # outside, the dangling link and the FIFO are left out (skills/install.py).
-    assert sorted(Path(f).name for f in calls(log)[0]["cwd_files"]) == ["SKILL.md", "out.env"]
+    # Links out of the folder (a file, a folder), the dangling link and the FIFO are left
+    # out: a link that leaves the skill folder is never followed (skills/install.py).
+    assert sorted(Path(f).name for f in calls(log)[0]["cwd_files"]) == ["SKILL.md"]
 
 
 def test_fake_installed_skill_from_a_file_is_that_file_alone(fake_bin: str, tmp_path: Path) -> None:

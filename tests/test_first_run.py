@@ -24,7 +24,15 @@ from skill_eval.executors.claude_cli import NOT_FOUND, parse_envelope
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges.base import JudgeContext, build_judge
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import REPO, read_json, run_cli, write_outputs, write_skill, write_suite
+from tests.helpers import (
+    REPO,
+    journal_records,
+    read_json,
+    run_cli,
+    write_outputs,
+    write_skill,
+    write_suite,
+)
 
 TEST_FILE = (
     "import os\n\n\ndef test_output():\n"
@@ -80,7 +88,7 @@ def mock_run(tmp_path: Path, suite: Path, *extra: str) -> list[str]:
 
 def journal_of(state: Path) -> list[dict]:
     [journal] = state.glob("runs/*/attempts.jsonl")
-    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    return journal_records(journal)
 
 
 # -- a plain install ----------------------------------------------------------------------------

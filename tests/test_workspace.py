@@ -24,6 +24,7 @@ from skill_eval.executors.claude_cli import ClaudeCliConfig
 from skill_eval.executors.claude_tools import sandbox_available
 from skill_eval.judges.base import JudgeContext, build_judge
 from tests.conftest import REPO
+from tests.helpers import journal_records
 
 FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
 
@@ -134,7 +135,7 @@ def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> N
         ("answer.txt", sha(b"answer to t1"))
     ]
     assert attempt.meta == {"latency_ms": 7, "stop_reason": "end_turn", "model": "fake-1"}
-    record = json.loads((tmp_path / "attempts.jsonl").read_text())
+    [record] = journal_records(tmp_path / "attempts.jsonl")
     assert record["meta"]["stop_reason"] == "end_turn" and "root" not in record["files"]
 
 

@@ -94,6 +94,11 @@ HELP: dict[str, str] = {
         "Retries for rate limits, overload, 5xx, timeouts and transient judge errors (not for "
         "errors a retry cannot heal)."
     ),
+    "journal-key": (
+        "The key file that signs the run's journal, so --resume and `merge` take only records "
+        "skill-eval wrote (default <state-root>/journal.key, made on first use); shards merged "
+        "on another machine share one [env SKILL_EVAL_JOURNAL_KEY_FILE]."
+    ),
     "shard": (
         "Run only slice I of N of the (task, sample) pairs (both arms of a pair together), in its "
         "own run directory; join the slices with `skill-eval merge` (see references/ci.md)."

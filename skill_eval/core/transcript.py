@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from .bounded import MAX_TRANSCRIPT_CALLS
 from .work import ToolCall
 
 # Per string inside a tool's input, and per tool output: a transcript is a record to read and
@@ -20,6 +21,7 @@ from .work import ToolCall
 INPUT_LIMIT = 2000
 OUTPUT_LIMIT = 4000
 NO_RESULT = "(no result: the run ended before the tool answered)"
+TRANSCRIPT_CUT = "(transcript cut)"  # no tool has this name: the marker of a cut transcript
 
 
 def trim_text(text: str, limit: int) -> str:
@@ -71,15 +73,23 @@ def tool_calls(
     *,
     input_limit: int = INPUT_LIMIT,
     output_limit: int = OUTPUT_LIMIT,
+    max_calls: int = MAX_TRANSCRIPT_CALLS,
 ) -> tuple[ToolCall, ...]:
     """Every tool call in the stream, in the order the model made them, each with its result
-    (matched by tool_use id). A call that never got a result counts as failed."""
+    (matched by tool_use id). A call that never got a result counts as failed. Past
+    `max_calls` calls the rest are counted, not kept, and a last TRANSCRIPT_CUT entry says how
+    many (`transcript_problem`: such an attempt fails unjudged, since a call not kept could be
+    the one a judge looks for)."""
     order: list[str] = []
     calls: dict[str, dict[str, Any]] = {}
+    dropped = 0
     for message in messages:
         kind = message.get("kind")
         for block in _blocks(message):
             if kind == "AssistantMessage" and block.get("block") == "ToolUseBlock":
+                if len(order) >= max_calls:
+                    dropped += 1
+                    continue
                 call_id = str(block.get("id") or f"call-{len(order)}")
                 order.append(call_id)
                 raw = block.get("input")
@@ -94,7 +104,23 @@ def tool_calls(
                 if call is not None:
                     call["ok"] = not block.get("is_error")
                     call["output"] = trim_text(result_text(block.get("content")), output_limit)
-    return tuple(ToolCall(**calls[i]) for i in order)
+    kept = tuple(ToolCall(**calls[i]) for i in order)
+    if not dropped:
+        return kept
+    cut = ToolCall(
+        TRANSCRIPT_CUT,
+        {},
+        False,
+        f"the agent made {len(order) + dropped:,} tool calls, over the {max_calls:,} "
+        f"skill-eval keeps of one attempt (... and {dropped:,} more): not judged",
+    )
+    return (*kept, cut)
+
+
+def transcript_problem(transcript: Sequence[ToolCall]) -> str | None:
+    """Why an attempt's transcript cannot be judged (it was cut); None when it can."""
+    last = transcript[-1] if transcript else None
+    return last.output if last is not None and last.name == TRANSCRIPT_CUT else None
 
 
 def _is_skill_file(path: str, skill_name: str | None) -> bool:

@@ -30,10 +30,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.bounded import MAX_STREAM_BYTES
 from ..core.model import ExecutionRequest, ExecutionResult
 from ..errors import ExecutorError
 from ..skills.install import install_skill
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, compose_prompt, config_schema
+from .bounded_pipe import communicate_bounded, overflow_message
 from .claude_process import (
     EMPTY_MCP,
     ISOLATION_ENV,
@@ -136,6 +138,15 @@ class Finished:
     stderr: str
     returncode: int | None
     timed_out: bool = False
+    overflow: bool = False  # stopped for writing past MAX_STREAM_BYTES (bounded_pipe.py)
+
+
+def overflow_result() -> ExecutionResult:
+    """An attempt whose message stream went past MAX_STREAM_BYTES: the agent's doing (what
+    the stream holds is what it read and printed), so a failure, not retried."""
+    return ExecutionResult(
+        error=overflow_message(MAX_STREAM_BYTES), retryable=False, output_caused=True
+    )
 
 
 def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
@@ -331,6 +342,8 @@ class ClaudeCliExecutor(ExecutorBase):
         done = self._communicate(cmd, cwd, env, prompt, timeout)
         if done.timed_out:
             return timeout_result(timeout)
+        if done.overflow:
+            return overflow_result()
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
         return parse_envelope(done.stdout, done.stderr, done.returncode)
@@ -356,17 +369,10 @@ class ClaudeCliExecutor(ExecutorBase):
             self._live.add(proc)
         if self._cancelled.is_set():  # cancel() ran between our check and the spawn
             kill_group(proc)
-        try:
-            stdout, stderr = proc.communicate(stdin, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            try:
-                stdout, stderr = proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:  # a process outside the group holds our pipes
-                proc.kill()
-                proc.wait()
-                stdout, stderr = "", ""
-            return Finished(stdout, stderr, proc.returncode, timed_out=True)
+        try:  # at most MAX_STREAM_BYTES of the stream: what the agent makes it hold is its own
+            piped = communicate_bounded(
+                proc, stdin, timeout, MAX_STREAM_BYTES, lambda: kill_group(proc)
+            )
         except BaseException:
             kill_group(proc)
             proc.wait()
@@ -375,7 +381,9 @@ class ClaudeCliExecutor(ExecutorBase):
             kill_group(proc)  # whatever the CLI left running in its group goes too
             with self._lock:
                 self._live.discard(proc)
-        return Finished(stdout, stderr, proc.returncode)
+        return Finished(
+            piped.stdout, piped.stderr, proc.returncode, piped.timed_out, piped.overflow
+        )
 
     def version(self) -> str | None:
         """`claude --version`, once per process (and per binary: see version_cache.py)."""

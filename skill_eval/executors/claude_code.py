@@ -32,7 +32,7 @@ from ..core.work import ToolCall
 from . import sdk_child
 from .base import compose_prompt, config_schema
 from .claude_cli import SPEC as CLI_SPEC
-from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, timeout_result
+from .claude_cli import ClaudeCliConfig, ClaudeCliExecutor, overflow_result, timeout_result
 from .claude_process import EMPTY_MCP, ISOLATION_ENV, find_claude, not_found_message, parse_envelope
 from .claude_tools import ToolPlan, ToolPlanError, plan_tools, sandbox_available
 from .pricing import load_price_table
@@ -210,6 +210,8 @@ class ClaudeCodeExecutor(ClaudeCliExecutor):
         )
         if done.timed_out:
             return timeout_result(timeout, transcript=tool_calls(_messages(done.stdout)))
+        if done.overflow:
+            return overflow_result()
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
         return interpret(_messages(done.stdout), done.stderr, done.returncode)
