@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from skill_eval.engine.workspace import list_files
 
 from skill_eval.core.bounded import FileTooLarge, cut_list, read_bounded, read_prefix
 from skill_eval.core.model import Attempt, Task
 from skill_eval.core.transcript import TRANSCRIPT_CUT, tool_calls, transcript_problem
+from skill_eval.core.workspace import list_files
 from skill_eval.engine.jobs import AttemptEnv, RetryPolicy, judge_attempt
 from skill_eval.executors.bounded_pipe import communicate_bounded
 from skill_eval.judges.base import JudgeContext
