@@ -4,7 +4,7 @@
      ├── UsageError           bad flags or flag combinations
      │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
      │    ├── ToolPlanError     (executors.claude_tools) a task's tools this run cannot confine
-     │    └── JournalError      (engine.journal) a journal whose records the harness did not write
+     │    └── JournalError      a journal whose records the harness did not write (bad MAC)
      ├── ProblemsError        a file with located problems, all reported (one line each)
      │    ├── SuiteError      a task suite that is missing, unreadable or invalid
      │    ├── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
@@ -25,6 +25,7 @@
      │    ├── ReplyError      (evaluators.scoring) an evaluator's reply that cannot be scored
      │    ├── ProposalError   (improve.improver) an improver's proposal that cannot be applied
      │    └── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
+     ├── FileTooLarge         (core.bounded) a file over what the harness reads of one (also OSError)
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 

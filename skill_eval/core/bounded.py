@@ -15,6 +15,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..errors import SkillEvalError
+
 # One workspace file, as a judge, an observer or a python judge reads it.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 # Regular files an attempt's workspace may hold: past it the attempt fails unjudged.
@@ -34,8 +36,9 @@ MAX_TRANSCRIPT_CALLS = 5_000
 SHOWN_NAMES = 20
 
 
-class FileTooLarge(OSError):
-    """A file over the bytes the harness reads of one file; the message says which and why."""
+class FileTooLarge(SkillEvalError, OSError):
+    """A file over the bytes the harness reads of one file; the message says which and why.
+    An OSError too, so a reader that copes with an unreadable file copes with this one."""
 
 
 def mib(n: int) -> str:
