@@ -25,7 +25,7 @@
      │    ├── ReplyError      (evaluators.scoring) an evaluator's reply that cannot be scored
      │    ├── ProposalError   (improve.improver) an improver's proposal that cannot be applied
      │    └── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
-     ├── FileTooLarge         (core.bounded) a file over what the harness reads of one (also OSError)
+     ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
