@@ -3,7 +3,8 @@
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations
      │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
-     │    └── ToolPlanError     (executors.claude.tools) a task's tools this run cannot confine
+     │    ├── ToolPlanError     (executors.claude.tools) a task's tools this run cannot confine
+     │    └── JournalError      a journal whose records the harness did not write (bad MAC)
      ├── ProblemsError        a file with located problems, all reported (one line each)
      │    ├── SuiteError      a task suite that is missing, unreadable or invalid
      │    ├── ConfigError     a project config file (pyproject.toml, skill-eval.toml) gone wrong
@@ -25,6 +26,7 @@
      │    ├── ReplyError      (evaluators.scoring) an evaluator's reply that cannot be scored
      │    ├── ProposalError   (improve.improver) an improver's proposal that cannot be applied
      │    └── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
+     ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
@@ -57,6 +59,13 @@ class SkillEvalError(Exception):
 
 class UsageError(SkillEvalError):
     """Flags that do not make sense together, or a bad flag value."""
+
+
+class JournalError(UsageError):
+    """A run journal that `--resume`, `merge` or `rejudge` cannot trust: a record whose MAC
+    fails (edited, inserted, moved or copied from another journal), an attempt recorded twice,
+    a journal from before MACs, or a journal key that cannot be read. The message names the
+    file and line."""
 
 
 @dataclass(frozen=True)

@@ -120,3 +120,24 @@ def jail_missing() -> str | None:
     from skill_eval.jail.bubblewrap import problem
 
     return problem()
+
+
+def journal_records(path: Path) -> list[dict[str, Any]]:
+    """The attempt records of a journal file, in order (its signed header and notes left out)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if "record" not in r]
+
+
+def write_signed_journal(path: Path, records: list[dict[str, Any]], state_root: Path) -> None:
+    """Write `records` as a journal signed with the state root's key, as the harness would
+    (for records of another shape than today's, e.g. an older version's)."""
+    from skill_eval.engine.journal_key import JournalKey
+
+    key = JournalKey.for_state_root(state_root)
+    header = {"record": "journal", "version": 1, "journal_id": "0" * 32, "key_id": key.key_id}
+    lines, previous = [], ""
+    for record in [header, *({k: v for k, v in r.items() if k != "mac"} for r in records)]:
+        mac = key.sign("0" * 32, previous, record)
+        lines.append(json.dumps({**record, "mac": mac}) + "\n")
+        previous = mac
+    path.write_text("".join(lines), encoding="utf-8")

@@ -112,8 +112,15 @@ def builder_reply(files: dict[str, str]) -> str:
 
 
 def decision(
-    name: str, *, add: Sequence[str] = (), feedback: Sequence[str] = (), rating: str = "pass"
+    name: str,
+    *,
+    add: Sequence[str] = (),
+    feedback: Sequence[str] = (),
+    rating: str = "pass",
+    tag: str = "decision",
 ) -> str:
+    """A visionary reply: the decision between `<tag>` tags (`decision`: the mock role model's
+    placeholder for this call's nonce; `{decision_tag}`: the fake server's)."""
     body = {
         "decision": name,
         "summary": f"the skill is {name}",
@@ -122,7 +129,7 @@ def decision(
         "feedback": list(feedback),
         "caveats": [],
     }
-    return "My judgement:\n```json\n" + json.dumps(body, indent=1) + "\n```\n"
+    return f"My judgement:\n<{tag}>\n```json\n" + json.dumps(body, indent=1) + f"\n```\n</{tag}>\n"
 
 
 REFINE = decision(

@@ -87,7 +87,9 @@ class Run:
 
     def records(self) -> dict[str, dict[str, Any]]:
         (journal,) = self.state.rglob("attempts.jsonl")
-        return {r["arm"]: r for r in map(json.loads, journal.read_text().splitlines())}
+        # (a signed journal starts with a header line: records are the lines with an arm)
+        lines = map(json.loads, journal.read_text().splitlines())
+        return {r["arm"]: r for r in lines if "arm" in r}
 
     def kept(self, arm: str) -> Path:
         (journal,) = self.state.rglob("attempts.jsonl")

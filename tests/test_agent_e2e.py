@@ -25,7 +25,7 @@ from skill_eval.executors.claude.binary import bundled_cli
 from tests.browser import Browser, find_chromium, png_colours
 from tests.conftest import REPO
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import jail_missing, run_cli, write_suite
+from tests.helpers import jail_missing, journal_records, run_cli, write_suite
 
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")
@@ -123,7 +123,7 @@ class AgentRun:
 
     def journal(self) -> dict[str, dict[str, Any]]:
         (journal,) = self.state.rglob("attempts.jsonl")
-        return {r["arm"]: r for r in map(json.loads, journal.read_text().splitlines())}
+        return {r["arm"]: r for r in journal_records(journal)}
 
     def run_dir(self) -> Path:
         (journal,) = self.state.rglob("attempts.jsonl")

@@ -4,7 +4,6 @@ agent demo end to end through the CLI (rejudge included)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from skill_eval.executors.base import create_executor
 from skill_eval.executors.mock import load_mock_outputs
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges import JudgeContext, build_judge
-from tests.helpers import REPO, read_json, run_cli, write_outputs
+from tests.helpers import REPO, journal_records, read_json, run_cli, write_outputs
 
 DEMO = REPO / "task_suites" / "demo-agent"
 JUDGE = {"type": "file-exists", "paths": ["report.md"]}
@@ -218,7 +217,7 @@ def test_mock_writes_files_in_the_workspace_and_records_calls(tmp_path: Path) ->
     assert attempt.status == "passed", attempt.judge
     assert [f.path for f in attempt.files.files] == ["report.md", "sub/x.txt"]  # not the input
     assert attempt.transcript[0].name == "Skill" and attempt.output == "done"
-    record = json.loads((tmp_path / "attempts.jsonl").read_text())
+    [record] = journal_records(tmp_path / "attempts.jsonl")
     assert record["transcript"][0]["input"] == {"skill": "csv-report"}
 
 
@@ -326,10 +325,7 @@ def test_agent_demo_runs_end_to_end_with_the_mock(tmp_path: Path) -> None:
     [artifact] = (tmp_path / "state" / "evaluations").glob("*.json")
     data = read_json(artifact)
     assert data["evaluation"]["verdict"] == "pass"
-    by = {
-        (a["arm"], a["task_id"]): a
-        for a in map(json.loads, (run_dir / "attempts.jsonl").read_text().splitlines())
-    }
+    by = {(a["arm"], a["task_id"]): a for a in journal_records(run_dir / "attempts.jsonl")}
     assert all(by[("candidate", t.id)]["status"] == "passed" for t in load_suite(DEMO).tasks)
     assert [
         t for (arm, t), a in sorted(by.items()) if arm == "baseline" and a["status"] == "passed"
@@ -359,15 +355,15 @@ def test_agent_demo_rejudges_from_kept_workspaces_after_a_move(tmp_path: Path) -
     assert code == 0, text
     moved = tmp_path / "moved-run"
     run_dir.rename(moved)  # the journal's recorded roots now point nowhere
-    code, out, err = run_cli("rejudge", str(moved), "--output", str(tmp_path / "re.json"))
+    key = tmp_path / "state" / "journal.key"  # the moved run's journal is checked with it
+    code, out, err = run_cli(
+        "rejudge", str(moved), "--output", str(tmp_path / "re.json"), "--journal-key", str(key)
+    )
     assert code == 0, out + err
     data = read_json(tmp_path / "re.json")
     assert data["evaluation"]["verdict"] == "pass"
     [rejudged] = moved.glob("rejudged-*.jsonl")
-    statuses = {
-        (r["arm"], r["task_id"]): r["status"]
-        for r in map(json.loads, rejudged.read_text().splitlines())
-    }
+    statuses = {(r["arm"], r["task_id"]): r["status"] for r in journal_records(rejudged)}
     assert statuses[("candidate", "sales-report-tested")] == "passed"  # pytest on AI_WORKSPACE
     assert list(statuses.values()).count("passed") == 6
 

@@ -18,9 +18,11 @@ from skill_eval.report.task_details import from_artifact
 from tests.helpers import (
     REPO,
     contains_task,
+    journal_records,
     read_json,
     run_cli,
     write_outputs,
+    write_signed_journal,
     write_skill,
     write_suite,
 )
@@ -256,15 +258,15 @@ def test_resume_of_a_journal_written_before_blobs(tmp_path: Path) -> None:
     run_dir = Path(data["manifest"]["run_dir"])
     journal = run_dir / "attempts.jsonl"
     # as an older version wrote it: outputs inline, no sizes, hashes or blobs; one attempt
-    # of task u lost, so the resume has something to run
-    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    # of task u lost, so the resume has something to run (signed: the harness wrote it)
+    records = journal_records(journal)
     old = []
     for record in records:
         if record.get("output_blob"):
             record["output"] = (run_dir / record["output_blob"]).read_text()
         old.append({k: v for k, v in record.items() if not k.startswith("output_")})
     old = [r for r in old if not (r["task_id"] == "u" and r["arm"] == "candidate")]
-    journal.write_text("".join(json.dumps(r) + "\n" for r in old))
+    write_signed_journal(journal, old, tmp_path / "state")
     code, out, err = run_cli(
         "run",
         "--standalone",

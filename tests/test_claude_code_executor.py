@@ -32,7 +32,7 @@ from skill_eval.executors.claude.tools import (
     plan_tools,
 )
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import jail_missing, run_cli, write_suite
+from tests.helpers import jail_missing, journal_records, run_cli, write_suite
 
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or bundled_cli()
@@ -561,7 +561,7 @@ def test_run_with_skill_then_write_lands_in_the_workspace_and_the_record(
     assert code in (0, 4), err  # one task: a pass, or not enough evidence for one
     assert list(cwd.iterdir()) == [] and not (tmp_path / "report.md").exists()
     (journal,) = (tmp_path / "state").rglob("attempts.jsonl")
-    records = {r["arm"]: r for r in map(json.loads, journal.read_text().splitlines())}
+    records = {r["arm"]: r for r in journal_records(journal)}
     candidate, baseline = records["candidate"], records["baseline"]
     assert (candidate["status"], baseline["status"]) == ("passed", "failed")
     assert [(c["name"], c["ok"]) for c in candidate["transcript"]] == [

@@ -208,9 +208,9 @@ def test_installed_mode_never_copies_links_out(fake_bin: str, tmp_path: Path) ->
     executor = make(fake_bin, skill_mode="installed")
     result, ws = attempt(executor, tmp_path, skill=Skill("s", "new", directory=skill_dir))
     assert result.error is None, result.error
-    # A text file linked from outside is installed as its content; the link to a folder
-    # outside, the dangling link and the FIFO are left out (skills/install.py).
-    assert sorted(Path(f).name for f in calls(ws.path)[0]["cwd_files"]) == ["SKILL.md", "out.env"]
+    # Links out of the folder (a file, a folder), the dangling link and the FIFO are left
+    # out: a link that leaves the skill folder is never followed (skills/install.py).
+    assert sorted(Path(f).name for f in calls(ws.path)[0]["cwd_files"]) == ["SKILL.md"]
 
 
 @needs_jail

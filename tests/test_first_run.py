@@ -28,6 +28,7 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import (
     REPO,
     jail_missing,
+    journal_records,
     read_json,
     run_cli,
     write_outputs,
@@ -87,7 +88,7 @@ def mock_run(tmp_path: Path, suite: Path, *extra: str) -> list[str]:
 
 def journal_of(state: Path) -> list[dict]:
     [journal] = state.glob("runs/*/attempts.jsonl")
-    return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    return journal_records(journal)
 
 
 # -- a plain install ----------------------------------------------------------------------------

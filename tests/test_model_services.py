@@ -21,7 +21,7 @@ GROUP = "skill_eval.executors"
 # A plugin executor whose text model replays scripted replies per label (who asks) from the
 # JSON file in $SCRIBE_REPLIES and logs every request it gets to $SCRIBE_LOG.
 SCRIBE_PLUGIN = """
-import json, os
+import json, os, re
 from dataclasses import dataclass
 from skill_eval.core.model import ExecutionResult, Usage
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
@@ -49,7 +49,10 @@ class ScribeText:
         queue = self.replies.get(request.label) or []
         if not queue:
             raise TextModelError(f"scribe: no reply left for {request.label}")
-        return TextReply(queue.pop(0), Usage(input_tokens=10, output_tokens=5), "scribe-1")
+        text = queue.pop(0)  # a model that answers in the tag the prompt asks for
+        for tag in re.findall(r"<(decision-[0-9a-f]+)>", request.prompt)[-1:]:
+            text = text.replace("<decision>", f"<{tag}>").replace("</decision>", f"</{tag}>")
+        return TextReply(text, Usage(input_tokens=10, output_tokens=5), "scribe-1")
 
 SPEC = ExecutorSpec(name="scribe", config_cls=ScribeConfig,
                     schema=config_schema(ScribeConfig, {}), build=Scribe, text_model=ScribeText)

@@ -39,7 +39,10 @@ def test_one_round_with_the_sdk_and_only_allowed_context(
             "system_contains": "You are the **builder**",
             "text": builder_reply(suite_files(True, rationale="RATIONALE-MARKER")),
         },
-        {"system_contains": "You are the **visionary**", "text": decision("approved")},
+        {
+            "system_contains": "You are the **visionary**",
+            "text": decision("approved", tag="{decision_tag}"),
+        },
     ]
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with FakeAnthropic(rules=rules, default="unexpected request") as server:

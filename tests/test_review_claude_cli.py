@@ -41,7 +41,10 @@ def test_one_round_through_the_real_claude_cli(
     rules = [
         {"system_contains": "You are the **orchestrator**", "text": plan()},
         {"system_contains": "You are the **builder**", "text": builder_reply(suite_files(True))},
-        {"system_contains": "You are the **visionary**", "text": decision("approved")},
+        {
+            "system_contains": "You are the **visionary**",
+            "text": decision("approved", tag="{decision_tag}"),
+        },
     ]
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
     with FakeAnthropic(rules=rules, default="unexpected request") as server:

@@ -3,6 +3,7 @@ decision parsers, and bad input (exit 2, one line)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -153,29 +154,43 @@ def test_claude_cli_executor_without_the_binary_is_an_error_exit(tmp_path: Path)
     )
 
 
+NONCE = "0123456789abcdef0123456789abcdef"
+TAG = f"decision-{NONCE}"
+
+
 @pytest.mark.parametrize(
     "reply, problem",
     [
-        ("no json here", "the reply holds no JSON object"),
+        ("no json here", "the reply holds no <decision-…> block with this request's nonce"),
         (
-            '{"decision": "maybe"}',
+            f'<{TAG}>{{"decision": "maybe"}}</{TAG}>',
             "decision: must be one of approved, approved_partial, "
             "refine_evaluation, rejected, got 'maybe'",
         ),
         (
-            decision("refine_evaluation"),
+            decision("refine_evaluation", tag=TAG),
             "refine_evaluation needs refine.add, refine.change or refine.remove",
         ),
-        (decision("rejected"), "rejected needs feedback for the skill's author"),
+        (decision("rejected", tag=TAG), "rejected needs feedback for the skill's author"),
+        (decision("approved"), "the reply holds no <decision-…> block with this request's nonce"),
+        (
+            decision("approved", tag="decision-" + "f" * 32),  # another call's nonce
+            "the reply holds no <decision-…> block with this request's nonce",
+        ),
+        (
+            decision("approved", tag=TAG) + decision("approved", tag=TAG),
+            "the reply holds 2 <decision-…> blocks, not one",
+        ),
+        (f"<{TAG}>[1, 2]</{TAG}>", "the <decision-…> block is not a JSON object"),
     ],
 )
 def test_unusable_decisions(reply: str, problem: str) -> None:
-    found, problems = parse_decision(reply)
+    found, problems = parse_decision(reply, NONCE)
     assert found is None and problem in problems
 
 
 def test_decision_record_matches_the_schema() -> None:
-    found, _ = parse_decision(decision("approved"))
+    found, _ = parse_decision(decision("approved", tag=TAG), NONCE)
     assert found is not None
     record = decision_record(
         found,
@@ -312,4 +327,7 @@ def test_visionary_gate_retries_an_unusable_reply(tmp_path: Path) -> None:
     )
     assert outcome.record["decision"] == "approved"
     retry = (outcome.directory / "round-1/visionary.attempt-2.input.md").read_text()
-    assert "- the reply holds no JSON object" in retry and "# QA report" in retry
+    assert "- the reply holds no <decision-…> block" in retry and "# QA report" in retry
+    first = (outcome.directory / "round-1/visionary.input.md").read_text()
+    tags = [re.findall(r"<(decision-[0-9a-f]{32})>", t)[-1] for t in (first, retry)]
+    assert tags[0] != tags[1]  # a fresh nonce for every call

@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
+from tests.helpers import (
+    REPO,
+    contains_task,
+    journal_records,
+    read_json,
+    run_cli,
+    write_skill,
+    write_suite,
+)
 
 SKILL_MARK = "SKILL-MARK-7f3a"
 RULES = [
@@ -158,14 +166,14 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             found = list((tmp_path / "state" / "runs").glob("*/attempts.jsonl"))
-            if found and len(found[0].read_text().splitlines()) >= 4:
+            if found and len(journal_records(found[0])) >= 4:
                 journal = found[0]
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         assert journal is not None
-        finished = len(journal.read_text().splitlines())
+        finished = len(journal_records(journal))
         assert finished < 2 * tasks
         before = fake.count
         resumed = subprocess.run(
@@ -180,7 +188,7 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
         assert fake.count - before == 2 * tasks - finished
         data = read_json(resumed.stdout.strip())
         assert data["manifest"]["run_dir"] == str(journal.parent)
-        assert len(journal.read_text().splitlines()) == 2 * tasks
+        assert len(journal_records(journal)) == 2 * tasks
         assert data["evaluation"]["execution_pass_rate"] == 1.0
 
 

@@ -14,6 +14,7 @@ from tests.helpers import (
     DEMO_SKILL_IMPROVED,
     DEMO_SUITE,
     contains_task,
+    journal_records,
     read_json,
     run_cli,
     run_script,
@@ -108,7 +109,7 @@ def test_demo_standalone_passes_and_writes_a_schema_valid_artifact(tmp_path: Pat
     assert "breaking-change" in err  # the per-task table
     # every attempt was journaled with its full output
     journal = Path(data["manifest"]["run_dir"]) / "attempts.jsonl"
-    lines = journal.read_text().splitlines()
+    lines = journal_records(journal)
     assert len(lines) == 10
 
 

@@ -23,6 +23,7 @@ from tests.helpers import (
     DEMO_SKILL_IMPROVED,
     DEMO_SUITE,
     REPO,
+    journal_records,
     read_json,
     run_cli,
 )
@@ -113,7 +114,7 @@ def test_a_plan_round_trips_through_its_stored_form(tmp_path: Path) -> None:
 
 def test_the_python_api_runs_a_plan(tmp_path: Path) -> None:
     outcome = run_evaluation(RunPlan.from_flags(**demo_flags(tmp_path)), log=lambda m: None)
-    assert outcome.verdict == "fail" and outcome.path.is_file()
+    assert outcome.verdict == "pass" and outcome.path.is_file()  # 3 of 5 improved, none worse
     assert outcome.run_dir is not None
     meta = read_json(outcome.run_dir / "run.json")
     assert meta["schema_version"] == 2 and "options" not in meta
@@ -190,13 +191,13 @@ def test_a_run_written_before_the_plan_rejudges(tmp_path: Path) -> None:
 
 def test_a_run_written_before_the_plan_resumes(tmp_path: Path) -> None:
     code, out, err = demo_run(tmp_path / "state")
-    assert code == 1, err
+    assert code == 0, err
     run_dir = Path(read_json(out.strip())["manifest"]["run_dir"])
     as_legacy(run_dir)
     code, _, err = demo_run(tmp_path / "state", "--resume")
-    assert code == 1, err
+    assert code == 0, err
     assert f"resume: 10 finished attempts kept from {run_dir}" in err
-    assert len((run_dir / "attempts.jsonl").read_text().splitlines()) == 10  # none ran again
+    assert len(journal_records(run_dir / "attempts.jsonl")) == 10  # none ran again
 
 
 def test_shards_written_before_the_plan_merge(tmp_path: Path) -> None:
@@ -209,7 +210,7 @@ def test_shards_written_before_the_plan_merge(tmp_path: Path) -> None:
     runs = sorted((state / "runs").iterdir())
     as_legacy(runs[0])  # one shard from before, one from now: still one run
     code, out, err = run_cli("merge", *map(str, runs), "-o", str(tmp_path / "m.json"))
-    assert code == 1, err
+    assert code == 0, err
     assert comparable(read_json(out.strip())) == comparable(whole)
 
 

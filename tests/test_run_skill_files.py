@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import contains_task, read_json, run_cli, write_skill, write_suite
+from tests.helpers import (
+    contains_task,
+    journal_records,
+    read_json,
+    run_cli,
+    write_skill,
+    write_suite,
+)
 
 GUIDE = "GUIDE-7c2e: the answer is alpha"
 RULES = [
@@ -84,7 +91,7 @@ def test_the_transcript_lands_in_the_journal_and_the_artifact(
     assert [a["transcript"] for a in cand] == [expected, expected]
     assert all("transcript" not in a for r in data["baseline_results"] for a in r["attempts"])
     [journal] = (tmp_path / "st").glob("runs/*/attempts.jsonl")
-    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    lines = journal_records(journal)
     assert (
         sorted(json.dumps(e.get("transcript")) for e in lines if e["arm"] == "candidate")
         == [json.dumps(expected)] * 2

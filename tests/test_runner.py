@@ -15,6 +15,7 @@ from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import RunStopped
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig
 from skill_eval.judges.base import JudgeContext, build_judge
+from tests.helpers import journal_records
 
 TASKS = [
     Task(id=f"t{i}", prompt=f"p{i}", judge={"type": "contains", "expected": ["ok"]}, index=i)
@@ -82,7 +83,7 @@ def test_retryable_errors_are_retried_to_success_and_recorded_once(tmp_path: Pat
     assert {a.status for a in attempts if a.arm == "candidate"} == {"passed"}
     assert {a.status for a in attempts if a.arm == "baseline"} == {"failed"}
     assert all(a.tries == 3 for a in attempts)
-    lines = (tmp_path / "attempts.jsonl").read_text().splitlines()
+    lines = journal_records(tmp_path / "attempts.jsonl")
     assert len(lines) == len(attempts) == 8
 
 

@@ -22,6 +22,7 @@ from tests.helpers import (
     DEMO_SUITE,
     REPO,
     contains_task,
+    journal_records,
     read_json,
     run_cli,
     write_skill,
@@ -117,7 +118,7 @@ def test_three_merged_shards_give_the_artifact_of_the_unsharded_run(tmp_path: Pa
         assert part["shard"]["index"] == i and part["shard"]["count"] == 3
         assert f"shard {i}/3: {part['shard']['attempts']} attempts recorded" in err
     runs = shard_dirs(state)
-    sizes = [len((run / "attempts.jsonl").read_text().splitlines()) for run in runs]
+    sizes = [len(journal_records(run / "attempts.jsonl")) for run in runs]
     assert sum(sizes) == len(whole["candidate_results"]) * 2 * 2 and min(sizes) > 0
     code, out, err = run_cli("merge", *map(str, reversed(runs)), "-o", str(tmp_path / "m.json"))
     assert code == (1 if whole["evaluation"]["verdict"] == "fail" else 0), err
@@ -215,8 +216,10 @@ def test_merge_refuses_other_settings_a_plain_run_and_an_unfinished_shard(
     plain = tmp_path / "plain"
     assert demo_run(plain)[0] in (0, 1)  # a plain run decides
     assert "not a shard" in merge_error(tmp_path, shard_dirs(plain)[0])
-    cut = tmp_path / "cut"
-    cut.mkdir()
+    cut = tmp_path / "state" / "runs" / "cut"  # under a state root holding the same key
+    cut.mkdir(parents=True)
+    key = demo_shards[1].parent.parent / "journal.key"
+    (tmp_path / "state" / "journal.key").write_bytes(key.read_bytes())
     for name in ("run.json", "attempts.jsonl"):
         (cut / name).write_bytes((demo_shards[1] / name).read_bytes())
     journal = (cut / "attempts.jsonl").read_text().splitlines()

@@ -14,10 +14,10 @@ import pytest
 from skill_eval.core.model import ExecutionRequest, Task
 from skill_eval.executors.base import ExecutorConfig, create_executor
 from skill_eval.skills import load_skill
-from skill_eval.skills.install import MAX_LINKED_BYTES, install_skill, plan_install
+from skill_eval.skills.install import install_skill, plan_install
 
 from .fakes.fake_claude import install
-from .helpers import DEMO_SUITE, jail_missing, read_json, run_cli, write_skill
+from .helpers import DEMO_SUITE, jail_missing, journal_records, read_json, run_cli, write_skill
 
 OLD = (1_000_000_000, 1_000_000_000)  # 2001: any write would move it
 
@@ -65,7 +65,7 @@ def test_links_inside_outside_dangling_and_special(tmp_path: Path) -> None:
     outside.mkdir()
     (outside / "notes.md").write_text("outside notes", encoding="utf-8")
     (outside / "blob.bin").write_bytes(b"\xff\xfe\x00binary")
-    (outside / "big.md").write_text("x" * (MAX_LINKED_BYTES + 1), encoding="utf-8")
+    (outside / "big.md").write_text("x" * 100, encoding="utf-8")
     folder = write_skill(tmp_path / "demo")
     (folder / "scripts").mkdir()
     (folder / "scripts" / "run.sh").write_text("#!/bin/sh\necho hi\n", encoding="utf-8")
@@ -89,7 +89,6 @@ def test_links_inside_outside_dangling_and_special(tmp_path: Path) -> None:
     plan = plan_install(skill)
     assert plan.files == [
         "demo/SKILL.md",
-        "demo/notes.md",
         "demo/ref-link.md",
         "demo/reference.md",
         "demo/scripts/run.sh",
@@ -100,16 +99,18 @@ def test_links_inside_outside_dangling_and_special(tmp_path: Path) -> None:
         "blob.bin",
         "dangling.md",
         "environ",
+        "notes.md",
         "null",
         "outdir",
     ]
     assert any("dangling link" in w for w in plan.warnings)
+    assert f"notes.md: a link to {outside / 'notes.md'}, outside the skill folder: never " in (
+        " ".join(plan.warnings)
+    )
     before = snapshot(tmp_path)
     dest = install_skill(skill, tmp_path / "attempt")
     assert snapshot(tmp_path, skip=tmp_path / "attempt") == before  # nothing else written
-    assert (dest / "notes.md").read_text() == "outside notes" and not (
-        dest / "notes.md"
-    ).is_symlink()
+    assert not (dest / "notes.md").exists()  # a text file outside: never followed either
     assert (dest / "ref-link.md").read_text() == "inside" and not (
         dest / "ref-link.md"
     ).is_symlink()
@@ -117,7 +118,6 @@ def test_links_inside_outside_dangling_and_special(tmp_path: Path) -> None:
     assert os.access(dest / "scripts" / "run.sh", os.X_OK)
     assert sorted(p.name for p in dest.iterdir()) == [
         "SKILL.md",
-        "notes.md",
         "ref-link.md",
         "reference.md",
         "scripts",
@@ -264,8 +264,6 @@ def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
     journals = list(tmp_path.glob("s*/runs/*/attempts.jsonl"))
     assert journals
     for journal in journals:
-        assert {json.loads(line)["status"] for line in journal.read_text().splitlines()} == {
-            "failed"
-        }
+        assert {r["status"] for r in journal_records(journal)} == {"failed"}
     assert shared.read_text(encoding="utf-8") == text
     assert shared.stat().st_mtime_ns == OLD[1] * 10**9

@@ -23,7 +23,7 @@ import pytest
 
 from skill_eval.executors.claude.binary import bundled_cli
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import jail_missing, run_cli, write_suite
+from tests.helpers import jail_missing, journal_records, run_cli, write_suite
 
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")  # read before isolation clears it
 pytestmark = [
@@ -83,7 +83,7 @@ class TriggerRun:
 
     def journal(self) -> list[dict[str, Any]]:
         (journal,) = (self.tmp / "state").rglob("attempts.jsonl")
-        return [json.loads(line) for line in journal.read_text().splitlines()]
+        return journal_records(journal)
 
 
 def trigger_run(tmp: Path, *, faults: list[Any] | None = None, retries: int = 0) -> TriggerRun:

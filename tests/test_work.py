@@ -16,6 +16,7 @@ from skill_eval.core.model import Attempt, JudgeResult, Task
 from skill_eval.core.work import FileSnapshot, Snapshot, ToolCall, Work
 from skill_eval.engine.runner import Journal
 from skill_eval.judges import JudgeContext, build_judge, run_judge
+from tests.helpers import journal_records
 
 FILES = Snapshot((FileSnapshot("notes/a.md", 3, hashlib.sha256(b"abc").hexdigest()),))
 CALLS = (ToolCall("Write", {"file_path": "notes/a.md", "content": "abc"}, ok=True),)
@@ -90,7 +91,7 @@ def test_attempt_keeps_meta_transcript_and_files_through_the_journal(tmp_path: P
     journal = Journal(tmp_path / "attempts.jsonl")
     journal.append(attempt)
     journal.close()
-    record = json.loads((tmp_path / "attempts.jsonl").read_text())
+    [record] = journal_records(tmp_path / "attempts.jsonl")
     assert record["meta"] == {
         "latency_ms": 12,
         "stop_reason": "end_turn",

@@ -12,7 +12,8 @@ from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import ToolCall, Work
 from skill_eval.core.workspace import AttemptWorkspace, detached
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
-from skill_eval.judges.work_judges import describe_work, readonly_copy, skill_invocations, writable
+from skill_eval.judges.work_judges import describe_work, skill_invocations
+from skill_eval.judges.workspace_copy import readonly_copy, writable
 
 TASK = Task(id="t", prompt="Report on data.csv", judge={"type": "contains", "expected": ["x"]})
 

@@ -25,7 +25,7 @@ from skill_eval.executors.claude.binary import bundled_cli
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.judges.base import JudgeContext, build_judge
 from tests.fakes.fake_claude import install
-from tests.helpers import jail_missing
+from tests.helpers import jail_missing, journal_records
 
 needs_jail = pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
 
@@ -136,7 +136,7 @@ def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> N
         ("answer.txt", sha(b"answer to t1"))
     ]
     assert attempt.meta == {"latency_ms": 7, "stop_reason": "end_turn", "model": "fake-1"}
-    record = json.loads((tmp_path / "attempts.jsonl").read_text())
+    [record] = journal_records(tmp_path / "attempts.jsonl")
     assert record["meta"]["stop_reason"] == "end_turn" and "root" not in record["files"]
 
 

@@ -100,6 +100,11 @@ HELP: dict[str, str] = {
         "an output) without skill-eval's jail: only where none can be built (no bubblewrap, no "
         "user namespaces, not Linux). The summary says so first, and the artifact records it."
     ),
+    "journal-key": (
+        "The key file that signs the run's journal, so --resume and `merge` take only records "
+        "skill-eval wrote (default <state-root>/journal.key, made on first use); shards merged "
+        "on another machine share one [env SKILL_EVAL_JOURNAL_KEY_FILE]."
+    ),
     "shard": (
         "Run only slice I of N of the (task, sample) pairs (both arms of a pair together), in its "
         "own run directory; join the slices with `skill-eval merge` (see references/ci.md)."

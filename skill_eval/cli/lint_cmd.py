@@ -24,7 +24,8 @@ def command(skills: tuple[str, ...]) -> None:
     Warnings (a run goes on and records them): a `name` that is not 1-64 lowercase letters,
     digits and single hyphens or does not match its folder, a description over 1,024
     characters, a body over 500 lines, unknown frontmatter keys, files SKILL.md links to
-    that the folder lacks, and `disable-model-invocation: true`.
+    that the folder lacks, links in the folder that lead outside it (never followed), and
+    `disable-model-invocation: true`.
     """
     errors = 0
     for skill in skills:

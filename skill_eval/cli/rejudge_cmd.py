@@ -28,10 +28,18 @@ from .run_flags import flag
     show_default=False,
     help="Preview length for outputs recorded inline by older versions (default: as in the run).",
 )
+@click.option(
+    "--journal-key",
+    metavar="FILE",
+    envvar="SKILL_EVAL_JOURNAL_KEY_FILE",
+    help="The key file the run's journal was signed with (default: the journal.key of the "
+    "state root holding RUN_DIR) [env SKILL_EVAL_JOURNAL_KEY_FILE].",
+)
 def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
     """Judge a finished run again with the suite's current judges, without re-executing.
 
-    Reads RUN_DIR/attempts.jsonl, judges every output again and writes a new artifact (path on
+    Reads RUN_DIR/attempts.jsonl (every record checked against the journal key), judges
+    every output again and writes a new artifact (path on
     stdout). Exit codes as for `run`.
     """
     from ..engine.rejudge import rejudge

@@ -110,6 +110,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         "--baseline-cache-dir", metavar="DIR", envvar="SKILL_EVAL_BASELINE_CACHE_DIR"
     ),
     "baseline-ttl": _f("--baseline-ttl", default="7d", show_default=True, metavar="DURATION"),
+    "journal-key": _f("--journal-key", metavar="FILE", envvar="SKILL_EVAL_JOURNAL_KEY_FILE"),
     "max-preview-chars": _f(
         "--max-preview-chars",
         type=int,
@@ -203,6 +204,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "keep-workspaces",
             "baseline-cache-dir",
             "baseline-ttl",
+            "journal-key",
             "max-preview-chars",
             "max-output-bytes",
         ),

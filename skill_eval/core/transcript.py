@@ -6,7 +6,7 @@ from Claude Code's stream-json)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -17,6 +17,7 @@ from .work import ToolCall
 INPUT_LIMIT = 2000
 OUTPUT_LIMIT = 4000
 NO_RESULT = "(no result: the run ended before the tool answered)"
+TRANSCRIPT_CUT = "(transcript cut)"  # no tool has this name: the marker of a cut transcript
 
 
 def trim_text(text: str, limit: int) -> str:
@@ -66,6 +67,12 @@ def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
         return tool_input.get("skill") == skill
     path = tool_input.get("file_path")
     return tool == "Read" and isinstance(path, str) and _is_skill_file(path, skill)
+
+
+def transcript_problem(transcript: Sequence[ToolCall]) -> str | None:
+    """Why an attempt's transcript cannot be judged (it was cut); None when it can."""
+    last = transcript[-1] if transcript else None
+    return last.output if last is not None and last.name == TRANSCRIPT_CUT else None
 
 
 def _is_skill_file(path: str, skill_name: str | None) -> bool:

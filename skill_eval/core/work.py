@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .bounded import read_bounded
+
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -63,10 +65,12 @@ class FileSnapshot:
     root: Path | None = field(default=None, compare=False)
 
     def read_bytes(self) -> bytes:
-        """The file's content; a FileNotFoundError once its workspace is gone."""
+        """The file's content; a FileNotFoundError once its workspace is gone, a FileTooLarge
+        (an OSError) past core/bounded.MAX_FILE_BYTES: the agent wrote it, so it is never
+        read whole whatever its size."""
         if self.root is None:
             raise FileNotFoundError(f"{self.path}: its workspace was not kept")
-        return (self.root / self.path).read_bytes()
+        return read_bounded(self.root / self.path)
 
     def read_text(self) -> str:
         return self.read_bytes().decode("utf-8", "replace")
@@ -83,6 +87,8 @@ class Snapshot:
     files: tuple[FileSnapshot, ...] = ()
     root: Path | None = field(default=None, compare=False)
     truncated: bool = False  # more files changed than the snapshot holds
+    # Why the workspace is not judged at all (over the files skill-eval reads); None: it is.
+    problem: str | None = None
 
     def get(self, path: str) -> FileSnapshot | None:
         return next((f for f in self.files if f.path == path), None)
@@ -93,6 +99,8 @@ class Snapshot:
             out["root"] = str(self.root)
         if self.truncated:
             out["truncated"] = True
+        if self.problem:
+            out["problem"] = self.problem
         return out
 
     @classmethod
@@ -107,7 +115,13 @@ class Snapshot:
             )
             for f in data.get("files") or ()
         )
-        return cls(files=files, root=root, truncated=bool(data.get("truncated")))
+        problem = data.get("problem")
+        return cls(
+            files=files,
+            root=root,
+            truncated=bool(data.get("truncated")),
+            problem=str(problem) if problem else None,
+        )
 
 
 @dataclass(frozen=True)

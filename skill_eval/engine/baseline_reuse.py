@@ -55,7 +55,8 @@ def reusing_baselines(prepared: Prepared, opened: OpenRun, log: Log) -> Iterator
     try:
         yield sections
     finally:
-        stored = [a for a in opened.journal.read() if a.arm == "baseline"]
+        # from the records this run wrote (in memory), never the file judged code might reach
+        stored = [a for a in opened.journal.recorded() if a.arm == "baseline"]
         cache.put(key, stored, created_at=hit.created_at if hit else None)
         cache.close()
 

@@ -79,7 +79,7 @@ def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult
             backend=prepared.backend,
         )
     except KeyboardInterrupt:
-        finished = sum(a.status != "error" for a in opened.journal.read())
+        finished = sum(a.status != "error" for a in opened.journal.recorded())
         raise RunInterrupted(str(opened.path), finished) from None
 
 

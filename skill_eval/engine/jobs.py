@@ -34,6 +34,7 @@ from ..core.model import (
 )
 from ..core.paths import safe_component
 from ..core.task_files import expand_task_files
+from ..core.transcript import transcript_problem
 from ..core.work import Work
 from ..core.workspace import (
     KEEP_MAX_BYTES,
@@ -315,8 +316,15 @@ def _meta(result: ExecutionResult, request: ExecutionRequest) -> dict[str, Any]:
 
 def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     """Judge an attempt's work (retrying transient judge errors) and set its judgement, error
-    and status. The one way an attempt is judged: by a run and by `rejudge` alike."""
-    judge = _judge(env, task, attempt.work)
+    and status. The one way an attempt is judged: by a run and by `rejudge` alike. Work over
+    the files skill-eval reads (its snapshot's `problem`, a cut transcript) fails unjudged."""
+    over = (attempt.files.problem if attempt.files is not None else None) or transcript_problem(
+        attempt.transcript
+    )
+    if over:  # the agent's doing: a failure, nothing read
+        judge = JudgeResult(False, 0.0, over, data={"over_limit": True})
+    else:
+        judge = _judge(env, task, attempt.work)
     error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
     return replace(attempt, judge=judge, error=error, status="error" if error else status_of(judge))
 

@@ -4,8 +4,9 @@ i/n`, engine/shards.py) into the one artifact the unsharded run would have writt
 Shards are joined only when they are provably slices of one run: every shard once, all of
 the same count, the same ingredients (engine/fingerprint.py: suite, fixtures, judges, skills,
 executor, model, samples, ...) and the same deciding settings (policy, margins, thresholds),
-each complete and holding only its own (task, sample) pairs. Anything else is a one-line
-UsageError naming the run directory and what differs.
+each complete and holding only its own (task, sample) pairs, every journal record signed
+with the journal key (engine/journal.py). Anything else is a one-line UsageError naming the
+run directory (or the journal's file and line) and what differs.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from ..inputs.suite import load_suite
 from ..plan.run_plan import RunPlan
 from .fingerprint import canonical_sha256, changed
 from .finish import EvaluationOutcome, Finished, finish_evaluation
+from .journal import JOURNAL_NAME, Journal
+from .journal_key import JournalKey, run_dir_key
 from .rundir import RUN_META, RunManifest, load_manifest
-from .runner import JOURNAL_NAME, Journal
 from .shards import Shard
 
 # What decides the verdict from the same attempts: shards must agree on it too (the plan's
@@ -104,10 +106,15 @@ def check_shards(runs: Sequence[ShardRun]) -> None:
 
 
 def shard_attempts(
-    run: ShardRun, tasks: Sequence[Any], arms: Sequence[str], samples: int
+    run: ShardRun,
+    tasks: Sequence[Any],
+    arms: Sequence[str],
+    samples: int,
+    key: JournalKey | None = None,
 ) -> list[Attempt]:
-    """The shard's journal, checked to hold exactly its own pairs, every one finished."""
-    attempts = Journal(run.path / JOURNAL_NAME).read()
+    """The shard's journal, every record checked against `key` (a JournalError naming the
+    file and line otherwise), holding exactly its own pairs, every one finished."""
+    attempts = Journal(run.path / JOURNAL_NAME, key=key).read()
     for attempt in attempts:
         if (
             attempt.arm not in arms
@@ -130,9 +137,14 @@ def shard_attempts(
 
 
 def merge(
-    run_dirs: Sequence[str | Path], output: str | Path, log: Callable[[str], None] | None = None
+    run_dirs: Sequence[str | Path],
+    output: str | Path,
+    log: Callable[[str], None] | None = None,
+    journal_key: str | Path | None = None,
 ) -> EvaluationOutcome:
-    """Join the shards' journals and write the artifact at `output`."""
+    """Join the shards' journals and write the artifact at `output`. Each shard's records are
+    checked with the key file `journal_key` (shards made on other machines: the key they all
+    ran with), else with the key of the state root each shard's directory lies in."""
     log = log or (lambda message: print(message, file=sys.stderr))
     if not run_dirs:
         raise UsageError("merge: give the run directory of every shard")
@@ -160,10 +172,13 @@ def merge(
             f"{first.path / RUN_META}: arms: not in the shape this version of skill-eval writes"
         ) from None
     names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
+    keys = [run_dir_key(journal_key, run.path) for run in runs]
     attempts = [
-        a for run in runs for a in shard_attempts(run, suite.tasks, names, plan.sample_count)
+        a
+        for run, key in zip(runs, keys, strict=True)
+        for a in shard_attempts(run, suite.tasks, names, plan.sample_count, key)
     ]
-    attempts = join_journals(attempts, Path(output), plan.records.max_preview_chars)
+    attempts = join_journals(attempts, Path(output), plan.records.max_preview_chars, keys[0])
     describe = first.meta.get("executor")
     if not isinstance(describe, dict):
         describe = {"kind": plan.executor.name}
@@ -186,14 +201,17 @@ def joined_dir(output: Path) -> Path:
 
 
 def join_journals(
-    attempts: Sequence[Attempt], output: Path, max_preview_chars: int
+    attempts: Sequence[Attempt],
+    output: Path,
+    max_preview_chars: int,
+    key: JournalKey | None = None,
 ) -> list[Attempt]:
     """The shards' attempts written into one journal beside the artifact, their stored
     outputs and transcripts copied into its blob store, so the merged artifact's blob paths
     resolve (show --full, reports) without the shards' run directories."""
     path = joined_dir(output) / JOURNAL_NAME
     path.unlink(missing_ok=True)  # a merge done again starts afresh
-    journal = Journal(path, max_preview_chars)  # the shards' own setting
+    journal = Journal(path, max_preview_chars, key)  # the shards' own setting and key
     try:
         return [journal.append(attempt) for attempt in attempts]
     finally:

@@ -19,6 +19,7 @@ from ..judges.llm import judge_model
 from .fingerprint import ArmSkill, ingredients
 from .fingerprint import Inputs as Ingredients
 from .fingerprint import fingerprint as fingerprint_of
+from .journal_key import journal_key
 from .judging import evaluator_dirs, judge_backend_name, judge_context
 from .prepare import Prepared
 from .progress import Progress
@@ -124,6 +125,8 @@ def open_run(prepared: Prepared, log: Log) -> OpenRun:
     run writes to: see OpenRun."""
     plan = prepared.plan
     parts = run_ingredients(prepared)
+    # signs the journal, kept out of every jail; a bad key file stops the run here
+    key = journal_key(plan.records.journal_key, prepared.state_root)
     run = open_run_dir(
         prepared.state_root,
         label=_label(prepared),
@@ -138,7 +141,7 @@ def open_run(prepared: Prepared, log: Log) -> OpenRun:
         log("resume: no earlier run has these inputs; starting a new run")
     arms = replace(prepared.arms, run_id=run.run_id)
     ctx = judge_context(plan, prepared.suite.directory, prepared.state_root, run_dir=run.path)
-    journal = Journal(run.path / JOURNAL_NAME, plan.records.max_preview_chars)
+    journal = Journal(run.path / JOURNAL_NAME, plan.records.max_preview_chars, key)
     done = journal.read() if run.resumed else []
     if run.resumed:
         kept = sum(a.status != "error" for a in done)

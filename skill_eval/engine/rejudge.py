@@ -23,6 +23,7 @@ from ..plan.run_plan import RunPlan
 from ..stats.agreement import run_agreement
 from . import artifact as artifact_mod
 from .finish import EvaluationOutcome, Finished, finish_evaluation
+from .journal_key import run_dir_key
 from .judging import close_judge_cache, judge_context
 from .rundir import RUN_META, load_manifest
 from .runner import JOURNAL_NAME, Journal, Runner, RunSettings, kept_workspace_dir
@@ -49,12 +50,16 @@ def rejudge(
 ) -> EvaluationOutcome:
     """Re-judge every executed attempt of `run_dir`. `judge_options` override the run's own
     judge settings (see `with_judging`: judge_executor, judge_model, judge_cache_dir,
-    no_judge_cache, evaluators_dirs, max_preview_chars). Attempts are judged by the runner's
-    `judge_attempt`, on its pool, with its retries, on their whole outputs (read from the
-    run's blobs)."""
+    no_judge_cache, evaluators_dirs, max_preview_chars); `journal_key` is the key file the
+    run's journal is checked with (default: its state root's journal.key). Attempts are
+    judged by the runner's `judge_attempt`, on its pool, with its retries, on their whole
+    outputs (read from the run's blobs)."""
     log = log or (lambda message: print(message, file=sys.stderr))
     run_path = Path(run_dir).resolve()
+    explicit_key = judge_options.pop("journal_key", None)
     manifest = load_manifest(run_path, warn=lambda m: log(f"warning: {m}"))
+    # From the command line, never from run.json: the journal and run.json sit side by side.
+    key = run_dir_key(explicit_key, run_path)
     try:
         arms = arms_from_dict(dict(manifest.arms))
     except (AttributeError, KeyError, TypeError, ValueError):
@@ -68,7 +73,7 @@ def rejudge(
     state_root = Path(plan.records.state_root).resolve()
     ctx = judge_context(plan, suite.directory, state_root)
     stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
-    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", plan.records.max_preview_chars)
+    journal = Journal(run_path / f"rejudged-{stamp}.jsonl", plan.records.max_preview_chars, key)
     runner = Runner(
         None,
         judges,
@@ -78,7 +83,8 @@ def rejudge(
     )
     try:
         recorded = [
-            with_kept_workspace(a, run_path) for a in Journal(run_path / JOURNAL_NAME).read()
+            with_kept_workspace(a, run_path)
+            for a in Journal(run_path / JOURNAL_NAME, key=key).read()
         ]
         attempts = runner.rejudge(recorded, {t.id: t for t in suite.tasks})
     finally:

@@ -7,33 +7,30 @@ heal (as the executor or judge classifies it). The runner is the driver: the onl
 journal.
 
 Jobs are interleaved (task 0 candidate, task 0 baseline, task 1 candidate, ...) so that a slow
-hour or a warm cache favours neither arm. The journal (`attempts.jsonl`) gets one line per
-finished attempt, flushed and fsynced, so a run killed half way can be resumed: a torn last
-line is ignored, and attempts that ended in error are run again.
+hour or a warm cache favours neither arm. The journal (`attempts.jsonl`, engine/journal.py) gets one
+signed line per finished attempt, flushed and fsynced, so a run killed half way can be
+resumed: a torn last line is ignored, and attempts that ended in error are run again.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..backends import Backend
 from ..backends.threads import ThreadBackend
-from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS, BlobStore
+from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES
 from ..core.model import Arm, ArmName, Attempt, Task
 from ..core.workspace import KEEP_MAX_BYTES, KeepPolicy
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
 from ..judges.base import Judge, JudgeContext, JudgeSettings
-from .attempt_store import store_attempt
 from .jobs import (
     BACKOFF_BASE_SECONDS,
     BACKOFF_CAP_SECONDS,
@@ -48,6 +45,7 @@ from .jobs import (
     now_iso,
     request_of,
 )
+from .journal import JOURNAL_NAME, Journal
 
 __all__ = [
     "JOURNAL_NAME",
@@ -60,7 +58,6 @@ __all__ = [
     "plan_jobs",
 ]
 
-JOURNAL_NAME = "attempts.jsonl"
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
 Job = AttemptJob  # one (arm, task, sample index); see engine/jobs.py
@@ -89,95 +86,6 @@ class RunSettings:
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
     """Every arm runs every task `samples` times, interleaved across arms."""
     return [Job(arm, task, i) for i in range(samples) for task in tasks for arm in arms]
-
-
-class Journal:
-    """Append-only JSON-lines record of finished attempts. Long outputs (and transcripts) go
-    to the run's blob store beside it (`blobs/<sha256>`) and the record keeps a preview of
-    `max_preview_chars` characters (engine/attempt_store.py). A line with a `record` key is a note
-    about the run, not an attempt (a sent Message Batch: `note`, `notes`)."""
-
-    def __init__(self, path: Path, max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS) -> None:
-        self.path = path
-        self.store = BlobStore(path.parent)
-        self.max_preview_chars = max_preview_chars
-        self._lock = threading.Lock()
-        self._handle: IO[str] | None = None
-
-    def read(self) -> list[Attempt]:
-        """Attempts already recorded; a torn or corrupt line (a kill mid-write) is skipped."""
-        if not self.path.exists():
-            return []
-        attempts: dict[tuple[str, str, int], Attempt] = {}
-        with self.path.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                try:
-                    data = json.loads(line)
-                    if isinstance(data, dict) and "record" in data:
-                        continue  # a note (see `notes`)
-                    attempt = Attempt.from_dict(data, blob_root=self.path.parent)
-                except (ValueError, KeyError, TypeError):
-                    continue
-                attempts[(attempt.arm, attempt.task_id, attempt.index)] = attempt
-        return list(attempts.values())
-
-    def notes(self, kind: str | None = None) -> list[dict[str, Any]]:
-        """The notes (of one kind: `{"record": kind, ...}`), in the order written."""
-        if not self.path.exists():
-            return []
-        found = []
-        with self.path.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                try:
-                    data = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(data, dict) and "record" in data and kind in (None, data["record"]):
-                    found.append(data)
-        return found
-
-    def note(self, record: Mapping[str, Any]) -> None:
-        """Write a note (a mapping with a `record` kind) at once, flushed and fsynced."""
-        if "record" not in record:
-            raise ValueError("a journal note needs a 'record' kind")
-        self._write(json.dumps(dict(record), ensure_ascii=False) + "\n")
-
-    def append(self, attempt: Attempt) -> Attempt:
-        """Record `attempt` (its blobs first, so a record never names a missing blob); returns
-        it as recorded: previews in place of long output and transcript."""
-        attempt = store_attempt(attempt, self.store, self.max_preview_chars)
-        self._write(json.dumps(attempt.to_dict(), ensure_ascii=False) + "\n")
-        return attempt
-
-    def _write(self, line: str) -> None:
-        with self._lock:
-            if self._handle is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._handle = self.path.open("a", encoding="utf-8")
-                self._repair_tail()
-            self._handle.write(line)
-            self._handle.flush()
-            try:
-                os.fsync(self._handle.fileno())
-            except OSError:
-                pass
-
-    def _repair_tail(self) -> None:
-        # A kill mid-write can leave a line without its newline; start ours on a fresh line.
-        if self._handle is None:
-            return
-        size = self.path.stat().st_size
-        if size:
-            with self.path.open("rb") as handle:
-                handle.seek(size - 1)
-                if handle.read(1) != b"\n":
-                    self._handle.write("\n")
-
-    def close(self) -> None:
-        with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
 
 
 class Runner:

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .api_proxy import ApiProxy
 
@@ -19,33 +20,50 @@ MAX_LINE = 8 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 
 
+@dataclass(frozen=True)
+class Read:
+    """How reading a stream ended: `on_line` said enough (`stopped`), the time ran out
+    (`timed_out`), or the stream went past its byte cap (`overflow`); `printed`: bytes read."""
+
+    stopped: bool = False
+    timed_out: bool = False
+    overflow: bool = False
+    printed: int = 0
+
+
 def read_lines(
-    stream: socket.socket, timeout: float, on_line: Callable[[bytes], bool]
-) -> tuple[bool, bool, int]:
-    """Give each line of `stream` to `on_line` until it ends, `on_line` says False (stopped)
-    or `timeout` seconds pass (timed out): (stopped, timed_out, bytes read)."""
+    stream: socket.socket,
+    timeout: float,
+    on_line: Callable[[bytes], bool],
+    limit: int | None = None,
+) -> Read:
+    """Give each line of `stream` to `on_line` until it ends, `on_line` says False, `timeout`
+    seconds pass or more than `limit` bytes came (what the stream holds is the candidate's:
+    nothing past the cap is read)."""
     deadline = time.monotonic() + timeout
     buffer, printed = bytearray(), 0
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            return False, True, printed
+            return Read(timed_out=True, printed=printed)
         stream.settimeout(left)
         try:
             chunk = stream.recv(65536)
         except TimeoutError:
-            return False, True, printed
+            return Read(timed_out=True, printed=printed)
         if not chunk:
             if buffer and not on_line(bytes(buffer)):
-                return True, False, printed
-            return False, False, printed
+                return Read(stopped=True, printed=printed)
+            return Read(printed=printed)
         printed += len(chunk)
+        if limit is not None and printed > limit:
+            return Read(overflow=True, printed=printed)
         buffer.extend(chunk)
         while (end := buffer.find(b"\n")) >= 0 or len(buffer) > MAX_LINE:
             line = bytes(buffer[: end if end >= 0 else MAX_LINE])
             del buffer[: end + 1 if end >= 0 else len(buffer)]
             if not on_line(line):
-                return True, False, printed
+                return Read(stopped=True, printed=printed)
 
 
 class Tail:

@@ -33,7 +33,7 @@ from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount, bubblewrap
 from .api_proxy import FORWARD_PORT, ApiProxy
 from .copyout import Caps, Copied, copy_out
-from .pipes import Tail, child_pid, close_fd, feed, read_lines, relay_api
+from .pipes import Read, Tail, child_pid, close_fd, feed, read_lines, relay_api
 from .process import preexec_for
 
 HOLDER_SOURCE = Path(__file__).with_name("holder.py")
@@ -56,14 +56,15 @@ def cancel_all() -> None:
 @dataclass(frozen=True)
 class Ended:
     """How the command ended: its exit code (None when stopped or killed), whether the
-    harness stopped it (`stopped`: on_line said enough; `timed_out`), the tail of its
-    stderr and how many stream bytes it printed."""
+    harness stopped it (`stopped`: on_line said enough; `timed_out`; `overflow`: its stream
+    went past the byte cap), the tail of its stderr and how many stream bytes it printed."""
 
     code: int | None
     stopped: bool = False
     timed_out: bool = False
     stderr: str = ""
     stream_bytes: int = 0
+    overflow: bool = False
 
 
 class JailBroken(ExecutorError):
@@ -208,17 +209,20 @@ class JailedCommand:
         stdin: bytes,
         timeout: float,
         on_line: Callable[[bytes], bool],
+        limit: int | None = None,
     ) -> Ended:
-        """Run the command; `on_line` sees each stdout line and returns False to stop it."""
+        """Run the command; `on_line` sees each stdout line and returns False to stop it;
+        past `limit` bytes of stdout it is stopped too (`overflow`)."""
         if self.kind == "none":
-            return self._run_unjailed(stdin, timeout, on_line)
+            return self._run_unjailed(stdin, timeout, on_line, limit)
         pipes = self._need_pipes()
         pipes.control.sendall(b"go\n")
         stderr = Tail(pipes.stderr_r)
         feed(pipes.stdin_w, stdin)
         pipes.stderr_r = pipes.stdin_w = -1  # the threads' now
-        stopped, timed_out, printed = read_lines(pipes.stream, timeout, on_line)
-        if stopped or timed_out:
+        read = read_lines(pipes.stream, timeout, on_line, limit)
+        ended_early = read.stopped or read.timed_out or read.overflow
+        if ended_early:
             self._send(b"stop\n")
         said = self._read_line(timeout=GRACE)
         if not said.startswith("done "):
@@ -226,11 +230,12 @@ class JailedCommand:
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
         code = said.split(" ", 1)[1]
         return Ended(
-            None if code == "killed" or stopped or timed_out else int(code),
-            stopped,
-            timed_out,
+            None if code == "killed" or ended_early else int(code),
+            read.stopped,
+            read.timed_out,
             stderr.text(),
-            printed,
+            read.printed,
+            read.overflow,
         )
 
     def collect(self, into: Path, caps: Caps) -> Copied:
@@ -321,7 +326,7 @@ class JailedCommand:
         return said[-1] if said else f"bwrap exit {proc.returncode}"
 
     def _run_unjailed(
-        self, stdin: bytes, timeout: float, on_line: Callable[[bytes], bool]
+        self, stdin: bytes, timeout: float, on_line: Callable[[bytes], bool], limit: int | None
     ) -> Ended:
         stream, stream_child = socket.socketpair()
         proc = subprocess.Popen(
@@ -343,8 +348,13 @@ class JailedCommand:
         proc.stderr.close()
         feed(os.dup(proc.stdin.fileno()), stdin)
         proc.stdin.close()
+        read = Read(stopped=True)
         try:
-            stopped, timed_out, printed = read_lines(stream, timeout, on_line)
+            read = read_lines(stream, timeout, on_line, limit)
+            if not (read.stopped or read.timed_out or read.overflow):
+                proc.wait(timeout=GRACE)  # its stream ended: let it exit with its own code
+        except subprocess.TimeoutExpired:
+            pass
         finally:
             stream.close()
             try:
@@ -352,8 +362,14 @@ class JailedCommand:
             except (ProcessLookupError, PermissionError):
                 pass
         code = proc.wait()
+        ended_early = read.stopped or read.timed_out or read.overflow
         return Ended(
-            None if stopped or timed_out else code, stopped, timed_out, stderr.text(), printed
+            None if ended_early else code,
+            read.stopped,
+            read.timed_out,
+            stderr.text(),
+            read.printed,
+            read.overflow,
         )
 
 

@@ -214,7 +214,10 @@ def _length(spec: Spec, attempt: Attempt) -> dict[str, Any]:
                 "unit": unit,
                 "error": f"the attempt wrote no file {file!r}",
             }
-        text = found.read_text()
+        try:
+            text = found.read_text()  # at most core/bounded.MAX_FILE_BYTES
+        except OSError as exc:
+            return {"type": "length", "value": None, "unit": unit, "error": str(exc)}
     value = (
         len(text)
         if unit == "chars"

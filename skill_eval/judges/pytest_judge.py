@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.bounded import FileTooLarge
 from ..core.model import JudgeResult, Task
 from ..core.paths import inside
 from ..core.work import Work
@@ -31,7 +32,7 @@ from .base import JudgeContext, JudgeSpec
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 from .pytest_channel import CHANNEL_ENV, Channel
 from .pytest_sandbox import cancel_all, judgement_dir, remove_dir
-from .work_judges import readonly_copy, writable
+from .workspace_copy import readonly_copy, writable
 
 # The writable folders are tmpfs (memory): a judgement gets 256 MiB of them.
 DEFAULT_LIMITS = Limits(disk_mb=256)
@@ -333,6 +334,8 @@ def run_pytest(
             "seconds": round(time.monotonic() - started, 3),
         }
         return verdict(finished.code, channel.summary(), log, data)
+    except FileTooLarge as exc:  # the agent's workspace, over what is copied: its doing
+        return _fail(str(exc), {"over_limit": True})
     except (OSError, ValueError) as exc:
         return JudgeResult.failure(f"cannot run pytest: {exc}")
     finally:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..core.bounded import FileTooLarge, read_bounded, read_prefix
 from ..core.model import JudgeResult, Task
 from ..core.transcript import skill_invocations
-from ..core.work import IGNORED_DIRS, ToolCall, Work
+from ..core.work import ToolCall, Work
+from ..core.workspace import list_files
 from .base import JudgeContext, JudgeSpec
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
@@ -40,19 +41,15 @@ MATCH_TIMEOUT = 5.0
 def workspace_files(work: Work) -> dict[str, Path | None]:
     """Workspace path -> where its content is (None when its workspace was not kept): the
     files the attempt created or changed, plus, when its workspace is at hand, every other
-    regular file in it (the task's inputs)."""
+    regular file in it (the task's inputs), MAX_WORKSPACE_FILES at most."""
     found: dict[str, Path | None] = {}
     snapshot = work.files
     if snapshot is None:
         return found
     root = snapshot.root
     if root is not None and root.is_dir():
-        for directory, dirs, names in os.walk(root, followlinks=False):
-            dirs[:] = [d for d in dirs if d not in IGNORED_DIRS]  # harness plumbing, not work
-            for name in names:
-                full = Path(directory) / name
-                if full.is_file() and not full.is_symlink():
-                    found[full.relative_to(root).as_posix()] = full
+        for relative, _ in list_files(root).files:  # harness plumbing (.claude, ...) left out
+            found[relative] = root / relative
     for f in snapshot.files:
         found[f.path] = (f.root / f.path) if f.root is not None else None
     return found
@@ -92,7 +89,9 @@ def judge_file_or_text(
                 "cannot be read (run with --keep-workspaces all)"
             )
         try:
-            text = where.read_bytes().decode("utf-8", "replace")
+            text = read_bounded(where).decode("utf-8", "replace")
+        except FileTooLarge as exc:  # the agent's doing: a failure, and nothing read
+            return JudgeResult(False, 0.0, str(exc), data={"over_limit": True})
         except OSError as exc:
             return JudgeResult.failure(f"{name}: cannot read it: {exc.strerror or exc}")
         results.append((name, judge_text(text)))
@@ -116,39 +115,8 @@ def judge_file_or_text(
     )
 
 
-def readonly_copy(work: Work, dest: Path) -> Path | None:
-    """Copy the attempt's final workspace files to `dest`, files and folders read-only (for
-    the `pytest` judge's AI_WORKSPACE); None for work with no files. `writable(dest)` undoes
-    the modes so the copy can be deleted. ValueError when the workspace was not kept."""
-    if work.files is None:
-        return None
-    files = workspace_files(work)
-    lost = sorted(p for p, w in files.items() if w is None)
-    if lost:
-        raise ValueError(
-            f"{lost[0]}: its workspace was not kept, so its content cannot be "
-            "read (run with --keep-workspaces all)"
-        )
-    dest.mkdir(parents=True, exist_ok=True)
-    for name, source in ((p, w) for p, w in files.items() if w is not None):
-        target = dest / name
-        if not target.resolve().is_relative_to(dest.resolve()):
-            continue  # a recorded path that would land outside: never copied
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source.read_bytes())
-        target.chmod(0o444)
-    for directory, _, _ in os.walk(dest):
-        Path(directory).chmod(0o555)
-    return dest
-
-
-def writable(dest: Path) -> None:
-    """Give a read-only copy its write bits back (so it can be deleted)."""
-    for directory, _, _ in os.walk(dest):
-        Path(directory).chmod(0o755)
-
-
-# What model-graded judges see of the work (`include_work: true`), trimmed and fenced as data.
+# What model-graded judges see of the work (`include_work: true`): changed files trimmed, each
+# fenced as data, and a short summary of the tool calls.
 SHOWN_FILE_CHARS = 4000
 SHOWN_FILES = 10
 SHOWN_CALLS = 30
@@ -170,7 +138,11 @@ def describe_work(work: Work) -> str:
         parts.append("## Files the assistant created or changed")
         for f in work.files.files[:SHOWN_FILES]:
             try:
-                content = f.read_text()
+                if f.root is None:
+                    raise FileNotFoundError(f.path)
+                # 4 bytes per character at most: enough to show, never the whole of a big file
+                head = read_prefix(f.root / f.path, 4 * SHOWN_FILE_CHARS + 4)
+                content = head.decode("utf-8", "replace")
             except OSError:
                 content = "(content not available: its workspace was not kept)"
             if len(content) > SHOWN_FILE_CHARS:

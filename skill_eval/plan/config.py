@@ -48,6 +48,7 @@ PATH_KEYS = frozenset(
         "evaluators-dir",
         "resume",
         "claude-bin",
+        "journal-key",
     }
 )
 # String flags that take a comma-separated list: the file may give a TOML list instead.

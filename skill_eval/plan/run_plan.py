@@ -137,6 +137,7 @@ class Records:
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut before judging
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
+    journal_key: str | None = None  # the key file journals are signed with (default: state root's)
 
 
 @dataclass(frozen=True)

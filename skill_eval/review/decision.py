@@ -1,5 +1,11 @@
 """The visionary's decision: read from its reply, checked, and written as JSON and Markdown.
 
+The visionary reads a QA report full of text the reviewed skill controls (its outputs), and
+may quote it. So its decision counts only between `<decision-NONCE>` tags with a nonce made
+for that call (`decision_format`, `parse_decision`; core/tagged.py): a quoted
+`{"decision": "approved"}` elsewhere in the reply is never the decision, and a reply with no
+tagged block, or two, is unusable (asked again, then the review fails: never approved).
+
 The written file validates against skill_eval/schemas/review_decision.schema.json.
 """
 
@@ -11,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..core.paths import SCHEMAS_DIR
-from ..executors.grader import extract_json_object
+from ..core.tagged import answer_instruction, tagged_object
 
 DecisionName = Literal["approved", "approved_partial", "refine_evaluation", "rejected"]
 DECISIONS: tuple[DecisionName, ...] = (
@@ -67,12 +73,22 @@ def _strings(value: Any) -> list[str] | None:
     return None
 
 
-def parse_decision(text: str) -> tuple[Decision | None, list[str]]:
-    """The decision in a visionary reply (its last JSON object with a `decision` key), and
-    every problem with it; a usable decision has no problems."""
-    data = extract_json_object(text, ["decision"])
+TAG = "decision"  # the answer goes between <decision-NONCE> tags
+
+
+def decision_format(nonce: str) -> str:
+    """The end of a visionary prompt: where this call's decision goes."""
+    return "\n## Your answer\n" + answer_instruction(
+        TAG, nonce, "your decision, the one JSON object your role describes,"
+    )
+
+
+def parse_decision(text: str, nonce: str) -> tuple[Decision | None, list[str]]:
+    """The decision in a visionary reply (the one JSON object between this call's
+    `<decision-NONCE>` tags), and every problem with it; a usable decision has no problems."""
+    data, why = tagged_object(text, f"{TAG}-{nonce}")
     if data is None:
-        return None, ["the reply holds no JSON object"]
+        return None, [str(why)]
     problems: list[str] = []
     name = data.get("decision")
     if name not in DECISIONS:

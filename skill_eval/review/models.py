@@ -10,6 +10,7 @@ without one, replies scripted from the goal (`scripted.ScriptedRoleModel`), offl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -55,9 +56,22 @@ def parse_models(spec: str | None) -> dict[str, str]:
     return models
 
 
+def with_answer_tags(reply: str, prompt: str) -> str:
+    """A scripted reply with its `<decision>` and `</decision>` placeholders turned into the
+    tags the prompt asks for (`<decision-NONCE>`, the nonce of that call), as a model that
+    follows the instructions would write them. A prompt naming no such tag leaves it as it is."""
+    asked = re.findall(r"<(decision-[0-9a-f]+)>", prompt)
+    if not asked:
+        return reply
+    tag = asked[-1]  # the instruction ends the prompt; anything earlier is quoted material
+    return reply.replace("<decision>", f"<{tag}>").replace("</decision>", f"</{tag}>")
+
+
 class MockRoleModel:
-    """Replays scripted replies: `{role: [reply, ...]}`, each consumed in order. Running out is
-    an error (a script that is too short is a broken test, not a reply). Keeps every call."""
+    """Replays scripted replies: `{role: [reply, ...]}`, each consumed in order, with the
+    `<decision>` placeholder tags given this call's nonce (`with_answer_tags`). Running out
+    is an error (a script that is too short is a broken test, not a reply). Keeps every
+    call."""
 
     def __init__(self, replies: Mapping[str, Sequence[str]]) -> None:
         self._replies = {role: list(texts) for role, texts in replies.items()}
@@ -86,7 +100,7 @@ class MockRoleModel:
         queue = self._replies.get(role) or []
         if not queue:
             raise TextModelError(f"mock replies: no reply left for the {role}")
-        return TextReply(queue.pop(0), Usage(), "mock")
+        return TextReply(with_answer_tags(queue.pop(0), prompt), Usage(), "mock")
 
 
 class ExecutorRoleModel:

@@ -16,6 +16,7 @@ from ..executors.text_model import TextModelError, TextReply
 from .decision import VISION_DIMENSIONS
 from .draft import MOCK_OUTPUTS_FILE, SUITE_FILE
 from .goal import Goal
+from .models import with_answer_tags
 
 MARK = "SCRIPTED-REVIEW-MARK"  # what the candidate's scripted answers carry, the baseline's not
 DRY_RUN = (
@@ -36,7 +37,7 @@ class ScriptedRoleModel:
         replies = {"orchestrator": self._plan, "builder": self._suite, "visionary": self._decision}
         if role not in replies:
             raise TextModelError(f"scripted replies: no reply for the {role}")
-        return TextReply(replies[role](), Usage(), "scripted")
+        return TextReply(with_answer_tags(replies[role](), prompt), Usage(), "scripted")
 
     def _vision(self) -> str:
         line = next((x.strip() for x in self.goal.vision.splitlines() if x.strip()), "")
@@ -90,7 +91,7 @@ class ScriptedRoleModel:
         dims = {
             d: {"rating": "partial", "notes": "scripted: not judged"} for d in VISION_DIMENSIONS
         }
-        return json.dumps(
+        body = json.dumps(
             {
                 "decision": "approved_partial",
                 "summary": f"Scripted decision for {self.goal.skill_name}: {DRY_RUN}.",
@@ -101,3 +102,4 @@ class ScriptedRoleModel:
             },
             indent=1,
         )
+        return f"<decision>\n{body}\n</decision>\n"

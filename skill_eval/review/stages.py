@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.model import Usage
+from ..core.tagged import new_nonce
 from ..errors import SkillEvalError
-from .decision import Decision, parse_decision
+from .decision import Decision, decision_format, parse_decision
 from .draft import SUITE_FILE, draft_files, parse_builder_reply, validate_draft, write_draft
 from .goal import Goal
 from .models import RoleModel
@@ -174,18 +175,22 @@ def run_qa(
 
 
 def envision(st: Stages, goal: Goal, number: int, report: str) -> Decision:
-    """Stage 4: the visionary's decision, from the goal's brief and the QA report only."""
+    """Stage 4: the visionary's decision, from the goal's brief and the QA report only, read
+    from between the tags of each call's own nonce (review/decision.py)."""
     base = goal.brief() + f"\n## QA report (round {number})\n" + report
-    prompt = base
+    extra = ""
     problems: list[str] = []
     for attempt in range(st.gate_retries + 1):
+        nonce = new_nonce()  # per call, made after the report: the report cannot hold it
+        prompt = base + extra + decision_format(nonce)
         text = st.ask(number, _attempt_name("visionary", attempt), "visionary", prompt)
-        decision, problems = parse_decision(text)
+        decision, problems = parse_decision(text, nonce)
         if decision is not None:
             st.store.save(number, "visionary.decision", decision.to_dict())
             return decision
-        prompt = base + _problems_block(
-            "Problems with your previous reply (reply again with only the JSON object)", problems
+        extra = _problems_block(
+            "Problems with your previous reply (answer again, between this call's tags)",
+            problems,
         )
     raise ReviewError(
         f"round {number}: the visionary gave no usable decision after "

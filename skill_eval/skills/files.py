@@ -163,12 +163,12 @@ def _decode(data: bytes, *, cut: bool) -> str | None:
 
 
 def _classify(root: Path, rel: str, path: Path, kind: str) -> SkillFile:
+    if kind == "link" and not inside(root, path):  # its target is never looked at: not
+        return SkillFile(rel, 0, "a link outside the skill folder")  # even its size is told
     try:
-        info = os.stat(path)  # follows a link: what reading it would open
+        info = os.stat(path)  # follows a link inside: what reading it would open
     except OSError:
         return SkillFile(rel, 0, "a dangling link")
-    if kind == "link" and not inside(root, path):
-        return SkillFile(rel, info.st_size, "a link outside the skill folder")
     if not stat.S_ISREG(info.st_mode):
         return SkillFile(rel, 0, "not a regular file")
     try:

@@ -3,9 +3,10 @@ without ever writing to a path outside that folder.
 
 The copy is planned first (`plan_install`, reads only) and then built file by file with
 exclusive creates that never follow a link. Links inside the skill folder become copies of the
-file (or relative links to a folder inside it); links pointing outside are copied as their
-content when it is a regular UTF-8 text file of at most 1 MiB, and refused with a warning
-otherwise; dangling links and links into /proc, /sys or /dev are warnings, never followed.
+file (or relative links to a folder inside it). A skill folder is untrusted input (it may come
+from a pull request), so a link that leaves the folder is never followed: it is left out with a
+warning naming the link, whatever it points at (`references/style.md -> ~/.aws/credentials`
+would otherwise hand the file to the model). Dangling links are left out the same way.
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ from pathlib import Path
 from ..core.model import Skill
 from ..core.paths import inside, safe_component
 from .tree import SKILL_FILE, walk
-
-MAX_LINKED_BYTES = 1024 * 1024
-_SYSTEM_ROOTS = ("/proc", "/sys", "/dev")
 
 
 @dataclass(frozen=True)
@@ -71,32 +69,19 @@ def plan_install(skill: Skill) -> InstallPlan:
 def _plan_link(root: Path, rel: str, path: Path) -> tuple[PlannedFile | None, str]:
     raw = os.readlink(path)
     target = Path(os.path.realpath(path))
-    if any(str(target) == r or str(target).startswith(r + "/") for r in _SYSTEM_ROOTS):
-        return None, f"a link into {target}; not installed"
     try:
         info = os.stat(target)
     except OSError:
         return None, f"a dangling link (to {raw}); not installed"
-    if inside(root, target):
-        if stat.S_ISDIR(info.st_mode):
-            # The folder it names is installed too, at the same relative place.
-            link = os.path.relpath(target, (root / rel).parent.resolve())
-            return PlannedFile(rel, link=link), ""
-        if stat.S_ISREG(info.st_mode):
-            return PlannedFile(rel, target, bool(info.st_mode & 0o111)), ""
-        return None, "a link to a special file; not installed"
-    if not stat.S_ISREG(info.st_mode):
-        return None, f"a link to {target}, outside the skill folder and not a file; not installed"
-    if info.st_size > MAX_LINKED_BYTES:
-        return None, (
-            f"a link to {target}, outside the skill folder, larger than 1 MiB; not installed"
-        )
-    try:
-        with open(target, "rb") as handle:
-            handle.read(MAX_LINKED_BYTES + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None, f"a link to {target}, outside the skill folder, not UTF-8 text; not installed"
-    return PlannedFile(rel, target, bool(info.st_mode & 0o111)), ""
+    if not inside(root, target):  # never read, whatever it is
+        return None, f"a link to {raw}, outside the skill folder: never followed, not installed"
+    if stat.S_ISDIR(info.st_mode):
+        # The folder it names is installed too, at the same relative place.
+        link = os.path.relpath(target, (root / rel).parent.resolve())
+        return PlannedFile(rel, link=link), ""
+    if stat.S_ISREG(info.st_mode):
+        return PlannedFile(rel, target, bool(info.st_mode & 0o111)), ""
+    return None, "a link to a special file; not installed"
 
 
 def install_skill(skill: Skill, workdir: Path) -> Path:

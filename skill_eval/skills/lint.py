@@ -5,18 +5,23 @@ Errors: an empty SKILL.md, no frontmatter, frontmatter that is not valid YAML or
 a missing or empty `name` or `description`. Warnings: a `name` that breaks the format's rules
 or does not match its folder, a description over 1,024 characters, a body over 500 lines,
 frontmatter keys neither the format nor Claude Code reads, files SKILL.md links to that the
-folder lacks, and `disable-model-invocation: true` (such a skill never triggers by itself).
+folder lacks, links in the folder that lead outside it (never followed), and
+`disable-model-invocation: true` (such a skill never triggers by itself).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import unquote
 
+from ..core.paths import inside
 from ..core.safeyaml import YamlError, load_yaml_text
+from ..errors import SkillError
+from .tree import walk
 
 Severity = Literal["error", "warning"]
 
@@ -79,7 +84,8 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.severity}: {self.message}"
+        where = f"{self.path}:{self.line}" if self.line > 0 else self.path  # 0: a file, no line
+        return f"{where}: {self.severity}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,29 @@ def lint_text(text: str, display: str, folder: Path | None) -> list[Finding]:
         )
     if folder is not None:
         out.extend(_missing_links(lines, front.body_start, display, folder))
+        out.extend(links_out(folder))
     return out
+
+
+def links_out(folder: Path) -> list[Finding]:
+    """A warning for each link in the skill folder that leads outside it: skill-eval never
+    follows one (installed mode leaves it out, read_skill_file refuses it, improve does not
+    write through it), so what it points at never reaches the model."""
+    try:
+        links = [e for e in walk(folder) if e.kind == "link"]
+    except SkillError:
+        return []  # the folder's own problem, reported where it is loaded
+    return [
+        Finding(
+            str(e.path),
+            0,
+            "warning",
+            f"a link to {os.readlink(e.path)}, outside the skill folder: never followed "
+            "(not installed, not readable by the model)",
+        )
+        for e in links
+        if not inside(folder, e.path)
+    ]
 
 
 def _frontmatter(text: str, display: str, out: list[Finding]) -> Frontmatter | None:

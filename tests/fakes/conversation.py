@@ -22,7 +22,7 @@ _CWD_PATTERNS = (
     re.compile(r"^ *(?:- *)?Working directory: *(\S[^\n]*)", re.MULTILINE),
     re.compile(r"^CWD: *(\S[^\n]*)", re.MULTILINE),
 )
-TEMPLATE_NAMES = ("cwd", "model", "tool_result", "judgement_tag")
+TEMPLATE_NAMES = ("cwd", "model", "tool_result", "judgement_tag", "decision_tag")
 _TEMPLATE = re.compile(r"\{(" + "|".join(TEMPLATE_NAMES) + r")\}")
 
 
@@ -165,8 +165,9 @@ def working_directory(body: Mapping[str, Any]) -> str | None:
 
 
 def substitute(value: Any, body: Mapping[str, Any], where: str = "reply") -> Any:
-    """`value` with `{cwd}`, `{model}`, `{tool_result}` and `{judgement_tag}` (the
-    `judgement-NONCE` a text judge was asked to answer in) filled from the request, in every
+    """`value` with `{cwd}`, `{model}`, `{tool_result}`, `{judgement_tag}` (the
+    `judgement-NONCE` a text judge was asked to answer in) and `{decision_tag}` (the
+    `decision-NONCE` a review's visionary was asked to answer in) filled from the request, in every
     string of nested lists and mappings (keys are left alone). Other braces pass untouched, so
     code and JSON in a scripted text need no escaping."""
     if isinstance(value, str):
@@ -191,9 +192,11 @@ def _variable(name: str, body: Mapping[str, Any], where: str) -> str:
         return cwd
     if name == "model":
         return str(body.get("model") or "")
-    if name == "judgement_tag":  # the tag a text judge was asked to answer in
-        found = re.search(r"<(judgement-[0-9a-f]+)>", json.dumps(body))
-        if found is None:
-            raise TemplateError(f"{where} uses {{judgement_tag}} but the request names none")
-        return found.group(1)
+    if name in ("judgement_tag", "decision_tag"):  # the tag the answer was asked to sit in
+        kind = name.removesuffix("_tag")
+        found = re.findall(rf"<({kind}-[0-9a-f]+)>", json.dumps(body))
+        if not found:
+            raise TemplateError(f"{where} uses {{{name}}} but the request names none")
+        # A judge is told in its system prompt (first); a visionary at the prompt's end (last).
+        return str(found[0] if kind == "judgement" else found[-1])
     return "\n".join(result.content for result in last_tool_results(body))

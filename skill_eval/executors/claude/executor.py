@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.model import ExecutionRequest, ExecutionResult
 from ...core.transcript import skill_invocations
 from ...errors import ExecutorError
@@ -51,6 +52,19 @@ def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
         output_caused=True,
         meta={"error_type": "timeout"},
         **more,
+    )
+
+
+def overflow_result() -> ExecutionResult:
+    """An attempt whose message stream went past MAX_STREAM_BYTES: the agent's doing (what
+    the stream holds is what it read and printed), so a failure, not retried."""
+    return ExecutionResult(
+        error=f"Claude Code wrote more than {mib(MAX_STREAM_BYTES)} of messages in one "
+        "attempt; it was stopped and the attempt counts as a failure (skill-eval reads no "
+        "more of one attempt)",
+        retryable=False,
+        output_caused=True,
+        meta={"error_type": "stream_over_cap"},
     )
 
 
@@ -209,6 +223,8 @@ class ClaudeCodeExecutor(ExecutorBase):
         ended, reader = launched.ended, launched.reader
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
+        if ended.overflow:
+            return overflow_result()
         result = reader.result(ended.code, ended.stderr)
         if launched.copied is not None and launched.copied.over is not None:
             return replace(

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...core.bounded import MAX_STREAM_BYTES
 from ...errors import ExecutorError
 from ...jail import JailKind, Limits, Mount, require
 from ...jail.api_proxy import ApiProxy
@@ -118,7 +119,9 @@ class Launcher:
             jail.start(argv, env)
             self._seed(jail, invocation)
             reader = StreamReader(stop_at_skill=invocation.stop_at_skill)
-            ended = jail.run(invocation.prompt.encode("utf-8"), invocation.timeout, reader.feed)
+            ended = jail.run(
+                invocation.prompt.encode("utf-8"), invocation.timeout, reader.feed, MAX_STREAM_BYTES
+            )
             copied = None
             if invocation.workspace is not None:
                 copied = jail.collect(invocation.workspace, COPY_CAPS)

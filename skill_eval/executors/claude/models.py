@@ -58,6 +58,8 @@ def _reply(
     )
     if done.ended.timed_out:
         return ExecutionResult(error=f"timed out after {timeout:g}s", retryable=True)
+    if done.ended.overflow:
+        return ExecutionResult(error="the reply's stream went past its cap", retryable=False)
     return done.reader.result(done.ended.code, done.ended.stderr)
 
 

@@ -19,10 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...core.bounded import MAX_TRANSCRIPT_CALLS
 from ...core.model import ExecutionResult, Usage
 from ...core.transcript import (
     INPUT_LIMIT,
     OUTPUT_LIMIT,
+    TRANSCRIPT_CUT,
     invokes_skill,
     result_text,
     trim_text,
@@ -32,7 +34,6 @@ from ...core.work import ToolCall
 from ..errors_map import fatal_status, retryable_message, retryable_status
 from ..pricing import load_price_table
 
-MAX_CALLS = 1000  # tool calls kept per attempt; more are counted, not kept
 # Result fields the attempt's record keeps.
 RESULT_META = (
     "subtype",
@@ -124,7 +125,7 @@ class StreamReader:
         return True
 
     def _call(self, block: Mapping[str, Any]) -> None:
-        if len(self.calls) >= MAX_CALLS:
+        if len(self.calls) >= MAX_TRANSCRIPT_CALLS:
             self.dropped_calls += 1
             return
         raw = block.get("input")
@@ -147,11 +148,25 @@ class StreamReader:
     # -- the attempt's result ---------------------------------------------------------------
 
     def transcript(self) -> tuple[ToolCall, ...]:
-        """Every tool call in order; `completed` only when the CLI reported its result."""
-        return tuple(
+        """Every tool call in order; `completed` only when the CLI reported its result. Past
+        MAX_TRANSCRIPT_CALLS the rest are counted, and a last TRANSCRIPT_CUT entry says how
+        many (`transcript_problem`: such an attempt fails unjudged, since a call not kept
+        could be the one a judge looks for)."""
+        kept = tuple(
             ToolCall(c.name, c.input, c.ok, c.output or "", completed=c.output is not None)
             for c in self.calls.values()
         )
+        if not self.dropped_calls:
+            return kept
+        made = len(kept) + self.dropped_calls
+        cut = ToolCall(
+            TRANSCRIPT_CUT,
+            {},
+            False,
+            f"the agent made {made:,} tool calls, over the {MAX_TRANSCRIPT_CALLS:,} skill-eval "
+            f"keeps of one attempt (... and {self.dropped_calls:,} more): not judged",
+        )
+        return (*kept, cut)
 
     def usage(self) -> tuple[Usage, str | None]:
         total = sum((Usage.from_dict(u) for _, u in self.replies.values()), Usage())
