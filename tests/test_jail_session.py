@@ -253,3 +253,26 @@ open("made.txt", "w").write(os.environ["WS"] == os.getcwd() and "here" or "elsew
     assert lines == [b"seeded prompt"]
     assert ended.code == 0  # type: ignore[attr-defined]
     assert json.dumps((host / "made.txt").read_text()) == '"here"'
+
+
+@needs_jail
+def test_the_command_holds_no_fd_of_the_holder(tmp_path: Path) -> None:
+    """Only its stdin, stdout and stderr: the holder's control socket and the API channel stay
+    with the holder (a command holding them could answer for it or reach the harness)."""
+    script = """
+import os
+print(sorted(int(fd) for fd in os.listdir("/proc/self/fd")), flush=True)
+"""
+    proxy = ApiProxy("http://127.0.0.1:9", {})
+    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path, forward=proxy)
+    assert ended.code == 0  # type: ignore[attr-defined]
+    assert json.loads(lines[0]) == [0, 1, 2, 3]  # 3: the listing's own
+
+
+@needs_jail
+def test_a_program_that_cannot_start_is_exit_127_with_a_reason(tmp_path: Path) -> None:
+    with JailedCommand("bubblewrap", LIMITS) as jail:
+        jail.start(["/nonexistent/claude", "-p"], {"PATH": "/usr/bin:/bin"})
+        ended = jail.run(b"", 30, lambda line: True)
+    assert ended.code == 127
+    assert "cannot run /nonexistent/claude" in ended.stderr

@@ -14,7 +14,8 @@ started is dead, so the copy sees a tree nobody changes. `--forward` serves the 
 inside a jail without a network: each connection to 127.0.0.1:PORT is passed to the harness
 over the socket FD, and the harness (which holds the credentials) answers it.
 
-Standard library only, no site packages (-S): it starts in a few milliseconds.
+Standard library only, no site packages (-S), and not even `subprocess` (posix_spawn
+starts the command): it starts in a few milliseconds, and every attempt pays for it.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ import os
 import select
 import signal
 import socket
-import subprocess
 import sys
-import threading
 import time
 
 
 def _serve(port: int, channel: socket.socket) -> None:
     """Accept TCP connections on 127.0.0.1:port and hand each one to the harness over
     `channel` (SCM_RIGHTS): the harness answers it; no path to the API exists in the jail."""
+    import threading  # only a jail that serves the API needs a thread
+
     listener = socket.create_server(("127.0.0.1", port))
 
     def accept() -> None:
@@ -80,29 +81,46 @@ def _line(control: socket.socket) -> str:
     return data.decode().strip()
 
 
+def _spawn(command: list[str], stdin: int, stdout: int, stderr: int) -> int:
+    """Start `command` with these as its fds 0-2 and no other fd of ours (the control socket
+    and the API channel are the harness's alone); its pid."""
+    actions = [(os.POSIX_SPAWN_DUP2, fd, to) for fd, to in ((stdin, 0), (stdout, 1), (stderr, 2))]
+    return os.posix_spawnp(command[0], command, os.environ, file_actions=actions)
+
+
 def main(argv: list[str]) -> int:
-    ctl, stdin, stdout, stderr = (int(fd) for fd in argv[1].split(","))
+    passed = [int(fd) for fd in argv[1].split(",")]
+    ctl, stdin, stdout, stderr = passed
     argv = argv[2:]
     control = socket.socket(fileno=ctl)
     if argv[:1] == ["--forward"]:
+        passed.append(int(argv[2]))
         _serve(int(argv[1]), socket.socket(fileno=int(argv[2])))
         argv = argv[3:]
+    for fd in passed:  # bwrap passed them inheritable: none may reach the command as it is
+        os.set_inheritable(fd, False)
     command = argv[1:] if argv[:1] == ["--"] else argv
     control.sendall(b"ready\n")
     if _line(control) != "go":
         return 0
-    child = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr, close_fds=True)
+    try:
+        pid = _spawn(command, stdin, stdout, stderr)
+    except OSError as exc:  # no such program, not executable: what a shell would say
+        os.write(stderr, f"skill-eval: cannot run {command[0]}: {exc.strerror}\n".encode())
+        pid = None
     for fd in (stdin, stdout, stderr):  # EOF reaches the harness when the command's side ends
         os.close(fd)
-    ended = os.pidfd_open(child.pid)  # readable once the command has ended
-    code = "killed"
-    while True:
-        ready, _, _ = select.select([control.fileno(), ended], [], [])
-        if ended in ready:
-            code = str(child.wait())
-            break
-        if _line(control) in ("stop", ""):
-            break
+    code = "127"
+    if pid is not None:
+        ended = os.pidfd_open(pid)  # readable once the command has ended
+        code = "killed"
+        while True:
+            ready, _, _ = select.select([control.fileno(), ended], [], [])
+            if ended in ready:
+                code = str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+                break
+            if _line(control) in ("stop", ""):
+                break
     _kill_the_rest()
     control.sendall(f"done {code}\n".encode())
     _line(control)  # `release`, or the harness closing the socket

@@ -36,8 +36,10 @@ from .copyout import Caps, Copied, copy_out
 from .pipes import Read, Tail, child_pid, close_fd, feed, read_lines, relay_api
 from .process import preexec_for
 
-HOLDER_SOURCE = Path(__file__).with_name("holder.py")
-RUN_DIR = "/run/skill-eval"  # the harness's read-only files inside the jail
+# The harness's read-only files inside the jail: this package's folder (the holder, and what
+# an executor runs in there: confine.py, agent_shell.sh), shown as one mount.
+JAIL_FILES = Path(__file__).resolve().parent
+RUN_DIR = "/run/skill-eval"
 WORKSPACE, HOME = "/workspace", "/home/agent"
 GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
 
@@ -156,7 +158,7 @@ class JailedCommand:
         mounts = [
             Mount("tmpfs", WORKSPACE),
             Mount("tmpfs", HOME),
-            Mount("ro", f"{RUN_DIR}/holder.py", HOLDER_SOURCE),
+            Mount("ro", RUN_DIR, JAIL_FILES),
             *self.mounts,
         ]
         confinement = Confinement(

@@ -30,7 +30,6 @@ from .config import ClaudeCliConfig
 from .environment import api_credentials, child_env, cloud_provider, login_file, upstream
 from .stream import StreamReader
 
-JAIL_FILES = Path(__file__).resolve().parent.parent.parent / "jail"
 SYSTEM_FILE = ".skill-eval-system-prompt.md"  # in the child's HOME
 # An attempt's jail: Bun and Node reserve large address ranges, so memory is capped as
 # writable data per process; the workspace, HOME and /tmp are tmpfs of `disk_mb` each.
@@ -95,11 +94,8 @@ class Launcher:
     def run(self, invocation: Invocation) -> Launched:
         jailed = self.jail != "none"
         proxy = self.proxy() if jailed else None
-        mounts = [
-            Mount("ro", f"{RUN_DIR}/shell", JAIL_FILES / "agent_shell.sh"),
-            Mount("ro", f"{RUN_DIR}/confine.py", JAIL_FILES / "confine.py"),
-            Mount("ro", str(program_dir(self.binary)), program_dir(self.binary)),
-        ]
+        # (agent_shell.sh and confine.py are in the jail's own RUN_DIR, read-only)
+        mounts = [Mount("ro", str(program_dir(self.binary)), program_dir(self.binary))]
         with JailedCommand(self.jail, AGENT_LIMITS, mounts=mounts, forward=proxy) as jail:
             env = child_env(
                 jail.home,
@@ -108,7 +104,7 @@ class Launcher:
                 base_url=self.config.base_url,
                 extra=self.config.env,
                 proxy=proxy,
-                shell_prefix=f"{RUN_DIR}/shell" if jailed else None,
+                shell_prefix=f"{RUN_DIR}/agent_shell.sh" if jailed else None,
             )
             if jailed:
                 env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
