@@ -34,7 +34,10 @@ COMMON = {"model": "--model", "skill_mode": "--skill-mode"}
 # Options a plan never sets: the plan is written to run.json, and `env` holds credentials.
 RESERVED = {
     "env": "an executor's environment (API keys) comes from the process environment, never "
-    "from options (run.json keeps the options)"
+    "from options (run.json keeps the options)",
+    # The artifact and the summary report the run's jail: an option must not change it unseen.
+    "jail": "the jail is the run's: pass --no-jail to run without one (the summary and the "
+    "artifact then say so)",
 }
 
 
