@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -199,6 +200,22 @@ print("made", flush=True)
     assert "more than 100 files" in (copied.over or "")  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+def test_folders_and_links_count_toward_the_cap_too(tmp_path: Path, kind: str) -> None:
+    """200,000 empty folders cost nothing to make in the jail: each is an entry to copy."""
+    script = """
+import os
+for i in range(300):
+    os.makedirs(f"d{i:04d}/e")
+    os.symlink("/etc/passwd", f"l{i:04d}")
+print("made", flush=True)
+"""
+    _, _, copied, host = run_script(kind, script, tmp_path, caps=Caps(files=100))
+    assert copied.files == 0 and len(copied.links) <= 100  # type: ignore[attr-defined]
+    assert "more than 100 files (folders and links count)" in (copied.over or "")  # type: ignore[attr-defined]
+    assert sum(1 for _ in host.rglob("*")) <= 100
+
+
 @needs_jail
 def test_a_jail_without_network_reaches_the_model_api_through_the_harness(
     tmp_path: Path,
@@ -276,3 +293,45 @@ def test_a_program_that_cannot_start_is_exit_127_with_a_reason(tmp_path: Path) -
         ended = jail.run(b"", 30, lambda line: True)
     assert ended.code == 127
     assert "cannot run /nonexistent/claude" in ended.stderr
+
+
+@pytest.mark.parametrize(
+    ("credentials", "seen_auth", "seen_key"),
+    [
+        ({"x-api-key": "REAL"}, None, "REAL"),  # a key: the client's credentials are replaced
+        ({}, "Bearer OAUTH-LOGIN", "sk-ant-jail-x"),  # a subscription login: they pass
+    ],
+)
+def test_the_api_proxy_replaces_the_clients_credentials_only_with_its_own(
+    credentials: dict[str, str], seen_auth: str | None, seen_key: str | None
+) -> None:
+    seen: list[dict[str, str]] = []
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the base class's name
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", credentials)
+    client, server_side = socket.socketpair()
+    threading.Thread(target=proxy.serve, args=(server_side,), daemon=True).start()
+    client.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+        b"x-api-key: sk-ant-jail-x\r\nAuthorization: Bearer OAUTH-LOGIN\r\n"
+        b"Connection: close\r\n\r\nhi"
+    )
+    reply = b""
+    while chunk := client.recv(4096):
+        reply += chunk
+    upstream.shutdown()
+    assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"ok")
+    assert seen[0].get("authorization") == seen_auth and seen[0].get("x-api-key") == seen_key

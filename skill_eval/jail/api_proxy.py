@@ -48,7 +48,8 @@ CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
 
 class ApiProxy:
     """Forwards to `upstream` (a base URL), sending `credentials` (header -> value) in place of
-    whatever credential headers the client sent. One per executor; thread-safe."""
+    whatever credential headers the client sent (or the client's own, when `credentials` is
+    empty: a subscription login). One per executor; thread-safe."""
 
     def __init__(self, upstream: str, credentials: Mapping[str, str]) -> None:
         parts = urlsplit(upstream)
@@ -95,11 +96,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        headers = {
-            k: v
-            for k, v in self.headers.items()
-            if k.lower() not in HOP_BY_HOP | CREDENTIAL_HEADERS
-        }
+        # The client's credential headers are replaced by ours; with none of ours (a
+        # subscription login, whose token the CLI holds and sends itself) they pass.
+        dropped = HOP_BY_HOP | CREDENTIAL_HEADERS if proxy.credentials else HOP_BY_HOP
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
         headers.update(proxy.credentials)
         headers["Host"] = proxy.upstream.netloc
         upstream = proxy.connect()
