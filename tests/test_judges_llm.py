@@ -525,3 +525,23 @@ def test_a_claude_cli_judge_error_says_whether_it_may_heal(
     result = judge(ctx)
     assert result.error is not None and f"HTTP {status}" in result.error
     assert result.transient is transient
+
+
+def test_a_claude_cli_judge_without_a_jail_is_a_judge_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skill_eval.jail.bubblewrap import problem
+
+    binary = install(tmp_path / "bin", FAKE_CLAUDE)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no bwrap on it
+    problem.cache_clear()
+    try:
+        ctx = graded_context(
+            tmp_path, "claude-cli", options={"claude_bin": binary}, env={"ANTHROPIC_API_KEY": "k"}
+        )
+        result = judge(ctx)
+    finally:
+        monkeypatch.undo()
+        problem.cache_clear()
+    assert result.error is not None and result.error_kind == "permanent"
+    assert "the jail needs bubblewrap: install it" in result.error

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.model import ExecutionResult
+from ...errors import ExecutorError
 from ..grader import GradeRequest, GraderSettings, Reply, answer_format, extract_judgement
 from ..text_model import TextModelError, TextModelSettings, TextReply, TextRequest
 from . import binary as binaries
@@ -47,15 +48,19 @@ def _reply(
     """One reply of `model` to `prompt` under `system`; None when no CLI was found."""
     if launcher is None:
         return None
-    done = launcher.run(
-        Invocation(
-            reply_arguments(model),
-            prompt,
-            timeout,
-            system_prompt=system,
-            system_flag="--system-prompt-file",  # ours replaces Claude Code's
+    try:
+        launcher.check()  # no jail here (and no --no-jail): say so, never a traceback
+        done = launcher.run(
+            Invocation(
+                reply_arguments(model),
+                prompt,
+                timeout,
+                system_prompt=system,
+                system_flag="--system-prompt-file",  # ours replaces Claude Code's
+            )
         )
-    )
+    except (OSError, ExecutorError) as exc:  # JailBroken and JailUnavailable are these
+        return ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=False)
     if done.ended.timed_out:
         return ExecutionResult(error=f"timed out after {timeout:g}s", retryable=True)
     if done.ended.overflow:
