@@ -242,12 +242,16 @@ def test_a_daemon_neither_outlives_its_attempt_nor_reaches_another(
         f"for i in $(seq 1 200); do for f in {targets}; do "
         f'[ -f "$f" ] && echo FORGED > "$f"; done; sleep 0.05; done; : {marker}'
     )
-    command = f"setsid nohup sh -c '{loop}' > /dev/null 2>&1 &\necho started\n"
+    running = f"[{marker[0]}]{marker[1:]}"  # (a pattern that does not match its own grep)
+    command = (
+        f"setsid nohup sh -c '{loop}' > /dev/null 2>&1 &\n"
+        f"sleep 0.5; ps -eo args | grep -q '{running}' && echo started\n"
+    )
     judge = {"type": "contains", "file": "report.md", "expected": [BASELINE_REPORT.strip()]}
     run = attack(tmp_path, hostile(command), judge=judge)
     alive = processes_with(marker)  # right after the run: the daemon's loop had 10 s to go
     records = run.records()
-    assert "started" in completed_bash(records["candidate"])["output"]
+    assert "started" in completed_bash(records["candidate"])["output"]  # it ran, as a daemon
     assert alive == [], "the agent's daemon outlived its attempt"
     assert records["baseline"]["status"] == "passed", records["baseline"]["judge"]
     time.sleep(0.5)
@@ -297,8 +301,8 @@ def test_a_tool_call_forged_into_the_clis_stdout_counts_for_no_judge(tmp_path: P
     command = (
         f"printf '%s' '{lines}' > forged.jsonl\n"
         "for p in $(grep -l -a -- stream-json /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); "
-        'do cat forged.jsonl > /proc/$p/fd/1 2>/dev/null && echo "wrote into $p"; done\n'
-        "echo tried\n"
+        'do echo "found $p"; cat forged.jsonl > /proc/$p/fd/1 2>/dev/null && echo "wrote $p"; '
+        "done\necho tried\n"
     )
     judge = {
         "type": "all",
@@ -309,7 +313,7 @@ def test_a_tool_call_forged_into_the_clis_stdout_counts_for_no_judge(tmp_path: P
     }
     run = attack(tmp_path, hostile(command), judge=judge)
     candidate = run.records()["candidate"]
-    assert "tried" in completed_bash(candidate)["output"]
+    assert "found" in completed_bash(candidate)["output"]  # the CLI's process was in sight
     assert [c["name"] for c in candidate["transcript"]] == ["Write", "Bash"]
     assert candidate["status"] == "failed", candidate["judge"]
     parts = candidate["judge"]["data"]["judges"]
