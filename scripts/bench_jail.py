@@ -1,5 +1,6 @@
 """What the jail (#28) adds, per agent attempt and per pytest judgement (target: under 50 ms
-each), as medians of N runs:
+each): medians of N runs, the jailed and the unjailed version in turns (a busy machine slows
+both alike), the added time the median of the paired differences:
 
 1. the jail alone: `/bin/true` in a JailedCommand (bubblewrap, the holder, the workspace and
    HOME tmpfs, seed, run, copy-out, release) vs a plain subprocess, and vs the same steps
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,17 +47,28 @@ from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 TARGET = 0.050  # seconds the jail may add
 
 
-def median_seconds(fn: Callable[[], object], runs: int) -> tuple[float, float]:
-    """(median, fastest) wall seconds per call. (No CPU figure: what runs in a jail is reaped
-    by the system's init, not by us, since bwrap passes the exit status over an eventfd, so
-    RUSAGE_CHILDREN never sees it; on a busy machine the fastest run is the steadier figure.)"""
-    fn()  # warm the file cache (and the CLI's first start) once; not counted
-    wall = []
+@dataclass(frozen=True)
+class Paired:
+    """Wall seconds of a jailed and an unjailed version of one thing, run in turns (so that a
+    busy machine slows both alike): each one's median, and the median of the differences."""
+
+    jailed: float
+    plain: float
+    added: float
+
+
+def paired(jailed: Callable[[], object], plain: Callable[[], object], runs: int) -> Paired:
+    """(No CPU figure: what runs in a jail is reaped by the system's init, not by us, since
+    bwrap passes the exit status over an eventfd, so RUSAGE_CHILDREN never sees it.)"""
+    jailed(), plain()  # warm the file cache (and the CLI's first start) once; not counted
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        wall.append(time.perf_counter() - started)
-    return statistics.median(wall), min(wall)
+        for fn, into in ((jailed, times[0]), (plain, times[1])):
+            started = time.perf_counter()
+            fn()
+            into.append(time.perf_counter() - started)
+    added = statistics.median(a - b for a, b in zip(*times, strict=True))
+    return Paired(statistics.median(times[0]), statistics.median(times[1]), added)
 
 
 def true_in(kind: JailKind, root: Path) -> Callable[[], object]:
@@ -108,13 +121,12 @@ def judgement(test_file: Path, fixtures: Path, jail: JailKind) -> Callable[[], o
     return once
 
 
-def row(name: str, jailed: tuple[float, float], plain: tuple[float, float]) -> str:
-    added = jailed[0] - plain[0]
-    verdict = "meets" if added < TARGET else "MISSES"
+def row(name: str, figures: Paired) -> str:
+    verdict = "meets" if figures.added < TARGET else "MISSES"
     return (
-        f"  {name:36s} median: jailed {jailed[0] * 1000:6.1f} ms, unjailed "
-        f"{plain[0] * 1000:6.1f} ms, added {added * 1000:6.1f} ms ({verdict} the "
-        f"{TARGET * 1000:.0f} ms target) | fastest: added {(jailed[1] - plain[1]) * 1000:6.1f} ms"
+        f"  {name:36s} jailed {figures.jailed * 1000:6.1f} ms, unjailed "
+        f"{figures.plain * 1000:6.1f} ms: the jail adds {figures.added * 1000:6.1f} ms "
+        f"({verdict} the {TARGET * 1000:.0f} ms target)"
     )
 
 
@@ -127,34 +139,39 @@ def main() -> int:
         raise SystemExit(f"cannot bench the jail: {missing}")
     binary = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or bundled_cli()
     print(
-        f"median of N runs, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} "
-        f"(N = {args.runs}; {args.attempt_runs} for the real CLI)"
+        f"medians of N runs, jailed and unjailed in turns, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f} (N = {args.runs}; {args.attempt_runs} for the real CLI)"
     )
     with tempfile.TemporaryDirectory(prefix="bench-jail-") as tmp:
         root = Path(tmp)
-        plain_true = median_seconds(lambda: subprocess.run(["/bin/true"], check=True), args.runs)
-        jailed_true = median_seconds(true_in("bubblewrap", root), args.runs)
-        steps_true = median_seconds(true_in("none", root), args.runs)
-        print(row("/bin/true vs a plain subprocess", jailed_true, plain_true))
-        print(row("/bin/true vs the same steps unjailed", jailed_true, steps_true))
+        bare = paired(
+            true_in("bubblewrap", root),
+            lambda: subprocess.run(["/bin/true"], check=True),
+            args.runs,
+        )
+        print(row("/bin/true vs a plain subprocess", bare))
+        steps = paired(true_in("bubblewrap", root), true_in("none", root), args.runs)
+        print(row("/bin/true vs the same steps unjailed", steps))
         if binary is None:
             print("  agent attempt: skipped (no claude CLI: pip install -e '.[agent]')")
         else:
             with FakeAnthropic(default="PONG") as server:
-                jailed = median_seconds(
-                    attempt_with(binary, server, root, "bubblewrap"), args.attempt_runs
+                attempt = paired(
+                    attempt_with(binary, server, root, "bubblewrap"),
+                    attempt_with(binary, server, root, "none"),
+                    args.attempt_runs,
                 )
-                plain = median_seconds(
-                    attempt_with(binary, server, root, "none"), args.attempt_runs
-                )
-            print(row("agent attempt (real CLI, fake API)", jailed, plain))
+            print(row("agent attempt (real CLI, fake API)", attempt))
         fixtures = root / "suite" / "fixtures"
         fixtures.mkdir(parents=True)
         test_file = fixtures / "test_trivial.py"
         test_file.write_text(FIXTURE, encoding="utf-8")
-        jailed = median_seconds(judgement(test_file, fixtures, "bubblewrap"), args.runs)
-        plain = median_seconds(judgement(test_file, fixtures, "none"), args.runs)
-        print(row("pytest judgement (trivial fixture)", jailed, plain))
+        judged = paired(
+            judgement(test_file, fixtures, "bubblewrap"),
+            judgement(test_file, fixtures, "none"),
+            args.runs,
+        )
+        print(row("pytest judgement (trivial fixture)", judged))
     return 0
 
 
