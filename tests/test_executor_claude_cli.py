@@ -397,3 +397,32 @@ def test_another_clouds_api_cannot_go_through_the_jail(fake_bin: str) -> None:
             executor.preflight()
     bedrock = {"ANTHROPIC_API_KEY": "k", "CLAUDE_CODE_USE_BEDROCK": "1"}
     make(fake_bin, env=bedrock, jail="none").preflight()
+
+
+def test_cancel_without_a_jail_deletes_the_login_copy_before_it_returns(
+    fake_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--no-jail: the attempt's HOME is a host folder holding a copy of the subscription
+    login; the harness may leave with os._exit right after cancel(), so cancel() deletes it."""
+    import tempfile
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    login = Path(os.environ["HOME"]) / ".claude" / ".credentials.json"
+    login.parent.mkdir()
+    login.write_text('{"claudeAiOauth": {}}')
+    marker = f"hang-{uuid.uuid4().hex}"
+    executor = make(fake_bin, env={}, jail="none")
+    results: list[ExecutionResult] = []
+    worker = threading.Thread(
+        target=lambda: results.append(executor.run(request(f"HANG marker={marker}")))
+    )
+    worker.start()
+    wait_for(marker)
+    (folder,) = temp.glob("skill-eval-unjailed-*")
+    assert (folder / "home" / ".claude" / ".credentials.json").is_file()
+    executor.cancel()
+    assert list(temp.iterdir()) == []  # deleted by cancel() itself, before it returned
+    worker.join(10)
+    assert results[0].error == "cancelled" and gone(marker)

@@ -48,11 +48,15 @@ _live: set[JailedCommand] = set()
 
 
 def cancel_all() -> None:
-    """Kill every jail of this process (what runs in them dies with them): Ctrl-C, SIGTERM."""
+    """Kill every jail of this process (what runs in them dies with them) and, without a jail,
+    delete the host folders at once (a HOME may hold a copied login, and the harness may leave
+    with os._exit next): Ctrl-C, SIGTERM."""
     with _live_lock:
         jails = list(_live)
     for jail in jails:
         jail._kill()
+        if jail._host_dirs is not None:
+            shutil.rmtree(jail._host_dirs, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ class JailedCommand:
             self._host_dirs = Path(tempfile.mkdtemp(prefix="skill-eval-unjailed-"))
             for name in ("workspace", "home"):
                 (self._host_dirs / name).mkdir(mode=0o700)
+            with _live_lock:  # from now on: cancel_all deletes the folders
+                _live.add(self)
 
     # -- where things are, as the command sees them ----------------------------------------
 
