@@ -298,52 +298,67 @@ def test_cancel_kills_running_attempts_and_refuses_new_ones(fake_bin: str, tmp_p
 
 HARNESS_DIES = """
 import os, sys, threading, time
+from pathlib import Path
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor
 from skill_eval.core.model import ExecutionRequest, Task
 from skill_eval.core.workspace import AttemptWorkspace
-binary, marker, parent, cancel = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "cancel"
+binary, parent, how = sys.argv[1], sys.argv[2], sys.argv[3]
+marker = os.environ["HANG_MARKER"]  # (not in our own argv: we look for it in /proc)
 executor = ClaudeCodeExecutor(ClaudeCliConfig(claude_bin=binary, env={"ANTHROPIC_API_KEY": "k"}))
 task = Task(id="t1", prompt=f"HANG marker={marker}", judge={"type": "contains", "expected": ["x"]})
-ws = AttemptWorkspace.create(__import__("pathlib").Path(parent))
+ws = AttemptWorkspace.create(Path(parent))
 request = ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None, timeout_seconds=60,
                            workspace=ws.path)
 threading.Thread(target=executor.run, args=(request,), daemon=True).start()
 def seen():
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if marker.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
+            own = int(pid) == os.getpid()
+            if not own and marker.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
                 return True
         except OSError:
             pass
     return False
-deadline = time.monotonic() + 20
-while not seen():
-    if time.monotonic() > deadline:
-        os._exit(5)
-    time.sleep(0.05)
-if cancel:
+if how == "starting":  # leave while the jail is being built
+    time.sleep(float(os.environ["DELAY"]))
+else:
+    deadline = time.monotonic() + 20
+    while not seen():
+        if time.monotonic() > deadline:
+            os._exit(5)
+        time.sleep(0.05)
+if how == "cancel":
     executor.cancel()  # what the CLI does on Ctrl-C before it leaves
 os._exit(130)  # no other thread's clean-up runs
 """
 
 
 @needs_jail
-@pytest.mark.parametrize("how", ["cancel", "killed"])
+@pytest.mark.parametrize(
+    "how", ["cancel", "killed", pytest.param("starting", marks=pytest.mark.slow)]
+)
 def test_nothing_of_an_attempt_outlives_the_harness(
     fake_bin: str, tmp_path: Path, how: str
 ) -> None:
+    """The harness cancels, or dies with the attempt running, or dies while its jail is being
+    built: no process of the jail is left (not the agent's, not bwrap's, not the holder's)."""
     marker = f"hang-{uuid.uuid4().hex}"
-    done = subprocess.run(
-        [sys.executable, "-c", HARNESS_DIES, fake_bin, marker, str(tmp_path), how],
-        cwd=REPO,
-        env={**os.environ, "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 130, done.stderr
+    # Leaving while the jail is built is a race (bwrap's first process once waited forever
+    # for a parent that died between its clone and the uid map): 30 exits, 0-58 ms in.
+    delays = [i * 0.002 for i in range(30)] if how == "starting" else [0.0]
+    for delay in delays:
+        done = subprocess.run(
+            [sys.executable, "-c", HARNESS_DIES, fake_bin, str(tmp_path), how],
+            cwd=REPO,
+            env={**os.environ, "HOME": str(tmp_path), "HANG_MARKER": marker, "DELAY": str(delay)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 130, done.stderr
     assert gone(marker)
+    assert gone(fake_bin), "a process of the jail (bwrap, the holder) outlived the harness"
 
 
 # -- before the run ---------------------------------------------------------------------------

@@ -53,7 +53,9 @@ class Mount:
 class Confinement:
     """A command and everything it may see: `env` is its whole environment; `mounts` the only
     host paths it sees beside the read-only system folders and interpreter; no network unless
-    `network`; its own PID namespace, so nothing it starts outlives it."""
+    `network`; its own PID namespace, so nothing it starts outlives it. `die_with_parent`: it
+    is killed when the harness dies (bwrap's parent-death signal); False only for a command
+    that ends itself when the harness goes (a jail's holder, on its control socket's EOF)."""
 
     argv: tuple[str, ...]
     cwd: str
@@ -61,6 +63,7 @@ class Confinement:
     mounts: tuple[Mount, ...] = ()
     network: bool = False
     limits: Limits = field(default_factory=Limits)
+    die_with_parent: bool = True
 
 
 def require(kind: JailKind = "bubblewrap") -> JailKind:

@@ -77,9 +77,8 @@ def system_view(network: bool) -> list[str]:
     return args
 
 
-def argv(confinement: Confinement, info_fd: int | None = None) -> list[str]:
-    """bwrap's argv for `confinement`; `info_fd`: where bwrap writes `{"child-pid": N}`, the
-    host pid of the jail's first process (whose /proc/N/root is the jail's file system)."""
+def argv(confinement: Confinement) -> list[str]:
+    """bwrap's argv for `confinement`."""
     bwrap = binary()
     if bwrap is None:
         raise FileNotFoundError("bwrap")
@@ -87,7 +86,6 @@ def argv(confinement: Confinement, info_fd: int | None = None) -> list[str]:
     size = str(limits.disk_mb * 1024 * 1024)
     args = [
         bwrap,
-        *(["--info-fd", str(info_fd)] if info_fd is not None else []),
         "--unshare-all",
         "--unshare-user",
         "--uid",
@@ -95,7 +93,7 @@ def argv(confinement: Confinement, info_fd: int | None = None) -> list[str]:
         "--gid",
         INSIDE_ID,
         *(["--share-net"] if confinement.network else []),
-        "--die-with-parent",
+        *(["--die-with-parent"] if confinement.die_with_parent else []),
         "--new-session",
         "--cap-drop",
         "ALL",

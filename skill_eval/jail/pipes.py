@@ -1,17 +1,17 @@
 """The harness's ends of a jailed command's pipes: its stdout read line by line (bounded), its
 stderr's tail, its stdin fed from a thread, the model API connections the jail passes out, and
-bwrap's report of the jail's first process.
+the jail's first process (bwrap's child).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .api_proxy import ApiProxy
 
@@ -126,12 +126,10 @@ def relay_api(channel: socket.socket, proxy: ApiProxy) -> None:
             threading.Thread(target=proxy.serve, args=(connection,), daemon=True).start()
 
 
-def child_pid(info_r: int) -> int | None:
-    """The host pid of the jail's first process, from bwrap's --info-fd (None: bwrap said
-    nothing, it failed before)."""
-    with os.fdopen(info_r, "rb") as info:
-        data = info.read(4096)
+def first_child(bwrap_pid: int) -> int | None:
+    """The host pid of the jail's first process: bwrap's one child (None: it has none)."""
     try:
-        return int(json.loads(data)["child-pid"])
-    except (ValueError, KeyError, TypeError):
+        children = Path(f"/proc/{bwrap_pid}/task/{bwrap_pid}/children").read_text().split()
+    except OSError:
         return None
+    return int(children[0]) if len(children) == 1 else None

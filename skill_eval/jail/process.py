@@ -34,7 +34,9 @@ class Finished:
     printed_bytes: int
 
 
-def preexec_for(limits: Limits) -> Callable[[], None]:
+def preexec_for(limits: Limits, *, die_with_harness: bool = True) -> Callable[[], None]:
+    """What runs in the child before exec: the limits, and (`die_with_harness`) SIGKILL when
+    the thread that started it ends (Linux's parent-death signal follows the thread)."""
     harness = os.getpid()
     caps = [
         (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
@@ -51,7 +53,7 @@ def preexec_for(limits: Limits) -> Callable[[], None]:
                 resource.setrlimit(kind, (value, value))
             except (ValueError, OSError):
                 pass
-        if sys.platform.startswith("linux"):
+        if die_with_harness and sys.platform.startswith("linux"):
             try:  # SIGKILL when the harness dies; bwrap's --die-with-parent carries it on
                 ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             except (OSError, AttributeError):

@@ -28,12 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount, bubblewrap
 from .api_proxy import FORWARD_PORT, ApiProxy
 from .copyout import Caps, Copied, copy_out
-from .pipes import Read, Tail, child_pid, close_fd, feed, read_lines, relay_api
+from .pipes import Read, Tail, close_fd, feed, first_child, read_lines, relay_api
 from .process import preexec_for
 
 # The harness's read-only files inside the jail: this package's folder (the holder, and what
@@ -108,6 +109,7 @@ class JailedCommand:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pipes: _Pipes | None = None
         self._child: int | None = None  # a pidfd of the jail's first process
+        self._bwrap_err: IO[bytes] | None = None  # what bwrap said (a file: never a SIGPIPE)
         self._root: Path | None = None
         self._host_dirs: Path | None = None
         if kind == "none":
@@ -150,7 +152,6 @@ class JailedCommand:
         stream, stream_inside = socket.socketpair()
         stdin_r, stdin_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
-        info_r, info_w = os.pipe()
         inside = [control_inside.detach(), stdin_r, stream_inside.detach(), stderr_w]
         self._pipes = _Pipes(control, stdin_w, stream, stderr_r, inside)
         fds = ",".join(map(str, inside))
@@ -167,34 +168,44 @@ class JailedCommand:
             Mount("ro", RUN_DIR, JAIL_FILES),
             *self.mounts,
         ]
+        # Nothing may kill bwrap between its clone and the uid map it then writes for its
+        # child: the child waits for that and would wait forever, before it can arm any
+        # parent-death signal. So no parent-death signal (the holder ends the jail when its
+        # control socket closes, which the harness's death does too), no --info-fd and no
+        # stderr pipe (a write to either after the harness died is a SIGPIPE).
         confinement = Confinement(
-            (*holder, "--", *argv), WORKSPACE, env, tuple(mounts), limits=self.limits
+            (*holder, "--", *argv),
+            WORKSPACE,
+            env,
+            tuple(mounts),
+            limits=self.limits,
+            die_with_parent=False,
         )
+        self._bwrap_err = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            bubblewrap.argv(confinement, info_fd=info_w),
+            bubblewrap.argv(confinement),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            pass_fds=(*inside, info_w),
+            stderr=self._bwrap_err,
+            pass_fds=tuple(inside),
             start_new_session=True,
             env={"PATH": os.defpath},
             cwd="/",
-            preexec_fn=preexec_for(self.limits),
+            preexec_fn=preexec_for(self.limits, die_with_harness=False),
         )
         with _live_lock:
             _live.add(self)
-        for fd in (*inside, info_w):
+        for fd in inside:
             os.close(fd)
         try:
-            pid = child_pid(info_r)
-            if pid is None:
-                raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
-            # Killed through this pidfd too: should bwrap's first process be left waiting for
-            # a parent that died (before it armed its own parent-death signal), it still ends.
-            self._child = os.pidfd_open(pid)
-            self._root = Path(f"/proc/{pid}/root")
             if self._read_line(timeout=20) != "ready":
                 raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
+            pid = first_child(self._proc.pid)
+            if pid is None:
+                raise JailBroken("the jail started, but bwrap shows no child process")
+            # Killed through this pidfd: the whole jail ends with its first process.
+            self._child = os.pidfd_open(pid)
+            self._root = Path(f"/proc/{pid}/root")
         except BaseException:
             self.close()
             raise
@@ -271,6 +282,9 @@ class JailedCommand:
             _pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
             close_fd(self._child)
             self._child = None
+        if self._bwrap_err is not None:
+            self._bwrap_err.close()
+            self._bwrap_err = None
         with _live_lock:
             _live.discard(self)
         if self._host_dirs is not None:
@@ -325,12 +339,13 @@ class JailedCommand:
             proc.wait()
 
     def _bwrap_said(self) -> str:
-        proc = self._proc
-        if proc is None or proc.stderr is None:
+        proc, err = self._proc, self._bwrap_err
+        if proc is None or err is None:
             return "no jail process"
         if proc.poll() is None:
             return "no answer from the holder"
-        said = proc.stderr.read(4096).decode("utf-8", "replace").strip().splitlines()
+        err.seek(0)
+        said = err.read(4096).decode("utf-8", "replace").strip().splitlines()
         return said[-1] if said else f"bwrap exit {proc.returncode}"
 
     def _run_unjailed(
