@@ -6,6 +6,7 @@ the jail's first process (bwrap's child).
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 import time
@@ -29,6 +30,11 @@ class Read:
     timed_out: bool = False
     overflow: bool = False
     printed: int = 0
+
+    @property
+    def ended_early(self) -> bool:
+        """The harness ended it: the command's own exit code, if any, says nothing."""
+        return self.stopped or self.timed_out or self.overflow
 
 
 def read_lines(
@@ -133,3 +139,10 @@ def first_child(bwrap_pid: int) -> int | None:
     except OSError:
         return None
     return int(children[0]) if len(children) == 1 else None
+
+
+def pidfd_kill(pidfd: int) -> None:
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:  # it has ended (ESRCH) or the fd is already closed
+        pass

@@ -34,7 +34,7 @@ from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount, bubblewrap
 from .api_proxy import FORWARD_PORT, ApiProxy
 from .copyout import Caps, Copied, copy_out
-from .pipes import Read, Tail, close_fd, feed, first_child, read_lines, relay_api
+from .pipes import Read, Tail, close_fd, feed, first_child, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
 
 # The harness's read-only files inside the jail: this package's folder (the holder, and what
@@ -240,8 +240,7 @@ class JailedCommand:
         feed(pipes.stdin_w, stdin)
         pipes.stderr_r = pipes.stdin_w = -1  # the threads' now
         read = read_lines(pipes.stream, timeout, on_line, limit)
-        ended_early = read.stopped or read.timed_out or read.overflow
-        if ended_early:
+        if read.ended_early:
             self._send(b"stop\n")
         said = self._read_line(timeout=GRACE)
         if not said.startswith("done "):
@@ -249,7 +248,7 @@ class JailedCommand:
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
         code = said.split(" ", 1)[1]
         return Ended(
-            None if code == "killed" or ended_early else int(code),
+            None if code == "killed" or read.ended_early else int(code),
             read.stopped,
             read.timed_out,
             stderr.text(),
@@ -279,7 +278,7 @@ class JailedCommand:
                 self._kill()
             self._proc = None
         if self._child is not None:
-            _pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
+            pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
             close_fd(self._child)
             self._child = None
         if self._bwrap_err is not None:
@@ -330,7 +329,7 @@ class JailedCommand:
     def _kill(self) -> None:
         proc, child = self._proc, self._child
         if child is not None:
-            _pidfd_kill(child)
+            pidfd_kill(child)
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -374,7 +373,7 @@ class JailedCommand:
         read = Read(stopped=True)
         try:
             read = read_lines(stream, timeout, on_line, limit)
-            if not (read.stopped or read.timed_out or read.overflow):
+            if not read.ended_early:
                 proc.wait(timeout=GRACE)  # its stream ended: let it exit with its own code
         except subprocess.TimeoutExpired:
             pass
@@ -385,19 +384,11 @@ class JailedCommand:
             except (ProcessLookupError, PermissionError):
                 pass
         code = proc.wait()
-        ended_early = read.stopped or read.timed_out or read.overflow
         return Ended(
-            None if ended_early else code,
+            None if read.ended_early else code,
             read.stopped,
             read.timed_out,
             stderr.text(),
             read.printed,
             read.overflow,
         )
-
-
-def _pidfd_kill(pidfd: int) -> None:
-    try:
-        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    except OSError:  # it has ended (ESRCH) or the fd is already closed
-        pass
