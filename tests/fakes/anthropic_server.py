@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tests.fakes.batches import BATCHES, BatchStore
+from tests.fakes.command_line import common_parser, common_settings, serve
 from tests.fakes.faults import Fault, error_body
 from tests.fakes.handler import RecordedRequest, RequestHandler
 from tests.fakes.messages_protocol import (
@@ -25,13 +26,7 @@ from tests.fakes.messages_protocol import (
 from tests.fakes.ratelimit import TokenBucket
 from tests.fakes.replies import UsageMeter
 from tests.fakes.rules import Rule
-from tests.fakes.server import (
-    FakeServer,
-    RuleLike,
-    common_parser,
-    common_settings,
-    serve,
-)
+from tests.fakes.server import FakeServer, RuleLike
 
 __all__ = ["FakeAnthropic", "Fault", "RecordedRequest", "Rule", "main"]
 

@@ -211,13 +211,7 @@ def read_chat(body: Mapping[str, Any]) -> Conversation:
         tool_names=_function_names(t.get("function") for t in tools),
         tools=tuple(tools),
         turn=1 + sum(1 for m in messages if m.get("role") == "assistant"),
-        last_user=(
-            "\n".join(r.content for r in results)
-            if results
-            else text_of(prompt.get("content"))
-            if prompt
-            else ""
-        ),
+        last_user=_newest_user_text(results, prompt),
         tool_results=results,
         tool_choice=_string(forced.get("name")) if isinstance(forced, dict) else None,
         model=_string(body.get("model")),
@@ -225,6 +219,13 @@ def read_chat(body: Mapping[str, Any]) -> Conversation:
         max_tokens=_int(body.get("max_completion_tokens")) or _int(body.get("max_tokens")),
         body=body,
     )
+
+
+def _newest_user_text(results: tuple[ToolResult, ...], prompt: Mapping[str, Any] | None) -> str:
+    """What answers the model's newest turn: its tool results, else the newest user message."""
+    if results:
+        return "\n".join(r.content for r in results)
+    return text_of(prompt.get("content")) if prompt else ""
 
 
 def _function_names(definitions: Iterable[Any]) -> tuple[str, ...]:
@@ -283,13 +284,7 @@ def read_responses(body: Mapping[str, Any]) -> Conversation:
         tool_names=_function_names(_flat_tools(tools)),
         tools=tuple(tools),
         turn=1 + sum(1 for at, k in enumerate(kinds) if k == "model" and kinds[at - 1 : at] != [k]),
-        last_user=(
-            "\n".join(r.content for r in results)
-            if results
-            else text_of(prompt.get("content"))
-            if prompt
-            else ""
-        ),
+        last_user=_newest_user_text(results, prompt),
         tool_results=results,
         tool_choice=_string(choice.get("name")) if isinstance(choice, dict) else None,
         model=_string(body.get("model")),

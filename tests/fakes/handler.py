@@ -221,6 +221,40 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
+    def send_broken(
+        self,
+        kind: str,
+        stream: bool,
+        frames: list[bytes],
+        *,
+        keep: int,
+        full: Any,
+        bad_frame: bytes,
+        cut_short: bytes,
+    ) -> None:
+        """A 200 that breaks. `drop_mid_stream`: the first `keep` frames of the stream (else
+        half of the JSON body `full`, though Content-Length promises all), then the socket
+        closes. `malformed`: the first frame, then `bad_frame` whose data is not JSON (else
+        the JSON body `cut_short`)."""
+        if kind == "drop_mid_stream" and stream:
+            self.start(200, "text/event-stream; charset=utf-8", None)
+            for frame in frames[:keep]:
+                self.chunk(frame)
+            self.hang_up()
+        elif kind == "drop_mid_stream":
+            data = json.dumps(full).encode()
+            self.start(200, "application/json", len(data))
+            self.wfile.write(data[: len(data) // 2])
+            self.hang_up()
+        elif stream:
+            self.start(200, "text/event-stream; charset=utf-8", None)
+            self.chunk(frames[0])
+            self.chunk(bad_frame)
+            self.chunk(b"")
+        else:
+            self.start(200, "application/json", len(cut_short))
+            self.wfile.write(cut_short)
+
     def hang_up(self) -> None:
         """Close the socket now, whatever was or was not sent."""
         self.close_connection = True

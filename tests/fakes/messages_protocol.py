@@ -6,7 +6,6 @@ Bodies and events come from replies.py; usage from the server's prompt-cache met
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from tests.fakes.faults import ERROR_REPLIES, Fault, error_body
@@ -63,26 +62,17 @@ class MessagesProtocol(Protocol):
         body = record.json
         message = build_message(body, None, handler.fake.usage.measure(body)) if body else {}
         events = sse_events(message) if record.stream else []
-        if kind == "drop_mid_stream" and record.stream:
-            cut = next(i for i, (name, _) in enumerate(events) if name == "content_block_delta")
-            handler.start(200, "text/event-stream; charset=utf-8", None)
-            for name, data in events[: cut + 1]:
-                handler.chunk(encode_event(name, data))
-            handler.hang_up()
-        elif kind == "drop_mid_stream":
-            full = json.dumps(message).encode()
-            handler.start(200, "application/json", len(full))
-            handler.wfile.write(full[: len(full) // 2])
-            handler.hang_up()
-        elif record.stream:  # malformed, streaming: one event whose data is not JSON
-            handler.start(200, "text/event-stream; charset=utf-8", None)
-            handler.chunk(encode_event(*events[0]))
-            handler.chunk(b'event: content_block_delta\ndata: {"type": "content_block_del\n\n')
-            handler.chunk(b"")
-        else:  # malformed: a 200 whose JSON body is cut short
-            cut_short = b'{"id": "msg_fake_malformed", "type": "message", "content": [{"type": "te'
-            handler.start(200, "application/json", len(cut_short))
-            handler.wfile.write(cut_short)
+        handler.send_broken(
+            kind,
+            record.stream,
+            [encode_event(name, data) for name, data in events],
+            keep=1 + next(i for i, (name, _) in enumerate(events) if name == "content_block_delta")
+            if events
+            else 0,
+            full=message,
+            bad_frame=b'event: content_block_delta\ndata: {"type": "content_block_del\n\n',
+            cut_short=b'{"id": "msg_fake_malformed", "type": "message", "content": [{"type": "te',
+        )
 
 
 class CountTokensProtocol(MessagesProtocol):
