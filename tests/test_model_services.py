@@ -84,7 +84,7 @@ def _logged(log: Path) -> list[dict[str, str]]:
 
 
 def test_registry_lists_the_executors_with_a_text_model(plugins: Path) -> None:
-    assert base.text_model_names() == ["anthropic", "claude-cli", "scribe"]
+    assert base.text_model_names() == ["anthropic", "claude-cli", "openai", "scribe"]
     with pytest.raises(ExecutorError) as caught:
         base.create_text_model("echo")
     assert str(caught.value) == (
