@@ -13,7 +13,7 @@ import click
 
 from ..errors import ConfigError, RunInterrupted, SkillEvalError, UsageError
 from ..plan.config import chosen_config, command_defaults, executor_tables, load_config
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, EXIT_USAGE, exit_code, fail, interrupted
+from .common import EXIT_ERROR, EXIT_FAIL, EXIT_OK, exit_code, fail, interrupted
 from .run_flags import run_flags
 
 if TYPE_CHECKING:
@@ -106,12 +106,6 @@ def first_error(artifact: dict[str, Any]) -> str | None:
     return one_line(f"{first.get('task_id')} ({first.get('arm')}): {text}{more}")
 
 
-class ConfigProblem(click.ClickException):
-    """A bad project config file, shown as `Error: ...` with the usage exit code."""
-
-    exit_code = EXIT_USAGE
-
-
 class RunCommand(click.Command):
     """`run`, with defaults from the project config file (skill_eval.plan.config) filled in
     before click parses the line, so the command line beats the file."""
@@ -127,7 +121,7 @@ class RunCommand(click.Command):
                     ctx.default_map = {**(ctx.default_map or {}), **defaults}
                     ctx.meta[TABLES_META] = executor_tables(config)
             except ConfigError as exc:
-                raise ConfigProblem(str(exc)) from None
+                fail(str(exc))  # `Error: ...`, the usage exit code
         ctx.meta[CONFIG_META] = path
         return super().parse_args(ctx, args)
 

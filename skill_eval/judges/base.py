@@ -41,12 +41,18 @@ class _DefaultGrader:
     def __init__(self) -> None:
         self._grader: Grader | None = None
 
-    def complete(self, request: GradeRequest) -> Reply:
+    def _real(self) -> Grader:
         if self._grader is None:
             from ..executors.base import create_grader
 
             self._grader = create_grader("mock")
-        return self._grader.complete(request)
+        return self._grader
+
+    def complete(self, request: GradeRequest) -> Reply:
+        return self._real().complete(request)
+
+    def __getattr__(self, name: str) -> Any:  # the mock grader's record (`requests`), ...
+        return getattr(self._real(), name)
 
 
 def _mock_grader() -> Grader:
