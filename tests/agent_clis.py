@@ -106,6 +106,9 @@ def opencode_run(server: FakeOpenAI, home: Path, prompt: str) -> tuple[list[str]
         "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
         "OPENCODE_DISABLE_SHARE": "1",
+        # Else it fetches @opencode-ai/plugin, @opentui/*, web-tree-sitter from the npm
+        # registry into $XDG_CONFIG_HOME/opencode at every start (offline: silently skipped).
+        "npm_config_offline": "true",
     }
     # --title: no extra title-generation request; --pure: no external plugins.
     command = ["opencode", "run", "--pure", "--format", "json", "--title", "eval", prompt]
