@@ -25,7 +25,7 @@ from skill_eval.skills import load_skill
 from skill_eval.skills.files import skill_folder
 from tests.fakes.openai_server import FakeOpenAI, Fault
 from tests.fakes.rules import load_config
-from tests.helpers import REPO, read_json, run_cli, write_skill
+from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
 
 MODEL = "local-model"
 GUIDE = "GUIDE-51f0: always say alpha"
@@ -283,3 +283,35 @@ def test_skill_eval_run_of_the_demo_suite(tmp_path: Path) -> None:
     assert len(requests) == 10 and all(r.protocol == "chat" for r in requests)
     skilled = [r for r in requests if "# Release notes" in r.system]
     assert len(skilled) == 5 and all(r.rule.startswith("candidate-") for r in skilled)
+
+
+def test_a_run_with_a_folder_skill_answers_its_reads(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite", [contains_task("t0", "alpha")])
+    skill = write_skill(tmp_path / "guided", "Before answering, read references/guide.md.")
+    (skill / "references").mkdir()
+    (skill / "references" / "guide.md").write_text(GUIDE, encoding="utf-8")
+    rules = [
+        {
+            "name": "reader",
+            "request_contains": "read references/guide.md",
+            "steps": [
+                {"tool_use": {"name": READ, "input": {"path": "references/guide.md"}}},
+                "alpha: {tool_result}",
+            ],
+        }
+    ]
+    with FakeOpenAI(rules=rules, default="no idea") as server:
+        code, out, err = run_cli(
+            *("run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill)),
+            *("--executor", "openai", "--executor-option", f"base_url={server.v1_url}"),
+            *("--model", MODEL, "--state-root", str(tmp_path / "st"), "-q", "--policy", "delta"),
+        )
+        count = server.count
+    assert code == 0, err
+    data = read_json(Path(out.strip()))
+    (attempt,) = data["candidate_results"][0]["attempts"]
+    assert attempt["transcript"] == [
+        {"name": READ, "input": {"path": "references/guide.md"}, "ok": True, "output": GUIDE}
+    ]
+    assert data["evaluation"]["execution_pass_rate"] == 1.0 and count == 2 + 1
+    assert not [w for w in data["warnings"] if "SKILL.md alone" in w]
