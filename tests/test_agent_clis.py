@@ -69,7 +69,23 @@ def responses_shape(body: dict[str, Any]) -> dict[str, Any]:
     return shape
 
 
-def check_recording(agent: str, live: dict[str, Any]) -> None:
+def check_recording(
+    agent: str, command: list[str], request: Any, tools: dict[str, Any], places: tuple[Any, ...]
+) -> None:
+    """The live request's tools against the recording of this version (rewritten first when
+    SKILL_EVAL_RECORD_AGENTS=1); the whole body is kept, normalised, for readers."""
+    work, home, url = places
+    replacements = {str(work): "{cwd}", str(home): "{home}", url: "{base_url}"}
+    live = {
+        "agent": agent,
+        "version": PINS[agent],
+        "command": normalised(command[:-1], replacements),
+        "path": request.path,
+        "stream": request.stream,
+        "user_agent": request.headers.get("user-agent"),
+        "tools": tools,
+        "body": normalised(request.json, replacements),
+    }
     if RECORD:
         record(agent, live)
     pinned = recorded(agent)
@@ -99,22 +115,8 @@ def test_opencode_answers_a_text_task_and_sends_the_recorded_request(tmp_path: P
     assert request.headers["authorization"] == "<redacted>"  # Bearer dummy-key
     assert DESCRIPTION in request.system and BODY not in request.system  # listed, not loaded
     assert request.conversation.working_directory() == str(work)
-    replacements = {
-        str(work): "{cwd}",
-        str(tmp_path / "home"): "{home}",
-        url: "{base_url}",
-    }
-    live = {
-        "agent": "opencode",
-        "version": PINS["opencode"],
-        "command": normalised(command[:-1], replacements),
-        "path": request.path,
-        "stream": request.stream,
-        "user_agent": request.headers.get("user-agent"),
-        "tools": chat_shape(request.json),
-        "body": normalised(request.json, replacements),
-    }
-    check_recording("opencode", live)
+    places = (work, tmp_path / "home", url)
+    check_recording("opencode", command, request, chat_shape(request.json), places)
 
 
 @needs_opencode
@@ -177,22 +179,8 @@ def test_codex_answers_a_text_task_and_sends_the_recorded_request(tmp_path: Path
     assert request.headers["authorization"] == "<redacted>"  # Bearer $FAKE_OPENAI_KEY
     assert DESCRIPTION in request.text and "skill-installer" not in request.text
     assert request.conversation.working_directory() == str(work)
-    replacements = {
-        str(work): "{cwd}",
-        str(tmp_path / "home"): "{home}",
-        url: "{base_url}",
-    }
-    live = {
-        "agent": "codex",
-        "version": PINS["codex"],
-        "command": normalised(command[:-1], replacements),
-        "path": request.path,
-        "stream": request.stream,
-        "user_agent": request.headers.get("user-agent"),
-        "tools": responses_shape(request.json),
-        "body": normalised(request.json, replacements),
-    }
-    check_recording("codex", live)
+    places = (work, tmp_path / "home", url)
+    check_recording("codex", command, request, responses_shape(request.json), places)
 
 
 @needs_codex

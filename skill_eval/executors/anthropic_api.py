@@ -29,6 +29,7 @@ from .base import (
     ExecutorSpec,
     compose_prompt,
     config_schema,
+    deferred,
     env_lookup,
 )
 from .errors_map import fatal_status, parse_retry_after, retryable_status
@@ -356,18 +357,6 @@ def _build(config: AnthropicConfig) -> AnthropicExecutor:
     return AnthropicExecutor(config)
 
 
-def _grader(config: AnthropicConfig, settings: Any) -> Any:
-    from .anthropic_grader import AnthropicGrader  # the grader's code loads when it grades
-
-    return AnthropicGrader(config, settings)
-
-
-def _text_model(config: AnthropicConfig, settings: Any) -> Any:
-    from .anthropic_grader import AnthropicTextModel
-
-    return AnthropicTextModel(config, settings)
-
-
 SPEC = ExecutorSpec(
     name="anthropic",
     summary="one Messages API call per attempt through the official SDK",
@@ -387,8 +376,8 @@ SPEC = ExecutorSpec(
         },
     ),
     build=_build,
-    grader=_grader,
-    text_model=_text_model,
+    grader=deferred(".anthropic_grader", "AnthropicGrader"),  # its code loads when it grades
+    text_model=deferred(".anthropic_grader", "AnthropicTextModel"),
 )
 
 __all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params", "classify_exception"]

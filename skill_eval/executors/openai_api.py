@@ -29,6 +29,7 @@ from .base import (
     ExecutorSpec,
     compose_prompt,
     config_schema,
+    deferred,
     env_lookup,
 )
 from .openai_http import DEFAULT_BASE_URL, ChatClient, is_local, message_of, text_of, usage_of
@@ -238,18 +239,6 @@ def _arguments(given: Any) -> str:
     return given if isinstance(given, str) else json.dumps(given)
 
 
-def _grader(config: OpenAIConfig, settings: Any) -> Any:
-    from .openai_grader import OpenAIGrader  # the grader's code loads when it grades
-
-    return OpenAIGrader(config, settings)
-
-
-def _text_model(config: OpenAIConfig, settings: Any) -> Any:
-    from .openai_grader import OpenAITextModel
-
-    return OpenAITextModel(config, settings)
-
-
 SPEC = ExecutorSpec(
     name="openai",
     summary="one OpenAI-compatible Chat Completions call per attempt (Ollama, vLLM, llama.cpp)",
@@ -268,8 +257,8 @@ SPEC = ExecutorSpec(
         },
     ),
     build=OpenAIExecutor,
-    grader=_grader,
-    text_model=_text_model,
+    grader=deferred(".openai_grader", "OpenAIGrader"),  # its code loads when it grades
+    text_model=deferred(".openai_grader", "OpenAITextModel"),
 )
 
 __all__ = ["OpenAIConfig", "OpenAIExecutor", "build_body"]
