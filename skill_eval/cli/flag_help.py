@@ -23,7 +23,10 @@ HELP: dict[str, str] = {
         "Pipeline: an extra fence: a ranking's target.path must lie inside DIR (by default a skill"
         " anywhere is accepted)."
     ),
-    "executor": "How tasks run (default: claude-cli, or mock with --mock).",
+    "executor": (
+        "How tasks run: claude-cli (the default), anthropic, openai (any OpenAI-compatible Chat "
+        "Completions server: --executor-option base_url=URL), or mock (with --mock)."
+    ),
     "mock": "No model calls: mock executor and mock judges (offline, for CI).",
     "model": "Model for the executor [env SKILL_EVAL_MODEL].",
     "skill-mode": (
@@ -35,11 +38,11 @@ HELP: dict[str, str] = {
         "Grep]) or kept as text. An unknown key lists the executor's options."
     ),
     "max-tokens": _shorthand(
-        "max_tokens=N", "anthropic, mock", "Max output tokens (executor default 4096)."
+        "max_tokens=N", "anthropic, openai, mock", "Max output tokens (executor default 4096)."
     ),
-    "temperature": _shorthand("temperature=X", "anthropic, mock", "Sampling temperature."),
+    "temperature": _shorthand("temperature=X", "anthropic, openai, mock", "Sampling temperature."),
     "price-file": _shorthand(
-        "price_file=FILE", "anthropic", "JSON/YAML price table overriding the built-in one."
+        "price_file=FILE", "anthropic, openai", "JSON/YAML price table overriding the built-in one."
     ),
     "batch": _shorthand(
         "batch=true",

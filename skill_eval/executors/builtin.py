@@ -6,4 +6,6 @@ BUILTIN_EXECUTORS = {
     # Claude Code through claude-agent-sdk (the hand-written `claude -p` driver without it).
     "claude-cli": "claude_code:SPEC",
     "mock": "mock:SPEC",
+    # OpenAI-compatible Chat Completions: local open models (Ollama, vLLM, llama.cpp) and more.
+    "openai": "openai_api:SPEC",
 }
