@@ -4,13 +4,17 @@ cli/run_flags.py), one call to improve.run.improve, the outcome out."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import SkillEvalError
 from .choices import ModelServiceChoice
-from .common import EXIT_ERROR, exit_code, fail
+from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
+
+if TYPE_CHECKING:
+    from ..improve.run import ImproveRun
 
 
 @click.command("improve")
@@ -74,6 +78,7 @@ from .run_flags import flag
 )
 @click.option(
     "--timeout",
+    "timeout_seconds",
     type=float,
     default=1800.0,
     show_default=True,
@@ -120,16 +125,6 @@ def command(
     skill_path: str | None,
     task_suite: str | None,
     state_root: str,
-    iterate: int,
-    quality: float,
-    improvement_threshold: float,
-    regression_threshold: float,
-    abort_on_regression: bool,
-    holdout: float,
-    seed: int,
-    token_budget: int,
-    max_cost_usd: float,
-    timeout: float,
     policy: str | None,
     executor: str | None,
     model: str | None,
@@ -142,6 +137,7 @@ def command(
     output_dir: str | None,
     in_place: bool,
     history: bool,
+    **loop: Any,
 ) -> None:
     """Improve a skill: rewrite it from the failing train tasks, keep a version only if it
     beats the original on held-out tasks. See references/improve.md.
@@ -171,19 +167,8 @@ def command(
             fail("--skill-path and --task-suite are required (or --history)")
         if mock and executor not in (None, "mock"):
             fail("--mock means --executor mock; drop one of them")
-        try:
-            settings = IterationSettings(
-                iterate=iterate,
-                quality=quality,
-                improvement_threshold=improvement_threshold,
-                regression_threshold=regression_threshold,
-                abort_on_regression=abort_on_regression,
-                token_budget=token_budget,
-                max_cost_usd=max_cost_usd,
-                timeout_seconds=timeout,
-                holdout=holdout,
-                seed=seed,
-            )
+        try:  # the loop's flags (--iterate to --timeout) are named after its settings
+            settings = IterationSettings(**loop)
         except ValueError as exc:
             fail(str(exc))
         chosen_executor = "mock" if mock else (executor or "claude-cli")
@@ -206,11 +191,15 @@ def command(
             log=lambda line: click.echo(line, err=True),
         )
     except SkillEvalError as exc:
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        fail(lines[0] + more, exit_code(exc))
+        fail_with(exc)
     except OSError as exc:
         fail(f"{exc}".splitlines()[0], EXIT_ERROR)
+    _print_outcome(outcome)
+
+
+def _print_outcome(outcome: ImproveRun) -> None:
+    """What the improver said and the decision on stderr, the ranking artifact's path on
+    stdout; then the exit code."""
     for note in outcome.notes:
         click.echo(f"improver: {note}", err=True)
     result = outcome.result

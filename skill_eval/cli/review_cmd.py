@@ -10,7 +10,7 @@ import click
 from ..errors import SkillEvalError
 from ..executors.base import executor_names
 from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
-from .common import EXIT_ERROR, exit_code, fail
+from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
 
 DEFAULT_EXECUTOR = "claude-cli"
@@ -155,9 +155,7 @@ def command(
     except ReviewError as exc:
         fail(str(exc), EXIT_ERROR)
     except SkillEvalError as exc:
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        fail(lines[0] + more, exit_code(exc))
+        fail_with(exc)
     record = outcome.record
     click.echo(
         f"decision: {record['decision']} after {record['rounds']} round(s); suite "
