@@ -106,7 +106,9 @@ HELP: dict[str, str] = {
         "Run only slice I of N of the (task, sample) pairs (both arms of a pair together), in its "
         "own run directory; join the slices with `skill-eval merge` (see references/ci.md)."
     ),
-    "judge-executor": "Backend for model-graded judges (default: follows --executor).",
+    "judge-executor": (
+        "The executor whose model grades the model-graded judges (default: follows --executor)."
+    ),
     "judge-model": "Model for LLM judges.",
     "judge-cache-dir": "Judge cache (default <state-root>/judge-cache).",
     "no-judge-cache": "Judge every output afresh.",
