@@ -25,6 +25,7 @@ from ..stats.evidence import NO_EVIDENCE, of_verdict
 from ..stats.results import TaskResult
 from ..stats.verdict import Verdict
 from . import compat
+from .cache import drawn_from
 
 if TYPE_CHECKING:
     from ..inputs.arms import Arms
@@ -44,13 +45,17 @@ def _iso(moment: datetime) -> str:
 
 
 def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
+    """An arm's tokens and cost spent by this run (attempts drawn from the baseline cache were
+    paid for by the run that made them: counted in `attempts` and `from_cache`, not in cost)."""
     mine = [a for a in attempts if a.arm == arm]
-    total = sum((a.usage for a in mine), Usage())
+    spent = [a for a in mine if drawn_from(a) is None]
+    total = sum((a.usage for a in spent), Usage())
     return {
         **total.to_dict(),
-        "cost_usd": round(sum(a.cost_usd for a in mine), 6),
+        "cost_usd": round(sum(a.cost_usd for a in spent), 6),
         "attempts": len(mine),
         "errors": sum(a.status == "error" for a in mine),
+        **({"from_cache": len(mine) - len(spent)} if len(spent) < len(mine) else {}),
     }
 
 

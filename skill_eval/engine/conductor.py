@@ -56,8 +56,10 @@ def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult
     plan, arms = prepared.plan, opened.arms
     if plan.decision.early_stop and arms.baseline is None:
         log("warning: --early-stop needs a baseline to compare with; every sample runs")
-    if opened.progress is not None:
-        opened.progress.already(a for a in opened.done if a.status != "error")
+    if opened.progress is not None:  # a pooled baseline's attempts past --samples are extra
+        opened.progress.already(
+            a for a in opened.done if a.status != "error" and a.index < plan.sample_count
+        )
     settings = replace(
         evaluation_settings(plan),
         keep_root=opened.path / WORKSPACES_DIR,
