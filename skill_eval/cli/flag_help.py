@@ -128,6 +128,13 @@ HELP: dict[str, str] = {
         "sample rounds) decides; false accepts stay at the fixed-sample level. See "
         "references/early-stop.md."
     ),
+    "budget": (
+        "Spend ATTEMPTS attempts in all (both arms) instead of --samples per task: 2 per task "
+        "and arm first, the rest where the other arm's first round says a task is flaky, which "
+        "narrows the interval most; false accepts stay at the policy's level. Not with "
+        "--samples, --early-stop, --shard, --batch, --pass-k > 1, --no-baseline or "
+        "--baseline-cache-dir. See references/artifact.md (adaptive)."
+    ),
     "eval-threshold": "Pipeline: candidates scored below X are skipped.",
     "min-pass-rate": "With --no-baseline: the pass rate needed to pass.",
     "max-error-rate": "Above this share of attempts in error the verdict is error.",

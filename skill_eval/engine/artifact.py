@@ -19,6 +19,7 @@ from ..core.version import __version__
 from ..errors import ArtifactError
 from ..judges import observers
 from ..judges.base import is_deterministic
+from ..stats import adaptive
 from ..stats.agreement import run_agreement
 from ..stats.analysis import Analysis
 from ..stats.evidence import NO_EVIDENCE, of_verdict
@@ -57,6 +58,11 @@ def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
         "errors": sum(a.status == "error" for a in mine),
         **({"from_cache": len(mine) - len(spent)} if len(spent) < len(mine) else {}),
     }
+
+
+def _samples(plan: RunPlan, tasks: int) -> int:
+    budget = plan.decision.budget
+    return plan.sample_count if budget is None else adaptive.floor(budget, tasks)
 
 
 def _skill_identity(skill: Skill | None) -> dict[str, Any]:
@@ -162,7 +168,9 @@ def build(
             "model": executor.get("model"),
             "skill_mode": plan.executor.skill_mode,
             "pass_k": plan.decision.pass_k,
-            "samples": plan.sample_count,
+            # with --budget: the floor it buys per task and arm (stats/adaptive.py)
+            "samples": _samples(plan, len(suite.tasks)),
+            **({"budget": plan.decision.budget} if plan.decision.budget else {}),
             "run_dir": str(run_dir) if run_dir else None,
             "state_root": str(state_root),
             "config_file": plan.records.config_file,

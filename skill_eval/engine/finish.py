@@ -50,6 +50,7 @@ def evaluation_settings(plan: RunPlan) -> EvaluationSettings:
         max_retries=plan.execution.max_retries,
         max_output_bytes=plan.records.max_output_bytes,
         early_stop=plan.decision.early_stop,
+        budget=plan.decision.budget,
     )
 
 

@@ -49,6 +49,17 @@ def floor(budget: int, tasks: int) -> int:
     return max(1, budget // (2 * max(1, tasks)))
 
 
+def arm_totals(budget: int, tasks: int) -> dict[str, int]:
+    """Attempts each arm gets of the budget: its first round, and its share of the rest (the
+    candidate's the larger by one when the rest is odd: `allocate`)."""
+    first = first_round(budget, tasks)
+    remaining = budget - 2 * tasks * first
+    return {
+        "candidate": tasks * first + remaining - remaining // 2,
+        "baseline": tasks * first + remaining // 2,
+    }
+
+
 def _log_beta(a: float, b: float) -> float:
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
