@@ -242,7 +242,9 @@ def paired_comparison(
     unchanged for pass rates; with 20 tasks × 3 samples it holds false accepts of a 10-point
     worse skill under 5% (the bench). `samples` sets h; leaving it at 1 for pass rates is
     conservative. `baseline_samples`: the baseline's attempts per task when they differ from
-    the candidate's (an accumulated baseline): the floor takes one attempt's worth of each arm.
+    the candidate's: fewer, and the floor takes one attempt's worth of each arm; more (a
+    baseline pooled from the cache), and the floor stays the candidate's (stats/intervals.py
+    `floor_of` says why), the pool narrowing the interval through the differences' spread.
     "bootstrap": the seeded percentile bootstrap over tasks (random.Random(seed), `resamples`
     draws), for comparison.
 
