@@ -3,7 +3,7 @@ by scripts/bench_verdicts.py, which prints it first).
 
 Tasks have known pass chances: the baseline's drawn once per seed, uniform(0.2, 0.8) ("spread",
 the suites of the policies table), 14 nearly stable tasks at 0.97-0.995 and 6 flaky ones at
-0.3-0.7 ("mixed", where adaptive sampling has something to gain), or all 20 at 0.9-1.0
+0.3-0.7 ("mixed", where adaptive sampling has something to gain), or all 20 at 0.85-0.95
 ("high", a suite the baseline nearly always passes: where a pooled baseline's floor matters,
 stats/intervals.py floor_of). Each design is run 1,000
 times per seed with three candidates: 10 points worse on every task (p = q - 0.1); the hardest
@@ -56,7 +56,7 @@ def suite(seed: int, kind: str) -> list[float]:
         return [rng.uniform(0.2, 0.8) for _ in range(TASKS)]
     if kind == "high":
         rng = random.Random(f"suite/{seed}/{kind}")
-        return [rng.uniform(0.9, 1.0) for _ in range(TASKS)]
+        return [rng.uniform(0.85, 0.95) for _ in range(TASKS)]
     rng = random.Random(f"suite/{seed}/{kind}")
     return [rng.uniform(0.97, 0.995) for _ in range(14)] + [rng.uniform(0.3, 0.7) for _ in range(6)]
 
