@@ -223,7 +223,7 @@ def print_contract(rows: list[Row], seeds: Sequence[int], reps: int) -> bool:
     print(
         f"Contract: {DEFAULT_POLICY} at {TASKS} tasks x {SAMPLES} samples, {reps} runs per seed, "
         f"seeds {', '.join(map(str, seeds))} (spread: baseline p ~ uniform(0.2, 0.8); mixed: "
-        "14 tasks at 0.97-0.995, 6 at 0.3-0.7)"
+        "14 tasks at 0.97-0.995, 6 at 0.3-0.7; high: all at 0.85-0.95)"
     )
     header = (
         f"{'design':<28} {'false accepts, 10 pts worse':>28} {'hardest':>6} "
@@ -241,16 +241,22 @@ def print_contract(rows: list[Row], seeds: Sequence[int], reps: int) -> bool:
     hardest = max(max(r.hardest_accepts) for r in rows)
     accumulated = next(r for r in rows if r.design.startswith("accumulated"))
     passed = sum(accumulated.unchanged) / len(accumulated.unchanged)
-    held = worst <= 0.05 and passed >= 0.35
+    bound = sum(accumulated.oracle) / len(accumulated.oracle)
+    guarantee, target = worst <= 0.05, passed >= 0.35
     print(
         "columns: false accepts of a skill 10 points worse on every task, per seed; the "
         "largest over seeds for the hardest 10-point regression; an unchanged skill's passes "
         "per seed; the oracle bound (mean over seeds) and the share of it the rule reaches"
     )
     print(
-        f"contract: false accepts at most {worst:.1%} in any seed (<= 5.0%); with 9 cached "
-        f"baseline attempts an unchanged skill passes in {passed:.1%} of {len(seeds) * reps} "
-        f"runs (>= 35.0%): {'holds' if held else 'BROKEN'}. The hardest regression is "
-        f"accepted in at most {hardest:.1%} of a seed's runs (1,000 runs: +-0.7 points of noise)"
+        f"guarantee: false accepts at most {worst:.1%} in any seed and design (<= 5.0%): "
+        f"{'holds' if guarantee else 'BROKEN'}. The hardest regression is accepted in at most "
+        f"{hardest:.1%} of a seed's runs (1,000 runs: +-0.7 points of noise)"
     )
+    print(
+        f"target: with 9 cached baseline attempts an unchanged skill passes in {passed:.1%} of "
+        f"{len(seeds) * reps} runs (>= 35.0%): {'met' if target else 'NOT MET'}, "
+        f"{passed / bound:.0%} of its oracle bound ({bound:.1%})"
+    )
+    held = guarantee and target
     return held

@@ -152,10 +152,12 @@ HELP: dict[str, str] = {
         "<run>/workspaces/<arm>/<task>/<i>/ (20 MB cap each), for reading and for `rejudge`."
     ),
     "baseline-cache-dir": (
-        "Reuse baseline results from this cache while the suite, fixtures, baseline skill, "
-        "executor, model and settings are unchanged [env SKILL_EVAL_BASELINE_CACHE_DIR]."
+        "Pool baseline attempts across runs in this cache while the suite, fixtures, baseline "
+        "skill, executor, model and settings are unchanged: each run adds its own, and compares "
+        "against up to 4 x --samples a task; a full pool serves the baseline without a call "
+        "[env SKILL_EVAL_BASELINE_CACHE_DIR]."
     ),
-    "baseline-ttl": "How long cached baselines live (e.g. 7d, 12h, 3600).",
+    "baseline-ttl": "How long each run's cached baseline attempts live (e.g. 7d, 12h, 3600).",
     "max-preview-chars": (
         "Outputs longer than this are kept whole in <run>/blobs/ and shown in the journal and "
         "artifact by their first and last N/2 characters."
