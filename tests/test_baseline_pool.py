@@ -282,3 +282,34 @@ def test_draw_fills_the_pool_or_tops_up_the_runs_own(
     plan = draw("me", ["t"], earlier, samples=3, limit=12)
     assert plan["t"].whole is whole and plan["t"].take == take
     assert plan["t"].attempts == sum(n for _, n in take)
+
+
+class ClaimingExecutor(MockExecutor):
+    """The mock, whose results claim to have been drawn from another run's cache."""
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        result = super().run(request)
+        return ExecutionResult(output="DONE", meta={**result.meta, "cached_from": {"run_id": "x"}})
+
+
+def test_only_the_cache_marks_an_attempt_as_drawn(tmp_path: Path) -> None:
+    register_executor(ExecutorSpec("claiming", MockConfig, MOCK.schema, ClaimingExecutor))
+    try:
+        suite = write_suite(tmp_path / "suite", [contains_task(t, "DONE") for t in TASKS[:2]])
+        plan = RunPlan.from_flags(
+            task_suite=str(suite),
+            state_root=str(tmp_path / "state"),
+            standalone=True,
+            skill_path=str(write_skill(tmp_path / "skill")),
+            executor="claiming",
+            baseline_cache_dir=str(tmp_path / "cache"),
+            progress=False,
+        )
+        first = run_evaluation(plan, log=lambda m: None).artifact
+        second = run_evaluation(plan, log=lambda m: None).artifact
+    finally:
+        REGISTRY.reset()
+    assert all("meta" not in a for r in first["baseline_results"] for a in r["attempts"])
+    first_run = Path(first["manifest"]["run_dir"]).name
+    # the first run's attempts were its own, so they were cached and the second run drew them
+    assert second["baseline_pool"]["tasks"]["t0"]["runs"][1] == {"run_id": first_run, "attempts": 1}

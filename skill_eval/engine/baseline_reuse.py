@@ -21,8 +21,8 @@ from ..core.model import Attempt, Status, Suite
 from ..errors import CacheError
 from ..judges.llm import judge_model
 from ..stats.accumulate import CachedRun, draw, pool_baseline, pool_limit
+from .attempt_store import CACHED_FROM
 from .cache import (
-    CACHED_FROM,
     BaselineCache,
     BaselineIngredients,
     CachedBaseline,
@@ -168,4 +168,4 @@ def pool_section(
     return {"run_id": own_run, "smallest": min(counts, default=0), **pooled.to_dict()}
 
 
-__all__ = ["CACHED_FROM", "drawn_from", "pool_section", "reusing_baselines"]
+__all__ = ["pool_section", "reusing_baselines"]

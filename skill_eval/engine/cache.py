@@ -27,7 +27,7 @@ from ..core.blobs import BLOBS_DIR, DEFAULT_MAX_OUTPUT_BYTES, BlobStore, cut_ing
 from ..core.jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
 from ..core.model import Attempt, Suite
 from ..errors import CacheError
-from .attempt_store import store_attempt
+from .attempt_store import CACHED_FROM, store_attempt
 from .fingerprint import (
     ArmSkill,
     Inputs,
@@ -107,11 +107,6 @@ class CachedBaseline:
     def attempts(self) -> tuple[Attempt, ...]:
         """Every cached attempt, the newest run's first."""
         return tuple(a for run in self.runs for a in run.attempts)
-
-
-# The key of a drawn attempt's meta naming the run (and index) it was cached from
-# (engine/baseline_reuse.py): the run's own attempts have none.
-CACHED_FROM = "cached_from"
 
 
 def drawn_from(attempt: Attempt) -> str | None:
@@ -235,7 +230,8 @@ class BaselineCache:
                     created = min(created, float(earlier[0]["created_at"]))
                 runs = [r for r in runs if r.get("run_id") != name]
                 fresh = {"run_id": name, "created_at": created, "attempts": mine}
-                runs = _bounded(self._live([fresh, *runs]), limit)
+                newest_first = sorted([fresh, *runs], key=lambda r: -float(r["created_at"]))
+                runs = _bounded(self._live(newest_first), limit)
                 self._write(key, runs)
         except Exception as exc:
             self.warn(f"could not write the baseline cache ({exc}); results are unaffected")
