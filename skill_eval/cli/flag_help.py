@@ -133,6 +133,13 @@ HELP: dict[str, str] = {
         "sample rounds) decides; false accepts stay at the fixed-sample level. See "
         "references/early-stop.md."
     ),
+    "budget": (
+        "Spend ATTEMPTS attempts in all (both arms) instead of --samples per task: 2 per task "
+        "and arm first, the rest where the other arm's first round says a task is flaky, which "
+        "narrows the interval most; false accepts stay at the policy's level. Not with "
+        "--samples, --early-stop, --shard, --batch, --pass-k > 1, --no-baseline or "
+        "--baseline-cache-dir. See references/artifact.md (adaptive)."
+    ),
     "eval-threshold": "Pipeline: candidates scored below X are skipped.",
     "min-pass-rate": "With --no-baseline: the pass rate needed to pass.",
     "max-error-rate": "Above this share of attempts in error the verdict is error.",
@@ -150,10 +157,12 @@ HELP: dict[str, str] = {
         "<run>/workspaces/<arm>/<task>/<i>/ (20 MB cap each), for reading and for `rejudge`."
     ),
     "baseline-cache-dir": (
-        "Reuse baseline results from this cache while the suite, fixtures, baseline skill, "
-        "executor, model and settings are unchanged [env SKILL_EVAL_BASELINE_CACHE_DIR]."
+        "Pool baseline attempts across runs in this cache while the suite, fixtures, baseline "
+        "skill, executor, model and settings are unchanged: each run adds its own, and compares "
+        "against up to 4 x --samples a task; a full pool serves the baseline without a call "
+        "[env SKILL_EVAL_BASELINE_CACHE_DIR]."
     ),
-    "baseline-ttl": "How long cached baselines live (e.g. 7d, 12h, 3600).",
+    "baseline-ttl": "How long each run's cached baseline attempts live (e.g. 7d, 12h, 3600).",
     "max-preview-chars": (
         "Outputs longer than this are kept whole in <run>/blobs/ and shown in the journal and "
         "artifact by their first and last N/2 characters."

@@ -92,6 +92,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "margin": _f("--margin", type=float, default=None),
     "min-delta": _f("--min-delta", type=float, default=0.0, show_default=True),
     "early-stop": _f("--early-stop", is_flag=True),
+    "budget": _f("--budget", type=int, default=None, metavar="ATTEMPTS"),
     "eval-threshold": _f(
         "--eval-threshold", type=float, default=1.0, show_default=True, metavar="X"
     ),
@@ -189,6 +190,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "margin",
             "min-delta",
             "early-stop",
+            "budget",
             "eval-threshold",
             "min-pass-rate",
             "max-error-rate",

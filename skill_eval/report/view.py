@@ -267,6 +267,14 @@ def _cache_note(cache: Any) -> str | None:
         details.append(f"key {one_line(cache['key'])[:12]}")
     if isinstance(cache.get("age_seconds"), int | float):
         details.append(f"age {_number(cache['age_seconds'] / 3600)} h")
+    runs = cache.get("runs_from_cache")
+    if runs == 0:
+        return "baseline run afresh (nothing in the cache to pool with)"
+    if isinstance(runs, int) and isinstance(cache.get("attempts_from_cache"), int):
+        # since baselines accumulate: the cached attempts join the run's own
+        where = f"{runs} earlier run{'' if runs == 1 else 's'}"
+        head = f"baseline pooled with {cache['attempts_from_cache']} cached attempts of {where}"
+        return head + (f" ({', '.join(details)})" if details else "")
     if cache.get("attempts_from_cache") is not None:
         details.append(f"{cache['attempts_from_cache']} attempts")
     return "baseline served from the cache" + (f" ({', '.join(details)})" if details else "")
