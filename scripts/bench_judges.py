@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skill_eval.core.work import Work  # noqa: E402
 from skill_eval.jail.bubblewrap import problem as jail_problem  # noqa: E402
-from skill_eval.judges.pytest_judge import run_pytest  # noqa: E402
+from skill_eval.judges.pytest_run import run_pytest  # noqa: E402
 
 FIXTURE = """import os
 

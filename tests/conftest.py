@@ -31,7 +31,9 @@ _default_claude_bin()
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "SKILL_EVAL_", "CLAUDE_")):
+        if name.startswith(
+            ("ANTHROPIC_", "SKILL_EVAL_", "CLAUDE_", "OPENAI_", "OPENCODE_", "CODEX_")
+        ):
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     home.mkdir()

@@ -49,7 +49,9 @@ def test_pooled_scores_feed_the_usual_decision() -> None:
     cand = {f"t{i}": pooled_score([P, P, F], 1) for i in range(20)}
     base = {f"t{i}": pooled_score([P, P, F] * 4, 1) for i in range(20)}
     comparison = paired_comparison(cand, base, samples=3, baseline_samples=12)
-    assert "±1/3 candidate, ±1/12 baseline" in comparison.method
+    assert "±1/3 pseudo-task variance floor (baseline pooled: 12 attempts a task)" in (
+        comparison.method
+    )
     assert decide_policy("no-regression", comparison).passed  # 20 tasks, no difference
 
 

@@ -33,6 +33,7 @@ HEAVY = [
     "skill_eval.engine.jobs",
     "skill_eval.executors.mock",
     "skill_eval.judges.pytest_judge",
+    "skill_eval.judges.pytest_run",
     "skill_eval.cli.run_cmd",
     "importlib.metadata",
     "pkg_resources",

@@ -136,16 +136,19 @@ def test_t_floor_decisions_agree_with_their_p_values() -> None:
             assert (test.bound(alpha, "lower") > theta) == (p < alpha)
 
 
-def test_unequal_attempts_take_one_attempts_worth_from_each_arm() -> None:
+def test_the_floor_takes_one_attempts_worth_of_each_arm_never_less_than_the_candidates() -> None:
     diffs = [0.25, -0.1, 0.0, 0.1]
     same = t_floor_interval(diffs, 0.95, 3)
     assert same == t_floor_interval(diffs, 0.95, 3, 3)
-    pooled = t_floor_interval(diffs, 0.95, 3, 12)  # 1/9 + 1/144 instead of 2/9
-    assert same[0] < pooled[0] < pooled[1] < same[1]
+    # a pooled baseline (12 attempts a task) keeps the candidate's floor, 2/9: what the
+    # candidate's 3 attempts may not have shown is not reduced by more baseline attempts
+    assert t_floor_interval(diffs, 0.95, 3, 12) == same
+    fewer = t_floor_interval(diffs, 0.95, 3, 2)  # 1/9 + 1/4 instead of 2/9
+    assert fewer[0] < same[0] < same[1] < fewer[1]
     n, mean = 4, sum(diffs) / 4
-    ss = sum((d - mean) ** 2 for d in diffs) + 1 / 9 + 1 / 144
+    ss = sum((d - mean) ** 2 for d in diffs) + 1 / 9 + 1 / 4
     half = t_quantile(0.95, 3) * math.sqrt(ss / (n + 1) / n)
-    assert pooled == pytest.approx((mean - half, mean + half))
+    assert fewer == pytest.approx((mean - half, mean + half))
 
 
 @pytest.mark.parametrize(("t", "df", "tail"), [(0.0, 5, 0.5), (2.015, 5, 0.05), (-1.729, 19, 0.95)])

@@ -324,4 +324,6 @@ def test_run_help_is_in_sections() -> None:
     # each flag under its owner, the deprecated name hidden
     assert out.find("--runner") > out.find("Execution:") > out.find("--max-tokens")
     assert "--backend" not in out
-    assert "Shorthand for --executor-option max_tokens=N (anthropic, mock)" in " ".join(out.split())
+    assert "Shorthand for --executor-option max_tokens=N (anthropic, openai, mock)" in " ".join(
+        out.split()
+    )

@@ -173,6 +173,9 @@ def test_outputs_per_arm_are_refused_not_ignored(tmp_path: Path) -> None:
         (("--quality", "2"), "quality: must be in [0, 1]"),
         (("--policy", "nope"), "--policy must be one of"),
         (("--executor", "claude-cli"), "--mock means --executor mock"),
+        # the loop's flags reach IterationSettings by name, --timeout as timeout_seconds
+        (("--timeout", "0"), "timeout_seconds > 0"),
+        (("--holdout", "1"), "holdout: must be in [0, 1)"),
     ],
 )
 def test_bad_input_is_a_one_line_error(tmp_path: Path, args: tuple[str, ...], message: str) -> None:

@@ -26,7 +26,8 @@ from skill_eval.errors import SuiteError
 from skill_eval.inputs.suite import load_suite
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge, validate_judge_config
-from skill_eval.judges.pytest_judge import run_pytest, sandbox_env, verdict
+from skill_eval.judges.pytest_run import run_pytest, sandbox_env
+from skill_eval.judges.pytest_verdict import verdict
 
 needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 

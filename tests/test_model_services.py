@@ -87,12 +87,12 @@ def _logged(log: Path) -> list[dict[str, str]]:
 
 
 def test_registry_lists_the_executors_with_a_text_model(plugins: Path) -> None:
-    assert base.text_model_names() == ["anthropic", "claude-cli", "scribe"]
+    assert base.text_model_names() == ["anthropic", "claude-cli", "openai", "scribe"]
     with pytest.raises(ExecutorError) as caught:
         base.create_text_model("echo")
     assert str(caught.value) == (
         "executor 'echo' cannot serve as a model (review roles, the improver): "
-        "use one of anthropic, claude-cli, scribe"
+        "use one of anthropic, claude-cli, openai, scribe"
     )
 
 
@@ -178,7 +178,7 @@ def test_an_executor_without_a_text_model_is_refused_naming_those_that_have_one(
     assert code == 2
     assert (
         "the 'echo' executor runs attempts but cannot serve as a model (it offers no text "
-        "model); executors that can: mock, anthropic, claude-cli, scribe"
+        "model); executors that can: mock, anthropic, claude-cli, openai, scribe"
     ) in err
     assert not (tmp_path / "s").exists()  # refused before anything ran
 

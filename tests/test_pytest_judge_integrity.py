@@ -22,7 +22,7 @@ from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import Work
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge
-from skill_eval.judges.pytest_judge import run_pytest
+from skill_eval.judges.pytest_run import run_pytest
 from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir
 from tests.test_judges_pytest import _gone, _pids_with
 
@@ -255,7 +255,7 @@ def test_judgements_die_with_the_harness(tmp_path: Path) -> None:
     )
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from skill_eval.judges.pytest_judge import run_pytest
+        from skill_eval.judges.pytest_run import run_pytest
         from skill_eval.core.work import Work
         run_pytest(Path({str(suite / "fixtures" / "test_hang.py")!r}), Work("x"), 300)
         """)

@@ -138,15 +138,29 @@ def test_usage_and_cost_are_summed_into_the_artifact(tmp_path: Path, server: Fak
     assert data["usage"]["baseline"]["attempts"] == 3
 
 
-def test_cached_baseline_sends_no_baseline_request(tmp_path: Path, server: FakeAnthropic) -> None:
+def test_a_full_cached_baseline_sends_no_baseline_request(
+    tmp_path: Path, server: FakeAnthropic
+) -> None:
+    """Baselines accumulate: each run until the cache holds a full pool (4 x --samples attempts
+    a task) runs its own baseline and adds it; from then on the cache serves the baseline and
+    only the candidate is sent."""
     args = [*setup(tmp_path), "--baseline-cache-dir", str(tmp_path / "cache")]
-    run_cli(*args)
-    assert server.count == 6
+    for run in range(1, 5):  # --samples 1: a pool of 4
+        code, out, err = run_cli(*args)
+        assert code == 0, err
+        assert server.count == 6 * run  # both arms, 3 tasks
+        data = read_json(out.strip())
+        assert data["baseline_pool"]["smallest"] == run
+        assert data["usage"]["baseline"]["output_tokens"] > 0  # this run paid for its own
     code, out, err = run_cli(*args)
     assert code == 0, err
-    new = server.requests[6:]
+    new = server.requests[24:]
     assert len(new) == 3 and all(has_skill(r) for r in new)
-    assert read_json(out.strip())["baseline_cache"]["hit"] is True
+    data = read_json(out.strip())
+    assert data["baseline_cache"]["hit"] is True and data["baseline_pool"]["smallest"] == 4
+    assert data["usage"]["baseline"]["from_cache"] == 12
+    # tokens and cost: the runs that made the cached attempts paid for them, this one did not
+    assert data["usage"]["baseline"]["output_tokens"] == 0
 
 
 @pytest.mark.slow

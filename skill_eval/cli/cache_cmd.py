@@ -51,8 +51,10 @@ def info(baseline_cache_dir: str) -> None:
         if "error" in entry:
             click.echo(f"  {entry['key'][:16]}  unreadable: {entry['error']}")
         else:
+            runs = entry.get("runs", 1)
             click.echo(
-                f"  {entry['key'][:16]}  {entry['attempts']} attempts, age {entry['age_seconds']} s"
+                f"  {entry['key'][:16]}  {entry['attempts']} attempts of {runs} "
+                f"run{'' if runs == 1 else 's'}, newest {entry['age_seconds']} s old"
             )
 
 

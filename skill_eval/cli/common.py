@@ -39,6 +39,14 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     sys.exit(code)
 
 
+def fail_with(exc: SkillEvalError) -> NoReturn:
+    """`fail` with the first line of `exc` and how many more it has (a review or an improve
+    run can gather many problems; the first says what to fix), exit 2 or 3 (`exit_code`)."""
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    fail(lines[0] + more, exit_code(exc))
+
+
 def interrupted(exc: RunInterrupted) -> NoReturn:
     """Say where the finished attempts are and leave at once: worker threads still waiting on
     the network must not hold the exit (they would only finish attempts already saved or
@@ -86,6 +94,7 @@ __all__ = [
     "UsageError",
     "exit_code",
     "fail",
+    "fail_with",
     "verdict_exit",
     "main_entry",
 ]

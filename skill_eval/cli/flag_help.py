@@ -23,7 +23,10 @@ HELP: dict[str, str] = {
         "Pipeline: an extra fence: a ranking's target.path must lie inside DIR (by default a skill"
         " anywhere is accepted)."
     ),
-    "executor": "How tasks run (default: claude-cli, or mock with --mock).",
+    "executor": (
+        "How tasks run: claude-cli (the default), anthropic, openai (any OpenAI-compatible Chat "
+        "Completions server: --executor-option base_url=URL), or mock (with --mock)."
+    ),
     "mock": "No model calls: mock executor and mock judges (offline, for CI).",
     "model": "Model for the executor [env SKILL_EVAL_MODEL].",
     "skill-mode": (
@@ -35,11 +38,11 @@ HELP: dict[str, str] = {
         "Grep]) or kept as text. An unknown key lists the executor's options."
     ),
     "max-tokens": _shorthand(
-        "max_tokens=N", "anthropic, mock", "Max output tokens (executor default 4096)."
+        "max_tokens=N", "anthropic, openai, mock", "Max output tokens (executor default 4096)."
     ),
-    "temperature": _shorthand("temperature=X", "anthropic, mock", "Sampling temperature."),
+    "temperature": _shorthand("temperature=X", "anthropic, openai, mock", "Sampling temperature."),
     "price-file": _shorthand(
-        "price_file=FILE", "anthropic", "JSON/YAML price table overriding the built-in one."
+        "price_file=FILE", "anthropic, openai", "JSON/YAML price table overriding the built-in one."
     ),
     "batch": _shorthand(
         "batch=true",
@@ -109,7 +112,9 @@ HELP: dict[str, str] = {
         "Run only slice I of N of the (task, sample) pairs (both arms of a pair together), in its "
         "own run directory; join the slices with `skill-eval merge` (see references/ci.md)."
     ),
-    "judge-executor": "Backend for model-graded judges (default: follows --executor).",
+    "judge-executor": (
+        "The executor whose model grades the model-graded judges (default: follows --executor)."
+    ),
     "judge-model": "Model for LLM judges.",
     "judge-cache-dir": "Judge cache (default <state-root>/judge-cache).",
     "no-judge-cache": "Judge every output afresh.",
@@ -134,6 +139,13 @@ HELP: dict[str, str] = {
         "sample rounds) decides; false accepts stay at the fixed-sample level. See "
         "references/early-stop.md."
     ),
+    "budget": (
+        "Spend ATTEMPTS attempts in all (both arms) instead of --samples per task: 2 per task "
+        "and arm first, the rest where the other arm's first round says a task is flaky, which "
+        "narrows the interval most; false accepts stay at the policy's level. Not with "
+        "--samples, --early-stop, --shard, --batch, --pass-k > 1, --no-baseline or "
+        "--baseline-cache-dir. See references/artifact.md (adaptive)."
+    ),
     "eval-threshold": "Pipeline: candidates scored below X are skipped.",
     "min-pass-rate": "With --no-baseline: the pass rate needed to pass.",
     "max-error-rate": "Above this share of attempts in error the verdict is error.",
@@ -151,10 +163,12 @@ HELP: dict[str, str] = {
         "<run>/workspaces/<arm>/<task>/<i>/ (20 MB cap each), for reading and for `rejudge`."
     ),
     "baseline-cache-dir": (
-        "Reuse baseline results from this cache while the suite, fixtures, baseline skill, "
-        "executor, model and settings are unchanged [env SKILL_EVAL_BASELINE_CACHE_DIR]."
+        "Pool baseline attempts across runs in this cache while the suite, fixtures, baseline "
+        "skill, executor, model and settings are unchanged: each run adds its own, and compares "
+        "against up to 4 x --samples a task; a full pool serves the baseline without a call "
+        "[env SKILL_EVAL_BASELINE_CACHE_DIR]."
     ),
-    "baseline-ttl": "How long cached baselines live (e.g. 7d, 12h, 3600).",
+    "baseline-ttl": "How long each run's cached baseline attempts live (e.g. 7d, 12h, 3600).",
     "max-preview-chars": (
         "Outputs longer than this are kept whole in <run>/blobs/ and shown in the journal and "
         "artifact by their first and last N/2 characters."

@@ -4,83 +4,138 @@ cli/run_flags.py), one call to improve.run.improve, the outcome out."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
+from click_option_group import OptionGroup
 
 from ..errors import SkillEvalError
 from .choices import ModelServiceChoice
-from .common import EXIT_ERROR, exit_code, fail
+from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
+
+if TYPE_CHECKING:
+    from ..improve.run import ImproveRun
+
+
+# The sections of `improve --help`.
+INPUTS = OptionGroup("Inputs", help="The skill, its tasks, and the memory of past runs.")
+LOOP = OptionGroup(
+    "Stopping rules",
+    help="Each iteration rewrites the skill from the failing train tasks and scores it; the "
+    "first of these rules that holds, in this order, ends the loop.",
+)
+CONFIRM = OptionGroup(
+    "Holdout and confirmation", help="Which tasks pick the best version, and the test it must pass."
+)
+EVALUATIONS = OptionGroup(
+    "Evaluations", help="How every version is scored on the tasks (as by `skill-eval run`)."
+)
+IMPROVER = OptionGroup("Improver", help="The model service that rewrites the skill.")
+OUTPUT = OptionGroup("Output", help="Where the winner goes.")
 
 
 @click.command("improve")
-@flag("skill-path", metavar="DIR", help="The skill folder (holding SKILL.md).")
+@flag(
+    "skill-path",
+    section=INPUTS,
+    metavar="DIR",
+    help="The skill folder (holding SKILL.md); required unless --history.",
+)
 @flag(
     "task-suite",
+    section=INPUTS,
     required=False,
     metavar="FILE",
-    help="Task suite YAML the versions are scored on.",
+    help="Task suite YAML the versions are scored on; required unless --history.",
 )
 @flag(
     "state-root",
+    section=INPUTS,
     show_default=True,
     help="Memory (improve.sqlite3) and runs (<state-root>/improve/<run>/).",
 )
-@click.option("--iterate", type=int, default=3, show_default=True, help="Iterations at most.")
-@click.option(
-    "--quality",
-    type=float,
-    default=0.8,
-    show_default=True,
-    help="Train pass rate that ends the loop with Accept.",
-)
-@click.option(
-    "--improvement-threshold",
-    type=float,
-    default=0.05,
-    show_default=True,
-    help="A smaller train gain ends the loop with AcceptBest.",
-)
-@click.option(
-    "--regression-threshold",
-    type=float,
-    default=0.10,
-    show_default=True,
-    help="A larger train drop ends the loop with AbortRegression.",
-)
-@click.option("--abort-on-regression/--no-abort-on-regression", default=True, show_default=True)
-@click.option(
-    "--holdout",
-    type=float,
-    default=0.4,
-    show_default=True,
-    help="Fraction of tasks held out: they pick the best version, then confirm it on fresh "
-    "samples (0 allowed, with a warning).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
-@click.option(
+@INPUTS.option("--history", is_flag=True, help="Print the memory's runs and cycles, then exit.")
+@LOOP.option(
     "--token-budget",
     type=int,
     default=200_000,
     show_default=True,
-    help="Tokens per iteration (recall gets 10%).",
+    metavar="N",
+    help="Tokens per iteration (recall gets 10%); the run ends with AbortBudget past N x "
+    "--iterate.",
 )
-@click.option(
+@LOOP.option(
     "--max-cost-usd",
     type=float,
     default=2.0,
     show_default=True,
-    help="Hard stop for the whole run.",
+    metavar="USD",
+    help="Cost of the whole run past which it ends with AbortBudget.",
 )
-@click.option(
+@LOOP.option(
     "--timeout",
+    "timeout_seconds",
     type=float,
     default=1800.0,
     show_default=True,
-    help="Wall clock of the whole run, in seconds.",
+    metavar="SECONDS",
+    help="Wall clock of the whole run past which it ends with AbortTimeout.",
+)
+@LOOP.option(
+    "--regression-threshold",
+    type=float,
+    default=0.10,
+    show_default=True,
+    metavar="X",
+    help="A train drop larger than X ends the loop with AbortRegression (the previous version "
+    "is kept).",
+)
+@LOOP.option(
+    "--abort-on-regression/--no-abort-on-regression",
+    default=True,
+    show_default=True,
+    help="Whether a drop past --regression-threshold ends the loop.",
+)
+@LOOP.option(
+    "--quality",
+    type=float,
+    default=0.8,
+    show_default=True,
+    metavar="X",
+    help="A train pass rate of at least X ends the loop with Accept.",
+)
+@LOOP.option(
+    "--iterate",
+    type=int,
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Iterations at most; the last ends with AcceptBest.",
+)
+@LOOP.option(
+    "--improvement-threshold",
+    type=float,
+    default=0.05,
+    show_default=True,
+    metavar="X",
+    help="A train gain smaller than X ends the loop with AcceptBest.",
+)
+@CONFIRM.option(
+    "--holdout",
+    type=float,
+    default=0.4,
+    show_default=True,
+    metavar="X",
+    help="Fraction of tasks held out: they pick the best version, then confirm it on fresh "
+    "samples (0 allowed, with a warning).",
+)
+@CONFIRM.option(
+    "--seed", type=int, default=0, show_default=True, metavar="N", help="Seed of the split."
 )
 @flag(
     "policy",
+    section=CONFIRM,
     # checked by improve itself, in one line (a click Choice answers with its usage text)
     type=click.STRING,
     default=None,
@@ -89,15 +144,21 @@ from .run_flags import flag
     help="Policy of the confirmation on the holdout tasks (as for `skill-eval run`; its level "
     "is divided by the versions compared).",
 )
-@flag("executor", help="Executor of the evaluations (default claude-cli; mock with --mock).")
-@flag("model", help="Model of the evaluations [env SKILL_EVAL_MODEL].")
+@flag(
+    "executor",
+    section=EVALUATIONS,
+    help="Executor of the evaluations (default claude-cli; mock with --mock).",
+)
+@flag("model", section=EVALUATIONS, help="Model of the evaluations [env SKILL_EVAL_MODEL].")
 @flag(
     "mock",
+    section=EVALUATIONS,
     help="Same as --executor mock; answers follow the "
     "skill's [rule:...] markers unless --mock-outputs scripts them (a test double).",
 )
-@flag("mock-outputs", help="Scripted mock outputs (as for run).")
-@click.option(
+@flag("mock-outputs", section=EVALUATIONS, help="Scripted mock outputs (as for run).")
+@flag("claude-bin", section=EVALUATIONS, help="The claude CLI (evaluations and improver).")
+@IMPROVER.option(
     "--improver",
     type=ModelServiceChoice(),
     default=None,
@@ -105,31 +166,19 @@ from .run_flags import flag
     "model, plugins too), or mock, a deterministic test double (default: mock with --mock, "
     "else claude-cli).",
 )
-@click.option("--improver-model", metavar="MODEL", help="Model of the improver.")
-@click.option("--base-url", metavar="URL", help="Messages API base URL for the improver.")
-@flag("claude-bin", help="The claude CLI (improver and evaluations).")
-@click.option(
+@IMPROVER.option("--improver-model", metavar="MODEL", help="Model of the improver.")
+@IMPROVER.option("--base-url", metavar="URL", help="Messages API base URL for the improver.")
+@OUTPUT.option(
     "--output-dir",
     metavar="DIR",
     help="Where the winner goes (default "
     "<run dir>/improved; never the skill folder unless --in-place).",
 )
-@click.option("--in-place", is_flag=True, help="Write the winner over the skill folder.")
-@click.option("--history", is_flag=True, help="Print the memory's runs and cycles, then exit.")
+@OUTPUT.option("--in-place", is_flag=True, help="Write the winner over the skill folder.")
 def command(
     skill_path: str | None,
     task_suite: str | None,
     state_root: str,
-    iterate: int,
-    quality: float,
-    improvement_threshold: float,
-    regression_threshold: float,
-    abort_on_regression: bool,
-    holdout: float,
-    seed: int,
-    token_budget: int,
-    max_cost_usd: float,
-    timeout: float,
     policy: str | None,
     executor: str | None,
     model: str | None,
@@ -142,6 +191,7 @@ def command(
     output_dir: str | None,
     in_place: bool,
     history: bool,
+    **loop: Any,
 ) -> None:
     """Improve a skill: rewrite it from the failing train tasks, keep a version only if it
     beats the original on held-out tasks. See references/improve.md.
@@ -171,19 +221,8 @@ def command(
             fail("--skill-path and --task-suite are required (or --history)")
         if mock and executor not in (None, "mock"):
             fail("--mock means --executor mock; drop one of them")
-        try:
-            settings = IterationSettings(
-                iterate=iterate,
-                quality=quality,
-                improvement_threshold=improvement_threshold,
-                regression_threshold=regression_threshold,
-                abort_on_regression=abort_on_regression,
-                token_budget=token_budget,
-                max_cost_usd=max_cost_usd,
-                timeout_seconds=timeout,
-                holdout=holdout,
-                seed=seed,
-            )
+        try:  # the loop's flags (stopping rules, holdout and seed) are named after its settings
+            settings = IterationSettings(**loop)
         except ValueError as exc:
             fail(str(exc))
         chosen_executor = "mock" if mock else (executor or "claude-cli")
@@ -206,11 +245,15 @@ def command(
             log=lambda line: click.echo(line, err=True),
         )
     except SkillEvalError as exc:
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        fail(lines[0] + more, exit_code(exc))
+        fail_with(exc)
     except OSError as exc:
         fail(f"{exc}".splitlines()[0], EXIT_ERROR)
+    _print_outcome(outcome)
+
+
+def _print_outcome(outcome: ImproveRun) -> None:
+    """What the improver said and the decision on stderr, the ranking artifact's path on
+    stdout; then the exit code."""
     for note in outcome.notes:
         click.echo(f"improver: {note}", err=True)
     result = outcome.result

@@ -16,7 +16,10 @@ from .run_flags import flag
 @click.command("rejudge")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=str))
 @flag("output", help="Artifact path (default: beside the run's own, suffixed -rejudged-<time>).")
-@flag("judge-executor", help="Backend for model-graded judges (default: as in the run).")
+@flag(
+    "judge-executor",
+    help="The executor whose model grades the model-graded judges (default: as in the run).",
+)
 @flag("judge-model")
 @flag("judge-cache-dir", help="Judge cache directory (default: as in the run).")
 @flag("no-judge-cache", default=None)  # None: as in the run
@@ -39,8 +42,7 @@ def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
     """Judge a finished run again with the suite's current judges, without re-executing.
 
     Reads RUN_DIR/attempts.jsonl (every record checked against the journal key), judges
-    every output again and writes a new artifact (path on
-    stdout). Exit codes as for `run`.
+    every output again and writes a new artifact (path on stdout). Exit codes as for `run`.
     """
     from ..engine.rejudge import rejudge
 

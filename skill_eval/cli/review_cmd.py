@@ -6,27 +6,56 @@ import sys
 from pathlib import Path
 
 import click
+from click_option_group import OptionGroup
 
 from ..errors import SkillEvalError
 from ..executors.base import executor_names
 from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
-from .common import EXIT_ERROR, exit_code, fail
+from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
 
 DEFAULT_EXECUTOR = "claude-cli"
 
 
+# The sections of `review --help`.
+REVIEW = OptionGroup("Review", help="What the skill is for, and what the review leaves behind.")
+ROLES = OptionGroup(
+    "Role models", help="Who plays the orchestrator, the builder and the visionary."
+)
+QA = OptionGroup("QA runs", help="The draft suite run on the skill, as by `skill-eval run`.")
+
+
 @click.command("review")
 @click.argument("skill_path", metavar="SKILL", type=click.Path(path_type=str))
-@click.option(
+@REVIEW.option(
     "--vision", metavar="FILE", help="What the skill is for (default: the SKILL.md description)."
+)
+@REVIEW.option(
+    "--mock",
+    is_flag=True,
+    help="Offline: the QA runs on the mock executor, and the role models on mock (scripted "
+    "replies) unless --executor names another.",
+)
+@REVIEW.option(
+    "--max-rounds",
+    type=int,
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Rounds at most (each refine_evaluation starts one more).",
 )
 @flag(
     "state-root",
+    section=REVIEW,
     show_default=True,
     help="Directory for the review (<state-root>/reviews/<id>/) and QA runs.",
 )
-@click.option(
+@REVIEW.option(
+    "--output-suite",
+    metavar="DIR",
+    help="Where the final suite goes (default <review dir>/suite); must be new or empty.",
+)
+@ROLES.option(
     "--executor",
     "executor",
     type=ModelServiceChoice(),
@@ -37,6 +66,31 @@ DEFAULT_EXECUTOR = "claude-cli"
     "too). mock without --mock-replies: built-in scripted replies (a dry run of the "
     "pipeline; no model reads the skill).",
 )
+@ROLES.option(
+    "--models",
+    metavar="ROLE=MODEL,...",
+    help="Model per role: orchestrator=...,builder=...,visionary=...",
+)
+@ROLES.option(
+    "--mock-replies",
+    metavar="FILE",
+    help="Scripted replies per role (YAML: role -> list of replies), for CI.",
+)
+@ROLES.option(
+    "--roles-dir", metavar="DIR", help="Role prompts (<role>.md) that replace the shipped ones."
+)
+@ROLES.option("--base-url", metavar="URL", help="Messages API base URL for the role models.")
+@flag("claude-bin", section=ROLES, help="The claude CLI (role models and QA).")
+@QA.option(
+    "--qa-executor",
+    type=RegistryChoice(executor_names, is_executor),
+    default=None,
+    help="Executor of the QA runs when it is not --executor (mock runs the draft's "
+    "mock_outputs.yaml).",
+)
+@flag("model", section=QA, help="Model of the QA runs [env SKILL_EVAL_MODEL].")
+@flag("skill-mode", section=QA, help="How the QA runs deliver the skill (as for `skill-eval run`).")
+@flag("samples", section=QA, default=2, show_default=True, help="Attempts per task and arm in QA.")
 @click.option(
     "--backend",
     type=ModelServiceChoice(),
@@ -44,49 +98,6 @@ DEFAULT_EXECUTOR = "claude-cli"
     hidden=True,
     help="Deprecated: the old name of --executor for the role models.",
 )
-@click.option(
-    "--models",
-    metavar="ROLE=MODEL,...",
-    help="Model per role: orchestrator=...,builder=...,visionary=...",
-)
-@click.option(
-    "--mock-replies",
-    metavar="FILE",
-    help="Scripted replies per role (YAML: role -> list of replies), for CI.",
-)
-@click.option(
-    "--roles-dir", metavar="DIR", help="Role prompts (<role>.md) that replace the shipped ones."
-)
-@click.option(
-    "--qa-executor",
-    type=RegistryChoice(executor_names, is_executor),
-    default=None,
-    help="Executor of the QA runs when it is not --executor (mock runs the draft's "
-    "mock_outputs.yaml).",
-)
-@click.option(
-    "--mock",
-    is_flag=True,
-    help="Offline: the QA runs on the mock executor, and the role models on mock (scripted "
-    "replies) unless --executor names another.",
-)
-@flag("model", help="Model of the QA runs [env SKILL_EVAL_MODEL].")
-@flag("skill-mode", help="How the QA runs deliver the skill (as for `skill-eval run`).")
-@flag("samples", default=2, show_default=True, help="Attempts per task and arm in QA.")
-@click.option(
-    "--max-rounds",
-    type=int,
-    default=3,
-    show_default=True,
-    help="Rounds at most (each refine_evaluation starts one more).",
-)
-@click.option(
-    "--output-suite",
-    metavar="DIR",
-    help="Where the final suite goes (default <review dir>/suite); must be new or empty.",
-)
-@flag("claude-bin", help="The claude CLI (role models and QA).")
-@click.option("--base-url", metavar="URL", help="Messages API base URL for the role models.")
 def command(
     skill_path: str,
     vision: str | None,
@@ -155,9 +166,7 @@ def command(
     except ReviewError as exc:
         fail(str(exc), EXIT_ERROR)
     except SkillEvalError as exc:
-        lines = str(exc).splitlines() or [type(exc).__name__]
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        fail(lines[0] + more, exit_code(exc))
+        fail_with(exc)
     record = outcome.record
     click.echo(
         f"decision: {record['decision']} after {record['rounds']} round(s); suite "

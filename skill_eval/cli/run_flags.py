@@ -1,7 +1,8 @@
 """The flags of `skill-eval run`, each defined once, and the sections `run --help` shows
 them in (click-option-group). scripts/evaluate.py takes the same set (`run_flags`); `improve`,
 `review` and `rejudge` take the ones they share with run through `flag(name, ...)`, which
-may change the help text or default but not what the flag is.
+may change the help text or default but not what the flag is, and may put it in a section of
+their own help.
 
 Sections follow the run plan's owners (skill_eval/plan/run_plan.py): inputs, the executor
 and its options, execution, judging, decision, records, and the console.
@@ -92,6 +93,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "margin": _f("--margin", type=float, default=None),
     "min-delta": _f("--min-delta", type=float, default=0.0, show_default=True),
     "early-stop": _f("--early-stop", is_flag=True),
+    "budget": _f("--budget", type=int, default=None, metavar="ATTEMPTS"),
     "eval-threshold": _f(
         "--eval-threshold", type=float, default=1.0, show_default=True, metavar="X"
     ),
@@ -189,6 +191,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "margin",
             "min-delta",
             "early-stop",
+            "budget",
             "eval-threshold",
             "min-pass-rate",
             "max-error-rate",
@@ -241,10 +244,13 @@ def attributes(name: str, **overrides: Any) -> dict[str, Any]:
     return attrs
 
 
-def flag(name: str, **overrides: Any) -> Decorator:
-    """The option `name` as a plain click option (for commands without sections);
-    `overrides` may change its help, default or requiredness, not what it is."""
-    return click.option(*FLAGS[name][0], **attributes(name, **overrides))
+def flag(name: str, *, section: OptionGroup | None = None, **overrides: Any) -> Decorator:
+    """The option `name` for another command: in `section` of its help, else a plain click
+    option. `overrides` may change its help, default or requiredness, not what it is."""
+    attrs = attributes(name, **overrides)
+    if section is not None:
+        return section.option(*FLAGS[name][0], **attrs)
+    return click.option(*FLAGS[name][0], **attrs)
 
 
 def run_flags(*, compatibility: bool = False) -> Decorator:

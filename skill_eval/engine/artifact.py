@@ -19,12 +19,14 @@ from ..core.version import __version__
 from ..errors import ArtifactError
 from ..judges import observers
 from ..judges.base import is_deterministic
+from ..stats import adaptive
 from ..stats.agreement import run_agreement
 from ..stats.analysis import Analysis
 from ..stats.evidence import NO_EVIDENCE, of_verdict
 from ..stats.results import TaskResult
 from ..stats.verdict import Verdict
 from . import compat
+from .cache import drawn_from
 
 if TYPE_CHECKING:
     from ..inputs.arms import Arms
@@ -59,14 +61,23 @@ def _iso(moment: datetime) -> str:
 
 
 def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
+    """An arm's tokens and cost spent by this run (attempts drawn from the baseline cache were
+    paid for by the run that made them: counted in `attempts` and `from_cache`, not in cost)."""
     mine = [a for a in attempts if a.arm == arm]
-    total = sum((a.usage for a in mine), Usage())
+    spent = [a for a in mine if drawn_from(a) is None]
+    total = sum((a.usage for a in spent), Usage())
     return {
         **total.to_dict(),
-        "cost_usd": round(sum(a.cost_usd for a in mine), 6),
+        "cost_usd": round(sum(a.cost_usd for a in spent), 6),
         "attempts": len(mine),
         "errors": sum(a.status == "error" for a in mine),
+        **({"from_cache": len(mine) - len(spent)} if len(spent) < len(mine) else {}),
     }
+
+
+def _samples(plan: RunPlan, tasks: int) -> int:
+    budget = plan.decision.budget
+    return plan.sample_count if budget is None else adaptive.floor(budget, tasks)
 
 
 def _skill_identity(skill: Skill | None) -> dict[str, Any]:
@@ -97,6 +108,60 @@ def build(
     state_root: Path,
     analysis: Analysis,
 ) -> dict[str, Any]:
+    """The artifact of a run, in the original tool's key order, then the manifest and what
+    skill-eval adds (see references/artifact.md)."""
+    evaluation = _evaluation(rates, verdict, analysis)
+    # The original evaluator's standalone fields, for the pipeline that reads them.
+    task_results, counts = compat.standalone_fields(candidate)
+    if plan.inputs.standalone:
+        evaluation.update(counts)
+    ranking = arms.ranking
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "lane": (ranking.lane if ranking is not None else None),
+        "run_id": arms.run_id,
+        "stage": "evaluated",
+        "status": "completed",
+        "created_at": _iso(datetime.now(UTC)),
+        "source_ranking_artifact": str(ranking.path) if ranking is not None else None,
+        "candidate_id": arms.candidate_id,
+        "candidate_score": arms.candidate_score,
+        "task_suite": str(suite.path),
+        "task_suite_skill_id": suite.skill_id,
+        "pass_k": plan.decision.pass_k,
+        "evaluation": evaluation,
+        "candidate_results": [r.to_dict() for r in candidate],
+        "baseline_results": [r.to_dict() for r in baseline],
+        "warnings": list(arms.warnings) + list(verdict.warnings),
+        "target": (ranking.target if ranking is not None else None),
+        "next_step": "gate_decision",
+        "next_owner": "gate",
+        "truth_anchor": "",
+        # The original's standalone list, after the keys whose order pipelines may rely on.
+        **({"task_results": task_results} if plan.inputs.standalone else {}),
+        "manifest": _manifest(plan, suite, arms, run_dir, executor, state_root, started_at),
+        "comparison": analysis.comparison.to_dict() if analysis.comparison else None,
+        "non_discriminating": list(analysis.non_discriminating),
+        "power_hint": analysis.power_hint,
+        "usage": {
+            "candidate": _usage(attempts, "candidate"),
+            "baseline": _usage(attempts, "baseline"),
+        },
+        "errors": _errors(attempts),
+    }
+    observed = observers.summarise(suite.tasks, attempts)
+    if observed is not None:  # only suites with observers: other artifacts stay as they were
+        data["observers"] = observed
+    measured = run_agreement(attempts, model_graded(suite.tasks))
+    if measured is not None:  # only suites with a model-graded judge
+        data["judge_agreement"] = measured
+    return data
+
+
+def _evaluation(
+    rates: tuple[float | None, float | None, float | None], verdict: Verdict, analysis: Analysis
+) -> dict[str, Any]:
+    """The `evaluation` block: rates, verdict and reason, the policy, and which failure it is."""
     cand_rate, base_rate, delta = rates
     evaluation: dict[str, Any] = {
         "execution_pass_rate": cand_rate,
@@ -114,13 +179,47 @@ def build(
     evaluation.update(
         of_verdict(verdict.verdict, verdict.reason, analysis.policy, evidence).to_dict()
     )
-    # The original evaluator's standalone fields, for the pipeline that reads them.
-    task_results, counts = compat.standalone_fields(candidate)
-    if plan.inputs.standalone:
-        evaluation.update(counts)
-    ranking = arms.ranking
-    warnings = list(arms.warnings) + list(verdict.warnings)
-    arm_info = {
+    return evaluation
+
+
+def _manifest(
+    plan: RunPlan,
+    suite: Any,
+    arms: Arms,
+    run_dir: Path | None,
+    executor: dict[str, Any],
+    state_root: Path,
+    started_at: datetime,
+) -> dict[str, Any]:
+    """What ran, with what, where and when."""
+    return {
+        "harness": "skill-eval",
+        "harness_version": __version__,
+        "mode": "standalone" if plan.inputs.standalone else "pipeline",
+        "task_suite": {
+            "path": str(suite.path),
+            "sha256": suite.sha256,
+            "tasks": len(suite.tasks),
+        },
+        "arms": _arm_info(arms),
+        "executor": executor,
+        "model": executor.get("model"),
+        "skill_mode": plan.executor.skill_mode,
+        "isolation": isolation(plan.execution.jail),
+        "pass_k": plan.decision.pass_k,
+        # with --budget: the floor it buys per task and arm (stats/adaptive.py)
+        "samples": _samples(plan, len(suite.tasks)),
+        **({"budget": plan.decision.budget} if plan.decision.budget else {}),
+        "run_dir": str(run_dir) if run_dir else None,
+        "state_root": str(state_root),
+        "config_file": plan.records.config_file,
+        "started_at": _iso(started_at),
+        "finished_at": _iso(datetime.now(UTC)),
+    }
+
+
+def _arm_info(arms: Arms) -> dict[str, Any]:
+    return {
         "candidate": {"label": arms.candidate.label, **_skill_identity(arms.candidate.skill)},
         "baseline": None
         if arms.baseline is None
@@ -130,72 +229,15 @@ def build(
             **_skill_identity(arms.baseline.skill),
         },
     }
-    errors = [
+
+
+def _errors(attempts: Sequence[Attempt]) -> list[dict[str, Any]]:
+    """Every attempt that ended in error, in (arm, task, index) order."""
+    return [
         {"arm": a.arm, "task_id": a.task_id, "index": a.index, "error": a.error}
         for a in sorted(attempts, key=lambda a: (a.arm, a.task_id, a.index))
         if a.status == "error"
     ]
-    data = {
-        "schema_version": SCHEMA_VERSION,
-        "lane": (ranking.lane if ranking is not None else None),
-        "run_id": arms.run_id,
-        "stage": "evaluated",
-        "status": "completed",
-        "created_at": _iso(datetime.now(UTC)),
-        "source_ranking_artifact": str(ranking.path) if ranking is not None else None,
-        "candidate_id": arms.candidate_id,
-        "candidate_score": arms.candidate_score,
-        "task_suite": str(suite.path),
-        "task_suite_skill_id": suite.skill_id,
-        "pass_k": plan.decision.pass_k,
-        "evaluation": evaluation,
-        "candidate_results": [r.to_dict() for r in candidate],
-        "baseline_results": [r.to_dict() for r in baseline],
-        "warnings": warnings,
-        "target": (ranking.target if ranking is not None else None),
-        "next_step": "gate_decision",
-        "next_owner": "gate",
-        "truth_anchor": "",
-        # The original's standalone list, after the keys whose order pipelines may rely on.
-        **({"task_results": task_results} if plan.inputs.standalone else {}),
-        "manifest": {
-            "harness": "skill-eval",
-            "harness_version": __version__,
-            "mode": "standalone" if plan.inputs.standalone else "pipeline",
-            "task_suite": {
-                "path": str(suite.path),
-                "sha256": suite.sha256,
-                "tasks": len(suite.tasks),
-            },
-            "arms": arm_info,
-            "executor": executor,
-            "model": executor.get("model"),
-            "skill_mode": plan.executor.skill_mode,
-            "isolation": isolation(plan.execution.jail),
-            "pass_k": plan.decision.pass_k,
-            "samples": plan.sample_count,
-            "run_dir": str(run_dir) if run_dir else None,
-            "state_root": str(state_root),
-            "config_file": plan.records.config_file,
-            "started_at": _iso(started_at),
-            "finished_at": _iso(datetime.now(UTC)),
-        },
-        "comparison": analysis.comparison.to_dict() if analysis.comparison else None,
-        "non_discriminating": list(analysis.non_discriminating),
-        "power_hint": analysis.power_hint,
-        "usage": {
-            "candidate": _usage(attempts, "candidate"),
-            "baseline": _usage(attempts, "baseline"),
-        },
-        "errors": errors,
-    }
-    observed = observers.summarise(suite.tasks, attempts)
-    if observed is not None:  # only suites with observers: other artifacts stay as they were
-        data["observers"] = observed
-    measured = run_agreement(attempts, model_graded(suite.tasks))
-    if measured is not None:  # only suites with a model-graded judge
-        data["judge_agreement"] = measured
-    return data
 
 
 def model_graded(tasks: Sequence[Task]) -> list[str]:

@@ -27,6 +27,11 @@ from ..core.model import Attempt
 from ..core.transcript import trim_text, trim_value
 from ..core.work import ToolCall
 
+# The key of a baseline attempt's meta naming the run (and index) the baseline cache gave it
+# from (engine/baseline_reuse.py); set by the harness alone (engine/jobs.py drops it from an
+# executor's meta), absent from every attempt a run made itself.
+CACHED_FROM = "cached_from"
+
 PREVIEW_CALL_CHARS = 500  # per string of a call kept in a stored transcript's preview
 
 

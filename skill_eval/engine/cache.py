@@ -4,10 +4,13 @@ The key is the run fingerprint (engine/fingerprint.py, the same function `--resu
 baseline arm alone: suite and every fixture byte, the baseline skill, executor
 kind/version/model/sampling, skill mode, pass_k and samples, judge configs, sources, backend and
 model, prompt template and cache schema versions. Concurrency, timeouts, retries and paths are
-deliberately left out. Values are JSON in diskcache (never pickle: see jsondisk), entries live
-exactly `ttl` seconds, attempts that ended in error are never stored, and an unreadable entry is
-a miss with a warning. Long outputs are stored by hash, once, in `<cache>/blobs/` (core/blobs.py),
-the entry keeping their preview; entries written before that hold outputs inline and still hit.
+deliberately left out. Values are JSON in diskcache (never pickle: see jsondisk). A key holds
+the attempts of every run that stored some under it (newest first, at most a limit per task:
+the oldest are dropped), so later runs pool them (stats/accumulate.py); each run's attempts
+live exactly `ttl` seconds, attempts that ended in error are never stored, and an unreadable
+entry is a miss with a warning. Long outputs are stored by hash, once, in `<cache>/blobs/`
+(core/blobs.py), the entry keeping their preview; entries written before that hold outputs
+inline and still hit, as do entries written before runs accumulated (one run).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ..core.blobs import BLOBS_DIR, DEFAULT_MAX_OUTPUT_BYTES, BlobStore, cut_ing
 from ..core.jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
 from ..core.model import Attempt, Suite
 from ..errors import CacheError
-from .attempt_store import store_attempt
+from .attempt_store import CACHED_FROM, store_attempt
 from .fingerprint import (
     ArmSkill,
     Inputs,
@@ -81,17 +84,77 @@ def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
 
 
 @dataclass(frozen=True)
-class CachedBaseline:
-    key: str
+class CachedRun:
+    """One earlier run's baseline attempts under a key: the run's name (its run directory's),
+    when it stored them, and its attempts (none in error) with the indices it gave them."""
+
+    run_id: str
+    created_at: float
     attempts: tuple[Attempt, ...]
+
+
+@dataclass(frozen=True)
+class CachedBaseline:
+    """What a key holds: the runs that stored attempts under it, newest first, none expired;
+    `created_at` and `age_seconds` are the newest run's."""
+
+    key: str
+    runs: tuple[CachedRun, ...]
     created_at: float
     age_seconds: float
+
+    @property
+    def attempts(self) -> tuple[Attempt, ...]:
+        """Every cached attempt, the newest run's first."""
+        return tuple(a for run in self.runs for a in run.attempts)
+
+
+def drawn_from(attempt: Attempt) -> str | None:
+    """The run a baseline attempt was drawn from the cache from; None for the run's own."""
+    origin = attempt.meta.get(CACHED_FROM)
+    return str(origin.get("run_id")) if isinstance(origin, Mapping) else None
 
 
 KEEP_AS_RECORDED = sys.maxsize  # store_attempt's preview size that previews nothing again
 
 
+def _stored_runs(value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The run records of an entry, newest first. An entry written before runs accumulated
+    (`{"created_at", "attempts"}`) is one run, named by when it was stored."""
+    if "runs" in value:
+        runs = value["runs"]
+        if not isinstance(runs, list):
+            raise TypeError("runs is not a list")
+        return [dict(r) for r in runs]
+    created = float(value["created_at"])
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(created))
+    return [{"run_id": f"cached-{stamp}", "created_at": created, "attempts": value["attempts"]}]
+
+
+def _bounded(runs: Sequence[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """The runs (newest first) with at most `limit` attempts per task over all of them: the
+    newest kept, the oldest dropped; a run left with none is dropped."""
+    if limit is None:
+        return list(runs)
+    held: dict[str, int] = {}
+    kept = []
+    for run in runs:
+        mine = []
+        for attempt in run["attempts"]:
+            task = str(attempt["task_id"])
+            if held.get(task, 0) < limit:
+                held[task] = held.get(task, 0) + 1
+                mine.append(attempt)
+        if mine:
+            kept.append({**run, "attempts": mine})
+    return kept
+
+
 class BaselineCache:
+    """Baseline attempts per key, as the runs that made them stored them: each run adds its
+    own (`put`), up to a limit per task (the oldest dropped), each run's expiring `ttl`
+    seconds after it stored them."""
+
     def __init__(
         self,
         directory: Path,
@@ -105,43 +168,92 @@ class BaselineCache:
         self.clock = clock
         self._cache = open_json_cache(directory)
 
+    def _live(self, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        now = self.clock()
+        return [r for r in runs if 0 <= now - float(r["created_at"]) < self.ttl]
+
     def get(self, key: str) -> CachedBaseline | None:
         try:
             value = self._cache.get(key)
             if value is None:
                 return None
-            created = float(value["created_at"])
-            age = self.clock() - created
-            if age >= self.ttl or age < 0:
-                return None
-            attempts = tuple(
-                Attempt.from_dict(a, blob_root=self.directory) for a in value["attempts"]
+            runs = tuple(
+                CachedRun(
+                    str(run["run_id"]),
+                    float(run["created_at"]),
+                    tuple(
+                        a
+                        for a in (
+                            Attempt.from_dict(data, blob_root=self.directory)
+                            for data in run["attempts"]
+                        )
+                        if a.status != "error"
+                    ),
+                )
+                for run in self._live(_stored_runs(value))
             )
         except Exception as exc:  # corrupt, unsafe or foreign entry: a miss, never a crash
             self.warn(f"baseline cache entry {key[:12]} is unreadable ({exc}); ignoring it")
             return None
-        return CachedBaseline(key, tuple(a for a in attempts if a.status != "error"), created, age)
+        if not runs:
+            return None
+        newest = max(run.created_at for run in runs)
+        return CachedBaseline(key, runs, newest, self.clock() - newest)
 
-    def put(self, key: str, attempts: Sequence[Attempt], created_at: float | None = None) -> int:
-        """Store the attempts that did not end in error; returns how many were stored."""
+    def put(
+        self,
+        key: str,
+        attempts: Sequence[Attempt],
+        *,
+        run_id: str | None = None,
+        limit: int | None = None,
+        created_at: float | None = None,
+    ) -> int:
+        """Add one run's attempts that did not end in error under `key`, beside the runs
+        already there (newest first; a run of the same `run_id`, a resumed one, is replaced),
+        keeping at most `limit` attempts per task over all runs (the oldest dropped). Returns
+        how many of these attempts were stored."""
         created = created_at if created_at is not None else self.clock()
-        remaining = self.ttl - (self.clock() - created)
-        if remaining <= 0 or not any(a.status != "error" for a in attempts):
+        keep = [a for a in attempts if a.status != "error"]
+        if self.ttl - (self.clock() - created) <= 0 or not keep:
             return 0
+        name = run_id or f"run-{created:.0f}"
         try:
             store = BlobStore(self.directory)
             # as the run recorded them: its journal already kept long outputs as previews (at
             # its --max-preview-chars); a hit re-previews them at the new run's setting
-            keep = [
-                store_attempt(a, store, KEEP_AS_RECORDED).to_dict()
-                for a in attempts
-                if a.status != "error"
-            ]
-            self._cache.set(key, {"created_at": created, "attempts": keep}, expire=remaining)
+            mine = [store_attempt(a, store, KEEP_AS_RECORDED).to_dict() for a in keep]
+            with self._cache.transact():  # two runs adding at once both land
+                runs = self._runs_for_update(key)
+                earlier = [r for r in runs if r.get("run_id") == name]
+                if earlier:  # a resumed run keeps the time it first stored attempts
+                    created = min(created, float(earlier[0]["created_at"]))
+                runs = [r for r in runs if r.get("run_id") != name]
+                fresh = {"run_id": name, "created_at": created, "attempts": mine}
+                newest_first = sorted([fresh, *runs], key=lambda r: -float(r["created_at"]))
+                runs = _bounded(self._live(newest_first), limit)
+                self._write(key, runs)
         except Exception as exc:
             self.warn(f"could not write the baseline cache ({exc}); results are unaffected")
             return 0
-        return len(keep)
+        return sum(1 for run in runs if run["run_id"] == name for _ in run["attempts"])
+
+    def _runs_for_update(self, key: str) -> list[dict[str, Any]]:
+        """The stored runs under `key`; an unreadable entry is replaced (with a warning)."""
+        try:
+            value = self._cache.get(key)
+            return [] if value is None else _stored_runs(value)
+        except Exception as exc:
+            self.warn(f"baseline cache entry {key[:12]} is unreadable ({exc}); replacing it")
+            return []
+
+    def _write(self, key: str, runs: list[dict[str, Any]]) -> None:
+        if not runs:
+            self._cache.delete(key)
+            return
+        newest = max(float(r["created_at"]) for r in runs)
+        last = max(float(r["created_at"]) + self.ttl for r in runs) - self.clock()
+        self._cache.set(key, {"created_at": newest, "runs": runs}, expire=last)
 
     def info(self) -> dict[str, Any]:
         entries = []
@@ -150,12 +262,13 @@ class BaselineCache:
             try:
                 if key == REFUSED_KEY:
                     raise UnsafeCacheEntry(key)
-                value = self._cache.get(key)
+                runs = _stored_runs(self._cache.get(key))
                 entries.append(
                     {
                         "key": key,
-                        "age_seconds": round(now - value["created_at"]),
-                        "attempts": len(value["attempts"]),
+                        "age_seconds": round(now - max(float(r["created_at"]) for r in runs)),
+                        "attempts": sum(len(r["attempts"]) for r in runs),
+                        "runs": len(runs),
                     }
                 )
             except Exception as exc:

@@ -20,6 +20,7 @@ from ..core.workspace import WORKSPACES_DIR
 from ..errors import RunInterrupted
 from ..plan.run_plan import RunPlan
 from .baseline_reuse import reusing_baselines
+from .cache import drawn_from
 from .evaluation import EvaluationResult, evaluate
 from .finish import EvaluationOutcome, Finished, evaluation_settings, finish_evaluation
 from .judging import close_judge_cache
@@ -56,8 +57,12 @@ def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult
     plan, arms = prepared.plan, opened.arms
     if plan.decision.early_stop and arms.baseline is None:
         log("warning: --early-stop needs a baseline to compare with; every sample runs")
-    if opened.progress is not None:
-        opened.progress.already(a for a in opened.done if a.status != "error")
+    if opened.progress is not None:  # a pooled baseline's attempts past --samples are extra
+        opened.progress.already(
+            a
+            for a in opened.done
+            if a.status != "error" and not (drawn_from(a) and a.index >= plan.sample_count)
+        )
     settings = replace(
         evaluation_settings(plan),
         keep_root=opened.path / WORKSPACES_DIR,
@@ -91,9 +96,13 @@ def _ran(
     log: Log,
 ) -> Finished:
     """What finish needs of a run that ran: its attempts, the judge cache's counts, where
-    --early-stop stopped, and a shard's partial verdict (a slice decides nothing: `skill-eval
-    merge` joins them)."""
+    --early-stop stopped or how --budget was spent, and a shard's partial verdict (a slice
+    decides nothing: `skill-eval merge` joins them)."""
     extras = {**extras, **close_judge_cache(opened.judge_context)}
+    if result.adaptive is not None:
+        extras["adaptive"] = result.adaptive.to_dict()
+        spent = result.adaptive
+        log(f"budget: {spent.planned} attempts, {spent.first} per task and arm first")
     stop = result.early_stop
     if stop is not None:
         extras["early_stop"] = stop.to_dict()

@@ -20,6 +20,7 @@ from ..triggers import figures as trigger_figures
 from ..triggers import run as trigger_run
 from . import artifact as artifact_mod
 from . import compat
+from .baseline_reuse import pool_section
 from .evaluation import EvaluationSettings, summarise
 
 
@@ -49,6 +50,7 @@ def evaluation_settings(plan: RunPlan) -> EvaluationSettings:
         max_retries=plan.execution.max_retries,
         max_output_bytes=plan.records.max_output_bytes,
         early_stop=plan.decision.early_stop,
+        budget=plan.decision.budget,
     )
 
 
@@ -104,11 +106,20 @@ def finish_evaluation(
     )
     if triggers is not None:  # only suites with trigger tasks: other artifacts unchanged
         data["triggers"] = triggers
+    if run.skip is None and run.run_dir is not None and _pools(plan, arms):
+        data["baseline_pool"] = pool_section(
+            run.attempts, [t.id for t in suite.tasks], run.run_dir.name, plan.sample_count
+        )
     data.update(run.extras or {})
     data, path = _write(plan, arms, data, run, log)
     if trace := compat.write_trace(data, suite.tasks, run.state_root, plan.decision.min_pass_rate):
         log(f"failure trace: {trace}")  # the original evaluator's, for its pipeline
     return EvaluationOutcome(data, path.resolve(), run.run_dir)
+
+
+def _pools(plan: RunPlan, arms: Arms) -> bool:
+    """Whether the run's baseline pools cached attempts (engine/baseline_reuse.py)."""
+    return bool(plan.records.baseline_cache_dir) and arms.baseline is not None
 
 
 def _verdict(

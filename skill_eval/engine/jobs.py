@@ -56,6 +56,7 @@ from ..judges.base import (
 )
 from ..judges.observers import observe
 from ..judges.triggered import SKILL_META
+from .attempt_store import CACHED_FROM
 
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 60.0
@@ -309,6 +310,7 @@ def _meta(result: ExecutionResult, request: ExecutionRequest) -> dict[str, Any]:
     watched for its skill (`stop_on_skill`) which skill that was, so its judge (and a later
     rejudge of the journal) knows whose invocation counts."""
     meta = dict(result.meta)
+    meta.pop(CACHED_FROM, None)  # only the baseline cache marks an attempt as drawn from it
     if request.settings.stop_on_skill and request.skill is not None:
         meta[SKILL_META] = request.skill.name
     return meta

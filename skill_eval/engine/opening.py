@@ -16,6 +16,7 @@ from ..core.paths import safe_component
 from ..inputs.arms import Arms, arms_to_dict
 from ..judges.base import JudgeContext
 from ..judges.llm import judge_model
+from ..stats.adaptive import arm_totals
 from .fingerprint import ArmSkill, ingredients
 from .fingerprint import Inputs as Ingredients
 from .fingerprint import fingerprint as fingerprint_of
@@ -92,6 +93,8 @@ def run_ingredients(prepared: Prepared) -> dict[str, str]:
             extra={
                 **({"shard": shard.label} if shard else {}),
                 **cut_ingredient(plan.records.max_output_bytes),
+                # a budget run resumes only with the same budget (its samples say nothing)
+                **({"budget": str(plan.decision.budget)} if plan.decision.budget else {}),
             },
         ),
     )
@@ -153,13 +156,14 @@ def _progress(prepared: Prepared) -> Progress | None:
     if not prepared.plan.records.progress:
         return None
     arms, shard = prepared.arms, prepared.shard
-    pairs = len(prepared.suite.tasks) * prepared.plan.sample_count
+    tasks, budget = len(prepared.suite.tasks), prepared.plan.decision.budget
+    pairs = tasks * prepared.plan.sample_count
     per_arm = sum(shard.owns(p) for p in range(pairs)) if shard else pairs
+    totals = {a.name: per_arm for a in (arms.candidate, arms.baseline) if a is not None}
+    if budget is not None:  # how --budget splits between the arms (stats/adaptive.py)
+        totals = dict(arm_totals(budget, tasks))
     executor = prepared.executor
-    return Progress(
-        {a.name: per_arm for a in (arms.candidate, arms.baseline) if a is not None},
-        level=lambda: executor.concurrency_level,
-    )
+    return Progress(totals, level=lambda: executor.concurrency_level)
 
 
 __all__ = ["OpenRun", "open_run", "run_ingredients"]

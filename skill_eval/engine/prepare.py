@@ -28,6 +28,7 @@ from ..jail import require
 from ..judges.pytest_judge import has_pytest_judge, preflight_pytest
 from ..judges.python_judge import preflight_python_judges
 from ..judges.rubric import preflight_evaluators
+from ..plan.checks import MAX_SAMPLES
 from ..plan.executor_options import executor_config
 from ..plan.run_plan import RunPlan
 from ..stats.verdict import Verdict, skip_verdict
@@ -68,6 +69,7 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     suite = load_suite(plan.inputs.task_suite)
     # judges build, fixtures compile, judges pass their references: before any call
     judge_warnings = check_suite(suite, plan.inputs.task_suite)
+    check_budget_size(plan, suite)
     state_root = Path(plan.records.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
     executor = build_executor(plan, suite)
@@ -105,6 +107,20 @@ def check_records(plan: RunPlan) -> None:
         parse_duration(records.baseline_ttl)
     except CacheError as exc:
         raise UsageError(f"--baseline-ttl: {exc}") from None
+
+
+def check_budget_size(plan: RunPlan, suite: Suite) -> None:
+    """--budget covers every task in both arms at least once, and no more than --samples'
+    ceiling would."""
+    budget, tasks = plan.decision.budget, len(suite.tasks)
+    if budget is None:
+        return
+    least, most = 2 * tasks, 2 * tasks * MAX_SAMPLES
+    if not least <= budget <= most:
+        raise UsageError(
+            f"--budget {budget}: the suite's {tasks} tasks need at least {least} attempts (one "
+            f"per task and arm) and take at most {most} ({MAX_SAMPLES} per task and arm)"
+        )
 
 
 def build_executor(plan: RunPlan, suite: Suite) -> ExecutorBase:
@@ -148,7 +164,9 @@ def _arms(
     )
     more = skill_use_warnings(suite.tasks, plan.executor.name, executor.can_act, skill_mode)
     arms = replace(arms, warnings=(*arms.warnings, *more, *judge_warnings))
-    trigger_run.check_arms(suite, arms.baseline_kind, plan.decision.early_stop)
+    trigger_run.check_arms(
+        suite, arms.baseline_kind, plan.decision.early_stop, plan.decision.budget is not None
+    )
     for warning in arms.warnings:
         log(f"warning: {warning}")
     return arms

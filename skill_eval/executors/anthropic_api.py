@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.model import ExecutionRequest, ExecutionResult, Usage
-from ..core.work import ToolCall
 from ..errors import ExecutorError
 from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
 from .adaptive import AimdController, CallGate
@@ -30,10 +29,12 @@ from .base import (
     ExecutorSpec,
     compose_prompt,
     config_schema,
+    deferred,
     env_lookup,
 )
 from .errors_map import fatal_status, parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
+from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failure
 
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
 SUPPORTED_MODES = ("system", "prepend")
@@ -55,28 +56,6 @@ class AnthropicConfig(ExecutorConfig):
     # pool).
     concurrency: int | None = None
     adaptive_concurrency: bool = True
-
-
-TRANSCRIPT_CHARS = 2000  # of each tool result kept in the attempt's record (the model saw all)
-
-
-def failure(
-    message: str,
-    *,
-    retryable: bool,
-    retry_after: float | None = None,
-    fatal: bool = False,
-    **meta: Any,
-) -> ExecutionResult:
-    """An error attempt (not the skill's fault) with what the runner needs to retry it, or
-    to stop the run (`fatal`)."""
-    return ExecutionResult(
-        error=message,
-        retryable=retryable,
-        retry_after=retry_after,
-        fatal=fatal,
-        meta={k: v for k, v in meta.items() if v is not None},
-    )
 
 
 def classify_exception(exc: BaseException) -> ExecutionResult:
@@ -251,49 +230,15 @@ class AnthropicExecutor(ExecutorBase):
         """The attempt's requests, tool turns included; `first`: the first turn's Message,
         already answered (by a batch), so only the turns after it are sent here."""
         folder = skill_folder(request.skill)
-        params = build_params(self.config, self.model, request, folder)
+        dialogue = _Messages(self, build_params(self.config, self.model, request, folder), first)
         started = time.monotonic()
-        usage, turns = Usage(), 0
-        calls: list[ToolCall] = []
-        while True:
-            turns += 1
-            if folder is not None and turns >= self.config.max_tool_turns:
-                params["tool_choice"] = {"type": "none"}  # the last turn must answer
-            left = request.timeout_seconds - (time.monotonic() - started)
-            if left <= 0:
-                return failure(
-                    f"timeout: {turns - 1} requests took over {request.timeout_seconds:g}s",
-                    retryable=True,
-                    error_type="timeout",
-                )
-            try:
-                message = first if turns == 1 and first is not None else self._create(params, left)
-            except Exception as exc:  # every SDK failure becomes data on the attempt
-                return self._spent(classify_exception(exc), usage)
-            text = _message_text(message)
-            if text is None:
-                shown = message if isinstance(message, str) else type(message).__name__
-                return failure(
-                    f"malformed response: not a Message: {str(shown)[:200]}",
-                    retryable=True,
-                    error_type="malformed",
-                )
-            usage += _usage_of(message)
-            uses = [b for b in message.content if getattr(b, "type", None) == "tool_use"]
-            if folder is None or not uses or "tool_choice" in params:
-                break
-            results = [_answer(folder, use, calls) for use in uses]
-            params["messages"] = [
-                *params["messages"],
-                {
-                    "role": "assistant",
-                    "content": [
-                        _block_param(b) for b in message.content if getattr(b, "text", None) != ""
-                    ],
-                },
-                {"role": "user", "content": results},
-            ]
-        return self._result(message, text, usage, calls, turns, started)
+        end = converse(
+            dialogue,
+            folder,
+            max_tool_turns=self.config.max_tool_turns,
+            timeout_seconds=request.timeout_seconds,
+        )
+        return end.result(self.prices, self.model, time.monotonic() - started)
 
     def _create(self, params: dict[str, Any], timeout: float) -> Any:
         """One Messages call, through the adaptive gate when there is one (which learns from
@@ -312,38 +257,6 @@ class AnthropicExecutor(ExecutorBase):
                 raise
             call.ok(dict(raw.headers))
         return raw.parse()
-
-    def _spent(self, result: ExecutionResult, usage: Usage) -> ExecutionResult:
-        """A failure after some turns of the loop still carries what those turns cost."""
-        if usage == Usage():
-            return result
-        return replace(result, usage=usage, cost_usd=self.prices.cost(self.model, usage)[0])
-
-    def _result(
-        self,
-        message: Any,
-        text: str,
-        usage: Usage,
-        calls: list[ToolCall],
-        turns: int,
-        started: float,
-    ) -> ExecutionResult:
-        """The attempt from the loop's last Message; usage and cost over all its requests."""
-        model = str(getattr(message, "model", None) or self.model)
-        cost, note = self.prices.cost(model, usage)
-        meta: dict[str, Any] = {
-            "model": model,
-            "id": getattr(message, "id", None),
-            "stop_reason": getattr(message, "stop_reason", None),
-            "latency_ms": int((time.monotonic() - started) * 1000),
-        }
-        if turns > 1:
-            meta["requests"] = turns
-        if note:
-            meta["price"] = note
-        return ExecutionResult(
-            output=text, usage=usage, cost_usd=cost, meta=meta, transcript=tuple(calls)
-        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -369,24 +282,50 @@ class AnthropicExecutor(ExecutorBase):
         }
 
 
-def _answer(folder: SkillFolder, use: Any, calls: list[ToolCall]) -> dict[str, Any]:
-    """The tool_result block for one tool_use block; the call is added to `calls`."""
-    name = str(getattr(use, "name", ""))
-    raw = getattr(use, "input", None)
-    given = dict(raw) if isinstance(raw, Mapping) else {}
-    if name != TOOL_NAME:
-        ok, out = False, f"unknown tool {name!r}: the only tool is {TOOL_NAME}"
-    else:
-        ok, out = folder.read(given.get("path"))
-    calls.append(ToolCall(name=name, input=given, ok=ok, output=out[:TRANSCRIPT_CHARS]))
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": getattr(use, "id", ""),
-        "content": out,
-    }
-    if not ok:
-        block["is_error"] = True
-    return block
+class _Messages:
+    """One attempt's conversation in the Messages API (tool_loop.Dialogue): `params` grows by
+    an assistant message and a user message of tool results per tool turn."""
+
+    def __init__(self, executor: AnthropicExecutor, params: dict[str, Any], first: Any) -> None:
+        self.executor, self.params, self.first = executor, params, first
+
+    def ask(self, last: bool, timeout: float) -> ModelTurn | ExecutionResult:
+        if last:
+            self.params["tool_choice"] = {"type": "none"}  # the last turn must answer
+        message, self.first = self.first, None
+        try:
+            if message is None:
+                message = self.executor._create(self.params, timeout)
+        except Exception as exc:  # every SDK failure becomes data on the attempt
+            return classify_exception(exc)
+        text = _message_text(message)
+        if text is None:
+            shown = message if isinstance(message, str) else type(message).__name__
+            return failure(
+                f"malformed response: not a Message: {str(shown)[:200]}",
+                retryable=True,
+                error_type="malformed",
+            )
+        uses = tuple(
+            ToolUse(str(b.id), str(b.name), getattr(b, "input", None))
+            for b in message.content
+            if getattr(b, "type", None) == "tool_use"
+        )
+        named = {k: getattr(message, k, None) for k in ("model", "id", "stop_reason")}
+        return ModelTurn(text, uses, _usage_of(message), raw=message, **named)
+
+    def add(self, turn: ModelTurn, answers: Sequence[ToolAnswer]) -> None:
+        results = [
+            {"type": "tool_result", "tool_use_id": a.use.id, "content": a.text}
+            | ({} if a.ok else {"is_error": True})
+            for a in answers
+        ]
+        blocks = [_block_param(b) for b in turn.raw.content if getattr(b, "text", None) != ""]
+        self.params["messages"] = [
+            *self.params["messages"],
+            {"role": "assistant", "content": blocks},
+            {"role": "user", "content": results},
+        ]
 
 
 def _block_param(block: Any) -> dict[str, Any]:
@@ -418,18 +357,6 @@ def _build(config: AnthropicConfig) -> AnthropicExecutor:
     return AnthropicExecutor(config)
 
 
-def _grader(config: AnthropicConfig, settings: Any) -> Any:
-    from .anthropic_grader import AnthropicGrader  # the grader's code loads when it grades
-
-    return AnthropicGrader(config, settings)
-
-
-def _text_model(config: AnthropicConfig, settings: Any) -> Any:
-    from .anthropic_grader import AnthropicTextModel
-
-    return AnthropicTextModel(config, settings)
-
-
 SPEC = ExecutorSpec(
     name="anthropic",
     summary="one Messages API call per attempt through the official SDK",
@@ -449,8 +376,8 @@ SPEC = ExecutorSpec(
         },
     ),
     build=_build,
-    grader=_grader,
-    text_model=_text_model,
+    grader=deferred(".anthropic_grader", "AnthropicGrader"),  # its code loads when it grades
+    text_model=deferred(".anthropic_grader", "AnthropicTextModel"),
 )
 
 __all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params", "classify_exception"]

@@ -191,6 +191,18 @@ def config_schema(config_cls: type[Any], properties: Mapping[str, Any]) -> dict[
     return {"type": "object", "properties": props, "additionalProperties": False}
 
 
+def deferred(module: str, name: str) -> Callable[..., Any]:
+    """A factory calling `name` of `module` (relative to this package), imported only when the
+    factory is first called: an executor's grader or text model loads when it is used."""
+
+    def build(*args: Any) -> Any:
+        from importlib import import_module
+
+        return getattr(import_module(module, __package__), name)(*args)
+
+    return build
+
+
 def _coerce(value: Any) -> ExecutorSpec:
     """What a `skill_eval.executors` entry point may load: an ExecutorSpec, or a zero-argument
     callable returning one."""

@@ -6,4 +6,6 @@ BUILTIN_EXECUTORS = {
     # Claude Code, one jailed `claude -p --output-format stream-json` run per attempt.
     "claude-cli": "claude.executor:SPEC",
     "mock": "mock:SPEC",
+    # OpenAI-compatible Chat Completions: local open models (Ollama, vLLM, llama.cpp) and more.
+    "openai": "openai_api:SPEC",
 }

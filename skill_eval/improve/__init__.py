@@ -20,10 +20,11 @@ from .improver import (
     build_improver_prompt,
     parse_improver_reply,
 )
-from .loop import ImproveResult, VersionResult, run_improve
+from .loop import ImproveResult, run_improve
 from .memory import ImproveMemory, Recall, version_hash
 from .ranking import build_ranking_artifact, validate_ranking
 from .split import Split, split_tasks
+from .versions import VersionResult
 
 __all__ = [
     "CompareFn",

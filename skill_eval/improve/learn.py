@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .memory import LearningKind
 
 if TYPE_CHECKING:
-    from .loop import VersionResult
+    from .versions import VersionResult
 
 MAX_LEARNINGS = 4
 MAX_CHANGE_CHARS = 200

@@ -5,7 +5,6 @@ injected callables (see evaluation.py), so this module runs no model and no suit
 
 from __future__ import annotations
 
-import difflib
 import sys
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -19,6 +18,10 @@ from .improver import Improver, ProposalError, apply_proposal
 from .learn import extract_learnings
 from .memory import CycleRecord, ImproveMemory, Recall, version_hash
 from .split import Split, split_tasks
+from .versions import VersionResult as VersionResult  # re-exported: it lived here
+from .versions import select_and_confirm, unified_diff
+from .versions import select_best as select_best
+from .versions import why_best as why_best
 
 
 class ImproveTask(Protocol):
@@ -32,23 +35,6 @@ class ImproveTask(Protocol):
 
     @property
     def category(self) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class VersionResult:
-    """One evaluated version of the skill folder. `rejected` marks a version the loop refused
-    (a regression), which can never be selected as best."""
-
-    iteration: int
-    hash: str
-    parent: str | None
-    files: Mapping[str, str]
-    diff: str
-    train_score: float
-    holdout_score: float | None
-    tokens: int
-    cost_usd: float
-    rejected: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,90 +63,6 @@ class ImproveResult:
 
 
 # How the picked version is confirmed (the ranking artifact's improve.confirmation.method).
-CONFIRMED_ON = (
-    "fresh samples of the holdout tasks: the picked version against the original under the "
-    "policy, at its level divided by the versions the pick was chosen from (Bonferroni), so "
-    "the chance that a version past the margin is proposed stays at the policy's level"
-)
-RATE_ONLY = "holdout pass rate only (no paired confirmation): strictly higher than the original"
-
-
-def unified_diff(old: Mapping[str, str], new: Mapping[str, str]) -> str:
-    """A unified diff over every file of the skill folder (added, changed, removed)."""
-    chunks: list[str] = []
-    for path in sorted(set(old) | set(new)):
-        a, b = old.get(path, ""), new.get(path, "")
-        if a != b:
-            chunks.extend(
-                difflib.unified_diff(
-                    a.splitlines(keepends=True),
-                    b.splitlines(keepends=True),
-                    f"a/{path}",
-                    f"b/{path}",
-                )
-            )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
-
-
-def select_best(versions: Sequence[VersionResult]) -> VersionResult:
-    """Highest holdout pass rate (train when there is no holdout), ties to fewer eval tokens,
-    then to the earlier version. Rejected versions are never chosen."""
-    pool = [v for v in versions if not v.rejected] or [versions[0]]
-
-    def key(v: VersionResult) -> tuple[float, int, int]:
-        rate = v.train_score if v.holdout_score is None else v.holdout_score
-        return (-rate, v.tokens, v.iteration)
-
-    return min(pool, key=key)
-
-
-def why_best(versions: Sequence[VersionResult], best: VersionResult) -> str:
-    """Why select_best chose `best`, for the log: every version's rate and, on a tie, what
-    broke it."""
-
-    def rate(v: VersionResult) -> float:
-        return v.train_score if v.holdout_score is None else v.holdout_score
-
-    measure = "train" if best.holdout_score is None else "holdout"
-    rates = ", ".join(
-        f"{v.iteration} {rate(v):.2f}{' (rejected)' if v.rejected else ''}" for v in versions
-    )
-    if (
-        best.iteration == versions[0].iteration
-        and all(v.rejected for v in versions[1:])
-        and len(versions) > 1
-    ):
-        return f"every later version was rejected for a regression ({measure}: {rates})"
-    tied = [v for v in versions if v is not best and not v.rejected and rate(v) == rate(best)]
-    reason = f"highest {measure} pass rate, {rate(best):.2f} (iterations: {rates})"
-    if tied:
-        others = ", ".join(str(v.iteration) for v in tied)
-        fewer = all(v.tokens > best.tokens for v in tied)
-        reason += (
-            f"; tied with iteration {others}, chosen for fewer evaluation tokens ({best.tokens})"
-            if fewer
-            else f"; tied with iteration {others}, chosen as the earlier version"
-        )
-    return reason
-
-
-def holdout_rate_gate(best: VersionResult, original: VersionResult) -> tuple[bool, str]:
-    """The fallback gate when no compare_fn is given: strictly higher holdout pass rate."""
-    if best.holdout_score is None or original.holdout_score is None:
-        # --holdout 0 was asked for (with a warning): fall back to train, and say so.
-        won = best.train_score > original.train_score
-        return won, (
-            f"train {original.train_score:.2f} -> {best.train_score:.2f} (no holdout: "
-            "not checked on unseen tasks)"
-        )
-    if best.holdout_score > original.holdout_score:
-        return True, (f"holdout {original.holdout_score:.2f} -> {best.holdout_score:.2f}")
-    return False, (
-        f"holdout {best.holdout_score:.2f} does not beat the original's "
-        f"{original.holdout_score:.2f}"
-    )
-
-
 def progress_line(
     iteration: int,
     settings: IterationSettings,
@@ -180,6 +82,129 @@ def progress_line(
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class _Run:
+    """One improve run's context and running totals: what the loop's steps share."""
+
+    settings: IterationSettings
+    split: Split
+    recall: Recall
+    run_id: int
+    evaluate_fn: EvaluateFn
+    improver: Improver
+    memory: ImproveMemory
+    protected: Collection[str]
+    clock: Callable[[], float]
+    log: Callable[[str], None]
+    prompts: dict[str, str]
+    categories: dict[str, str | None]
+    start: float
+    tokens: int = 0
+    cost: float = 0.0
+
+    def decide(self, iteration: int, score: float, previous: float | None) -> tuple[Decision, str]:
+        inputs = DecisionInput(
+            iteration, score, previous, self.tokens, self.cost, self.clock() - self.start
+        )
+        decided = decide(inputs, self.settings)
+        return decided.decision, decided.reason
+
+    def evaluate(
+        self,
+        iteration: int,
+        current: Mapping[str, str],
+        parent: str | None,
+        diff: str,
+        previous: float | None,
+    ) -> tuple[VersionResult, EvalSummary, Decision, str]:
+        """Record and evaluate one version on train and holdout, and decide what follows."""
+        split = self.split
+        digest = self.memory.record_version(self.run_id, iteration, current, parent, diff)
+        summary = self.evaluate_fn(current, split.train + split.holdout)
+        self.tokens += summary.tokens
+        self.cost += summary.cost_usd
+        version = VersionResult(
+            iteration,
+            digest,
+            parent,
+            current,
+            diff,
+            summary.pass_rate(split.train) or 0.0,
+            summary.pass_rate(split.holdout),
+            summary.tokens,
+            summary.cost_usd,
+        )
+        decision, reason = self.decide(iteration, version.train_score, previous)
+        if decision == "AbortRegression":
+            version = replace(version, rejected=True)
+        return version, summary, decision, reason
+
+    def refine(
+        self,
+        version: VersionResult,
+        summary: EvalSummary,
+        previous: float | None,
+    ) -> tuple[Decision, str, Mapping[str, str], tuple[int, float]]:
+        """Ask the improver for the next version: the decision after it, the new files, and
+        what this step cost in all (evaluation and proposal)."""
+        feedback = build_feedback(
+            version.iteration,
+            self.split.train,
+            summary.per_task,
+            self.prompts,
+            version.diff,
+            self.categories,
+        )
+        proposal = self.improver.propose(version.files, feedback, self.recall.texts)
+        self.tokens += proposal.tokens
+        self.cost += proposal.cost_usd
+        step = (summary.tokens + proposal.tokens, summary.cost_usd + proposal.cost_usd)
+        decision: Decision = "Continue"
+        reason = ""
+        new: Mapping[str, str]
+        try:
+            new = apply_proposal(version.files, proposal, self.protected)
+        except ProposalError as exc:
+            decision, reason = "AcceptBest", f"improver proposal rejected: {exc}"
+            new = version.files
+        if decision == "Continue" and version_hash(new) == version.hash:
+            decision, reason = "AcceptBest", "the improver proposed no change"
+        if decision == "Continue":
+            # Hard stops hold between phases too: a costly or slow improver call must not buy
+            # one more suite evaluation. Only budget/timeout can fire here.
+            decision, reason = self.decide(version.iteration, version.train_score, previous)
+        if decision != "Continue":
+            self.log(f"  {decision}: {reason}")
+        return decision, reason, new, step
+
+    def record_cycle(
+        self,
+        version: VersionResult,
+        decision: Decision,
+        reason: str,
+        step: tuple[int, float],
+        began: float,
+    ) -> None:
+        phase = {"Continue": "refine", "Accept": "complete", "AcceptBest": "complete"}.get(
+            decision, "abort"
+        )
+        self.memory.record_cycle(
+            CycleRecord(
+                self.run_id,
+                version.iteration,
+                phase,
+                decision,
+                reason,
+                version.train_score,
+                version.holdout_score,
+                step[0],
+                step[1],
+                self.clock() - began,
+                version.hash,
+            )
+        )
 
 
 def run_improve(
@@ -202,6 +227,66 @@ def run_improve(
     the skill folder). Every decision is recorded in `memory`'s iteration_cycles.
     """
     s = settings or IterationSettings()
+    run = _begin(
+        skill_files, tasks, evaluate_fn, improver, memory, s, skill_id, protected, clock, log
+    )
+    current, parent, diff = dict(skill_files), None, ""
+    versions: list[VersionResult] = []
+    decision: Decision = "Continue"
+    reason = ""
+    for iteration in range(1, s.iterate + 1):
+        began = clock()
+        previous = versions[-1].train_score if versions else None
+        version, summary, decision, reason = run.evaluate(
+            iteration, current, parent, diff, previous
+        )
+        versions.append(version)
+        log(progress_line(iteration, s, previous, version, summary, run.cost))
+        log(f"  {decision}: {reason}")
+        step: tuple[int, float] = (summary.tokens, summary.cost_usd)
+        new: Mapping[str, str] = current
+        if decision == "Continue":
+            decision, reason, new, step = run.refine(version, summary, previous)
+        run.record_cycle(version, decision, reason, step, began)
+        if decision != "Continue":
+            break
+        parent, diff, current = version.hash, unified_diff(current, new), dict(new)
+    best, proposed, gate, family, confirmation = select_and_confirm(
+        versions, run.split, compare_fn, log
+    )
+    learned = _learn(run, skill_id, versions, best, proposed, gate, decision, reason)
+    return ImproveResult(
+        run.run_id,
+        decision,
+        reason,
+        tuple(versions),
+        best,
+        proposed,
+        gate,
+        run.tokens,
+        run.cost,
+        run.split,
+        run.recall,
+        len(learned),
+        run.split.warnings,
+        confirmation,
+        family,
+    )
+
+
+def _begin(
+    skill_files: Mapping[str, str],
+    tasks: Sequence[ImproveTask],
+    evaluate_fn: EvaluateFn,
+    improver: Improver,
+    memory: ImproveMemory,
+    s: IterationSettings,
+    skill_id: str,
+    protected: Collection[str],
+    clock: Callable[[], float],
+    log: Callable[[str], None],
+) -> _Run:
+    """Recall what earlier runs learned, split the tasks, and open the run in memory."""
     start = clock()
     recall = memory.recall(skill_id, s.recall_token_budget)
     log(
@@ -212,145 +297,49 @@ def run_improve(
     for warning in split.warnings:
         log(f"[split] warning: {warning}")
     log(f"[split] {len(split.train)} train, {len(split.holdout)} holdout (seed {s.seed})")
-    prompts = {t.id: t.prompt for t in tasks}
-    categories = {t.id: t.category for t in tasks}
-    run_id = memory.start_run(skill_id, asdict(s))
-
-    current, parent, diff = dict(skill_files), None, ""
-    versions: list[VersionResult] = []
-    tokens = 0
-    cost = 0.0
-    decision: Decision = "Continue"
-    reason = ""
-    for iteration in range(1, s.iterate + 1):
-        began = clock()
-        digest = memory.record_version(run_id, iteration, current, parent, diff)
-        summary = evaluate_fn(current, split.train + split.holdout)
-        tokens += summary.tokens
-        cost += summary.cost_usd
-        previous = versions[-1].train_score if versions else None
-        version = VersionResult(
-            iteration,
-            digest,
-            parent,
-            current,
-            diff,
-            summary.pass_rate(split.train) or 0.0,
-            summary.pass_rate(split.holdout),
-            summary.tokens,
-            summary.cost_usd,
-        )
-        decided = decide(
-            DecisionInput(iteration, version.train_score, previous, tokens, cost, clock() - start),
-            s,
-        )
-        decision, reason = decided.decision, decided.reason
-        if decision == "AbortRegression":
-            version = replace(version, rejected=True)
-        versions.append(version)
-        log(progress_line(iteration, s, previous, version, summary, cost))
-        log(f"  {decision}: {reason}")
-        step_tokens, step_cost = summary.tokens, summary.cost_usd
-        if decision == "Continue":
-            feedback = build_feedback(
-                iteration, split.train, summary.per_task, prompts, diff, categories
-            )
-            proposal = improver.propose(current, feedback, recall.texts)
-            tokens += proposal.tokens
-            cost += proposal.cost_usd
-            step_tokens += proposal.tokens
-            step_cost += proposal.cost_usd
-            try:
-                new = apply_proposal(current, proposal, protected)
-            except ProposalError as exc:
-                decision, reason = "AcceptBest", f"improver proposal rejected: {exc}"
-                new = current
-            if decision == "Continue" and version_hash(new) == digest:
-                decision, reason = "AcceptBest", "the improver proposed no change"
-            if decision == "Continue":
-                # Hard stops hold between phases too: a costly or slow improver call must not
-                # buy one more suite evaluation. Only budget/timeout can fire here.
-                after = decide(
-                    DecisionInput(
-                        iteration, version.train_score, previous, tokens, cost, clock() - start
-                    ),
-                    s,
-                )
-                decision, reason = after.decision, after.reason
-            if decision != "Continue":
-                log(f"  {decision}: {reason}")
-        phase = {"Continue": "refine", "Accept": "complete", "AcceptBest": "complete"}.get(
-            decision, "abort"
-        )
-        memory.record_cycle(
-            CycleRecord(
-                run_id,
-                iteration,
-                phase,
-                decision,
-                reason,
-                version.train_score,
-                version.holdout_score,
-                step_tokens,
-                step_cost,
-                clock() - began,
-                digest,
-            )
-        )
-        if decision != "Continue":
-            break
-        parent, diff, current = digest, unified_diff(current, new), new
-
-    best = select_best(versions)
-    original = versions[0]
-    # The versions the pick was chosen from: the confirmation holds over all of them.
-    family = max(1, sum(1 for v in versions[1:] if not v.rejected))
-    confirmation = CONFIRMED_ON if compare_fn is not None else RATE_ONLY
-    log(f"[select] best: iteration {best.iteration} ({best.hash[:12]}): {why_best(versions, best)}")
-    if best.hash == original.hash:
-        proposed, gate = False, "no version beat the original on holdout"
-    elif compare_fn is not None:
-        log(
-            f"[confirm] iteration {best.iteration} against the original on fresh samples of "
-            f"the {len(split.holdout)} holdout tasks, at the policy's level / {family} "
-            f"({family} version{'s' if family > 1 else ''} compared)"
-        )
-        proposed, gate = compare_fn(best.files, original.files, split.holdout, family)
-    else:
-        proposed, gate = holdout_rate_gate(best, original)
-    log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
-
-    learned = extract_learnings(versions, best, proposed, gate)
-    for kind, text in learned:
-        memory.add_learning(skill_id, run_id, kind, text)
-    memory.finish_run(
-        run_id,
-        decision=decision,
-        reason=reason,
-        original_hash=original.hash,
-        best_hash=best.hash,
-        proposed=proposed,
-        tokens=tokens,
-        cost_usd=cost,
-    )
-    log(
-        f"[done] {len(versions)} iteration(s), {tokens} tokens, ${cost:.2f}; "
-        f"{len(learned)} learning(s) saved"
-    )
-    return ImproveResult(
-        run_id,
-        decision,
-        reason,
-        tuple(versions),
-        best,
-        proposed,
-        gate,
-        tokens,
-        cost,
+    return _Run(
+        s,
         split,
         recall,
-        len(learned),
-        split.warnings,
-        confirmation,
-        family,
+        memory.start_run(skill_id, asdict(s)),
+        evaluate_fn,
+        improver,
+        memory,
+        protected,
+        clock,
+        log,
+        {t.id: t.prompt for t in tasks},
+        {t.id: t.category for t in tasks},
+        start,
     )
+
+
+def _learn(
+    run: _Run,
+    skill_id: str,
+    versions: Sequence[VersionResult],
+    best: VersionResult,
+    proposed: bool,
+    gate: str,
+    decision: Decision,
+    reason: str,
+) -> Sequence[tuple[str, str]]:
+    """Save what this run taught and close it in memory."""
+    learned = extract_learnings(versions, best, proposed, gate)
+    for kind, text in learned:
+        run.memory.add_learning(skill_id, run.run_id, kind, text)
+    run.memory.finish_run(
+        run.run_id,
+        decision=decision,
+        reason=reason,
+        original_hash=versions[0].hash,
+        best_hash=best.hash,
+        proposed=proposed,
+        tokens=run.tokens,
+        cost_usd=run.cost,
+    )
+    run.log(
+        f"[done] {len(versions)} iteration(s), {run.tokens} tokens, ${run.cost:.2f}; "
+        f"{len(learned)} learning(s) saved"
+    )
+    return learned

@@ -17,8 +17,9 @@ from typing import Any
 from ..core.paths import SCHEMAS_DIR
 from ..core.validation import schema_problems
 from .improver import SKILL_FILE
-from .loop import ImproveResult, VersionResult
+from .loop import ImproveResult
 from .memory import CycleRecord
+from .versions import VersionResult
 
 RANKING_SCHEMA = SCHEMAS_DIR / "ranking.schema.json"
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..core.model import Suite
 from ..engine.evaluation import EvaluationSettings, default_judge_context
 from ..errors import UsageError
 from ..executors.base import create_executor, get_executor_spec
@@ -21,10 +22,11 @@ from ..stats.policy import DEFAULT_POLICY, POLICIES
 from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import build_improver
 from .decide import IterationSettings
+from .evaluation import CompareFn, EvaluateFn
 from .folders import FolderError, read_skill_folder, write_versions, write_winner
 from .improver import Improver
 from .loop import ImproveResult, run_improve
-from .memory import ImproveMemory, format_history
+from .memory import CycleRecord, ImproveMemory, format_history
 from .ranking import build_ranking_artifact, candidate_id
 
 
@@ -114,16 +116,7 @@ def improve(
     Raises UsageError (bad input) before anything runs; ExecutorError when a model cannot be
     reached. The user's skill is written only with `in_place`.
     """
-    skill_dir = Path(skill_path)
-    if not skill_dir.is_dir():
-        raise UsageError(f"--skill-path {skill_dir}: not a directory holding a SKILL.md")
-    try:
-        files, skipped = read_skill_folder(skill_dir)
-    except FolderError as exc:
-        raise UsageError(f"--skill-path {exc}") from None
-    suite = load_suite(task_suite)
-    if len(suite.tasks) < 2:
-        raise UsageError(f"{suite.path}: improve needs at least 2 tasks (train and holdout)")
+    skill_dir, files, skipped, suite = _read_inputs(skill_path, task_suite)
     root = Path(state_root)
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
@@ -138,17 +131,7 @@ def improve(
             improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env
         )
     )
-    if policy is not None and policy not in POLICIES:
-        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
-    eval_settings = EvaluationSettings(policy=policy or DEFAULT_POLICY)
-    ctx = default_judge_context(suite, runner.name)  # one judge cache for the whole run
-    evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
-    compare_fn = (
-        make_compare_fn(suite, runner, settings=eval_settings, judge_context=ctx)
-        if s.holdout > 0
-        else None
-    )
-
+    evaluate_fn, compare_fn = _judged_by(suite, runner, policy, s.holdout > 0)
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
     say = log or (lambda line: None)
@@ -168,8 +151,56 @@ def improve(
             log=say,
         )
         cycles = memory.cycles(result.run_id)
-    kept = write_versions(result, run_dir, skill_dir)
     target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
+    winner, ranking = _write_run(result, run_dir, skill_dir, target, in_place, suite, cycles)
+    notes = tuple(getattr(chosen, "notes", ()))
+    return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
+
+
+def _read_inputs(
+    skill_path: str | Path, task_suite: str | Path
+) -> tuple[Path, dict[str, str], list[str], Suite]:
+    """The skill folder (its files, and notes on what was skipped) and the suite, checked."""
+    skill_dir = Path(skill_path)
+    if not skill_dir.is_dir():
+        raise UsageError(f"--skill-path {skill_dir}: not a directory holding a SKILL.md")
+    try:
+        files, skipped = read_skill_folder(skill_dir)
+    except FolderError as exc:
+        raise UsageError(f"--skill-path {exc}") from None
+    suite = load_suite(task_suite)
+    if len(suite.tasks) < 2:
+        raise UsageError(f"{suite.path}: improve needs at least 2 tasks (train and holdout)")
+    return skill_dir, files, skipped, suite
+
+
+def _judged_by(
+    suite: Suite, runner: Any, policy: str | None, confirms: bool
+) -> tuple[EvaluateFn, CompareFn | None]:
+    """The loop's evaluate_fn and, with a holdout to confirm on, its compare_fn, sharing one
+    judge cache for the whole run."""
+    if policy is not None and policy not in POLICIES:
+        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
+    eval_settings = EvaluationSettings(policy=policy or DEFAULT_POLICY)
+    ctx = default_judge_context(suite, runner.name)
+    evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
+    if not confirms:
+        return evaluate_fn, None
+    return evaluate_fn, make_compare_fn(suite, runner, settings=eval_settings, judge_context=ctx)
+
+
+def _write_run(
+    result: ImproveResult,
+    run_dir: Path,
+    skill_dir: Path,
+    target: Path,
+    in_place: bool,
+    suite: Suite,
+    cycles: list[CycleRecord],
+) -> tuple[Path | None, Path]:
+    """Every version and the winner written; the ranking artifact and its HTML report. Returns
+    where the winner went (None: nothing proposed) and the ranking's path."""
+    kept = write_versions(result, run_dir, skill_dir)
     try:
         winner = write_winner(result, target, skill_dir, in_place=in_place)
     except FolderError as exc:
@@ -188,8 +219,7 @@ def improve(
     from ..report.improve_html import render_improve_html  # jinja2 only when improving
 
     (run_dir / "report.html").write_text(render_improve_html(artifact), encoding="utf-8")
-    notes = tuple(getattr(chosen, "notes", ()))
-    return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
+    return winner, ranking
 
 
 def history(state_root: str | Path, skill_id: str | None = None) -> str:

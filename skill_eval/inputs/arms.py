@@ -22,9 +22,9 @@ from ..stats.verdict import BaselineKind
 if TYPE_CHECKING:
     from ..plan.run_plan import Inputs
 
-# Executors that hand the model a skill's other files in system/prepend mode (the anthropic
-# executor's read_skill_file tool); the others send SKILL.md alone.
-FOLDER_AWARE_EXECUTORS = ("anthropic",)
+# Executors that hand the model a skill's other files in system/prepend mode (the anthropic and
+# openai executors' read_skill_file tool); the others send SKILL.md alone.
+FOLDER_AWARE_EXECUTORS = ("anthropic", "openai")
 
 
 @dataclass(frozen=True)

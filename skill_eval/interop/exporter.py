@@ -138,6 +138,38 @@ def _refuse_existing(path: Path, force: bool) -> None:
         raise UsageError(f"{path}: exists and is not a regular file", path=str(path))
 
 
+def _eval_case(
+    raw: Mapping[str, Any],
+    where: str,
+    eval_id: int | str,
+    dropped: list[str],
+    entries: list[tuple[str, str]],
+) -> EvalCase:
+    """The eval of one ordinary task; what evals.json has no place for is added to `dropped`,
+    its input files (where, path) to `entries`."""
+    dropped += [
+        f"{where}.{key}: no place in evals.json"
+        for key in raw
+        if key not in CARRIED and not str(key).startswith("x-")
+    ]
+    statements, expected = statements_of(raw["judge"], f"{where}.judge", dropped)
+    default_name = f"eval-{eval_id}" if isinstance(eval_id, int) else str(eval_id)
+    files = tuple(str(f) for f in raw.get("files") or ())
+    entries += [(f"{where}.files[{j}]", f) for j, f in enumerate(files)]
+    prompt = str(raw["prompt"])
+    note = files_note(files)
+    if note and prompt.endswith(note):  # added by import: evals.json lists files apart
+        prompt = prompt[: -len(note)]
+    return EvalCase(
+        id=eval_id,
+        prompt=prompt,
+        expected_output=reference_text(raw, expected, where, dropped),
+        files=files,
+        expectations=tuple(statements),
+        name=None if raw["id"] == default_name else str(raw["id"]),
+    )
+
+
 def export_suite(
     suite_file: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -172,30 +204,7 @@ def export_suite(
         if "should_trigger" in raw:
             triggers.append(TriggerQuery(str(raw["query"]), bool(raw["should_trigger"])))
             continue
-        dropped += [
-            f"{where}.{key}: no place in evals.json"
-            for key in raw
-            if key not in CARRIED and not str(key).startswith("x-")
-        ]
-        statements, expected = statements_of(raw["judge"], f"{where}.judge", dropped)
-        eval_id = next(ids)
-        default_name = f"eval-{eval_id}" if isinstance(eval_id, int) else str(eval_id)
-        files = tuple(str(f) for f in raw.get("files") or ())
-        entries += [(f"{where}.files[{j}]", f) for j, f in enumerate(files)]
-        prompt = str(raw["prompt"])
-        note = files_note(files)
-        if note and prompt.endswith(note):  # added by import: evals.json lists files apart
-            prompt = prompt[: -len(note)]
-        cases.append(
-            EvalCase(
-                id=eval_id,
-                prompt=prompt,
-                expected_output=reference_text(raw, expected, where, dropped),
-                files=files,
-                expectations=tuple(statements),
-                name=None if raw["id"] == default_name else str(raw["id"]),
-            )
-        )
+        cases.append(_eval_case(raw, where, next(ids), dropped, entries))
     if triggers and trigger_path is None:
         dropped.append(
             f"{len(triggers)} trigger task(s): give --trigger-set FILE to export "

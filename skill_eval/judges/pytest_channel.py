@@ -1,6 +1,6 @@
 """The harness's end of the pytest plugin's result channel: a socketpair whose child end the
 judgement inherits by fd (no path a test could derive), a per-judgement nonce on every line,
-and the streamed events folded into the summary `pytest_judge.verdict` reads."""
+and the streamed events folded into the summary `pytest_verdict.verdict` reads."""
 
 from __future__ import annotations
 

@@ -158,6 +158,57 @@ def check_scale(
         )
 
 
+def check_budget(
+    decision: Decision, execution: Execution, inputs: Inputs, records: Records, batch: bool
+) -> None:
+    """--budget places every attempt itself (a first round, then the rest by what it showed:
+    stats/adaptive.py), so a flag that fixes, splits or stops the attempts otherwise is
+    refused, each in one line. How many tasks it covers is checked once the suite is read."""
+    budget = decision.budget
+    if budget is None:
+        return
+    if budget < 2:
+        raise UsageError(f"--budget must be at least 2 (an attempt per arm), got {budget}")
+    refused = (
+        (
+            decision.samples is not None,
+            "--samples fixes the attempts per task and arm and --budget places them: "
+            "drop one of them",
+        ),
+        (
+            decision.early_stop,
+            "--early-stop and --budget both decide how many attempts run: drop one of them",
+        ),
+        (
+            execution.shard is not None,
+            "--budget places attempts by a first round over every task and a shard sees only "
+            "its slice: drop one of --budget and --shard",
+        ),
+        (
+            batch,
+            "--budget runs in two rounds and --batch sends every attempt at once: drop one of them",
+        ),
+        (
+            decision.pass_k > 1,
+            "--budget places attempts for pass@1 estimates: drop --pass-k or --budget",
+        ),
+        (
+            inputs.no_baseline,
+            "--budget places attempts between the candidate and its baseline, and "
+            "--no-baseline has none: drop one of them",
+        ),
+        (
+            bool(records.baseline_cache_dir),
+            "--budget places the baseline's attempts by the candidate's first round and the "
+            "baseline cache holds fixed-sample baselines: drop --budget or --baseline-cache-dir "
+            "(or SKILL_EVAL_BASELINE_CACHE_DIR)",
+        ),
+    )
+    for clash, message in refused:
+        if clash:
+            raise UsageError(message)
+
+
 def can_grade(name: str) -> bool:
     """Whether executor `name` exists and has a grader for model-graded judges."""
     try:
@@ -175,6 +226,7 @@ def judge_executor_name(executor: str, judging: Judging) -> str:
 __all__ = [
     "MAX_SAMPLES",
     "can_grade",
+    "check_budget",
     "check_choices",
     "check_counts",
     "check_executors",

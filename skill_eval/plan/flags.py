@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.validation import did_you_mean
 from .checks import (
+    check_budget,
     check_choices,
     check_counts,
     check_executors,
@@ -140,6 +141,7 @@ def _check(sections: Mapping[str, Any], mock: bool, shorthands: Mapping[str, Any
     check_choices(execution, executor, decision, records)
     check_executors(executor, judging, mock)
     check_scale(execution, executor, decision, records, bool(shorthands.get("batch")))
+    check_budget(decision, execution, inputs, records, bool(shorthands.get("batch")))
 
 
 __all__ = ["FLAGS", "PLACES", "plan_from_flags"]

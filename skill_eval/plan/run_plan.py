@@ -6,7 +6,8 @@
     executor   the model service that runs attempts: its name, model and skill mode, and its
                own options (checked against that executor's JSON Schema)
     judging    model-graded judges: their executor and model, the judge cache, evaluators
-    decision   how attempts become a verdict: pass@k, samples, policy, margins, thresholds
+    decision   how attempts become a verdict: pass@k, samples or a budget, policy, margins,
+               thresholds
     records    what is written and kept: state root, artifact path, resume, previews, caps,
                kept workspaces, the baseline cache, progress
 
@@ -114,6 +115,7 @@ class Decision:
     margin: float | None = None  # None: the policy's own (stats/policy.py)
     min_delta: float = 0.0
     early_stop: bool = False  # stop sampling once the sequential test decides
+    budget: int | None = None  # attempts in all, both arms, placed adaptively (not --samples)
     eval_threshold: float = 1.0  # pipeline: candidates scored below it are skipped
     min_pass_rate: float = 0.5  # without a baseline: the pass rate needed
     max_error_rate: float = 0.1  # above this share of attempts in error the verdict is error

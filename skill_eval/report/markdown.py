@@ -93,7 +93,27 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
     """Markdown for a pull-request comment or `$GITHUB_STEP_SUMMARY`. `artifact_path`
     replaces the artifact's own `truth_anchor` in the footer (e.g. after a download)."""
     v = read_view(artifact)
-    manifest = artifact.get("manifest") or {}
+    out = _md_head(artifact, v) + _md_rates(v) + [""]
+    if v.interval:
+        out += [f"{md_escape(v.interval[0].upper() + v.interval[1:])}.", ""]
+    out += _md_tasks(v) + _md_changes(v)
+    out += trigger_report.markdown(artifact, md_escape)
+    if v.errors:
+        out += _md_errors(v.errors)
+    if v.notes:
+        out += [
+            "### Notes",
+            "",
+            *(f"- **{label}:** {md_escape(text)}" for label, text in v.notes),
+            "",
+        ]
+    if v.warnings:
+        out += ["### Warnings", "", *(f"- {md_escape(w)}" for w in v.warnings), ""]
+    return "\n".join(out + ["---", "", _md_footer(artifact, artifact_path), ""])
+
+
+def _md_head(artifact: Mapping[str, Any], v: View) -> list[str]:
+    """The headline, what was compared with what, and why the verdict is what it is."""
     names = arm_names(artifact)
     against = (
         f"vs {md_escape(names.get('baseline') or 'baseline')}" if v.paired else "(no baseline)"
@@ -110,40 +130,40 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
         out += [f"**Reason:** {md_escape(v.reason)}", ""]
     if v.decision:
         out += [f"**Policy:** {md_escape(v.decision.removeprefix('policy '))}", ""]
-    out += _md_rates(v) + [""]
-    if v.interval:
-        out += [f"{md_escape(v.interval[0].upper() + v.interval[1:])}.", ""]
+    return out
 
-    if v.rows:
-        header = ["Task", "Candidate"] + (["Baseline", "Diff"] if v.paired else []) + ["Feedback"]
-        per_task = _md_table(
-            header,
-            (
-                [md_escape(r.task_id), r.candidate]
-                + ([r.baseline, r.diff] if v.paired else [])
-                + [
-                    md_escape(
-                        f"[{r.label}] {r.feedback}" if r.label else r.feedback, MD_FEEDBACK_CHARS
-                    )
-                ]
-                for r in v.rows
-            ),
-            "lrrrl" if v.paired else "lrl",
-        )
-        if len(v.rows) > MD_COLLAPSE_TASKS:
-            out += [
-                f"<details><summary>Per task ({len(v.rows)} tasks)</summary>",
-                "",
-                *per_task,
-                "",
-                "</details>",
-                "",
-            ]
-        else:
-            out += ["### Per task", "", *per_task, ""]
-    else:
-        out += ["No task was run.", ""]
+
+def _md_tasks(v: View) -> list[str]:
+    """The per-task table, folded away in a long suite."""
+    if not v.rows:
+        return ["No task was run.", ""]
+    header = ["Task", "Candidate"] + (["Baseline", "Diff"] if v.paired else []) + ["Feedback"]
+    per_task = _md_table(
+        header,
+        (
+            [md_escape(r.task_id), r.candidate]
+            + ([r.baseline, r.diff] if v.paired else [])
+            + [md_escape(f"[{r.label}] {r.feedback}" if r.label else r.feedback, MD_FEEDBACK_CHARS)]
+            for r in v.rows
+        ),
+        "lrrrl" if v.paired else "lrl",
+    )
+    if len(v.rows) > MD_COLLAPSE_TASKS:
+        return [
+            f"<details><summary>Per task ({len(v.rows)} tasks)</summary>",
+            "",
+            *per_task,
+            "",
+            "</details>",
+            "",
+        ]
+    return ["### Per task", "", *per_task, ""]
+
+
+def _md_changes(v: View) -> list[str]:
+    """The regressed tasks with their feedback, then the improved ones."""
     notes = {r.task_id: r.feedback for r in v.rows}
+    out: list[str] = []
     for title, ids, show in (
         ("Regressions", v.regressed, True),
         ("Improvements", v.improved, False),
@@ -163,19 +183,12 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
                 ),
                 "",
             ]
-    out += trigger_report.markdown(artifact, md_escape)
-    if v.errors:
-        out += _md_errors(v.errors)
-    if v.notes:
-        out += [
-            "### Notes",
-            "",
-            *(f"- **{label}:** {md_escape(text)}" for label, text in v.notes),
-            "",
-        ]
-    if v.warnings:
-        out += ["### Warnings", "", *(f"- {md_escape(w)}" for w in v.warnings), ""]
+    return out
 
+
+def _md_footer(artifact: Mapping[str, Any], artifact_path: str | None) -> str:
+    """One line: what the run was (suite, executor, model, samples) and where its artifact is."""
+    manifest = artifact.get("manifest") or {}
     executor = manifest.get("executor") or {}
     footer = [
         f"suite sha256 {str((manifest.get('task_suite') or {}).get('sha256'))[:12]}",
@@ -187,5 +200,4 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
     ]
     where = one_line(artifact_path or artifact.get("truth_anchor") or "?")
     fence = "``" if "`" in where else "`"  # a path reads best as code, unescaped
-    footer_line = " · ".join(map(md_escape, footer)) + f" · artifact {fence}{where}{fence}"
-    return "\n".join(out + ["---", "", footer_line, ""])
+    return " · ".join(map(md_escape, footer)) + f" · artifact {fence}{where}{fence}"

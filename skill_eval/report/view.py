@@ -267,6 +267,14 @@ def _cache_note(cache: Any) -> str | None:
         details.append(f"key {one_line(cache['key'])[:12]}")
     if isinstance(cache.get("age_seconds"), int | float):
         details.append(f"age {_number(cache['age_seconds'] / 3600)} h")
+    runs = cache.get("runs_from_cache")
+    if runs == 0:
+        return "baseline run afresh (nothing in the cache to pool with)"
+    if isinstance(runs, int) and isinstance(cache.get("attempts_from_cache"), int):
+        # since baselines accumulate: the cached attempts join the run's own
+        where = f"{runs} earlier run{'' if runs == 1 else 's'}"
+        head = f"baseline pooled with {cache['attempts_from_cache']} cached attempts of {where}"
+        return head + (f" ({', '.join(details)})" if details else "")
     if cache.get("attempts_from_cache") is not None:
         details.append(f"{cache['attempts_from_cache']} attempts")
     return "baseline served from the cache" + (f" ({', '.join(details)})" if details else "")
@@ -280,6 +288,7 @@ def _label(result: Result | None) -> str | None:
 
 
 def read_view(artifact: Mapping[str, Any]) -> View:
+    """What every report shows of `artifact`, read once and defensively."""
     ev = artifact.get("evaluation") or {}
     arms = (artifact.get("manifest") or {}).get("arms") or {}
     cand = {one_line(r.get("task_id")): r for r in artifact.get("candidate_results") or ()}
@@ -292,6 +301,38 @@ def read_view(artifact: Mapping[str, Any]) -> View:
         _Row(t, _count_cell(c), _count_cell(b), _diff(c, b), _both_feedback(c, b), _label(c))
         for t, c, b in pairs
     ]
+    regressed, improved = _moves(artifact, pairs) if paired and pairs else ([], [])
+    raw_usage = artifact.get("usage")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    said = verdict_text(ev, artifact.get("comparison"))
+    statement = one_line(said.statement) if said.statement else None
+    return View(
+        verdict=str(ev.get("verdict", "?")).upper(),
+        reason=statement,
+        paired=paired,
+        rows=rows,
+        rates=_rates(artifact, cand, base),
+        interval=interval_text(artifact.get("comparison")),
+        decision=_decision(ev, statement),
+        kind=said.kind,
+        regressed=regressed,
+        improved=improved,
+        errors=_errors(artifact),
+        usage={
+            arm: usage[arm]
+            for arm in ("candidate", "baseline")[: 2 if paired else 1]
+            if isinstance(usage.get(arm), Mapping)
+        },
+        notes=_notes(artifact),
+        warnings=[one_line(w) for w in artifact.get("warnings") or ()],
+    )
+
+
+def _rates(
+    artifact: Mapping[str, Any], cand: Mapping[str, Result], base: Mapping[str, Result]
+) -> dict[str, str]:
+    """Each arm's pass rate with its tasks passed, and the delta."""
+    ev = artifact.get("evaluation") or {}
     rates = {
         "candidate": _rate(ev.get("execution_pass_rate")),
         "baseline": _rate(ev.get("baseline_pass_rate")),
@@ -308,9 +349,13 @@ def read_view(artifact: Mapping[str, Any]) -> View:
     for arm, results in (("candidate", cand), ("baseline", base)):
         if results:
             rates[arm] += f" ({_tasks_passed(r for t, r in results.items() if t in judged)})"
-    regressed, improved = _moves(artifact, pairs) if paired and pairs else ([], [])
-    raw_usage = artifact.get("usage")
-    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    return rates
+
+
+def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) of what else a reader should know: tasks that tell the arms apart or
+    not, the power hint, tasks left out, the baseline cache, where the full record is."""
+    ev = artifact.get("evaluation") or {}
     notes: list[tuple[str, str]] = []
     nd = artifact.get("non_discriminating")
     if isinstance(nd, list) and nd:
@@ -347,25 +392,4 @@ def read_view(artifact: Mapping[str, Any]) -> View:
                 f"every attempt, its output and the full judge messages: {one_line(journal)}",
             )
         )
-    said = verdict_text(ev, artifact.get("comparison"))
-    statement = one_line(said.statement) if said.statement else None
-    return View(
-        verdict=str(ev.get("verdict", "?")).upper(),
-        reason=statement,
-        paired=paired,
-        rows=rows,
-        rates=rates,
-        interval=interval_text(artifact.get("comparison")),
-        decision=_decision(ev, statement),
-        kind=said.kind,
-        regressed=regressed,
-        improved=improved,
-        errors=_errors(artifact),
-        usage={
-            arm: usage[arm]
-            for arm in ("candidate", "baseline")[: 2 if paired else 1]
-            if isinstance(usage.get(arm), Mapping)
-        },
-        notes=notes,
-        warnings=[one_line(w) for w in artifact.get("warnings") or ()],
-    )
+    return notes

@@ -1,25 +1,30 @@
 """Baseline accumulation: a run whose baseline is unchanged (same cache key) compares the
 candidate with every cached baseline attempt of earlier runs, up to a limit, plus its own, so
-each later candidate meets a sharper baseline. Pure: the engine (round 2 of #30) reads the
-cached runs and calls `pool_baseline`, then scores tasks with `pooled_score` and decides as
-usual (stats.estimates.paired_comparison with `samples` = the candidate's attempts per task,
-stats.policy.decide_policy).
+each later candidate meets a sharper baseline. Pure: the engine (engine/baseline_reuse.py)
+asks `draw` which cached attempts a run takes before it runs (and at which tasks the cache
+alone fills the pool, so the run makes no baseline attempt there), the finish step states the
+pool with `pool_baseline`, and the comparison scores each task on all its baseline attempts
+(stats.analysis.task_score: the unbiased pass@k, as `pooled_score`) with the baseline's
+pseudo-task floor at `pooled_floor` attempts (stats.estimates.paired_comparison's
+`baseline_samples`), decided as usual (stats.policy.decide_policy).
 
 Why it keeps the false-accept guarantee: cached attempts are earlier draws of the same
 baseline (same suite, skill, executor, model and settings: the cache key), so a task's pooled
 pass rate is an unbiased estimate of its baseline pass chance with less noise; the paired
 interval over tasks is computed from the per-task differences as before, and the pseudo-task
-floor keeps the candidate's (smaller) attempt count. scripts/bench_verdicts.py measures both
+floor keeps the candidate's (smaller) attempt count. Which cached attempts are taken depends
+on the cache alone, never on this run's outcomes. scripts/bench_verdicts.py measures both
 rates with 9 cached attempts per task.
 
 A caveat the artifact states: reusing one baseline across many candidates ties their errors
 together (an unlucky baseline makes every candidate look alike), which is why the limit caps
-how far one set of baseline attempts is leaned on.
+how far one set of baseline attempts is leaned on, and why cached attempts expire
+(--baseline-ttl).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +79,24 @@ def pool_limit(samples: int, factor: int = POOL_FACTOR) -> int:
     return samples * factor
 
 
+def _top_up(
+    task: str, room: int, own_run: str, earlier: Sequence[CachedRun]
+) -> list[tuple[str, tuple[Status, ...]]]:
+    """Up to `room` judged outcomes of `task` from the `earlier` runs, newest first, as
+    (run id, outcomes taken) for each run that gives some; this run's own id is skipped."""
+    taken: list[tuple[str, tuple[Status, ...]]] = []
+    for run in earlier:
+        if room <= 0:
+            break
+        if run.run_id == own_run:
+            continue
+        extra = tuple(s for s in run.outcomes.get(task, ()) if s != "error")[:room]
+        if extra:
+            taken.append((run.run_id, extra))
+            room -= len(extra)
+    return taken
+
+
 def pool_baseline(
     own_run: str,
     own: Mapping[str, Sequence[Status]],
@@ -91,19 +114,66 @@ def pool_baseline(
     for task, mine in own.items():
         used = [s for s in mine if s != "error"][:limit]
         where = [(own_run, len(used))]
-        for run in earlier:
-            room = limit - len(used)
-            if room <= 0:
-                break
-            if run.run_id == own_run:
-                continue
-            extra = [s for s in run.outcomes.get(task, ()) if s != "error"][:room]
-            if extra:
-                used += extra
-                where.append((run.run_id, len(extra)))
-        outcomes[task] = tuple(used)
+        pooled: tuple[Status, ...] = tuple(used)
+        for run_id, extra in _top_up(task, limit - len(used), own_run, earlier):
+            pooled += extra
+            where.append((run_id, len(extra)))
+        outcomes[task] = pooled
         sources[task] = tuple(where)
     return PooledBaseline(outcomes, sources, limit)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a run takes from the cache at one task before it runs. `whole`: the cached
+    attempts alone fill the pool, so the run makes no baseline attempt at the task (the cache
+    serves it, as a cache hit always did); otherwise the run makes its own `samples` and the
+    cache tops them up. `take`: (run id, attempts) from each cached run, newest first."""
+
+    whole: bool
+    take: tuple[tuple[str, int], ...]
+
+    @property
+    def attempts(self) -> int:
+        return sum(n for _, n in self.take)
+
+
+def draw(
+    own_run: str,
+    tasks: Iterable[str],
+    earlier: Sequence[CachedRun],
+    samples: int,
+    limit: int,
+) -> dict[str, Draw]:
+    """Per task, the cached attempts a run of `samples` attempts per task takes: all it needs
+    (`limit`) when the earlier runs hold that many, else up to `limit - samples` beside the
+    run's own (the pool `pool_baseline` then states). It depends on the cache alone, never on
+    this run's outcomes."""
+    if limit < 1 or samples < 1:
+        raise ValueError(f"samples and limit must be >= 1, got {samples}, {limit}")
+    out: dict[str, Draw] = {}
+    for task in tasks:
+        held = sum(n for _, n in (_counts(task, own_run, earlier)))
+        whole = held >= limit
+        taken = _top_up(task, limit if whole else limit - samples, own_run, earlier)
+        out[task] = Draw(whole, tuple((run_id, len(extra)) for run_id, extra in taken))
+    return out
+
+
+def _counts(task: str, own_run: str, earlier: Sequence[CachedRun]) -> list[tuple[str, int]]:
+    return [
+        (run.run_id, sum(s != "error" for s in run.outcomes.get(task, ())))
+        for run in earlier
+        if run.run_id != own_run
+    ]
+
+
+def pooled_floor(counts: Iterable[int], samples: int) -> int | None:
+    """The baseline's attempts per task for the paired interval's pseudo-task floor: the
+    smallest judged count over the paired tasks when pooling gave every one more than
+    `samples`; None when it did not (the arms' floors are then alike)."""
+    least = min(counts, default=0)
+    return least if least > samples else None
 
 
 def pooled_score(outcomes: Sequence[Status], pass_k: int) -> float | None:

@@ -1,8 +1,9 @@
 """Adaptive sampling within a budget (`--budget ATTEMPTS`, round 2 of #30): a first round of
 attempts at every task in both arms, then the rest of the budget where it narrows the interval
-most: tasks that are flaky. Pure: the engine runs the rounds and calls `first_round` and
-`allocate`, then scores each task on all its attempts (stats.accumulate.pooled_score) and
-decides as usual, with `samples` = the first round's attempts per task (the pseudo-task floor).
+most: tasks that are flaky. Pure: the engine (engine/rounds.py) runs the rounds and calls
+`first_round` and `allocate`, then scores each task on all its attempts (the unbiased pass@1,
+c/n: stats.accumulate.pooled_score) and decides as usual, with the pseudo-task floor at the
+attempts the budget buys per task and arm on average, budget // (2 * tasks) (`floor`).
 
 The catch, and how it is avoided: if an arm's extra attempts at a task depended on that arm's
 own first-round results there, its pass rate over all attempts would be biased (stop after
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from ..core.model import Status
 
@@ -38,6 +41,23 @@ def first_round(budget: int, tasks: int) -> int:
             f"--budget {budget} is under one attempt per task and arm ({2 * tasks} attempts)"
         )
     return min(FIRST_ROUND, budget // (2 * tasks))
+
+
+def floor(budget: int, tasks: int) -> int:
+    """Attempts per task and arm the paired interval's pseudo-task floor assumes: what the
+    budget buys on average (fixed sampling at equal attempts has the same floor)."""
+    return max(1, budget // (2 * max(1, tasks)))
+
+
+def arm_totals(budget: int, tasks: int) -> dict[str, int]:
+    """Attempts each arm gets of the budget: its first round, and its share of the rest (the
+    candidate's the larger by one when the rest is odd: `allocate`)."""
+    first = first_round(budget, tasks)
+    remaining = budget - 2 * tasks * first
+    return {
+        "candidate": tasks * first + remaining - remaining // 2,
+        "baseline": tasks * first + remaining // 2,
+    }
 
 
 def _log_beta(a: float, b: float) -> float:
@@ -88,3 +108,31 @@ def allocate(
             weights[task] = neyman_weight(seen.count("passed"), len(seen))
         out[arm] = _apportion(weights, shares[arm])
     return out
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """How a run spent its budget, for the artifact: the first round's attempts per task and
+    arm, then the extra attempts per arm and task that `allocate` gave."""
+
+    budget: int
+    first: int
+    extra: Mapping[str, Mapping[str, int]]  # arm -> task -> attempts after the first round
+    tasks: int
+
+    @property
+    def planned(self) -> int:
+        return 2 * self.tasks * self.first + sum(sum(t.values()) for t in self.extra.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": (
+                "a first round at every task and arm, then the rest where the other arm's "
+                "first round says the task is flaky (Neyman weights, crossed over)"
+            ),
+            "budget": self.budget,
+            "first_round": self.first,
+            "floor_samples": floor(self.budget, self.tasks),
+            "planned_attempts": self.planned,
+            "extra": {arm: dict(per_task) for arm, per_task in self.extra.items()},
+        }

@@ -68,10 +68,13 @@ def analyse(
     rates: tuple[float | None, float | None, float | None],
     alpha: float | None = None,
     alpha_note: str = "early-stop level",
+    baseline_samples: int | None = None,
 ) -> Analysis:
     """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
     a one-sided level in place of the policy's: an --early-stop look's (stats/sequential.py)
-    or a family's share (stats/family.py), named by `alpha_note`."""
+    or a family's share (stats/family.py), named by `alpha_note`. `baseline_samples`: the
+    baseline's attempts per task when it has more than `samples` (a baseline pooled from
+    the cache: stats/accumulate.py), for the interval's pseudo-task floor."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     per_task = max(1, samples // pass_k)
@@ -79,6 +82,7 @@ def analyse(
         {r.task_id: task_score(r, pass_k) for r in candidate},
         {r.task_id: task_score(r, pass_k) for r in baseline},
         samples=per_task,
+        baseline_samples=None if baseline_samples is None else max(1, baseline_samples // pass_k),
     )
     decision = decide_policy(
         policy,

@@ -242,7 +242,9 @@ def paired_comparison(
     unchanged for pass rates; with 20 tasks × 3 samples it holds false accepts of a 10-point
     worse skill under 5% (the bench). `samples` sets h; leaving it at 1 for pass rates is
     conservative. `baseline_samples`: the baseline's attempts per task when they differ from
-    the candidate's (an accumulated baseline): the floor takes one attempt's worth of each arm.
+    the candidate's: fewer, and the floor takes one attempt's worth of each arm; more (a
+    baseline pooled from the cache), and the floor stays the candidate's (stats/intervals.py
+    `floor_of` says why), the pool narrowing the interval through the differences' spread.
     "bootstrap": the seeded percentile bootstrap over tasks (random.Random(seed), `resamples`
     draws), for comparison.
 
@@ -253,55 +255,26 @@ def paired_comparison(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
-    paired: list[tuple[str, float, float]] = []
-    excluded: list[str] = []
-    for task_id in [*candidate, *(t for t in baseline if t not in candidate)]:
-        cand, base = candidate.get(task_id), baseline.get(task_id)
-        if cand is None or base is None:
-            excluded.append(task_id)
-            continue
-        for score in (cand, base):
-            if not 0.0 <= score <= 1.0:
-                raise ValueError(f"task {task_id!r}: score {score} is outside [0, 1]")
-        paired.append((task_id, float(cand), float(base)))
-
-    n = len(paired)
+    if baseline_samples is not None and baseline_samples < 1:
+        raise ValueError(f"baseline_samples must be >= 1, got {baseline_samples}")
+    paired, excluded = _pair(candidate, baseline)
     differences = {t: cand - base for t, cand, base in paired}
     improved = tuple(t for t, d in differences.items() if d > 0)
     regressed = tuple(t for t, d in differences.items() if d < 0)
     binary = all(s in (0.0, 1.0) for _, cand, base in paired for s in (cand, base))
     test = "exact McNemar test" if binary else "exact sign test on per-task differences"
-    if baseline_samples is not None and baseline_samples < 1:
-        raise ValueError(f"baseline_samples must be >= 1, got {baseline_samples}")
-    paired_test = PairedTest.of(list(differences.values()), samples, binary, baseline_samples)
-    if interval_method == "auto":
-        how = paired_test.method
-    elif interval_method == "t-floor":
-        paired_test = PairedTest.of(list(differences.values()), samples, False, baseline_samples)
-        how = paired_test.method
-    elif interval_method == "bootstrap":
-        how = f"percentile bootstrap over tasks ({resamples} resamples, seed {seed})"
-    else:
-        raise ValueError(
-            f"unknown interval_method {interval_method!r}; use auto, t-floor or bootstrap"
-        )
-
+    diffs = list(differences.values())
+    paired_test, how = _interval_test(
+        diffs, samples, binary, baseline_samples, interval_method, seed, resamples
+    )
     interval: tuple[float, float] | None = None
-    if n == 0:
-        rates: list[float | None] = [None, None, None]
-    else:
-        diffs = list(differences.values())
-        rates = [
-            math.fsum(c for _, c, _ in paired) / n,
-            math.fsum(b for _, _, b in paired) / n,
-            math.fsum(diffs) / n,
-        ]
-        if interval_method == "bootstrap":
-            interval = _bootstrap_interval(diffs, confidence, seed, resamples)
-        else:
-            interval = paired_test.interval(confidence)
+    if paired and interval_method == "bootstrap":
+        interval = _bootstrap_interval(diffs, confidence, seed, resamples)
+    elif paired:
+        interval = paired_test.interval(confidence)
+    rates = _mean_rates(paired)
     return Comparison(
-        n_tasks=n,
+        n_tasks=len(paired),
         candidate_rate=rates[0],
         baseline_rate=rates[1],
         delta=rates[2],
@@ -316,6 +289,58 @@ def paired_comparison(
         samples=samples,
         binary=binary and interval_method != "t-floor",
         baseline_samples=baseline_samples,
+    )
+
+
+def _pair(
+    candidate: Mapping[str, float | None], baseline: Mapping[str, float | None]
+) -> tuple[list[tuple[str, float, float]], list[str]]:
+    """(task, candidate score, baseline score) of every task scored in both arms, in the
+    candidate's task order, and the tasks left out (missing, or None = error, in an arm)."""
+    paired: list[tuple[str, float, float]] = []
+    excluded: list[str] = []
+    for task_id in [*candidate, *(t for t in baseline if t not in candidate)]:
+        cand, base = candidate.get(task_id), baseline.get(task_id)
+        if cand is None or base is None:
+            excluded.append(task_id)
+            continue
+        for score in (cand, base):
+            if not 0.0 <= score <= 1.0:
+                raise ValueError(f"task {task_id!r}: score {score} is outside [0, 1]")
+        paired.append((task_id, float(cand), float(base)))
+    return paired, excluded
+
+
+def _interval_test(
+    diffs: list[float],
+    samples: int,
+    binary: bool,
+    baseline_samples: int | None,
+    interval_method: IntervalMethod,
+    seed: int,
+    resamples: int,
+) -> tuple[PairedTest, str]:
+    """The test behind the interval `interval_method` asks for, and how to name it."""
+    paired_test = PairedTest.of(diffs, samples, binary, baseline_samples)
+    if interval_method == "auto":
+        return paired_test, paired_test.method
+    if interval_method == "t-floor":
+        paired_test = PairedTest.of(diffs, samples, False, baseline_samples)
+        return paired_test, paired_test.method
+    if interval_method == "bootstrap":
+        return paired_test, f"percentile bootstrap over tasks ({resamples} resamples, seed {seed})"
+    raise ValueError(f"unknown interval_method {interval_method!r}; use auto, t-floor or bootstrap")
+
+
+def _mean_rates(paired: list[tuple[str, float, float]]) -> tuple[float | None, ...]:
+    """Mean candidate score, mean baseline score and mean difference over the paired tasks."""
+    n = len(paired)
+    if n == 0:
+        return (None, None, None)
+    return (
+        math.fsum(c for _, c, _ in paired) / n,
+        math.fsum(b for _, _, b in paired) / n,
+        math.fsum(c - b for _, c, b in paired) / n,
     )
 
 

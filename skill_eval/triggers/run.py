@@ -34,16 +34,20 @@ def delivery_mode(suite: Suite, configured: str) -> str:
     return configured
 
 
-def check_arms(suite: Suite, baseline_kind: str, early_stop: bool = False) -> None:
-    """The no-skill baseline makes no sense for trigger tasks, and --early-stop's looks are
-    over pass rates, not trigger rates: a clear error, before any call."""
+def check_arms(
+    suite: Suite, baseline_kind: str, early_stop: bool = False, budget: bool = False
+) -> None:
+    """The no-skill baseline makes no sense for trigger tasks, and --early-stop's looks and
+    --budget's allocation are over pass rates, not trigger rates: a clear error, before any
+    call."""
     if has_triggers(suite) and baseline_kind == "none":
         raise UsageError(NO_SKILL_BASELINE)
-    if has_triggers(suite) and early_stop:
-        raise UsageError(
-            "the suite has trigger tasks: --early-stop decides from pass rates, "
-            "not trigger rates; run it without --early-stop"
-        )
+    for flag, given in (("--early-stop", early_stop), ("--budget", budget)):
+        if has_triggers(suite) and given:
+            raise UsageError(
+                f"the suite has trigger tasks: {flag} decides from pass rates, "
+                f"not trigger rates; run it without {flag}"
+            )
 
 
 def executor_problem(executor: ExecutorBase, executor_name: str, suite: Suite) -> str | None:

@@ -1,328 +1,88 @@
 """A loopback stand-in of the Anthropic Messages API for tests, benchmarks and manual runs.
 
-Scripted replies (rules), latency, fault injection and a record of every request, served by a
-stdlib ThreadingHTTPServer; the real `anthropic` SDK and the real `claude` CLI talk to it.
+Scripted replies (rules), latency, fault injection and a record of every request (server.py),
+the Messages protocol (messages_protocol.py), Message Batches (batches.py), a rate limit
+(ratelimit.py) and simulated prompt caching (replies.py); the real `anthropic` SDK and the
+real `claude` CLI talk to it.
 Command line: `python -m tests.fakes.anthropic_server --port 8765 --rules rules.yaml`.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import random
-import signal
-import socket
 import sys
-import threading
-from collections.abc import Iterable, Mapping
-from http.server import ThreadingHTTPServer
-from pathlib import Path
-from types import TracebackType
+from collections.abc import Iterable
 from typing import Any
 
-from tests.fakes.batches import BatchStore
-from tests.fakes.faults import Fault, coerce_fault
+from tests.fakes.batches import BATCHES, BatchStore
+from tests.fakes.command_line import common_parser, common_settings, serve
+from tests.fakes.faults import Fault, error_body
 from tests.fakes.handler import RecordedRequest, RequestHandler
+from tests.fakes.messages_protocol import (
+    COUNT_TOKENS,
+    MESSAGES,
+    CountTokensProtocol,
+    MessagesProtocol,
+)
 from tests.fakes.ratelimit import TokenBucket
 from tests.fakes.replies import UsageMeter
-from tests.fakes.rules import Rule, coerce_rule, coerce_rules, load_config
+from tests.fakes.rules import Rule
+from tests.fakes.server import FakeServer, RuleLike
 
 __all__ = ["FakeAnthropic", "Fault", "RecordedRequest", "Rule", "main"]
 
-RuleLike = Rule | Mapping[str, Any] | str
-FaultLike = Fault | Mapping[str, Any] | str
+HELLO = (
+    "/api/hello"  # the claude CLI's connectivity probe (HEAD), unless nonessential traffic is off
+)
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """Joins its handler threads on close, and can cut idle keep-alive connections first."""
-
-    daemon_threads = False
-    block_on_close = True
-    # The stdlib default backlog of 5 drops SYNs when benchmarks open 16+ connections at once.
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], fake: FakeAnthropic) -> None:
-        self.fake = fake
-        self._open: set[socket.socket] = set()
-        self._open_lock = threading.Lock()
-        super().__init__(address, RequestHandler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._open_lock:
-            self._open.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._open_lock:
-            self._open.discard(request)
-        super().shutdown_request(request)
-
-    def cut_connections(self) -> None:
-        """Wake handler threads blocked reading from idle keep-alive connections."""
-        with self._open_lock:
-            sockets = list(self._open)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def _coerce_default(default: RuleLike | None) -> Rule | None:
-    """The default reply as a Rule named "default" unless it has a name of its own."""
-    if default is None:
-        return None
-    if isinstance(default, str):
-        return Rule(name="default", text=default)
-    if isinstance(default, Mapping):
-        return coerce_rule({"name": "default", **default})
-    if not default.name:
-        default.name = "default"
-    return default
-
-
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
     """The fake Messages API server. Use as a context manager, or call start() / stop().
 
-    Args:
-        rules: reply rules tried in order (Rule objects, mappings, or bare reply strings).
-        default: the reply when no rule matches (a Rule, a mapping, or a text).
-        latency: seconds to wait before every reply (a rule's own `latency` replaces it).
-        faults: faults to inject (Fault objects, mappings, or bare kind names).
-        seed: seed of the RNG that rate-based faults draw from.
-        host, port: where to listen; port 0 picks a free port.
-        record_file: append every request, as JSON lines, to this file.
-        verbose: log one line per request to stderr.
+    Takes FakeServer's arguments (rules, default, latency, faults, seed, host, port,
+    record_file, verbose) and:
         batch_seconds: how long a Message Batch stays `in_progress` (see batches.py).
         rate_limit: (requests per second, burst): a token bucket on /v1/messages answering
             429 with `retry-after` and `anthropic-ratelimit-requests-*` headers (ratelimit.py).
     """
 
+    label = "fake-anthropic"
+    request_id_headers = ("request-id",)
+    protocols = {MESSAGES: MessagesProtocol(), COUNT_TOKENS: CountTokensProtocol()}
+
     def __init__(
         self,
         rules: Iterable[RuleLike] | None = None,
         *,
-        default: RuleLike | None = None,
-        latency: float = 0.0,
-        faults: Iterable[FaultLike] | None = None,
-        seed: int = 0,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        record_file: str | Path | None = None,
-        verbose: bool = False,
         batch_seconds: float = 0.0,
         rate_limit: tuple[float, int] | None = None,
+        **settings: Any,
     ) -> None:
-        self.latency = latency
+        super().__init__(rules, **settings)
         self.batches = BatchStore(self, batch_seconds)
         self.bucket = TokenBucket(rate_limit[0], rate_limit[1]) if rate_limit else None
-        self.host = host
-        self.verbose = verbose
-        self.record_file = Path(record_file) if record_file else None
         self.usage = UsageMeter()
-        self._requested_port = port
-        self._lock = threading.Lock()
-        self._file_lock = threading.Lock()
-        self._rules = coerce_rules(rules)
-        self._default = _coerce_default(default)
-        self._faults = [coerce_fault(f) for f in faults or []]
-        self._rng = random.Random(seed)
-        self._requests: list[RecordedRequest] = []
-        self._per_path: dict[str, int] = {}
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------
+    def _forget(self) -> None:
+        self.usage = UsageMeter()  # the prompt cache
 
-    def start(self) -> FakeAnthropic:
-        """Bind and serve in a background thread; returns self."""
-        if self._httpd is not None:
-            raise RuntimeError("FakeAnthropic is already running")
-        self._stopping.clear()
-        self._httpd = _HTTPServer((self.host, self._requested_port), self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name=f"fake-anthropic-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
+    def not_found_body(self, message: str) -> Any:
+        return error_body("not_found_error", message)
 
-    def stop(self) -> None:
-        """Stop serving, cut open connections, and join every thread the server started."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.cut_connections()
-        httpd.server_close()
-        if thread is not None:
-            thread.join()
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port (only while running)."""
-        if self._httpd is None:
-            raise RuntimeError("FakeAnthropic is not running")
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """`http://127.0.0.1:<port>`: pass as the SDK's base_url or ANTHROPIC_BASE_URL."""
-        return f"http://{self.host}:{self.port}"
-
-    # -- configuration -----------------------------------------------------------------------
-
-    @property
-    def rules(self) -> list[Rule]:
-        """A copy of the current rules, in order."""
-        with self._lock:
-            return list(self._rules)
-
-    def set_rules(self, rules: Iterable[RuleLike], default: RuleLike | None = None) -> None:
-        """Replace the rules (and the default reply, when given)."""
-        new = coerce_rules(rules)
-        with self._lock:
-            self._rules = new
-            if default is not None:
-                self._default = _coerce_default(default)
-
-    def add_rule(self, rule: RuleLike) -> Rule:
-        """Append one rule (tried after the existing ones) and return it."""
-        with self._lock:
-            new = coerce_rule(rule, len(self._rules))
-            self._rules.append(new)
-        return new
-
-    @property
-    def faults(self) -> list[Fault]:
-        """A copy of the current faults, in order; the first that triggers wins."""
-        with self._lock:
-            return list(self._faults)
-
-    def add_fault(self, kind: str | Fault, **trigger: Any) -> Fault:
-        """Inject a fault, e.g. `add_fault("rate_limit", first=1, retry_after=0)`."""
-        fault = kind if isinstance(kind, Fault) else Fault(kind=kind, **trigger)
-        with self._lock:
-            self._faults.append(fault)
-        return fault
-
-    def set_faults(self, faults: Iterable[FaultLike]) -> None:
-        """Replace all faults."""
-        new = [coerce_fault(f) for f in faults]
-        with self._lock:
-            self._faults = new
-
-    def clear_faults(self) -> None:
-        """Remove all faults."""
-        self.set_faults([])
-
-    def reset(self) -> None:
-        """Forget recorded requests, per-path counters and the prompt cache."""
-        with self._lock:
-            self._requests.clear()
-            self._per_path.clear()
-            self.usage = UsageMeter()
-
-    # -- the record --------------------------------------------------------------------------
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far, in arrival order."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def count(self) -> int:
-        """How many requests were received (any path)."""
-        with self._lock:
-            return len(self._requests)
-
-    def requests_to(self, path: str) -> list[RecordedRequest]:
-        """The requests to one path (query string ignored), e.g. "/v1/messages"."""
-        return [r for r in self.requests if r.path == path]
-
-    def requests_matching(self, text: str) -> list[RecordedRequest]:
-        """The requests whose system prompt or messages contain `text`."""
-        return [r for r in self.requests if text in r.text]
-
-    @property
-    def unknown_paths(self) -> list[str]:
-        """Paths that were answered with 404, in order, without repeats."""
-        seen: dict[str, None] = {}
-        for r in self.requests:
-            if r.fault is None and r.status == 404:
-                seen[f"{r.method} {r.path}"] = None
-        return list(seen)
-
-    # -- used by the request handler ---------------------------------------------------------
-
-    def _admit(self, record: RecordedRequest) -> int:
-        """Record a request; returns its 1-based number among requests to its path."""
-        with self._lock:
-            record.index = len(self._requests)
-            self._requests.append(record)
-            number = self._per_path.get(record.path, 0) + 1
-            self._per_path[record.path] = number
-        return number
-
-    def _count(self, path: str) -> int:
-        """Count one more request to a pseudo path (a batch's requests); its 1-based number."""
-        with self._lock:
-            number = self._per_path.get(path, 0) + 1
-            self._per_path[path] = number
-        return number
-
-    def _pick_fault(self, path: str, number: int) -> Fault | None:
-        with self._lock:
-            for fault in self._faults:
-                if fault.triggers(path, number, self._rng):
-                    return fault
-        return None
-
-    def _pick_rule(self, path: str, body: Mapping[str, Any]) -> Rule | None:
-        with self._lock:
-            rules = list(self._rules)
-            default = self._default
-        for rule in rules:
-            if rule.claim(path, body):
-                return rule
-        return default
-
-    def _sleep(self, seconds: float) -> None:
-        """Wait without holding anything; returns early when the server is stopping."""
-        if seconds > 0:
-            self._stopping.wait(seconds)
-
-    def _replied(self, record: RecordedRequest) -> None:
-        if self.verbose:
-            what = record.fault or record.rule or ""
-            print(
-                f"[fake-anthropic] {record.method} {record.path} "
-                f"stream={record.stream} -> {record.status} {what}",
-                file=sys.stderr,
-                flush=True,
-            )
-        if self.record_file is not None:
-            line = json.dumps(record.to_dict(), ensure_ascii=False)
-            with self._file_lock, self.record_file.open("a", encoding="utf-8") as out:
-                out.write(line + "\n")
+    def serve_other(self, handler: RequestHandler, record: RecordedRequest) -> bool:
+        if record.path == HELLO and record.method in ("GET", "HEAD"):
+            handler.send_json(record, 200, {})
+            return True
+        if record.path == BATCHES or record.path.startswith(BATCHES + "/"):
+            status, payload = self.batches.answer(record.method, record.path, record.body)
+            if not isinstance(payload, str):  # results go out as JSON lines
+                handler.send_json(record, status, payload)
+                return True
+            data = payload.encode()
+            record.status, record.reply = status, payload
+            handler.start(status, "application/binary", len(data))
+            handler.wfile.write(data)
+            return True
+        return False
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -336,43 +96,9 @@ def _parse_rate_limit(spec: str | None) -> tuple[float, int] | None:
     return float(rate), int(burst or max(1, round(float(rate))))
 
 
-def _parse_fault(spec: str) -> Fault:
-    """`KIND[:first=N|nth=N,M|rate=P][:path=/v1/messages]` -> Fault."""
-    kind, *options = spec.split(":")
-    kwargs: dict[str, Any] = {}
-    for option in options:
-        key, _, value = option.partition("=")
-        if key == "nth":
-            kwargs[key] = [int(v) for v in value.split(",")]
-        elif key in ("first", "retry_after_ms"):
-            kwargs[key] = int(value)
-        elif key in ("rate", "retry_after"):
-            kwargs[key] = float(value)
-        elif key in ("path", "message"):
-            kwargs[key] = value
-        else:
-            raise ValueError(f"--fault {spec}: unknown option {key!r}")
-    return Fault(kind=kind, **kwargs)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Serve until interrupted, after printing the base URL on stdout."""
-    parser = argparse.ArgumentParser(
-        prog="python -m tests.fakes.anthropic_server", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    parser.add_argument("--rules", type=Path, help="YAML or JSON rules file")
-    parser.add_argument("--latency", type=float, help="seconds before every reply")
-    parser.add_argument("--seed", type=int, help="seed for rate-based faults")
-    parser.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="KIND[:first=N|nth=N,M|rate=P][:retry_after=S][:retry_after_ms=MS]"
-        "[:path=GLOB][:message=TEXT]; repeatable",
-    )
+    parser = common_parser("python -m tests.fakes.anthropic_server", __doc__.splitlines()[0])
     parser.add_argument(
         "--batch-seconds", type=float, default=0.0, help="seconds a Message Batch stays in_progress"
     )
@@ -381,39 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RATE:BURST",
         help="token bucket on /v1/messages: requests per second and burst",
     )
-    parser.add_argument("--record", type=Path, help="append each request as a JSON line here")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log requests to stderr")
     args = parser.parse_args(argv)
-
-    config: dict[str, Any] = load_config(args.rules) if args.rules else {}
-    faults: list[FaultLike] = list(config.get("faults") or [])
-    faults += [_parse_fault(spec) for spec in args.fault]
-    latency = args.latency if args.latency is not None else float(config.get("latency") or 0.0)
-    seed = args.seed if args.seed is not None else int(config.get("seed") or 0)
     server = FakeAnthropic(
-        config.get("rules"),
-        default=config.get("default"),
-        latency=latency,
-        faults=faults,
-        seed=seed,
-        host=args.host,
-        port=args.port,
-        record_file=args.record,
-        verbose=args.verbose,
         batch_seconds=args.batch_seconds,
         rate_limit=_parse_rate_limit(args.rate_limit),
+        **common_settings(args),
     )
-    done = threading.Event()
-    # Both set explicitly: a shell's `&` starts Python with SIGINT ignored.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: done.set())
-    with server:
-        print(server.base_url, flush=True)
-        while not done.wait(0.2):
-            pass
-        unknown = server.unknown_paths
-    print(f"[fake-anthropic] {server.count} requests; 404s: {unknown or 'none'}", file=sys.stderr)
-    return 0
+    return serve(server, "{base_url}")
 
 
 if __name__ == "__main__":

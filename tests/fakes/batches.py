@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tests.fakes.conversation import TemplateError
+from tests.fakes.conversation import read_messages
 from tests.fakes.faults import ERROR_REPLIES, Fault, error_body
 from tests.fakes.replies import build_message
+from tests.fakes.templates import TemplateError
 
 if TYPE_CHECKING:
     from tests.fakes.anthropic_server import FakeAnthropic
@@ -144,10 +145,11 @@ class BatchStore:
         fault = self.fake._pick_fault(BATCH_REQUEST, self.fake._count(BATCH_REQUEST))
         rule = None
         if fault is None:
-            rule = self.fake._pick_rule("/v1/messages", params)
+            convo = read_messages(params)
+            rule = self.fake._pick_rule("/v1/messages", convo)
             if rule is not None:
                 try:
-                    rule = rule.reply_for(params)
+                    rule = rule.reply_for(convo)
                 except TemplateError as error:
                     return _errored("invalid_request_error", f"fake: {error}")
                 if rule.fault is not None:

@@ -1,37 +1,91 @@
-"""Reading a Messages request as a conversation: its texts, its turn, its newest tool results,
-the working directory Claude Code states, and the `{cwd}`-style templates replies may use.
+"""Reading a request as a conversation, whatever its protocol: the fakes' rules and templates
+work on one `Conversation` (system prompt, message texts, tool definitions, turn number, newest
+tool results, stated working directory), which a reader per protocol builds from the body:
+`read_messages` (Anthropic Messages), `read_chat` (OpenAI Chat Completions) and
+`read_responses` (OpenAI Responses).
 
-Pure functions of the request body; the rules match on them and the replies are filled from them.
-Because every script state is derived from the request itself, concurrent conversations and
-retried requests never disturb each other.
+Pure functions of the request body: because every script state is derived from the request
+itself, concurrent conversations and retried requests never disturb each other.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-# How Claude Code states its working directory: the environment section of its prompt (2.1.x,
-# in a `role: system` message) says "Primary working directory: /abs/path"; older versions
-# and `--bare` say "Working directory: ..." / "CWD: ...".
+# How agents state their working directory: Claude Code 2.1.x says "Primary working
+# directory: /abs/path" (older versions and `--bare`: "Working directory: ..." / "CWD: ...");
+# OpenCode's <env> block says "  Working directory: /abs/path"; Codex's
+# <environment_context> holds "<cwd>/abs/path</cwd>".
 _CWD_PATTERNS = (
     re.compile(r"Primary working directory: *(\S[^\n]*)"),
     re.compile(r"^ *(?:- *)?Working directory: *(\S[^\n]*)", re.MULTILINE),
     re.compile(r"^CWD: *(\S[^\n]*)", re.MULTILINE),
+    re.compile(r"<cwd>([^<\n]+)</cwd>"),
 )
-TEMPLATE_NAMES = ("cwd", "model", "tool_result", "judgement_tag", "decision_tag")
-_TEMPLATE = re.compile(r"\{(" + "|".join(TEMPLATE_NAMES) + r")\}")
 
 
-class TemplateError(ValueError):
-    """A reply uses a template the request cannot fill (e.g. `{cwd}` with no stated cwd)."""
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result of the newest turn, with the name of the tool it answers (looked up
+    through its id in the model's earlier calls; None when not found). `is_error` is what the
+    protocol says (only Anthropic's `tool_result` has the flag; OpenAI's results never set it)."""
+
+    tool_use_id: str
+    name: str | None
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A request as the rules see it: `system` (system/developer instructions as one text),
+    `messages` (each other message's or item's text, tool calls and results included),
+    `tool_names` and `tools` (the definitions offered), `turn` (1 + the model turns already in
+    it), `last_user` (the newest tool results, else the newest user message), `tool_results`
+    (those of the newest turn), `tool_choice` (the forced tool's name), the model, `stream`,
+    the reply's token bound, and the raw body."""
+
+    system: str = ""
+    messages: tuple[str, ...] = ()
+    tool_names: tuple[str, ...] = ()
+    tools: tuple[Any, ...] = ()
+    turn: int = 1
+    last_user: str = ""
+    tool_results: tuple[ToolResult, ...] = ()
+    tool_choice: str | None = None
+    model: str | None = None
+    stream: bool = False
+    max_tokens: int | None = None
+    body: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def messages_text(self) -> str:
+        return "\n".join(self.messages)
+
+    def request_text(self) -> str:
+        """Everything a model would read: system prompt, tool definitions (as JSON, so names,
+        descriptions and schemas) and every message. Where a client lists its skills can move
+        between versions; a match on this text does not care."""
+        tools_text = json.dumps(list(self.tools), ensure_ascii=False) if self.tools else ""
+        return "\n".join([self.system, tools_text, *self.messages])
+
+    def working_directory(self) -> str | None:
+        """The working directory the client states in its prompt (system or messages)."""
+        for text in (self.system, *self.messages):
+            for pattern in _CWD_PATTERNS:
+                found = pattern.search(text)
+                if found:
+                    return found.group(1).strip()
+        return None
 
 
 def text_of(content: Any) -> str:
-    """All text in a message content, system prompt or block list, tool results included."""
+    """All text in a message content, system prompt or block list, tool results and tool-call
+    inputs included (Anthropic blocks, OpenAI content parts and items alike)."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -39,164 +93,249 @@ def text_of(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(text_of(item) for item in content)
     if isinstance(content, dict):
-        parts = []
-        for key in ("text", "content", "thinking"):
-            if key in content:
-                parts.append(text_of(content[key]))
-        if content.get("type") == "tool_use" and "input" in content:
-            parts.append(json.dumps(content["input"], ensure_ascii=False))
-        return "\n".join(parts)
+        keys = ("text", "content", "thinking", "arguments", "output")
+        parts = [text_of(content[k]) for k in keys if k in content]
+        given = content.get("input")
+        if content.get("type") == "tool_use" and given is not None:
+            parts.append(json.dumps(given, ensure_ascii=False))
+        elif isinstance(given, str):  # a Responses custom tool call's freeform input
+            parts.append(given)
+        return "\n".join(p for p in parts if p)
     return str(content)
 
 
-def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return []
-    return [m for m in messages if isinstance(m, dict)]
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def system_text(body: Mapping[str, Any]) -> str:
-    """The system prompt of a Messages request as one string (blocks joined by newlines)."""
-    return text_of(body.get("system"))
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def message_texts(body: Mapping[str, Any]) -> list[str]:
-    """The text of each message of a Messages request, in order, tool results included."""
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        return []
-    return [text_of(m.get("content")) if isinstance(m, dict) else "" for m in messages]
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
-def request_text(body: Mapping[str, Any]) -> str:
-    """Everything a model would read: system prompt, tool definitions (as JSON, so names,
-    descriptions and schemas) and every message. Where a client lists its skills can move
-    between versions; a match on this text does not care."""
-    tools = body.get("tools")
-    tools_text = json.dumps(tools, ensure_ascii=False) if tools else ""
-    return "\n".join([system_text(body), tools_text, *message_texts(body)])
+# -- Anthropic Messages ----------------------------------------------------------------------------
 
 
-def last_user_message(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The newest message whose role is "user" (a prompt, or the newest tool results)."""
-    for message in reversed(_messages(body)):
-        if message.get("role") == "user":
-            return message
-    return None
-
-
-def last_user_text(body: Mapping[str, Any]) -> str:
-    """The text of the last message whose role is "user"."""
-    message = last_user_message(body)
-    return text_of(message.get("content")) if message else ""
-
-
-def tool_choice_name(body: Mapping[str, Any]) -> str | None:
-    """The forced tool's name when `tool_choice` is `{"type": "tool", "name": X}`."""
-    choice = body.get("tool_choice")
-    if isinstance(choice, dict) and choice.get("type") == "tool":
-        name = choice.get("name")
-        return name if isinstance(name, str) else None
-    return None
-
-
-def turn_number(body: Mapping[str, Any]) -> int:
-    """Which model turn this request asks for: 1 + the assistant messages already in it.
-
-    A retry of a request asks for the same turn again, so scripts keyed on it survive retries.
-    """
-    return 1 + sum(1 for m in _messages(body) if m.get("role") == "assistant")
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """One `tool_result` block of the newest user message, with the name of the tool it answers
-    (looked up through its `tool_use_id` in the assistant messages; None when not found)."""
-
-    tool_use_id: str
-    name: str | None
-    content: str
-    is_error: bool
-
-
-def _tool_names(body: Mapping[str, Any]) -> dict[str, str]:
+def read_messages(body: Mapping[str, Any]) -> Conversation:
+    """A Messages API request (`system`, `messages` of blocks, `tools`, `tool_choice`)."""
+    messages = _dicts(body.get("messages"))
     names: dict[str, str] = {}
-    for message in _messages(body):
-        content = message.get("content")
-        if message.get("role") != "assistant" or not isinstance(content, list):
-            continue
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                names[str(block.get("id"))] = str(block.get("name"))
-    return names
+    for message in messages:
+        if message.get("role") == "assistant":
+            for block in _dicts(message.get("content")):
+                if block.get("type") == "tool_use":
+                    names[str(block.get("id"))] = str(block.get("name"))
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    results = [
+        ToolResult(
+            tool_use_id=str(block.get("tool_use_id")),
+            name=names.get(str(block.get("tool_use_id"))),
+            content=text_of(block.get("content")),
+            is_error=bool(block.get("is_error")),
+        )
+        for block in _dicts(last_user.get("content") if last_user else None)
+        if block.get("type") == "tool_result"
+    ]
+    choice = body.get("tool_choice")
+    tools = _dicts(body.get("tools"))
+    return Conversation(
+        system=text_of(body.get("system")),
+        messages=tuple(text_of(m.get("content")) for m in messages),
+        tool_names=tuple(str(t.get("name")) for t in tools if isinstance(t.get("name"), str)),
+        tools=tuple(tools),
+        turn=1 + sum(1 for m in messages if m.get("role") == "assistant"),
+        last_user=text_of(last_user.get("content")) if last_user else "",
+        tool_results=tuple(results),
+        tool_choice=(
+            _string(choice.get("name"))
+            if isinstance(choice, dict) and choice.get("type") == "tool"
+            else None
+        ),
+        model=_string(body.get("model")),
+        stream=bool(body.get("stream")),
+        max_tokens=_int(body.get("max_tokens")),
+        body=body,
+    )
+
+
+# -- OpenAI Chat Completions -----------------------------------------------------------------------
+
+_SYSTEM_ROLES = ("system", "developer")
+
+
+def _chat_text(message: Mapping[str, Any]) -> str:
+    calls = [
+        f"{call['function'].get('name')} {call['function'].get('arguments')}"
+        for call in _dicts(message.get("tool_calls"))
+        if isinstance(call.get("function"), dict)
+    ]
+    return "\n".join(p for p in [text_of(message.get("content")), *calls] if p)
+
+
+def read_chat(body: Mapping[str, Any]) -> Conversation:
+    """A Chat Completions request: system/developer messages are the system prompt; tool
+    calls are the assistant's `tool_calls`, answered by `role: tool` messages."""
+    messages = _dicts(body.get("messages"))
+    names = {
+        str(call.get("id")): str(call["function"].get("name"))
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in _dicts(m.get("tool_calls"))
+        if isinstance(call.get("function"), dict)
+    }
+    trailing: list[dict[str, Any]] = []
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        trailing.insert(0, message)
+    results = tuple(
+        ToolResult(
+            str(m.get("tool_call_id")),
+            names.get(str(m.get("tool_call_id"))),
+            text_of(m.get("content")),
+        )
+        for m in trailing
+    )
+    prompt = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    tools = _dicts(body.get("tools"))
+    choice = body.get("tool_choice")
+    forced = choice.get("function") if isinstance(choice, dict) else None
+    return Conversation(
+        system="\n".join(
+            text_of(m.get("content")) for m in messages if m.get("role") in _SYSTEM_ROLES
+        ),
+        messages=tuple(_chat_text(m) for m in messages if m.get("role") not in _SYSTEM_ROLES),
+        tool_names=_function_names(t.get("function") for t in tools),
+        tools=tuple(tools),
+        turn=1 + sum(1 for m in messages if m.get("role") == "assistant"),
+        last_user=_newest_user_text(results, prompt),
+        tool_results=results,
+        tool_choice=_string(forced.get("name")) if isinstance(forced, dict) else None,
+        model=_string(body.get("model")),
+        stream=bool(body.get("stream")),
+        max_tokens=_int(body.get("max_completion_tokens")) or _int(body.get("max_tokens")),
+        body=body,
+    )
+
+
+def _newest_user_text(results: tuple[ToolResult, ...], prompt: Mapping[str, Any] | None) -> str:
+    """What answers the model's newest turn: its tool results, else the newest user message."""
+    if results:
+        return "\n".join(r.content for r in results)
+    return text_of(prompt.get("content")) if prompt else ""
+
+
+def _function_names(definitions: Iterable[Any]) -> tuple[str, ...]:
+    return tuple(
+        d["name"] for d in definitions if isinstance(d, dict) and isinstance(d.get("name"), str)
+    )
+
+
+# -- OpenAI Responses ------------------------------------------------------------------------------
+
+# Items the model produced in an earlier turn (sent back as input); a run of them is one turn.
+MODEL_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "reasoning", "local_shell_call", "web_search_call"}
+)
+RESULT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def _item_kind(item: Mapping[str, Any]) -> str:
+    kind = str(item.get("type") or "message")
+    if kind == "message" and item.get("role") == "assistant":
+        return "model"
+    return "model" if kind in MODEL_ITEMS else kind
+
+
+def read_responses(body: Mapping[str, Any]) -> Conversation:
+    """A Responses request: `instructions` and system/developer message items are the system
+    prompt; tool calls are `function_call` (or `custom_tool_call`) items, answered by
+    `function_call_output` items with the same `call_id`. A plain-string `input` is one user
+    message. A turn is a run of model-produced items."""
+    raw = body.get("input")
+    items = [{"role": "user", "content": raw}] if isinstance(raw, str) else _dicts(raw)
+    kinds = [_item_kind(item) for item in items]
+    names = {
+        str(i.get("call_id")): str(i.get("name"))
+        for i in items
+        if i.get("type") in ("function_call", "custom_tool_call")
+    }
+    trailing = []
+    for item, kind in zip(reversed(items), reversed(kinds), strict=True):
+        if kind not in RESULT_ITEMS:
+            break
+        trailing.insert(0, item)
+    results = tuple(
+        ToolResult(str(i.get("call_id")), names.get(str(i.get("call_id"))), text_of(i["output"]))
+        for i in trailing
+        if "output" in i
+    )
+    system_items = [i for i in items if i.get("role") in _SYSTEM_ROLES]
+    system = [text_of(body.get("instructions")), *(text_of(i.get("content")) for i in system_items)]
+    prompt = next((i for i in reversed(items) if i.get("role") == "user"), None)
+    tools = _dicts(body.get("tools"))
+    choice = body.get("tool_choice")
+    return Conversation(
+        system="\n".join(s for s in system if s),
+        messages=tuple(text_of(i) for i in items if i.get("role") not in _SYSTEM_ROLES),
+        tool_names=_function_names(_flat_tools(tools)),
+        tools=tuple(tools),
+        turn=1 + sum(1 for at, k in enumerate(kinds) if k == "model" and kinds[at - 1 : at] != [k]),
+        last_user=_newest_user_text(results, prompt),
+        tool_results=results,
+        tool_choice=_string(choice.get("name")) if isinstance(choice, dict) else None,
+        model=_string(body.get("model")),
+        stream=bool(body.get("stream")),
+        max_tokens=_int(body.get("max_output_tokens")),
+        body=body,
+    )
+
+
+def _flat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool definitions with a `namespace` tool's own tools in its place."""
+    flat: list[dict[str, Any]] = []
+    for tool in tools:
+        flat.extend(_dicts(tool.get("tools")) if tool.get("type") == "namespace" else [tool])
+    return flat
+
+
+def tool_kind(conversation: Conversation, name: str) -> str:
+    """The `type` of the tool definition called `name` (Responses: `function` or `custom`)."""
+    for tool in _flat_tools(list(conversation.tools)):
+        if tool.get("name") == name:
+            return str(tool.get("type") or "function")
+    return "function"
+
+
+READERS: dict[str, Callable[[Mapping[str, Any]], Conversation]] = {
+    "messages": read_messages,
+    "chat": read_chat,
+    "responses": read_responses,
+}
+
+
+# -- Messages-body helpers kept for tests' assertions ----------------------------------------------
 
 
 def last_tool_results(body: Mapping[str, Any]) -> list[ToolResult]:
-    """The tool results the newest user message carries (none on a plain prompt)."""
-    message = last_user_message(body)
-    content = message.get("content") if message else None
-    if not isinstance(content, list):
-        return []
-    names = _tool_names(body)
-    results = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            use_id = str(block.get("tool_use_id"))
-            results.append(
-                ToolResult(
-                    tool_use_id=use_id,
-                    name=names.get(use_id),
-                    content=text_of(block.get("content")),
-                    is_error=bool(block.get("is_error")),
-                )
-            )
-    return results
+    """The tool results the newest user message of a Messages body carries."""
+    return list(read_messages(body).tool_results)
+
+
+def turn_number(body: Mapping[str, Any]) -> int:
+    """Which model turn a Messages body asks for: 1 + the assistant messages already in it.
+    A retry of a request asks for the same turn again, so scripts keyed on it survive retries."""
+    return read_messages(body).turn
 
 
 def working_directory(body: Mapping[str, Any]) -> str | None:
-    """The working directory the client states in its prompt (system or messages), or None."""
-    for text in (system_text(body), *message_texts(body)):
-        for pattern in _CWD_PATTERNS:
-            found = pattern.search(text)
-            if found:
-                return found.group(1).strip()
-    return None
+    """The working directory a Messages body states (system or messages), or None."""
+    return read_messages(body).working_directory()
 
 
-def substitute(value: Any, body: Mapping[str, Any], where: str = "reply") -> Any:
-    """`value` with `{cwd}`, `{model}`, `{tool_result}`, `{judgement_tag}` (the
-    `judgement-NONCE` a text judge was asked to answer in) and `{decision_tag}` (the
-    `decision-NONCE` a review's visionary was asked to answer in) filled from the request, in every
-    string of nested lists and mappings (keys are left alone). Other braces pass untouched, so
-    code and JSON in a scripted text need no escaping."""
-    if isinstance(value, str):
-        if not _TEMPLATE.search(value):
-            return value
-        return _TEMPLATE.sub(lambda m: _variable(m.group(1), body, where), value)
-    if isinstance(value, list):
-        return [substitute(item, body, where) for item in value]
-    if isinstance(value, dict):
-        return {key: substitute(item, body, where) for key, item in value.items()}
-    return value
-
-
-def _variable(name: str, body: Mapping[str, Any], where: str) -> str:
-    if name == "cwd":
-        cwd = working_directory(body)
-        if cwd is None:
-            raise TemplateError(
-                f"{where} uses {{cwd}} but the request states no working directory "
-                "(no 'Primary working directory: ...' line)"
-            )
-        return cwd
-    if name == "model":
-        return str(body.get("model") or "")
-    if name in ("judgement_tag", "decision_tag"):  # the tag the answer was asked to sit in
-        kind = name.removesuffix("_tag")
-        found = re.findall(rf"<({kind}-[0-9a-f]+)>", json.dumps(body))
-        if not found:
-            raise TemplateError(f"{where} uses {{{name}}} but the request names none")
-        # A judge is told in its system prompt (first); a visionary at the prompt's end (last).
-        return str(found[0] if kind == "judgement" else found[-1])
-    return "\n".join(result.content for result in last_tool_results(body))
+def request_text(body: Mapping[str, Any]) -> str:
+    """Everything a model reads in a Messages body (see Conversation.request_text)."""
+    return read_messages(body).request_text()

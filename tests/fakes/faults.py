@@ -1,15 +1,16 @@
-"""Fault injection for the fake Anthropic server: which request fails, and how.
+"""Fault injection for the fake model servers: which request fails, and how.
 
-A Fault names a kind (429, 529, 500, 401, 403, 404, dropped connections, a malformed body)
+A Fault names a kind (429, 529/503, 500, 401, 403, 404, dropped connections, a malformed body)
 and a trigger: the first N requests, the n-th requests (1-based, counted per path), or a
-seeded random rate.
+seeded random rate. The kinds are shared; each protocol family answers an error kind with its
+own status and body (`ERROR_REPLIES` for Anthropic, `OPENAI_ERROR_REPLIES` for OpenAI).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ _ALIASES = {
     "529": "overloaded",
     "overloaded_error": "overloaded",
     "500": "api_error",
+    "503": "overloaded",
     "drop": "drop_before_response",
     "disconnect": "drop_before_response",
     "truncate": "drop_mid_stream",
@@ -68,6 +70,48 @@ ERROR_REPLIES: dict[str, tuple[int, str, str]] = {
 }
 
 
+# kind -> (HTTP status, OpenAI error type, error code, message). OpenAI has no 529: an
+# overloaded service answers 503.
+OPENAI_ERROR_REPLIES: dict[str, tuple[int, str, str | None, str]] = {
+    "rate_limit": (
+        429,
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for requests. Please try again in 20ms.",
+    ),
+    "overloaded": (
+        503,
+        "server_error",
+        None,
+        "The engine is currently overloaded, please try again later",
+    ),
+    "api_error": (
+        500,
+        "server_error",
+        None,
+        "The server had an error while processing your request. Sorry about that!",
+    ),
+    "authentication": (
+        401,
+        "invalid_request_error",
+        "invalid_api_key",
+        "Incorrect API key provided.",
+    ),
+    "permission": (
+        403,
+        "invalid_request_error",
+        "unsupported_country_region_territory",
+        "You are not allowed to use this resource.",
+    ),
+    "not_found": (
+        404,
+        "invalid_request_error",
+        "model_not_found",
+        "The model `no-such-model` does not exist or you do not have access to it.",
+    ),
+}
+
+
 def normalise_kind(kind: str) -> str | None:
     """The canonical fault kind for a name or alias ('429' -> 'rate_limit'), else None."""
     kind = str(kind).strip().lower()
@@ -81,9 +125,15 @@ def error_body(error_type: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
+def openai_error_body(error_type: str, message: str, code: str | None = None) -> dict[str, Any]:
+    """OpenAI's error JSON: `{"error": {"message", "type", "param", "code"}}`."""
+    return {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+
 @dataclass
 class Fault:
-    """Inject `kind` into the requests to `path` (a glob) that the trigger selects.
+    """Inject `kind` into the requests to `path` (a glob; None: the server's model endpoints,
+    `/v1/messages`, or `/v1/chat/completions` and `/v1/responses`) that the trigger selects.
 
     Triggers (give at most one; none means every request): `first` (the first N requests),
     `nth` (an int or list of 1-based request numbers, counted per path), `rate` (probability,
@@ -97,7 +147,7 @@ class Fault:
     first: int | None = None
     nth: int | list[int] | None = None
     rate: float | None = None
-    path: str = "/v1/messages"
+    path: str | None = None
     retry_after: float | None = None
     retry_after_ms: int | None = None
     message: str | None = None
@@ -122,12 +172,17 @@ class Fault:
             raise ValueError(f"fault: unknown key(s) {', '.join(unknown)}; valid: {sorted(valid)}")
         return cls(**dict(data))
 
-    def triggers(self, path: str, number: int, rng: random.Random) -> bool:
-        """Whether this fault hits the `number`-th (1-based) request to `path`.
+    def triggers(
+        self, path: str, number: int, rng: random.Random, model_paths: Iterable[str] = ()
+    ) -> bool:
+        """Whether this fault hits the `number`-th (1-based) request to `path`; a fault with
+        no `path` hits `model_paths` (the server's model endpoints).
 
         Draws from `rng` only for rate faults; the caller holds the lock guarding `rng`.
         """
-        if not fnmatch.fnmatchcase(path, self.path):
+        if self.path is None and path not in model_paths:
+            return False
+        if self.path is not None and not fnmatch.fnmatchcase(path, self.path):
             return False
         if self.first is not None:
             return number <= self.first

@@ -1,7 +1,10 @@
-"""The HTTP request handler of the fake Anthropic server, and the record it keeps of a request.
+"""The HTTP request handler every fake model server shares, the `Protocol` seam each API plugs
+into, and the record kept of a request.
 
-Routes /v1/messages (JSON or SSE) and /v1/messages/count_tokens, answers any other path with
-Anthropic's 404 error, and carries out injected faults at the socket level.
+A request to a protocol's endpoint goes through the same steps whatever the API: record it,
+pick a fault (the first that triggers), check the body, pick a rule and fill its templates,
+wait the latency, then let the protocol answer (its JSON or stream, its error shape, its broken
+replies). Other paths go to the server (`serve_other`), else a 404 in the server's error shape.
 """
 
 from __future__ import annotations
@@ -15,21 +18,15 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from tests.fakes.batches import BATCHES
-from tests.fakes.conversation import TemplateError, message_texts, system_text
-from tests.fakes.faults import ERROR_REPLIES, Fault, error_body
-from tests.fakes.replies import build_message, encode_event, sse_events
+from tests.fakes.conversation import READERS, Conversation
+from tests.fakes.faults import Fault
 from tests.fakes.rules import Rule
+from tests.fakes.templates import TemplateError
 
 if TYPE_CHECKING:
-    from tests.fakes.anthropic_server import FakeAnthropic
+    from tests.fakes.server import FakeServer
 
 REDACTED_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie"})
-MESSAGES = "/v1/messages"
-COUNT_TOKENS = "/v1/messages/count_tokens"
-HELLO = (
-    "/api/hello"  # the claude CLI's connectivity probe (HEAD), unless nonessential traffic is off
-)
 
 
 @dataclass
@@ -37,7 +34,8 @@ class RecordedRequest:
     """One request as the server saw it, and what it answered.
 
     `headers` keys are lower-case, with credential values replaced by "<redacted>"; `body` is
-    the parsed JSON (None when absent or invalid, then `raw` holds the text); `status` is the
+    the parsed JSON (None when absent or invalid, then `raw` holds the text); `protocol` the
+    API that served it (`messages`, `chat`, `responses`; None: another path); `status` is the
     HTTP status sent (None when the connection was dropped before any response); `fault` is
     the injected fault kind; `rule` names the rule that answered; `reply` is the JSON sent.
     """
@@ -55,6 +53,7 @@ class RecordedRequest:
     rule: str | None = None
     reply: Any = None
     replied_at: float | None = None
+    protocol: str | None = None
 
     @property
     def json(self) -> dict[str, Any]:
@@ -62,8 +61,13 @@ class RecordedRequest:
         return self.body if isinstance(self.body, dict) else {}
 
     @property
+    def conversation(self) -> Conversation:
+        """The body read as a conversation by its protocol's reader (Messages by default)."""
+        return READERS[self.protocol or "messages"](self.json)
+
+    @property
     def stream(self) -> bool:
-        """Whether the request asked for SSE streaming."""
+        """Whether the request asked for streaming."""
         return bool(self.json.get("stream"))
 
     @property
@@ -74,13 +78,13 @@ class RecordedRequest:
 
     @property
     def system(self) -> str:
-        """The system prompt as one string."""
-        return system_text(self.json)
+        """The system prompt (system/developer instructions) as one string."""
+        return self.conversation.system
 
     @property
     def messages_text(self) -> str:
-        """All message text (tool results included), joined by newlines."""
-        return "\n".join(message_texts(self.json))
+        """All message text (tool calls and results included), joined by newlines."""
+        return self.conversation.messages_text
 
     @property
     def text(self) -> str:
@@ -94,6 +98,40 @@ class RecordedRequest:
         return data
 
 
+class Protocol:
+    """One API served by a fake: its endpoint `path`, how a body reads as a conversation, what
+    the real API refuses, its error shape, and its replies. `uses_rules` False: the rules are
+    not consulted (count_tokens)."""
+
+    name = "messages"
+    path = "/v1/messages"
+    uses_rules = True
+
+    def read(self, body: Any) -> Conversation:
+        return READERS[self.name](body if isinstance(body, dict) else {})
+
+    def invalid(self, body: Any) -> str | None:
+        """Why the real API would answer 400 to `body`, or None."""
+        return None
+
+    def error(self, status: int, kind: str, message: str) -> Any:
+        """The error body for an HTTP `status` (`kind`: a fault kind, or `invalid`, `not_found`
+        ...)."""
+        raise NotImplementedError
+
+    def fault_reply(self, fault: Fault) -> tuple[int, Any] | None:
+        """(status, error body) for an error fault; None for the socket-level kinds."""
+        raise NotImplementedError
+
+    def reply(self, handler: RequestHandler, record: RecordedRequest, rule: Rule | None) -> None:
+        """Send the rule's reply (None: the built-in default), as JSON or a stream."""
+        raise NotImplementedError
+
+    def broken(self, handler: RequestHandler, record: RecordedRequest, kind: str) -> None:
+        """Send a 200 that is cut off (`drop_mid_stream`) or does not parse (`malformed`)."""
+        raise NotImplementedError
+
+
 def _redact(headers: Any) -> dict[str, str]:
     return {
         key.lower(): ("<redacted>" if key.lower() in REDACTED_HEADERS else value)
@@ -101,25 +139,11 @@ def _redact(headers: Any) -> dict[str, str]:
     }
 
 
-def _invalid(path: str, body: Any) -> str | None:
-    """Why a Messages (or count_tokens) body would be rejected by the real API, or None."""
-    if not isinstance(body, dict):
-        return "request body must be a JSON object"
-    if not isinstance(body.get("model"), str):
-        return "model: Field required"
-    if path == MESSAGES and not isinstance(body.get("max_tokens"), int):
-        return "max_tokens: Field required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages: Field required (at least one message)"
-    return None
-
-
 class RequestHandler(BaseHTTPRequestHandler):
-    """Serves one connection for the FakeAnthropic that owns `self.server`."""
+    """Serves one connection for the fake server that owns `self.server`."""
 
     protocol_version = "HTTP/1.1"
-    server_version = "fake-anthropic/1.0"
+    server_version = "fake-model-api/1.0"
     # Headers and body go out in separate writes; with Nagle on, the second waits for the
     # client's delayed ACK (~40 ms per request).
     disable_nagle_algorithm = True
@@ -132,10 +156,10 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_POST  # noqa: N815
 
-    # -- plumbing ----------------------------------------------------------------------------
+    # -- plumbing the protocols use ----------------------------------------------------------
 
     @property
-    def fake(self) -> FakeAnthropic:
+    def fake(self) -> FakeServer:
         return self.server.fake  # type: ignore[attr-defined, no-any-return]
 
     def _read_body(self) -> bytes:
@@ -151,16 +175,18 @@ class RequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _start(
+    def start(
         self,
         status: int,
         content_type: str,
         length: int | None,
         extra: dict[str, str] | None = None,
     ) -> None:
+        """Send the status line and headers; `length` None: a chunked body follows."""
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("request-id", "req_fake_" + uuid.uuid4().hex[:24])
+        for name in self.fake.request_id_headers:
+            self.send_header(name, "req_fake_" + uuid.uuid4().hex[:24])
         if length is None:
             self.send_header("Transfer-Encoding", "chunked")
             self.send_header("Cache-Control", "no-cache")
@@ -170,7 +196,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
 
-    def _send_json(
+    def send_json(
         self,
         record: RecordedRequest,
         status: int,
@@ -179,25 +205,57 @@ class RequestHandler(BaseHTTPRequestHandler):
     ) -> None:
         data = json.dumps(payload).encode()
         record.status, record.reply = status, payload
-        self._start(status, "application/json", len(data), extra)
+        self.start(status, "application/json", len(data), extra)
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _send_error(
-        self,
-        record: RecordedRequest,
-        status: int,
-        error_type: str,
-        message: str,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self._send_json(record, status, error_body(error_type, message), extra)
+    def send_stream(self, record: RecordedRequest, frames: list[bytes], reply: Any) -> None:
+        """A 200 `text/event-stream` of these SSE frames, chunked, then the end."""
+        record.status, record.reply = 200, reply
+        self.start(200, "text/event-stream; charset=utf-8", None, self.limit_headers)
+        for frame in frames:
+            self.chunk(frame)
+        self.chunk(b"")
 
-    def _chunk(self, data: bytes) -> None:
+    def chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
-    def _hang_up(self) -> None:
+    def send_broken(
+        self,
+        kind: str,
+        stream: bool,
+        frames: list[bytes],
+        *,
+        keep: int,
+        full: Any,
+        bad_frame: bytes,
+        cut_short: bytes,
+    ) -> None:
+        """A 200 that breaks. `drop_mid_stream`: the first `keep` frames of the stream (else
+        half of the JSON body `full`, though Content-Length promises all), then the socket
+        closes. `malformed`: the first frame, then `bad_frame` whose data is not JSON (else
+        the JSON body `cut_short`)."""
+        if kind == "drop_mid_stream" and stream:
+            self.start(200, "text/event-stream; charset=utf-8", None)
+            for frame in frames[:keep]:
+                self.chunk(frame)
+            self.hang_up()
+        elif kind == "drop_mid_stream":
+            data = json.dumps(full).encode()
+            self.start(200, "application/json", len(data))
+            self.wfile.write(data[: len(data) // 2])
+            self.hang_up()
+        elif stream:
+            self.start(200, "text/event-stream; charset=utf-8", None)
+            self.chunk(frames[0])
+            self.chunk(bad_frame)
+            self.chunk(b"")
+        else:
+            self.start(200, "application/json", len(cut_short))
+            self.wfile.write(cut_short)
+
+    def hang_up(self) -> None:
         """Close the socket now, whatever was or was not sent."""
         self.close_connection = True
         try:
@@ -225,132 +283,77 @@ class RequestHandler(BaseHTTPRequestHandler):
             time=time.time(),
         )
         number = self.fake._admit(record)
+        self.limit_headers: dict[str, str] | None = None
         try:
-            self._dispatch(record, number)
+            protocol = self.fake.protocol_for(record.method, record.path)
+            if protocol is not None:
+                record.protocol = protocol.name
+                self._serve(protocol, record, number)
+            elif not self.fake.serve_other(self, record):
+                message = f"Not found: {record.method} {record.path}"
+                self.send_json(record, 404, self.fake.not_found_body(message))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
             record.replied_at = time.time()
             self.fake._replied(record)
 
-    def _dispatch(self, record: RecordedRequest, number: int) -> None:
+    def _serve(self, protocol: Protocol, record: RecordedRequest, number: int) -> None:
         fake = self.fake
-        path, post = record.path, record.method == "POST"
-        if path == HELLO and record.method in ("GET", "HEAD"):
-            self._send_json(record, 200, {})
-            return
-        if path == BATCHES or path.startswith(BATCHES + "/"):
-            self._batches(record)
-            return
-        if not (post and path in (MESSAGES, COUNT_TOKENS)):
-            self._send_error(record, 404, "not_found_error", f"Not found: {record.method} {path}")
-            return
-        limit_headers: dict[str, str] = {}
-        if fake.bucket is not None and path == MESSAGES:
-            wait, limit_headers = fake.bucket.take()
+        if fake.bucket is not None and protocol.uses_rules:
+            wait, self.limit_headers = fake.bucket.take()
             if wait > 0:
                 record.fault = "rate_limit"
-                self._send_error(
-                    record,
-                    429,
-                    "rate_limit_error",
-                    "Number of requests has exceeded your rate limit",
-                    limit_headers,
+                payload = protocol.error(
+                    429, "rate_limit", "Number of requests has exceeded your rate limit"
                 )
+                self.send_json(record, 429, payload, self.limit_headers)
                 return
-        self._limit_headers = limit_headers
-        fault = fake._pick_fault(path, number)
-        problem = _invalid(path, record.body)
+        fault = fake._pick_fault(record.path, number)
+        problem = protocol.invalid(record.body)
         if fault is None and problem is not None:
-            self._send_error(record, 400, "invalid_request_error", problem)
+            self.send_json(record, 400, protocol.error(400, "invalid", problem))
             return
         rule: Rule | None = None
-        if fault is None and path == MESSAGES:
-            rule = fake._pick_rule(path, record.body)
+        if fault is None and protocol.uses_rules:
+            convo = protocol.read(record.body)
+            rule = fake._pick_rule(record.path, convo)
             if rule is not None:
                 try:
-                    rule = rule.reply_for(record.body)  # its step for this turn, templates filled
+                    rule = rule.reply_for(convo)  # its step for this turn, templates filled
                 except TemplateError as error:
                     record.rule = rule.name
-                    self._send_error(record, 400, "invalid_request_error", f"fake: {error}")
+                    self.send_json(record, 400, protocol.error(400, "invalid", f"fake: {error}"))
                     return
             record.rule = rule.name if rule is not None else None
             if rule is not None and rule.fault is not None:
                 fault = Fault(kind=rule.fault)
         latency = rule.latency if rule is not None and rule.latency is not None else fake.latency
         fake._sleep(latency)
-        if fault is not None:
-            record.fault = fault.kind
-            self._fault(record, fault)
-        elif path == COUNT_TOKENS:
-            self._send_json(record, 200, {"input_tokens": fake.usage.input_tokens(record.body)})
-        else:
-            self._reply(record, rule)
-
-    def _batches(self, record: RecordedRequest) -> None:
-        """The Message Batches endpoints (batches.py); results go out as JSON lines."""
-        status, payload = self.fake.batches.answer(record.method, record.path, record.body)
-        if not isinstance(payload, str):
-            self._send_json(record, status, payload)
+        if fault is None:
+            protocol.reply(self, record, rule)
             return
-        data = payload.encode()
-        record.status, record.reply = status, payload
-        self._start(status, "application/binary", len(data))
-        self.wfile.write(data)
-
-    def _reply(self, record: RecordedRequest, rule: Rule | None) -> None:
-        message = build_message(record.body, rule, self.fake.usage.measure(record.body))
-        extra = getattr(self, "_limit_headers", None) or None
-        if not record.stream:
-            self._send_json(record, 200, message, extra)
-            return
-        record.status, record.reply = 200, message
-        self._start(200, "text/event-stream; charset=utf-8", None, extra)
-        for name, data in sse_events(message):
-            self._chunk(encode_event(name, data))
-        self._chunk(b"")
-
-    def _fault(self, record: RecordedRequest, fault: Fault) -> None:
-        kind = fault.kind
-        if kind in ERROR_REPLIES:
-            status, error_type, text = ERROR_REPLIES[kind]
-            extra: dict[str, str] = {}
-            retry_after = fault.retry_after
-            if kind == "rate_limit" and retry_after is None:
-                retry_after = 0  # the real API always tells a rate-limited client when to retry
-            if retry_after is not None:
-                extra["retry-after"] = f"{retry_after:g}"
-            if fault.retry_after_ms is not None:
-                extra["retry-after-ms"] = str(fault.retry_after_ms)
-            self._send_error(record, status, error_type, fault.message or text, extra)
-        elif kind == "drop_before_response":
-            self._hang_up()
+        record.fault = fault.kind
+        answer = protocol.fault_reply(fault)
+        if answer is not None:
+            status, payload = answer
+            self.send_json(record, status, payload, _retry_headers(fault))
+        elif fault.kind == "drop_before_response":
+            self.hang_up()
         else:
-            self._broken_reply(record, kind)
+            record.status = 200
+            protocol.broken(self, record, fault.kind)
 
-    def _broken_reply(self, record: RecordedRequest, kind: str) -> None:
-        """A 200 that is cut off (drop_mid_stream) or does not parse (malformed)."""
-        body = record.json
-        message = build_message(body, None, self.fake.usage.measure(body)) if body else {}
-        events = sse_events(message) if record.stream else []
-        record.status = 200
-        if kind == "drop_mid_stream" and record.stream:
-            cut = next(i for i, (name, _) in enumerate(events) if name == "content_block_delta")
-            self._start(200, "text/event-stream; charset=utf-8", None)
-            for name, data in events[: cut + 1]:
-                self._chunk(encode_event(name, data))
-            self._hang_up()
-        elif kind == "drop_mid_stream":
-            full = json.dumps(message).encode()
-            self._start(200, "application/json", len(full))
-            self.wfile.write(full[: len(full) // 2])
-            self._hang_up()
-        elif record.stream:  # malformed, streaming: one event whose data is not JSON
-            self._start(200, "text/event-stream; charset=utf-8", None)
-            self._chunk(encode_event(*events[0]))
-            self._chunk(b'event: content_block_delta\ndata: {"type": "content_block_del\n\n')
-            self._chunk(b"")
-        else:  # malformed: a 200 whose JSON body is cut short
-            cut_short = b'{"id": "msg_fake_malformed", "type": "message", "content": [{"type": "te'
-            self._start(200, "application/json", len(cut_short))
-            self.wfile.write(cut_short)
+
+def _retry_headers(fault: Fault) -> dict[str, str]:
+    """`retry-after` / `retry-after-ms` of an error fault; a 429 always tells a client when to
+    retry (0 unless given), as the real APIs do."""
+    extra: dict[str, str] = {}
+    retry_after = fault.retry_after
+    if fault.kind == "rate_limit" and retry_after is None:
+        retry_after = 0
+    if retry_after is not None:
+        extra["retry-after"] = f"{retry_after:g}"
+    if fault.retry_after_ms is not None:
+        extra["retry-after-ms"] = str(fault.retry_after_ms)
+    return extra

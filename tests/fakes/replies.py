@@ -1,30 +1,23 @@
 """Message bodies, SSE event sequences and token usage for the fake Anthropic server.
 
-Shapes follow the Messages API as the official SDK parses them; token counts are estimates
-(about four characters a token), and prompt caching is simulated per server.
+Shapes follow the Messages API as the official SDK parses them; the content comes from the
+shared reply plan (reply_plan.py); prompt caching is simulated per server.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from tests.fakes.conversation import tool_choice_name
+from tests.fakes.conversation import read_messages
+from tests.fakes.reply_plan import JSON_CHUNK, TEXT_CHUNK, chunks, estimate_tokens, plan_reply
 from tests.fakes.rules import Rule
 
 DEFAULT_TEXT = "Hello from the fake Anthropic server."
-TEXT_CHUNK = 24  # characters per text_delta
-JSON_CHUNK = 16  # characters per input_json_delta
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token, at least one for any non-empty text."""
-    return math.ceil(len(text) / 4) if text else 0
 
 
 def _part(item: Any, prefix: str = "") -> tuple[str, bool]:
@@ -105,47 +98,16 @@ class UsageMeter:
         }
 
 
-def _tool_name(body: Mapping[str, Any]) -> str:
-    forced = tool_choice_name(body)
-    if forced:
-        return forced
-    tools = body.get("tools") or []
-    if tools and isinstance(tools[0], dict) and isinstance(tools[0].get("name"), str):
-        return str(tools[0]["name"])
-    return "tool"
-
-
 def build_message(body: Mapping[str, Any], rule: Rule | None, usage: Mapping[str, int]) -> dict:
     """The complete non-streaming Message a rule answers `body` with."""
+    plan = plan_reply(rule, read_messages(body), default_text=DEFAULT_TEXT, id_prefix="toolu_fake_")
     content: list[dict[str, Any]] = []
-    text = rule.text if rule is not None else None
-    tools: list[dict[str, Any]] = []
-    if rule is not None and rule.tool_use is not None:
-        uses = rule.tool_use if isinstance(rule.tool_use, list) else [rule.tool_use]
-        tools = [{**use, "input": use.get("input") or {}} for use in uses]
-    elif rule is not None and rule.tool_input is not None:
-        tools = [{"name": _tool_name(body), "input": rule.tool_input}]
-    if text is None and not tools:
-        text = DEFAULT_TEXT
-    stop_reason = rule.stop_reason if rule is not None and rule.stop_reason else None
-    output_tokens = 0
-    if text is not None:
-        max_tokens = body.get("max_tokens")
-        if not tools and isinstance(max_tokens, int) and estimate_tokens(text) > max_tokens:
-            text = text[: max(0, max_tokens) * 4]
-            stop_reason = stop_reason or "max_tokens"
-        content.append({"type": "text", "text": text})
-        output_tokens += estimate_tokens(text)
-    for tool in tools:
-        content.append(
-            {
-                "type": "tool_use",
-                "id": tool.get("id") or "toolu_fake_" + uuid.uuid4().hex[:20],
-                "name": tool["name"],
-                "input": tool["input"],
-            }
-        )
-        output_tokens += estimate_tokens(json.dumps(tool["input"]))
+    if plan.text is not None:
+        content.append({"type": "text", "text": plan.text})
+    content += [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+        for call in plan.calls
+    ]
     full_usage = {
         "input_tokens": usage["input_tokens"],
         "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
@@ -154,25 +116,20 @@ def build_message(body: Mapping[str, Any], rule: Rule | None, usage: Mapping[str
             "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
             "ephemeral_1h_input_tokens": 0,
         },
-        "output_tokens": max(1, output_tokens),
+        "output_tokens": plan.output_tokens,
         "service_tier": "standard",
+        **plan.usage,
     }
-    if rule is not None and rule.usage:
-        full_usage.update(rule.usage)
     return {
         "id": "msg_fake_" + uuid.uuid4().hex[:24],
         "type": "message",
         "role": "assistant",
         "model": str(body.get("model") or "claude-fake"),
         "content": content,
-        "stop_reason": stop_reason or ("tool_use" if tools else "end_turn"),
+        "stop_reason": plan.stop,
         "stop_sequence": None,
         "usage": full_usage,
     }
-
-
-def _chunks(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
 def sse_events(message: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -187,13 +144,13 @@ def sse_events(message: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
             opening: dict[str, Any] = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": c} for c in _chunks(block["text"], TEXT_CHUNK)]
+            deltas = [{"type": "text_delta", "text": c} for c in chunks(block["text"], TEXT_CHUNK)]
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             raw = json.dumps(block["input"])
             deltas = [{"type": "input_json_delta", "partial_json": ""}]
             deltas += [
-                {"type": "input_json_delta", "partial_json": c} for c in _chunks(raw, JSON_CHUNK)
+                {"type": "input_json_delta", "partial_json": c} for c in chunks(raw, JSON_CHUNK)
             ]
         events.append(
             (

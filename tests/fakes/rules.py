@@ -1,7 +1,9 @@
-"""Reply rules for the fake Anthropic server: which request gets which scripted reply.
+"""Reply rules for the fake model servers: which request gets which scripted reply.
 
 A rule is a flat mapping of match conditions (all must hold) and reply actions; rules are tried
-in order and the first that matches answers. See tests/fakes/README.md for the file format.
+in order and the first that matches answers. Rules read a request as a protocol-neutral
+`Conversation`, so one rule file scripts the Messages, Chat Completions and Responses fakes
+alike. See tests/fakes/README.md for the file format.
 """
 
 from __future__ import annotations
@@ -15,17 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.conversation import (
-    last_tool_results,
-    last_user_text,
-    message_texts,
-    request_text,
-    substitute,
-    system_text,
-    tool_choice_name,
-    turn_number,
-)
+from tests.fakes.conversation import Conversation
 from tests.fakes.faults import FAULT_KINDS, normalise_kind
+from tests.fakes.templates import substitute
 
 MATCH_KEYS = (
     "path",
@@ -64,9 +58,9 @@ def _tool_uses(value: Any) -> list[dict[str, Any]]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _tool_result_holds(wanted: bool | str | Mapping[str, Any], body: Mapping[str, Any]) -> bool:
-    """Whether the newest user message's tool results satisfy a `tool_result` condition."""
-    results = last_tool_results(body)
+def _tool_result_holds(wanted: bool | str | Mapping[str, Any], convo: Conversation) -> bool:
+    """Whether the newest turn's tool results satisfy a `tool_result` condition."""
+    results = convo.tool_results
     if isinstance(wanted, bool):
         return bool(results) == wanted
     if isinstance(wanted, str):
@@ -102,7 +96,7 @@ class Rule:
     fault kind instead), `usage` (overrides of the computed usage fields), `steps` (a list of
     replies: turn N gets the N-th; past the last the rule does not match), `times` (answer at
     most this many times, then let later rules match). Strings in `text` and tool inputs may
-    use `{cwd}`, `{model}` and `{tool_result}` (see conversation.substitute).
+    use `{cwd}`, `{model}` and `{tool_result}` (see templates.substitute).
     """
 
     name: str = ""
@@ -202,36 +196,33 @@ class Rule:
             if normalise_kind(self.fault) is None:
                 raise ValueError(f"{where}: unknown fault {self.fault!r}; valid: {FAULT_KINDS}")
 
-    def matches(self, path: str, body: Mapping[str, Any]) -> bool:
+    def matches(self, path: str, convo: Conversation) -> bool:
         """Whether every condition of this rule holds for a request (ignores `times`)."""
         if self.path is not None and not fnmatch.fnmatchcase(path, self.path):
             return False
-        if self.model is not None and not fnmatch.fnmatchcase(str(body.get("model")), self.model):
+        if self.model is not None and not fnmatch.fnmatchcase(str(convo.model), self.model):
             return False
-        if self.stream is not None and bool(body.get("stream")) != self.stream:
+        if self.stream is not None and convo.stream != self.stream:
             return False
-        if self.has_tools is not None and bool(body.get("tools")) != self.has_tools:
+        if self.has_tools is not None and bool(convo.tools) != self.has_tools:
             return False
-        if self.tool_choice_name is not None and tool_choice_name(body) != self.tool_choice_name:
+        if self.tool_choice_name is not None and convo.tool_choice != self.tool_choice_name:
             return False
-        turn = turn_number(body)
-        if self.turn is not None and turn != self.turn:
+        if self.turn is not None and convo.turn != self.turn:
             return False
-        if self.steps is not None and turn > len(self.steps):
+        if self.steps is not None and convo.turn > len(self.steps):
             return False
-        if self.tool_result is not None and not _tool_result_holds(self.tool_result, body):
+        if self.tool_result is not None and not _tool_result_holds(self.tool_result, convo):
             return False
-        system = system_text(body)
-        joined = "\n".join(message_texts(body))
         everything = (
-            request_text(body) if self.request_contains or self.request_not_contains else ""
+            convo.request_text() if self.request_contains or self.request_not_contains else ""
         )
         checks = (
-            (self.system_contains, system, True),
-            (self.system_not_contains, system, False),
-            (self.messages_contain, joined, True),
-            (self.messages_not_contain, joined, False),
-            (self.last_message_contains, last_user_text(body), True),
+            (self.system_contains, convo.system, True),
+            (self.system_not_contains, convo.system, False),
+            (self.messages_contain, convo.messages_text, True),
+            (self.messages_not_contain, convo.messages_text, False),
+            (self.last_message_contains, convo.last_user, True),
             (self.request_contains, everything, True),
             (self.request_not_contains, everything, False),
         )
@@ -241,9 +232,9 @@ class Rule:
                     return False
         return True
 
-    def claim(self, path: str, body: Mapping[str, Any]) -> bool:
+    def claim(self, path: str, convo: Conversation) -> bool:
         """Match and, when `times` is set, use up one of its answers atomically."""
-        if not self.matches(path, body):
+        if not self.matches(path, convo):
             return False
         with self._lock:
             if self.times is not None and self._used >= self.times:
@@ -251,15 +242,15 @@ class Rule:
             self._used += 1
         return True
 
-    def reply_for(self, body: Mapping[str, Any]) -> Rule:
-        """The reply this rule gives `body`: its step for the request's turn (named
+    def reply_for(self, convo: Conversation) -> Rule:
+        """The reply this rule gives a request: its step for the request's turn (named
         `<name>#<turn>`, inheriting the rule's latency and usage), templates filled in.
 
-        Raises conversation.TemplateError when a template cannot be filled.
+        Raises templates.TemplateError when a template cannot be filled.
         """
         reply: Rule = self
         if self.steps is not None:
-            turn = turn_number(body)
+            turn = convo.turn
             # matches() keeps a rule within its steps; the default reply repeats its last one
             step = self.steps[min(turn, len(self.steps)) - 1]
             reply = dataclasses.replace(
@@ -270,7 +261,7 @@ class Rule:
             )
         where = f"rule {reply.name!r}"
         filled = {
-            key: substitute(getattr(reply, key), body, where)
+            key: substitute(getattr(reply, key), convo, where)
             for key in ("text", "tool_use", "tool_input")
             if getattr(reply, key) is not None
         }

@@ -1,0 +1,239 @@
+"""From an evaluation's attempts to what it found: each arm's results over the suite and the
+paired comparison of every other arm against the reference arm, with the policy's decision.
+Pure: `summarise` is what `evaluate` returns after its last round, and what the finish step of
+a run (and `rejudge`, `merge`) computes again from a run's journal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.model import Arm, Attempt, Task, Usage
+from ..stats import sequential
+from ..stats.accumulate import pooled_floor
+from ..stats.adaptive import Allocation
+from ..stats.analysis import Analysis, analyse
+from ..stats.family import bonferroni, holm_levels
+from ..stats.policy import POLICY_ALPHA, threshold_of
+from ..stats.results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
+from ..stats.sequential import EarlyStop
+from .runner import attempts_by
+from .settings import EvaluationSettings
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    """One arm over the suite: per-task results, its own pass rate (over the tasks it could
+    judge), every attempt, and what they used."""
+
+    arm: Arm
+    results: tuple[TaskResult, ...]
+    pass_rate: float | None
+    attempts: tuple[Attempt, ...]
+    usage: Usage
+    cost_usd: float
+
+    @property
+    def name(self) -> str:
+        return self.arm.name
+
+    @property
+    def errors(self) -> tuple[Attempt, ...]:
+        """Attempts that ended in error (the harness's or the service's fault, not the arm's)."""
+        return tuple(a for a in self.attempts if a.status == "error")
+
+    def to_dict(self) -> dict[str, Any]:
+        skill = self.arm.skill
+        return {
+            "name": self.name,
+            "label": self.arm.label,
+            "skill_sha256": skill.sha256 if skill else None,
+            "skill_tree_sha256": skill.tree_sha256 if skill else None,
+            "pass_rate": self.pass_rate,
+            "results": [r.to_dict() for r in self.results],
+            "usage": {
+                **self.usage.to_dict(),
+                "cost_usd": self.cost_usd,
+                "attempts": len(self.attempts),
+                "errors": len(self.errors),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ArmComparison:
+    """`arm` against `reference`, paired task by task. Both rates cover the same tasks: a task
+    in error in either arm (`unpaired`) is left out of both, so one arm's errors cannot
+    flatter it. `analysis` holds the paired statistics and the policy's decision."""
+
+    arm: str
+    reference: str
+    rate: float | None
+    reference_rate: float | None
+    delta: float | None
+    unpaired: tuple[str, ...]
+    errored: dict[str, list[str]]  # tasks in error: in `arm` only, the reference only, both
+    analysis: Analysis
+
+    @property
+    def passed(self) -> bool | None:
+        """The policy's decision; None when nothing could be compared."""
+        return self.analysis.policy.passed if self.analysis.policy else None
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.analysis
+        return {
+            "arm": self.arm,
+            "reference": self.reference,
+            "rate": self.rate,
+            "reference_rate": self.reference_rate,
+            "delta": self.delta,
+            "unpaired": list(self.unpaired),
+            "errored": self.errored,
+            "comparison": a.comparison.to_dict() if a.comparison else None,
+            "policy": a.policy.to_dict() if a.policy else None,
+            "conclusion": a.conclusion,
+            "non_discriminating": list(a.non_discriminating),
+            "power_hint": a.power_hint,
+        }
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    arms: tuple[ArmResult, ...]
+    reference: str
+    comparisons: tuple[ArmComparison, ...]  # every arm but the reference, in arm order
+    attempts: tuple[Attempt, ...]
+    early_stop: EarlyStop | None = None  # with settings.early_stop: where the run stopped
+    adaptive: Allocation | None = None  # with settings.budget: how the budget was spent
+
+    def arm(self, name: str) -> ArmResult:
+        for result in self.arms:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+    def comparison(self, name: str) -> ArmComparison:
+        for comparison in self.comparisons:
+            if comparison.arm == name:
+                return comparison
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (attempts appear within each arm's task results)."""
+        return {
+            "reference": self.reference,
+            "arms": [a.to_dict() for a in self.arms],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
+
+
+def summarise(
+    tasks: Sequence[Task],
+    arms: Sequence[Arm],
+    attempts: Sequence[Attempt],
+    settings: EvaluationSettings,
+    reference: str,
+) -> EvaluationResult:
+    """Per-arm results and the comparisons against `reference`, from attempts (pure)."""
+    per_arm = []
+    for arm in arms:
+        mine = tuple(a for a in attempts if a.arm == arm.name)
+        results = tuple(arm_results(tasks, attempts_by(mine, arm.name), settings.pass_k))
+        per_arm.append(
+            ArmResult(
+                arm,
+                results,
+                pass_rate(results),
+                mine,
+                sum((a.usage for a in mine), Usage()),
+                round(sum(a.cost_usd for a in mine), 6),
+            )
+        )
+    ref = next(r for r in per_arm if r.name == reference)
+    others = [r for r in per_arm if r.name != reference]
+    comparisons = tuple(compare(r, ref, settings) for r in others)
+    if len(comparisons) > 1 and settings.policy in POLICY_ALPHA and not settings.early_stop:
+        comparisons = _held_over_family(others, ref, comparisons, settings)
+    return EvaluationResult(tuple(per_arm), reference, comparisons, tuple(attempts))
+
+
+def _held_over_family(
+    arms: Sequence[ArmResult],
+    ref: ArmResult,
+    comparisons: tuple[ArmComparison, ...],
+    settings: EvaluationSettings,
+) -> tuple[ArmComparison, ...]:
+    """Several candidate arms against one reference: Holm's step-down over them (at the
+    policy's level / family_size), each decided and worded at the level Holm gives it."""
+    base = bonferroni(POLICY_ALPHA[settings.policy], settings.family_size)
+    threshold = threshold_of(settings.policy, settings.margin)
+    tests = [c.analysis.comparison for c in comparisons]
+    p_values = [t.paired_test().p_value(threshold, "lower") if t else 1.0 for t in tests]
+    note = f"Holm over {len(comparisons)} candidates"
+    levels = dict(zip((a.name for a in arms), holm_levels(p_values, base), strict=True))
+    return tuple(compare(a, ref, settings, (max(levels[a.name], 1e-9), note)) for a in arms)
+
+
+def compare(
+    arm: ArmResult,
+    ref: ArmResult,
+    settings: EvaluationSettings,
+    level: tuple[float, str] | None = None,
+) -> ArmComparison:
+    """`arm` against `ref` over the tasks both could judge, with the policy's decision.
+    `level`: a one-sided level in place of the policy's, and what to call it (a family's)."""
+    mine, theirs = list(arm.results), list(ref.results)
+    unpaired = unpaired_tasks(mine, theirs)
+    rate = pass_rate([r for r in mine if r.task_id not in unpaired])
+    ref_rate = pass_rate([r for r in theirs if r.task_id not in unpaired])
+    delta = round(rate - ref_rate, 4) if rate is not None and ref_rate is not None else None
+    samples, alpha, note = settings.floor_samples(len(mine)), None, "early-stop level"
+    if settings.family_size > 1 and settings.policy in POLICY_ALPHA:
+        alpha = POLICY_ALPHA[settings.policy] / settings.family_size
+        note = f"Bonferroni share: {settings.family_size} candidates compared"
+    if settings.early_stop:  # decide at the look these attempts reach, at its level
+        reached = sequential.rounds_done((*arm.attempts, *ref.attempts))
+        samples = min(samples, reached) or samples
+        alpha = sequential.look_alpha(
+            settings.policy, settings.sample_count, settings.pass_k, samples
+        )
+    if level is not None:
+        alpha, note = level
+    analysis = analyse(
+        mine,
+        theirs,
+        pass_k=settings.pass_k,
+        samples=samples,
+        # a baseline pooled from the cache (engine/baseline_reuse.py) has more attempts a task
+        baseline_samples=pooled_floor(
+            (r.stats.n for r in theirs if r.task_id not in unpaired), samples
+        ),
+        policy=settings.policy,
+        min_delta=settings.min_delta,
+        margin=settings.margin,
+        rates=(rate, ref_rate, delta),
+        alpha=alpha,
+        alpha_note=note,
+    )
+    where = errored_in(mine, theirs)
+    return ArmComparison(
+        arm.name,
+        ref.name,
+        rate,
+        ref_rate,
+        delta,
+        tuple(unpaired),
+        {arm.name: where["candidate"], ref.name: where["baseline"], "both": where["both"]},
+        analysis,
+    )
+
+
+__all__ = [
+    "ArmComparison",
+    "ArmResult",
+    "EvaluationResult",
+    "compare",
+    "summarise",
+]
