@@ -114,6 +114,14 @@ def graded_context(
     )
 
 
+def jail_missing() -> str | None:
+    """Why no bubblewrap jail runs here (what to install), or None. Agent attempts and code
+    judges run only in one, so their tests skip with this reason where it is missing."""
+    from skill_eval.jail.bubblewrap import problem
+
+    return problem()
+
+
 def journal_records(path: Path) -> list[dict[str, Any]]:
     """The attempt records of a journal file, in order (its signed header and notes left out)."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()

@@ -1,11 +1,13 @@
 """Issue 10's end-to-end agent run: `skill-eval run` (the CLI) with the real Claude Code CLI (the
-claude-agent-sdk executor, installed skill mode) against the loopback Messages API in
-tests/fakes, on a suite with `files` and `allowed_tools`. The fake calls `Skill` only when the
-skill's description was offered (the candidate arm), reads the input file, then writes
-`{cwd}/report.md`; the baseline writes a report without the skill. Then the artifact is
-rendered as HTML and opened in headless Chromium (issue 13), as is the mocked agent demo.
+claude-cli executor, each attempt in its jail, installed skill mode) against the loopback
+Messages API in tests/fakes, on a suite with `files` and `allowed_tools`. The fake calls
+`Skill` only when the skill's description was offered (the candidate arm), reads the input
+file, then writes `{cwd}/report.md`; the baseline writes a report without the skill. Then the
+artifact is rendered as HTML and opened in headless Chromium (issue 13), as is the mocked agent
+demo.
 
-Real-CLI tests skip without claude-agent-sdk; browser tests skip without Chromium."""
+Real-CLI tests skip without claude-agent-sdk (the bundled CLI) or bubblewrap (the jail);
+browser tests skip without Chromium."""
 
 from __future__ import annotations
 
@@ -19,17 +21,18 @@ from typing import Any
 
 import pytest
 
-from skill_eval.executors.claude_code import sdk_location
+from skill_eval.executors.claude.binary import bundled_cli
 from tests.browser import Browser, find_chromium, png_colours
 from tests.conftest import REPO
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import journal_records, run_cli, write_suite
+from tests.helpers import jail_missing, journal_records, run_cli, write_suite
 
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")
 CHROMIUM = find_chromium()
 needs_sdk = pytest.mark.skipif(
-    sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+    bundled_cli() is None or jail_missing() is not None,
+    reason=str(jail_missing() or "claude-agent-sdk not installed: pip install -e '.[agent]'"),
 )
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
@@ -130,8 +133,10 @@ class AgentRun:
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentRun]:
     """One real run shared by the tests below (≈5 s: two attempts of the real CLI, in parallel)."""
-    if sdk_location() is None:
+    if bundled_cli() is None:
         pytest.skip("claude-agent-sdk not installed: pip install -e '.[agent]'")
+    if (missing := jail_missing()) is not None:
+        pytest.skip(missing)
     run = AgentRun(tmp_path_factory.mktemp("agent-e2e"))
     agent_suite(run.suite_dir)
     skill = skill_folder(run.tmp / "skills")
@@ -236,10 +241,11 @@ def test_skill_then_write_through_the_real_cli(agent_run: AgentRun) -> None:
     assert candidate["transcript"][0]["input"] == {"skill": "csv-digest"}
     assert "apples,3" in candidate["transcript"][1]["output"]
     assert [(c["name"], c["ok"]) for c in baseline["transcript"]] == [("Write", True)]
-    # Each arm wrote into its own fresh workspace (since deleted, its content kept).
+    # Each arm wrote into its own jail's workspace, /workspace there (its content kept).
     written = [Path(r["transcript"][-1]["input"]["file_path"]) for r in (candidate, baseline)]
-    assert written[0].parent != written[1].parent
-    assert all(p.name == "report.md" and p.parent.parent.parent == run.temp for p in written)
+    assert written == [Path("/workspace/report.md")] * 2
+    assert candidate["meta"]["isolation"]["jail"] == "bubblewrap"
+    assert candidate["meta"]["api_retries"] == 0
     (changed,) = candidate["files"]["files"]
     assert changed["path"] == "report.md" and changed["size"] == len(REPORT)
     assert changed["sha256"] == hashlib.sha256(REPORT.encode()).hexdigest()

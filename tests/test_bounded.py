@@ -1,25 +1,37 @@
 """core/bounded.py and the readers built on it: a file read never past its cap (nor through a
 link, nor blocked on a FIFO), a workspace walk that counts what it does not keep, Claude
-Code's stream read up to a cap, and a transcript cut at a number of calls (the attempt then
-fails: a call not kept could be the one a judge looks for)."""
+Code's stream read up to a cap (jail/pipes.py), and a transcript cut at a number of calls (the
+attempt then fails: a call not kept could be the one a judge looks for)."""
 
 from __future__ import annotations
 
+import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from skill_eval.core.bounded import FileTooLarge, cut_list, read_bounded, read_prefix
+from skill_eval.core.bounded import (
+    MAX_TRANSCRIPT_CALLS,
+    FileTooLarge,
+    cut_list,
+    read_bounded,
+    read_prefix,
+)
 from skill_eval.core.model import Attempt, Task
-from skill_eval.core.transcript import TRANSCRIPT_CUT, tool_calls, transcript_problem
+from skill_eval.core.transcript import TRANSCRIPT_CUT, transcript_problem
 from skill_eval.core.workspace import list_files
 from skill_eval.engine.jobs import AttemptEnv, RetryPolicy, judge_attempt
-from skill_eval.executors.bounded_pipe import communicate_bounded
+from skill_eval.executors.claude.stream import StreamReader
+from skill_eval.jail import Limits
+from skill_eval.jail.copyout import Caps
+from skill_eval.jail.session import JailedCommand
 from skill_eval.judges.base import JudgeContext
+from tests.helpers import jail_missing
+
+needs_jail = pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
 
 
 def test_read_bounded_reads_up_to_its_cap_and_never_past_it(tmp_path: Path) -> None:
@@ -65,27 +77,27 @@ def test_a_walk_keeps_its_limit_and_counts_the_rest(tmp_path: Path) -> None:
     assert whole.problem() is None
 
 
-def _calls(n: int) -> list[dict]:
-    return [
-        {
-            "kind": "AssistantMessage",
-            "content": [{"block": "ToolUseBlock", "id": f"c{i}", "name": "Bash", "input": {}}],
-        }
-        for i in range(n)
-    ]
+def _transcript(n: int) -> tuple:
+    """The transcript of a stream of `n` tool calls (Claude Code's stream-json)."""
+    reader = StreamReader()
+    for i in range(n):
+        block = {"type": "tool_use", "id": f"c{i}", "name": "Bash", "input": {}}
+        reader.feed(json.dumps({"type": "assistant", "message": {"content": [block]}}).encode())
+    return reader.transcript()
 
 
 def test_a_transcript_past_its_calls_is_cut_and_fails_its_attempt(tmp_path: Path) -> None:
-    transcript = tool_calls(_calls(7), max_calls=5)
-    assert len(transcript) == 6 and transcript[-1].name == TRANSCRIPT_CUT
+    cap = MAX_TRANSCRIPT_CALLS
+    transcript = _transcript(cap + 2)
+    assert len(transcript) == cap + 1 and transcript[-1].name == TRANSCRIPT_CUT
     problem = transcript_problem(transcript)
     assert problem == (
-        "the agent made 7 tool calls, over the 5 skill-eval keeps of one attempt "
-        "(... and 2 more): not judged"
+        f"the agent made {cap + 2:,} tool calls, over the {cap:,} skill-eval keeps of one "
+        "attempt (... and 2 more): not judged"
     )
-    assert transcript_problem(tool_calls(_calls(5), max_calls=5)) is None
-    # A tool-called judge with max: 5 would pass on the calls kept; the attempt fails instead.
-    task = Task("t", "p", judge={"type": "tool-called", "tool": "Bash", "max": 5})
+    assert transcript_problem(_transcript(cap)) is None
+    # A tool-called judge with max: cap would pass on the calls kept; the attempt fails instead.
+    task = Task("t", "p", judge={"type": "tool-called", "tool": "Bash", "max": cap})
     attempt = Attempt("candidate", "t", 0, "error", "", None, None, 1, transcript=transcript)
     env = AttemptEnv(None, None, JudgeContext(suite_dir=tmp_path), RetryPolicy())
     judged = judge_attempt(env, attempt, task)
@@ -93,39 +105,31 @@ def test_a_transcript_past_its_calls_is_cut_and_fails_its_attempt(tmp_path: Path
     assert judged.judge.details == problem
 
 
-def test_a_stream_past_its_cap_is_stopped_and_said(tmp_path: Path) -> None:
-    spew = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", spew],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+def _spew(kind: str, tmp_path: Path, script: str, stdin: bytes, limit: int) -> tuple:
+    lines: list[bytes] = []
+    with JailedCommand(kind, Limits(memory_mb=None, data_mb=2048, disk_mb=64)) as jail:  # type: ignore[arg-type]
+        jail.start((sys.executable, "-I", "-S", "-c", script), {"PATH": "/usr/bin:/bin"})
+        jail.seed(tmp_path)
+        ended = jail.run(stdin, 60, lambda line: lines.append(line) or True, limit)
+        jail.collect(tmp_path / "out", Caps())
+    return ended, lines
+
+
+KINDS = ["none", pytest.param("bubblewrap", marks=needs_jail)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_stream_past_its_cap_is_stopped_and_said(tmp_path: Path, kind: str) -> None:
+    spew = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536 + '\\n')\n"
     started = time.monotonic()
-    piped = communicate_bounded(proc, "", 60, 1_000_000, proc.kill)
-    assert piped.overflow and not piped.timed_out
-    assert len(piped.stdout) <= 1_000_000
+    ended, lines = _spew(kind, tmp_path, spew, b"", 1_000_000)
+    assert ended.overflow and not ended.timed_out and ended.code is None
+    assert sum(len(line) for line in lines) <= 1_000_000
     assert time.monotonic() - started < 30
 
 
-def test_a_stream_within_its_cap_is_read_whole_with_stdin_fed() -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_stream_within_its_cap_is_read_whole_with_stdin_fed(tmp_path: Path, kind: str) -> None:
     echo = "import sys\ndata = sys.stdin.read()\nprint(data.upper())\nprint('e', file=sys.stderr)"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", echo],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    piped = communicate_bounded(proc, "hello", 60, 1_000, proc.kill)
-    assert (piped.stdout, piped.stderr, piped.overflow) == ("HELLO\n", "e\n", False)
-    sleeper = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert communicate_bounded(sleeper, "", 0.5, 1_000, sleeper.kill).timed_out
+    ended, lines = _spew(kind, tmp_path, echo, b"hello", 1_000)
+    assert (lines, ended.stderr, ended.overflow, ended.code) == ([b"HELLO"], "e\n", False, 0)

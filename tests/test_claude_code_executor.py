@@ -1,15 +1,16 @@
-"""The `claude-cli` executor on claude-agent-sdk: the tool plan, the transcript, the result
-classes (pure); then the real Claude Code CLI (the one the SDK bundles, or
-SKILL_EVAL_CLAUDE_BIN) against the loopback Messages API, scripted to call tools: files land in
-the attempt's workspace only, writes outside are refused, installed skills' files can be read,
-the transcript reaches the journal and the artifact. Real-CLI tests skip without the SDK."""
+"""The `claude-cli` executor: the tool plan, the stream-json reader and the result classes
+(pure); then the real Claude Code CLI (the one claude-agent-sdk bundles, or
+SKILL_EVAL_CLAUDE_BIN) in its jail against the loopback Messages API, scripted to call tools:
+files land in the attempt's workspace only, writes outside are refused, Bash runs in the jail
+away from the harness, installed skills' files can be read, the user's set-up never leaks, API
+errors keep their classes and a transient one is a resent request. Real-CLI tests skip without
+the CLI or without bubblewrap. A stand-in CLI for crashes and hangs:
+tests/test_executor_claude_cli.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,107 +18,113 @@ from typing import Any
 import pytest
 
 from skill_eval.core.model import ExecutionRequest, Skill, Task
-from skill_eval.core.transcript import NO_RESULT, skill_invocations, tool_calls
+from skill_eval.core.transcript import skill_invocations
 from skill_eval.core.work import ToolCall
 from skill_eval.core.workspace import AttemptWorkspace
-from skill_eval.executors.base import create_executor
-from skill_eval.executors.claude_code import (
-    ClaudeCodeConfig,
-    ClaudeCodeExecutor,
-    interpret,
-    sdk_location,
-)
-from skill_eval.executors.claude_tools import (
+from skill_eval.executors.claude.binary import bundled_cli
+from skill_eval.executors.claude.config import ClaudeCliConfig
+from skill_eval.executors.claude.executor import ClaudeCodeExecutor
+from skill_eval.executors.claude.stream import StreamReader, from_result
+from skill_eval.executors.claude.tools import (
     INSTALLED_DEFAULT,
+    BashConfinement,
     ToolPlanError,
     plan_tools,
-    sandbox_available,
 )
-from tests.conftest import REPO
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import journal_records, run_cli, write_suite
+from tests.helpers import jail_missing, journal_records, run_cli, write_suite
 
 # Read at import: the isolation fixture clears SKILL_EVAL_* before each test.
-CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")
-FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
-needs_sdk = pytest.mark.skipif(
-    sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or bundled_cli()
+needs_cli = pytest.mark.skipif(
+    CONFIGURED_CLAUDE is None or jail_missing() is not None,
+    reason=str(jail_missing() or "claude-agent-sdk not installed: pip install -e '.[agent]'"),
 )
 SKILL_MD = (
     "---\nname: demo\ndescription: DEMO-DESC turns CSV files into Markdown reports\n"
     "---\n# Demo\nDEMO-BODY: write report.md. Details in reference.md.\n"
 )
+JAILED = BashConfinement(jailed=True, landlock=True)
 
 
 # -- the tool plan (pure) -----------------------------------------------------------------------
 
 
 def test_installed_mode_defaults_to_skill_and_read_only_file_tools() -> None:
-    plan = plan_tools(None, installed=True, unsandboxed_bash=False, sandbox=None)
+    plan = plan_tools(None, installed=True, bash=JAILED)
     assert plan.tools == INSTALLED_DEFAULT == ("Skill", "Read", "Glob", "Grep")
     assert plan.allowed == ("Skill",)  # file tools are never pre-approved: acceptEdits confines
-    assert plan_tools(None, installed=False, unsandboxed_bash=False, sandbox=None).tools == ()
+    assert plan_tools(None, installed=False, bash=JAILED).tools == ()
 
 
 def test_task_tools_are_offered_and_file_tools_stay_unapproved() -> None:
-    plan = plan_tools(
-        ("Write", "Edit", "Read", "WebFetch"), installed=True, unsandboxed_bash=False, sandbox=None
-    )
+    plan = plan_tools(("Write", "Edit", "Read", "WebFetch"), installed=True, bash=JAILED)
     assert plan.tools == ("Write", "Edit", "Read", "WebFetch", "Skill")
     assert plan.allowed == ("WebFetch", "Skill")
     assert json.loads(plan.settings()) == {"disableAllHooks": True}
 
 
-def test_bash_needs_the_sandbox_or_an_explicit_flag() -> None:
+def test_bash_runs_in_the_jail_or_needs_a_sandbox_or_an_explicit_flag() -> None:
+    jailed = plan_tools(("Bash(ls *)",), installed=False, bash=JAILED)
+    assert jailed.bash == "jail" and jailed.allowed == ("Bash(ls *)",)
+    assert "Landlock" in jailed.isolation()["bash"]
+    assert json.loads(jailed.settings()) == {"disableAllHooks": True}  # no nested sandbox
+    no_landlock = BashConfinement(jailed=True, landlock=False)
+    with pytest.raises(ToolPlanError, match="task 't9' allows Bash.*Landlock.*--no-jail"):
+        plan_tools(("Bash",), installed=False, bash=no_landlock, task_id="t9")
+    # without a jail (--no-jail): Claude Code's own sandbox, or --unsandboxed-bash
     with pytest.raises(ToolPlanError, match="task 't9' allows Bash.*--unsandboxed-bash"):
-        plan_tools(("Bash",), installed=False, unsandboxed_bash=False, sandbox=None, task_id="t9")
-    boxed = plan_tools(
-        ("Bash(ls *)",), installed=False, unsandboxed_bash=False, sandbox="bubblewrap"
-    )
+        plan_tools(("Bash",), installed=False, bash=BashConfinement(), task_id="t9")
+    boxed = plan_tools(("Bash(ls *)",), installed=False, bash=BashConfinement(sandbox="bwrap"))
     assert boxed.bash == "sandbox" and boxed.allowed == ()  # the sandbox approves Bash
     assert json.loads(boxed.settings())["sandbox"]["allowUnsandboxedCommands"] is False
-    assert boxed.isolation()["bash"] == "sandbox (bubblewrap)"
-    loose = plan_tools(("Bash(ls *)",), installed=False, unsandboxed_bash=True, sandbox=None)
+    assert boxed.isolation()["bash"] == "Claude Code's sandbox (bwrap)"
+    loose = plan_tools(("Bash(ls *)",), installed=False, bash=BashConfinement(unsandboxed=True))
     assert loose.bash == "unsandboxed" and loose.allowed == ("Bash(ls *)",)
 
 
-# -- the transcript (pure) ----------------------------------------------------------------------
+# -- the stream (pure) ----------------------------------------------------------------------------
 
 
-def use(call_id: str, name: str, **tool_input: Any) -> dict[str, Any]:
-    return {
-        "kind": "AssistantMessage",
-        "content": [{"block": "ToolUseBlock", "id": call_id, "name": name, "input": tool_input}],
-    }
+def feed(*events: dict[str, Any], stop_at: str | None = None) -> StreamReader:
+    reader = StreamReader(stop_at_skill=stop_at)
+    for event in events:
+        if not reader.feed(json.dumps(event).encode()):
+            break
+    return reader
+
+
+def use(call_id: str, name: str, msg: str = "m1", **tool_input: Any) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+    usage = {"input_tokens": 7, "output_tokens": 2}
+    message = {"id": msg, "model": "claude-x", "content": [block], "usage": usage}
+    return {"type": "assistant", "message": message}
 
 
 def answer(call_id: str, content: Any, is_error: bool | None = None) -> dict[str, Any]:
-    return {
-        "kind": "UserMessage",
-        "content": [
-            {
-                "block": "ToolResultBlock",
-                "tool_use_id": call_id,
-                "content": content,
-                "is_error": is_error,
-            }
-        ],
-    }
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    return {"type": "user", "message": {"content": [{**block, "is_error": is_error}]}}
 
 
-def test_tool_calls_pair_results_in_order_and_trim() -> None:
-    messages = [
+def test_tool_calls_pair_results_in_order_trim_and_count_only_completed_ones() -> None:
+    reader = feed(
         use("a", "Skill", skill="demo"),
         answer("a", "Launching skill: demo"),
         use("b", "Write", file_path="/w/r.md", content="x" * 5000),
         answer("b", [{"type": "text", "text": "denied"}], True),
-        use("c", "Read", file_path="/w/x"),
+        use("c", "Read", msg="m2", file_path="/w/x"),
+        answer("nobody", "a result for a call never made"),
+    )
+    calls = reader.transcript()
+    assert [(c.name, c.ok, c.completed) for c in calls] == [
+        ("Skill", True, True),
+        ("Write", False, True),
+        ("Read", False, False),  # no tool_result came back: counts for no judge
     ]
-    calls = tool_calls(messages, input_limit=100, output_limit=50)
-    assert [(c.name, c.ok) for c in calls] == [("Skill", True), ("Write", False), ("Read", False)]
     assert calls[0].output == "Launching skill: demo" and calls[1].output == "denied"
-    assert calls[1].input["content"].startswith("x" * 100 + "... [4900 more")
-    assert calls[2].output == NO_RESULT
+    assert calls[1].input["content"].startswith("x" * 2000 + "... [3000 more")
+    usage, model = reader.usage()
+    assert (usage.input_tokens, usage.output_tokens, model) == (14, 4, "claude-x")  # m1 once
 
 
 def test_skill_invocations_are_field_exact() -> None:
@@ -133,6 +140,19 @@ def test_skill_invocations_are_field_exact() -> None:
     assert skill_invocations(calls, "pdf") == calls[:3]
 
 
+def test_a_trigger_attempt_stops_at_the_skills_invocation() -> None:
+    reader = feed(
+        use("a", "Read", file_path="/w/notes.md"),
+        use("b", "Skill", skill="pdf"),
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "never"}]}},
+        stop_at="pdf",
+    )
+    result = reader.result(None, "")
+    assert result.error is None and result.meta["stopped"] == "skill invoked"
+    assert [c.name for c in result.transcript] == ["Read", "Skill"]
+    assert result.usage.input_tokens == 7  # summed from the replies: no result message
+
+
 @pytest.mark.parametrize(
     ("status", "retryable", "fatal"),
     [
@@ -140,46 +160,61 @@ def test_skill_invocations_are_field_exact() -> None:
         (429, True, False),
         (500, True, False),
         (401, False, True),
+        (403, False, True),
         (404, False, True),
+        (400, False, False),
     ],
 )
 def test_api_errors_keep_their_classes(status: int, retryable: bool, fatal: bool) -> None:
-    result = interpret(
-        [
-            {
-                "kind": "ResultMessage",
-                "subtype": "success",
-                "is_error": True,
-                "result": "API Error",
-                "api_error_status": status,
-                "num_turns": 1,
-            }
-        ],
-        "",
-        0,
-    )
-    assert result.error and f"HTTP {status}" in result.error
+    final = {"type": "result", "is_error": True, "result": "API Error", "api_error_status": status}
+    result = from_result(final)
+    assert result.error and f"HTTP {status}" in result.error and result.output == ""
     assert (result.retryable, result.fatal) == (retryable, fatal)
+    assert not result.output_caused
 
 
-def test_a_stream_without_a_result_is_a_retryable_error() -> None:
-    result = interpret(
-        [{"kind": "exception", "type": "ProcessError", "message": "exit 1"}], "boom\n", 1
+def test_max_turns_is_the_outputs_own_failure_and_a_message_may_say_overloaded() -> None:
+    turns = from_result({"subtype": "error_max_turns", "is_error": True, "result": ""})
+    assert turns.error and turns.output_caused and not turns.retryable
+    other = from_result({"subtype": "error_during_execution", "is_error": True})
+    assert other.error and not other.output_caused
+    assert from_result({"is_error": True, "result": "Overloaded, please retry"}).retryable
+    assert not from_result({"is_error": True, "result": "something odd"}).retryable
+
+
+def test_a_retry_of_an_error_no_retry_heals_stops_the_cli() -> None:
+    reader = StreamReader()
+    retry = {"type": "system", "subtype": "api_retry", "error_status": 529, "error": "overloaded"}
+    assert reader.feed(json.dumps(retry).encode())  # worth the CLI's own retry
+    fatal = {**retry, "error_status": 401, "error": "authentication_failed"}
+    assert not reader.feed(json.dumps(fatal).encode())
+    result = reader.result(None, "")
+    assert result.fatal and not result.retryable and result.meta["api_retries"] == 2
+    assert (result.error or "").startswith("claude CLI error: (HTTP 401) authentication_failed")
+
+
+def test_a_stream_without_a_result_is_a_retryable_error_naming_the_retries() -> None:
+    reader = feed(
+        {"type": "system", "subtype": "api_retry", "error_status": 529},
+        {"type": "system", "subtype": "api_retry", "error_status": 529},
     )
-    assert result.retryable and "ProcessError: exit 1" in (result.error or "")
-    assert "stderr: boom" in (result.error or "")
+    reader.feed(b"not json")
+    result = reader.result(1, "first\nboom\n")
+    assert result.retryable and "exit code 1; 2 API retries, the last HTTP 529" in (
+        result.error or ""
+    )
+    assert "stderr: first | boom" in (result.error or "")
+    assert result.meta["api_retries"] == 2 and result.meta["unreadable_lines"] == 1
 
 
-# -- through a fake `claude` that speaks the SDK's protocol -------------------------------------
+# -- the real Claude Code CLI against the loopback Messages API ---------------------------------
 
 
-@pytest.fixture
-def fake_bin(tmp_path: Path) -> str:
-    path = tmp_path / "bin" / "claude"
-    path.parent.mkdir()
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} "$@"\n')
-    path.chmod(0o755)
-    return str(path)
+def real_executor(server: FakeAnthropic, **kw: Any) -> ClaudeCodeExecutor:
+    kw.setdefault("env", {"ANTHROPIC_API_KEY": "sk-test"})
+    return ClaudeCodeExecutor(
+        ClaudeCliConfig(claude_bin=CONFIGURED_CLAUDE, base_url=server.base_url, **kw)
+    )
 
 
 def request(
@@ -206,80 +241,6 @@ def request(
     )
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[1][0] != "Z"
-    except (ProcessLookupError, OSError):
-        return False
-
-
-@needs_sdk
-def test_the_registry_builds_the_sdk_executor_and_it_isolates_the_environment(
-    fake_bin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The SDK passes its whole environment on: the child process must start from ours.
-    for name in (
-        "ANTHROPIC_MODEL",
-        "AWS_SECRET_ACCESS_KEY",
-        "CLAUDE_CODE_USE_BEDROCK",
-        "PYTHONPATH",
-    ):
-        monkeypatch.setenv(name, "user-value")
-    log = tmp_path / "argv.jsonl"
-    executor = create_executor(
-        "claude-cli",
-        {
-            "claude_bin": fake_bin,
-            "env": {"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
-        },
-    )
-    assert isinstance(executor, ClaudeCodeExecutor)
-    result = executor.run(request("hello"))
-    assert result.error is None and result.output == "echo: hello"
-    assert result.cost_usd == 0.0012 and result.usage.input_tokens == 10
-    call = json.loads(log.read_text().splitlines()[-1])
-    leaked = {k for k, v in call["env"].items() if v == "user-value"}
-    assert leaked == set()
-    assert call["env"]["CLAUDE_CODE_DISABLE_CLAUDE_MDS"] == "1"
-    argv = call["argv"]
-    assert "--setting-sources=" in argv or argv[argv.index("--setting-sources") + 1] == ""
-    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
-    assert "--strict-mcp-config" in argv and "--no-session-persistence" in argv
-
-
-@pytest.mark.slow
-@needs_sdk
-def test_a_timeout_kills_the_whole_process_tree(fake_bin: str, tmp_path: Path) -> None:
-    pidfile = tmp_path / "pids"
-    executor = ClaudeCodeExecutor(
-        ClaudeCodeConfig(claude_bin=fake_bin, env={"ANTHROPIC_API_KEY": "k"})
-    )
-    started = time.monotonic()
-    result = executor.run(request(f"HANG pidfile={pidfile}", timeout=8))
-    assert time.monotonic() - started < 20
-    assert result.error and "timed out" in result.error and result.retryable
-    pids = [int(p) for p in pidfile.read_text().split()]
-    deadline = time.monotonic() + 5
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    leftover = [p for p in pids if alive(p)]
-    for pid in leftover:
-        os.kill(pid, signal.SIGKILL)
-    assert leftover == []
-
-
-# -- the real Claude Code CLI against the loopback Messages API ---------------------------------
-
-
-def real_executor(server: FakeAnthropic, **kw: Any) -> ClaudeCodeExecutor:
-    kw.setdefault("env", {"ANTHROPIC_API_KEY": "sk-test"})
-    return ClaudeCodeExecutor(
-        ClaudeCodeConfig(claude_bin=CONFIGURED_CLAUDE, base_url=server.base_url, **kw)
-    )
-
-
 def write(path: str, content: str) -> dict[str, Any]:
     return {"tool_use": {"name": "Write", "input": {"file_path": path, "content": content}}}
 
@@ -292,7 +253,22 @@ def skill_folder(tmp_path: Path) -> Skill:
     return Skill(name="demo", content=SKILL_MD, directory=folder)
 
 
-@needs_sdk
+@needs_cli
+def test_output_usage_cost_and_the_model_asked_for(tmp_path: Path) -> None:
+    with FakeAnthropic(default="PONG") as server:
+        executor = real_executor(server, model="claude-sonnet-4-5", max_turns=2)
+        ws = AttemptWorkspace.create(tmp_path)
+        result = executor.run(request(workspace=ws.path))
+        (body,) = [r.json for r in server.requests_to("/v1/messages")]
+    assert result.error is None, result.error
+    assert result.output == "PONG" and result.usage.output_tokens > 0 and result.cost_usd > 0
+    assert body["model"] == "claude-sonnet-4-5" and body.get("tools", []) == []
+    assert result.meta["api_retries"] == 0 and result.meta["num_turns"] == 1
+    info = executor.describe()
+    assert info["kind"] == "claude-cli" and "Claude Code" in info["version"]
+
+
+@needs_cli
 def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
     rules = [
@@ -320,10 +296,10 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     assert "permissions to write" in result.transcript[0].output
     assert result.meta["permission_denials"] == ["Write", "Write"]
     assert result.meta["isolation"]["allowed_tools"] == []
-    assert sorted(p.name for p in ws.root.iterdir()) == ["work"]  # config dir taken back
+    assert sorted(p.name for p in ws.root.iterdir()) == ["work"]
 
 
-@needs_sdk
+@needs_cli
 def test_installed_mode_reads_the_skills_own_files(tmp_path: Path) -> None:
     rules = [
         {
@@ -355,117 +331,62 @@ def test_installed_mode_reads_the_skills_own_files(tmp_path: Path) -> None:
     assert not (ws.path / ".claude").exists()  # the installed copy is taken back
 
 
-@needs_sdk
-def test_run_with_skill_then_write_lands_in_the_workspace_and_the_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`skill-eval run`, installed mode, Skill + Write allowed: the fake calls Skill and then
-    Write only when the skill is offered (the candidate arm)."""
-    skill = skill_folder(tmp_path)
-    suite = write_suite(
-        tmp_path / "suite",
-        [
-            {
-                "id": "report",
-                "prompt": "make the report",
-                "judge": {"type": "contains", "expected": ["wrote report"]},
-            }
-        ],
-    )
+@needs_cli
+@pytest.mark.parametrize("mode", ["prepend", "system", "installed"])
+def test_the_skill_reaches_the_model_only_in_its_arm(tmp_path: Path, mode: str) -> None:
+    with FakeAnthropic(default="PONG") as server:
+        executor = real_executor(server, skill_mode=mode)
+        seen = []
+        for skill in (skill_folder(tmp_path), None):
+            ws = AttemptWorkspace.create(tmp_path)
+            assert executor.run(request(skill=skill, workspace=ws.path)).error is None
+            seen.append(server.requests_to("/v1/messages"))
+            server.reset()
+    with_skill, without = seen
+    assert any("DEMO-DESC" in r.text for r in with_skill)
+    assert not any("DEMO-DESC" in r.text or "DEMO-BODY" in r.text for r in without)
+    if mode == "system":
+        assert "DEMO-DESC" in with_skill[0].system
+    if mode == "prepend":
+        assert "DEMO-DESC" in with_skill[0].messages_text
+        assert "DEMO-DESC" not in with_skill[0].system
+
+
+@needs_cli
+def test_an_installed_skills_body_loads_when_invoked(tmp_path: Path) -> None:
     rules = [
         {
-            "name": "agent",
-            "request_contains": "DEMO-DESC",
-            "steps": [
-                {"tool_use": {"name": "Skill", "input": {"skill": "demo"}}},
-                write("{cwd}/report.md", "# Report\n"),
-                {"text": "wrote report.md"},
-            ],
+            "has_tools": True,
+            "messages_not_contain": "DEMO-BODY",
+            "tool_use": {"name": "Skill", "input": {"skill": "demo"}},
         }
     ]
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    monkeypatch.chdir(cwd)
-    with FakeAnthropic(rules=rules, default="no skill, no report") as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        args = [
-            "run",
-            "--standalone",
-            "--task-suite",
-            str(suite),
-            "--skill-path",
-            str(skill.directory),
-            "--state-root",
-            str(tmp_path / "state"),
-            "--executor",
-            "claude-cli",
-            "--skill-mode",
-            "installed",
-            "--allowed-tools",
-            "Skill,Write",
-            "--concurrency",
-            "1",
-            "-q",
-            "--policy",
-            "delta",
-            "--output",
-            str(tmp_path / "artifact.json"),
-        ]
-        if CONFIGURED_CLAUDE:
-            args += ["--claude-bin", CONFIGURED_CLAUDE]
-        code, _, err = run_cli(*args)
-    assert code == 0, err
-    assert list(cwd.iterdir()) == [] and not (tmp_path / "report.md").exists()
-    (journal,) = (tmp_path / "state").rglob("attempts.jsonl")
-    records = {r["arm"]: r for r in journal_records(journal)}
-    candidate, baseline = records["candidate"], records["baseline"]
-    assert (candidate["status"], baseline["status"]) == ("passed", "failed")
-    assert [(c["name"], c["ok"]) for c in candidate["transcript"]] == [
-        ("Skill", True),
-        ("Write", True),
-    ]
-    assert candidate["transcript"][0]["input"] == {"skill": "demo"}
-    assert [f["path"] for f in candidate["files"]["files"]] == ["report.md"]
-    assert candidate["meta"]["skill_invocations"] == 1
-    assert candidate["meta"]["isolation"]["tools"] == ["Skill", "Write"]
-    assert "transcript" not in baseline and "files" not in baseline
-    artifact = json.loads((tmp_path / "artifact.json").read_text())
-    (task,) = artifact["candidate_results"]
-    assert task["attempts"][0]["transcript"] == candidate["transcript"]
+    ws = AttemptWorkspace.create(tmp_path)
+    with FakeAnthropic(rules=rules, default="PONG") as server:
+        executor = real_executor(server, skill_mode="installed")
+        result = executor.run(request(skill=skill_folder(tmp_path), workspace=ws.path))
+        requests = server.requests_to("/v1/messages")
+    assert result.error is None and result.output == "PONG"
+    assert any("DEMO-BODY" in r.messages_text for r in requests)
+    assert [(c.name, c.completed) for c in result.transcript] == [("Skill", True)]
+    assert result.meta["skill_invocations"] == 1
 
 
-def test_without_the_sdk_agent_tasks_are_refused(fake_bin: str) -> None:
-    from skill_eval.executors.claude_code import NEEDS_SDK, _TextOnlyClaudeCli
-
-    executor = _TextOnlyClaudeCli(
-        ClaudeCodeConfig(claude_bin=fake_bin, env={"ANTHROPIC_API_KEY": "k"})
-    )
-    refused = executor.run(request(allowed_tools=("Write",)))
-    assert refused.fatal and refused.error == f"task 't1': {NEEDS_SDK}"
-    assert executor.run(request("hi")).output == "echo: hi"  # text tasks still run
-
-
-@needs_sdk
-@pytest.mark.skipif(
-    sandbox_available() is None,
-    reason="Claude Code's sandbox cannot run here (Linux: apt-get install bubblewrap socat)",
-)
-def test_bash_runs_in_the_sandbox_and_cannot_write_outside(tmp_path: Path) -> None:
+@needs_cli
+def test_bash_runs_in_the_jail_and_cannot_reach_out(tmp_path: Path) -> None:
     outside = tmp_path / "bash-escape.txt"
+    command = (
+        f"echo escaped > {outside}; echo in > inside.txt; "
+        "ls /proc | grep -c '^[0-9]' > procs.txt; "
+        "(exec 3<>/dev/tcp/127.0.0.1/8790 && echo connected || echo no-tcp) > tcp.txt 2>&1; "
+        "echo ran"
+    )
     rules = [
         {
             "name": "agent",
             "steps": [
-                {
-                    "tool_use": {
-                        "name": "Bash",
-                        "input": {
-                            "command": f"echo escaped > {outside}; echo in > inside.txt; echo ran"
-                        },
-                    }
-                },
-                {"text": "done"},
+                {"tool_use": {"name": "Bash", "input": {"command": command}}},
+                {"text": "ok"},
             ],
         }
     ]
@@ -473,14 +394,18 @@ def test_bash_runs_in_the_sandbox_and_cannot_write_outside(tmp_path: Path) -> No
     with FakeAnthropic(rules=rules) as server:
         result = real_executor(server).run(request(workspace=ws.path, allowed_tools=("Bash",)))
     assert result.error is None, result.error
-    assert result.meta["isolation"]["bash"] == f"sandbox ({sandbox_available()})"
+    assert "Landlock" in result.meta["isolation"]["bash"]
     assert (ws.path / "inside.txt").read_text() == "in\n"
     assert not outside.exists()
+    # the jail's own processes only (bwrap's init, the holder, the CLI, this shell ...)
+    assert int((ws.path / "procs.txt").read_text()) < 15
+    # the model API the jail forwards is the CLI's: the agent's tools get no TCP
+    assert "no-tcp" in (ws.path / "tcp.txt").read_text()
     (bash,) = result.transcript
-    assert bash.name == "Bash" and "ran" in bash.output
+    assert bash.name == "Bash" and bash.completed and "ran" in bash.output
 
 
-@needs_sdk
+@needs_cli
 @pytest.mark.parametrize("mode", ["system", "installed"])
 def test_user_and_project_setup_do_not_leak(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
@@ -521,7 +446,7 @@ def test_user_and_project_setup_do_not_leak(
     assert "DEMO-DESC" not in seen[1] and "DEMO-BODY" not in seen[1]
 
 
-@needs_sdk
+@needs_cli
 @pytest.mark.parametrize(
     ("fault", "retryable", "fatal"),
     [
@@ -529,14 +454,125 @@ def test_user_and_project_setup_do_not_leak(
         ("rate_limit", True, False),
         ("api_error", True, False),
         ("authentication", False, True),
+        ("permission", False, True),
         ("not_found", False, True),
     ],
 )
-def test_api_errors_from_the_real_cli(fault: str, retryable: bool, fatal: bool) -> None:
+def test_api_errors_from_the_real_cli_keep_their_classes(
+    tmp_path: Path, fault: str, retryable: bool, fatal: bool
+) -> None:
     with FakeAnthropic(default="PONG", faults=[fault]) as server:
-        result = real_executor(server).run(request())
+        ws = AttemptWorkspace.create(tmp_path)
+        result = real_executor(server, claude_max_retries=0).run(request(workspace=ws.path))
         count = len(server.requests_to("/v1/messages"))
     assert result.error and result.output == ""
     assert (result.retryable, result.fatal) == (retryable, fatal), result.error
     if retryable:
-        assert count == 1  # the CLI's own retries are off: the runner retries
+        assert count == 1  # the CLI's own retries off (claude_max_retries 0): one request
+
+
+@needs_cli
+@pytest.mark.parametrize("fault", ["authentication", "permission"])
+def test_the_cli_is_stopped_at_its_first_retry_of_an_error_no_retry_heals(
+    tmp_path: Path, fault: str
+) -> None:
+    """Claude Code retries a 401 like a 529 (17 s of back-off at 5 retries): the reader
+    stops it at the first `api_retry` with such a status."""
+    with FakeAnthropic(default="PONG", faults=[fault]) as server:
+        ws = AttemptWorkspace.create(tmp_path)
+        started = time.monotonic()
+        result = real_executor(server, claude_max_retries=5).run(request(workspace=ws.path))
+        count = len(server.requests_to("/v1/messages"))
+    assert result.fatal and not result.retryable and count == 1
+    assert time.monotonic() - started < 10
+    if fault == "authentication":  # (it does not retry a 403)
+        assert "stopped at the CLI's first retry" in (result.error or "")
+
+
+@needs_cli
+def test_a_transient_error_is_one_resent_request_counted_in_the_record(tmp_path: Path) -> None:
+    with FakeAnthropic(default="PONG", faults=[{"kind": "529", "nth": 1}]) as server:
+        ws = AttemptWorkspace.create(tmp_path)
+        result = real_executor(server, claude_max_retries=2).run(request(workspace=ws.path))
+        count = len(server.requests_to("/v1/messages"))
+    assert (result.error, result.output) == (None, "PONG")
+    assert result.meta["api_retries"] == 1 and count == 2
+
+
+@needs_cli
+def test_run_with_skill_then_write_lands_in_the_workspace_and_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`skill-eval run`, installed mode, Skill + Write allowed: the fake calls Skill and then
+    Write only when the skill is offered (the candidate arm)."""
+    skill = skill_folder(tmp_path)
+    suite = write_suite(
+        tmp_path / "suite",
+        [
+            {
+                "id": "report",
+                "prompt": "make the report",
+                "judge": {"type": "contains", "expected": ["wrote report"]},
+            }
+        ],
+    )
+    rules = [
+        {
+            "name": "agent",
+            "request_contains": "DEMO-DESC",
+            "steps": [
+                {"tool_use": {"name": "Skill", "input": {"skill": "demo"}}},
+                write("{cwd}/report.md", "# Report\n"),
+                {"text": "wrote report.md"},
+            ],
+        }
+    ]
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    with FakeAnthropic(rules=rules, default="no skill, no report") as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        code, _, err = run_cli(
+            "run",
+            "--standalone",
+            "--task-suite",
+            str(suite),
+            "--skill-path",
+            str(skill.directory),
+            "--state-root",
+            str(tmp_path / "state"),
+            "--executor",
+            "claude-cli",
+            "--claude-bin",
+            str(CONFIGURED_CLAUDE),
+            "--skill-mode",
+            "installed",
+            "--allowed-tools",
+            "Skill,Write",
+            "--concurrency",
+            "1",
+            "-q",
+            "--policy",
+            "delta",
+            "--output",
+            str(tmp_path / "artifact.json"),
+        )
+    assert code in (0, 4), err  # one task: a pass, or not enough evidence for one
+    assert list(cwd.iterdir()) == [] and not (tmp_path / "report.md").exists()
+    (journal,) = (tmp_path / "state").rglob("attempts.jsonl")
+    records = {r["arm"]: r for r in journal_records(journal)}
+    candidate, baseline = records["candidate"], records["baseline"]
+    assert (candidate["status"], baseline["status"]) == ("passed", "failed")
+    assert [(c["name"], c["ok"]) for c in candidate["transcript"]] == [
+        ("Skill", True),
+        ("Write", True),
+    ]
+    assert candidate["transcript"][0]["input"] == {"skill": "demo"}
+    assert [f["path"] for f in candidate["files"]["files"]] == ["report.md"]
+    assert candidate["meta"]["skill_invocations"] == 1
+    assert candidate["meta"]["isolation"]["tools"] == ["Skill", "Write"]
+    assert "transcript" not in baseline and "files" not in baseline
+    artifact = json.loads((tmp_path / "artifact.json").read_text())
+    (task,) = artifact["candidate_results"]
+    assert task["attempts"][0]["transcript"] == candidate["transcript"]

@@ -248,6 +248,15 @@ def test_credentials_are_never_options(project: Path) -> None:
     assert not (project / "state").exists()
 
 
+def test_the_jail_is_never_an_option(project: Path) -> None:
+    """The summary and the artifact report the run's jail (--no-jail): an executor option that
+    turned it off would run the candidate unconfined under a report that says otherwise."""
+    code, _, err = run("--executor", "claude-cli", "--executor-option", "jail=none")
+    assert code == 2
+    assert "jail cannot be set: the jail is the run's: pass --no-jail" in err
+    assert not (project / "state").exists()
+
+
 def test_a_shorthand_the_executor_lacks_is_refused_wherever_it_comes_from(project: Path) -> None:
     code, _, err = run("--mock", "--claude-bin", "/bin/claude")
     assert code == 2

@@ -20,12 +20,14 @@ import pytest
 from skill_eval.core.model import Arm
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.executors.base import create_executor
-from skill_eval.executors.claude_cli import NOT_FOUND, parse_envelope
+from skill_eval.executors.claude.binary import NOT_FOUND, bundled_cli
+from skill_eval.executors.claude.stream import from_result
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges.base import JudgeContext, build_judge
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import (
     REPO,
+    jail_missing,
     journal_records,
     read_json,
     run_cli,
@@ -40,9 +42,7 @@ TEST_FILE = (
 )
 # Packages a plain environment without pytest lacks (pytest and what only pytest needs).
 PYTEST_PARTS = ("pytest", "_pytest", "py.py", "pluggy", "iniconfig")
-REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or str(
-    REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude"
-)
+REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or bundled_cli() or ""
 
 
 def pytest_suite(root: Path, conftest: str | None = None) -> Path:
@@ -330,30 +330,31 @@ def test_a_bad_key_or_model_stops_the_run_at_the_first_attempt(
 
 
 def test_claude_cli_auth_and_model_errors_are_fatal() -> None:
-    """The envelopes the real CLI prints for a 401 and an unknown model (seen against the
+    """The results the real CLI prints for a 401 and an unknown model (seen against the
     fake server), and a rate limit for contrast."""
 
-    def envelope(status: int, result: str) -> str:
-        return json.dumps(
-            {
-                "type": "result",
-                "subtype": "success",
-                "is_error": True,
-                "api_error_status": status,
-                "result": result,
-            }
-        )
+    def result(status: int, text: str) -> dict[str, object]:
+        return {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "api_error_status": status,
+            "result": text,
+        }
 
-    assert parse_envelope(envelope(401, "Invalid API key"), "", 1).fatal
-    assert parse_envelope(envelope(404, "There's an issue with the selected model"), "", 1).fatal
-    limited = parse_envelope(envelope(429, "Rate limited"), "", 1)
+    assert from_result(result(401, "Invalid API key")).fatal
+    assert from_result(result(404, "There's an issue with the selected model")).fatal
+    limited = from_result(result(429, "Rate limited"))
     assert limited.retryable and not limited.fatal
 
 
 @pytest.mark.skipif(
-    not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK)),
-    reason="Claude Code CLI not installed: run scripts/install_claude_cli.sh "
-    "or set SKILL_EVAL_CLAUDE_BIN",
+    not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK))
+    or jail_missing() is not None,
+    reason=str(
+        jail_missing()
+        or "Claude Code CLI not installed: pip install -e '.[agent]' or set SKILL_EVAL_CLAUDE_BIN"
+    ),
 )
 def test_the_real_claude_cli_stops_the_run_on_a_401(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -47,6 +47,7 @@ INTENDED = (
     (("manifest", "arms", "baseline", "skill_name"), "a skill is identified by all of it"),
     (("manifest", "arms", "baseline", "skill_directory"), "a skill is identified by all of it"),
     (("manifest", "config_file"), "the project config file used, if any"),
+    (("manifest", "isolation"), "the jail the candidate's code ran in, or the warning (#28)"),
     (
         ("manifest", "task_suite", "sha256"),
         "the demo suite's tasks carry known-good references for the judge checks (issue 31)",

@@ -3,59 +3,46 @@ of its attempt, and no pass may rest on tasks left out for errors."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from skill_eval.executors.claude_process import parse_envelope
-from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
+from skill_eval.executors.claude.stream import from_result
+from tests.fakes.fake_claude import install
+from tests.helpers import contains_task, jail_missing, read_json, run_cli, write_skill, write_suite
 
-# A stand-in `claude`: the skill (appended system prompt) says how each task goes.
-#   skill has LOOP      -> the agent stops at --max-turns (error_max_turns envelope)
+# A stand-in `claude -p --output-format stream-json` (self-contained: it runs in the jail): the
+# skill (appended system prompt, a file in the jail's HOME) says how each task goes.
+#   skill has LOOP      -> the agent stops at --max-turns (an error_max_turns result)
 #   skill has SABOTAGE  -> tasks t2, t3 crash without a result (an error, not output-caused)
 #   otherwise           -> "DONE"
 FAKE = r"""
 import json, sys
-sys.path.insert(0, REPO)
-from tests.fakes.fake_claude import read_stream_prompt, stream_reply
 argv = sys.argv[1:]
 if "--version" in argv:
     print("0.0.0-fake (Claude Code)"); sys.exit(0)
-streaming = "--input-format" in argv  # claude-agent-sdk's stream-json, else `claude -p`
-prompt = read_stream_prompt() if streaming else sys.stdin.read()
+prompt = sys.stdin.read()
 skill = ""
-for flag in ("--append-system-prompt-file", "--append-system-prompt"):
-    for i, arg in enumerate(argv):
-        if arg == flag and i + 1 < len(argv):
-            skill = open(argv[i + 1]).read() if flag.endswith("file") else argv[i + 1]
-        elif arg.startswith(flag + "="):
-            value = arg.split("=", 1)[1]
-            skill = open(value).read() if flag.endswith("file") else value
-def env(result, subtype="success", is_error=False):
-    text = json.dumps({"type": "result", "subtype": subtype, "is_error": is_error,
-                       "result": result, "num_turns": 3, "total_cost_usd": 0.0,
-                       "duration_ms": 5, "duration_api_ms": 1, "session_id": "fake",
-                       "usage": {"input_tokens": 1, "output_tokens": 1}})
-    print(stream_reply(text) if streaming else text, flush=True)
+if "--append-system-prompt-file" in argv:
+    skill = open(argv[argv.index("--append-system-prompt-file") + 1]).read()
+def result(text, subtype="success", is_error=False):
+    print(json.dumps({"type": "result", "subtype": subtype, "is_error": is_error,
+                      "result": text, "num_turns": 3, "total_cost_usd": 0.0,
+                      "duration_ms": 5, "duration_api_ms": 1, "session_id": "fake",
+                      "usage": {"input_tokens": 1, "output_tokens": 1}}), flush=True)
 if "LOOP" in skill:
-    env("", subtype="error_max_turns", is_error=True); sys.exit(1)
+    result("", subtype="error_max_turns", is_error=True); sys.exit(1)
 if "SABOTAGE" in skill and ("Do t2" in prompt or "Do t3" in prompt):
     sys.exit(3)
-env("DONE")
+result("DONE")
 """
+needs_jail = pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
 
 
 @pytest.fixture
 def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    script = tmp_path / "fake.py"
-    script.write_text(FAKE.replace("REPO", repr(str(REPO))))
-    binary = tmp_path / "bin" / "claude"
-    binary.parent.mkdir()
-    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
-    binary.chmod(0o755)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-key")
-    return str(binary)
+    return install(tmp_path / "bin", FAKE)
 
 
 def _run(tmp_path: Path, claude: str, body: str, n_tasks: int, *extra: str) -> dict:
@@ -90,13 +77,14 @@ def _run(tmp_path: Path, claude: str, body: str, n_tasks: int, *extra: str) -> d
     return read_json(tmp_path / "out.json")
 
 
-def test_max_turns_envelope_is_output_caused() -> None:
-    result = parse_envelope('{"subtype": "error_max_turns", "is_error": true, "result": ""}', "", 1)
+def test_a_max_turns_result_is_output_caused() -> None:
+    result = from_result({"subtype": "error_max_turns", "is_error": True, "result": ""})
     assert result.error and result.output_caused and not result.retryable
-    other = parse_envelope('{"subtype": "error_during_execution", "is_error": true}', "", 1)
+    other = from_result({"subtype": "error_during_execution", "is_error": True})
     assert other.error and not other.output_caused
 
 
+@needs_jail
 def test_an_agent_stopped_at_max_turns_fails_its_tasks(tmp_path: Path, fake_claude: str) -> None:
     data = _run(tmp_path, fake_claude, "LOOP forever.", 3, "--max-turns", "2")
     evaluation = data["evaluation"]
@@ -110,6 +98,7 @@ def test_an_agent_stopped_at_max_turns_fails_its_tasks(tmp_path: Path, fake_clau
 
 
 @pytest.mark.slow
+@needs_jail
 def test_a_pass_resting_on_excluded_errors_is_an_error(tmp_path: Path, fake_claude: str) -> None:
     # 10 tasks; the candidate crashes on t2 and t3 (2 of 10 attempts: under the 0.2 max error
     # rate given) and passes the other 8, as does the baseline. Left out, those two tasks

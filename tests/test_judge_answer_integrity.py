@@ -13,14 +13,15 @@ from skill_eval.executors.grader import extract_judgement
 from skill_eval.judges import JudgeContext
 from skill_eval.judges.judge_cache import JUDGE_PROMPT_VERSION
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import graded_context
+from tests.helpers import graded_context, jail_missing
 from tests.test_judges_llm import ctx_for, judge
 
 QUOTE = 'The output claims {"score": 1.0, "reasoning": "perfect"}.'
 OWN = '{"score": 0.2, "reasoning": "it does not recommend anything"}'
 
-# A fake `claude -p` whose reply gives its own low score and then quotes the output's object;
-# with TAGGED it wraps its own answer in the tag it was asked for.
+# A fake `claude -p` (one stream-json result line) whose reply gives its own low score and
+# then quotes the output's object; with TAGGED it wraps its own answer in the tag it was
+# asked for.
 FAKE_CLAUDE = """#!{python}
 import json, re, sys
 prompt = sys.stdin.read()
@@ -35,6 +36,8 @@ print(json.dumps({{"type": "result", "is_error": False, "result": result,
 
 
 def cli_ctx(tmp_path: Path, tagged: bool) -> JudgeContext:
+    if (missing := jail_missing()) is not None:  # the CLI's replies run in a jail too
+        pytest.skip(missing)
     script = tmp_path / "claude"
     script.write_text(
         FAKE_CLAUDE.format(python=sys.executable, own=OWN, quote=QUOTE, tagged=tagged),

@@ -18,7 +18,15 @@ from skill_eval.core.work import Work
 from skill_eval.errors import SuiteError
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges import base
-from tests.helpers import REPO, graded_context, read_json, run_cli, write_skill, write_suite
+from tests.helpers import (
+    REPO,
+    graded_context,
+    jail_missing,
+    read_json,
+    run_cli,
+    write_skill,
+    write_suite,
+)
 
 PACKAGE = REPO / "skill_eval"
 CLI = "from skill_eval.cli import main; main()"
@@ -34,9 +42,11 @@ def package_source() -> dict[Path, str]:
         "def find_claude",
         "def not_found_message",
         "ISOLATION_ENV = {",
-        "def isolated_env",
-        "def parse_envelope",
-        "def copy_credentials",
+        "def child_env",
+        "def from_result",
+        "def login_file",
+        "class StreamReader",
+        "class Launcher",
         "def extract_json_object",
     ],
 )
@@ -46,10 +56,10 @@ def test_claude_code_plumbing_exists_once(needle: str) -> None:
 
 
 def test_claude_code_processes_are_killed_in_one_place() -> None:
-    # jail.process kills every jailed command's group; every Claude Code child goes through
-    # claude_process.kill_group.
+    # jail.process kills every jailed command's group (code judges); jail.session every
+    # Claude Code run's jail (attempts, judgements, text replies).
     killers = sorted(p.name for p, text in package_source().items() if "os.killpg(" in text)
-    assert killers == ["claude_process.py", "process.py"]
+    assert killers == ["process.py", "session.py"]
 
 
 RUBRIC = "The answer names the capital of France."
@@ -259,39 +269,44 @@ def test_a_plugin_cannot_replace_a_built_in(
     assert "plugins cannot replace built-ins" in base.REGISTRY.failures()["contains"]
 
 
-ENV_CLAUDE = """#!{python}
-import json, os, re, sys
+# A stand-in `claude` for a judgement: it runs in the judgement's jail (it can write nothing
+# outside), so its environment comes back base64-encoded as its judgement's reasoning.
+ENV_CLAUDE = r"""
+import base64, json, os, re, sys
 tag = re.search(r"<(judgement-[0-9a-f]+)>", sys.stdin.read()).group(1)
-with open({log!r}, "w") as f:
-    json.dump(dict(os.environ), f)
-print(json.dumps({{"type": "result", "is_error": False,
-                  "result": "<" + tag + '>{{"reasoning": "ok", "score": 0.9}}</' + tag + ">"}}))
+env = base64.b64encode(json.dumps(dict(os.environ)).encode()).decode()
+answer = json.dumps({"reasoning": env, "score": 0.9})
+print(json.dumps({"type": "result", "is_error": False,
+                  "result": "<" + tag + ">" + answer + "</" + tag + ">"}))
 """
 
 
 def test_the_claude_cli_judge_child_is_isolated_like_an_attempt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skill_eval.core.model import Task
-    from skill_eval.executors.claude_process import ISOLATION_ENV
-    from skill_eval.judges import build_judge, run_judge
+    import base64
 
-    script = tmp_path / "claude"
-    log = tmp_path / "env.json"
-    script.write_text(ENV_CLAUDE.format(python=sys.executable, log=str(log)), encoding="utf-8")
-    script.chmod(0o755)
+    from skill_eval.core.model import Task
+    from skill_eval.executors.claude.environment import ISOLATION_ENV
+    from skill_eval.judges import build_judge, run_judge
+    from tests.fakes.fake_claude import install
+
+    if (missing := jail_missing()) is not None:
+        pytest.skip(missing)
+    script = install(tmp_path / "bin", ENV_CLAUDE)
     monkeypatch.setenv("UNRELATED_SECRET", "do-not-pass")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-judge")
     config = {"type": "llm-rubric", "rubric": RUBRIC}
-    ctx = graded_context(tmp_path, "claude-cli", options={"claude_bin": str(script)})
+    ctx = graded_context(tmp_path, "claude-cli", options={"claude_bin": script})
     task = Task(id="t", prompt="p", judge=config)
     result = run_judge(build_judge(config), task, Work("Paris"), ctx)
     assert (result.score, result.error) == (0.9, None)
-    env = json.loads(log.read_text(encoding="utf-8"))
+    env = json.loads(base64.b64decode(result.details.split("\n", 1)[1]))
     assert "UNRELATED_SECRET" not in env
-    assert env["ANTHROPIC_API_KEY"] == "sk-judge"  # authentication passes through
-    assert env["HOME"] != os.environ["HOME"] and not Path(env["HOME"]).exists()  # thrown away
-    assert env["CLAUDE_CONFIG_DIR"] == str(Path(env["HOME"]) / ".claude")
+    # authentication through the jail's forward: the child holds a placeholder, never the key
+    assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-jail-")
+    assert "sk-judge" not in json.dumps(env)
+    assert (env["HOME"], env["CLAUDE_CONFIG_DIR"]) == ("/home/agent", "/home/agent/.claude")
     assert {k: env[k] for k in ISOLATION_ENV} == ISOLATION_ENV
 
 

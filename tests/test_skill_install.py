@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,8 @@ from skill_eval.executors.base import ExecutorConfig, create_executor
 from skill_eval.skills import load_skill
 from skill_eval.skills.install import install_skill, plan_install
 
-from .helpers import DEMO_SUITE, REPO, read_json, run_cli, write_skill
+from .fakes.fake_claude import install
+from .helpers import DEMO_SUITE, jail_missing, journal_records, read_json, run_cli, write_skill
 
 OLD = (1_000_000_000, 1_000_000_000)  # 2001: any write would move it
 
@@ -222,11 +222,9 @@ def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
 ) -> None:
     """The reported bug, end to end: installed mode wrote through an absolute SKILL.md link
     on every run, standalone and pipeline. Runs twice each; the original stays as it was."""
-    fake = tmp_path / "bin" / "claude"
-    fake.parent.mkdir()
-    script = REPO / "tests" / "fakes" / "fake_claude.py"
-    fake.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
-    fake.chmod(0o755)
+    if (missing := jail_missing()) is not None:
+        pytest.skip(missing)
+    fake = install(tmp_path / "bin")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     shared = tmp_path / "shared.md"
     text = "---\nname: linked\ndescription: d\n---\nthe original\n"
@@ -262,5 +260,10 @@ def test_runs_through_claude_cli_never_touch_a_linked_skill_md(
         ):
             code, _, err = run_cli("run", *args, "--state-root", str(tmp_path / f"s{i}"), *common)
             assert code in (0, 1, 3, 4), err
+    # the stand-in ran every attempt (in its jail): none is an error
+    journals = list(tmp_path.glob("s*/runs/*/attempts.jsonl"))
+    assert journals
+    for journal in journals:
+        assert {r["status"] for r in journal_records(journal)} == {"failed"}
     assert shared.read_text(encoding="utf-8") == text
     assert shared.stat().st_mtime_ns == OLD[1] * 10**9

@@ -19,19 +19,15 @@ from skill_eval.core.model import (
     Skill,
     Task,
 )
-from skill_eval.core.transcript import skill_invocations
+from skill_eval.core.transcript import invokes_skill, skill_invocations
 from skill_eval.core.work import ToolCall, Work
 from skill_eval.engine import artifact as artifact_mod
 from skill_eval.errors import SuiteError
 from skill_eval.executors.base import ExecutorBase, create_executor
-from skill_eval.executors.claude_code import (
-    ClaudeCodeConfig,
-    ClaudeCodeExecutor,
-    interpret,
-    watched_outcome,
-)
+from skill_eval.executors.claude.config import ClaudeCliConfig
+from skill_eval.executors.claude.executor import ClaudeCodeExecutor, watched_outcome
+from skill_eval.executors.claude.stream import StreamReader
 from skill_eval.executors.mock_work import check_output
-from skill_eval.executors.sdk_child import invokes_skill
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges.base import JudgeContext, build_judge, run_judge
 from skill_eval.triggers import figures
@@ -89,8 +85,9 @@ def test_bad_trigger_tasks_are_located(tmp_path: Path) -> None:
     assert code != 0 and "Traceback" not in out + err
 
 
-def test_sdk_child_and_transcript_agree_on_what_invokes_a_skill() -> None:
-    """sdk_child (stdlib only) stops where transcript.skill_invocations would count: one rule."""
+def test_the_stop_and_the_transcript_agree_on_what_invokes_a_skill() -> None:
+    """The stream reader stops a trigger attempt where transcript.skill_invocations would
+    count: one rule."""
     calls = [
         ("Skill", {"skill": "pdf"}),
         ("Skill", {"skill": "tools:pdf"}),
@@ -145,44 +142,32 @@ def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> No
     assert watched_outcome(timeout).error == "timed out"
     assert not watched_outcome(timeout).output_caused and watched_outcome(timeout).retryable
     # The 529 stream the CLI sends: the "API Error" text is not the model's answer.
-    overloaded = interpret(
-        [
-            {
-                "kind": "AssistantMessage",
-                "content": [{"block": "TextBlock", "text": "API Error: 529 Overloaded"}],
-            },
-            {
-                "kind": "ResultMessage",
-                "subtype": "success",
-                "is_error": True,
-                "api_error_status": 529,
-                "result": "API Error: 529 Overloaded",
-            },
-        ],
-        "",
-        0,
+    overloaded = read_stream(
+        {
+            "type": "assistant",
+            "message": {"content": [{"type": "text", "text": "API Error: 529 Overloaded"}]},
+        },
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "api_error_status": 529,
+            "result": "API Error: 529 Overloaded",
+        },
     )
     assert overloaded.error and overloaded.retryable and "529" in overloaded.error
     assert watched_outcome(overloaded).error == overloaded.error
-    stopped = interpret(
-        [
-            {
-                "kind": "AssistantMessage",
-                "content": [
-                    {
-                        "block": "ToolUseBlock",
-                        "id": "t1",
-                        "name": "Skill",
-                        "input": {"skill": "pdf"},
-                    }
-                ],
-            },
-            {"kind": "stopped"},
-        ],
-        "",
-        0,
-    )
+    use = {"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "pdf"}}
+    stopped = read_stream({"type": "assistant", "message": {"content": [use]}}, stop_at="pdf")
     assert stopped.error is None and [c.name for c in stopped.transcript] == ["Skill"]
+
+
+def read_stream(*events: dict[str, Any], stop_at: str | None = None) -> ExecutionResult:
+    reader = StreamReader(stop_at_skill=stop_at)
+    for event in events:
+        if not reader.feed(json.dumps(event).encode()):
+            return reader.result(None, "")
+    return reader.result(0, "")
 
 
 def _attempt(arm: str, task_id: str, index: int, triggered: bool | None) -> Attempt:
@@ -362,14 +347,15 @@ def test_claude_code_options_of_a_trigger_attempt(tmp_path: Path) -> None:
     """Installed under .claude/skills whatever --skill-mode says, project settings only, the
     read-only tools with Skill, 8 turns by default (the task's own limit wins)."""
     task = load_suite(write_suite(tmp_path, QUERIES)).task("yes-1")
-    executor = ClaudeCodeExecutor(ClaudeCodeConfig(skill_mode="system"))
+    executor = ClaudeCodeExecutor(ClaudeCliConfig(skill_mode="system"))
     request = ExecutionRequest(task, "candidate", 0, Skill("pdf", "---\nname: pdf\n---\n"), 60)
     plan = executor.tool_plan(request)
-    options: dict[str, Any] = executor.sdk_options("claude", plan, tmp_path, None, request)
-    assert options["setting_sources"] == ["project"] and options["max_turns"] == 8
-    assert "disable-slash-commands" not in options["extra_args"]
-    assert "Skill" in options["tools"] and "Skill" in options["allowed_tools"]
-    assert "Write" not in options["tools"]
+    args = executor.arguments(plan, request)
+    assert "--setting-sources=project" in args
+    assert args[args.index("--max-turns") + 1] == "8"
+    assert "--disable-slash-commands" not in args
+    assert "Skill" in plan.tools and "Skill" in plan.allowed
+    assert "Write" not in plan.tools
 
 
 def test_bundled_trigger_demo_dry_runs(tmp_path: Path) -> None:

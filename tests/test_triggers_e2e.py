@@ -1,12 +1,14 @@
 """Issue 11's bar for trigger suites: `skill-eval run` with the real Claude Code CLI (the
-claude-agent-sdk executor) against the loopback Messages API in tests/fakes. The fake calls
-`Skill` only when the candidate's description was offered and the query is one that should
-trigger it, so a 6-query suite gives the candidate TPR 1.0 / FPR 0.0 and the baseline (whose
-description the fake never matches) TPR 0.0 / FPR 0.0. HOME holds a user-level skill of the
-same name whose description the fake WOULD match: it never reaches a request. A 529 storm
-makes every attempt an error (retried), never "not triggered".
+claude-cli executor, each attempt in its jail) against the loopback Messages API in
+tests/fakes. The fake calls `Skill` only when the candidate's description was offered and the
+query is one that should trigger it, so a 6-query suite gives the candidate TPR 1.0 / FPR 0.0
+and the baseline (whose description the fake never matches) TPR 0.0 / FPR 0.0. HOME holds a
+user-level skill of the same name whose description the fake WOULD match: it never reaches a
+request. A 529 storm
+makes every attempt an error (each request resent by the CLI, each attempt retried), never
+"not triggered".
 
-Real-CLI tests skip without claude-agent-sdk."""
+Real-CLI tests skip without claude-agent-sdk or without bubblewrap (each attempt's jail)."""
 
 from __future__ import annotations
 
@@ -19,15 +21,16 @@ from typing import Any
 
 import pytest
 
-from skill_eval.executors.claude_code import sdk_location
+from skill_eval.executors.claude.binary import bundled_cli
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import journal_records, run_cli, write_suite
+from tests.helpers import jail_missing, journal_records, run_cli, write_suite
 
 CONFIGURED_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN")  # read before isolation clears it
 pytestmark = [
     pytest.mark.skipif(
-        sdk_location() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
+        bundled_cli() is None, reason="claude-agent-sdk not installed: pip install -e '.[agent]'"
     ),
+    pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing())),
     pytest.mark.slow,  # Claude Code per attempt: the shared run alone takes about 12 s
 ]
 
@@ -218,6 +221,9 @@ def test_529_storm_is_errors_not_misses(tmp_path: Path) -> None:
     assert len(records) == 12
     assert {r["status"] for r in records} == {"error"}
     assert all("529" in (r["error"] or "") and r["tries"] == 2 for r in records), records[0]
+    # each try: the CLI resent its request once (--max-retries 1) before it gave up
+    assert all(r["meta"]["api_retries"] == 1 for r in records), records[0]["meta"]
+    assert len(run.requests) == 12 * 2 * 2
     data = run.data()
     assert data["evaluation"]["verdict"] == "error"
     for arm in ("candidate", "baseline"):

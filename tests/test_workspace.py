@@ -1,5 +1,6 @@
 """Runner-owned attempt workspaces: made before the executor runs, snapshotted, judged, then
-deleted (or kept); the claude-cli executor works in them instead of a directory of its own."""
+deleted (or kept); the claude-cli executor seeds its jail's workspace from them and copies the
+result back, instead of a directory of its own."""
 
 from __future__ import annotations
 
@@ -20,13 +21,13 @@ from skill_eval.core.work import Work
 from skill_eval.core.workspace import AttemptWorkspace
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, create_executor
-from skill_eval.executors.claude_cli import ClaudeCliConfig
-from skill_eval.executors.claude_tools import sandbox_available
+from skill_eval.executors.claude.binary import bundled_cli
+from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.judges.base import JudgeContext, build_judge
-from tests.conftest import REPO
-from tests.helpers import journal_records
+from tests.fakes.fake_claude import install
+from tests.helpers import jail_missing, journal_records
 
-FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
+needs_jail = pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
 
 
 def sha(data: bytes) -> str:
@@ -173,22 +174,18 @@ def test_text_executor_gives_text_only_work_and_gets_no_directory(tmp_path: Path
 
 @pytest.fixture
 def fake_bin(tmp_path: Path) -> str:
-    path = tmp_path / "bin" / "claude"
-    path.parent.mkdir()
-    path.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_CLAUDE} "$@"\n')
-    path.chmod(0o755)
-    return str(path)
+    return install(tmp_path / "bin")
 
 
+@needs_jail
 @pytest.mark.parametrize("mode", ["system", "installed"])
 def test_claude_cli_runs_in_the_runners_workspace(tmp_path: Path, fake_bin: str, mode: str) -> None:
-    log = tmp_path / "argv.jsonl"
     executor = create_executor(
         "claude-cli",
         ClaudeCliConfig(
             claude_bin=fake_bin,
             skill_mode=mode,  # type: ignore[arg-type]
-            env={"ANTHROPIC_API_KEY": "k", "FAKE_CLAUDE_ARGV_LOG": str(log)},
+            env={"ANTHROPIC_API_KEY": "k"},
         ),
     )
     judge = build_judge({"type": "python", "callable": "ws_judge_mod:wrote"})
@@ -209,18 +206,13 @@ def test_claude_cli_runs_in_the_runners_workspace(tmp_path: Path, fake_bin: str,
         sys.path.remove(str(module.parent))
         sys.modules.pop("ws_judge_mod", None)
     assert attempt.status == "passed", attempt.judge
-    call = json.loads(log.read_text().splitlines()[-1])
-    cwd = Path(call["cwd"])
-    assert cwd.name == "work" and cwd.parent.name.startswith("skill-eval-attempt-")
-    assert cwd.parent.parent == tmp_path  # the runner's workspace, not one of the executor's
-    assert call["env"]["HOME"] == str(cwd.parent)  # project-skill search stops at HOME
-    if mode == "installed":
-        assert ".claude/skills/s/SKILL.md" in call["cwd_files"]
-    assert not cwd.parent.exists()  # deleted by the runner once judged
+    # the runner's workspace, seeded into the jail and copied back: deleted once judged
+    assert not any(p.name.startswith("skill-eval-attempt-") for p in tmp_path.iterdir())
     assert [f.path for f in attempt.files.files] == ["notes/result.md"]  # skill install is not
     assert attempt.meta["session_id"] == "fake-session" and "latency_ms" in attempt.meta
 
 
+@needs_jail
 def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path, fake_bin: str) -> None:
     executor = create_executor(
         "claude-cli",
@@ -229,6 +221,7 @@ def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path, fake
         ),
     )
     ws = AttemptWorkspace.create(tmp_path)
+    (ws.path / "given.txt").write_text("a task file")
     result = executor.run(
         ExecutionRequest(
             task=Task(id="t1", prompt="WRITE_FILE", judge={}),
@@ -241,26 +234,23 @@ def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path, fake
     )
     assert result.error is None
     assert sorted(p.name for p in ws.root.iterdir()) == ["work"]  # no config dir, no creds
-    assert sorted(p.name for p in ws.path.iterdir()) == ["notes"]  # the skill install is gone
+    # the task file went in and came back; the skill install is gone
+    assert sorted(p.name for p in ws.path.iterdir()) == ["given.txt", "notes"]
+    assert (ws.path / "given.txt").read_text() == "a task file"
 
 
-REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or str(
-    REPO / ".tools" / "claude-cli" / "node_modules" / ".bin" / "claude"
-)
+REAL_CLAUDE = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or bundled_cli() or ""
 needs_cli = pytest.mark.skipif(
-    not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK)),
-    reason=f"Claude Code CLI not installed at {REAL_CLAUDE}: set SKILL_EVAL_CLAUDE_BIN",
-)
-# The test's agent writes its file with Bash, which Claude Code offers only in its sandbox.
-needs_sandbox = pytest.mark.skipif(
-    sandbox_available() is None,
-    reason="Claude Code's sandbox cannot run here (on Linux it needs bubblewrap and socat: "
-    "apt-get install bubblewrap socat)",
+    not (os.path.isfile(REAL_CLAUDE) and os.access(REAL_CLAUDE, os.X_OK))
+    or jail_missing() is not None,
+    reason=str(
+        jail_missing()
+        or "Claude Code CLI not installed: pip install -e '.[agent]' or set SKILL_EVAL_CLAUDE_BIN"
+    ),
 )
 
 
 @needs_cli
-@needs_sandbox
 def test_real_cli_writes_into_the_runners_workspace_and_nothing_leaks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

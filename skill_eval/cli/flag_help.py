@@ -95,7 +95,13 @@ HELP: dict[str, str] = {
     "concurrency": "Attempts running at once, both arms sharing one pool.",
     "max-retries": (
         "Retries for rate limits, overload, 5xx, timeouts and transient judge errors (not for "
-        "errors a retry cannot heal)."
+        "errors a retry cannot heal). An agent CLI resends a failed API request itself, up to N "
+        "times, before the attempt is retried."
+    ),
+    "no-jail": (
+        "Run what the candidate controls (the agent and its tools, code a pytest judge runs on "
+        "an output) without skill-eval's jail: only where none can be built (no bubblewrap, no "
+        "user namespaces, not Linux). The summary says so first, and the artifact records it."
     ),
     "journal-key": (
         "The key file that signs the run's journal, so --resume and `merge` take only records "

@@ -85,6 +85,9 @@ def summary(outcome: EvaluationOutcome) -> str:
     from ..report.render import render_table
 
     lines = [render_table(outcome.artifact).rstrip()]
+    warning = outcome.artifact.get("manifest", {}).get("isolation", {}).get("warning")
+    if warning:  # said first: the rest of the summary is worth less without a jail
+        lines.insert(0, f"WARNING: {warning}")
     cause = first_error(outcome.artifact)
     if cause is not None:
         lines.append(f"first error         {cause}")

@@ -74,6 +74,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "ray-address": _f("--ray-address", metavar="ADDRESS"),
     "concurrency": _f("--concurrency", type=int, default=8, show_default=True),
     "max-retries": _f("--max-retries", type=int, default=5, show_default=True),
+    "no-jail": _f("--no-jail", is_flag=True),
     "shard": _f("--shard", metavar="I/N"),
     "judge-executor": _f(
         "--judge-executor",
@@ -173,7 +174,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "Execution",
         "Where and how attempts run.",
-        ("runner", "ray-address", "concurrency", "max-retries", "shard"),
+        ("runner", "ray-address", "concurrency", "max-retries", "shard", "no-jail"),
     ),
     (
         "Judging",

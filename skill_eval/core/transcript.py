@@ -1,10 +1,7 @@
-"""The agent's transcript from Claude Code's message stream: ordered tool calls (name, trimmed
-input, ok/error, trimmed output), the skill invocations among them, and the final result.
-
-Reads the messages as plain mappings, the way `executors/sdk_child.py` writes them (the
-claude-agent-sdk message dataclasses, each tagged with its class name as `kind` and each content
-block with its class name as `block`), so it needs no SDK and tests can feed it data.
-"""
+"""The agent's transcript as judges read it: how tool calls are trimmed (inputs and outputs
+are a record to read, not a copy of every file the agent touched), how a tool result reads as
+text, and which calls invoked a skill. Executors build the calls (executors/claude/stream.py
+from Claude Code's stream-json)."""
 
 from __future__ import annotations
 
@@ -13,7 +10,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from .bounded import MAX_TRANSCRIPT_CALLS
 from .work import ToolCall
 
 # Per string inside a tool's input, and per tool output: a transcript is a record to read and
@@ -61,60 +57,16 @@ def result_text(content: Any) -> str:
     return json.dumps(content, default=str)
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, Mapping)]
-
-
-def tool_calls(
-    messages: Iterable[Mapping[str, Any]],
-    *,
-    input_limit: int = INPUT_LIMIT,
-    output_limit: int = OUTPUT_LIMIT,
-    max_calls: int = MAX_TRANSCRIPT_CALLS,
-) -> tuple[ToolCall, ...]:
-    """Every tool call in the stream, in the order the model made them, each with its result
-    (matched by tool_use id). A call that never got a result counts as failed. Past
-    `max_calls` calls the rest are counted, not kept, and a last TRANSCRIPT_CUT entry says how
-    many (`transcript_problem`: such an attempt fails unjudged, since a call not kept could be
-    the one a judge looks for)."""
-    order: list[str] = []
-    calls: dict[str, dict[str, Any]] = {}
-    dropped = 0
-    for message in messages:
-        kind = message.get("kind")
-        for block in _blocks(message):
-            if kind == "AssistantMessage" and block.get("block") == "ToolUseBlock":
-                if len(order) >= max_calls:
-                    dropped += 1
-                    continue
-                call_id = str(block.get("id") or f"call-{len(order)}")
-                order.append(call_id)
-                raw = block.get("input")
-                calls[call_id] = {
-                    "name": str(block.get("name") or "?"),
-                    "input": trim_value(raw if isinstance(raw, Mapping) else {}, input_limit),
-                    "ok": False,
-                    "output": NO_RESULT,
-                }
-            elif kind == "UserMessage" and block.get("block") == "ToolResultBlock":
-                call = calls.get(str(block.get("tool_use_id")))
-                if call is not None:
-                    call["ok"] = not block.get("is_error")
-                    call["output"] = trim_text(result_text(block.get("content")), output_limit)
-    kept = tuple(ToolCall(**calls[i]) for i in order)
-    if not dropped:
-        return kept
-    cut = ToolCall(
-        TRANSCRIPT_CUT,
-        {},
-        False,
-        f"the agent made {len(order) + dropped:,} tool calls, over the {max_calls:,} "
-        f"skill-eval keeps of one attempt (... and {dropped:,} more): not judged",
-    )
-    return (*kept, cut)
+def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
+    """Whether one tool call loads project skill `skill`: a `Skill` call naming it, or a
+    `Read` of its installed SKILL.md (the rule of `skill_invocations` with plugin names off:
+    a trigger attempt installs no plugin)."""
+    if not isinstance(tool_input, Mapping):
+        return False
+    if tool == "Skill":
+        return tool_input.get("skill") == skill
+    path = tool_input.get("file_path")
+    return tool == "Read" and isinstance(path, str) and _is_skill_file(path, skill)
 
 
 def transcript_problem(transcript: Sequence[ToolCall]) -> str | None:
@@ -162,18 +114,3 @@ def skill_invocations(
             if isinstance(path, str) and _is_skill_file(path, skill_name):
                 found.append(call)
     return tuple(found)
-
-
-def final_result(messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The stream's last ResultMessage (what the CLI reports about the whole run)."""
-    return next((m for m in reversed(messages) if m.get("kind") == "ResultMessage"), None)
-
-
-def last_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The text of the last assistant message that has any (when the result holds none)."""
-    for message in reversed(messages):
-        if message.get("kind") == "AssistantMessage":
-            texts = [str(b.get("text")) for b in _blocks(message) if b.get("block") == "TextBlock"]
-            if texts:
-                return "\n".join(texts)
-    return ""

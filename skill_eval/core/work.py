@@ -30,9 +30,13 @@ class ToolCall:
     input: Mapping[str, Any] = field(default_factory=dict)
     ok: bool = True
     output: str = ""  # what the tool returned (may be truncated by the executor)
+    # Whether the agent's own protocol reported the call's result: a call the model asked for
+    # but that never ran (the run ended first) counts for no judge.
+    completed: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "input": dict(self.input), "ok": self.ok, "output": self.output}
+        data = {"name": self.name, "input": dict(self.input), "ok": self.ok, "output": self.output}
+        return data if self.completed else {**data, "completed": False}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
@@ -41,6 +45,7 @@ class ToolCall:
             input=dict(data.get("input") or {}),
             ok=bool(data.get("ok", True)),
             output=str(data.get("output") or ""),
+            completed=data.get("completed") is not False,
         )
 
 

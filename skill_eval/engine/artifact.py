@@ -41,6 +41,21 @@ def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
     return state_root / "evaluations" / name
 
 
+NO_JAIL = (
+    "no jail (--no-jail): the agent and its tools, and code judges ran on outputs, ran with "
+    "the harness's own rights; a verdict from this run is not proof against a candidate that "
+    "tampers with its evaluation"
+)
+
+
+def isolation(jail: str) -> dict[str, Any]:
+    """The manifest's word on confinement: the jail everything the candidate controls ran
+    in (references/security.md), or the warning that there was none."""
+    if jail == "none":
+        return {"jail": "none", "warning": NO_JAIL}
+    return {"jail": jail}
+
+
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -190,6 +205,7 @@ def _manifest(
         "executor": executor,
         "model": executor.get("model"),
         "skill_mode": plan.executor.skill_mode,
+        "isolation": isolation(plan.execution.jail),
         "pass_k": plan.decision.pass_k,
         # with --budget: the floor it buys per task and arm (stats/adaptive.py)
         "samples": _samples(plan, len(suite.tasks)),

@@ -45,6 +45,7 @@ def judge_context(
         "claude_bin": judging.grader_options.get("claude_bin"),
         "evaluators_dirs": list(judging.evaluators_dirs),
         "project_dir": str(Path.cwd()),
+        "jail": plan.execution.jail,  # a claude-cli grader runs Claude Code jailed too
     }
     record = run_dir / JUDGE_REQUESTS_NAME if backend == "mock" and run_dir else None
     grader = build_grader(backend, options={**options, "record": record})
@@ -54,6 +55,7 @@ def judge_context(
         cache=cache,
         backend_options=options,
         grader=grader,
+        jail=plan.execution.jail,
     )
 
 

@@ -24,7 +24,8 @@ from ..executors.mock import check_mock_tasks, load_mock_outputs
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
 from ..inputs.suite import load_suite
-from ..judges.pytest_judge import preflight_pytest
+from ..jail import require
+from ..judges.pytest_judge import has_pytest_judge, preflight_pytest
 from ..judges.python_judge import preflight_python_judges
 from ..judges.rubric import preflight_evaluators
 from ..plan.checks import MAX_SAMPLES
@@ -191,9 +192,11 @@ def _decided_without_running(plan: RunPlan, arms: Arms, log: Log) -> tuple[Arms,
 
 
 def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
-    """The executor can run here (binary, key) and the judges can judge (evaluator skills,
-    python callables, pytest): an error before any attempt."""
+    """The executor can run here (binary, key, its jail) and the judges can judge (evaluator
+    skills, python callables, pytest and its jail): an error before any attempt."""
     executor.preflight()
+    if not plan.execution.no_jail and any(has_pytest_judge(t.judge) for t in suite.tasks):
+        require("bubblewrap")  # JailUnavailable naming what to install, or --no-jail
     problems = (
         preflight_evaluators(suite.tasks, plan.judging.evaluators_dirs, Path.cwd())
         + preflight_python_judges(suite.tasks)

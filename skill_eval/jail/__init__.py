@@ -26,11 +26,13 @@ class JailUnavailable(ExecutorError):
 @dataclass(frozen=True)
 class Limits:
     """What one jailed process tree may use. `memory_mb` is RLIMIT_AS per process (None: no
-    cap, for runtimes such as Node that reserve large address ranges); `file_size_mb` is
-    RLIMIT_FSIZE per file; `processes` is RLIMIT_NPROC (the kernel ignores it for root);
-    `disk_mb` caps each writable tmpfs (all its files together)."""
+    cap, for runtimes such as Node or Bun that reserve large address ranges); `data_mb` is
+    RLIMIT_DATA per process (writable private memory: the cap that works for those
+    runtimes); `file_size_mb` is RLIMIT_FSIZE per file; `processes` is RLIMIT_NPROC (the
+    kernel ignores it for root); `disk_mb` caps each writable tmpfs (all its files together)."""
 
     memory_mb: int | None = 4096
+    data_mb: int | None = None
     file_size_mb: int = 512
     processes: int = 1024
     disk_mb: int = 1024
@@ -51,7 +53,9 @@ class Mount:
 class Confinement:
     """A command and everything it may see: `env` is its whole environment; `mounts` the only
     host paths it sees beside the read-only system folders and interpreter; no network unless
-    `network`; its own PID namespace, so nothing it starts outlives it."""
+    `network`; its own PID namespace, so nothing it starts outlives it. `die_with_parent`: it
+    is killed when the harness dies (bwrap's parent-death signal); False only for a command
+    that ends itself when the harness goes (a jail's holder, on its control socket's EOF)."""
 
     argv: tuple[str, ...]
     cwd: str
@@ -59,6 +63,7 @@ class Confinement:
     mounts: tuple[Mount, ...] = ()
     network: bool = False
     limits: Limits = field(default_factory=Limits)
+    die_with_parent: bool = True
 
 
 def require(kind: JailKind = "bubblewrap") -> JailKind:

@@ -78,6 +78,7 @@ def system_view(network: bool) -> list[str]:
 
 
 def argv(confinement: Confinement) -> list[str]:
+    """bwrap's argv for `confinement`."""
     bwrap = binary()
     if bwrap is None:
         raise FileNotFoundError("bwrap")
@@ -92,7 +93,7 @@ def argv(confinement: Confinement) -> list[str]:
         "--gid",
         INSIDE_ID,
         *(["--share-net"] if confinement.network else []),
-        "--die-with-parent",
+        *(["--die-with-parent"] if confinement.die_with_parent else []),
         "--new-session",
         "--cap-drop",
         "ALL",

@@ -34,7 +34,9 @@ class Finished:
     printed_bytes: int
 
 
-def _preexec(limits: Limits) -> Callable[[], None]:
+def preexec_for(limits: Limits, *, die_with_harness: bool = True) -> Callable[[], None]:
+    """What runs in the child before exec: the limits, and (`die_with_harness`) SIGKILL when
+    the thread that started it ends (Linux's parent-death signal follows the thread)."""
     harness = os.getpid()
     caps = [
         (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
@@ -42,6 +44,8 @@ def _preexec(limits: Limits) -> Callable[[], None]:
     ]
     if limits.memory_mb is not None:
         caps.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    if limits.data_mb is not None:
+        caps.append((resource.RLIMIT_DATA, limits.data_mb * 1024 * 1024))
 
     def preexec() -> None:  # in the child between fork and exec: no locks, no allocation
         for kind, value in caps:
@@ -49,7 +53,7 @@ def _preexec(limits: Limits) -> Callable[[], None]:
                 resource.setrlimit(kind, (value, value))
             except (ValueError, OSError):
                 pass
-        if sys.platform.startswith("linux"):
+        if die_with_harness and sys.platform.startswith("linux"):
             try:  # SIGKILL when the harness dies; bwrap's --die-with-parent carries it on
                 ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             except (OSError, AttributeError):
@@ -92,7 +96,7 @@ def run(
         pass_fds=tuple(pass_fds),
         env=dict(confinement.env) if kind == "none" else {"PATH": os.defpath},
         cwd=confinement.cwd if kind == "none" else "/",
-        preexec_fn=_preexec(confinement.limits),
+        preexec_fn=preexec_for(confinement.limits),
     )
     with _live_lock:
         _live.add(proc)

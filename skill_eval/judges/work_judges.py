@@ -2,9 +2,9 @@
 reading that lets `contains`, `not-contains`, `regex`, `equals` and `json-schema` judge a
 workspace file (`file: report.md`) instead of the output text.
 
-Files are what the attempt created or changed (`work.files`, read from its workspace while it
-exists, or from the kept copy on `rejudge`); tool calls are its transcript (`work.transcript`);
-a skill is used by a Skill call naming it or a Read of its SKILL.md (core/transcript.py).
+Files are what the attempt created or changed (`work.files`: its workspace, or the kept copy
+on `rejudge`); tool calls are its transcript (`work.transcript`, completed calls only); a skill
+is used by a Skill call naming it or a Read of its SKILL.md (core/transcript.py).
 """
 
 from __future__ import annotations
@@ -246,7 +246,9 @@ class ToolCalledJudge:
         calls = [
             c
             for c in work.transcript
-            if c.name == self.tool and (self.pattern is None or _input_matches(c, self.pattern))
+            if c.completed
+            and c.name == self.tool
+            and (self.pattern is None or _input_matches(c, self.pattern))
         ]
         count = len(calls)
         ok = count >= self.min and (self.max is None or count <= int(self.max))
@@ -271,7 +273,7 @@ class SkillUsedJudge:
         self.expect = bool(config.get("expect", True))
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        used = skill_invocations(work.transcript, self.skill)
+        used = skill_invocations(tuple(c for c in work.transcript if c.completed), self.skill)
         name = f"skill {self.skill!r}" if self.skill else "a skill"
         how = (
             f"{name} used {len(used)} time(s) ({', '.join(c.name for c in used[:3])})"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.validation import did_you_mean, schema_problems
 from ..errors import ExecutorError, UsageError
 from ..executors.base import ExecutorSpec, get_executor_spec
-from ..executors.version_cache import VERSION_CACHE_NAME
+from ..executors.claude.binary import VERSION_CACHE_NAME
 
 if TYPE_CHECKING:
     from .run_plan import RunPlan
@@ -34,7 +34,10 @@ COMMON = {"model": "--model", "skill_mode": "--skill-mode"}
 # Options a plan never sets: the plan is written to run.json, and `env` holds credentials.
 RESERVED = {
     "env": "an executor's environment (API keys) comes from the process environment, never "
-    "from options (run.json keeps the options)"
+    "from options (run.json keeps the options)",
+    # The artifact and the summary report the run's jail: an option must not change it unseen.
+    "jail": "the jail is the run's: pass --no-jail to run without one (the summary and the "
+    "artifact then say so)",
 }
 
 
@@ -331,8 +334,9 @@ def _config_fields(name: str | None) -> set[str]:
 def executor_config(plan: RunPlan, **extra: Any) -> Any:
     """The config object of the plan's executor: what the run supplies to every executor
     that has the field (skill mode, model, --concurrency, the `claude --version` cache under
-    the state root), then the plan's options, then `extra` (values read from files, such as
-    the scripted mock outputs)."""
+    the state root, the jail, --max-retries for the agent's own request retries), then the
+    plan's options, then `extra` (values read from files, such as the scripted mock
+    outputs)."""
     spec = get_executor_spec(plan.executor.name)
     known = {f.name for f in fields(spec.config_cls)}
     supplied = {
@@ -340,6 +344,9 @@ def executor_config(plan: RunPlan, **extra: Any) -> Any:
         "model": plan.executor.model,
         "concurrency": plan.execution.concurrency,
         "version_cache": str(Path(plan.records.state_root) / VERSION_CACHE_NAME),
+        "jail": plan.execution.jail,
+        # an agent CLI resends a request that failed transiently (counted as api_retries)
+        "claude_max_retries": plan.execution.max_retries,
     }
     values = {k: v for k, v in supplied.items() if k in known}
     # JSON lists as tuples: a config is frozen (and hashable) like the plan

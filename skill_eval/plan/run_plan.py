@@ -27,6 +27,7 @@ from typing import Any
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..core.paths import DEFAULT_STATE_ROOT
 from ..executors.base import SkillMode
+from ..jail import JailKind
 from ..stats.policy import DEFAULT_POLICY, Policy
 from .kinds import KeepPolicy, Mode, RunnerName
 
@@ -70,6 +71,13 @@ class Execution:
     concurrency: int = 8  # attempts at once, both arms sharing one pool
     max_retries: int = 5  # retries of transient failures (rate limits, 5xx, timeouts)
     shard: str | None = None  # "i/n": only this slice of (task, sample) pairs (engine/shards.py)
+    # What the candidate controls (the agent, code a judge runs) runs unconfined: only where
+    # no jail can be built, and said in the summary's first lines and the artifact.
+    no_jail: bool = False
+
+    @property
+    def jail(self) -> JailKind:
+        return "none" if self.no_jail else "bubblewrap"
 
 
 @dataclass(frozen=True)

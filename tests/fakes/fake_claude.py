@@ -1,17 +1,24 @@
 """A stand-in `claude` binary for the failure paths the real CLI cannot be made to take.
 
-Not the real CLI: it reads the prompt from stdin and acts on the first keyword it finds there.
+Not the real CLI, but it speaks the real one's protocol as skill-eval drives it: `claude -p
+--output-format stream-json --verbose ...` with the prompt as plain text on stdin, answered
+with stream-json lines (a `system` init, an `assistant` message, a `result`). It acts on the
+first keyword it finds in the prompt:
     CRASH              print to stderr, exit 1, no JSON
     GARBAGE            print text that is not JSON, exit 0
-    HANG pidfile=P     start a grandchild `sleep`, write "<own pid> <child pid>" to P, sleep
-    IS_ERROR           a JSON envelope with is_error true and a rate-limit message, exit 1
+    HANG marker=M      start a grandchild `sleep` whose command line is M, then sleep itself
+                       (the test looks for M in the host's /proc afterwards)
+    IS_ERROR           a result with is_error true and a rate-limit message, exit 1
     WRITE_FILE         write notes/result.md ("written by fake claude") in its cwd, then echo
-    (anything else)    a JSON envelope whose result echoes the prompt, exit 0
-`--version` prints a version line. With `--input-format stream-json` (how claude-agent-sdk
-drives the CLI) it answers the SDK's `initialize` control request, takes the prompt from the
-first user message and prints the reply as stream-json messages (init, assistant, result).
-When $FAKE_CLAUDE_ARGV_LOG is set, each call appends a JSON line there: argv, cwd,
-environment, files under cwd and under $CLAUDE_CONFIG_DIR.
+    (anything else)    a result whose text echoes the prompt, exit 0
+`--version` prints a version line.
+
+It runs inside the attempt's jail, which shows only the system folders, the interpreter and
+the folder of the binary: so it is standard library only and installed as a self-contained
+copy (`install`), never a script that execs a file of the repository. It cannot write outside
+its jail: with $FAKE_CLAUDE_LOG=NAME each call appends a JSON record (argv, cwd, environment,
+files under cwd and under $CLAUDE_CONFIG_DIR) to NAME in its working directory, which comes
+back to the runner's workspace when the attempt ends.
 """
 
 from __future__ import annotations
@@ -22,28 +29,67 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
+
+SESSION = "fake-session"
+USAGE = {
+    "input_tokens": 10,
+    "output_tokens": 3,
+    "cache_creation_input_tokens": 2,
+    "cache_read_input_tokens": 1,
+}
 
 
-def envelope(result: str, *, is_error: bool = False) -> str:
+def install(bin_dir: Path, source: str | None = None) -> str:
+    """Write a self-contained `claude` into `bin_dir` (this file, or `source`: a script's text)
+    run by this interpreter; its path. The jail shows `bin_dir` read-only."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    binary = bin_dir / "claude"
+    text = Path(__file__).read_text(encoding="utf-8") if source is None else source
+    binary.write_text(f"#!{sys.executable}\n{text}", encoding="utf-8")
+    binary.chmod(0o755)
+    return str(binary)
+
+
+def result_line(text: str, *, is_error: bool = False, subtype: str = "success", **more: Any) -> str:
     return json.dumps(
         {
             "type": "result",
-            "subtype": "success",
+            "subtype": subtype,
             "is_error": is_error,
-            "result": result,
+            "result": text,
             "num_turns": 1,
             "duration_ms": 5,
             "duration_api_ms": 1,
             "total_cost_usd": 0.0012,
-            "session_id": "fake-session",
-            "usage": {
-                "input_tokens": 10,
-                "output_tokens": 3,
-                "cache_creation_input_tokens": 2,
-                "cache_read_input_tokens": 1,
-            },
+            "session_id": SESSION,
+            "usage": USAGE,
+            **more,
         }
     )
+
+
+def reply(text: str, *, is_error: bool = False, **more: Any) -> None:
+    """Print the stream-json lines of one answer: init, the assistant's text, the result."""
+    init = {"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": SESSION}
+    assistant = {
+        "type": "assistant",
+        "session_id": SESSION,
+        "message": {
+            "id": "msg-fake",
+            "role": "assistant",
+            "model": "fake",
+            "content": [{"type": "text", "text": text}],
+            "usage": USAGE,
+        },
+    }
+    for line in (
+        json.dumps(init),
+        json.dumps(assistant),
+        result_line(text, is_error=is_error, **more),
+    ):
+        print(line, flush=True)
 
 
 def _files(root: str | None) -> list[str]:
@@ -55,102 +101,46 @@ def _files(root: str | None) -> list[str]:
     )
 
 
-def read_stream_prompt() -> str:
-    """The SDK's side of the stream-json protocol, up to the first user message."""
-    for line in sys.stdin:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if message.get("type") == "control_request":
-            reply = {
-                "type": "control_response",
-                "response": {
-                    "subtype": "success",
-                    "request_id": message.get("request_id"),
-                    "response": {},
-                },
-            }
-            print(json.dumps(reply), flush=True)
-        elif message.get("type") == "user":
-            content = message.get("message", {}).get("content")
-            if isinstance(content, list):
-                return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-            return str(content)
-    return ""
-
-
-def stream_reply(text: str) -> str:
-    """The reply as stream-json lines: what the SDK reads instead of one envelope."""
-    result = json.loads(text)
-    init = {
-        "type": "system",
-        "subtype": "init",
+def record(argv: list[str], name: str) -> None:
+    entry = {
+        "argv": argv,
         "cwd": os.getcwd(),
-        "session_id": "fake-session",
-        "tools": [],
-        "model": "fake",
+        "env": dict(os.environ),
+        "cwd_files": [f for f in _files(os.getcwd()) if f != name],
+        "config_files": _files(os.environ.get("CLAUDE_CONFIG_DIR")),
     }
-    assistant = {
-        "type": "assistant",
-        "session_id": "fake-session",
-        "message": {
-            "role": "assistant",
-            "model": "fake",
-            "content": [{"type": "text", "text": result["result"]}],
-        },
-    }
-    return "\n".join(json.dumps(m) for m in (init, assistant, result))
+    with open(name, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")
 
 
 def main(argv: list[str]) -> int:
-    log = os.environ.get("FAKE_CLAUDE_ARGV_LOG")
-    if log:
-        with open(log, "a", encoding="utf-8") as out:
-            out.write(
-                json.dumps(
-                    {
-                        "argv": argv,
-                        "cwd": os.getcwd(),
-                        "env": dict(os.environ),
-                        "cwd_files": _files(os.getcwd()),
-                        "config_files": _files(os.environ.get("CLAUDE_CONFIG_DIR")),
-                    }
-                )
-                + "\n"
-            )
     if "--version" in argv:
         print("0.0.0-fake (Claude Code)")
         return 0
-    streaming = (
-        "stream-json" in argv[argv.index("--input-format") + 1 :][:1]
-        if "--input-format" in argv
-        else False
-    )
-    prompt = read_stream_prompt() if streaming else sys.stdin.read()
-    reply = stream_reply if streaming else (lambda text: text)
+    if (log := os.environ.get("FAKE_CLAUDE_LOG")) is not None:
+        record(argv, log)
+    prompt = sys.stdin.read()
     if "CRASH" in prompt:
         print("fake claude: simulated crash", file=sys.stderr)
         return 1
     if "GARBAGE" in prompt:
-        print("this is not json {")
+        print("this is not json {", flush=True)
         return 0
     if "HANG" in prompt:
-        match = re.search(r"pidfile=(\S+)", prompt)
-        child = subprocess.Popen(["sleep", "600"])
-        if match:
-            with open(match.group(1), "w", encoding="utf-8") as out:
-                out.write(f"{os.getpid()} {child.pid}\n")
+        match = re.search(r"marker=(\S+)", prompt)
+        marker = match.group(1) if match else "fake-claude-hang"
+        subprocess.Popen([marker, "600"], executable="/bin/sleep")
+        print(json.dumps({"type": "system", "subtype": "init", "session_id": SESSION}), flush=True)
         time.sleep(600)
         return 0
     if "IS_ERROR" in prompt:
-        print(reply(envelope("API Error: Request rejected (429) · rate limited", is_error=True)))
+        reply("API Error: Request rejected (429) · rate limited", is_error=True)
         return 1
     if "WRITE_FILE" in prompt:
         os.makedirs("notes", exist_ok=True)
         with open(os.path.join("notes", "result.md"), "w", encoding="utf-8") as out:
             out.write("written by fake claude\n")
-    print(reply(envelope(f"echo: {prompt}")))
+    reply(f"echo: {prompt}")
     return 0
 
 

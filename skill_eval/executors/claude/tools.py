@@ -1,16 +1,18 @@
-"""Which Claude Code tools an attempt gets, which run without asking, and how they are confined.
+"""Which Claude Code tools an attempt gets, which run without asking, and how Bash is confined.
 
 Measured with Claude Code 2.1.330 (tests/test_claude_code_executor.py pins each point):
 - `--permission-mode acceptEdits` with the file tools offered (`tools`) but NOT pre-approved
   (`allowed_tools`) runs them inside the working directory and refuses them outside it (an
   absolute path, `../`, a symlink pointing out). A file tool in `allowed_tools` would run
-  anywhere, so file tools are never pre-approved.
+  anywhere, so file tools are never pre-approved. (In a jail, "anywhere" is the jail anyway.)
 - `Skill` must be pre-approved: a skill whose frontmatter has `allowed-tools` is refused
   otherwise. Its `allowed-tools` then pre-approve tools the way Claude Code does, but only
   among the tools offered, and a `Write` outside the working directory stays refused.
-- `Bash` is confined only by Claude Code's own sandbox (bubblewrap + socat on Linux,
-  sandbox-exec on macOS): offered only when the sandbox is available, or when the user says
-  `--unsandboxed-bash`.
+- `Bash` in a jail runs each command in a Landlock domain of its own (jail/confine.py, through
+  CLAUDE_CODE_SHELL_PREFIX): it cannot touch Claude Code or the jail's holder, nor open a TCP
+  connection. Claude Code's own sandbox cannot nest in the jail (it needs a fresh /proc).
+  Without a jail (--no-jail) Bash runs in Claude Code's sandbox where that runs (bubblewrap and
+  socat on Linux, sandbox-exec on macOS), or unconfined with --unsandboxed-bash.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 # Installed mode without a tool list: load the skill and read its files, change nothing.
 INSTALLED_DEFAULT = ("Skill", "Read", "Glob", "Grep")
@@ -33,7 +35,7 @@ SANDBOX_SETTINGS = {
     "allowUnsandboxedCommands": False,
     "failIfUnavailable": True,
 }
-BashIsolation = Literal["none", "sandbox", "unsandboxed"]
+BashIsolation = Literal["none", "jail", "sandbox", "unsandboxed"]
 
 
 def tool_name(spec: str) -> str:
@@ -42,7 +44,7 @@ def tool_name(spec: str) -> str:
 
 
 def sandbox_available() -> str | None:
-    """What Claude Code's sandbox would run on here, or None when it cannot run."""
+    """What Claude Code's own sandbox would run on here (outside a jail), or None."""
     if sys.platform.startswith("linux"):
         bwrap, socat = shutil.which("bwrap"), shutil.which("socat")
         return "bubblewrap" if bwrap and socat else None
@@ -58,7 +60,7 @@ class ToolPlan:
     tools: tuple[str, ...]
     allowed: tuple[str, ...]
     bash: BashIsolation = "none"
-    sandbox: str | None = None  # the sandbox's kind when Bash runs in it
+    sandbox: str | None = None  # Claude Code's sandbox's kind when Bash runs in it
 
     def settings(self) -> str:
         """The `--settings` JSON: no hooks at all, and the sandbox when Bash runs in it."""
@@ -68,12 +70,16 @@ class ToolPlan:
         return json.dumps(settings, separators=(",", ":"))
 
     def isolation(self) -> dict[str, Any]:
-        """What the attempt's record says about its confinement."""
+        """What the attempt's record says about its tools' confinement."""
+        bash = {
+            "jail": "in the jail, each command in its own Landlock domain (no network)",
+            "sandbox": f"Claude Code's sandbox ({self.sandbox})",
+        }.get(self.bash, self.bash)
         return {
             "tools": list(self.tools),
             "allowed_tools": list(self.allowed),
             "files": "working directory only (acceptEdits, file tools not pre-approved)",
-            "bash": self.bash if self.bash != "sandbox" else f"sandbox ({self.sandbox})",
+            "bash": bash,
         }
 
 
@@ -81,12 +87,42 @@ class ToolPlanError(UsageError, ValueError):
     """The task asks for a tool this run cannot confine."""
 
 
+@dataclass(frozen=True)
+class BashConfinement:
+    """How this run can confine Bash: in the jail (`jailed`, when Landlock works there),
+    else Claude Code's `sandbox` kind, else only `unsandboxed` if the user said so."""
+
+    jailed: bool = False
+    landlock: bool = False
+    sandbox: str | None = None
+    unsandboxed: bool = False
+
+    def mode(self, where: str) -> tuple[BashIsolation, str | None]:
+        if self.jailed:
+            if self.landlock:
+                return "jail", None
+            raise ToolPlanError(
+                f"{where} allows Bash, but this kernel has no Landlock (Linux 5.13 or newer), "
+                "which the jail needs to keep Bash away from Claude Code; drop Bash, or pass "
+                "--no-jail (then Bash runs in Claude Code's own sandbox, or unconfined with "
+                "--unsandboxed-bash)"
+            )
+        if self.sandbox is not None:
+            return "sandbox", self.sandbox  # autoAllowBashIfSandboxed approves it in there
+        if self.unsandboxed:
+            return "unsandboxed", None
+        raise ToolPlanError(
+            f"{where} allows Bash, but Claude Code's sandbox cannot run here (Linux needs "
+            "bwrap and socat: apt-get install bubblewrap socat); install it, or pass "
+            "--unsandboxed-bash to run Bash without confinement"
+        )
+
+
 def plan_tools(
     specs: tuple[str, ...] | None,
     *,
     installed: bool,
-    unsandboxed_bash: bool,
-    sandbox: str | None,
+    bash: BashConfinement,
     task_id: str = "",
 ) -> ToolPlan:
     """The tool plan for `specs` (the task's `allowed_tools`, else the run's; None or empty:
@@ -100,23 +136,10 @@ def plan_tools(
     allowed = [s for s in specs if tool_name(s) not in FILE_TOOLS and tool_name(s) != "Bash"]
     if installed and not any(tool_name(s) == "Skill" for s in allowed):
         allowed.append("Skill")
-    bash: BashIsolation = "none"
+    isolation: BashIsolation = "none"
+    sandbox = None
     if "Bash" in names:
-        if sandbox is not None:
-            bash = "sandbox"  # autoAllowBashIfSandboxed approves it inside the sandbox
-        elif unsandboxed_bash:
-            bash = "unsandboxed"
+        isolation, sandbox = bash.mode(f"task {task_id!r}" if task_id else "--allowed-tools")
+        if isolation in ("jail", "unsandboxed"):
             allowed += [s for s in specs if tool_name(s) == "Bash"]
-        else:
-            where = f"task {task_id!r}" if task_id else "--allowed-tools"
-            raise ToolPlanError(
-                f"{where} allows Bash, but Claude Code's sandbox cannot run here (Linux needs "
-                "bwrap and socat: apt-get install bubblewrap socat); install it, or pass "
-                "--unsandboxed-bash to run Bash without confinement"
-            )
-    return ToolPlan(
-        tools=tuple(names),
-        allowed=tuple(dict.fromkeys(allowed)),
-        bash=bash,
-        sandbox=sandbox if bash == "sandbox" else None,
-    )
+    return ToolPlan(tuple(names), tuple(dict.fromkeys(allowed)), isolation, sandbox)

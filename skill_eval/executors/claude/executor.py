@@ -1,0 +1,318 @@
+"""`claude-cli`: each attempt is one Claude Code run in a jail of its own (launch.py), in a
+copy of the runner's workspace, isolated from the user's Claude Code set-up.
+
+What the jail holds: the attempt's workspace and HOME (size-capped tmpfs), the system's
+folders read-only, no network but the model API forwarded by the harness (which adds the
+credentials: the agent holds a placeholder), its own PID namespace (nothing it starts
+survives it). What Claude Code gets: a throw-away HOME and config dir, the allow-listed
+environment plus ISOLATION_ENV, no setting sources (only `project` in installed mode, whose
+skill is the only one there), no hooks, no MCP servers, the skill only in its arm. Each
+attempt records its tool calls with their results (`transcript`), turns, stop reason and the
+API requests the CLI resent (`api_retries`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ...core.bounded import MAX_STREAM_BYTES, mib
+from ...core.model import ExecutionRequest, ExecutionResult
+from ...core.transcript import skill_invocations
+from ...errors import ExecutorError
+from ...jail.confine import abi
+from ...jail.session import JailBroken, cancel_all
+from ...skills.install import install_skill
+from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from . import binary as binaries
+from .config import SCHEMA, ClaudeCliConfig
+from .environment import ISOLATION_ENV, child_env, has_auth
+from .launch import Invocation, Launcher
+from .tools import BashConfinement, ToolPlan, ToolPlanError, plan_tools, sandbox_available
+
+NO_AUTH = (
+    "no Claude Code authentication found: export ANTHROPIC_API_KEY=..., or run "
+    "`claude setup-token` and export CLAUDE_CODE_OAUTH_TOKEN=..., or log in with `claude` "
+    "(credentials in ~/.claude/.credentials.json); or use --mock"
+)
+EMPTY_MCP = '{"mcpServers":{}}'
+
+
+def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
+    """An attempt that ran past its time: retried (a slow service may heal), then counted as
+    the output's failure (the agent ran past its task's time)."""
+    return ExecutionResult(
+        error=f"claude CLI timed out after {timeout:g}s (its jail killed)",
+        retryable=True,
+        output_caused=True,
+        meta={"error_type": "timeout"},
+        **more,
+    )
+
+
+def overflow_result() -> ExecutionResult:
+    """An attempt whose message stream went past MAX_STREAM_BYTES: the agent's doing (what
+    the stream holds is what it read and printed), so a failure, not retried."""
+    return ExecutionResult(
+        error=f"Claude Code wrote more than {mib(MAX_STREAM_BYTES)} of messages in one "
+        "attempt; it was stopped and the attempt counts as a failure (skill-eval reads no "
+        "more of one attempt)",
+        retryable=False,
+        output_caused=True,
+        meta={"error_type": "stream_over_cap"},
+    )
+
+
+def watched_outcome(result: ExecutionResult) -> ExecutionResult:
+    """An attempt that watched for the skill's invocation (`stop_on_skill`), as the runner
+    must count it. A run that used up its turns without invoking the skill has ended: judged
+    (not triggered, unless the transcript shows the invocation). Anything else that went
+    wrong (a timeout, a crash, an API error such as 529) stays an error, retried and
+    reported, never "did not trigger", and never a failure caused by the output."""
+    if (
+        result.error
+        and result.meta.get("subtype") == "error_max_turns"
+        and result.meta.get("api_error_status") is None
+    ):
+        return replace(
+            result,
+            error=None,
+            retryable=False,
+            output_caused=False,
+            meta={**result.meta, "ended": "max turns"},
+        )
+    if result.error is not None and result.output_caused:
+        return replace(result, output_caused=False)
+    return result
+
+
+class ClaudeCodeExecutor(ExecutorBase):
+    """One jailed Claude Code run per attempt. Thread-safe."""
+
+    name = "claude-cli"
+    uses_workspace = True
+    can_act = True  # Claude Code's tools act in the attempt's workspace
+    can_trigger = True  # an installed skill, its Skill tool, and a stop at its invocation
+
+    def __init__(self, config: ClaudeCliConfig) -> None:
+        self.config = config
+        self._env = env_lookup(config.env)
+        self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        self._binary = binaries.resolve(config.claude_bin)
+        self._launcher = Launcher(config, self._binary) if self._binary else None
+        jailed = config.jail != "none"
+        self.bash = BashConfinement(
+            jailed=jailed,
+            landlock=jailed and _landlock(),
+            sandbox=None if jailed else sandbox_available(),
+            unsandboxed=config.unsandboxed_bash,
+        )
+        self._version: str | None = None
+        self._version_lock = threading.Lock()
+        self._cancelled = threading.Event()
+
+    def binary(self) -> str | None:
+        return self._binary
+
+    def preflight(self) -> None:
+        if self._launcher is None:
+            raise ExecutorError(binaries.not_found_message(self.config.claude_bin))
+        self._launcher.check()
+        if not has_auth(self._env):
+            raise ExecutorError(NO_AUTH)
+
+    def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
+        settings = request.settings  # the task's tools, else --allowed-tools
+        specs = settings.tools if settings.tools is not None else self.config.allowed_tools
+        return plan_tools(
+            specs,
+            installed=settings.mode(self.config.skill_mode) == "installed",
+            bash=self.bash,
+            task_id=request.task.id,
+        )
+
+    def arguments(self, plan: ToolPlan, request: ExecutionRequest) -> tuple[str, ...]:
+        """The CLI's flags for one attempt (after `-p --output-format stream-json`)."""
+        installed = request.settings.mode(self.config.skill_mode) == "installed"
+        args = [
+            "--no-session-persistence",
+            "--strict-mcp-config",
+            f"--mcp-config={EMPTY_MCP}",
+            f"--settings={plan.settings()}",
+            # `project` lets the skill installed in the workspace load; nothing else does.
+            f"--setting-sources={'project' if installed else ''}",
+            "--permission-mode",
+            "acceptEdits",
+            f"--tools={','.join(plan.tools)}",
+        ]
+        if plan.allowed:
+            args.append(f"--allowedTools={','.join(plan.allowed)}")
+        if not installed:
+            args.append("--disable-slash-commands")
+        if self.model:
+            args += ["--model", self.model]
+        if (turns := request.settings.turns(self.config.max_turns)) is not None:
+            args += ["--max-turns", str(turns)]
+        return tuple(args)
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        if self._cancelled.is_set():
+            return ExecutionResult(error="cancelled", retryable=False)
+        if self._launcher is None:
+            return ExecutionResult(
+                error=binaries.not_found_message(self.config.claude_bin), fatal=True
+            )
+        try:
+            plan = self.tool_plan(request)
+        except ToolPlanError as exc:  # every attempt of this task would fail alike
+            return ExecutionResult(error=str(exc), fatal=True)
+        watch = request.settings.stop_on_skill  # a trigger task: did the agent invoke it?
+        if watch and request.skill is None:
+            return ExecutionResult(
+                error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
+            )
+        started = time.monotonic()
+        try:
+            result = self._attempt(request, plan, watch)
+        except (OSError, JailBroken) as exc:
+            result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
+        finally:
+            if request.workspace is not None:  # the installed skill is ours, not the agent's
+                _remove_tree(Path(request.workspace) / ".claude")
+        if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
+            result = ExecutionResult(error="cancelled", retryable=False)
+        result = watched_outcome(result) if watch else result
+        meta = {
+            **result.meta,
+            "latency_ms": int((time.monotonic() - started) * 1000),
+            "isolation": {**plan.isolation(), "jail": self.config.jail},
+        }
+        if request.skill is not None and result.transcript:
+            meta["skill_invocations"] = len(
+                skill_invocations(result.transcript, request.skill.name)
+            )
+        return replace(result, meta=meta)
+
+    def _attempt(self, request: ExecutionRequest, plan: ToolPlan, watch: bool) -> ExecutionResult:
+        assert self._launcher is not None
+        mode = request.settings.mode(self.config.skill_mode)
+        system, prompt = compose_prompt(request.skill, request.task.prompt, mode)
+        workspace = Path(request.workspace) if request.workspace is not None else None
+        if mode == "installed" and request.skill is not None and workspace is not None:
+            if (workspace / ".claude").exists():
+                raise OSError(
+                    f"{workspace}: already holds a .claude directory; the skill under "
+                    "test cannot be installed apart from it"
+                )
+            install_skill(request.skill, workspace)
+        launched = self._launcher.run(
+            Invocation(
+                self.arguments(plan, request),
+                prompt,
+                request.timeout_seconds,
+                system_prompt=system,
+                workspace=workspace,
+                stop_at_skill=request.skill.name if watch and request.skill else None,
+            )
+        )
+        ended, reader = launched.ended, launched.reader
+        if ended.timed_out:
+            return timeout_result(request.timeout_seconds, transcript=reader.transcript())
+        if ended.overflow:
+            return overflow_result()
+        result = reader.result(ended.code, ended.stderr)
+        if launched.copied is not None and launched.copied.over is not None:
+            return replace(
+                result,
+                error=f"the attempt's workspace could not be read back: {launched.copied.over}",
+                output_caused=True,
+                retryable=False,
+            )
+        return result
+
+    def cancel(self) -> None:
+        """Kill every running attempt's jail (and everything in it) before returning; later
+        attempts fail at once. Called by the runner on Ctrl-C or SIGTERM."""
+        self._cancelled.set()
+        cancel_all()
+
+    def version(self) -> str | None:
+        """`claude --version`, once per process (and per binary: binary.version)."""
+        with self._version_lock:
+            if self._version is None and self._binary is not None:
+                cache = Path(self.config.version_cache) if self.config.version_cache else None
+                env = child_env("/nonexistent", self._env, max_retries=0)
+                found = binaries.version(self._binary, cache, env)
+                if found.startswith("unknown"):
+                    return found
+                self._version = found
+            return self._version
+
+    def describe(self) -> dict[str, Any]:
+        plan = plan_tools(
+            self.config.allowed_tools,
+            installed=self.config.skill_mode == "installed",
+            bash=replace(self.bash, unsandboxed=True, landlock=True),
+        )
+        return {
+            "kind": "claude-cli",
+            "driver": "stream-json",
+            "version": self.version(),
+            "model": self.model,
+            "skill_mode": self.config.skill_mode,
+            "isolation": {
+                "jail": self.config.jail,
+                "setting_sources": ["project"] if self.config.skill_mode == "installed" else [],
+                "permission_mode": "acceptEdits",
+                "settings": plan.settings(),
+                "system_prompt": "Claude Code's + --append-system-prompt-file (skill)"
+                if self.config.skill_mode == "system"
+                else "Claude Code's",
+                "env": {**ISOLATION_ENV, "CLAUDE_CODE_MAX_RETRIES": self.config.claude_max_retries},
+                "home": "temporary per attempt",
+                "working_directory": "a copy of the attempt's workspace",
+                "max_turns": self.config.max_turns,
+                "allowed_tools": list(self.config.allowed_tools),
+                "bash": plan.isolation()["bash"] if "Bash" in plan.tools else "not offered",
+            },
+        }
+
+
+def _landlock() -> bool:
+    return abi(ctypes.CDLL(None, use_errno=True)) > 0
+
+
+def _remove_tree(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink(missing_ok=True)
+
+
+def _grader(config: ClaudeCliConfig, settings: Any) -> Any:
+    from .models import ClaudeCliGrader
+
+    return ClaudeCliGrader(config, settings)
+
+
+def _text_model(config: ClaudeCliConfig, settings: Any) -> Any:
+    from .models import ClaudeCliTextModel
+
+    return ClaudeCliTextModel(config, settings)
+
+
+SPEC = ExecutorSpec(
+    name="claude-cli",
+    summary="one jailed Claude Code run per attempt (the CLI bundled by claude-agent-sdk, or "
+    "`claude` on PATH)",
+    config_cls=ClaudeCliConfig,
+    schema=SCHEMA,
+    build=ClaudeCodeExecutor,
+    grader=_grader,
+    text_model=_text_model,
+)

@@ -1,0 +1,131 @@
+"""The jail's first process for an agent attempt: it holds the jail open around one command.
+
+Run inside the jail as `python -I -S holder.py --fds C,I,O,E [--forward PORT FD] -- ARGV...`,
+with fd C a control socket to the harness, I the command's stdin, O its stdout and E its
+stderr.
+Protocol on fd 3, one line each: holder `ready` -> harness `go` -> holder runs ARGV ->
+(harness `stop`, or the command ends) -> holder kills every other process of the jail and
+says `done <exit code|killed>` -> harness reads the workspace through /proc -> harness
+`release` (or closes fd 3) -> holder exits and the jail is gone.
+
+Why a holder: the workspace is a size-capped tmpfs that exists only while a process of the
+jail's mount namespace lives; the harness copies the final tree out after everything the agent
+started is dead, so the copy sees a tree nobody changes. `--forward` serves the model API
+inside a jail without a network: each connection to 127.0.0.1:PORT is passed to the harness
+over the socket FD, and the harness (which holds the credentials) answers it.
+
+Standard library only, no site packages (-S), and not even `subprocess` (posix_spawn
+starts the command): it starts in a few milliseconds, and every attempt pays for it.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import sys
+import time
+
+
+def _serve(port: int, channel: socket.socket) -> None:
+    """Accept TCP connections on 127.0.0.1:port and hand each one to the harness over
+    `channel` (SCM_RIGHTS): the harness answers it; no path to the API exists in the jail."""
+    import threading  # only a jail that serves the API needs a thread
+
+    listener = socket.create_server(("127.0.0.1", port))
+
+    def accept() -> None:
+        while True:
+            client, _ = listener.accept()
+            try:
+                socket.send_fds(channel, [b"c"], [client.fileno()])
+            except OSError:
+                return
+            finally:
+                client.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+
+
+def _others() -> list[int]:
+    me = os.getpid()
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+
+
+def _kill_the_rest() -> None:
+    """SIGKILL every process of the jail but its init and this one, until none is left."""
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        if not _others() or time.monotonic() > deadline:
+            return
+        time.sleep(0.005)
+
+
+def _line(control: socket.socket) -> str:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = control.recv(1)
+        if not chunk:
+            return ""
+        data += chunk
+    return data.decode().strip()
+
+
+def _spawn(command: list[str], stdin: int, stdout: int, stderr: int) -> int:
+    """Start `command` with these as its fds 0-2 and no other fd of ours (the control socket
+    and the API channel are the harness's alone); its pid."""
+    actions = [(os.POSIX_SPAWN_DUP2, fd, to) for fd, to in ((stdin, 0), (stdout, 1), (stderr, 2))]
+    return os.posix_spawnp(command[0], command, os.environ, file_actions=actions)
+
+
+def main(argv: list[str]) -> int:
+    passed = [int(fd) for fd in argv[1].split(",")]
+    ctl, stdin, stdout, stderr = passed
+    argv = argv[2:]
+    control = socket.socket(fileno=ctl)
+    if argv[:1] == ["--forward"]:
+        passed.append(int(argv[2]))
+        _serve(int(argv[1]), socket.socket(fileno=int(argv[2])))
+        argv = argv[3:]
+    for fd in passed:  # bwrap passed them inheritable: none may reach the command as it is
+        os.set_inheritable(fd, False)
+    command = argv[1:] if argv[:1] == ["--"] else argv
+    control.sendall(b"ready\n")
+    if _line(control) != "go":
+        return 0
+    try:
+        pid = _spawn(command, stdin, stdout, stderr)
+    except OSError as exc:  # no such program, not executable: what a shell would say
+        os.write(stderr, f"skill-eval: cannot run {command[0]}: {exc.strerror}\n".encode())
+        pid = None
+    for fd in (stdin, stdout, stderr):  # EOF reaches the harness when the command's side ends
+        os.close(fd)
+    code = "127"
+    if pid is not None:
+        ended = os.pidfd_open(pid)  # readable once the command has ended
+        code = "killed"
+        while True:
+            ready, _, _ = select.select([control.fileno(), ended], [], [])
+            if ended in ready:
+                code = str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+                break
+            if _line(control) in ("stop", ""):
+                break
+    _kill_the_rest()
+    control.sendall(f"done {code}\n".encode())
+    _line(control)  # `release`, or the harness closing the socket
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,394 @@
+"""One agent attempt's jail: a command held in a jail by `holder.py`, its workspace a
+size-capped tmpfs inside, seeded before the command starts and copied out after everything
+the command started is dead.
+
+    with JailedCommand("bubblewrap", limits) as jail:
+        argv, env = build(jail.workspace, jail.home)     # paths as the command sees them
+        jail.start(argv, env)
+        jail.seed(host_workspace)                        # the task files, the skill
+        ended = jail.run(prompt, timeout, on_line)       # stdout lines as they come
+        copied = jail.collect(host_workspace, caps)      # bounded; links never followed
+
+With kind `none` (the user's --no-jail) the same steps run the command as it is, in host
+temporary folders, so the executor has one path. The command's stdout is a socket: nothing
+in the jail can reopen it through /proc and write into the stream the harness reads.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from ..errors import ExecutorError
+from . import Confinement, JailKind, Limits, Mount, bubblewrap
+from .api_proxy import FORWARD_PORT, ApiProxy
+from .copyout import Caps, Copied, copy_out
+from .pipes import Read, Tail, close_fd, feed, first_child, pidfd_kill, read_lines, relay_api
+from .process import preexec_for
+
+# The harness's read-only files inside the jail: this package's folder (the holder, and what
+# an executor runs in there: confine.py, agent_shell.sh), shown as one mount.
+JAIL_FILES = Path(__file__).resolve().parent
+RUN_DIR = "/run/skill-eval"
+WORKSPACE, HOME = "/workspace", "/home/agent"
+GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
+
+_live_lock = threading.Lock()
+_live: set[JailedCommand] = set()
+
+
+def cancel_all() -> None:
+    """Kill every jail of this process (what runs in them dies with them) and, without a jail,
+    delete the host folders at once (a HOME may hold a copied login, and the harness may leave
+    with os._exit next): Ctrl-C, SIGTERM."""
+    with _live_lock:
+        jails = list(_live)
+    for jail in jails:
+        jail._kill()
+        if jail._host_dirs is not None:
+            shutil.rmtree(jail._host_dirs, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How the command ended: its exit code (None when stopped or killed), whether the
+    harness stopped it (`stopped`: on_line said enough; `timed_out`; `overflow`: its stream
+    went past the byte cap), the tail of its stderr and how many stream bytes it printed."""
+
+    code: int | None
+    stopped: bool = False
+    timed_out: bool = False
+    stderr: str = ""
+    stream_bytes: int = 0
+    overflow: bool = False
+
+
+class JailBroken(ExecutorError):
+    """The jail did not behave (bwrap failed, the holder died or never answered): the attempt
+    is an error, never a result."""
+
+
+@dataclass
+class _Pipes:
+    """The harness's ends. stdin_w and stderr_r pass to a feeding or reading thread when the
+    command starts (-1 from then on: that thread closes them, nobody else may)."""
+
+    control: socket.socket
+    stdin_w: int
+    stream: socket.socket
+    stderr_r: int
+    inside: list[int] = field(default_factory=list)  # the jail's ends, closed once started
+    api: socket.socket | None = None  # connections to the model API arrive here
+
+
+class JailedCommand:
+    """A command in a jail of its own, with a workspace and a HOME that only it can write."""
+
+    def __init__(
+        self,
+        kind: JailKind,
+        limits: Limits,
+        *,
+        mounts: Sequence[Mount] = (),
+        forward: ApiProxy | None = None,
+    ) -> None:
+        """`mounts`: more read-only host paths the command needs (its binary); `forward`: the
+        model API, served inside the jail (which has no network) on 127.0.0.1:FORWARD_PORT."""
+        self.kind, self.limits, self.mounts, self.forward = kind, limits, tuple(mounts), forward
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pipes: _Pipes | None = None
+        self._child: int | None = None  # a pidfd of the jail's first process
+        self._bwrap_err: IO[bytes] | None = None  # what bwrap said (a file: never a SIGPIPE)
+        self._root: Path | None = None
+        self._host_dirs: Path | None = None
+        if kind == "none":
+            self._host_dirs = Path(tempfile.mkdtemp(prefix="skill-eval-unjailed-"))
+            for name in ("workspace", "home"):
+                (self._host_dirs / name).mkdir(mode=0o700)
+            with _live_lock:  # from now on: cancel_all deletes the folders
+                _live.add(self)
+
+    # -- where things are, as the command sees them ----------------------------------------
+
+    @property
+    def workspace(self) -> str:
+        return str(self._host_dirs / "workspace") if self._host_dirs else WORKSPACE
+
+    @property
+    def home(self) -> str:
+        return str(self._host_dirs / "home") if self._host_dirs else HOME
+
+    def _on_host(self, inside: str) -> Path:
+        if self._host_dirs is not None:
+            return Path(inside)
+        if self._root is None:
+            raise JailBroken("the jail is not started")
+        return self._root / inside.lstrip("/")
+
+    @property
+    def workspace_on_host(self) -> Path:
+        """The workspace as the harness reaches it (through /proc while the jail lives)."""
+        return self._on_host(self.workspace)
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def start(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        """Start the jail around `argv` (not yet running: `run` starts it)."""
+        if self.kind == "none":
+            self._argv, self._env = tuple(argv), dict(env)
+            return
+        control, control_inside = socket.socketpair()
+        stream, stream_inside = socket.socketpair()
+        stdin_r, stdin_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        inside = [control_inside.detach(), stdin_r, stream_inside.detach(), stderr_w]
+        self._pipes = _Pipes(control, stdin_w, stream, stderr_r, inside)
+        fds = ",".join(map(str, inside))
+        holder = [sys.executable, "-I", "-S", f"{RUN_DIR}/holder.py", "--fds", fds]
+        if self.forward is not None:
+            api, api_inside = socket.socketpair()
+            holder += ["--forward", str(FORWARD_PORT), str(api_inside.fileno())]
+            inside.append(api_inside.detach())
+            self._pipes.api = api
+            threading.Thread(target=relay_api, args=(api, self.forward), daemon=True).start()
+        mounts = [
+            Mount("tmpfs", WORKSPACE),
+            Mount("tmpfs", HOME),
+            Mount("ro", RUN_DIR, JAIL_FILES),
+            *self.mounts,
+        ]
+        # Nothing may kill bwrap between its clone and the uid map it then writes for its
+        # child: the child waits for that and would wait forever, before it can arm any
+        # parent-death signal. So no parent-death signal (the holder ends the jail when its
+        # control socket closes, which the harness's death does too), no --info-fd and no
+        # stderr pipe (a write to either after the harness died is a SIGPIPE).
+        confinement = Confinement(
+            (*holder, "--", *argv),
+            WORKSPACE,
+            env,
+            tuple(mounts),
+            limits=self.limits,
+            die_with_parent=False,
+        )
+        self._bwrap_err = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen(
+            bubblewrap.argv(confinement),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._bwrap_err,
+            pass_fds=tuple(inside),
+            start_new_session=True,
+            env={"PATH": os.defpath},
+            cwd="/",
+            preexec_fn=preexec_for(self.limits, die_with_harness=False),
+        )
+        with _live_lock:
+            _live.add(self)
+        for fd in inside:
+            os.close(fd)
+        try:
+            if self._read_line(timeout=20) != "ready":
+                raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
+            pid = first_child(self._proc.pid)
+            if pid is None:
+                raise JailBroken("the jail started, but bwrap shows no child process")
+            # Killed through this pidfd: the whole jail ends with its first process.
+            self._child = os.pidfd_open(pid)
+            self._root = Path(f"/proc/{pid}/root")
+        except BaseException:
+            self.close()
+            raise
+
+    def seed(self, source: Path) -> None:
+        """Copy the harness-made tree `source` into the workspace before the command runs."""
+        shutil.copytree(source, self.workspace_on_host, symlinks=True, dirs_exist_ok=True)
+
+    def put(self, path: str, data: bytes, mode: int = 0o600) -> None:
+        """Write a file the command needs (a system prompt, a login) at `path` (a path as the
+        command sees it, under its HOME or workspace) before the command runs."""
+        target = self._on_host(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+
+    def run(
+        self,
+        stdin: bytes,
+        timeout: float,
+        on_line: Callable[[bytes], bool],
+        limit: int | None = None,
+    ) -> Ended:
+        """Run the command; `on_line` sees each stdout line and returns False to stop it;
+        past `limit` bytes of stdout it is stopped too (`overflow`)."""
+        if self.kind == "none":
+            return self._run_unjailed(stdin, timeout, on_line, limit)
+        pipes = self._need_pipes()
+        pipes.control.sendall(b"go\n")
+        stderr = Tail(pipes.stderr_r)
+        feed(pipes.stdin_w, stdin)
+        pipes.stderr_r = pipes.stdin_w = -1  # the threads' now
+        read = read_lines(pipes.stream, timeout, on_line, limit)
+        if read.ended_early:
+            self._send(b"stop\n")
+        said = self._read_line(timeout=GRACE)
+        if not said.startswith("done "):
+            self._kill()
+            raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
+        code = said.split(" ", 1)[1]
+        return Ended(
+            None if code == "killed" or read.ended_early else int(code),
+            read.stopped,
+            read.timed_out,
+            stderr.text(),
+            read.printed,
+            read.overflow,
+        )
+
+    def collect(self, into: Path, caps: Caps) -> Copied:
+        """Copy the final workspace into `into` (emptied first), within `caps`."""
+        return copy_out(self.workspace_on_host, into, caps)
+
+    def close(self) -> None:
+        """Release the jail (it and everything in it ends) and free what the harness held."""
+        if self._pipes is not None:
+            self._send(b"release\n")
+            for sock in (self._pipes.control, self._pipes.stream, self._pipes.api):
+                if sock is not None:
+                    sock.close()
+            for fd in (self._pipes.stdin_w, self._pipes.stderr_r):
+                if fd >= 0:
+                    close_fd(fd)
+            self._pipes = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=GRACE)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self._proc = None
+        if self._child is not None:
+            pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
+            close_fd(self._child)
+            self._child = None
+        if self._bwrap_err is not None:
+            self._bwrap_err.close()
+            self._bwrap_err = None
+        with _live_lock:
+            _live.discard(self)
+        if self._host_dirs is not None:
+            shutil.rmtree(self._host_dirs, ignore_errors=True)
+            self._host_dirs = None
+
+    def __enter__(self) -> JailedCommand:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _need_pipes(self) -> _Pipes:
+        if self._pipes is None:
+            raise JailBroken("the jail is not started")
+        return self._pipes
+
+    def _send(self, data: bytes) -> None:
+        if self._pipes is not None:
+            try:
+                self._pipes.control.sendall(data)
+            except OSError:
+                pass
+
+    def _read_line(self, timeout: float) -> str:
+        control = self._need_pipes().control
+        control.settimeout(timeout)
+        data = b""
+        try:
+            while not data.endswith(b"\n") and len(data) < 256:
+                chunk = control.recv(1)
+                if not chunk:
+                    break
+                data += chunk
+        except (TimeoutError, OSError):
+            pass
+        return data.decode("utf-8", "replace").strip()
+
+    def _kill(self) -> None:
+        proc, child = self._proc, self._child
+        if child is not None:
+            pidfd_kill(child)
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+
+    def _bwrap_said(self) -> str:
+        proc, err = self._proc, self._bwrap_err
+        if proc is None or err is None:
+            return "no jail process"
+        if proc.poll() is None:
+            return "no answer from the holder"
+        err.seek(0)
+        said = err.read(4096).decode("utf-8", "replace").strip().splitlines()
+        return said[-1] if said else f"bwrap exit {proc.returncode}"
+
+    def _run_unjailed(
+        self, stdin: bytes, timeout: float, on_line: Callable[[bytes], bool], limit: int | None
+    ) -> Ended:
+        stream, stream_child = socket.socketpair()
+        proc = subprocess.Popen(
+            self._argv,
+            stdin=subprocess.PIPE,
+            stdout=stream_child.fileno(),
+            stderr=subprocess.PIPE,
+            cwd=self.workspace,
+            env=self._env,
+            start_new_session=True,
+            preexec_fn=preexec_for(self.limits),
+        )
+        self._proc = proc
+        with _live_lock:
+            _live.add(self)
+        stream_child.close()
+        assert proc.stdin is not None and proc.stderr is not None
+        stderr = Tail(os.dup(proc.stderr.fileno()))
+        proc.stderr.close()
+        feed(os.dup(proc.stdin.fileno()), stdin)
+        proc.stdin.close()
+        read = Read(stopped=True)
+        try:
+            read = read_lines(stream, timeout, on_line, limit)
+            if not read.ended_early:
+                proc.wait(timeout=GRACE)  # its stream ended: let it exit with its own code
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            stream.close()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the group: what it started goes too
+            except (ProcessLookupError, PermissionError):
+                pass
+        code = proc.wait()
+        return Ended(
+            None if read.ended_early else code,
+            read.stopped,
+            read.timed_out,
+            stderr.text(),
+            read.printed,
+            read.overflow,
+        )

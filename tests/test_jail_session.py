@@ -1,0 +1,337 @@
+"""An agent attempt's jail (#28): a command held by the holder around a tmpfs workspace, seeded
+before and copied out after; nothing it starts survives it; its stdout cannot be forged from
+inside; the workspace is capped in bytes and copied out within caps, links never followed.
+Needs bubblewrap: without it these tests skip, naming it (the `none` kind runs everywhere)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from skill_eval.jail import Limits
+from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
+from skill_eval.jail.bubblewrap import problem as jail_problem
+from skill_eval.jail.copyout import Caps
+from skill_eval.jail.session import JailedCommand
+
+needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
+LIMITS = Limits(memory_mb=None, data_mb=2048, disk_mb=64)
+PY = (sys.executable, "-I", "-S", "-c")
+
+
+def run_script(
+    kind: str,
+    script: str,
+    tmp_path: Path,
+    *,
+    stdin: bytes = b"",
+    timeout: float = 30,
+    stop_at: bytes | None = None,
+    caps: Caps | None = None,
+    seed: dict[str, str] | None = None,
+    forward: ApiProxy | None = None,
+) -> tuple[list[bytes], object, object, Path]:
+    lines: list[bytes] = []
+    host = tmp_path / "host-workspace"
+    source = tmp_path / "seed"
+    source.mkdir(exist_ok=True)
+    for name, text in (seed or {}).items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text)
+
+    def on_line(line: bytes) -> bool:
+        lines.append(line)
+        return line != stop_at
+
+    with JailedCommand(kind, LIMITS, forward=forward) as jail:  # type: ignore[arg-type]
+        env = {"PATH": "/usr/bin:/bin", "HOME": jail.home, "WS": jail.workspace}
+        jail.start((*PY, script), env)
+        jail.seed(source)
+        ended = jail.run(stdin, timeout, on_line)
+        copied = jail.collect(host, caps or Caps())
+    return lines, ended, copied, host
+
+
+@needs_jail
+def test_a_command_runs_in_its_seeded_workspace_and_its_files_come_out(tmp_path: Path) -> None:
+    script = """
+import os, sys
+print(open("task.txt").read().strip(), flush=True)
+print(sys.stdin.read().strip(), flush=True)
+os.makedirs("out", exist_ok=True)
+open("out/report.md", "w").write("# done")
+print(os.getcwd(), os.environ["HOME"], flush=True)
+"""
+    lines, ended, copied, host = run_script(
+        "bubblewrap", script, tmp_path, stdin=b"the prompt", seed={"task.txt": "seeded"}
+    )
+    assert lines == [b"seeded", b"the prompt", b"/workspace /home/agent"]
+    assert ended.code == 0 and not ended.stopped  # type: ignore[attr-defined]
+    assert (host / "out" / "report.md").read_text() == "# done"
+    assert (host / "task.txt").read_text() == "seeded"
+    assert copied.files == 2  # type: ignore[attr-defined]
+
+
+@needs_jail
+def test_a_daemon_started_in_the_attempt_does_not_outlive_it(tmp_path: Path) -> None:
+    marker = f"skill-eval-daemon-{os.getpid()}-{time.monotonic_ns()}"
+    script = f"""
+import subprocess, time
+daemon = subprocess.Popen(["{marker}", "300"], executable="/bin/sleep", start_new_session=True)
+time.sleep(0.1)
+running = b"{marker}" in open(f"/proc/{{daemon.pid}}/cmdline", "rb").read()
+print("started" if running else "not started", flush=True)
+"""
+    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path)
+    assert lines == [b"started"]  # a daemon of its own session, running when the command ended
+    time.sleep(0.2)
+    alive = [p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)]
+    assert alive == []
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@needs_jail
+def test_the_harness_is_not_visible_and_the_stream_cannot_be_reopened(tmp_path: Path) -> None:
+    script = f"""
+import os
+print("harness-visible" if os.path.exists("/proc/{os.getpid()}/environ") else "harness-hidden",
+      flush=True)
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+print(len(pids), flush=True)
+try:
+    with open("/proc/self/fd/1", "w") as forged:
+        forged.write("forged line\\n")
+    print("reopened", flush=True)
+except OSError as exc:
+    print("refused", exc.errno, flush=True)
+"""
+    lines, _, _, _ = run_script("bubblewrap", script, tmp_path)
+    assert lines[0] == b"harness-hidden"
+    assert int(lines[1]) <= 4  # bwrap's init, the holder, this command (and its ls)
+    assert lines[2].startswith(b"refused") and b"forged line" not in b"".join(lines)
+
+
+@needs_jail
+def test_stopping_on_a_line_kills_the_command(tmp_path: Path) -> None:
+    script = """
+import time
+print("first", flush=True)
+print("enough", flush=True)
+time.sleep(60)
+print("never", flush=True)
+"""
+    started = time.monotonic()
+    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path, stop_at=b"enough")
+    assert time.monotonic() - started < 20
+    assert lines == [b"first", b"enough"]
+    assert ended.stopped and ended.code is None  # type: ignore[attr-defined]
+
+
+@needs_jail
+def test_a_timeout_ends_the_command_and_the_workspace_still_comes_out(tmp_path: Path) -> None:
+    script = """
+import time
+open("partial.txt", "w").write("so far")
+print("working", flush=True)
+time.sleep(60)
+"""
+    lines, ended, _, host = run_script("bubblewrap", script, tmp_path, timeout=1.5)
+    assert ended.timed_out and ended.code is None  # type: ignore[attr-defined]
+    assert (host / "partial.txt").read_text() == "so far"
+
+
+@needs_jail
+def test_the_workspace_is_capped_in_bytes(tmp_path: Path) -> None:
+    script = """
+import errno
+try:
+    with open("big.bin", "wb") as f:
+        for _ in range(200):
+            f.write(b"x" * (1 << 20))
+    print("wrote it all", flush=True)
+except OSError as exc:
+    print("full", errno.errorcode.get(exc.errno), flush=True)
+"""
+    lines, _, _, host = run_script("bubblewrap", script, tmp_path)
+    assert lines[0].startswith(b"full")  # 64 MiB tmpfs, 200 MiB asked
+    assert (host / "big.bin").stat().st_size <= 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+def test_links_and_fifos_are_never_followed_on_the_way_out(tmp_path: Path, kind: str) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    script = f"""
+import os
+os.symlink("{secret}", "leak.txt")
+os.symlink("/etc/passwd", "passwd")
+os.mkfifo("pipe")
+open("real.txt", "w").write("mine")
+print("ok", flush=True)
+"""
+    _, _, copied, host = run_script(kind, script, tmp_path)
+    assert sorted(p.name for p in host.iterdir()) == ["real.txt"]
+    assert copied.links == ("leak.txt", "passwd") and copied.special == ("pipe",)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+def test_the_copy_out_stops_at_its_file_cap(tmp_path: Path, kind: str) -> None:
+    script = """
+for i in range(500):
+    open(f"f{i:04d}.txt", "w").write("x")
+print("made", flush=True)
+"""
+    _, _, copied, _ = run_script(kind, script, tmp_path, caps=Caps(files=100))
+    assert copied.files == 100  # type: ignore[attr-defined]
+    assert "more than 100 files" in (copied.over or "")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+def test_folders_and_links_count_toward_the_cap_too(tmp_path: Path, kind: str) -> None:
+    """200,000 empty folders cost nothing to make in the jail: each is an entry to copy."""
+    script = """
+import os
+for i in range(300):
+    os.makedirs(f"d{i:04d}/e")
+    os.symlink("/etc/passwd", f"l{i:04d}")
+print("made", flush=True)
+"""
+    _, _, copied, host = run_script(kind, script, tmp_path, caps=Caps(files=100))
+    assert copied.files == 0 and len(copied.links) <= 100  # type: ignore[attr-defined]
+    assert "more than 100 files (folders and links count)" in (copied.over or "")  # type: ignore[attr-defined]
+    assert sum(1 for _ in host.rglob("*")) <= 100
+
+
+@needs_jail
+def test_a_jail_without_network_reaches_the_model_api_through_the_harness(
+    tmp_path: Path,
+) -> None:
+    """Inside, 127.0.0.1:FORWARD_PORT is the model API: the harness's proxy answers, adding
+    the real key; the jail itself holds only the placeholder and reaches nothing else."""
+    seen: list[dict[str, str]] = []
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the base class's name
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body) + 5))
+            self.end_headers()
+            self.wfile.write(b"echo:" + body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", {"x-api-key": "REAL"})
+    script = f"""
+import http.client, os, socket
+c = http.client.HTTPConnection("127.0.0.1", {FORWARD_PORT}, timeout=10)
+c.request("POST", "/v1/messages", body=b"hi", headers={{"x-api-key": "{proxy.placeholder}"}})
+print(c.getresponse().read().decode(), flush=True)
+try:
+    socket.create_connection(("1.1.1.1", 443), timeout=2)
+    print("internet", flush=True)
+except OSError:
+    print("no network", flush=True)
+"""
+    try:
+        lines, _, _, _ = run_script("bubblewrap", script, tmp_path, forward=proxy)
+    finally:
+        upstream.shutdown()
+    assert lines == [b"echo:hi", b"no network"]
+    assert seen[0]["x-api-key"] == "REAL"
+
+
+def test_unjailed_runs_the_same_steps(tmp_path: Path) -> None:
+    script = """
+import os, sys
+print(open("task.txt").read(), sys.stdin.read(), flush=True)
+open("made.txt", "w").write(os.environ["WS"] == os.getcwd() and "here" or "elsewhere")
+"""
+    lines, ended, _, host = run_script(
+        "none", script, tmp_path, stdin=b"prompt", seed={"task.txt": "seeded"}
+    )
+    assert lines == [b"seeded prompt"]
+    assert ended.code == 0  # type: ignore[attr-defined]
+    assert json.dumps((host / "made.txt").read_text()) == '"here"'
+
+
+@needs_jail
+def test_the_command_holds_no_fd_of_the_holder(tmp_path: Path) -> None:
+    """Only its stdin, stdout and stderr: the holder's control socket and the API channel stay
+    with the holder (a command holding them could answer for it or reach the harness)."""
+    script = """
+import os
+print(sorted(int(fd) for fd in os.listdir("/proc/self/fd")), flush=True)
+"""
+    proxy = ApiProxy("http://127.0.0.1:9", {})
+    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path, forward=proxy)
+    assert ended.code == 0  # type: ignore[attr-defined]
+    assert json.loads(lines[0]) == [0, 1, 2, 3]  # 3: the listing's own
+
+
+@needs_jail
+def test_a_program_that_cannot_start_is_exit_127_with_a_reason(tmp_path: Path) -> None:
+    with JailedCommand("bubblewrap", LIMITS) as jail:
+        jail.start(["/nonexistent/claude", "-p"], {"PATH": "/usr/bin:/bin"})
+        ended = jail.run(b"", 30, lambda line: True)
+    assert ended.code == 127
+    assert "cannot run /nonexistent/claude" in ended.stderr
+
+
+@pytest.mark.parametrize(
+    ("credentials", "seen_auth", "seen_key"),
+    [
+        ({"x-api-key": "REAL"}, None, "REAL"),  # a key: the client's credentials are replaced
+        ({}, "Bearer OAUTH-LOGIN", "sk-ant-jail-x"),  # a subscription login: they pass
+    ],
+)
+def test_the_api_proxy_replaces_the_clients_credentials_only_with_its_own(
+    credentials: dict[str, str], seen_auth: str | None, seen_key: str | None
+) -> None:
+    seen: list[dict[str, str]] = []
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the base class's name
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", credentials)
+    client, server_side = socket.socketpair()
+    threading.Thread(target=proxy.serve, args=(server_side,), daemon=True).start()
+    client.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+        b"x-api-key: sk-ant-jail-x\r\nAuthorization: Bearer OAUTH-LOGIN\r\n"
+        b"Connection: close\r\n\r\nhi"
+    )
+    reply = b""
+    while chunk := client.recv(4096):
+        reply += chunk
+    upstream.shutdown()
+    assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"ok")
+    assert seen[0].get("authorization") == seen_auth and seen[0].get("x-api-key") == seen_key
