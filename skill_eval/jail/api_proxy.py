@@ -11,18 +11,24 @@ environment; and the jail reaches the model API and nothing else.
 
 Requests are forwarded as they are (bounded in size), responses streamed back chunk by chunk
 (server-sent events arrive as the API sends them). The credential headers the client sends
-are replaced, never forwarded.
+are replaced, never forwarded. An OpenAI-style proxy (`ApiProxy.openai`) forwards only the
+model endpoints (`POST /v1/chat/completions`, `POST /v1/responses`, below the upstream's own
+path) and refuses the rest; `observed(log)` counts one attempt's replies (`ApiLog`), so an
+attempt that ran out of time while the API was failing is the API's error, not the agent's.
 """
 
 from __future__ import annotations
 
 import http.client
+import json
 import secrets
 import socket
 import ssl
+import threading
+from collections import Counter
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 FORWARD_PORT = 8790  # where the API is, inside a jail (the holder listens there)
@@ -44,25 +50,93 @@ HOP_BY_HOP = frozenset(
     }
 )
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
+# What an OpenAI-style agent reaches (`base URL` + these, the base URL inside the jail ending
+# in /v1): Chat Completions (OpenCode) and Responses (Codex).
+OPENAI_ROUTES = frozenset({"/v1/chat/completions", "/v1/responses"})
+ERRORS_KEPT = 32  # the last statuses an ApiLog keeps, for "was the API failing at the end?"
+
+
+class Forward(Protocol):
+    """What serves the connections a jail passes out (an ApiProxy, or one observed)."""
+
+    def serve(self, connection: socket.socket) -> None: ...
+
+
+class ApiLog:
+    """One attempt's replies from the API as the proxy saw them (thread-safe): how many, by
+    status (0: the upstream could not be reached), and the last few in order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.statuses: Counter[int] = Counter()
+        self.recent: list[int] = []
+
+    def saw(self, status: int) -> None:
+        with self._lock:
+            self.statuses[status] += 1
+            self.recent = [*self.recent[-(ERRORS_KEPT - 1) :], status]
+
+    @property
+    def requests(self) -> int:
+        with self._lock:
+            return sum(self.statuses.values())
+
+    def failing(self) -> int | None:
+        """The status of the last reply when it was an error the API could heal from (429,
+        5xx, unreachable): the API was failing when the attempt ended; else None."""
+        with self._lock:
+            last = self.recent[-1] if self.recent else None
+        return last if last is not None and (last in (0, 408, 429) or last >= 500) else None
+
+    def summary(self) -> dict[str, int]:
+        """{status: count} of the replies that were not 2xx (for an attempt's record)."""
+        with self._lock:
+            return {str(k): v for k, v in sorted(self.statuses.items()) if not 200 <= k < 300}
 
 
 class ApiProxy:
     """Forwards to `upstream` (a base URL), sending `credentials` (header -> value) in place of
     whatever credential headers the client sent (or the client's own, when `credentials` is
-    empty: a subscription login). One per executor; thread-safe."""
+    empty: a subscription login or a local server without a key). `routes`: the only request
+    paths forwarded (None: any), with `strip` taken off their front before the upstream's own
+    path goes there. One per executor; thread-safe."""
 
-    def __init__(self, upstream: str, credentials: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        credentials: Mapping[str, str],
+        *,
+        routes: frozenset[str] | None = None,
+        strip: str = "",
+        placeholder_prefix: str = "sk-ant-jail-",
+    ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the API's base URL must be http(s)://host[:port]: {upstream!r}")
         self.upstream = parts
         self.credentials = {k.lower(): v for k, v in credentials.items()}
-        self.placeholder = "sk-ant-jail-" + secrets.token_hex(16)
+        self.placeholder = placeholder_prefix + secrets.token_hex(16)
+        self.routes, self.strip = routes, strip
 
-    def serve(self, connection: socket.socket) -> None:
+    @classmethod
+    def openai(cls, base_url: str, key: str | None) -> ApiProxy:
+        """A proxy for an OpenAI-style API at `base_url` (which ends where `/chat/completions`
+        follows, e.g. `https://api.openai.com/v1`): the agent inside uses
+        `http://127.0.0.1:FORWARD_PORT/v1` and `Authorization: Bearer <placeholder>`, which
+        becomes the real key (none: the placeholder goes on, for a local server)."""
+        credentials = {"authorization": f"Bearer {key}"} if key else {}
+        return cls(
+            base_url, credentials, routes=OPENAI_ROUTES, strip="/v1", placeholder_prefix="sk-jail-"
+        )
+
+    def observed(self, log: ApiLog) -> Forward:
+        """This proxy, counting the replies of one attempt's connections into `log`."""
+        return _Observed(self, log)
+
+    def serve(self, connection: socket.socket, log: ApiLog | None = None) -> None:
         """Answer the HTTP requests of one connection from a jail, then close it."""
         try:
-            _Handler(connection, "jail", self)  # type: ignore[arg-type]  # not a socketserver
+            _Handler(connection, "jail", _Served(self, log))  # type: ignore[arg-type]
         except OSError:
             pass  # the jail hung up
         finally:
@@ -76,14 +150,38 @@ class ApiProxy:
             )
         return http.client.HTTPConnection(host, port, timeout=UPSTREAM_TIMEOUT)
 
-    def path(self, request_path: str) -> str:
+    def path(self, request_path: str) -> str | None:
+        """The upstream path of a request path; None when it is not forwarded."""
+        if self.routes is not None and request_path.split("?", 1)[0] not in self.routes:
+            return None
+        if not request_path.startswith("/"):
+            return None if self.routes is not None else request_path
         base = self.upstream.path.rstrip("/")
-        return f"{base}{request_path}" if request_path.startswith("/") else request_path
+        return f"{base}{request_path.removeprefix(self.strip)}"
+
+
+class _Observed:
+    def __init__(self, proxy: ApiProxy, log: ApiLog) -> None:
+        self.proxy, self.log = proxy, log
+
+    def serve(self, connection: socket.socket) -> None:
+        self.proxy.serve(connection, self.log)
+
+
+class _Served:
+    """What one connection's handler reads: the proxy and the attempt's log."""
+
+    def __init__(self, proxy: ApiProxy, log: ApiLog | None) -> None:
+        self.proxy, self.log = proxy, log
+
+    def saw(self, status: int) -> None:
+        if self.log is not None:
+            self.log.saw(status)
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: ApiProxy  # type: ignore[assignment]  # the base types it as a socketserver
+    server: _Served  # type: ignore[assignment]  # the base types it as a socketserver
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         pass  # the client is the jailed agent: nothing of it goes to the harness's stderr
@@ -92,7 +190,11 @@ class _Handler(BaseHTTPRequestHandler):
         return "jail"
 
     def _forward(self) -> None:
-        proxy = self.server
+        proxy = self.server.proxy
+        path = proxy.path(self.path)
+        if path is None or (proxy.routes is not None and self.command != "POST"):
+            self._refuse()
+            return
         body = self._body()
         if body is None:
             return
@@ -104,9 +206,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers["Host"] = proxy.upstream.netloc
         upstream = proxy.connect()
         try:
-            upstream.request(self.command, proxy.path(self.path), body=body, headers=headers)
+            upstream.request(self.command, path, body=body, headers=headers)
             response = upstream.getresponse()
         except OSError as exc:
+            self.server.saw(0)
             self._reply(
                 502,
                 f'{{"type":"error","error":{{"type":"api_error","message":'
@@ -114,10 +217,19 @@ class _Handler(BaseHTTPRequestHandler):
             )
             upstream.close()
             return
+        self.server.saw(response.status)
         try:
             self._relay(response)
         finally:
             upstream.close()
+
+    def _refuse(self) -> None:
+        """A path the proxy does not forward (an OpenAI-style proxy serves the model
+        endpoints only): 404, the connection closed (its body, if any, is never read)."""
+        self.close_connection = True
+        message = f"skill-eval proxy: {self.command} {self.path.split('?', 1)[0]} is not forwarded"
+        error = {"message": message[:300], "type": "invalid_request_error"}
+        self._reply(404, json.dumps({"error": error}))
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward
 
@@ -174,13 +286,3 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-
-def credentials_from(lookup: Any) -> tuple[dict[str, str], str | None]:
-    """(the headers the proxy adds, the variable that carries the placeholder in the jail)
-    for the credentials in the environment: an API key (`x-api-key`) or an auth token
-    (`Authorization: Bearer`); ({}, None) when there are none (a subscription login)."""
-    if key := lookup("ANTHROPIC_API_KEY"):
-        return {"x-api-key": key}, "ANTHROPIC_API_KEY"
-    if token := lookup("ANTHROPIC_AUTH_TOKEN"):
-        return {"authorization": f"Bearer {token}"}, "ANTHROPIC_AUTH_TOKEN"
-    return {}, None

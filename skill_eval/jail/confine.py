@@ -1,13 +1,17 @@
 """Run one command of the agent's in a Landlock domain of its own, inside the attempt's jail:
 `python -I -S confine.py COMMAND` runs `/bin/bash -c COMMAND` so that it and everything it
 starts cannot trace, read the memory or /proc fds of, or signal any process outside the
-domain (Claude Code, the jail's holder), and (Landlock ABI 4 and up) cannot open or accept
-a TCP connection: the model API the jail forwards is Claude Code's, not the agent's tools'.
+domain (the agent's CLI, the jail's holder), and (Landlock ABI 4 and up) cannot open or
+accept a TCP connection: the model API the jail forwards is the agent's, not its tools'.
 
-Claude Code runs it through CLAUDE_CODE_SHELL_PREFIX for every Bash call. Unprivileged (no
-capability, no namespace), so it works inside the jail where a nested bubblewrap cannot mount
-its /proc. Where Landlock is missing it refuses to run the command: the executor checks first
-(`python confine.py --check`) and does not offer Bash there.
+Claude Code runs it through CLAUDE_CODE_SHELL_PREFIX for every Bash call, OpenCode as its
+$SHELL (agent_shell_c.sh). The jail's holder puts a whole agent CLI in a domain of its own
+with `restrict(..., connect_ports=(FORWARD_PORT,))` (it may reach the model API and nothing
+else, and cannot signal or trace the holder): for Codex, whose commands run in a shell the
+model chooses, that domain is the only fence between its commands and the holder.
+Unprivileged (no capability, no namespace), so it works inside the jail where a nested
+bubblewrap cannot mount its /proc. Where Landlock is missing it refuses to run the command:
+the executor checks first (`python confine.py --check`) and does not offer Bash there.
 
 Standard library only, no site packages (-S): it starts in a few milliseconds.
 """
@@ -19,12 +23,13 @@ import os
 import struct
 import sys
 
-CREATE_RULESET, RESTRICT_SELF = 444, 446  # the same numbers on every architecture
+CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 VERSION_FLAG = 1
 PR_SET_NO_NEW_PRIVS = 38
 MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11  # device nodes: nobody's tool makes them
 BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
+RULE_NET_PORT = 2
 
 
 def abi(libc: ctypes.CDLL) -> int:
@@ -33,8 +38,9 @@ def abi(libc: ctypes.CDLL) -> int:
     return max(int(version), 0)
 
 
-def restrict(libc: ctypes.CDLL, version: int) -> None:
-    """Put this process (and what it will start) in a new Landlock domain."""
+def restrict(libc: ctypes.CDLL, version: int, connect_ports: tuple[int, ...] = ()) -> None:
+    """Put this process (and what it will start) in a new Landlock domain: no TCP but a
+    connection to each of `connect_ports` (on loopback: the jail has no other network)."""
     handled_net = BIND_TCP | CONNECT_TCP if version >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if version >= 6 else 0
     # Handling only device-node creation (and allowing it nowhere) leaves every file the
@@ -44,6 +50,10 @@ def restrict(libc: ctypes.CDLL, version: int) -> None:
     ruleset = libc.syscall(CREATE_RULESET, ctypes.c_char_p(attr[:size]), size, 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    for port in connect_ports if handled_net else ():
+        rule = struct.pack("QQ", CONNECT_TCP, port)
+        if libc.syscall(ADD_RULE, ruleset, RULE_NET_PORT, ctypes.c_char_p(rule), 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_add_rule")
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
     if libc.syscall(RESTRICT_SELF, ruleset, 0) != 0:

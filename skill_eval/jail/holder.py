@@ -1,8 +1,8 @@
 """The jail's first process for an agent attempt: it holds the jail open around one command.
 
-Run inside the jail as `python -I -S holder.py --fds C,I,O,E [--forward PORT FD] -- ARGV...`,
-with fd C a control socket to the harness, I the command's stdin, O its stdout and E its
-stderr.
+Run inside the jail as `python -I -S holder.py --fds C,I,O,E [--forward PORT FD] [--confine]
+-- ARGV...`, with fd C a control socket to the harness, I the command's stdin, O its stdout
+and E its stderr.
 Protocol on fd 3, one line each: holder `ready` -> harness `go` -> holder runs ARGV ->
 (harness `stop`, or the command ends) -> holder kills every other process of the jail and
 says `done <exit code|killed>` -> harness reads the workspace through /proc -> harness
@@ -12,7 +12,9 @@ Why a holder: the workspace is a size-capped tmpfs that exists only while a proc
 jail's mount namespace lives; the harness copies the final tree out after everything the agent
 started is dead, so the copy sees a tree nobody changes. `--forward` serves the model API
 inside a jail without a network: each connection to 127.0.0.1:PORT is passed to the harness
-over the socket FD, and the harness (which holds the credentials) answers it.
+over the socket FD, and the harness (which holds the credentials) answers it. `--confine`
+starts the command in a Landlock domain of its own (confine.py): it reaches the forwarded API
+port and no other TCP, and neither it nor anything it starts can signal or trace the holder.
 
 Standard library only, no site packages (-S), and not even `subprocess` (posix_spawn
 starts the command): it starts in a few milliseconds, and every attempt pays for it.
@@ -26,6 +28,10 @@ import signal
 import socket
 import sys
 import time
+
+TYPE_CHECKING = False  # (typing is not imported: the holder starts in a few milliseconds)
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _serve(port: int, channel: socket.socket) -> None:
@@ -88,15 +94,52 @@ def _spawn(command: list[str], stdin: int, stdout: int, stderr: int) -> int:
     return os.posix_spawnp(command[0], command, os.environ, file_actions=actions)
 
 
+def _confined_spawner(port: int | None) -> Callable[[list[str], int, int, int], int]:
+    """`_spawn`, the command in a Landlock domain of its own (confine.py, beside this file):
+    TCP only to `port`. Loaded before the harness says go (while it seeds the workspace); the
+    command is forked, since the domain must be the child's alone, never the holder's."""
+    import ctypes
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("confine", os.path.join(here, "confine.py"))
+    assert spec is not None and spec.loader is not None
+    confine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(confine)
+    libc = ctypes.CDLL(None, use_errno=True)
+    version = confine.abi(libc)
+
+    def spawn(command: list[str], stdin: int, stdout: int, stderr: int) -> int:
+        if not version:
+            raise OSError(95, "this kernel has no Landlock")  # the command never runs
+        pid = os.fork()
+        if pid:
+            return pid
+        try:  # the child: nothing here may return into the holder's code
+            for fd, to in ((stdin, 0), (stdout, 1), (stderr, 2)):
+                os.dup2(fd, to)
+            confine.restrict(libc, version, (port,) if port is not None else ())
+            os.execvp(command[0], command)
+        except OSError as exc:
+            os.write(2, f"skill-eval: cannot run {command[0]}: {exc.strerror}\n".encode())
+        os._exit(127)
+
+    return spawn
+
+
 def main(argv: list[str]) -> int:
     passed = [int(fd) for fd in argv[1].split(",")]
     ctl, stdin, stdout, stderr = passed
     argv = argv[2:]
     control = socket.socket(fileno=ctl)
+    port = None
     if argv[:1] == ["--forward"]:
+        port = int(argv[1])
         passed.append(int(argv[2]))
-        _serve(int(argv[1]), socket.socket(fileno=int(argv[2])))
+        _serve(port, socket.socket(fileno=int(argv[2])))
         argv = argv[3:]
+    spawn = _confined_spawner(port) if argv[:1] == ["--confine"] else _spawn
+    argv = argv[1:] if argv[:1] == ["--confine"] else argv
     for fd in passed:  # bwrap passed them inheritable: none may reach the command as it is
         os.set_inheritable(fd, False)
     command = argv[1:] if argv[:1] == ["--"] else argv
@@ -104,7 +147,7 @@ def main(argv: list[str]) -> int:
     if _line(control) != "go":
         return 0
     try:
-        pid = _spawn(command, stdin, stdout, stderr)
+        pid = spawn(command, stdin, stdout, stderr)
     except OSError as exc:  # no such program, not executable: what a shell would say
         os.write(stderr, f"skill-eval: cannot run {command[0]}: {exc.strerror}\n".encode())
         pid = None

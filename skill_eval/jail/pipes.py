@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .api_proxy import ApiProxy
+from .api_proxy import Forward
 
 # A stream line longer than this is cut (a message is a few KB; a tool result a few MB).
 MAX_LINE = 8 * 1024 * 1024
@@ -118,7 +118,7 @@ def close_fd(fd: int) -> None:
         pass
 
 
-def relay_api(channel: socket.socket, proxy: ApiProxy) -> None:
+def relay_api(channel: socket.socket, proxy: Forward) -> None:
     """Serve each connection the holder passes out, each in a thread, until the jail ends."""
     while True:
         try:

@@ -32,7 +32,7 @@ from typing import IO
 
 from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount, bubblewrap
-from .api_proxy import FORWARD_PORT, ApiProxy
+from .api_proxy import FORWARD_PORT, Forward
 from .copyout import Caps, Copied, copy_out
 from .pipes import Read, Tail, close_fd, feed, first_child, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
@@ -101,11 +101,15 @@ class JailedCommand:
         limits: Limits,
         *,
         mounts: Sequence[Mount] = (),
-        forward: ApiProxy | None = None,
+        forward: Forward | None = None,
+        confine: bool = False,
     ) -> None:
         """`mounts`: more read-only host paths the command needs (its binary); `forward`: the
-        model API, served inside the jail (which has no network) on 127.0.0.1:FORWARD_PORT."""
+        model API, served inside the jail (which has no network) on 127.0.0.1:FORWARD_PORT;
+        `confine`: the command runs in a Landlock domain of its own (holder.py), away from
+        the holder, with no TCP but to the forward."""
         self.kind, self.limits, self.mounts, self.forward = kind, limits, tuple(mounts), forward
+        self.confine = confine
         self._proc: subprocess.Popen[bytes] | None = None
         self._pipes: _Pipes | None = None
         self._child: int | None = None  # a pidfd of the jail's first process
@@ -162,6 +166,8 @@ class JailedCommand:
             inside.append(api_inside.detach())
             self._pipes.api = api
             threading.Thread(target=relay_api, args=(api, self.forward), daemon=True).start()
+        if self.confine:
+            holder.append("--confine")
         mounts = [
             Mount("tmpfs", WORKSPACE),
             Mount("tmpfs", HOME),

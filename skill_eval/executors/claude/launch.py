@@ -8,22 +8,23 @@ read as it arrives (stream.py), its workspace seeded and copied back.
 
 No Python process per run: the harness starts the jail (bubblewrap, a few-millisecond holder,
 the CLI) and reads the stream in the calling thread. With jail "none" (--no-jail) the same
-steps run the CLI unconfined in host temporary folders.
+steps run the CLI unconfined in host temporary folders. The steps every jailed agent CLI
+shares (OpenCode and Codex too) are agent_launch.py's; this module says what Claude Code
+needs of them.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.bounded import MAX_STREAM_BYTES
 from ...errors import ExecutorError
-from ...jail import JailKind, Limits, Mount, require
+from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import ApiProxy
-from ...jail.copyout import Caps, Copied
+from ...jail.copyout import Copied
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
+from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
 from ..base import env_lookup
 from .binary import program_dir
 from .config import ClaudeCliConfig
@@ -31,10 +32,6 @@ from .environment import api_credentials, child_env, cloud_provider, login_file,
 from .stream import StreamReader
 
 SYSTEM_FILE = ".skill-eval-system-prompt.md"  # in the child's HOME
-# An attempt's jail: Bun and Node reserve large address ranges, so memory is capped as
-# writable data per process; the workspace, HOME and /tmp are tmpfs of `disk_mb` each.
-AGENT_LIMITS = Limits(memory_mb=None, data_mb=8192, file_size_mb=1024, processes=1024, disk_mb=1024)
-COPY_CAPS = Caps(files=10_000, file_bytes=256 * 1024 * 1024, total_bytes=1024 * 1024 * 1024)
 
 
 @dataclass(frozen=True)
@@ -70,8 +67,7 @@ class Launcher:
         self.config, self.binary = config, binary
         self.lookup = env_lookup(config.env)
         self.jail: JailKind = "none" if config.jail == "none" else "bubblewrap"
-        self._proxy: ApiProxy | None = None
-        self._lock = threading.Lock()
+        self._proxy = ProxySlot(self._make_proxy)
 
     def check(self) -> None:
         """Raise ExecutorError when no run can work here (no jail, another cloud's API)."""
@@ -84,19 +80,19 @@ class Launcher:
                 "forward; run with --no-jail to use another cloud's API"
             )
 
+    def _make_proxy(self) -> ApiProxy:
+        headers, _ = api_credentials(self.lookup)
+        return ApiProxy(upstream(self.lookup, self.config.base_url), headers)
+
     def proxy(self) -> ApiProxy:
-        with self._lock:
-            if self._proxy is None:
-                headers, _ = api_credentials(self.lookup)
-                self._proxy = ApiProxy(upstream(self.lookup, self.config.base_url), headers)
-            return self._proxy
+        return self._proxy.get()
 
     def run(self, invocation: Invocation) -> Launched:
         jailed = self.jail != "none"
         proxy = self.proxy() if jailed else None
-        # (agent_shell.sh and confine.py are in the jail's own RUN_DIR, read-only)
-        mounts = [Mount("ro", str(program_dir(self.binary)), program_dir(self.binary))]
-        with JailedCommand(self.jail, AGENT_LIMITS, mounts=mounts, forward=proxy) as jail:
+        reader = StreamReader(stop_at_skill=invocation.stop_at_skill)
+
+        def prepare(jail: JailedCommand) -> Start:
             env = child_env(
                 jail.home,
                 self.lookup,
@@ -110,27 +106,29 @@ class Launcher:
                 env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
             argv += invocation.args
+            files = {}
+            login = login_file(self.lookup)
+            if login is not None:  # a subscription login: the only credential that must go in
+                files[f"{jail.home}/.claude/.credentials.json"] = login
             if invocation.system_prompt is not None:
                 argv += [invocation.system_flag, f"{jail.home}/{SYSTEM_FILE}"]
-            jail.start(argv, env)
-            self._seed(jail, invocation)
-            reader = StreamReader(stop_at_skill=invocation.stop_at_skill)
-            ended = jail.run(
-                invocation.prompt.encode("utf-8"), invocation.timeout, reader.feed, MAX_STREAM_BYTES
+                files[f"{jail.home}/{SYSTEM_FILE}"] = invocation.system_prompt.encode("utf-8")
+            return Start(argv, env, files)
+
+        # (agent_shell.sh and confine.py are in the jail's own RUN_DIR, read-only)
+        done = launch(
+            AgentRun(
+                self.jail,
+                [Mount("ro", str(program_dir(self.binary)), program_dir(self.binary))],
+                prepare,
+                reader.feed,
+                invocation.timeout,
+                workspace=invocation.workspace,
+                proxy=proxy,
+                stdin=invocation.prompt.encode("utf-8"),
             )
-            copied = None
-            if invocation.workspace is not None:
-                copied = jail.collect(invocation.workspace, COPY_CAPS)
-        return Launched(reader, ended, copied)
-
-    def _seed(self, jail: JailedCommand, invocation: Invocation) -> None:
-        login = login_file(self.lookup)
-        if login is not None:  # a subscription login: the only credential that must go in
-            jail.put(f"{jail.home}/.claude/.credentials.json", login)
-        if invocation.system_prompt is not None:
-            jail.put(f"{jail.home}/{SYSTEM_FILE}", invocation.system_prompt.encode("utf-8"))
-        if invocation.workspace is not None:
-            jail.seed(invocation.workspace)
+        )
+        return Launched(reader, done.ended, done.copied)
 
 
-__all__ = ["Invocation", "JailBroken", "Launched", "Launcher"]
+__all__ = ["AGENT_LIMITS", "COPY_CAPS", "Invocation", "JailBroken", "Launched", "Launcher"]

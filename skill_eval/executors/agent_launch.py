@@ -1,0 +1,108 @@
+"""One agent CLI run in a jail of its own: what every jailed agent executor does the same way
+(Claude Code, OpenCode, Codex), whatever the CLI and its event stream.
+
+    proxy = ProxySlot(lambda: ApiProxy.openai(base_url, key))    # one per executor
+    run = AgentRun(kind, mounts, prepare, on_line, timeout, workspace=ws, forward=proxy.get())
+    done = launch(run)            # done.ended (exit code, timeout, stderr), done.copied
+
+`prepare(jail)` gets the started-to-be jail (its HOME and workspace, as the command sees them)
+and returns the command, its whole environment and the files to put before it runs (a login,
+a config file). The workspace is seeded in after them, read back bounded after everything in
+the jail is dead. With kind `none` (--no-jail) the same steps run the CLI unconfined in host
+temporary folders. Each run may count its API replies (`api_log`), so an attempt that ended
+while the API was failing is told apart from one the agent ended.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.bounded import MAX_STREAM_BYTES
+from ..jail import JailKind, Limits, Mount
+from ..jail.api_proxy import ApiLog, ApiProxy
+from ..jail.copyout import Caps, Copied
+from ..jail.session import Ended, JailedCommand
+
+# An attempt's jail: Bun and Node reserve large address ranges, so memory is capped as
+# writable data per process; the workspace, HOME and /tmp are tmpfs of `disk_mb` each.
+AGENT_LIMITS = Limits(memory_mb=None, data_mb=8192, file_size_mb=1024, processes=1024, disk_mb=1024)
+COPY_CAPS = Caps(files=10_000, file_bytes=256 * 1024 * 1024, total_bytes=1024 * 1024 * 1024)
+
+
+@dataclass(frozen=True)
+class Start:
+    """What `prepare` returns: the command, its whole environment, and files to write before
+    it runs (paths as the command sees them, under its HOME or workspace)."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """One run: the jail's kind and the read-only mounts the CLI needs (its binary, tools),
+    how to start it, who reads its stdout lines (False: stop it), its time, the runner's
+    workspace (seeded in, copied back; None: an empty one, not copied), the API forward
+    (None: no API), `confine` (the CLI in a Landlock domain of its own: holder.py), its stdin
+    and the log its API replies are counted in."""
+
+    kind: JailKind
+    mounts: Sequence[Mount]
+    prepare: Callable[[JailedCommand], Start]
+    on_line: Callable[[bytes], bool]
+    timeout: float
+    workspace: Path | None = None
+    proxy: ApiProxy | None = None
+    confine: bool = False
+    stdin: bytes = b""
+    api_log: ApiLog | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    """How a run ended and what came back to the workspace (None without one)."""
+
+    ended: Ended
+    copied: Copied | None
+
+
+def launch(run: AgentRun) -> Done:
+    """Run it; raises OSError or JailBroken when the jail itself fails (an error attempt)."""
+    proxy = run.proxy if run.kind != "none" else None
+    forward = proxy.observed(run.api_log) if proxy and run.api_log is not None else proxy
+    confine = run.confine and run.kind != "none"
+    with JailedCommand(
+        run.kind, AGENT_LIMITS, mounts=run.mounts, forward=forward, confine=confine
+    ) as jail:
+        start = run.prepare(jail)
+        jail.start(start.argv, start.env)
+        for path, data in start.files.items():
+            jail.put(path, data)
+        if run.workspace is not None:
+            jail.seed(run.workspace)
+        ended = jail.run(run.stdin, run.timeout, run.on_line, MAX_STREAM_BYTES)
+        copied = jail.collect(run.workspace, COPY_CAPS) if run.workspace is not None else None
+    return Done(ended, copied)
+
+
+class ProxySlot:
+    """The executor's one API proxy, made on first use (thread-safe): a run that never needs
+    the API (no jail) never reads the credentials."""
+
+    def __init__(self, make: Callable[[], ApiProxy]) -> None:
+        self._make = make
+        self._proxy: ApiProxy | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ApiProxy:
+        with self._lock:
+            if self._proxy is None:
+                self._proxy = self._make()
+            return self._proxy
+
+
+__all__ = ["AGENT_LIMITS", "COPY_CAPS", "AgentRun", "Done", "ProxySlot", "Start", "launch"]
