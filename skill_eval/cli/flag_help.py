@@ -24,14 +24,17 @@ HELP: dict[str, str] = {
         " anywhere is accepted)."
     ),
     "executor": (
-        "How tasks run: claude-cli (the default), anthropic, openai (any OpenAI-compatible Chat "
-        "Completions server: --executor-option base_url=URL), or mock (with --mock)."
+        "How tasks run: claude-cli (the default), opencode or codex (those agent CLIs, jailed, "
+        "against an OpenAI-style API: --executor-option base_url=URL), anthropic, openai (any "
+        "OpenAI-compatible Chat Completions server: --executor-option base_url=URL), or mock "
+        "(with --mock)."
     ),
     "mock": "No model calls: mock executor and mock judges (offline, for CI).",
     "model": "Model for the executor [env SKILL_EVAL_MODEL].",
     "skill-mode": (
-        "How the skill reaches the model: prepended to the task, as the system prompt, or "
-        "installed as a Claude Code skill (claude-cli)."
+        "How the skill reaches the model: prepended to the task, as the system prompt, "
+        "installed as the agent's skill (claude-cli, opencode, codex), or its text in the "
+        "agent's always-on AGENTS.md (context: opencode, codex)."
     ),
     "executor-option": (
         "One of the executor's own options (repeatable); VALUE is read as YAML (3, true, [Read, "

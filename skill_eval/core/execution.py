@@ -19,10 +19,11 @@ from .work import ToolCall
 if TYPE_CHECKING:  # model imports this module; the request only names its types
     from .model import ArmName, Skill, Task
 
-# How a skill reaches the model: appended to the user message, as the system prompt, or
-# installed as a project skill the agent may invoke (`--skill-mode`).
-SkillMode = Literal["prepend", "system", "installed"]
-SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed")
+# How a skill reaches the model: appended to the user message, as the system prompt,
+# installed as a project skill the agent may invoke, or its text in the agent's always-on
+# context file (AGENTS.md: the opencode and codex executors) (`--skill-mode`).
+SkillMode = Literal["prepend", "system", "installed", "context"]
+SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed", "context")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """The agent's transcript as judges read it: how tool calls are trimmed (inputs and outputs
 are a record to read, not a copy of every file the agent touched), how a tool result reads as
 text, and which calls invoked a skill. Executors build the calls (executors/claude/stream.py
-from Claude Code's stream-json)."""
+from Claude Code's stream-json; executors/agents/ from OpenCode's and Codex's JSON events),
+each agent's tools under the names and input fields Claude Code gives them (`Skill` with
+`skill`, `Read` / `Write` / `Edit` with `file_path`, `Bash` with `command`), so one judge
+reads every agent's transcript."""
 
 from __future__ import annotations
 
@@ -17,6 +20,15 @@ from .work import ToolCall
 INPUT_LIMIT = 2000
 OUTPUT_LIMIT = 4000
 NO_RESULT = "(no result: the run ended before the tool answered)"
+# Where the agents find a project's skills (Claude Code; OpenCode; OpenCode and Codex; Codex):
+# a Read of `<root>/<name>/SKILL.md` loads skill <name>, as its Skill call would.
+SKILL_ROOTS = (
+    (".claude", "skills"),
+    (".opencode", "skills"),
+    (".opencode", "skill"),
+    (".agents", "skills"),
+    (".codex", "skills"),
+)
 TRANSCRIPT_CUT = "(transcript cut)"  # no tool has this name: the marker of a cut transcript
 
 
@@ -59,8 +71,8 @@ def result_text(content: Any) -> str:
 
 def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
     """Whether one tool call loads project skill `skill`: a `Skill` call naming it, or a
-    `Read` of its installed SKILL.md (the rule of `skill_invocations` with plugin names off:
-    a trigger attempt installs no plugin)."""
+    `Read` of its installed SKILL.md in any agent's skill folder (the rule of
+    `skill_invocations` with plugin names off: a trigger attempt installs no plugin)."""
     if not isinstance(tool_input, Mapping):
         return False
     if tool == "Skill":
@@ -76,15 +88,21 @@ def transcript_problem(transcript: Sequence[ToolCall]) -> str | None:
 
 
 def _is_skill_file(path: str, skill_name: str | None) -> bool:
-    """`path` ends in `.claude/skills/<skill_name>/SKILL.md` (any skill when None), compared
-    part by part."""
+    """`path` ends in `<root>/<skill_name>/SKILL.md` for one of SKILL_ROOTS (any skill when
+    None), compared part by part."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
     return (
         len(parts) >= 4
-        and parts[-4:-2] == (".claude", "skills")
+        and parts[-4:-2] in SKILL_ROOTS
         and parts[-1] == "SKILL.md"
         and (skill_name is None or parts[-2] == skill_name)
     )
+
+
+def skill_file_name(path: str) -> str | None:
+    """The skill whose installed SKILL.md `path` is (`<root>/<name>/SKILL.md`), or None."""
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    return parts[-2] if _is_skill_file(path, None) else None
 
 
 def skill_invocations(
@@ -93,7 +111,9 @@ def skill_invocations(
     """The calls that loaded skill `skill_name` (any skill when None): a `Skill` call naming
     it (as `name`, or a plugin's `plugin:name` unless `plugin_names` is False: a trigger
     attempt installs no plugin, so there such a name is another skill), or a `Read` of its
-    installed SKILL.md. Field-exact: reading `a.pdf` does not invoke a skill named `pdf`."""
+    installed SKILL.md (in any agent's skill folder, SKILL_ROOTS). Field-exact: reading
+    `a.pdf` does not invoke a skill named `pdf`, nor does a `Bash` command (Codex, which loads
+    a skill with a shell command, has its parser record that as a `Skill` call)."""
     found = []
     for call in transcript:
         if call.name == "Skill":

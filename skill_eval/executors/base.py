@@ -327,11 +327,11 @@ SKILL_END = "---END SKILL.MD---"
 def compose_prompt(
     skill: Skill | None, task_prompt: str, mode: SkillMode, files_note: str | None = None
 ) -> tuple[str | None, str]:
-    """(system prompt, user message) for one attempt. `installed` delivers the skill as files,
-    so the text goes nowhere here. `files_note` (what else the skill's folder holds, for an
-    executor that lets the model read it) follows SKILL.md. Both arms get the same template;
-    only the skill differs."""
-    if mode == "installed":
+    """(system prompt, user message) for one attempt. `installed` and `context` deliver the
+    skill as files (a skill folder, the agent's context file), so the text goes nowhere here.
+    `files_note` (what else the skill's folder holds, for an executor that lets the model
+    read it) follows SKILL.md. Both arms get the same template; only the skill differs."""
+    if mode in ("installed", "context"):
         return None, task_prompt
     note = f"\n\n{files_note}" if skill is not None and files_note else ""
     if mode == "system":

@@ -81,12 +81,18 @@ class ApiLog:
         with self._lock:
             return sum(self.statuses.values())
 
-    def failing(self) -> int | None:
-        """The status of the last reply when it was an error the API could heal from (429,
-        5xx, unreachable): the API was failing when the attempt ended; else None."""
+    def last_error(self) -> int | None:
+        """The status of the last reply when it was an error (0: the upstream could not be
+        reached); None when it succeeded or there was none."""
         with self._lock:
             last = self.recent[-1] if self.recent else None
-        return last if last is not None and (last in (0, 408, 429) or last >= 500) else None
+        return last if last is not None and (last == 0 or last >= 400) else None
+
+    def failing(self) -> bool:
+        """Whether the API was failing when the attempt ended: its last reply an error a
+        retry may heal (408, 429, 5xx, unreachable)."""
+        last = self.last_error()
+        return last is not None and (last in (0, 408, 429) or last >= 500)
 
     def summary(self) -> dict[str, int]:
         """{status: count} of the replies that were not 2xx (for an attempt's record)."""
@@ -285,4 +291,3 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-

@@ -1,5 +1,6 @@
-"""Installing a skill into an attempt's `.claude/skills/<name>/`, the way Claude Code finds it,
-without ever writing to a path outside that folder.
+"""Installing a skill into an attempt's `.claude/skills/<name>/`, the way Claude Code finds it
+(or another agent's skill folder: `.opencode/skills`, `.agents/skills`), without ever writing
+to a path outside that folder.
 
 The copy is planned first (`plan_install`, reads only) and then built file by file with
 exclusive creates that never follow a link. Links inside the skill folder become copies of the
@@ -84,8 +85,8 @@ def _plan_link(root: Path, rel: str, path: Path) -> tuple[PlannedFile | None, st
     return None, "a link to a special file; not installed"
 
 
-def install_skill(skill: Skill, workdir: Path) -> Path:
-    """Copy the skill to `<workdir>/.claude/skills/<name>/` and return that folder.
+def install_skill(skill: Skill, workdir: Path, skills_dir: str = ".claude/skills") -> Path:
+    """Copy the skill to `<workdir>/<skills_dir>/<name>/` and return that folder.
 
     A skill with a `directory` brings its files along (see the module docstring for links);
     a skill without one (loaded from a SKILL.md file) is SKILL.md alone. SKILL.md is always
@@ -93,7 +94,7 @@ def install_skill(skill: Skill, workdir: Path) -> Path:
     file is created new (an existing destination is removed first, links unlinked, never
     followed)."""
     plan = plan_install(skill)
-    base = workdir / ".claude" / "skills"
+    base = workdir / skills_dir
     base.mkdir(parents=True, exist_ok=True)
     dest = base / plan.folder
     if dest.is_symlink() or dest.is_file():

@@ -41,6 +41,11 @@ NO_AUTH = (
     "(credentials in ~/.claude/.credentials.json); or use --mock"
 )
 EMPTY_MCP = '{"mcpServers":{}}'
+NO_CONTEXT_MODE = (
+    "skill mode 'context' (the skill's text in the agent's always-on context file) is not "
+    "supported by the claude-cli executor yet (its CLAUDE.md files are switched off): use "
+    "installed, system or prepend, or --executor opencode / codex (AGENTS.md)"
+)
 
 
 def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
@@ -123,6 +128,8 @@ class ClaudeCodeExecutor(ExecutorBase):
         if self._launcher is None:
             raise ExecutorError(binaries.not_found_message(self.config.claude_bin))
         self._launcher.check()
+        if self.config.skill_mode == "context":
+            raise ExecutorError(NO_CONTEXT_MODE)
         if not has_auth(self._env):
             raise ExecutorError(NO_AUTH)
 
@@ -167,6 +174,8 @@ class ClaudeCodeExecutor(ExecutorBase):
             return ExecutionResult(
                 error=binaries.not_found_message(self.config.claude_bin), fatal=True
             )
+        if request.settings.mode(self.config.skill_mode) == "context":
+            return ExecutionResult(error=NO_CONTEXT_MODE, fatal=True)
         try:
             plan = self.tool_plan(request)
         except ToolPlanError as exc:  # every attempt of this task would fail alike

@@ -1,0 +1,148 @@
+"""What the OpenCode and Codex event readers share: the tool calls in order (bounded, under
+Claude Code's names: core/transcript), their results, the usage summed over the model's
+replies, the last answer, a stop at the skill's invocation (trigger tasks), and how an
+attempt that ended without an answer is classed: an API error by its status (401/403/404
+fatal, 429/5xx retryable), a CLI that died, a stream cut.
+
+Each line comes from the CLI's stdout, a socket nothing in the jail can write to; a line that
+is not a JSON object is counted and skipped, never trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...core.bounded import MAX_TRANSCRIPT_CALLS
+from ...core.model import ExecutionResult, Usage
+from ...core.transcript import (
+    INPUT_LIMIT,
+    OUTPUT_LIMIT,
+    TRANSCRIPT_CUT,
+    invokes_skill,
+    trim_text,
+    trim_value,
+)
+from ...core.work import ToolCall
+from ..errors_map import fatal_status, retryable_message, retryable_status
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def snake_keys(value: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"filePath": ...}` -> `{"file_path": ...}` (top-level keys: Claude Code's names)."""
+    return {_CAMEL.sub(r"_\1", str(k)).lower(): v for k, v in value.items()}
+
+
+@dataclass
+class _Call:
+    name: str
+    input: Mapping[str, Any]
+    ok: bool = False
+    output: str | None = None  # None: no result came back
+
+
+@dataclass
+class EventReader:
+    """The part of reading one attempt's events that does not depend on the agent;
+    `stop_at_skill`: `feed` returns False once the model invokes that skill."""
+
+    stop_at_skill: str | None = None
+    calls: dict[str, _Call] = field(default_factory=dict)
+    dropped_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    replies: int = 0  # model replies whose usage was counted
+    last_text: str = ""
+    bad_lines: int = 0
+    stopped_at_skill: bool = False
+    notes: list[str] = field(default_factory=list)  # the CLI's warnings, kept in meta
+
+    def feed(self, line: bytes) -> bool:
+        """Take one line; False when the CLI may be stopped (the attempt has its answer)."""
+        try:
+            event = json.loads(line)
+        except ValueError:
+            self.bad_lines += 1
+            return True
+        if not isinstance(event, dict):
+            self.bad_lines += 1
+            return True
+        return self.event(event)
+
+    def event(self, event: Mapping[str, Any]) -> bool:
+        raise NotImplementedError
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def call(self, call_id: str, name: str, tool_input: Mapping[str, Any]) -> bool:
+        """Record a call (once per id); False when it invokes the watched skill."""
+        if call_id not in self.calls:
+            if len(self.calls) >= MAX_TRANSCRIPT_CALLS:
+                self.dropped_calls += 1
+                return True
+            self.calls[call_id] = _Call(name, trim_value(dict(tool_input), INPUT_LIMIT))
+        if self.stop_at_skill and invokes_skill(name, tool_input, self.stop_at_skill):
+            self.stopped_at_skill = True
+            return False
+        return True
+
+    def answer(self, call_id: str, ok: bool, output: str) -> None:
+        call = self.calls.get(call_id)
+        if call is not None:
+            call.ok, call.output = ok, trim_text(output, OUTPUT_LIMIT)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < 20:
+            self.notes.append(text[:300])
+
+    def transcript(self) -> tuple[ToolCall, ...]:
+        """Every tool call in order; `completed` only when the CLI reported its result. Past
+        MAX_TRANSCRIPT_CALLS a last TRANSCRIPT_CUT entry says how many more there were."""
+        kept = tuple(
+            ToolCall(c.name, c.input, c.ok, c.output or "", completed=c.output is not None)
+            for c in self.calls.values()
+        )
+        if not self.dropped_calls:
+            return kept
+        made = len(kept) + self.dropped_calls
+        cut = ToolCall(
+            TRANSCRIPT_CUT,
+            {},
+            False,
+            f"the agent made {made:,} tool calls, over the {MAX_TRANSCRIPT_CALLS:,} skill-eval "
+            f"keeps of one attempt (... and {self.dropped_calls:,} more): not judged",
+        )
+        return (*kept, cut)
+
+    def meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {"model_replies": self.replies}
+        if self.dropped_calls:
+            meta["tool_calls_not_kept"] = self.dropped_calls
+        if self.bad_lines:
+            meta["unreadable_lines"] = self.bad_lines
+        if self.notes:
+            meta["agent_notes"] = list(self.notes)
+        if self.stopped_at_skill:
+            meta["stopped"] = "skill invoked"
+        return meta
+
+
+def api_failure(agent: str, status: int | None, message: str, **more: Any) -> ExecutionResult:
+    """An attempt the model API failed: fatal for 401/403/404 (every attempt would), else
+    retryable when the status (or, without one, the message) says a retry may heal it."""
+    retryable = retryable_status(status) if status is not None else retryable_message(message)
+    shown = f"(HTTP {status}) {message}" if status is not None else message
+    return ExecutionResult(
+        error=f"{agent} API error: {shown}"[:1000],
+        retryable=retryable,
+        fatal=fatal_status(status),
+        **more,
+    )
+
+
+def stderr_tail(stderr: str) -> str:
+    return " | ".join(stderr.strip().splitlines()[-3:])[:500]

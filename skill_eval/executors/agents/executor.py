@@ -1,0 +1,277 @@
+"""What the `opencode` and `codex` executors share: one agent CLI run per attempt, in a jail of
+its own (agent_launch.py, as Claude Code's), the skill delivered by mode (delivery.py), the
+CLI's events read into the attempt (its reader), the result classed.
+
+What the jail holds: the attempt's workspace and HOME (size-capped tmpfs; HOME holds the XDG
+folders and CODEX_HOME, empty but for what the run writes there), the system's folders and the
+CLI's binary read-only, no network but the model API forwarded by the harness's proxy, which
+swaps the placeholder key for the real one. The CLI itself runs in a Landlock domain of its
+own: TCP only to that forward, and neither it nor its commands can signal or trace the jail's
+holder. Nothing above the workspace (/workspace, under the jail's empty root) holds a skill
+or an AGENTS.md, and HOME starts empty, so the user's skills, config, context files and
+credentials never load.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ...core.bounded import MAX_STREAM_BYTES, mib
+from ...core.execution import SkillMode
+from ...core.model import ExecutionRequest, ExecutionResult
+from ...core.transcript import skill_invocations
+from ...errors import ExecutorError
+from ...jail import JailKind, Mount, require
+from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
+from ...jail.confine import abi
+from ...jail.session import JailBroken, JailedCommand, cancel_all
+from ..agent_launch import AgentRun, ProxySlot, Start, launch
+from ..base import ExecutorBase, env_lookup
+from ..claude import binary as claude_binary
+from ..pricing import load_price_table
+from . import binaries
+from .config import AgentCliConfig
+from .delivery import Delivery, DeliveryError, clear, deliver
+from .events import EventReader
+
+INSIDE_KEY = "SKILL_EVAL_API_KEY"  # the variable the CLI's key is in (inside: the placeholder)
+PASS_VARS = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+def landlock() -> bool:
+    return abi(ctypes.CDLL(None, use_errno=True)) > 0
+
+
+class AgentCliExecutor(ExecutorBase):
+    """One jailed agent CLI run per attempt; a subclass says which CLI and how to run it
+    (`mounts`, `start`, `reader`, `tools_record`). Thread-safe."""
+
+    uses_workspace = True
+    can_act = True  # the agent's tools act in the attempt's workspace
+    can_trigger = True  # an installed skill, and a stop at its invocation
+    cli = "agent"  # "opencode", "codex": its binary's name
+    skills_dir = ".agents/skills"  # where, in the workspace, it finds a project's skills
+
+    def __init__(self, config: AgentCliConfig, binary_option: str | None) -> None:
+        self.config = config
+        self._env = env_lookup(config.env)
+        self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        self._given = binary_option
+        self.binary = binaries.find_cli(self.cli, binary_option)
+        self.program = binaries.native(self.binary) if self.binary else None
+        self.jail: JailKind = "none" if config.jail == "none" else "bubblewrap"
+        self.confined = self.jail != "none" and landlock()
+        self.base_url = config.resolved_base_url()
+        self._proxy = ProxySlot(lambda: ApiProxy.openai(self.base_url, config.api_key()))
+        self._version: str | None = None
+        self._version_lock = threading.Lock()
+        self._cancelled = threading.Event()
+
+    # -- what a subclass says ----------------------------------------------------------------
+
+    def mounts(self) -> list[Mount]:
+        """Read-only host paths the CLI needs in the jail (its binary's folder, tools)."""
+        assert self.program is not None
+        folder = binaries.program_dir(self.program)
+        return [Mount("ro", str(folder), folder)]
+
+    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivery) -> Start:
+        raise NotImplementedError
+
+    def reader(self, stop_at_skill: str | None) -> Any:
+        """The event reader of one attempt (an EventReader with `result`)."""
+        raise NotImplementedError
+
+    def tools_record(self, request: ExecutionRequest) -> dict[str, Any]:
+        """What the attempt's record says about its tools."""
+        raise NotImplementedError
+
+    def check_request(self, request: ExecutionRequest) -> str | None:
+        """Why no attempt of this task can run (the same for every attempt), or None."""
+        return None
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def api(self) -> tuple[str, str]:
+        """(base URL, key) as the CLI sees them: the jail's forward and the placeholder, or
+        (--no-jail) the API itself and the real key (a placeholder when none is needed)."""
+        if self.jail == "none":
+            return self.base_url, self.config.api_key() or "no-key"
+        return f"http://127.0.0.1:{FORWARD_PORT}/v1", self._proxy.get().placeholder
+
+    def base_env(self, home: str, path: str = "/usr/local/bin:/usr/bin:/bin") -> dict[str, str]:
+        """HOME and the XDG folders in the attempt's HOME, a PATH, the locale; no key."""
+        env = {k: v for k in PASS_VARS if (v := self._env(k))}
+        env.update(
+            PATH=path,
+            HOME=home,
+            XDG_CONFIG_HOME=f"{home}/.config",
+            XDG_DATA_HOME=f"{home}/.local/share",
+            XDG_CACHE_HOME=f"{home}/.cache",
+            XDG_STATE_HOME=f"{home}/.local/state",
+            TMPDIR="/tmp" if self.jail != "none" else f"{home}/.tmp",
+            TERM="dumb",
+        )
+        env.setdefault("LANG", "C.UTF-8")
+        return env
+
+    def preflight(self) -> None:
+        if self.program is None:
+            raise ExecutorError(binaries.not_found(self.cli, self._given))
+        if self.jail != "none":
+            require(self.jail)
+        if not self.model:
+            raise ExecutorError(
+                f"the {self.cli} executor needs a model: --model NAME (the name the API at "
+                f"{self.base_url} serves, e.g. gpt-5.5)"
+            )
+        if (problem := self.config.key_problem(self.cli)) is not None:
+            raise ExecutorError(problem)
+
+    def run(self, request: ExecutionRequest) -> ExecutionResult:
+        if self._cancelled.is_set():
+            return ExecutionResult(error="cancelled", retryable=False)
+        if self.program is None:
+            return ExecutionResult(error=binaries.not_found(self.cli, self._given), fatal=True)
+        watch = request.settings.stop_on_skill  # a trigger task: did the agent invoke it?
+        problem = self.check_request(request)
+        if watch and request.skill is None:
+            problem = f"trigger task {request.task.id!r} needs a skill in every arm"
+        if problem is not None:
+            return ExecutionResult(error=problem, fatal=True)
+        mode: SkillMode = request.settings.mode(self.config.skill_mode)
+        workspace = Path(request.workspace) if request.workspace is not None else None
+        started = time.monotonic()
+        planted: tuple[str, ...] = ()
+        try:
+            delivery = deliver(request.skill, request.task.prompt, mode, workspace, self.skills_dir)
+            planted = delivery.planted
+            result = self._attempt(request, delivery, watch, workspace)
+        except DeliveryError as exc:  # the task's own files: every attempt would fail alike
+            result = ExecutionResult(error=str(exc), fatal=True)
+        except (OSError, JailBroken) as exc:
+            result = ExecutionResult(error=f"cannot run {self.cli}: {exc}", retryable=True)
+        finally:
+            clear(workspace, planted)  # the delivered skill is ours, not the agent's work
+        if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
+            result = ExecutionResult(error="cancelled", retryable=False)
+        if watch and result.error is not None and result.output_caused:
+            result = replace(result, output_caused=False)  # says nothing about triggering
+        meta = {
+            **result.meta,
+            "latency_ms": int((time.monotonic() - started) * 1000),
+            "isolation": self.isolation(request, mode),
+        }
+        if request.skill is not None and result.transcript:
+            found = skill_invocations(result.transcript, request.skill.name)
+            meta["skill_invocations"] = len(found)
+        return replace(result, meta=meta)
+
+    def _attempt(
+        self, request: ExecutionRequest, delivery: Delivery, watch: bool, workspace: Path | None
+    ) -> ExecutionResult:
+        log = ApiLog()
+        reader = self.reader(request.skill.name if watch and request.skill else None)
+        done = launch(
+            AgentRun(
+                self.jail,
+                self.mounts(),
+                lambda jail: self.start(jail, request, delivery),
+                reader.feed,
+                request.timeout_seconds,
+                workspace=workspace,
+                proxy=self._proxy.get() if self.jail != "none" else None,
+                confine=self.confined,
+                stdin=delivery.prompt.encode("utf-8"),
+                api_log=log,
+            )
+        )
+        ended = done.ended
+        api_meta = {
+            "api_requests": log.requests,
+            **({"api_errors": s} if (s := log.summary()) else {}),
+        }
+        if ended.timed_out:
+            result = self._timed_out(request.timeout_seconds, log, reader)
+        elif ended.overflow:
+            result = ExecutionResult(
+                error=f"{self.cli} wrote more than {mib(MAX_STREAM_BYTES)} of events in one "
+                "attempt; it was stopped and the attempt counts as a failure",
+                output_caused=True,
+                meta={"error_type": "stream_over_cap"},
+            )
+        else:
+            result = self._priced(reader.result(ended.code, ended.stderr, log))
+        if done.copied is not None and done.copied.over is not None and result.error is None:
+            result = replace(
+                result,
+                error=f"the attempt's workspace could not be read back: {done.copied.over}",
+                output_caused=True,
+                retryable=False,
+            )
+        return replace(result, meta={**result.meta, **api_meta})
+
+    def _timed_out(self, timeout: float, log: ApiLog, reader: EventReader) -> ExecutionResult:
+        """Out of time: the API's error when it was failing at the end (retried, never the
+        output's fault), else the agent's (retried, then a failure)."""
+        more: dict[str, Any] = {"transcript": reader.transcript(), "usage": reader.usage}
+        if log.failing():
+            return ExecutionResult(
+                error=f"{self.cli} timed out after {timeout:g}s while the API was failing "
+                f"(its last reply: HTTP {log.last_error() or 'unreachable'})",
+                retryable=True,
+                meta={"error_type": "api_failing"},
+                **more,
+            )
+        return ExecutionResult(
+            error=f"{self.cli} timed out after {timeout:g}s (its jail killed)",
+            retryable=True,
+            output_caused=True,
+            meta={"error_type": "timeout"},
+            **more,
+        )
+
+    def _priced(self, result: ExecutionResult) -> ExecutionResult:
+        """The attempt's cost from the price table when the agent reported none."""
+        if (
+            result.cost_usd
+            or not self.model
+            or not (result.usage.input_tokens or result.usage.output_tokens)
+        ):
+            return result
+        cost, note = load_price_table(self.config.price_file).cost(self.model, result.usage)
+        meta = {**result.meta, "price_note": note} if note else result.meta
+        return replace(result, cost_usd=cost, meta=meta)
+
+    def isolation(self, request: ExecutionRequest | None, mode: SkillMode) -> dict[str, Any]:
+        record = {
+            "jail": self.config.jail,
+            "cli_landlock": self.confined,
+            "home": "temporary per attempt (empty: no user config, skills or credentials)",
+            "working_directory": "a copy of the attempt's workspace",
+            "skill_mode": mode,
+        }
+        return {**record, **(self.tools_record(request) if request is not None else {})}
+
+    def cancel(self) -> None:
+        """Kill every running attempt's jail (and everything in it) before returning; later
+        attempts fail at once. Called by the runner on Ctrl-C or SIGTERM."""
+        self._cancelled.set()
+        cancel_all()
+
+    def version(self) -> str | None:
+        """`<cli> --version`, once per process (and per binary: claude/binary.version)."""
+        with self._version_lock:
+            if self._version is None and self.program is not None:
+                cache = Path(self.config.version_cache) if self.config.version_cache else None
+                env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+                found = claude_binary.version(self.program, cache, env)
+                if found.startswith("unknown"):
+                    return found
+                self._version = found
+            return self._version
