@@ -85,9 +85,9 @@ class OpenCodeExecutor(AgentCliExecutor):
         return plan_tools(specs, installed=settings.mode(self.config.skill_mode) == "installed")
 
     def check_request(self, request: ExecutionRequest) -> str | None:
-        workspace = request.workspace
-        for name in PROJECT_CONFIG if workspace is not None else ():
-            if (Path(workspace) / name).exists() or (Path(workspace) / name).is_symlink():
+        root = Path(request.workspace) if request.workspace is not None else None
+        for name in PROJECT_CONFIG if root is not None else ():
+            if (root / name).exists() or (root / name).is_symlink():
                 return (
                     f"task {request.task.id!r}: its files hold {name}, which would configure "
                     "OpenCode (its tools, permissions, agents) in one arm's favour or both: "
