@@ -86,8 +86,8 @@ class OpenCodeExecutor(AgentCliExecutor):
 
     def check_request(self, request: ExecutionRequest) -> str | None:
         root = Path(request.workspace) if request.workspace is not None else None
-        for name in PROJECT_CONFIG if root is not None else ():
-            if (root / name).exists() or (root / name).is_symlink():
+        for name in PROJECT_CONFIG:
+            if root is not None and ((root / name).exists() or (root / name).is_symlink()):
                 return (
                     f"task {request.task.id!r}: its files hold {name}, which would configure "
                     "OpenCode (its tools, permissions, agents) in one arm's favour or both: "
