@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from click_option_group import OptionGroup
@@ -174,6 +175,11 @@ def command(
         fail(str(exc), EXIT_ERROR)
     except SkillEvalError as exc:
         fail_with(exc)
+    _print_outcome(outcome)
+
+
+def _print_outcome(outcome: Any) -> None:
+    """The decision on stderr, the decision file's path on stdout; then the exit code."""
     record = outcome.record
     click.echo(
         f"decision: {record['decision']} after {record['rounds']} round(s); suite "
