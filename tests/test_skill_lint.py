@@ -66,7 +66,9 @@ def test_claude_api_like_skill_warns_only_of_its_long_description(tmp_path: Path
     )
     assert len(files) + 1 == 67
     assert findings(folder) == [
-        "SKILL.md:3: warning: `description` is 1068 characters; the format allows 1024"
+        "SKILL.md:3: warning: `description` is 1068 characters; the format allows 1024; "
+        "Codex CLI lists it cut to its first 1,021 characters and '...' (OpenCode and Claude "
+        "Code send it whole): the rest never reaches Codex's model"
     ]
     code, out, _ = run_cli("lint", str(folder))
     assert code == 0 and out.count("warning") == 1
@@ -179,14 +181,18 @@ def test_broken_yaml_is_an_error_at_its_line(tmp_path: Path) -> None:
                 "when_to_use, "
                 "argument-hint, arguments, disable-model-invocation, user-invocable, model, "
                 "effort, "
-                "context, agent, hooks, paths, shell)"
+                "context, agent, hooks, paths, shell)",
+                "5: warning: only Claude Code reads `when_to_use`: OpenCode and Codex CLI never "
+                "show it to their model, so there the skill is chosen on its `description` "
+                "alone; put what decides when to use it in `description`",
             ],
         ),
         (
             "---\nname: s\ndescription: d\ndisable-model-invocation: true\n---\n",
             [
-                "4: warning: `disable-model-invocation: true`: the model never loads this skill by "
-                "itself; only a user's /command does"
+                "4: warning: `disable-model-invocation: true`: Claude Code's model never loads "
+                "this skill by itself (only a user's /command does); OpenCode and Codex CLI "
+                "ignore the key and list the skill like any other, so their models may load it"
             ],
         ),
         ("\ufeff---\nname: s\ndescription: d\n---\nbody\n", []),

@@ -6,7 +6,9 @@ a missing or empty `name` or `description`. Warnings: a `name` that breaks the f
 or does not match its folder, a description over 1,024 characters, a body over 500 lines,
 frontmatter keys neither the format nor Claude Code reads, files SKILL.md links to that the
 folder lacks, links in the folder that lead outside it (never followed), and
-`disable-model-invocation: true` (such a skill never triggers by itself).
+`disable-model-invocation: true` (such a skill never triggers by itself). Where OpenCode,
+Codex CLI and Claude Code part ways (a long description or name, Claude Code's own keys), the
+warning says which agent drops what (agent_support.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from urllib.parse import unquote
 from ..core.paths import inside
 from ..core.safeyaml import YamlError, load_yaml_text
 from ..errors import SkillError
+from .agent_support import LONG_DESCRIPTION, LONG_NAME, MODEL_NEVER_LOADS, agent_notes
 from .tree import walk
 
 Severity = Literal["error", "warning"]
@@ -229,7 +232,7 @@ def _check_fields(
                 at("description"),
                 "warning",
                 f"`description` is {len(description)} characters; the format "
-                f"allows {MAX_DESCRIPTION}",
+                f"allows {MAX_DESCRIPTION}; {LONG_DESCRIPTION}",
             )
         )
     compatibility = data.get("compatibility")
@@ -255,14 +258,15 @@ def _check_fields(
                     f"{', '.join(CLAUDE_CODE_KEYS)})",
                 )
             )
+    for key, note in agent_notes(data):
+        out.append(Finding(display, at(key), "warning", note))
     if data.get("disable-model-invocation") is True:
         out.append(
             Finding(
                 display,
                 at("disable-model-invocation"),
                 "warning",
-                "`disable-model-invocation: true`: the model never loads this skill "
-                "by itself; only a user's /command does",
+                MODEL_NEVER_LOADS,
             )
         )
 
@@ -272,7 +276,9 @@ def name_problems(name: str, folder_name: str | None) -> list[str]:
     single hyphens, no hyphen at either end, the same as its folder's name."""
     problems = []
     if len(name) > MAX_NAME:
-        problems.append(f"`name` is {len(name)} characters; the format allows {MAX_NAME}")
+        problems.append(
+            f"`name` is {len(name)} characters; the format allows {MAX_NAME}; {LONG_NAME}"
+        )
     if not _NAME.match(name):
         problems.append(
             f"`name` {name!r} must be lowercase letters, digits and single hyphens, "
