@@ -266,3 +266,42 @@ def test_context_and_system_modes_deliver_the_skills_text(
         assert ".skill-eval/notes/reference/style.md" in candidate
     kept = run.kept("candidate", "t")
     assert not (kept / "AGENTS.md").exists() and not (kept / ".skill-eval").exists()
+
+
+@needs("codex")
+def test_codex_trigger_query_naming_the_skill_is_refused(tmp_path: Path) -> None:
+    """`$name` in a prompt makes Codex load the skill itself: the model never decides."""
+    suite = write_suite(
+        tmp_path / "suite",
+        [{"id": "q", "query": "Use $pdf-tools on my notes.", "should_trigger": True}],
+        skill_id="pdf-tools",
+    )
+    args = ["--task-suite", str(suite), *TRIGGER_ARGS[2:6], "--max-retries", "0"]
+    run = run_agent(tmp_path, "codex", args, trigger_rules("codex"))
+    assert run.code != 0
+    assert "trigger task 'q': its query names $pdf-tools" in run.err, run.err
+    assert run.requests == []  # refused before Codex ran
+
+
+@needs("codex")
+def test_codex_task_prompt_naming_the_skill_is_recorded(tmp_path: Path) -> None:
+    suite = write_suite(
+        tmp_path / "suite",
+        [
+            {
+                "id": "t",
+                "prompt": "Summarise my notes with $pdf-tools.",
+                "judge": {"type": "contains", "expected": ["OLIVE"]},
+            }
+        ],
+        skill_id="pdf-tools",
+    )
+    args = ["--task-suite", str(suite), *TRIGGER_ARGS[2:4], "--max-retries", "0"]  # no baseline
+    run = run_agent(tmp_path, "codex", args, [], default="Done. OLIVE")
+    named = run.by_arm_task()[("candidate", "t")]
+    assert named["status"] == "passed"
+    assert "$pdf-tools" in named["meta"]["skill_loaded_by_prompt"]
+    assert "skill_loaded_by_prompt" not in run.by_arm_task()[("baseline", "t")]["meta"]
+    # Codex put the skill's body into the candidate's request itself (the model ran nothing).
+    body = "never hand-write PDF syntax"
+    assert [body in json.dumps(r.json) for r in run.requests].count(True) == 1

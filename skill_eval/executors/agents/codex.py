@@ -10,12 +10,15 @@ cannot nest in ours, so it runs with `-s danger-full-access`: its commands are c
 skill-eval's jail and the Landlock domain Codex itself runs in (no TCP but to the forward,
 the holder out of reach); they can reach Codex itself (its commands run in a shell the model
 may choose, so no wrapper could hold them). Codex has no tool switches: `allowed_tools` is
-not enforced (its shell reads, writes and loads skills); the record says so.
+not enforced (its shell reads, writes and loads skills); the record says so. A prompt that
+names the skill as `$name` makes Codex load it before the model decides anything: a trigger
+query doing so is refused, any other attempt's record says so (`skill_loaded_by_prompt`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ...core.model import ExecutionRequest
@@ -36,6 +39,13 @@ ISOLATION_CONFIG = (
 )
 
 
+def names_skill(prompt: str, name: str) -> bool:
+    """Whether `prompt` mentions the skill as `$name`, which makes Codex put the skill's text
+    into the model's context itself, before the model's first turn (observed on 0.171.0:
+    `$notes-skill` did, `notes-skill` and `$notes-skillful` did not)."""
+    return re.search(rf"\${re.escape(name)}(?![A-Za-z0-9_-])", prompt) is not None
+
+
 def toml_string(text: str) -> str:
     """`text` as a TOML basic string (JSON's escapes are TOML's, but for DEL)."""
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
@@ -51,6 +61,29 @@ class CodexExecutor(AgentCliExecutor):
     def __init__(self, config: CodexConfig) -> None:
         super().__init__(config, config.codex_bin)
         self.config: CodexConfig = config
+
+    def check_request(self, request: ExecutionRequest) -> str | None:
+        skill = request.skill
+        if (
+            skill
+            and request.settings.stop_on_skill
+            and names_skill(request.task.prompt, skill.name)
+        ):
+            return (
+                f"trigger task {request.task.id!r}: its query names ${skill.name}, which makes "
+                "Codex load the skill itself before the model decides anything; a trigger "
+                "query must not name the skill that way"
+            )
+        return None
+
+    def request_meta(self, request: ExecutionRequest) -> dict[str, Any]:
+        skill = request.skill
+        if skill is None or not names_skill(request.task.prompt, skill.name):
+            return {}
+        return {
+            "skill_loaded_by_prompt": f"the prompt names ${skill.name}: Codex put the "
+            "skill into the model's context before its first turn (no Skill call is recorded)"
+        }
 
     def provider(self) -> str:
         base_url, _ = self.api()

@@ -95,6 +95,11 @@ class AgentCliExecutor(ExecutorBase):
         """Why no attempt of this task can run (the same for every attempt), or None."""
         return None
 
+    def request_meta(self, request: ExecutionRequest) -> dict[str, Any]:
+        """What the attempt's record must say about this request beyond the run (e.g. a
+        prompt that loads the skill by itself)."""
+        return {}
+
     # -- shared ------------------------------------------------------------------------------
 
     def api(self) -> tuple[str, str]:
@@ -164,6 +169,7 @@ class AgentCliExecutor(ExecutorBase):
             result = replace(result, output_caused=False)  # says nothing about triggering
         meta = {
             **result.meta,
+            **self.request_meta(request),
             "latency_ms": int((time.monotonic() - started) * 1000),
             "isolation": self.isolation(request, mode),
         }
