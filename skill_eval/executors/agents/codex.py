@@ -128,6 +128,8 @@ class CodexExecutor(AgentCliExecutor):
             "tools": "Codex's own (a shell; apply_patch where the model has it)",
             "allowed_tools": list(asked),
             "allowed_tools_enforced": False,
+            "max_turns": request.settings.max_turns,
+            "max_turns_enforced": False,  # Codex exec has no turn limit; the timeout holds
             "sandbox": "danger-full-access (Codex's own cannot nest): commands confined by "
             "the jail and the CLI's Landlock domain",
         }
