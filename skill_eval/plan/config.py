@@ -6,6 +6,10 @@ Keys are the long flag names of `skill-eval run` (`executor = "anthropic"`, `con
 in the file are relative to the file's directory. Unknown keys and values of the wrong type
 are errors naming the file, line and key, every one reported at once.
 
+The arms of a run that compares agents and deliveries (`--arm`) may be a table,
+`[tool.skill-eval.arms]` (in a skill-eval.toml: `[arms]`), `NAME = "EXECUTOR:DELIVERY"` or
+`NAME = {executor = "...", delivery = "..."}` each.
+
 An executor's own options go in its table, `[tool.skill-eval.executor.NAME]` (in a
 skill-eval.toml: `[executor.NAME]`), read only when NAME runs and checked against NAME's
 schema (plan/executor_options.py). With such tables the executor's name is `executor.name`
@@ -222,6 +226,13 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
             if name is None:
                 continue
             value = name
+        if key == ARMS_KEY and "arm" in flags:  # the table form of --arm
+            arms, error = _arm_table(value, "arm" in config.values)
+            if error is not None:
+                problems.append(Problem(str(config.path), error, line=line, field=key))
+            else:
+                defaults[str(flags["arm"].name)] = arms
+            continue
         option = flags.get(key)
         if option is None:
             message = f"unknown key {key!r}{did_you_mean(key.replace('_', '-'), flags)}"
@@ -250,6 +261,30 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
 
 
 EXECUTOR_KEY = "executor"
+ARMS_KEY = "arms"  # [tool.skill-eval.arms]: NAME = "EXECUTOR:DELIVERY" or {executor, delivery}
+
+
+def _arm_table(value: Any, also_listed: bool) -> tuple[list[str], str | None]:
+    """The `--arm` values of an `[arms]` table, or why it is not one."""
+    if also_listed:
+        return [], "give the arms once: an `arms` table or an `arm` list, not both"
+    if not isinstance(value, Mapping):
+        return [], f'must be a table of NAME = "EXECUTOR:DELIVERY", got {_kind(value)}'
+    out = []
+    for name, arm in value.items():
+        if isinstance(arm, Mapping) and set(arm) <= {"executor", "delivery"}:
+            executor, delivery = arm.get("executor"), arm.get("delivery")
+            if isinstance(delivery, str) and isinstance(executor, str | None):
+                out.append(f"{name}={executor}:{delivery}" if executor else f"{name}={delivery}")
+                continue
+        elif isinstance(arm, str):
+            out.append(f"{name}={arm}")
+            continue
+        return [], (
+            f'arms.{name}: must be "EXECUTOR:DELIVERY" or a table with `delivery` (and '
+            f"`executor`), got {_kind(arm)} {arm!r}"
+        )
+    return out, None
 
 
 def executor_tables(config: ProjectConfig) -> list[ExecutorTable]:
@@ -322,6 +357,7 @@ def chosen_config(args: Sequence[str], cwd: Path) -> Path | None:
 
 
 __all__ = [
+    "ARMS_KEY",
     "CONFIG_FILE_NAME",
     "EXECUTOR_KEY",
     "ProjectConfig",

@@ -1,0 +1,124 @@
+"""The arms of a run that compares agents and deliveries: `--arm NAME=EXECUTOR:DELIVERY`
+(repeatable; `NAME=DELIVERY` runs on the run's --executor), or the config file's
+`[tool.skill-eval.arms]` table, and `--reference-arm NAME`. Every arm runs the candidate skill
+(--skill-path) the same way but for where it runs and how the skill reaches it
+(core.execution.DELIVERIES). Each spec is checked here in one line naming the flag; what
+needs the executors themselves (can this one install, which context file does it read) is
+checked once they are built (inputs/arm_setup.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import get_args
+
+from ..core.execution import DELIVERIES, Delivery
+from ..core.validation import did_you_mean
+from ..errors import ExecutorError, UsageError
+from ..executors.base import executor_names, get_executor_spec
+
+ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+FORM = "NAME=EXECUTOR:DELIVERY or NAME=DELIVERY (e.g. ctx=claude-cli:context)"
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """One arm: its name, the registered executor that runs it, how the skill reaches it."""
+
+    name: str
+    executor: str
+    delivery: Delivery
+
+    @property
+    def text(self) -> str:
+        """The canonical `NAME=EXECUTOR:DELIVERY` the plan stores."""
+        return f"{self.name}={self.executor}:{self.delivery}"
+
+
+def parse_arm(text: str, executor: str) -> ArmSpec:
+    """One `--arm` value; `executor` runs it when the value names none."""
+    name, sep, rest = text.partition("=")
+    name, rest = name.strip(), rest.strip()
+    if not sep or not name or not rest:
+        raise UsageError(f"--arm {text!r}: must be {FORM}")
+    if not ARM_NAME.match(name):
+        raise UsageError(
+            f"--arm {text!r}: the name {name!r} must be 1-40 letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit"
+        )
+    named, colon, delivery = rest.rpartition(":")
+    named = named.strip() if colon else executor
+    delivery = delivery.strip()
+    if delivery not in DELIVERIES:
+        raise UsageError(
+            f"--arm {text!r}: unknown delivery {delivery!r}{did_you_mean(delivery, DELIVERIES)}; "
+            f"deliveries: {', '.join(DELIVERIES)}"
+        )
+    try:
+        get_executor_spec(named)
+    except ExecutorError:
+        names = executor_names()
+        raise UsageError(
+            f"--arm {text!r}: unknown executor {named!r}{did_you_mean(named, names)}; "
+            f"executors: {', '.join(names)}"
+        ) from None
+    return ArmSpec(name, named, _delivery(delivery))
+
+
+def _delivery(text: str) -> Delivery:
+    for delivery in get_args(Delivery):
+        if delivery == text:
+            return delivery  # type: ignore[no-any-return]
+    raise ValueError(text)
+
+
+def parse_arms(texts: Iterable[str], executor: str, mock: bool = False) -> tuple[ArmSpec, ...]:
+    """Every `--arm`, checked together: two at least, names and (executor, delivery) pairs
+    each once. With `mock` every arm runs on the mock executor (a dry run of the same arms)."""
+    specs = [parse_arm(text, executor) for text in texts]
+    if len(specs) < 2:
+        raise UsageError(f"--arm: give two arms at least ({FORM}), got {len(specs)}")
+    seen: dict[str, ArmSpec] = {}
+    pairs: dict[tuple[str, str], ArmSpec] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise UsageError(f"--arm: the name {spec.name!r} is given twice; arm names must differ")
+        pair = (spec.executor, spec.delivery)
+        if pair in pairs:
+            raise UsageError(
+                f"--arm: arms {pairs[pair].name!r} and {spec.name!r} are the same "
+                f"({spec.executor}:{spec.delivery}); each arm must differ by executor or delivery"
+            )
+        seen[spec.name], pairs[pair] = spec, spec
+    if mock:
+        specs = [ArmSpec(s.name, "mock", s.delivery) for s in specs]
+    return tuple(specs)
+
+
+def reference_of(specs: Sequence[ArmSpec], reference: str | None) -> str:
+    """The arm the others are compared with: `--reference-arm`, else the `none` arm, else the
+    first."""
+    names = [s.name for s in specs]
+    if reference is not None:
+        if reference not in names:
+            raise UsageError(
+                f"--reference-arm {reference!r}: no such arm{did_you_mean(reference, names)}; "
+                f"arms: {', '.join(names)}"
+            )
+        return reference
+    return next((s.name for s in specs if s.delivery == "none"), names[0])
+
+
+def stored_arms(texts: Iterable[str]) -> tuple[ArmSpec, ...]:
+    """The arms a stored plan holds (canonical, checked when the plan was made)."""
+    out = []
+    for text in texts:
+        name, _, rest = text.partition("=")
+        executor, _, delivery = rest.rpartition(":")
+        out.append(ArmSpec(name, executor, _delivery(delivery)))
+    return tuple(out)
+
+
+__all__ = ["ARM_NAME", "ArmSpec", "parse_arm", "parse_arms", "reference_of", "stored_arms"]
