@@ -11,6 +11,8 @@ from typing import Any
 
 from ..engine import artifact as artifact_mod
 from . import triggers as trigger_report
+from .arm_table import arm_columns
+from .arm_table import rows as arm_rows
 from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown
@@ -98,6 +100,9 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     shown = [(label, text) for label, text in info if text]
     width = max(len(label) for label, _ in shown)
     lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in shown]
+    if columns := arm_columns(artifact):  # --arm: every arm side by side
+        table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
+        lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
     return "\n".join(lines) + "\n"
 
 
