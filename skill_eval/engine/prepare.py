@@ -154,8 +154,9 @@ def build_executor(
     problem = agent_task_problem(executor, name, suite.tasks) or trigger_run.executor_problem(
         executor, name, suite
     )
-    mode = skill_mode or plan.executor.skill_mode
-    if problem is None and mode == "context" and executor.context_file is None:
+    # (an arm's delivery is checked by arm_executors.delivery_problem, in the arm's words)
+    context = skill_mode is None and plan.executor.skill_mode == "context"
+    if problem is None and context and executor.context_file is None:
         problem = (
             f"--skill-mode context: the {name!r} executor reads no always-on context file "
             "(CLAUDE.md, AGENTS.md) it could write the skill into"

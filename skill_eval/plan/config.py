@@ -121,6 +121,9 @@ def key_lines(text: str, in_pyproject: bool) -> dict[str, int]:
     for number, line in enumerate(text.splitlines(), 1):
         if any_header.match(line):
             inside = in_pyproject and header.match(line) is not None
+            own = re.match(r"^\s*\[\s*[\"']?([A-Za-z0-9_-]+)", line)
+            if not in_pyproject and own:  # a table such as [arms] is a key of ours
+                lines.setdefault(own.group(1), number)
             if not inside and in_pyproject:
                 # a sub-table such as [tool.skill-eval.x] is a key of ours, named `x`
                 sub = re.match(
@@ -229,7 +232,7 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
         if key == ARMS_KEY and "arm" in flags:  # the table form of --arm
             arms, error = _arm_table(value, "arm" in config.values)
             if error is not None:
-                problems.append(Problem(str(config.path), error, line=line, field=key))
+                problems.append(Problem(str(config.path), error, line=line))
             else:
                 defaults[str(flags["arm"].name)] = arms
             continue
@@ -267,7 +270,7 @@ ARMS_KEY = "arms"  # [tool.skill-eval.arms]: NAME = "EXECUTOR:DELIVERY" or {exec
 def _arm_table(value: Any, also_listed: bool) -> tuple[list[str], str | None]:
     """The `--arm` values of an `[arms]` table, or why it is not one."""
     if also_listed:
-        return [], "give the arms once: an `arms` table or an `arm` list, not both"
+        return [], "arms: give the arms once, as an `arms` table or an `arm` list, not both"
     if not isinstance(value, Mapping):
         return [], f'must be a table of NAME = "EXECUTOR:DELIVERY", got {_kind(value)}'
     out = []

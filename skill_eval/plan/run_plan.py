@@ -181,8 +181,16 @@ class RunPlan:
         data: dict[str, Any] = {"version": PLAN_VERSION}
         for section in fields(self):
             values = getattr(self, section.name)
-            data[section.name] = {f.name: _plain(getattr(values, f.name)) for f in fields(values)}
+            data[section.name] = {
+                f.name: _plain(getattr(values, f.name))
+                for f in fields(values)
+                if f.name not in UNSET_UNSTORED or getattr(values, f.name)
+            }
         return data
+
+
+# Fields of --arm stored only when set: a two-arm run's plan reads as it did before them.
+UNSET_UNSTORED = frozenset({"arms", "reference_arm", "arm_options"})
 
 
 def _plain(value: Any) -> Any:

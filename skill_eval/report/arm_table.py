@@ -44,6 +44,10 @@ class ArmColumn:
         return f"{self.name} (reference)" if self.reference else self.name
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -103,7 +107,7 @@ def _decision(comparison: Mapping[str, Any]) -> str:
 
 
 def _column(arm: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> ArmColumn:
-    runs_on = arm.get("runs_on") if isinstance(arm.get("runs_on"), Mapping) else {}
+    runs_on = _mapping(arm.get("runs_on"))
     where = " ".join(
         one_line(x)
         for x in (arm.get("executor"), runs_on.get("version"), runs_on.get("model"))
@@ -126,7 +130,7 @@ def _column(arm: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> Arm
         cells["decision"] = _decision(comparison)
         cells["lift"] = _lift(comparison.get("when_fired"))
         cells["lift_not"] = _lift(comparison.get("when_not_fired"))
-    fired = arm.get("fired") if isinstance(arm.get("fired"), Mapping) else {}
+    fired = _mapping(arm.get("fired"))
     triggers = arm.get("triggers")
     return ArmColumn(
         one_line(arm.get("name") or "?"),
