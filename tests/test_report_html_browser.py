@@ -133,8 +133,8 @@ def test_arms_are_drawn_side_by_side_with_the_reference_marked(
     bars = browser.eval("document.querySelectorAll('#arms svg.ratebar').length")
     assert bars == 4 + 2  # a pass-rate bar per arm, a fired bar per arm that invokes the skill
     tasks = browser.eval(
-        "Array.from(document.querySelectorAll('#arms tr.arm-task'))"
-        ".map(r => [r.dataset.task, ...Array.from(r.querySelectorAll('td')).map(td => td.textContent)])"
+        "Array.from(document.querySelectorAll('#arms tr.arm-task')).map(r => [r.dataset.task,"
+        " ...Array.from(r.querySelectorAll('td')).map(td => td.textContent)])"
     )
     assert tasks[3] == ["uses-the-skill", "1/1", "0/1", "1/1", "0/1"]
     # the task list below still filters
