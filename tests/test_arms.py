@@ -446,3 +446,21 @@ def test_a_two_arm_artifact_has_no_arms_section(tmp_path: Path) -> None:
     run = read_json(Path(data["manifest"]["run_dir"]) / "run.json")
     assert "arms" not in run["plan"]["inputs"] and "arm_executors" not in run
     assert json.dumps(run["plan"]).count("arm_options") == 0
+
+
+def test_the_readme_command_gives_what_the_readme_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Agents and deliveries", 1)[1].split("\n## ", 1)[0]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    args = command.replace("\\\n", " ").split()
+    assert args[:2] == ["skill-eval", "run"]
+    monkeypatch.chdir(REPO)
+    code, out, err = run_cli(*args[1:], "--state-root", str(tmp_path), "-q")
+    assert code == 4, err
+    rates = [a["pass_rate"] for a in read_json(out.strip())["arms"]["arms"]]
+    assert rates == [0.4, 0.8, 1.0, 0.2]
+    said = " ".join(section.split())
+    assert "pass rates 0.40, 0.80, 1.00 and 0.20" in said
+    assert "fired in 20% of the installed arm's attempts" in said

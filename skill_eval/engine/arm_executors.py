@@ -78,8 +78,10 @@ def describe_arms(
     out = {}
     for arm in arms:
         executor = executors[arm.name]
-        if id(executor) not in described:
-            described[id(executor)] = executor.describe()
+        if id(executor) not in described:  # prices are cost, not results: not a run's identity
+            described[id(executor)] = {
+                k: v for k, v in executor.describe().items() if k != "prices"
+            }
         out[arm.name] = {"delivery": arm.delivery, "executor": described[id(executor)]}
     return out
 

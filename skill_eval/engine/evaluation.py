@@ -1,6 +1,6 @@
 """`evaluate`: the library entry every mode ends in (`skill-eval run`, the improve loop, a
 future review). Any number of labelled arms, in memory (a `Skill` need not exist on disk),
-run over one suite with one executor; returns each arm's results and the paired comparison of
+run over one suite with one executor (or each arm with its own); returns each arm's results and the paired comparison of
 every other arm against the reference arm (the first, unless named). Writes no artifact:
 `run_evaluation` (engine/conductor.py) resolves paths, calls this and builds the artifact.
 
@@ -44,11 +44,10 @@ def evaluate(
     """Run every arm on every task `settings.samples` times, judge, and compare.
 
     `executor` is an executor or a registered name (built with its defaults), or a mapping
-    of every arm's name to its own (arms that compare agents: executors/base.py,
-    `executors_for`); call their `preflight()` first if you want a clear error before any
-    attempt. An arm's `delivery` reaches its executor in each request (engine/requests.py).
-    `reference` names the
-    arm the others are compared against (default: the first). `judge_context` defaults to
+    of every arm's name to its own (arms that compare agents: `executors_for`); call their
+    `preflight()` first if you want a clear error before any attempt. An arm's `delivery`
+    reaches its executor in each request (engine/requests.py). `reference` names the arm
+    the others are compared against (default: the first). `judge_context` defaults to
     the executor's own grader when it has one (else the mock grader) and an in-memory judge
     cache. `journal` records each attempt as it finishes; attempts in `done` that did not end
     in error are kept and not run again (resume). `backend` runs the attempts (default: a

@@ -254,12 +254,17 @@ def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
     if skill_mode in ("installed", "context"):
         plan = plan_install(skill)
         notes.extend(plan.warnings)
-        if executor == "mock":
+        if executor == "mock" and skill_mode == "installed":
             notes.append(
-                f"--mock installs nothing; {skill_mode} mode would "
-                f"{'install' if skill_mode == 'installed' else 'write the context file and'} "
+                f"--mock installs nothing; installed mode would install "
                 f"{len(plan.entries)} file(s): {', '.join(plan.files[:10])}"
                 f"{', ...' if len(plan.entries) > 10 else ''}"
+            )
+        elif executor == "mock":
+            notes.append(
+                "--mock writes nothing; context mode would write SKILL.md into the agent's "
+                f"context file and copy the skill's {len(plan.entries) - 1} other file(s) "
+                "beside it"
             )
     elif skill.directory is not None and executor in FOLDER_AWARE_EXECUTORS:
         # What the read_skill_file tool refuses or cuts (binary files, links out, big files).

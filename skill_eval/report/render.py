@@ -74,10 +74,9 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         ("improved", ", ".join(v.improved)),
     ]
     if v.errors:
+        named = dict.fromkeys(["candidate", "baseline", *(str(e.get("arm")) for e in v.errors)])
         split = ", ".join(
-            f"{arm} {n}"
-            for arm in ("candidate", "baseline")
-            if (n := sum(e.get("arm") == arm for e in v.errors))
+            f"{arm} {n}" for arm in named if (n := sum(e.get("arm") == arm for e in v.errors))
         )
         info.append(
             (
