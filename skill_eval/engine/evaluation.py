@@ -1,7 +1,8 @@
 """`evaluate`: the library entry every mode ends in (`skill-eval run`, the improve loop, a
 future review). Any number of labelled arms, in memory (a `Skill` need not exist on disk),
-run over one suite with one executor (or each arm with its own); returns each arm's results and the paired comparison of
-every other arm against the reference arm (the first, unless named). Writes no artifact:
+run over one suite with one executor (or each arm with its own); returns each arm's results
+and the paired comparison of every other arm against the reference arm (the first, unless
+named). Writes no artifact:
 `run_evaluation` (engine/conductor.py) resolves paths, calls this and builds the artifact.
 
     from skill_eval import Arm, Skill, evaluate, load_suite
