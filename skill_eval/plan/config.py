@@ -112,7 +112,8 @@ def find_config(start: Path) -> Path | None:
 def key_lines(text: str, in_pyproject: bool) -> dict[str, int]:
     """The 1-based line of each key of our table (tomllib gives values, not positions):
     in a pyproject.toml the lines after the `[tool.skill-eval]` header up to the next header,
-    in a skill-eval.toml the lines before the first header."""
+    in a skill-eval.toml the lines before the first header (and each table's header: a key
+    of the top level)."""
     header = re.compile(r"^\s*\[\s*tool\s*\.\s*(?:skill-eval|\"skill-eval\"|'skill-eval')\s*\]")
     any_header = re.compile(r"^\s*\[")
     key = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*[=.]""")
@@ -121,7 +122,7 @@ def key_lines(text: str, in_pyproject: bool) -> dict[str, int]:
     for number, line in enumerate(text.splitlines(), 1):
         if any_header.match(line):
             inside = in_pyproject and header.match(line) is not None
-            own = re.match(r"^\s*\[\s*[\"']?([A-Za-z0-9_-]+)", line)
+            own = re.match(r"^\s*\[\[?\s*[\"']?([A-Za-z0-9_-]+)", line)
             if not in_pyproject and own:  # a table such as [arms] is a key of ours
                 lines.setdefault(own.group(1), number)
             if not inside and in_pyproject:
