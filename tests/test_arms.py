@@ -95,6 +95,8 @@ def test_the_run_executor_is_the_first_arms_when_every_arm_names_one() -> None:
     [
         (["a=installed"], {}, "--arm: give two arms at least"),
         (["a", "b=none"], {}, "--arm 'a': must be NAME=EXECUTOR:DELIVERY or NAME=DELIVERY"),
+        (["a=:installed", "b=none"], {}, "--arm 'a=:installed': must be NAME=EXECUTOR:"),
+        (["a=x:mock:none", "b=none"], {}, "--arm 'a=x:mock:none': must be NAME=EXECUTOR:"),
         (["a b=installed", "c=none"], {}, "the name 'a b' must be 1-40 letters"),
         (["a=contxt", "b=none"], {}, "unknown delivery 'contxt' (did you mean 'context'?)"),
         (["a=claude-clii:installed", "b=none"], {}, "unknown executor 'claude-clii' (did you mean"),
@@ -207,6 +209,40 @@ def test_the_config_file_arms_table_is_the_arm_flag(tmp_path: Path) -> None:
         and 'arms.bad: must be "EXECUTOR:DELIVERY"' in err
         and "skill-eval.toml:1: arms.bad" in err
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'mock = true\n[arms]\na = "installed"\nb = "contxt"\n',
+            "skill-eval.toml:2: arms.b: unknown delivery 'contxt' (did you mean 'context'?)",
+        ),
+        (
+            'mock = true\n[arms]\na = "installed"\nb = "claude-clii:none"\n',
+            "skill-eval.toml:2: arms.b: unknown executor 'claude-clii' (did you mean",
+        ),
+        ('[arms]\na = "installed"\n', "skill-eval.toml:1: arms: give two arms at least"),
+        (
+            'arm = ["a=installed", "b=x:y:none"]\n',
+            "skill-eval.toml:1: arm 'b=x:y:none': must be NAME=EXECUTOR:DELIVERY",
+        ),
+        ('arm = "a=installed"\n', "skill-eval.toml:1: arm: give two arms at least"),
+        (
+            'arm = ["a=installed", "b=none"]\n[arms]\nc = "context"\nd = "none"\n',
+            "skill-eval.toml:2: arms: give the arms once, as an `arms` table or an `arm` list",
+        ),
+    ],
+)
+def test_bad_arms_in_the_config_file_name_its_line_in_one_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    config = tmp_path / "skill-eval.toml"
+    config.write_text(text, encoding="utf-8")
+    code, out, err = run_cli(*demo_args(tmp_path, "--config", str(config), arms=()))
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "state" / "runs").exists()
 
 
 # -- the mock's dry run of the agent demo, four arms ----------------------------------------------

@@ -4,15 +4,15 @@
 (--skill-path) the same way but for where it runs and how the skill reaches it
 (core.execution.DELIVERIES). Each spec is checked here in one line naming the flag; what
 needs the executors themselves (can this one install, which context file does it read) is
-checked once they are built (inputs/arm_setup.py).
+checked once they are built (engine/arm_executors.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, get_args
 
 from ..core.execution import DELIVERIES, Delivery
 from ..core.validation import did_you_mean
@@ -37,34 +37,80 @@ class ArmSpec:
         return f"{self.name}={self.executor}:{self.delivery}"
 
 
+class _NotAnArm(Exception):
+    """Why one arm's text is not an arm (the caller names where the text came from)."""
+
+
 def parse_arm(text: str, executor: str) -> ArmSpec:
     """One `--arm` value; `executor` runs it when the value names none."""
+    try:
+        return _parse(text, executor)
+    except _NotAnArm as bad:
+        raise UsageError(f"--arm {text!r}: {bad}") from None
+
+
+def _parse(text: str, executor: str) -> ArmSpec:
     name, sep, rest = text.partition("=")
     name, rest = name.strip(), rest.strip()
-    if not sep or not name or not rest:
-        raise UsageError(f"--arm {text!r}: must be {FORM}")
-    if not ARM_NAME.match(name):
-        raise UsageError(
-            f"--arm {text!r}: the name {name!r} must be 1-40 letters, digits, '.', '_' or "
-            "'-', starting with a letter or digit"
-        )
     named, colon, delivery = rest.rpartition(":")
+    if not sep or not name or not rest or (colon and not named.strip()) or ":" in named:
+        raise _NotAnArm(f"must be {FORM}")
+    if not ARM_NAME.match(name):
+        raise _NotAnArm(
+            f"the name {name!r} must be 1-40 letters, digits, '.', '_' or '-', starting with "
+            "a letter or digit"
+        )
     named = named.strip() if colon else executor
     delivery = delivery.strip()
     if delivery not in DELIVERIES:
-        raise UsageError(
-            f"--arm {text!r}: unknown delivery {delivery!r}{did_you_mean(delivery, DELIVERIES)}; "
+        raise _NotAnArm(
+            f"unknown delivery {delivery!r}{did_you_mean(delivery, DELIVERIES)}; "
             f"deliveries: {', '.join(DELIVERIES)}"
         )
     try:
         get_executor_spec(named)
     except ExecutorError:
         names = executor_names()
-        raise UsageError(
-            f"--arm {text!r}: unknown executor {named!r}{did_you_mean(named, names)}; "
-            f"executors: {', '.join(names)}"
+        raise _NotAnArm(
+            f"unknown executor {named!r}{did_you_mean(named, names)}; executors: {', '.join(names)}"
         ) from None
     return ArmSpec(name, named, _delivery(delivery))
+
+
+def config_arms(value: Any, key: str) -> tuple[list[str], str | None]:
+    """The `--arm` values of a config file's `arm` list or `arms` table (`key`), each checked
+    as --arm checks it (an arm that names no executor runs on the run's, checked later), or
+    why they are not arms, in words that name the key."""
+    if key == "arm":
+        texts = list(value)
+    elif not isinstance(value, Mapping):
+        return [], f'arms: must be a table of NAME = "EXECUTOR:DELIVERY", got {value!r}'
+    else:
+        texts = []
+        for name, arm in value.items():
+            if isinstance(arm, Mapping) and set(arm) <= {"executor", "delivery"}:
+                executor, delivery = arm.get("executor"), arm.get("delivery")
+                if isinstance(delivery, str) and isinstance(executor, str | None):
+                    texts.append(
+                        f"{name}={executor}:{delivery}" if executor else f"{name}={delivery}"
+                    )
+                    continue
+            elif isinstance(arm, str):
+                texts.append(f"{name}={arm}")
+                continue
+            return [], (
+                f'arms.{name}: must be "EXECUTOR:DELIVERY" or a table with `delivery` (and '
+                f"`executor`), got {arm!r}"
+            )
+    for text in texts:
+        try:
+            _parse(text, "mock")  # any registered name: the run's executor is not known yet
+        except _NotAnArm as bad:
+            where = f"arms.{text.partition('=')[0]}" if key == "arms" else f"arm {text!r}"
+            return [], f"{where}: {bad}"
+    if len(texts) < 2:
+        return [], f"{key}: give two arms at least ({FORM}), got {len(texts)}"
+    return texts, None
 
 
 def _delivery(text: str) -> Delivery:
@@ -121,4 +167,12 @@ def stored_arms(texts: Iterable[str]) -> tuple[ArmSpec, ...]:
     return tuple(out)
 
 
-__all__ = ["ARM_NAME", "ArmSpec", "parse_arm", "parse_arms", "reference_of", "stored_arms"]
+__all__ = [
+    "ARM_NAME",
+    "ArmSpec",
+    "config_arms",
+    "parse_arm",
+    "parse_arms",
+    "reference_of",
+    "stored_arms",
+]

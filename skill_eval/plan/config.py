@@ -29,6 +29,7 @@ import click
 
 from ..core.validation import did_you_mean
 from ..errors import ConfigError, Problem
+from .arms import config_arms
 from .executor_options import ExecutorTable
 
 CONFIG_FILE_NAME = "skill-eval.toml"
@@ -230,8 +231,8 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
             if name is None:
                 continue
             value = name
-        if key == ARMS_KEY and "arm" in flags:  # the table form of --arm
-            arms, error = _arm_table(value, "arm" in config.values)
+        if key in (ARMS_KEY, "arm") and "arm" in flags:  # --arm, as a list or a table
+            arms, error = _arms(config, key, value)
             if error is not None:
                 problems.append(Problem(str(config.path), error, line=line))
             else:
@@ -268,27 +269,15 @@ EXECUTOR_KEY = "executor"
 ARMS_KEY = "arms"  # [tool.skill-eval.arms]: NAME = "EXECUTOR:DELIVERY" or {executor, delivery}
 
 
-def _arm_table(value: Any, also_listed: bool) -> tuple[list[str], str | None]:
-    """The `--arm` values of an `[arms]` table, or why it is not one."""
-    if also_listed:
-        return [], "arms: give the arms once, as an `arms` table or an `arm` list, not both"
-    if not isinstance(value, Mapping):
-        return [], f'must be a table of NAME = "EXECUTOR:DELIVERY", got {_kind(value)}'
-    out = []
-    for name, arm in value.items():
-        if isinstance(arm, Mapping) and set(arm) <= {"executor", "delivery"}:
-            executor, delivery = arm.get("executor"), arm.get("delivery")
-            if isinstance(delivery, str) and isinstance(executor, str | None):
-                out.append(f"{name}={executor}:{delivery}" if executor else f"{name}={delivery}")
-                continue
-        elif isinstance(arm, str):
-            out.append(f"{name}={arm}")
-            continue
-        return [], (
-            f'arms.{name}: must be "EXECUTOR:DELIVERY" or a table with `delivery` (and '
-            f"`executor`), got {_kind(arm)} {arm!r}"
-        )
-    return out, None
+def _arms(config: ProjectConfig, key: str, value: Any) -> tuple[list[str], str | None]:
+    """The `--arm` values of the file's `arm` list or `arms` table, or why they are not."""
+    if ARMS_KEY in config.values and "arm" in config.values:  # said once, at the table
+        both = "arms: give the arms once, as an `arms` table or an `arm` list, not both"
+        return [], both if key == ARMS_KEY else None
+    value = [value] if key == "arm" and isinstance(value, str) else value
+    if key == "arm" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return [], f"arm: must be a string or a list of strings, got {_kind(value)} {value!r}"
+    return config_arms(value, key)
 
 
 def executor_tables(config: ProjectConfig) -> list[ExecutorTable]:
