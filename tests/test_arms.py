@@ -122,6 +122,23 @@ def test_nonsense_arms_are_refused_in_one_line(
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_run_help_documents_the_arms() -> None:
+    code, out, _ = run_cli("run", "--help")
+    assert code == 0
+    said = " ".join(out.split())
+    assert out.find("--arm NAME=EXECUTOR:DELIVERY") < out.find("--reference-arm NAME")
+    assert out.find("Inputs:") < out.find("--arm NAME") < out.find("Executor:")
+    for words in (
+        "an arm that runs the candidate skill on EXECUTOR (default: --executor) delivered as "
+        "installed",
+        "context (CLAUDE.md / AGENTS.md), nudged",
+        "or none (no skill)",
+        "compared with the reference arm (references/arms.md)",
+        "With --arm: the arm the others are compared with (default: the none arm, else the first)",
+    ):
+        assert words in said, words
+
+
 def test_pipeline_mode_takes_no_arms(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--arm runs the candidate skill of --skill-path"):
         RunPlan.from_flags(
