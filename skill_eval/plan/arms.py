@@ -37,33 +37,30 @@ class ArmSpec:
         return f"{self.name}={self.executor}:{self.delivery}"
 
 
-class _NotAnArm(Exception):
-    """Why one arm's text is not an arm (the caller names where the text came from)."""
-
-
 def parse_arm(text: str, executor: str) -> ArmSpec:
     """One `--arm` value; `executor` runs it when the value names none."""
-    try:
-        return _parse(text, executor)
-    except _NotAnArm as bad:
-        raise UsageError(f"--arm {text!r}: {bad}") from None
+    parsed = _parse(text, executor)
+    if isinstance(parsed, str):
+        raise UsageError(f"--arm {text!r}: {parsed}")
+    return parsed
 
 
-def _parse(text: str, executor: str) -> ArmSpec:
+def _parse(text: str, executor: str) -> ArmSpec | str:
+    """The arm `text` names, or why it names none (the caller says where the text came from)."""
     name, sep, rest = text.partition("=")
     name, rest = name.strip(), rest.strip()
     named, colon, delivery = rest.rpartition(":")
     if not sep or not name or not rest or (colon and not named.strip()) or ":" in named:
-        raise _NotAnArm(f"must be {FORM}")
+        return f"must be {FORM}"
     if not ARM_NAME.match(name):
-        raise _NotAnArm(
+        return (
             f"the name {name!r} must be 1-40 letters, digits, '.', '_' or '-', starting with "
             "a letter or digit"
         )
     named = named.strip() if colon else executor
     delivery = delivery.strip()
     if delivery not in DELIVERIES:
-        raise _NotAnArm(
+        return (
             f"unknown delivery {delivery!r}{did_you_mean(delivery, DELIVERIES)}; "
             f"deliveries: {', '.join(DELIVERIES)}"
         )
@@ -71,9 +68,9 @@ def _parse(text: str, executor: str) -> ArmSpec:
         get_executor_spec(named)
     except ExecutorError:
         names = executor_names()
-        raise _NotAnArm(
+        return (
             f"unknown executor {named!r}{did_you_mean(named, names)}; executors: {', '.join(names)}"
-        ) from None
+        )
     return ArmSpec(name, named, _delivery(delivery))
 
 
@@ -103,9 +100,8 @@ def config_arms(value: Any, key: str) -> tuple[list[str], str | None]:
                 f"`executor`), got {arm!r}"
             )
     for text in texts:
-        try:
-            _parse(text, "mock")  # any registered name: the run's executor is not known yet
-        except _NotAnArm as bad:
+        # any registered name stands for the run's executor, not known yet
+        if isinstance(bad := _parse(text, "mock"), str):
             where = f"arms.{text.partition('=')[0]}" if key == "arms" else f"arm {text!r}"
             return [], f"{where}: {bad}"
     if len(texts) < 2:
