@@ -92,8 +92,13 @@ def install_skill(skill: Skill, workdir: Path) -> Path:
     the text under test, `skill.content`. Nothing is written outside the destination: every
     file is created new (an existing destination is removed first, links unlinked, never
     followed)."""
+    return copy_skill(skill, workdir / ".claude" / "skills")
+
+
+def copy_skill(skill: Skill, base: Path) -> Path:
+    """Copy the skill's folder to `<base>/<name>/` (as `install_skill` does, the same rules:
+    see the module docstring) and return that folder."""
     plan = plan_install(skill)
-    base = workdir / ".claude" / "skills"
     base.mkdir(parents=True, exist_ok=True)
     dest = base / plan.folder
     if dest.is_symlink() or dest.is_file():
