@@ -34,7 +34,7 @@ from skill_eval.core.model import ExecutionRequest, Task  # noqa: E402
 from skill_eval.core.workspace import AttemptWorkspace  # noqa: E402
 from skill_eval.executors.agents.codex import CodexExecutor  # noqa: E402
 from skill_eval.executors.agents.config import CodexConfig, OpenCodeConfig  # noqa: E402
-from skill_eval.executors.agents.delivery import Delivery  # noqa: E402
+from skill_eval.executors.agents.delivery import Delivered  # noqa: E402
 from skill_eval.executors.agents.executor import AgentCliExecutor  # noqa: E402
 from skill_eval.executors.agents.opencode import OpenCodeExecutor  # noqa: E402
 from skill_eval.jail.bubblewrap import problem as jail_problem  # noqa: E402
@@ -66,7 +66,7 @@ def bare(agent: str, server: FakeOpenAI, root: Path) -> Callable[[], object]:
             home.mkdir()
             work.mkdir()
             jail = cast(JailedCommand, HostHome(str(home)))
-            start = plain.start(jail, REQUEST, Delivery(PROMPT))
+            start = plain.start(jail, REQUEST, Delivered(PROMPT))
             for path, data in start.files.items():
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 Path(path).write_bytes(data)

@@ -332,7 +332,7 @@ def test_installed_mode_reads_the_skills_own_files(tmp_path: Path) -> None:
 
 
 @needs_cli
-@pytest.mark.parametrize("mode", ["prepend", "system", "installed"])
+@pytest.mark.parametrize("mode", ["prepend", "system", "installed", "context"])
 def test_the_skill_reaches_the_model_only_in_its_arm(tmp_path: Path, mode: str) -> None:
     with FakeAnthropic(default="PONG") as server:
         executor = real_executor(server, skill_mode=mode)
@@ -347,9 +347,12 @@ def test_the_skill_reaches_the_model_only_in_its_arm(tmp_path: Path, mode: str) 
     assert not any("DEMO-DESC" in r.text or "DEMO-BODY" in r.text for r in without)
     if mode == "system":
         assert "DEMO-DESC" in with_skill[0].system
-    if mode == "prepend":
+    if mode in ("prepend", "context"):  # context: CLAUDE.md's text opens the first message
         assert "DEMO-DESC" in with_skill[0].messages_text
         assert "DEMO-DESC" not in with_skill[0].system
+    if mode == "context":
+        assert "Contents of /workspace/CLAUDE.md" in with_skill[0].messages_text
+        assert "CLAUDE.md" not in without[0].text
 
 
 @needs_cli
@@ -406,7 +409,7 @@ def test_bash_runs_in_the_jail_and_cannot_reach_out(tmp_path: Path) -> None:
 
 
 @needs_cli
-@pytest.mark.parametrize("mode", ["system", "installed"])
+@pytest.mark.parametrize("mode", ["system", "installed", "context"])
 def test_user_and_project_setup_do_not_leak(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:

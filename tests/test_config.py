@@ -152,7 +152,14 @@ def test_key_lines_cover_quoting_and_sub_tables() -> None:
         "samples=2\n[tool.skill-eval.extra]\nx = 1\n"
     )
     assert key_lines(text, in_pyproject=True) == {"model": 4, "samples": 5, "extra": 6}
-    assert key_lines("mock = true\n[section]\nx = 1\n", in_pyproject=False) == {"mock": 1}
+    # a skill-eval.toml's tables ([arms], [executor.x]) are keys of its top level; their own
+    # keys are not
+    assert key_lines("mock = true\n[section]\nx = 1\n", in_pyproject=False) == {
+        "mock": 1,
+        "section": 2,
+    }
+    text = 'mock = true\n[arms]\na = "installed"\n[executor.mock]\nx = 1\n[[list]]\ny = 2\n'
+    assert key_lines(text, in_pyproject=False) == {"mock": 1, "arms": 2, "executor": 4, "list": 6}
 
 
 def test_help_documents_the_config_file() -> None:

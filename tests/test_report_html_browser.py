@@ -85,3 +85,58 @@ def test_hostile_output_stays_text_in_the_browser(tmp_path: Path, browser: Brows
         "Array.from(document.querySelectorAll('pre.output')).map(p => p.textContent)"
     )
     assert 'alpha <script>window.pwned = 1</script><img src=x onerror="window.pwned=2">' in outputs
+
+
+def test_arms_are_drawn_side_by_side_with_the_reference_marked(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """A four-arm run (--arm, the mock's dry run of the agent demo): one column per arm, the
+    reference marked, each arm's pass rate, whether its skill fired, and its tasks."""
+    from tests.helpers import REPO, read_json, run_cli
+
+    agent = REPO / "task_suites" / "demo-agent"
+    code, out, err = run_cli(
+        *("run", "--mock", "--task-suite", str(agent / "task_suite.yaml"), "-q"),
+        *("--skill-path", str(agent / "skill" / "csv-report")),
+        *("--mock-outputs", str(agent / "mock_arms.yaml"), "--state-root", str(tmp_path)),
+        *("--arm", "installed=installed", "--arm", "context=context"),
+        *("--arm", "nudged=nudged", "--arm", "none=none"),
+    )
+    assert code == 4, err
+    browser.open(_write(tmp_path, render_html(read_json(out.strip()))))
+
+    def cells(row: str) -> list[str]:
+        return browser.eval(  # type: ignore[no-any-return]
+            f"Array.from(document.querySelectorAll('#arms tr[data-row={row}] td'))"
+            ".map(td => td.textContent.trim())"
+        )
+
+    heads = browser.eval(
+        "Array.from(document.querySelectorAll('#arms thead th.arm'))"
+        ".map(t => [t.dataset.arm, t.classList.contains('reference'), t.textContent.trim()])"
+    )
+    assert heads == [
+        ["installed", False, "installed"],
+        ["context", False, "context"],
+        ["nudged", False, "nudged"],
+        ["none", True, "none reference"],
+    ]
+    assert cells("pass_rate") == ["0.4000", "0.8000", "1.0000", "0.2000"]
+    assert cells("fired") == [
+        "20% (1/5 attempts)",
+        "always (in context)",
+        "100% (5/5 attempts)",
+        "-",
+    ]
+    assert cells("delta")[3] == "reference" and cells("delta")[0].startswith("+0.2000 [")
+    assert cells("lift")[0] == "+1.0000 (1.0000 vs 0.0000, 1 task)"
+    bars = browser.eval("document.querySelectorAll('#arms svg.ratebar').length")
+    assert bars == 4 + 2  # a pass-rate bar per arm, a fired bar per arm that invokes the skill
+    tasks = browser.eval(
+        "Array.from(document.querySelectorAll('#arms tr.arm-task')).map(r => [r.dataset.task,"
+        " ...Array.from(r.querySelectorAll('td')).map(td => td.textContent)])"
+    )
+    assert tasks[3] == ["uses-the-skill", "1/1", "0/1", "1/1", "0/1"]
+    # the task list below still filters
+    browser.eval("document.querySelector('[data-filter=improved]').click()")
+    assert browser.eval(VISIBLE) == ["uses-the-skill"]

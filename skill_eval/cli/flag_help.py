@@ -17,6 +17,15 @@ HELP: dict[str, str] = {
     "skill-path": "Standalone: the candidate skill, a SKILL.md or its directory.",
     "baseline-skill": "Standalone: compare against this skill instead of no skill.",
     "no-baseline": "Standalone: run the candidate alone; pass iff pass rate >= --min-pass-rate.",
+    "arm": (
+        "Standalone, repeatable: an arm that runs the candidate skill on EXECUTOR (default: "
+        "--executor) delivered as installed (its skills folder), context (CLAUDE.md / "
+        "AGENTS.md), nudged (installed, and the prompt says to use it), system, prepend, or "
+        "none (no skill). Two or more replace the candidate/baseline pair; each is compared "
+        "with the reference arm (references/arms.md)."
+    ),
+    "reference-arm": "With --arm: the arm the others are compared with (default: the none arm, "
+    "else the first).",
     "input": "Pipeline mode: ranking artifact from the discriminator.",
     "candidate-id": "Pipeline mode: the candidate in scored_candidates[] to evaluate.",
     "skills-root": (
@@ -33,8 +42,9 @@ HELP: dict[str, str] = {
     "model": "Model for the executor [env SKILL_EVAL_MODEL].",
     "skill-mode": (
         "How the skill reaches the model: prepended to the task, as the system prompt, "
-        "installed as the agent's skill (claude-cli, opencode, codex), or its text in the "
-        "agent's always-on AGENTS.md (context: opencode, codex)."
+        "installed as the agent's skill (claude-cli, opencode, codex), or written into the "
+        "agent's always-on context file (CLAUDE.md for claude-cli, AGENTS.md for opencode and "
+        "codex). With --arm each arm's delivery decides."
     ),
     "executor-option": (
         "One of the executor's own options (repeatable); VALUE is read as YAML (3, true, [Read, "

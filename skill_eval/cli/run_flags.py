@@ -42,6 +42,8 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "skill-path": _f("--skill-path", metavar="PATH"),
     "baseline-skill": _f("--baseline-skill", metavar="PATH"),
     "no-baseline": _f("--no-baseline", is_flag=True),
+    "arm": _f("--arm", "arm", multiple=True, metavar="NAME=EXECUTOR:DELIVERY"),
+    "reference-arm": _f("--reference-arm", metavar="NAME"),
     "input": _f("--input", "input_", metavar="PATH"),
     "candidate-id": _f("--candidate-id", metavar="ID"),
     "skills-root": _f("--skills-root", metavar="DIR"),
@@ -144,6 +146,8 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "skill-path",
             "baseline-skill",
             "no-baseline",
+            "arm",
+            "reference-arm",
             "input",
             "candidate-id",
             "skills-root",
@@ -257,7 +261,8 @@ def run_flags(*, compatibility: bool = False) -> Decorator:
     """Every flag of `skill-eval run`, in the sections of SECTIONS. `compatibility`: the
     variant of scripts/evaluate.py (see COMPATIBILITY; no --config / --no-config)."""
     overrides = COMPATIBILITY if compatibility else {}
-    skipped = {"config", "no-config"} if compatibility else set()
+    # the original tool's contract has two arms: --arm is skill-eval run's
+    skipped = {"config", "no-config", "arm", "reference-arm"} if compatibility else set()
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         for name in HIDDEN:

@@ -20,10 +20,28 @@ if TYPE_CHECKING:  # model imports this module; the request only names its types
     from .model import ArmName, Skill, Task
 
 # How a skill reaches the model: appended to the user message, as the system prompt,
-# installed as a project skill the agent may invoke, or its text in the agent's always-on
-# context file (AGENTS.md: the opencode and codex executors) (`--skill-mode`).
+# installed as a project skill the agent may invoke, or written into the agent's always-on
+# context file (CLAUDE.md, AGENTS.md: `ExecutorBase.context_file`) (`--skill-mode`).
 SkillMode = Literal["prepend", "system", "installed", "context"]
 SKILL_MODES: tuple[SkillMode, ...] = ("prepend", "system", "installed", "context")
+# How one arm of a run gets the skill (`--arm NAME=EXECUTOR:DELIVERY`): a skill mode, `nudged`
+# (installed, plus NUDGE in the prompt), or `none` (the arm runs without the skill).
+Delivery = Literal["installed", "context", "nudged", "system", "prepend", "none"]
+DELIVERIES: tuple[Delivery, ...] = ("installed", "context", "nudged", "system", "prepend", "none")
+# The one line a `nudged` arm's prompt ends with (the engine adds it: no executor writes it).
+NUDGE = "Use the {name} skill for this task."
+
+
+def delivery_mode(delivery: Delivery) -> SkillMode | None:
+    """The skill mode a delivery runs its attempts in; None for `none` (no skill)."""
+    if delivery == "none":
+        return None
+    return "installed" if delivery == "nudged" else delivery
+
+
+def nudged(prompt: str, skill_name: str) -> str:
+    """`prompt` with the nudge naming the skill on a line of its own at its end."""
+    return f"{prompt.rstrip()}\n\n{NUDGE.format(name=skill_name)}"
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,14 @@ class ExecutionSettings:
 
     `stop_on_skill`: the attempt watches for the arm's skill being invoked and ends there; it
     needs a skill, and a run that did not finish (a timeout, a crash) is an error, never an
-    output-caused failure: it says nothing about whether the skill would have been invoked."""
+    output-caused failure: it says nothing about whether the skill would have been invoked.
+
+    `skill_mode` is also how an arm's delivery (`--arm`) reaches the executor: the runner sets
+    it from the arm when the task fixes none, and every executor that reads its mode as
+    `request.settings.mode(config.skill_mode)` honours it per request. `context` asks the
+    executor to write the skill into its agent's always-on context file and let that one
+    file load (skills/context.py); an executor that cannot declares `context_file = None`
+    and is refused before any call."""
 
     max_turns: int | None = None  # the task's turn limit, over the executor's (--max-turns)
     default_max_turns: int | None = None  # when neither the task nor the executor sets one

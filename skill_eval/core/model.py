@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .blobs import OutputRef, TranscriptRef, read_checked
+from .execution import Delivery, ExecutionSettings
 from .execution import ExecutionRequest as ExecutionRequest  # re-exported: the seam's records
 from .execution import ExecutionResult as ExecutionResult
-from .execution import ExecutionSettings
 from .execution import SkillMode as SkillMode
 from .execution import Usage as Usage
 from .work import Snapshot, ToolCall, Work
@@ -137,11 +137,18 @@ class Skill:
 @dataclass(frozen=True)
 class Arm:
     """One variant under test, named by `name` (its label in results and the journal);
-    `skill` is None for the no-skill arm; `label` describes it for people."""
+    `skill` is None for the no-skill arm; `label` describes it for people.
+
+    An arm of a run that compares agents and deliveries (`--arm NAME=EXECUTOR:DELIVERY`) also
+    says how its skill reaches the model (`delivery`: its attempts run in that skill mode, and
+    a `nudged` arm's prompts end with core.execution.NUDGE) and which registered executor runs
+    it (`executor`). Both None: as the evaluation's executor is configured (the two-arm run)."""
 
     name: ArmName
     skill: Skill | None
     label: str = ""
+    delivery: Delivery | None = None
+    executor: str | None = None
 
     @property
     def skill_sha256(self) -> str | None:

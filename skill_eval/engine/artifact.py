@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.model import Attempt, Skill, Task, Usage
+from ..core.model import Arm, Attempt, Skill, Task, Usage
 from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
@@ -138,8 +138,8 @@ def build(
         "non_discriminating": list(analysis.non_discriminating),
         "power_hint": analysis.power_hint,
         "usage": {
-            "candidate": _usage(attempts, "candidate"),
-            "baseline": _usage(attempts, "baseline"),
+            "candidate": _usage(attempts, arms.candidate.name),
+            "baseline": _usage(attempts, arms.baseline.name if arms.baseline else "baseline"),
         },
         "errors": _errors(attempts),
     }
@@ -213,14 +213,27 @@ def _manifest(
 
 
 def _arm_info(arms: Arms) -> dict[str, Any]:
+    """The candidate and baseline arms; with --arm, the arms the verdict compares (the first
+    arm but the reference, and the reference), each with its name, delivery and executor."""
+
+    def named(arm: Arm) -> dict[str, Any]:
+        if arm.delivery is None:
+            return {}
+        return {"name": arm.name, "delivery": arm.delivery, "executor": arm.executor}
+
     return {
-        "candidate": {"label": arms.candidate.label, **_skill_identity(arms.candidate.skill)},
+        "candidate": {
+            "label": arms.candidate.label,
+            **_skill_identity(arms.candidate.skill),
+            **named(arms.candidate),
+        },
         "baseline": None
         if arms.baseline is None
         else {
             "label": arms.baseline.label,
             "kind": arms.baseline_kind,
             **_skill_identity(arms.baseline.skill),
+            **named(arms.baseline),
         },
     }
 

@@ -69,14 +69,15 @@ def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult
         keep_workspaces=plan.records.keep_workspaces,
         shard=prepared.shard,
     )
-    arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
+    arm_list = list(arms.every)
+    reference = arms.baseline.name if arms.baseline is not None else arm_list[-1].name
     try:
         return evaluate(
             prepared.suite,
             arm_list,
-            prepared.executor,
+            prepared.arm_executors or prepared.executor,
             settings=settings,
-            reference=arm_list[-1].name,
+            reference=reference,
             judge_context=opened.judge_context,
             journal=opened.journal,
             done=opened.done,
@@ -123,6 +124,7 @@ def _ran(
         run_dir=opened.path,
         skip=partial,
         extras=extras,
+        arm_executors=prepared.arm_describe,
     )
 
 

@@ -1,7 +1,8 @@
 """`evaluate`: the library entry every mode ends in (`skill-eval run`, the improve loop, a
 future review). Any number of labelled arms, in memory (a `Skill` need not exist on disk),
-run over one suite with one executor; returns each arm's results and the paired comparison of
-every other arm against the reference arm (the first, unless named). Writes no artifact:
+run over one suite with one executor (or each arm with its own); returns each arm's results
+and the paired comparison of every other arm against the reference arm (the first, unless
+named). Writes no artifact:
 `run_evaluation` (engine/conductor.py) resolves paths, calls this and builds the artifact.
 
     from skill_eval import Arm, Skill, evaluate, load_suite
@@ -13,9 +14,10 @@ every other arm against the reference arm (the first, unless named). Writes no a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..backends import Backend
+from ..core.execution import delivery_mode
 from ..core.model import Arm, Attempt, Suite
 from ..errors import ExecutorError, UsageError
 from ..executors.base import ExecutorBase, create_executor, get_executor_spec
@@ -31,7 +33,7 @@ from .summary import ArmComparison, ArmResult, EvaluationResult, compare, summar
 def evaluate(
     suite: Suite,
     arms: Sequence[Arm],
-    executor: ExecutorBase | str,
+    executor: ExecutorBase | str | Mapping[str, ExecutorBase | str],
     *,
     settings: EvaluationSettings | None = None,
     reference: str | None = None,
@@ -43,9 +45,11 @@ def evaluate(
 ) -> EvaluationResult:
     """Run every arm on every task `settings.samples` times, judge, and compare.
 
-    `executor` is an executor or a registered name (built with its defaults); call its
-    `preflight()` first if you want a clear error before any attempt. `reference` names the
-    arm the others are compared against (default: the first). `judge_context` defaults to
+    `executor` is an executor or a registered name (built with its defaults), or a mapping
+    of every arm's name to its own (arms that compare agents: `executors_for`); call their
+    `preflight()` first if you want a clear error before any attempt. An arm's `delivery`
+    reaches its executor in each request (engine/requests.py). `reference` names the arm
+    the others are compared against (default: the first). `judge_context` defaults to
     the executor's own grader when it has one (else the mock grader) and an in-memory judge
     cache. `journal` records each attempt as it finishes; attempts in `done` that did not end
     in error are kept and not run again (resume). `backend` runs the attempts (default: a
@@ -54,8 +58,11 @@ def evaluate(
     `settings.early_stop`, in looks that may end the run early."""
     settings = settings or EvaluationSettings()
     reference = _check_arms(arms, reference)
-    if isinstance(executor, str):
-        executor = create_executor(executor)
+    by_arm = executors_for(arms, executor)
+    executor = by_arm[arms[0].name]
+    others = {arm: e for arm, e in by_arm.items() if e is not executor}
+    if any(e.prepares_requests for e in others.values()):
+        raise UsageError("evaluate: a batch executor must run every arm (or none)")
     ctx = judge_context or default_judge_context(suite, executor.name)
     runner = Runner(
         executor,
@@ -74,6 +81,7 @@ def evaluate(
             max_output_bytes=settings.max_output_bytes,
         ),
         backend=backend,
+        arm_executors=others,
     )
     done = list(done)
 
@@ -89,6 +97,33 @@ def evaluate(
     if settings.early_stop and len(arms) == 2:
         return with_looks(runner, jobs, done, settings, summary)
     return summary(runner.run(jobs, done))
+
+
+def executors_for(
+    arms: Sequence[Arm], executor: ExecutorBase | str | Mapping[str, ExecutorBase | str]
+) -> dict[str, ExecutorBase]:
+    """Each arm's executor: `executor` for every arm, or each arm's own from a mapping of
+    arm names. A registered name is built with the skill mode of the arm's delivery (each
+    name and mode once), so an executor that reads its mode from its config alone delivers
+    as the arm says too."""
+    if isinstance(executor, ExecutorBase):
+        return {arm.name: executor for arm in arms}
+    named = executor if isinstance(executor, Mapping) else {a.name: executor for a in arms}
+    missing = [arm.name for arm in arms if arm.name not in named]
+    if missing:
+        raise UsageError(f"evaluate: no executor for arm {missing[0]!r}")
+    built: dict[tuple[str, str | None], ExecutorBase] = {}
+    out: dict[str, ExecutorBase] = {}
+    for arm in arms:
+        given = named[arm.name]
+        if isinstance(given, ExecutorBase):
+            out[arm.name] = given
+            continue
+        mode = delivery_mode(arm.delivery) if arm.delivery is not None else None
+        if (given, mode) not in built:
+            built[given, mode] = create_executor(given, {"skill_mode": mode} if mode else None)
+        out[arm.name] = built[given, mode]
+    return out
 
 
 def _check_arms(arms: Sequence[Arm], reference: str | None) -> str:
@@ -143,5 +178,6 @@ __all__ = [
     "compare",
     "default_judge_context",
     "evaluate",
+    "executors_for",
     "summarise",
 ]

@@ -149,6 +149,7 @@ class Inputs:
     judge_model: str
     evaluator_dirs: tuple[Path, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    folders: bool = False  # the skills' other files count whatever the skill mode (--arm)
 
 
 def ingredients(suite: Suite, inputs: Inputs) -> dict[str, str]:
@@ -175,7 +176,11 @@ def ingredients(suite: Suite, inputs: Inputs) -> dict[str, str]:
         raw["task_files"] = task_files_digest(suite.tasks, suite.directory)
     # A skill's other files count when the model can read them: installed, or an executor
     # whose describe() says it delivers the folder (anthropic's read_skill_file).
-    folder = inputs.skill_mode == "installed" or bool(executor.get("skill_folder"))
+    folder = (
+        inputs.folders
+        or inputs.skill_mode in ("installed", "context")
+        or bool(executor.get("skill_folder"))
+    )
     for arm, skill in sorted(inputs.skills.items()):
         raw[f"{arm}_skill"] = skill.sha256 or "no skill"
         raw[f"{arm}_skill_files"] = directory_digest(skill.directory) if folder else None

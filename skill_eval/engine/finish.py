@@ -4,7 +4,7 @@ under `<state-root>/evaluations/`). What decides is stats/ and the policy; this 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -18,8 +18,8 @@ from ..stats.results import TaskResult, first_failures
 from ..stats.verdict import RunHealth, Verdict, decide_verdict, guard_excluded, worst_case
 from ..triggers import figures as trigger_figures
 from ..triggers import run as trigger_run
+from . import arm_figures, compat
 from . import artifact as artifact_mod
-from . import compat
 from .baseline_reuse import pool_section
 from .evaluation import EvaluationSettings, summarise
 
@@ -66,6 +66,8 @@ class Finished:
     skip: Verdict | None = None  # a verdict decided without attempts (skipped, void) or partial
     extras: dict[str, Any] | None = None  # more top-level artifact sections
     output: Path | None = None  # the artifact's path, beating the plan's
+    # --arm: each arm's delivery and executor describe() (engine/arm_executors.py)
+    arm_executors: Mapping[str, Any] | None = None
 
 
 def finish_evaluation(
@@ -106,6 +108,16 @@ def finish_evaluation(
     )
     if triggers is not None:  # only suites with trigger tasks: other artifacts unchanged
         data["triggers"] = triggers
+    if arms.listed and run.skip is None:  # only runs with --arm: two-arm artifacts unchanged
+        data["arms"] = arm_figures.section(
+            suite.tasks,
+            trigger_run.ordinary_suite(suite).tasks,
+            arms.listed,
+            _names(arms)[1],
+            run.attempts,
+            evaluation_settings(plan),
+            run.arm_executors or {},
+        )
     if run.skip is None and run.run_dir is not None and _pools(plan, arms):
         data["baseline_pool"] = pool_section(
             run.attempts, [t.id for t in suite.tasks], run.run_dir.name, plan.sample_count
@@ -140,7 +152,9 @@ def _verdict(
         else guard_excluded(
             decided,
             errored,
-            lambda: _decide(plan, rated, arms, worst_case(run.attempts, errored), ran)[-1],
+            lambda: _decide(
+                plan, rated, arms, worst_case(run.attempts, errored, _names(arms)), ran
+            )[-1],
         )
     )
     notes = [_errors_note(errored)] if unpaired else []
@@ -187,19 +201,18 @@ def _decide(
     errored: dict[str, list[str]] = {}
     if not ran:
         return cand, base, unpaired, rates, analysis, errored, Verdict("skipped")
-    arm_list = [a for a in (arms.candidate, arms.baseline) if a is not None]
-    result = summarise(
-        suite.tasks, arm_list, attempts, evaluation_settings(plan), reference=arm_list[-1].name
-    )
-    cand = list(result.arm("candidate").results)
+    name, ref = _names(arms)
+    result = summarise(suite.tasks, arms.every, attempts, evaluation_settings(plan), ref)
+    cand = list(result.arm(name).results)
     if arms.baseline is not None:
-        base = list(result.arm("baseline").results)
-        comparison = result.comparison("candidate")
+        base = list(result.arm(ref).results)
+        comparison = result.comparison(name)  # with --arm: at its Holm level in the family
         rates = (comparison.rate, comparison.reference_rate, comparison.delta)
         analysis, unpaired = comparison.analysis, comparison.unpaired
-        errored = comparison.errored
+        where = comparison.errored
+        errored = {"candidate": where[name], "baseline": where[ref], "both": where["both"]}
     else:
-        rates = (result.arm("candidate").pass_rate, None, None)
+        rates = (result.arm(name).pass_rate, None, None)
     policy = analysis.policy
     verdict = decide_verdict(
         candidate_rate=rates[0],
@@ -209,9 +222,22 @@ def _decide(
         min_pass_rate=plan.decision.min_pass_rate,
         policy_passed=policy.passed if policy else None,
         policy_reason=policy.reasoning if policy else "",
-        first_failures=first_failures({"candidate": cand, "baseline": base}),
+        first_failures=first_failures(
+            {_said(arms, "candidate", name): cand, _said(arms, "baseline", ref): base}
+        ),
     )
     return cand, base, unpaired, rates, analysis, errored, verdict
+
+
+def _names(arms: Arms) -> tuple[str, str]:
+    """(the candidate's arm name, the reference's): the baseline, or the candidate alone."""
+    name = arms.candidate.name
+    return name, arms.baseline.name if arms.baseline is not None else name
+
+
+def _said(arms: Arms, role: str, name: str) -> str:
+    """How a verdict's lines name an arm: its role, and its own name when --arm named it."""
+    return f"{role} ({name})" if arms.listed else role
 
 
 def _errors_note(where: dict[str, list[str]]) -> str:

@@ -57,6 +57,7 @@ from ..judges.base import (
 from ..judges.observers import observe
 from ..judges.triggered import SKILL_META
 from .attempt_store import CACHED_FROM
+from .requests import request_of
 
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 60.0
@@ -98,6 +99,8 @@ class RunSpec:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut
+    # Arms run by another executor than `executor` (--arm): arm name -> (name, its config).
+    arm_executors: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,9 +128,10 @@ class Finished:
 
 
 class AttemptEnv:
-    """The live objects jobs of one run use in this process: executor, judges (by task id;
-    built from the task's config when absent), judge context, retries, and a stop event that
-    cuts backoff waits short and keeps queued jobs from starting."""
+    """The live objects jobs of one run use in this process: executor (and the executors of
+    arms another one runs, by arm name), judges (by task id; built from the task's config
+    when absent), judge context, retries, and a stop event that cuts backoff waits short and
+    keeps queued jobs from starting."""
 
     def __init__(
         self,
@@ -140,14 +144,20 @@ class AttemptEnv:
         sleep: Callable[[float], None] | None = None,
         stop: threading.Event | None = None,
         max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES,
+        arm_executors: Mapping[str, ExecutorBase] | None = None,
     ) -> None:
         self.executor, self.ctx, self.retry = executor, ctx, retry
+        self.arm_executors = dict(arm_executors or {})
         self.max_output_bytes = max_output_bytes
         self.judges: dict[str, Judge] = dict(judges or {})
         self.workspaces = workspaces or WorkspaceSettings()
         self.sleep_fn = sleep
         self.stop = stop or threading.Event()
         self._lock = threading.Lock()
+
+    def executor_for(self, arm: str) -> ExecutorBase | None:
+        """The executor that runs `arm`'s attempts."""
+        return self.arm_executors.get(arm, self.executor)
 
     def judge_for(self, task: Task) -> Judge:
         with self._lock:
@@ -180,6 +190,15 @@ def build_environment(spec: RunSpec) -> AttemptEnv:
     """A new environment for a job of run `spec`, built from the registries (executor,
     judges, judge context): what a process other than the driver's runs a job with."""
     executor = create_executor(spec.executor, spec.executor_config) if spec.executor else None
+    built: list[tuple[tuple[str, Any], ExecutorBase]] = []  # arms of one config share one
+
+    def build(setup: tuple[str, Any]) -> ExecutorBase:
+        found = next((e for s, e in built if s == setup), None)  # configs compare, not hash
+        if found is None:
+            found = create_executor(*setup)
+            built.append((setup, found))
+        return found
+
     return AttemptEnv(
         executor,
         None,
@@ -187,6 +206,7 @@ def build_environment(spec: RunSpec) -> AttemptEnv:
         spec.retry,
         workspaces=spec.workspaces,
         max_output_bytes=spec.max_output_bytes,
+        arm_executors={arm: build(setup) for arm, setup in spec.arm_executors.items()},
     )
 
 
@@ -207,18 +227,19 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
     if env.stop.is_set():  # queued before the run stopped: start nothing new
         return Finished(None)
     started_at = now_iso()
+    executor = env.executor_for(job.arm.name)
     # An executor that works in a directory declares it; an agent task always has one (only
     # executors that can act are allowed to run it).
-    uses_workspace = env.executor is not None and (
-        env.executor.uses_workspace or job.task.is_agent_task
-    )
+    uses_workspace = executor is not None and (executor.uses_workspace or job.task.is_agent_task)
     workspace = AttemptWorkspace.create(env.workspaces.parent) if uses_workspace else None
     start = time.monotonic()
     attempt: Attempt | None = None
     try:
         missing = _copy_in(env, workspace, job.task)
         request = request_of(job, workspace.path if workspace else None)
-        result, tries = (ExecutionResult(error=missing), 0) if missing else _execute(env, request)
+        result, tries = (
+            (ExecutionResult(error=missing), 0) if missing else _execute(env, executor, request)
+        )
         # Encoded and hashed once; cut (and marked) past --max-output-bytes: not an error.
         output, output_ref = measure(result.output, env.max_output_bytes)
         attempt = Attempt(
@@ -331,15 +352,17 @@ def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     return replace(attempt, judge=judge, error=error, status="error" if error else status_of(judge))
 
 
-def _execute(env: AttemptEnv, request: ExecutionRequest) -> tuple[ExecutionResult, int]:
+def _execute(
+    env: AttemptEnv, executor: ExecutorBase | None, request: ExecutionRequest
+) -> tuple[ExecutionResult, int]:
     """Run the task, retrying what is not the skill's fault: (result, tries)."""
     tries = 0
     while True:
         tries += 1
         try:
-            if env.executor is None:
+            if executor is None:
                 raise RuntimeError("this runner only judges; it has no executor")
-            result = env.executor.run(request)
+            result = executor.run(request)
         except Exception as exc:
             # A bug in the executor: the same input raises again, so it is not retried.
             result = ExecutionResult(
@@ -350,20 +373,6 @@ def _execute(env: AttemptEnv, request: ExecutionRequest) -> tuple[ExecutionResul
         if not result.error or not result.retryable or not env.retrying(tries):
             return result, tries
         env.sleep(env.backoff(tries, result.retry_after))
-
-
-def request_of(job: AttemptJob, workspace: Path | None = None) -> ExecutionRequest:
-    """What the executor is asked for one job (in `workspace`, for executors that use one),
-    with how its task must run (`Task.execution_settings`: its kind's, its turns and tools)."""
-    return ExecutionRequest(
-        task=job.task,
-        arm=job.arm.name,
-        attempt=job.index,
-        skill=job.arm.skill,
-        timeout_seconds=job.task.timeout_seconds,
-        workspace=workspace,
-        execution=job.task.execution_settings(),
-    )
 
 
 def _judge(env: AttemptEnv, task: Task, work: Work) -> JudgeResult:

@@ -171,7 +171,7 @@ def merge(
         raise UsageError(
             f"{first.path / RUN_META}: arms: not in the shape this version of skill-eval writes"
         ) from None
-    names = [a.name for a in (arms.candidate, arms.baseline) if a is not None]
+    names = [a.name for a in arms.every]
     keys = [run_dir_key(journal_key, run.path) for run in runs]
     attempts = [
         a
@@ -191,6 +191,7 @@ def merge(
         run_dir=joined_dir(Path(output)),
         extras=extras,
         output=Path(output),
+        arm_executors=first.manifest.arm_executors,
     )
     return finish_evaluation(plan, suite, arms, finished, log=log)
 

@@ -16,6 +16,7 @@ from ..core.paths import safe_component
 from ..inputs.arms import Arms, arms_to_dict
 from ..judges.base import JudgeContext
 from ..judges.llm import judge_model
+from ..skills.context import CONTEXT_TEMPLATE_VERSION
 from ..stats.adaptive import arm_totals
 from .fingerprint import ArmSkill, ingredients
 from .fingerprint import Inputs as Ingredients
@@ -77,8 +78,7 @@ def run_ingredients(prepared: Prepared) -> dict[str, str]:
         Ingredients(
             skills={
                 arm.name: ArmSkill(arm.skill_sha256, arm.skill.directory if arm.skill else None)
-                for arm in (arms.candidate, arms.baseline)
-                if arm is not None
+                for arm in arms.every
             },
             executor=prepared.describe,
             skill_mode=plan.executor.skill_mode,
@@ -95,7 +95,25 @@ def run_ingredients(prepared: Prepared) -> dict[str, str]:
                 **cut_ingredient(plan.records.max_output_bytes),
                 # a budget run resumes only with the same budget (its samples say nothing)
                 **({"budget": str(plan.decision.budget)} if plan.decision.budget else {}),
+                **(
+                    {"context_template": CONTEXT_TEMPLATE_VERSION}
+                    if plan.executor.skill_mode == "context"
+                    else {}
+                ),
+                # --arm: each arm's delivery and executor, and the context file's wording
+                **(
+                    {
+                        "arms": {
+                            "reference": arms.baseline.name if arms.baseline else None,
+                            "setup": dict(prepared.arm_describe),
+                            "context_template": CONTEXT_TEMPLATE_VERSION,
+                        }
+                    }
+                    if arms.listed
+                    else {}
+                ),
             },
+            folders=bool(arms.listed),
         ),
     )
 
@@ -120,6 +138,7 @@ def _manifest(prepared: Prepared) -> dict[str, Any]:
         "plan": prepared.plan.to_dict(),
         "executor": prepared.describe,  # for `merge`
         "arms": arms_to_dict(prepared.arms),
+        **({"arm_executors": dict(prepared.arm_describe)} if prepared.arm_describe else {}),
     }
 
 
@@ -159,10 +178,10 @@ def _progress(prepared: Prepared) -> Progress | None:
     tasks, budget = len(prepared.suite.tasks), prepared.plan.decision.budget
     pairs = tasks * prepared.plan.sample_count
     per_arm = sum(shard.owns(p) for p in range(pairs)) if shard else pairs
-    totals = {a.name: per_arm for a in (arms.candidate, arms.baseline) if a is not None}
+    totals = {a.name: per_arm for a in arms.every}
     if budget is not None:  # how --budget splits between the arms (stats/adaptive.py)
         totals = dict(arm_totals(budget, tasks))
-    executor = prepared.executor
+    executor = next(iter(prepared.arm_executors.values()), prepared.executor)
     return Progress(totals, level=lambda: executor.concurrency_level)
 
 

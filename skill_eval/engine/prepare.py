@@ -3,6 +3,7 @@ opened or a model called. The suite loads and its judges build; the executor is 
 the plan's executor section (and refuses tasks it cannot run); the arms' skills resolve; a
 candidate below the threshold, one that could not be built and arms that do not differ are
 decided here (a `skip` verdict, nothing runs); else the executor and the judges preflight.
+With --arm every arm's executor is built (engine/arm_executors.py) and each preflights.
 
 The only writes: the state root itself and, in pipeline mode, the candidate's skill copied
 under `<state-root>/skills/`.
@@ -10,8 +11,8 @@ under `<state-root>/skills/`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from ..plan.executor_options import executor_config
 from ..plan.run_plan import RunPlan
 from ..stats.verdict import Verdict, skip_verdict
 from ..triggers import run as trigger_run
+from .arm_executors import build_arm_executors, describe_arms, distinct
 from .cache import parse_duration
 from .shards import Shard, parse_shard
 
@@ -54,6 +56,10 @@ class Prepared:
     backend: Backend
     shard: Shard | None
     skip: Verdict | None
+    # --arm: each arm's executor by arm name, and what identifies it (its delivery, its
+    # executor's describe()); empty for the two-arm run, whose arms `executor` runs.
+    arm_executors: Mapping[str, ExecutorBase] = field(default_factory=dict)
+    arm_describe: Mapping[str, Any] = field(default_factory=dict)
 
 
 def prepare(plan: RunPlan, log: Log) -> Prepared:
@@ -74,9 +80,11 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     state_root.mkdir(parents=True, exist_ok=True)
     executor = build_executor(plan, suite)
     arms = _arms(plan, suite, executor, state_root, log, judge_warnings)
+    by_arm = build_arm_executors(arms.listed, lambda n, m: build_executor(plan, suite, n, m))
     arms, skip = _decided_without_running(plan, arms, log)
     if skip is None:
-        preflight(plan, suite, executor)
+        for each in distinct(by_arm) or [executor]:
+            preflight(plan, suite, each)
     return Prepared(
         plan,
         suite,
@@ -88,6 +96,8 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
         backend,
         shard,
         skip,
+        by_arm,
+        describe_arms(arms.listed, by_arm),
     )
 
 
@@ -123,22 +133,34 @@ def check_budget_size(plan: RunPlan, suite: Suite) -> None:
         )
 
 
-def build_executor(plan: RunPlan, suite: Suite) -> ExecutorBase:
-    """The plan's executor, refusing up front the tasks it cannot run (agent tasks with an
-    executor that cannot act, trigger tasks without Claude Code). Scripted mock outputs
+def build_executor(
+    plan: RunPlan, suite: Suite, name: str | None = None, skill_mode: str | None = None
+) -> ExecutorBase:
+    """The plan's executor (or executor `name` an arm runs on, in `skill_mode`), refusing up
+    front the tasks it cannot run (agent tasks with an executor that cannot act, trigger
+    tasks without Claude Code) and a context mode it cannot deliver. Scripted mock outputs
     named by a file are read here and their task ids checked against the suite (a typo
     would silently fall back to the default output)."""
+    name = name or plan.executor.name
+    own = plan.executor.options if name == plan.executor.name else plan.executor.arm_options
+    options = own if name == plan.executor.name else own.get(name) or {}
     extra: dict[str, Any] = {}
-    scripted = plan.executor.options.get("mock_outputs")
+    scripted = options.get("mock_outputs")
     if isinstance(scripted, str):
         outputs = load_mock_outputs(Path(scripted))
         check_mock_tasks(Path(scripted), outputs, {task.id for task in suite.tasks})
         extra["mock_outputs"] = outputs
-    name = plan.executor.name
-    executor = create_executor(name, executor_config(plan, **extra))
+    executor = create_executor(name, executor_config(plan, name, skill_mode, **extra))
     problem = agent_task_problem(executor, name, suite.tasks) or trigger_run.executor_problem(
         executor, name, suite
     )
+    # (an arm's delivery is checked by arm_executors.delivery_problem, in the arm's words)
+    context = skill_mode is None and plan.executor.skill_mode == "context"
+    if problem is None and context and executor.context_file is None:
+        problem = (
+            f"--skill-mode context: the {name!r} executor reads no always-on context file "
+            "(CLAUDE.md, AGENTS.md) it could write the skill into"
+        )
     if problem is not None:
         raise UsageError(problem)
     return executor
@@ -162,11 +184,18 @@ def _arms(
         delivery_mode=trigger_run.delivery_mode(suite, skill_mode),
         executor=plan.executor.name,
     )
-    more = skill_use_warnings(suite.tasks, plan.executor.name, executor.can_act, skill_mode)
-    arms = replace(arms, warnings=(*arms.warnings, *more, *judge_warnings))
-    trigger_run.check_arms(
-        suite, arms.baseline_kind, plan.decision.early_stop, plan.decision.budget is not None
+    more = (
+        []
+        if arms.listed
+        else skill_use_warnings(suite.tasks, plan.executor.name, executor.can_act, skill_mode)
     )
+    arms = replace(arms, warnings=(*arms.warnings, *more, *judge_warnings))
+    if arms.listed:
+        trigger_run.check_deliveries(suite, arms.listed)
+    else:
+        trigger_run.check_arms(
+            suite, arms.baseline_kind, plan.decision.early_stop, plan.decision.budget is not None
+        )
     for warning in arms.warnings:
         log(f"warning: {warning}")
     return arms

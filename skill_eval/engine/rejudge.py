@@ -116,6 +116,7 @@ def rejudge(
         run_dir=run_path,
         extras=extras,
         output=target,
+        arm_executors=manifest.arm_executors,
     )
     return finish_evaluation(plan, suite, arms, finished, log=lambda m: None)
 

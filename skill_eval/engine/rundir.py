@@ -154,6 +154,7 @@ class RunManifest:
     run_id: str
     plan: RunPlan
     arms: Mapping[str, Any]
+    arm_executors: Mapping[str, Any] = field(default_factory=dict)  # --arm: as the run had
 
 
 def load_manifest(
@@ -189,4 +190,5 @@ def load_manifest(
         run_id=str(meta.get("run_id") or ""),
         plan=plan,
         arms=meta["arms"],
+        arm_executors=found if isinstance(found := meta.get("arm_executors"), Mapping) else {},
     )

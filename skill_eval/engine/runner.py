@@ -43,9 +43,9 @@ from .jobs import (
     judge_attempt,
     kept_workspace_dir,
     now_iso,
-    request_of,
 )
 from .journal import JOURNAL_NAME, Journal
+from .requests import request_of
 
 __all__ = [
     "JOURNAL_NAME",
@@ -89,9 +89,10 @@ def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[
 
 
 class Runner:
-    """The driver: hands jobs to a backend (one executor, per-task judges; no executor: it
-    only judges), journals each attempt it gets back, reports progress, and stops the run at
-    an executor result marked fatal. The only writer of the journal."""
+    """The driver: hands jobs to a backend (one executor, and the executors of the arms
+    another one runs; per-task judges; no executor: it only judges), journals each attempt it
+    gets back, reports progress, and stops the run at an executor result marked fatal. The
+    only writer of the journal."""
 
     def __init__(
         self,
@@ -101,8 +102,10 @@ class Runner:
         journal: Journal | None,
         settings: RunSettings,
         backend: Backend | None = None,
+        arm_executors: Mapping[str, ExecutorBase] | None = None,
     ) -> None:
         self.executor = executor
+        self.arm_executors = dict(arm_executors or {})
         self.judges = judges
         self.ctx = ctx
         self.journal = journal
@@ -123,6 +126,10 @@ class Runner:
             RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
             self._workspaces(),
             max_output_bytes=s.max_output_bytes,
+            arm_executors={
+                arm: (executor.name, executor.config)
+                for arm, executor in self.arm_executors.items()
+            },
         )
 
     def _workspaces(self) -> WorkspaceSettings:
@@ -146,8 +153,15 @@ class Runner:
                 sleep=s.sleep,
                 stop=self.stop,
                 max_output_bytes=s.max_output_bytes,
+                arm_executors=self.arm_executors,
             )
         return self._env
+
+    @property
+    def executors(self) -> list[ExecutorBase]:
+        """Every executor of the run, each once."""
+        found = [self.executor, *self.arm_executors.values()]
+        return [e for i, e in enumerate(found) if e is not None and e not in found[:i]]
 
     def run(self, jobs: Iterable[Job], done: Iterable[Attempt] = ()) -> list[Attempt]:
         """Run the jobs not already in `done` (passed/failed attempts are kept, errors rerun)."""
@@ -173,6 +187,7 @@ class Runner:
         executor = self.executor
         if executor is None or not executor.prepares_requests or not todo:
             return
+        todo = [job for job in todo if job.arm.name not in self.arm_executors]
         from ..judges.batch_judging import batch_judgements  # batch mode only
 
         journal = self.journal
@@ -263,8 +278,8 @@ class Runner:
         except BaseException:  # GeneratorExit too: the driver stopped reading
             self.stop.set()
             self.backend.cancel()
-            if self.executor is not None:
-                self.executor.cancel()  # kill running subprocesses
+            for executor in self.executors:
+                executor.cancel()  # kill running subprocesses
             raise
 
 

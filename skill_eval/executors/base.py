@@ -57,8 +57,9 @@ class ExecutorBase:
     - `run(request)`: one attempt (the protocol); never raises for a failed attempt.
     - `name`, `config`: its registry name and its own config, from which the registry builds
       it again in another process (a Ray worker).
-    - `uses_workspace`, `can_act`, `can_trigger`: what it can do (below); the conductor
-      refuses a suite before any call when a task needs what the executor cannot.
+    - `uses_workspace`, `can_act`, `can_trigger`, `skills_dir`, `context_file`: what it can
+      do (below); the conductor refuses a suite (or an arm) before any call when it needs
+      what the executor cannot.
     - `preflight()`, `describe()`, `cancel()`: before a run, for the artifact and the run's
       fingerprint, on Ctrl-C.
     - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
@@ -78,6 +79,15 @@ class ExecutorBase:
     # Whether it can tell if an agent invokes the arm's skill: it honours a request's
     # ExecutionSettings (an installed skill, the tools, `stop_on_skill`). Trigger tasks need it.
     can_trigger = False
+    # Where an arm's skill can go besides the prompt (--arm, --skill-mode; references/arms.md):
+    # `skills_dir`, the workspace folder its agent finds skills in, into which it installs the
+    # skill's folder (deliveries installed and nudged); `context_file`, the always-on context
+    # file its agent reads from the working directory, into which it writes the skill
+    # (delivery and skill mode `context`: skills/context.py), loading that one file and
+    # nothing else of the kind. None: it cannot deliver that way, and such an arm is refused
+    # before any call. An executor honours the request's mode (`request.settings.mode(...)`).
+    skills_dir: str | None = None
+    context_file: str | None = None
     # Whether it wants every request of a run before the jobs start (`prepare`): the runner
     # then hands them over with the run's BatchLog, and batches the model-graded judgements of
     # what `prepared_output` already answered (judges/batch_judging.py).
@@ -327,10 +337,10 @@ SKILL_END = "---END SKILL.MD---"
 def compose_prompt(
     skill: Skill | None, task_prompt: str, mode: SkillMode, files_note: str | None = None
 ) -> tuple[str | None, str]:
-    """(system prompt, user message) for one attempt. `installed` and `context` deliver the
-    skill as files (a skill folder, the agent's context file), so the text goes nowhere here.
-    `files_note` (what else the skill's folder holds, for an executor that lets the model
-    read it) follows SKILL.md. Both arms get the same template; only the skill differs."""
+    """(system prompt, user message) for one attempt. `installed` delivers the skill as files
+    and `context` as the agent's context file, so the text goes nowhere here. `files_note`
+    (what else the skill's folder holds, for an executor that lets the model read it) follows
+    SKILL.md. Both arms get the same template; only the skill differs."""
     if mode in ("installed", "context"):
         return None, task_prompt
     note = f"\n\n{files_note}" if skill is not None and files_note else ""

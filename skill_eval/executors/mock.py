@@ -8,9 +8,13 @@ an arm missing from a per-arm file, falls back to MOCK_OUTPUT. An output may als
 calls recorded as the transcript; `{triggered: true|false}` for trigger tasks (unscripted: not
 triggered).
 
-In installed skill mode the mock installs nothing, but records in each result's
-`meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), so
-an installed-mode suite dry-runs honestly.
+The mock honours each request's skill mode (an arm's delivery, --arm) as Claude Code would,
+without writing anything: in installed mode it records in each result's
+`meta["would_install"]` the files installed mode would copy (paths under .claude/skills/), in
+context mode in `meta["would_write"]` the context file and the skill's files it would index
+(skills/context.py), so such a suite dry-runs honestly. `{triggered: true}` on an agent task
+of an installed arm scripts the agent invoking the skill (a `Skill` call naming it, counted
+in `meta["skill_invocations"]`).
 
 `mock_rules` (a test double for `skill-eval improve --mock`, not a feature): a task with no
 scripted output is answered by `mock_model.rule_following_output`, which names the
@@ -38,9 +42,11 @@ import yaml
 
 from ..core.model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
 from ..core.safeyaml import describe_syntax_error
+from ..core.transcript import skill_invocations
 from ..core.validation import closest_name
 from ..core.work import ToolCall
 from ..errors import UsageError
+from ..skills.context import plan_context
 from ..skills.install import plan_install
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
@@ -153,6 +159,8 @@ class MockExecutor(ExecutorBase):
     name = "mock"
     can_act = True  # scripted files and tool calls (mock_work): agent suites dry-run in CI
     can_trigger = True  # `{triggered: true}` scripts the skill's invocation
+    skills_dir = ".claude/skills"  # as Claude Code: what it would install or write, recorded
+    context_file = "CLAUDE.md"
 
     def __init__(self, config: MockConfig) -> None:
         self.config = config
@@ -167,24 +175,19 @@ class MockExecutor(ExecutorBase):
             table = table.get(request.arm) or {}
         default = _rule_answer(request) if self.config.mock_rules else MOCK_OUTPUT
         work = scripted(table.get(request.task.id, default))
-        meta: dict[str, Any] = {}
-        if self.config.skill_mode == "installed" and request.skill is not None:
-            meta["would_install"] = plan_install(request.skill).files
-        if request.settings.stop_on_skill:  # watching for the skill: a trigger task
-            if request.skill is None:
-                return ExecutionResult(
-                    error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
-                )
+        mode = request.settings.mode(self.config.skill_mode)
+        meta = _would_deliver(request, mode)
+        if request.settings.stop_on_skill and request.skill is None:  # a trigger task
+            return ExecutionResult(
+                error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
+            )
+        if request.skill is not None and mode == "installed":
             if work.triggered:  # the call Claude Code makes when it loads the skill
-                work = replace(
-                    work,
-                    tools=(
-                        *work.tools,
-                        ToolCall(
-                            "Skill", {"skill": request.skill.name}, output="(mock) skill loaded"
-                        ),
-                    ),
+                call = ToolCall(
+                    "Skill", {"skill": request.skill.name}, output="(mock) skill loaded"
                 )
+                work = replace(work, tools=(*work.tools, call))
+            meta["skill_invocations"] = len(skill_invocations(work.tools, request.skill.name))
         if work.files:
             if request.workspace is None:
                 return ExecutionResult(
@@ -210,6 +213,18 @@ class MockExecutor(ExecutorBase):
                 else {}
             ),
         }
+
+
+def _would_deliver(request: ExecutionRequest, mode: str) -> dict[str, Any]:
+    """What Claude Code would get of the skill in this mode, recorded instead of written."""
+    if request.skill is None:
+        return {}
+    if mode == "installed":
+        return {"would_install": plan_install(request.skill).files}
+    if mode == "context":
+        plan = plan_context(request.skill)
+        return {"would_write": [MockExecutor.context_file, *plan.files]}
+    return {}
 
 
 def _described(outputs: Mapping[str, Any]) -> Any:

@@ -1,5 +1,7 @@
-"""The two arms of a run: which skill each runs with, resolved from the flags (standalone) or
-from a ranking artifact (pipeline), and kept in run.json so a run can be re-judged later."""
+"""The arms of a run: which skill each runs with, resolved from the flags (standalone) or from
+a ranking artifact (pipeline), and kept in run.json so a run can be re-judged later. Two
+(candidate and baseline), or with --arm several that run one skill on several agents and
+deliveries (`Arms.listed`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, get_args
 
+from ..core.execution import DELIVERIES, delivery_mode
 from ..core.model import Arm, Skill
+from ..plan.arms import stored_arms
 from ..skills import load_skill, resolve_candidate, resolve_original, skill_findings, unapplied_plan
 from ..skills.files import skill_folder
 from ..skills.install import plan_install
@@ -38,6 +42,37 @@ class Arms:
     ranking: Any = None
     warnings: tuple[str, ...] = ()
     unbuilt: str | None = None  # why the candidate could not be built: verdict skipped
+    # --arm: every arm in the order given; `candidate` is the first that is not the reference
+    # (the arm the original's fields and the verdict describe), `baseline` the reference.
+    listed: tuple[Arm, ...] = ()
+
+    @property
+    def every(self) -> tuple[Arm, ...]:
+        """Every arm that runs, in order: the --arm arms as given, else candidate, baseline."""
+        if self.listed:
+            return self.listed
+        return tuple(a for a in (self.candidate, self.baseline) if a is not None)
+
+
+def _arm_dict(arm: Arm) -> dict[str, Any]:
+    """An arm as run.json keeps it; an --arm arm with its name, delivery and executor."""
+    out: dict[str, Any] = {"label": arm.label, "skill": _skill_dict(arm.skill)}
+    if arm.delivery is not None:
+        out.update(name=arm.name, delivery=arm.delivery, executor=arm.executor)
+    return out
+
+
+def _arm_from(data: dict[str, Any], default_name: str) -> Arm:
+    delivery = data.get("delivery")
+    if delivery is not None and delivery not in DELIVERIES:
+        raise ValueError(f"delivery: {delivery!r}")
+    return Arm(
+        str(data.get("name") or default_name),
+        _skill_from(data["skill"]),
+        data["label"],
+        delivery,
+        data.get("executor"),
+    )
 
 
 def _skill_dict(skill: Skill | None) -> dict[str, Any] | None:
@@ -68,10 +103,9 @@ def arms_to_dict(arms: Arms) -> dict[str, Any]:
     """What run.json keeps of the arms, so a run can be re-judged without re-resolving."""
     ranking = arms.ranking
     return {
-        "candidate": {"label": arms.candidate.label, "skill": _skill_dict(arms.candidate.skill)},
-        "baseline": None
-        if arms.baseline is None
-        else {"label": arms.baseline.label, "skill": _skill_dict(arms.baseline.skill)},
+        "candidate": _arm_dict(arms.candidate),
+        "baseline": None if arms.baseline is None else _arm_dict(arms.baseline),
+        **({"listed": [_arm_dict(a) for a in arms.listed]} if arms.listed else {}),
         "baseline_kind": arms.baseline_kind,
         "candidate_id": arms.candidate_id,
         "candidate_score": arms.candidate_score,
@@ -92,8 +126,8 @@ def arms_from_dict(data: dict[str, Any]) -> Arms:
     if kind not in get_args(BaselineKind):
         raise ValueError(f"baseline_kind: {kind!r}")
     return Arms(
-        Arm("candidate", _skill_from(data["candidate"]["skill"]), data["candidate"]["label"]),
-        None if base is None else Arm("baseline", _skill_from(base["skill"]), base["label"]),
+        _arm_from(data["candidate"], "candidate"),
+        None if base is None else _arm_from(base, "baseline"),
         kind,
         data["candidate_id"],
         data.get("candidate_score"),
@@ -104,6 +138,7 @@ def arms_from_dict(data: dict[str, Any]) -> Arms:
             path=Path(ranking["path"]), lane=ranking.get("lane"), target=ranking.get("target")
         ),
         tuple(data.get("warnings") or ()),
+        listed=tuple(_arm_from(a, "") for a in data.get("listed") or ()),
     )
 
 
@@ -123,6 +158,8 @@ def _resolve(inputs: Inputs, work_dir: Path, run_id: str) -> Arms:
     if inputs.standalone:
         if inputs.skill_path is None:  # plan/checks.py refuses this before
             raise ValueError("standalone inputs without a skill_path")
+        if inputs.arms:
+            return listed_arms(inputs, load_skill(inputs.skill_path), run_id)
         candidate = Arm("candidate", load_skill(inputs.skill_path), "candidate skill")
         if inputs.no_baseline:
             return Arms(candidate, None, "absent", "standalone", None, run_id)
@@ -163,21 +200,42 @@ def _resolve(inputs: Inputs, work_dir: Path, run_id: str) -> Arms:
     )
 
 
+def listed_arms(inputs: Inputs, skill: Skill, run_id: str) -> Arms:
+    """The --arm arms (plan/arms.py), each running `skill` (none: without it) as it says."""
+    listed = tuple(
+        Arm(
+            spec.name,
+            None if spec.delivery == "none" else skill,
+            f"{'no skill' if spec.delivery == 'none' else spec.delivery} on {spec.executor}",
+            spec.delivery,
+            spec.executor,
+        )
+        for spec in stored_arms(inputs.arms)
+    )
+    reference = next(a for a in listed if a.name == inputs.reference_arm)
+    primary = next(a for a in listed if a is not reference)
+    kind: BaselineKind = "none" if reference.skill is None else "skill"
+    return Arms(primary, reference, kind, "standalone", None, run_id, listed=listed)
+
+
 def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:
-    """Once per run: each arm's format warnings and what its skill mode cannot deliver."""
+    """Once per run: each arm's format warnings and what its skill mode (or delivery) cannot
+    deliver; a note shared by several arms (one skill, several deliveries) is said once."""
     out: list[str] = []
-    skills = [
-        (a.name, a.skill)
-        for a in (arms.candidate, arms.baseline)
-        if a is not None and a.skill is not None
-    ]
     seen: set[str] = set()
-    for arm, skill in skills:
-        for finding in skill_findings(skill):
-            if str(finding) not in seen:  # the same file in both arms is reported once
-                seen.add(str(finding))
-                out.append(f"{arm} skill: {finding}")
-        out.extend(f"{arm} skill: {note}" for note in delivery_notes(skill, skill_mode, executor))
+    for arm in arms.every:
+        skill = arm.skill
+        if skill is None:
+            continue
+        mode = delivery_mode(arm.delivery) if arm.delivery else None
+        runs_on = arm.executor or executor
+        notes = delivery_notes(skill, mode or skill_mode, runs_on)
+        for note in [str(f) for f in skill_findings(skill)] + notes:
+            # the same file in both arms is reported once, so is a note several arms share
+            key = note if arms.listed or note not in notes else f"{arm.name}: {note}"
+            if key not in seen:
+                seen.add(key)
+                out.append(f"{arm.name} skill: {note}")
     # Arms that are the same skill are not a warning but an error: see void_reason.
     return out
 
@@ -193,14 +251,20 @@ def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
             f"folder ({shown}) are not part of the skill; give the folder to include "
             f"them"
         )
-    if skill_mode == "installed":
+    if skill_mode in ("installed", "context"):
         plan = plan_install(skill)
         notes.extend(plan.warnings)
-        if executor == "mock":
+        if executor == "mock" and skill_mode == "installed":
             notes.append(
                 f"--mock installs nothing; installed mode would install "
                 f"{len(plan.entries)} file(s): {', '.join(plan.files[:10])}"
                 f"{', ...' if len(plan.entries) > 10 else ''}"
+            )
+        elif executor == "mock":
+            notes.append(
+                "--mock writes nothing; context mode would write SKILL.md into the agent's "
+                f"context file and copy the skill's {len(plan.entries) - 1} other file(s) "
+                "beside it"
             )
     elif skill.directory is not None and executor in FOLDER_AWARE_EXECUTORS:
         # What the read_skill_file tool refuses or cuts (binary files, links out, big files).
@@ -222,6 +286,8 @@ def void_reason(arms: Arms) -> str | None:
     """Why nothing would be compared: a plan that changed nothing, or a candidate that is
     byte-identical to the baseline skill (every file of the folder). None when the arms
     differ."""
+    if arms.listed:  # one skill by design: the arms differ by executor or delivery
+        return None
     if arms.baseline is None or arms.baseline.skill is None or arms.candidate.skill is None:
         return None
     base, cand = arms.baseline.skill, arms.candidate.skill

@@ -209,6 +209,38 @@ def check_budget(
             raise UsageError(message)
 
 
+def check_arm_flags(inputs: Inputs, decision: Decision, records: Records, batch: bool) -> None:
+    """--arm (plan/arms.py) with what it cannot go with, each in one line: the arms replace
+    the candidate/baseline pair of standalone mode, and the flags that place, pool or batch
+    a candidate's and a baseline's attempts need that pair."""
+    if inputs.reference_arm is not None and not inputs.arms:
+        raise UsageError("--reference-arm names one of the --arm arms; give --arm too")
+    if not inputs.arms:
+        return
+    refused = (
+        (not inputs.standalone, "--arm runs the candidate skill of --skill-path: standalone mode"),
+        (
+            bool(inputs.baseline_skill) or inputs.no_baseline,
+            "--arm sets every arm, the reference too (a `none` arm runs without the skill): "
+            "drop --baseline-skill/--no-baseline",
+        ),
+        (decision.budget is not None, "--budget places attempts between two arms: drop --arm"),
+        (
+            decision.early_stop,
+            "--early-stop looks at one comparison and --arm makes several: drop one of them",
+        ),
+        (
+            bool(records.baseline_cache_dir),
+            "--baseline-cache-dir holds baselines of two-arm runs: drop it with --arm (or "
+            "unset SKILL_EVAL_BASELINE_CACHE_DIR)",
+        ),
+        (batch, "--batch sends one executor's attempts at once: drop it with --arm"),
+    )
+    for clash, message in refused:
+        if clash:
+            raise UsageError(message)
+
+
 def can_grade(name: str) -> bool:
     """Whether executor `name` exists and has a grader for model-graded judges."""
     try:
@@ -226,6 +258,7 @@ def judge_executor_name(executor: str, judging: Judging) -> str:
 __all__ = [
     "MAX_SAMPLES",
     "can_grade",
+    "check_arm_flags",
     "check_budget",
     "check_choices",
     "check_counts",

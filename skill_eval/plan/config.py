@@ -6,6 +6,10 @@ Keys are the long flag names of `skill-eval run` (`executor = "anthropic"`, `con
 in the file are relative to the file's directory. Unknown keys and values of the wrong type
 are errors naming the file, line and key, every one reported at once.
 
+The arms of a run that compares agents and deliveries (`--arm`) may be a table,
+`[tool.skill-eval.arms]` (in a skill-eval.toml: `[arms]`), `NAME = "EXECUTOR:DELIVERY"` or
+`NAME = {executor = "...", delivery = "..."}` each.
+
 An executor's own options go in its table, `[tool.skill-eval.executor.NAME]` (in a
 skill-eval.toml: `[executor.NAME]`), read only when NAME runs and checked against NAME's
 schema (plan/executor_options.py). With such tables the executor's name is `executor.name`
@@ -25,6 +29,7 @@ import click
 
 from ..core.validation import did_you_mean
 from ..errors import ConfigError, Problem
+from .arms import config_arms
 from .executor_options import ExecutorTable
 
 CONFIG_FILE_NAME = "skill-eval.toml"
@@ -108,7 +113,8 @@ def find_config(start: Path) -> Path | None:
 def key_lines(text: str, in_pyproject: bool) -> dict[str, int]:
     """The 1-based line of each key of our table (tomllib gives values, not positions):
     in a pyproject.toml the lines after the `[tool.skill-eval]` header up to the next header,
-    in a skill-eval.toml the lines before the first header."""
+    in a skill-eval.toml the lines before the first header (and each table's header: a key
+    of the top level)."""
     header = re.compile(r"^\s*\[\s*tool\s*\.\s*(?:skill-eval|\"skill-eval\"|'skill-eval')\s*\]")
     any_header = re.compile(r"^\s*\[")
     key = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*[=.]""")
@@ -117,6 +123,9 @@ def key_lines(text: str, in_pyproject: bool) -> dict[str, int]:
     for number, line in enumerate(text.splitlines(), 1):
         if any_header.match(line):
             inside = in_pyproject and header.match(line) is not None
+            own = re.match(r"^\s*\[\[?\s*[\"']?([A-Za-z0-9_-]+)", line)
+            if not in_pyproject and own:  # a table such as [arms] is a key of ours
+                lines.setdefault(own.group(1), number)
             if not inside and in_pyproject:
                 # a sub-table such as [tool.skill-eval.x] is a key of ours, named `x`
                 sub = re.match(
@@ -222,6 +231,13 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
             if name is None:
                 continue
             value = name
+        if key in (ARMS_KEY, "arm") and "arm" in flags:  # --arm, as a list or a table
+            arms, error = _arms(config, key, value)
+            if error is not None:
+                problems.append(Problem(str(config.path), error, line=line))
+            else:
+                defaults[str(flags["arm"].name)] = arms
+            continue
         option = flags.get(key)
         if option is None:
             message = f"unknown key {key!r}{did_you_mean(key.replace('_', '-'), flags)}"
@@ -250,6 +266,18 @@ def command_defaults(command: click.Command, config: ProjectConfig) -> dict[str,
 
 
 EXECUTOR_KEY = "executor"
+ARMS_KEY = "arms"  # [tool.skill-eval.arms]: NAME = "EXECUTOR:DELIVERY" or {executor, delivery}
+
+
+def _arms(config: ProjectConfig, key: str, value: Any) -> tuple[list[str], str | None]:
+    """The `--arm` values of the file's `arm` list or `arms` table, or why they are not."""
+    if ARMS_KEY in config.values and "arm" in config.values:  # said once, at the table
+        both = "arms: give the arms once, as an `arms` table or an `arm` list, not both"
+        return [], both if key == ARMS_KEY else None
+    value = [value] if key == "arm" and isinstance(value, str) else value
+    if key == "arm" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return [], f"arm: must be a string or a list of strings, got {_kind(value)} {value!r}"
+    return config_arms(value, key)
 
 
 def executor_tables(config: ProjectConfig) -> list[ExecutorTable]:
@@ -322,6 +350,7 @@ def chosen_config(args: Sequence[str], cwd: Path) -> Path | None:
 
 
 __all__ = [
+    "ARMS_KEY",
     "CONFIG_FILE_NAME",
     "EXECUTOR_KEY",
     "ProjectConfig",

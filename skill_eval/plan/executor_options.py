@@ -276,6 +276,11 @@ def check_tables(tables: Iterable[ExecutorTable]) -> None:
         _table_options(spec, table)
 
 
+def table_options(name: str, table: ExecutorTable | None) -> dict[str, Any]:
+    """Executor `name`'s options from its config file table (none without one), checked."""
+    return _table_options(_spec(name), table) if table is not None else {}
+
+
 def _table_options(spec: ExecutorSpec, table: ExecutorTable) -> dict[str, Any]:
     out: dict[str, Any] = {}
     table_name = f"[tool.skill-eval.executor.{table.name}]"
@@ -331,17 +336,22 @@ def _config_fields(name: str | None) -> set[str]:
         return set()
 
 
-def executor_config(plan: RunPlan, **extra: Any) -> Any:
-    """The config object of the plan's executor: what the run supplies to every executor
-    that has the field (skill mode, model, --concurrency, the `claude --version` cache under
-    the state root, the jail, --max-retries for the agent's own request retries), then the
-    plan's options, then `extra` (values read from files, such as the scripted mock
-    outputs)."""
-    spec = get_executor_spec(plan.executor.name)
+def executor_config(
+    plan: RunPlan, name: str | None = None, skill_mode: str | None = None, **extra: Any
+) -> Any:
+    """The config object of the plan's executor (or of `name`, another executor an arm runs
+    on: its table's options, its own default model): what the run supplies to every
+    executor that has the field (skill mode, model, --concurrency, the `claude --version`
+    cache under the state root, the jail, --max-retries for the agent's own request
+    retries), then the plan's options, then `extra` (values read from files, such as the
+    scripted mock outputs). `skill_mode` beats the plan's (an arm's delivery)."""
+    main = name is None or name == plan.executor.name
+    name = plan.executor.name if name is None else name
+    spec = get_executor_spec(name)
     known = {f.name for f in fields(spec.config_cls)}
     supplied = {
-        "skill_mode": plan.executor.skill_mode,
-        "model": plan.executor.model,
+        "skill_mode": skill_mode or plan.executor.skill_mode,
+        "model": plan.executor.model if main else None,
         "concurrency": plan.execution.concurrency,
         "version_cache": str(Path(plan.records.state_root) / VERSION_CACHE_NAME),
         "jail": plan.execution.jail,
@@ -349,8 +359,9 @@ def executor_config(plan: RunPlan, **extra: Any) -> Any:
         "claude_max_retries": plan.execution.max_retries,
     }
     values = {k: v for k, v in supplied.items() if k in known}
+    options = plan.executor.options if main else plan.executor.arm_options.get(name) or {}
     # JSON lists as tuples: a config is frozen (and hashable) like the plan
-    own = {k: tuple(v) if isinstance(v, list) else v for k, v in plan.executor.options.items()}
+    own = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     return spec.config({**values, **own, **extra})
 
 
@@ -369,4 +380,5 @@ __all__ = [
     "option_schemas",
     "parse_option",
     "resolve_options",
+    "table_options",
 ]

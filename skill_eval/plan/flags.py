@@ -18,7 +18,9 @@ from dataclasses import fields, replace
 from typing import Any
 
 from ..core.validation import did_you_mean
+from .arms import parse_arm, parse_arms, reference_of, stored_arms
 from .checks import (
+    check_arm_flags,
     check_budget,
     check_choices,
     check_counts,
@@ -28,7 +30,13 @@ from .checks import (
     check_shorthand_values,
     judge_executor_name,
 )
-from .executor_options import SHORTHAND_PARAMS, ExecutorTable, check_tables, resolve_options
+from .executor_options import (
+    SHORTHAND_PARAMS,
+    ExecutorTable,
+    check_tables,
+    resolve_options,
+    table_options,
+)
 from .run_plan import (
     DEFAULT_EXECUTOR,
     Decision,
@@ -52,6 +60,7 @@ SECTIONS: dict[str, type[Any]] = {
 # Flags whose Python name differs from their field: flag -> (section, field).
 RENAMED = {
     "input": ("inputs", "ranking"),
+    "arm": ("inputs", "arms"),
     "judge_executor": ("judging", "executor"),
     "judge_model": ("judging", "model"),
     "judge_cache_dir": ("judging", "cache_dir"),
@@ -59,7 +68,7 @@ RENAMED = {
 # Flags that are not one field: resolved by plan_from_flags itself.
 RESOLVED = frozenset({"standalone", "mock", "executor", "no_judge_cache"})
 # Fields that are not flags (derived from the flags above, or the executor's options).
-NOT_FLAGS = frozenset({"mode", "name", "options", "cache", "grader_options"})
+NOT_FLAGS = frozenset({"mode", "name", "options", "cache", "grader_options", "arm_options"})
 
 
 def _places() -> dict[str, tuple[str, str]]:
@@ -97,7 +106,10 @@ def plan_from_flags(
         raise TypeError("RunPlan.from_flags: task_suite is required")
     shorthands = {k: flags.pop(k) for k in SHORTHAND_PARAMS if k in flags}
     mock = bool(flags.pop("mock", False))
-    name = flags.pop("executor", None) or ("mock" if mock else DEFAULT_EXECUTOR)
+    named = flags.pop("executor", None)
+    name = named or ("mock" if mock else DEFAULT_EXECUTOR)
+    if flags.get("arm"):
+        name, flags["arm"], flags["reference_arm"] = _arms(flags, name, named is None, mock)
     values: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
     for flag, value in flags.items():
         if flag in PLACES and value is not None:  # None: the section's default
@@ -113,6 +125,11 @@ def plan_from_flags(
         judging = replace(judging, executor="mock")
     check_tables(executor_tables)
     tables = {t.name: t for t in executor_tables}
+    arm_options = {
+        arm.executor: table_options(arm.executor, tables.get(arm.executor))
+        for arm in stored_arms(sections["inputs"].arms)
+        if arm.executor != name
+    }
     options, grader = resolve_options(
         name,
         judge=judge_executor_name(name, judging),
@@ -125,11 +142,28 @@ def plan_from_flags(
     return RunPlan(
         inputs=sections["inputs"],
         execution=sections["execution"],
-        executor=replace(sections["executor"], options=frozen_mapping(options)),
+        executor=replace(
+            sections["executor"],
+            options=frozen_mapping(options),
+            arm_options=frozen_mapping(arm_options),
+        ),
         judging=replace(judging, grader_options=frozen_mapping(grader)),
         decision=sections["decision"],
         records=sections["records"],
     )
+
+
+def _arms(
+    flags: Mapping[str, Any], name: str, pick: bool, mock: bool
+) -> tuple[str, list[str], str]:
+    """(the run's executor, the arms as stored, the reference arm) of --arm: the executor is
+    the first arm's when `pick` (no --executor or --mock) and every arm names its own; with
+    --mock every arm runs on the mock executor."""
+    texts = [str(t) for t in flags["arm"]]
+    if pick and not mock and all(":" in text.partition("=")[2] for text in texts):
+        name = parse_arm(texts[0], name).executor
+    specs = parse_arms(texts, name, mock=mock)
+    return name, [s.text for s in specs], reference_of(specs, flags.get("reference_arm"))
 
 
 def _check(sections: Mapping[str, Any], mock: bool, shorthands: Mapping[str, Any]) -> None:
@@ -142,6 +176,7 @@ def _check(sections: Mapping[str, Any], mock: bool, shorthands: Mapping[str, Any
     check_executors(executor, judging, mock)
     check_scale(execution, executor, decision, records, bool(shorthands.get("batch")))
     check_budget(decision, execution, inputs, records, bool(shorthands.get("batch")))
+    check_arm_flags(inputs, decision, records, bool(shorthands.get("batch")))
 
 
 __all__ = ["FLAGS", "PLACES", "plan_from_flags"]

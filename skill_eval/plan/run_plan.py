@@ -4,7 +4,8 @@
                candidate (pipeline)
     execution  where and how attempts run: runner (threads | ray), concurrency, retries, shard
     executor   the model service that runs attempts: its name, model and skill mode, and its
-               own options (checked against that executor's JSON Schema)
+               own options (checked against that executor's JSON Schema); with --arm, the
+               options of the other executors arms run on
     judging    model-graded judges: their executor and model, the judge cache, evaluators
     decision   how attempts become a verdict: pass@k, samples or a budget, policy, margins,
                thresholds
@@ -56,6 +57,11 @@ class Inputs:
     ranking: str | None = None  # --input
     candidate_id: str | None = None
     skills_root: str | None = None  # a fence a ranking's target.path must lie inside
+    # Standalone: arms that differ by agent and delivery (`NAME=EXECUTOR:DELIVERY`, each
+    # canonical: plan/arms.py) in place of the candidate/baseline pair, and the one the others
+    # are compared with (set when the plan is made: --reference-arm, or the default).
+    arms: tuple[str, ...] = ()
+    reference_arm: str | None = None
 
     @property
     def standalone(self) -> bool:
@@ -90,6 +96,9 @@ class ExecutorChoice:
     model: str | None = None
     skill_mode: SkillMode = "system"
     options: Mapping[str, Any] = field(default_factory=frozen_mapping)
+    # The options of each other executor an arm runs on (--arm), by executor name: its config
+    # file table's, checked against its schema.
+    arm_options: Mapping[str, Any] = field(default_factory=frozen_mapping)
 
 
 @dataclass(frozen=True)
@@ -172,8 +181,16 @@ class RunPlan:
         data: dict[str, Any] = {"version": PLAN_VERSION}
         for section in fields(self):
             values = getattr(self, section.name)
-            data[section.name] = {f.name: _plain(getattr(values, f.name)) for f in fields(values)}
+            data[section.name] = {
+                f.name: _plain(getattr(values, f.name))
+                for f in fields(values)
+                if f.name not in UNSET_UNSTORED or getattr(values, f.name)
+            }
         return data
+
+
+# Fields of --arm stored only when set: a two-arm run's plan reads as it did before them.
+UNSET_UNSTORED = frozenset({"arms", "reference_arm", "arm_options"})
 
 
 def _plain(value: Any) -> Any:

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..judges.observers import reading_text, summary_lines
+from .arm_table import ROWS as ARM_ROWS
+from .arm_table import arm_columns
+from .arm_table import task_ids as arm_task_ids
 from .arms import arm_skills
 from .task_details import TaskDetail, from_artifact
 from .triggers import table_info
@@ -188,6 +191,7 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         lstrip_blocks=True,
     )
     cache_notes = [text for label, text in view.notes if label == "cache"]
+    columns = arm_columns(artifact)  # --arm: every arm side by side
     return env.get_template("report.html.j2").render(
         view=view,
         tasks=tasks,
@@ -203,4 +207,8 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         observer_lines=summary_lines(artifact.get("observers")),
         reading_text=reading_text,
         trigger_lines=[f"{label} {text}".strip() for label, text in table_info(artifact)],
+        arm_columns=columns,
+        arm_rows=ARM_ROWS,
+        arm_tasks=arm_task_ids(columns),
+        arm_triggers=any(c.triggers for c in columns),
     )

@@ -8,6 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import triggers as trigger_report
+from .arm_table import arm_columns
+from .arm_table import rows as arm_rows
+from .arm_table import task_ids as arm_task_ids
 from .arms import arm_names
 from .view import CONTROL_CHARS, View, one_line, read_view, tokens_text
 
@@ -96,7 +99,7 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
     out = _md_head(artifact, v) + _md_rates(v) + [""]
     if v.interval:
         out += [f"{md_escape(v.interval[0].upper() + v.interval[1:])}.", ""]
-    out += _md_tasks(v) + _md_changes(v)
+    out += _md_arms(artifact) + _md_tasks(v) + _md_changes(v)
     out += trigger_report.markdown(artifact, md_escape)
     if v.errors:
         out += _md_errors(v.errors)
@@ -131,6 +134,42 @@ def _md_head(artifact: Mapping[str, Any], v: View) -> list[str]:
     if v.decision:
         out += [f"**Policy:** {md_escape(v.decision.removeprefix('policy '))}", ""]
     return out
+
+
+def _md_arms(artifact: Mapping[str, Any]) -> list[str]:
+    """--arm: every arm side by side, one column each (the per-task rows folded away)."""
+    columns = arm_columns(artifact)
+    if not columns:
+        return []
+    header, *figures = arm_rows(columns, with_tasks=False)
+    table = _md_table(
+        [md_escape(h) for h in header],
+        ([md_escape(cell) for cell in row] for row in figures),
+        "l" * len(header),
+    )
+    per_task = _md_table(
+        ["Task", *(md_escape(c.heading) for c in columns)],
+        (
+            [md_escape(task), *(c.tasks.get(task, "-") for c in columns)]
+            for task in arm_task_ids(columns)
+        ),
+        "l" + "r" * len(columns),
+    )
+    return [
+        "### Arms",
+        "",
+        "Each arm runs the candidate skill as it says; every other arm is compared with the "
+        "reference (the verdict above: the first of them).",
+        "",
+        *table,
+        "",
+        f"<details><summary>Per task and arm ({len(arm_task_ids(columns))} tasks)</summary>",
+        "",
+        *per_task,
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _md_tasks(v: View) -> list[str]:

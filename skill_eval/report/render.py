@@ -11,6 +11,8 @@ from typing import Any
 
 from ..engine import artifact as artifact_mod
 from . import triggers as trigger_report
+from .arm_table import arm_columns
+from .arm_table import rows as arm_rows
 from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown
@@ -72,10 +74,9 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         ("improved", ", ".join(v.improved)),
     ]
     if v.errors:
+        named = dict.fromkeys(["candidate", "baseline", *(str(e.get("arm")) for e in v.errors)])
         split = ", ".join(
-            f"{arm} {n}"
-            for arm in ("candidate", "baseline")
-            if (n := sum(e.get("arm") == arm for e in v.errors))
+            f"{arm} {n}" for arm in named if (n := sum(e.get("arm") == arm for e in v.errors))
         )
         info.append(
             (
@@ -98,6 +99,9 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     shown = [(label, text) for label, text in info if text]
     width = max(len(label) for label, _ in shown)
     lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in shown]
+    if columns := arm_columns(artifact):  # --arm: every arm side by side
+        table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
+        lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
     return "\n".join(lines) + "\n"
 
 

@@ -89,7 +89,7 @@ def _counts(result: Result) -> tuple[int, int, int]:
     return int(bool(result.get("passed"))), 1, 0
 
 
-def _count_cell(result: Result | None) -> str:
+def count_cell(result: Result | None) -> str:
     if result is None:
         return "-"
     passes, judged, errors = _counts(result)
@@ -298,7 +298,7 @@ def read_view(artifact: Mapping[str, Any]) -> View:
         bool(base) or arms.get("baseline") is not None or ev.get("baseline_pass_rate") is not None
     )
     rows = [
-        _Row(t, _count_cell(c), _count_cell(b), _diff(c, b), _both_feedback(c, b), _label(c))
+        _Row(t, count_cell(c), count_cell(b), _diff(c, b), _both_feedback(c, b), _label(c))
         for t, c, b in pairs
     ]
     regressed, improved = _moves(artifact, pairs) if paired and pairs else ([], [])

@@ -93,8 +93,13 @@ def install_skill(skill: Skill, workdir: Path, skills_dir: str = ".claude/skills
     the text under test, `skill.content`. Nothing is written outside the destination: every
     file is created new (an existing destination is removed first, links unlinked, never
     followed)."""
+    return copy_skill(skill, workdir / skills_dir)
+
+
+def copy_skill(skill: Skill, base: Path) -> Path:
+    """Copy the skill's folder to `<base>/<name>/` (as `install_skill` does, the same rules:
+    see the module docstring) and return that folder."""
     plan = plan_install(skill)
-    base = workdir / skills_dir
     base.mkdir(parents=True, exist_ok=True)
     dest = base / plan.folder
     if dest.is_symlink() or dest.is_file():

@@ -137,16 +137,22 @@ def decide_verdict(
     )
 
 
-def worst_case(attempts: Iterable[Attempt], errored: Mapping[str, Sequence[str]]) -> list[Attempt]:
+def worst_case(
+    attempts: Iterable[Attempt],
+    errored: Mapping[str, Sequence[str]],
+    arms: tuple[str, str] = ("candidate", "baseline"),
+) -> list[Attempt]:
     """The attempts as the excluded tasks could at worst have gone for the candidate: a task
     in error in the candidate only counts as a candidate failure, one in error in the
-    baseline only as a baseline pass (tasks in error in both arms stay out)."""
+    baseline only as a baseline pass (tasks in error in both arms stay out). `errored` is
+    keyed "candidate", "baseline", "both"; `arms` names the attempts' candidate and baseline
+    arms."""
     cand_only, base_only = set(errored.get("candidate", ())), set(errored.get("baseline", ()))
     out = []
     for a in attempts:
-        if a.status == "error" and a.arm == "candidate" and a.task_id in cand_only:
+        if a.status == "error" and a.arm == arms[0] and a.task_id in cand_only:
             a = replace(a, status="failed", judge=JudgeResult(False, 0.0, "worst case"))
-        elif a.status == "error" and a.arm == "baseline" and a.task_id in base_only:
+        elif a.status == "error" and a.arm == arms[1] and a.task_id in base_only:
             a = replace(a, status="passed", judge=JudgeResult(True, 1.0, "worst case"))
         out.append(a)
     return out

@@ -5,10 +5,11 @@ a mixed suite's verdict."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..core.model import Suite
+from ..core.model import Arm, Suite
 from ..errors import UsageError
 from ..executors.base import ExecutorBase
 from ..stats.verdict import Verdict
@@ -47,6 +48,20 @@ def check_arms(
             raise UsageError(
                 f"the suite has trigger tasks: {flag} decides from pass rates, "
                 f"not trigger rates; run it without {flag}"
+            )
+
+
+def check_deliveries(suite: Suite, arms: Sequence[Arm]) -> None:
+    """Trigger tasks measure whether an installed skill is picked up: with --arm every arm
+    must install it (delivery installed or nudged), the reference too."""
+    if not has_triggers(suite):
+        return
+    for arm in arms:
+        if arm.delivery not in ("installed", "nudged"):
+            raise UsageError(
+                f"the suite has trigger tasks, which measure whether an installed skill is "
+                f"invoked: arm {arm.name!r} ({arm.delivery}) does not install it; run trigger "
+                "suites with installed and nudged arms (one of them the reference)"
             )
 
 

@@ -27,7 +27,7 @@ from ..agent_launch import Start
 from ..base import ExecutorSpec
 from .codex_events import CodexReader
 from .config import CODEX_SCHEMA, CodexConfig
-from .delivery import Delivery
+from .delivery import Delivered
 from .executor import INSIDE_KEY, AgentCliExecutor
 
 PROVIDER = "skill-eval"
@@ -94,7 +94,7 @@ class CodexExecutor(AgentCliExecutor):
             f"request_max_retries={retries},stream_max_retries={retries}}}"
         )
 
-    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivery) -> Start:
+    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivered) -> Start:
         env = self.base_env(jail.home)
         env["CODEX_HOME"] = f"{jail.home}/.codex"
         env[INSIDE_KEY] = self.api()[1]

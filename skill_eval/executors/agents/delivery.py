@@ -2,28 +2,50 @@
 into the attempt's workspace for it (taken out again after the run, before the workspace is
 snapshotted: the judges see only the agent's work).
 
-- `installed`: the skill folder where the agent finds a project's skills (OpenCode
-  `.opencode/skills/<name>/`, Codex `.agents/skills/<name>/`); the agent decides to load it.
-- `context`: SKILL.md's text in the always-on context file `AGENTS.md` (both agents read it
-  at the start of every run), the folder's other files under `.skill-eval/<name>/`, named
-  there; nothing to decide.
+- `installed` (also an arm's `nudged` delivery, whose prompt the engine has already nudged):
+  the skill folder where the agent finds a project's skills (OpenCode `.opencode/skills/
+  <name>/`, Codex `.agents/skills/<name>/`); the agent decides to load it.
+- `context`: the skill written into the always-on context file both agents read at the start
+  of every run, `AGENTS.md` in the working directory (skills/context.py: the same document
+  Claude Code's CLAUDE.md gets, the folder's other files under `.skill-eval/<name>/`, indexed);
+  nothing to decide. Refused when the task's files hold an AGENTS.md (or Codex's
+  AGENTS.override.md) anywhere: it would load beside the skill's.
+
+Without the jail (--no-jail) the folders above the attempt's temporary workspace are the
+host's: `host_problem` names one holding what the agents would load from there.
 - `system`: the text in the system prompt (OpenCode's `instructions`, Codex's
   `developer_instructions`); `prepend`: before the task in the prompt (base.compose_prompt).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.execution import SkillMode
 from ...core.model import Skill
-from ...skills.install import install_skill, plan_install
+from ...skills.context import CONTEXT_DIR, context_problem, write_context
+from ...skills.install import install_skill
 from ..base import compose_prompt
 
 CONTEXT_FILE = "AGENTS.md"
-CONTEXT_FOLDER = ".skill-eval"
+# Context files either agent would load from the task's own files beside the skill's.
+FOREIGN_CONTEXT = ("AGENTS.md", "AGENTS.override.md")
+
+
+# What OpenCode loads from any folder above its working directory (Codex: up to a git
+# repository's root), whatever the mode: without the jail, the host's folders above the
+# attempt's temporary workspace.
+ABOVE = (
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "opencode.json",
+    "opencode.jsonc",
+    ".opencode",
+    ".agents/skills",
+)
 
 
 class DeliveryError(OSError):
@@ -31,7 +53,7 @@ class DeliveryError(OSError):
 
 
 @dataclass(frozen=True)
-class Delivery:
+class Delivered:
     """The prompt, the system text (system mode), and the top-level workspace entries
     skill-eval planted (removed by `clear`)."""
 
@@ -40,43 +62,26 @@ class Delivery:
     planted: tuple[str, ...] = ()
 
 
-def context_text(skill: Skill, others: list[str]) -> str:
-    """AGENTS.md in context mode: SKILL.md as it is, then where its other files are."""
-    text = skill.content.rstrip("\n") + "\n"
-    if others:
-        where = f"{CONTEXT_FOLDER}/{plan_install(skill).folder}"
-        listed = "\n".join(f"- {where}/{rel}" for rel in others[:200])
-        more = f"\n- ... and {len(others) - 200} more" if len(others) > 200 else ""
-        text += f"\nThe files this refers to are in `{where}/`:\n{listed}{more}\n"
-    return text
-
-
 def deliver(
     skill: Skill | None, task_prompt: str, mode: SkillMode, workspace: Path | None, skills_dir: str
-) -> Delivery:
+) -> Delivered:
     """Put the skill where `mode` says (`skills_dir`: the agent's project skill folder,
     relative to the workspace) and return the prompt and system text to run with."""
     if mode in ("system", "prepend") or skill is None:
         text_mode: SkillMode = mode if mode in ("system", "prepend") else "system"
         system, prompt = compose_prompt(skill, task_prompt, text_mode)
-        return Delivery(prompt, system)
+        return Delivered(prompt, system)
     if workspace is None:
         raise DeliveryError(f"skill mode {mode!r} needs the attempt's workspace")
     if mode == "installed":
         top = skills_dir.split("/", 1)[0]
         _refuse_existing(workspace, top)
         install_skill(skill, workspace, skills_dir)
-        return Delivery(task_prompt, None, (top,))
-    _refuse_existing(workspace, CONTEXT_FILE)
-    _refuse_existing(workspace, CONTEXT_FOLDER)
-    plan = plan_install(skill)
-    others = sorted(e.rel for e in plan.entries if e.rel != "SKILL.md")
-    planted: tuple[str, ...] = (CONTEXT_FILE,)
-    if others:
-        install_skill(skill, workspace, CONTEXT_FOLDER)
-        planted = (CONTEXT_FILE, CONTEXT_FOLDER)
-    (workspace / CONTEXT_FILE).write_text(context_text(skill, others), encoding="utf-8")
-    return Delivery(task_prompt, None, planted)
+        return Delivered(task_prompt, None, (top,))
+    if (problem := context_problem(workspace, CONTEXT_FILE, FOREIGN_CONTEXT)) is not None:
+        raise DeliveryError(problem)
+    write_context(skill, workspace, CONTEXT_FILE)
+    return Delivered(task_prompt, None, (CONTEXT_FILE, CONTEXT_DIR))
 
 
 def clear(workspace: Path | None, planted: tuple[str, ...]) -> None:
@@ -97,3 +102,17 @@ def _refuse_existing(workspace: Path, name: str) -> None:
             f"{workspace}: already holds {name}; the skill under test cannot be delivered "
             "apart from it (a task's files must not include it)"
         )
+
+
+def host_problem(temp: Path) -> str | None:
+    """Without the jail: the first file or folder above `temp` (where the attempts' unjailed
+    workspaces are made) that OpenCode or Codex would load beside what skill-eval delivers."""
+    for folder in [temp.resolve(), *temp.resolve().parents]:
+        for rel in ABOVE:
+            if os.path.lexists(folder / rel):
+                return (
+                    f"{folder / rel} exists: without the jail the agent would load it in every "
+                    "attempt (it reads the folders above its working directory); remove it, "
+                    "set TMPDIR to a folder with no such file above it, or run in the jail"
+                )
+    return None

@@ -15,6 +15,7 @@ credentials never load.
 from __future__ import annotations
 
 import ctypes
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -36,7 +37,7 @@ from ..claude import binary as claude_binary
 from ..pricing import load_price_table
 from . import binaries
 from .config import AgentCliConfig
-from .delivery import Delivery, DeliveryError, clear, deliver
+from .delivery import CONTEXT_FILE, Delivered, DeliveryError, clear, deliver, host_problem
 from .events import EventReader
 
 INSIDE_KEY = "SKILL_EVAL_API_KEY"  # the variable the CLI's key is in (inside: the placeholder)
@@ -56,6 +57,7 @@ class AgentCliExecutor(ExecutorBase):
     can_trigger = True  # an installed skill, and a stop at its invocation
     cli = "agent"  # "opencode", "codex": its binary's name
     skills_dir = ".agents/skills"  # where, in the workspace, it finds a project's skills
+    context_file = CONTEXT_FILE  # both read AGENTS.md (context mode: delivery.py)
 
     def __init__(self, config: AgentCliConfig, binary_option: str | None) -> None:
         self.config = config
@@ -80,7 +82,7 @@ class AgentCliExecutor(ExecutorBase):
         folder = binaries.program_dir(self.program)
         return [Mount("ro", str(folder), folder)]
 
-    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivery) -> Start:
+    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivered) -> Start:
         raise NotImplementedError
 
     def reader(self, stop_at_skill: str | None) -> Any:
@@ -137,6 +139,8 @@ class AgentCliExecutor(ExecutorBase):
             )
         if (problem := self.config.key_problem(self.cli)) is not None:
             raise ExecutorError(problem)
+        if self.jail == "none" and (problem := host_problem(Path(tempfile.gettempdir()))):
+            raise ExecutorError(problem)
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
@@ -179,7 +183,7 @@ class AgentCliExecutor(ExecutorBase):
         return replace(result, meta=meta)
 
     def _attempt(
-        self, request: ExecutionRequest, delivery: Delivery, watch: bool, workspace: Path | None
+        self, request: ExecutionRequest, delivery: Delivered, watch: bool, workspace: Path | None
     ) -> ExecutionResult:
         log = ApiLog()
         reader = self.reader(request.skill.name if watch and request.skill else None)

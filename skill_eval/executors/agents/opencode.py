@@ -30,7 +30,7 @@ from ..agent_launch import Start
 from ..base import ExecutorSpec
 from . import binaries
 from .config import OPENCODE_SCHEMA, OpenCodeConfig
-from .delivery import Delivery
+from .delivery import Delivered
 from .executor import AgentCliExecutor
 from .opencode_events import OpenCodeReader
 from .opencode_tools import OpenCodeTools, plan_tools
@@ -130,7 +130,7 @@ class OpenCodeExecutor(AgentCliExecutor):
             config["instructions"] = [f"{home}/{SYSTEM_FILE}"]
         return config
 
-    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivery) -> Start:
+    def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivered) -> Start:
         jailed = self.jail != "none"
         path = f"{TOOLS_DIR}:/usr/local/bin:/usr/bin:/bin" if jailed else _host_path(self.rg)
         env = self.base_env(jail.home, path)

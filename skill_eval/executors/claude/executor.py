@@ -6,7 +6,8 @@ folders read-only, no network but the model API forwarded by the harness (which 
 credentials: the agent holds a placeholder), its own PID namespace (nothing it starts
 survives it). What Claude Code gets: a throw-away HOME and config dir, the allow-listed
 environment plus ISOLATION_ENV, no setting sources (only `project` in installed mode, whose
-skill is the only one there), no hooks, no MCP servers, the skill only in its arm. Each
+skill is the only one there, and in context mode, whose CLAUDE.md written by skill-eval is the
+only one there: context.py), no hooks, no MCP servers, the skill only in its arm. Each
 attempt records its tool calls with their results (`transcript`), turns, stop reason and the
 API requests the CLI resent (`api_retries`).
 """
@@ -30,6 +31,7 @@ from ...jail.session import JailBroken, cancel_all
 from ...skills.install import install_skill
 from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
 from . import binary as binaries
+from . import context as claude_md
 from .config import SCHEMA, ClaudeCliConfig
 from .environment import ISOLATION_ENV, child_env, has_auth
 from .launch import Invocation, Launcher
@@ -41,11 +43,6 @@ NO_AUTH = (
     "(credentials in ~/.claude/.credentials.json); or use --mock"
 )
 EMPTY_MCP = '{"mcpServers":{}}'
-NO_CONTEXT_MODE = (
-    "skill mode 'context' (the skill's text in the agent's always-on context file) is not "
-    "supported by the claude-cli executor yet (its CLAUDE.md files are switched off): use "
-    "installed, system or prepend, or --executor opencode / codex (AGENTS.md)"
-)
 
 
 def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
@@ -103,6 +100,8 @@ class ClaudeCodeExecutor(ExecutorBase):
     uses_workspace = True
     can_act = True  # Claude Code's tools act in the attempt's workspace
     can_trigger = True  # an installed skill, its Skill tool, and a stop at its invocation
+    skills_dir = ".claude/skills"
+    context_file = claude_md.CONTEXT_FILE
 
     def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config
@@ -128,8 +127,6 @@ class ClaudeCodeExecutor(ExecutorBase):
         if self._launcher is None:
             raise ExecutorError(binaries.not_found_message(self.config.claude_bin))
         self._launcher.check()
-        if self.config.skill_mode == "context":
-            raise ExecutorError(NO_CONTEXT_MODE)
         if not has_auth(self._env):
             raise ExecutorError(NO_AUTH)
 
@@ -145,14 +142,16 @@ class ClaudeCodeExecutor(ExecutorBase):
 
     def arguments(self, plan: ToolPlan, request: ExecutionRequest) -> tuple[str, ...]:
         """The CLI's flags for one attempt (after `-p --output-format stream-json`)."""
-        installed = request.settings.mode(self.config.skill_mode) == "installed"
+        mode = request.settings.mode(self.config.skill_mode)
+        installed = mode == "installed"
         args = [
             "--no-session-persistence",
             "--strict-mcp-config",
             f"--mcp-config={EMPTY_MCP}",
             f"--settings={plan.settings()}",
-            # `project` lets the skill installed in the workspace load; nothing else does.
-            f"--setting-sources={'project' if installed else ''}",
+            # `project` lets the skill installed in the workspace (or the CLAUDE.md written
+            # there) load; nothing else does.
+            f"--setting-sources={'project' if mode in ('installed', 'context') else ''}",
             "--permission-mode",
             "acceptEdits",
             f"--tools={','.join(plan.tools)}",
@@ -174,8 +173,6 @@ class ClaudeCodeExecutor(ExecutorBase):
             return ExecutionResult(
                 error=binaries.not_found_message(self.config.claude_bin), fatal=True
             )
-        if request.settings.mode(self.config.skill_mode) == "context":
-            return ExecutionResult(error=NO_CONTEXT_MODE, fatal=True)
         try:
             plan = self.tool_plan(request)
         except ToolPlanError as exc:  # every attempt of this task would fail alike
@@ -193,6 +190,8 @@ class ClaudeCodeExecutor(ExecutorBase):
         finally:
             if request.workspace is not None:  # the installed skill is ours, not the agent's
                 _remove_tree(Path(request.workspace) / ".claude")
+                if request.settings.mode(self.config.skill_mode) == "context":
+                    claude_md.remove(Path(request.workspace))
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
             result = ExecutionResult(error="cancelled", retryable=False)
         result = watched_outcome(result) if watch else result
@@ -219,6 +218,9 @@ class ClaudeCodeExecutor(ExecutorBase):
                     "test cannot be installed apart from it"
                 )
             install_skill(request.skill, workspace)
+        context = mode == "context" and request.skill is not None and workspace is not None
+        if context and (problem := claude_md.place(request, workspace, self.config.jail)):
+            return ExecutionResult(error=problem, fatal=True)  # every attempt would be alike
         launched = self._launcher.run(
             Invocation(
                 self.arguments(plan, request),
@@ -227,6 +229,7 @@ class ClaudeCodeExecutor(ExecutorBase):
                 system_prompt=system,
                 workspace=workspace,
                 stop_at_skill=request.skill.name if watch and request.skill else None,
+                claude_md=context,
             )
         )
         ended, reader = launched.ended, launched.reader
@@ -276,7 +279,14 @@ class ClaudeCodeExecutor(ExecutorBase):
             "skill_mode": self.config.skill_mode,
             "isolation": {
                 "jail": self.config.jail,
-                "setting_sources": ["project"] if self.config.skill_mode == "installed" else [],
+                "setting_sources": ["project"]
+                if self.config.skill_mode in ("installed", "context")
+                else [],
+                **(
+                    {"claude_md": claude_md.DESCRIBED}
+                    if self.config.skill_mode == "context"
+                    else {}
+                ),
                 "permission_mode": "acceptEdits",
                 "settings": plan.settings(),
                 "system_prompt": "Claude Code's + --append-system-prompt-file (skill)"

@@ -39,7 +39,7 @@ class Invocation:
     """One CLI run: `args` after `claude -p --output-format stream-json --verbose`, the
     prompt (stdin), the timeout; a system prompt (written to HOME and passed as a file with
     `system_flag`), the runner's workspace (seeded in, copied back), and the skill whose
-    invocation ends the run (trigger tasks)."""
+    invocation ends the run (trigger tasks); whether the workspace's CLAUDE.md loads."""
 
     args: tuple[str, ...]
     prompt: str
@@ -48,6 +48,7 @@ class Invocation:
     system_flag: str = "--append-system-prompt-file"
     workspace: Path | None = None
     stop_at_skill: str | None = None
+    claude_md: bool = False  # load the workspace's CLAUDE.md (context mode: context.py)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,8 @@ class Launcher:
             )
             if jailed:
                 env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
+            if invocation.claude_md:
+                env.pop("CLAUDE_CODE_DISABLE_CLAUDE_MDS", None)
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
             argv += invocation.args
             files = {}

@@ -1,0 +1,181 @@
+"""The arms of a run with --arm as every report shows them side by side: one column per arm
+(the reference marked) with where it ran and how the skill reached it, its pass rate, whether
+the skill fired, its paired difference from the reference with the interval and the policy's
+decision, the lift when the skill fired, its cost, and its result on each task. Read
+defensively from the artifact's `arms` section (engine/arm_figures.py); an artifact without
+one shows nothing here. Text is cleaned with `one_line`; each renderer escapes it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import triggers as trigger_report
+from .view import count_cell, one_line
+
+ROWS = (
+    ("runs on", "runs_on"),
+    ("delivery", "delivery"),
+    ("pass rate", "pass_rate"),
+    ("skill fired", "fired"),
+    ("vs reference", "delta"),
+    ("decision", "decision"),
+    ("lift when fired", "lift"),
+    ("when not fired", "lift_not"),
+    ("cost (USD)", "cost"),
+)
+
+
+@dataclass(frozen=True)
+class ArmColumn:
+    """One arm, every cell as text (`rate` and `fired_rate` also as numbers, for bars)."""
+
+    name: str
+    reference: bool
+    cells: Mapping[str, str]
+    rate: float | None
+    fired_rate: float | None
+    tasks: Mapping[str, str]  # task id -> pass count cell ("2/3 +1 err")
+    triggers: str  # TPR, FPR and accuracy (trigger tasks), or ""
+
+    @property
+    def heading(self) -> str:
+        return f"{self.name} (reference)" if self.reference else self.name
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _rate(value: Any) -> str:
+    number = _number(value)
+    return "n/a" if number is None else f"{number:.4f}"
+
+
+def _signed(value: Any) -> str:
+    number = _number(value)
+    return "n/a" if number is None else f"{number:+.4f}"
+
+
+def _fired(arm: Mapping[str, Any]) -> str:
+    fired = arm.get("fired")
+    if not isinstance(fired, Mapping):
+        return "-" if arm.get("delivery") == "none" else "n/a"
+    if fired.get("how") == "always":
+        return "always (in context)" if arm.get("delivery") == "context" else "always (in prompt)"
+    rate = _number(fired.get("rate"))
+    if rate is None:
+        return "n/a"
+    return f"{rate:.0%} ({fired.get('fired')}/{fired.get('attempts')} attempts)"
+
+
+def _lift(entry: Any) -> str:
+    if not isinstance(entry, Mapping):
+        return "-"
+    if not entry.get("tasks"):
+        return "no such attempt"
+    return (
+        f"{_signed(entry.get('delta'))} ({_rate(entry.get('rate'))} vs "
+        f"{_rate(entry.get('reference_rate'))}, {_tasks(entry.get('tasks'))})"
+    )
+
+
+def _interval(comparison: Mapping[str, Any]) -> str:
+    """`[-0.43, +0.72]`: the paired delta's interval, or "" without one."""
+    paired = comparison.get("comparison")
+    interval = paired.get("interval") if isinstance(paired, Mapping) else None
+    if not (isinstance(interval, Sequence) and len(interval) == 2):
+        return ""
+    low, high = (_number(x) for x in interval)
+    return "" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
+
+
+def _tasks(count: Any) -> str:
+    return f"{count} task" if count == 1 else f"{count} tasks"
+
+
+def _decision(comparison: Mapping[str, Any]) -> str:
+    policy = comparison.get("policy")
+    if not isinstance(policy, Mapping):
+        return "n/a"
+    return f"{one_line(policy.get('name') or '?')}: {'pass' if policy.get('passed') else 'fail'}"
+
+
+def _column(arm: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> ArmColumn:
+    runs_on = _mapping(arm.get("runs_on"))
+    where = " ".join(
+        one_line(x)
+        for x in (arm.get("executor"), runs_on.get("version"), runs_on.get("model"))
+        if x
+    )
+    reference = bool(arm.get("reference"))
+    cells = {
+        "runs_on": where or "?",
+        "delivery": one_line(arm.get("delivery") or "?"),
+        "pass_rate": _rate(arm.get("pass_rate")),
+        "fired": _fired(arm),
+        "delta": "reference" if reference else "n/a",
+        "decision": "-" if reference else "n/a",
+        "lift": "-",
+        "lift_not": "-",
+        "cost": f"{float((arm.get('usage') or {}).get('cost_usd') or 0):.4f}",
+    }
+    if comparison is not None:
+        cells["delta"] = f"{_signed(comparison.get('delta'))} {_interval(comparison)}".strip()
+        cells["decision"] = _decision(comparison)
+        cells["lift"] = _lift(comparison.get("when_fired"))
+        cells["lift_not"] = _lift(comparison.get("when_not_fired"))
+    fired = _mapping(arm.get("fired"))
+    triggers = arm.get("triggers")
+    return ArmColumn(
+        one_line(arm.get("name") or "?"),
+        reference,
+        cells,
+        _number(arm.get("pass_rate")),
+        _number(fired.get("rate")),
+        {
+            one_line(r.get("task_id")): count_cell(r)
+            for r in arm.get("results") or ()
+            if isinstance(r, Mapping)
+        },
+        trigger_report.arm_line(triggers) if isinstance(triggers, Mapping) else "",
+    )
+
+
+def arm_columns(artifact: Mapping[str, Any]) -> list[ArmColumn]:
+    """One column per arm of the artifact's `arms` section, in the run's order; [] without."""
+    section = artifact.get("arms")
+    if not isinstance(section, Mapping):
+        return []
+    comparisons = {
+        str(c.get("arm")): c for c in section.get("comparisons") or () if isinstance(c, Mapping)
+    }
+    return [
+        _column(arm, comparisons.get(str(arm.get("name"))))
+        for arm in section.get("arms") or ()
+        if isinstance(arm, Mapping)
+    ]
+
+
+def task_ids(columns: Sequence[ArmColumn]) -> list[str]:
+    """Every task any arm has a result for, in the order first seen."""
+    return list(dict.fromkeys(t for column in columns for t in column.tasks))
+
+
+def rows(columns: Sequence[ArmColumn], with_tasks: bool = True) -> list[list[str]]:
+    """The side-by-side table: a header of arm names, a row per figure, a row per task."""
+    table = [["", *(c.heading for c in columns)]]
+    table += [[label, *(c.cells[key] for c in columns)] for label, key in ROWS]
+    if any(c.triggers for c in columns):
+        table.append(["triggers", *(c.triggers or "-" for c in columns)])
+    if with_tasks:
+        table += [[task, *(c.tasks.get(task, "-") for c in columns)] for task in task_ids(columns)]
+    return table
+
+
+__all__ = ["ROWS", "ArmColumn", "arm_columns", "rows", "task_ids"]
