@@ -27,7 +27,7 @@ from tests.agent_scripts import (
     trigger_rules,
 )
 from tests.fakes.openai_server import Fault
-from tests.helpers import run_cli, write_suite
+from tests.helpers import jail_missing, run_cli, write_suite
 
 pytestmark = pytest.mark.slow  # real agent CLIs, up to 16 attempts a run
 
@@ -62,6 +62,7 @@ def statuses(run: Any) -> dict[str, dict[str, str]]:
     return found
 
 
+@pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))  # pytest judges
 def test_the_mock_demo_gives_the_verdicts_the_scripts_must_reach(tmp_path: Path) -> None:
     code, _, err = run_cli(
         "run",
