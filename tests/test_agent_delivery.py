@@ -12,10 +12,11 @@ import pytest
 from skill_eval.core.model import Skill
 from skill_eval.executors.agents.codex import CodexExecutor
 from skill_eval.executors.agents.delivery import (
-    DeliveryError,
     clear,
     deliver,
+    delivery_problem,
     host_problem,
+    planted,
 )
 from skill_eval.executors.agents.opencode import OpenCodeExecutor
 from skill_eval.skills.context import plan_context
@@ -41,11 +42,13 @@ def test_installed_puts_the_folder_where_the_agent_looks_and_clear_takes_it_out(
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "data.csv").write_text("a\n")
-    done = deliver(skill(tmp_path), "Do it.", "installed", ws, executor.skills_dir)
+    notes = skill(tmp_path)
+    assert delivery_problem(notes, "installed", ws, executor.skills_dir) is None
+    done = deliver(notes, "Do it.", "installed", ws, executor.skills_dir)
     assert (done.prompt, done.system) == ("Do it.", None)
     where = f"{executor.skills_dir}/notes"
     assert tree(ws) == sorted(["data.csv", f"{where}/SKILL.md", f"{where}/reference/style.md"])
-    clear(ws, done.planted)
+    clear(ws, planted(notes, "installed", executor.skills_dir))
     assert tree(ws) == ["data.csv"] and sorted(p.name for p in ws.iterdir()) == ["data.csv"]
 
 
@@ -58,10 +61,10 @@ def test_context_writes_the_document_claude_codes_claude_md_gets_into_agents_md(
     done = deliver(notes, "Do it.", "context", ws, ".agents/skills")
     assert (done.prompt, done.system) == ("Do it.", None)
     assert (ws / "AGENTS.md").read_text() == plan_context(notes).document
-    planted = ["AGENTS.md", ".skill-eval/notes/SKILL.md", ".skill-eval/notes/reference/style.md"]
-    assert tree(ws) == sorted(planted)
+    files = ["AGENTS.md", ".skill-eval/notes/SKILL.md", ".skill-eval/notes/reference/style.md"]
+    assert tree(ws) == sorted(files)
     assert "`.skill-eval/notes/reference/style.md`" in (ws / "AGENTS.md").read_text()
-    clear(ws, done.planted)
+    clear(ws, planted(notes, "context", ".agents/skills"))
     assert list(ws.iterdir()) == []
 
 
@@ -72,8 +75,8 @@ def test_context_refuses_a_task_whose_files_hold_another_agents_md(
     ws = tmp_path / "ws"
     (ws / found).parent.mkdir(parents=True, exist_ok=True)
     (ws / found).write_text("the task's own\n")
-    with pytest.raises(DeliveryError, match=found.split("/")[-1]):
-        deliver(skill(tmp_path), "Do it.", "context", ws, ".agents/skills")
+    problem = delivery_problem(skill(tmp_path), "context", ws, ".agents/skills")
+    assert problem is not None and found.split("/")[-1] in problem
     assert (ws / found).read_text() == "the task's own\n"  # nothing overwritten
     assert not (ws / ".skill-eval").exists()
 
@@ -81,8 +84,8 @@ def test_context_refuses_a_task_whose_files_hold_another_agents_md(
 def test_installed_refuses_a_task_that_brings_the_agents_skill_folder(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".opencode").mkdir(parents=True)
-    with pytest.raises(DeliveryError, match="already holds .opencode"):
-        deliver(skill(tmp_path), "Do it.", "installed", ws, ".opencode/skills")
+    problem = delivery_problem(skill(tmp_path), "installed", ws, ".opencode/skills")
+    assert problem is not None and "already holds .opencode" in problem
 
 
 def test_system_and_prepend_send_the_text_and_plant_nothing(tmp_path: Path) -> None:
@@ -92,7 +95,10 @@ def test_system_and_prepend_send_the_text_and_plant_nothing(tmp_path: Path) -> N
     assert system.system is not None and "BODY-1" in system.system and system.prompt == "Do it."
     prepend = deliver(skill(tmp_path), "Do it.", "prepend", ws, ".agents/skills")
     assert prepend.system is None and "BODY-1" in prepend.prompt and "Do it." in prepend.prompt
-    assert list(ws.iterdir()) == [] and system.planted == prepend.planted == ()
+    assert list(ws.iterdir()) == []
+    for mode in ("system", "prepend"):
+        assert planted(skill(tmp_path), mode, ".agents/skills") == ()
+        assert delivery_problem(skill(tmp_path), mode, None, ".agents/skills") is None
 
 
 @pytest.mark.parametrize("rel", ["AGENTS.md", ".opencode", ".agents/skills", "opencode.json"])

@@ -10,11 +10,13 @@ snapshotted: the judges see only the agent's work).
   Claude Code's CLAUDE.md gets, the folder's other files under `.skill-eval/<name>/`, indexed);
   nothing to decide. Refused when the task's files hold an AGENTS.md (or Codex's
   AGENTS.override.md) anywhere: it would load beside the skill's.
-
-Without the jail (--no-jail) the folders above the attempt's temporary workspace are the
-host's: `host_problem` names one holding what the agents would load from there.
 - `system`: the text in the system prompt (OpenCode's `instructions`, Codex's
   `developer_instructions`); `prepend`: before the task in the prompt (base.compose_prompt).
+
+An executor asks `delivery_problem` first (a task whose own files are in the way: every
+attempt would fail alike), then `deliver`, and `clear`s what `planted` names after the run.
+Without the jail (--no-jail) the folders above the attempt's temporary workspace are the
+host's: `host_problem` names one holding what the agents would load from there.
 """
 
 from __future__ import annotations
@@ -33,8 +35,6 @@ from ..base import compose_prompt
 CONTEXT_FILE = "AGENTS.md"
 # Context files either agent would load from the task's own files beside the skill's.
 FOREIGN_CONTEXT = ("AGENTS.md", "AGENTS.override.md")
-
-
 # What OpenCode loads from any folder above its working directory (Codex: up to a git
 # repository's root), whatever the mode: without the jail, the host's folders above the
 # attempt's temporary workspace.
@@ -48,60 +48,70 @@ ABOVE = (
 )
 
 
-class DeliveryError(OSError):
-    """The workspace already holds what the delivery must put there (a task's own files)."""
-
-
 @dataclass(frozen=True)
 class Delivered:
-    """The prompt, the system text (system mode), and the top-level workspace entries
-    skill-eval planted (removed by `clear`)."""
+    """The prompt and the system text (system mode) an attempt runs with."""
 
     prompt: str
     system: str | None = None
-    planted: tuple[str, ...] = ()
+
+
+def planted(skill: Skill | None, mode: SkillMode, skills_dir: str) -> tuple[str, ...]:
+    """The top-level workspace entries `deliver` writes in `mode` (removed by `clear`)."""
+    if skill is None or mode in ("system", "prepend"):
+        return ()
+    return (skills_dir.split("/", 1)[0],) if mode == "installed" else (CONTEXT_FILE, CONTEXT_DIR)
+
+
+def delivery_problem(
+    skill: Skill | None, mode: SkillMode, workspace: Path | None, skills_dir: str
+) -> str | None:
+    """Why the skill cannot be delivered in `mode` into `workspace` (the task's own files
+    hold what the delivery writes, or what the agent would load beside it), or None."""
+    entries = planted(skill, mode, skills_dir)
+    if not entries:
+        return None
+    if workspace is None:
+        return f"skill mode {mode!r} needs the attempt's workspace"
+    if mode == "context":
+        return context_problem(workspace, CONTEXT_FILE, FOREIGN_CONTEXT)
+    if os.path.lexists(workspace / entries[0]):
+        return (
+            f"{workspace}: already holds {entries[0]}; the skill under test cannot be "
+            "delivered apart from it (a task's files must not include it)"
+        )
+    return None
 
 
 def deliver(
     skill: Skill | None, task_prompt: str, mode: SkillMode, workspace: Path | None, skills_dir: str
 ) -> Delivered:
     """Put the skill where `mode` says (`skills_dir`: the agent's project skill folder,
-    relative to the workspace) and return the prompt and system text to run with."""
-    if mode in ("system", "prepend") or skill is None:
+    relative to the workspace) once `delivery_problem` said None, and return the prompt and
+    system text to run with. OSError when the workspace cannot be written."""
+    if skill is None or mode in ("system", "prepend"):
         text_mode: SkillMode = mode if mode in ("system", "prepend") else "system"
         system, prompt = compose_prompt(skill, task_prompt, text_mode)
         return Delivered(prompt, system)
     if workspace is None:
-        raise DeliveryError(f"skill mode {mode!r} needs the attempt's workspace")
+        raise OSError(f"skill mode {mode!r} needs the attempt's workspace")
     if mode == "installed":
-        top = skills_dir.split("/", 1)[0]
-        _refuse_existing(workspace, top)
         install_skill(skill, workspace, skills_dir)
-        return Delivered(task_prompt, None, (top,))
-    if (problem := context_problem(workspace, CONTEXT_FILE, FOREIGN_CONTEXT)) is not None:
-        raise DeliveryError(problem)
-    write_context(skill, workspace, CONTEXT_FILE)
-    return Delivered(task_prompt, None, (CONTEXT_FILE, CONTEXT_DIR))
+    else:
+        write_context(skill, workspace, CONTEXT_FILE)
+    return Delivered(task_prompt)
 
 
-def clear(workspace: Path | None, planted: tuple[str, ...]) -> None:
+def clear(workspace: Path | None, entries: tuple[str, ...]) -> None:
     """Take out of the workspace what `deliver` planted (whatever the agent did to it)."""
     if workspace is None:
         return
-    for name in planted:
+    for name in entries:
         path = workspace / name
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
-        elif path.exists() or path.is_symlink():
+        elif os.path.lexists(path):
             path.unlink(missing_ok=True)
-
-
-def _refuse_existing(workspace: Path, name: str) -> None:
-    if (workspace / name).exists() or (workspace / name).is_symlink():
-        raise DeliveryError(
-            f"{workspace}: already holds {name}; the skill under test cannot be delivered "
-            "apart from it (a task's files must not include it)"
-        )
 
 
 def host_problem(temp: Path) -> str | None:

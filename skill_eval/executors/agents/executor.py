@@ -37,7 +37,15 @@ from ..claude import binary as claude_binary
 from ..pricing import load_price_table
 from . import binaries
 from .config import AgentCliConfig
-from .delivery import CONTEXT_FILE, Delivered, DeliveryError, clear, deliver, host_problem
+from .delivery import (
+    CONTEXT_FILE,
+    Delivered,
+    clear,
+    deliver,
+    delivery_problem,
+    host_problem,
+    planted,
+)
 from .events import EventReader
 
 INSIDE_KEY = "SKILL_EVAL_API_KEY"  # the variable the CLI's key is in (inside: the placeholder)
@@ -151,22 +159,21 @@ class AgentCliExecutor(ExecutorBase):
         problem = self.check_request(request)
         if watch and request.skill is None:
             problem = f"trigger task {request.task.id!r} needs a skill in every arm"
-        if problem is not None:
-            return ExecutionResult(error=problem, fatal=True)
         mode: SkillMode = request.settings.mode(self.config.skill_mode)
         workspace = Path(request.workspace) if request.workspace is not None else None
+        skill = request.skill
+        if problem is None:  # the task's own files in the way: every attempt would fail alike
+            problem = delivery_problem(skill, mode, workspace, self.skills_dir)
+        if problem is not None:
+            return ExecutionResult(error=problem, fatal=True)
         started = time.monotonic()
-        planted: tuple[str, ...] = ()
         try:
-            delivery = deliver(request.skill, request.task.prompt, mode, workspace, self.skills_dir)
-            planted = delivery.planted
+            delivery = deliver(skill, request.task.prompt, mode, workspace, self.skills_dir)
             result = self._attempt(request, delivery, watch, workspace)
-        except DeliveryError as exc:  # the task's own files: every attempt would fail alike
-            result = ExecutionResult(error=str(exc), fatal=True)
         except (OSError, JailBroken) as exc:
             result = ExecutionResult(error=f"cannot run {self.cli}: {exc}", retryable=True)
-        finally:
-            clear(workspace, planted)  # the delivered skill is ours, not the agent's work
+        finally:  # the delivered skill is ours, not the agent's work
+            clear(workspace, planted(skill, mode, self.skills_dir))
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
             result = ExecutionResult(error="cancelled", retryable=False)
         if watch and result.error is not None and result.output_caused:
