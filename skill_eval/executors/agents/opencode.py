@@ -40,7 +40,7 @@ TOOLS_DIR = "/opt/skill-eval/bin"  # rg, inside the jail
 SYSTEM_FILE = "skill-eval-instructions.md"  # in HOME: system mode's skill text
 # A project's own OpenCode config: never in a task's files (see the module's docstring).
 PROJECT_CONFIG = ("opencode.json", "opencode.jsonc", ".opencode")
-ISOLATION_ENV = {
+OPENCODE_SWITCHES = {
     "OPENCODE_DISABLE_AUTOUPDATE": "1",
     "OPENCODE_DISABLE_MODELS_FETCH": "1",
     "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
@@ -136,7 +136,7 @@ class OpenCodeExecutor(AgentCliExecutor):
         env = self.base_env(jail.home, path)
         config = self.opencode_config(request, jail.home, delivery.system is not None)
         env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
-        env.update(ISOLATION_ENV)
+        env.update(OPENCODE_SWITCHES)
         if self.confined:  # each bash command in a Landlock domain of its own
             env["SHELL"] = f"{RUN_DIR}/agent_shell_c.sh"
             env["SKILL_EVAL_PYTHON"] = sys.executable
@@ -171,7 +171,7 @@ class OpenCodeExecutor(AgentCliExecutor):
             "skill_folder": mode in ("installed", "context"),
             "isolation": {
                 **self.isolation(None, mode),
-                "env": dict(ISOLATION_ENV),
+                "env": dict(OPENCODE_SWITCHES),
                 "skills": ".opencode/skills in the workspace only (installed mode)",
                 "context_file": "AGENTS.md in the workspace (context mode)",
                 "permission": planned.permission(),
