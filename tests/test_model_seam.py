@@ -332,7 +332,8 @@ def test_an_unknown_executor_is_a_usage_error_listing_the_registry(tmp_path: Pat
         "--executor",
         "nope",
     )
-    assert code == 2 and "'nope' is not one of 'anthropic', 'claude-cli', 'mock'" in err
+    listed = "'anthropic', 'claude-cli', 'codex', 'mock', 'openai', 'opencode'"
+    assert code == 2 and f"'nope' is not one of {listed}" in err
 
 
 def test_a_bare_run_object_gets_the_default_lifecycle() -> None:
