@@ -470,6 +470,36 @@ def test_without_bubblewrap_no_jail_runs_and_says_so_first(tmp_path: Path, no_bw
     assert {r["status"] for r in records.values()} == {"passed"}
 
 
+@pytest.mark.parametrize("command", ["improve", "review"])
+def test_improve_and_review_with_claude_code_stop_without_a_jail_or_run_with_no_jail(
+    tmp_path: Path, no_bwrap: None, command: str
+) -> None:
+    """Their model replies run Claude Code, jailed like an attempt: without bubblewrap they
+    stop naming it; --no-jail runs them and says so first."""
+    from tests.fakes.fake_claude import install
+    from tests.test_improve_cli import _write_inputs
+
+    claude = install(tmp_path / "fake-bin")
+    skill, suite = _write_inputs(tmp_path)
+    state = tmp_path / "state"
+    if command == "improve":
+        args = ["improve", "--skill-path", str(skill), "--task-suite", str(suite), "--mock"]
+        args += ["--improver", "claude-cli", "--claude-bin", claude, "--iterate", "2"]
+    else:
+        args = ["review", str(skill), "--executor", "claude-cli", "--qa-executor", "mock"]
+        args += ["--claude-bin", claude, "--max-rounds", "1"]
+    monkeypatch_key = pytest.MonkeyPatch()
+    monkeypatch_key.setenv("ANTHROPIC_API_KEY", "sk-test")
+    try:
+        code, _, err = run_cli(*args, "--state-root", str(state))
+        assert code == 3 and "apt-get install bubblewrap" in err, err
+        code, _, err = run_cli(*args, "--state-root", str(state), "--no-jail")
+    finally:
+        monkeypatch_key.undo()
+    assert [x for x in err.splitlines() if x.strip()][0].startswith("WARNING: no jail"), err
+    assert "bubblewrap" not in err, err
+
+
 # -- 7. a transient API error inside an attempt (issue 29) -------------------------------------
 
 

@@ -24,7 +24,14 @@ SECTIONS = {
             "--improvement-threshold",
         ],
         "Holdout and confirmation:": ["--holdout", "--seed", "--policy"],
-        "Evaluations:": ["--executor", "--model", "--mock", "--mock-outputs", "--claude-bin"],
+        "Evaluations:": [
+            "--executor",
+            "--model",
+            "--mock",
+            "--mock-outputs",
+            "--claude-bin",
+            "--no-jail",
+        ],
         "Improver:": ["--improver", "--improver-model", "--base-url"],
         "Output:": ["--output-dir", "--in-place"],
     },
@@ -38,7 +45,7 @@ SECTIONS = {
             "--base-url",
             "--claude-bin",
         ],
-        "QA runs:": ["--qa-executor", "--model", "--skill-mode", "--samples"],
+        "QA runs:": ["--qa-executor", "--model", "--skill-mode", "--samples", "--no-jail"],
     },
 }
 

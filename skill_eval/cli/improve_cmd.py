@@ -10,6 +10,7 @@ import click
 from click_option_group import OptionGroup
 
 from ..errors import SkillEvalError
+from ..jail import NO_JAIL
 from .choices import ModelServiceChoice
 from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
@@ -158,6 +159,7 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
 )
 @flag("mock-outputs", section=EVALUATIONS, help="Scripted mock outputs (as for run).")
 @flag("claude-bin", section=EVALUATIONS, help="The claude CLI (evaluations and improver).")
+@flag("no-jail", section=EVALUATIONS)
 @IMPROVER.option(
     "--improver",
     type=ModelServiceChoice(),
@@ -188,6 +190,7 @@ def command(
     improver_model: str | None,
     base_url: str | None,
     claude_bin: str | None,
+    no_jail: bool,
     output_dir: str | None,
     in_place: bool,
     history: bool,
@@ -213,6 +216,8 @@ def command(
     from ..improve.run import history as show_history
     from ..improve.run import improve
 
+    if no_jail:
+        click.echo(f"WARNING: {NO_JAIL}", err=True)
     try:
         if history:
             click.echo(show_history(state_root))
@@ -242,6 +247,7 @@ def command(
             policy=policy,
             output_dir=output_dir,
             in_place=in_place,
+            no_jail=no_jail,
             log=lambda line: click.echo(line, err=True),
         )
     except SkillEvalError as exc:

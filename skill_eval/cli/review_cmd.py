@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from click_option_group import OptionGroup
 
 from ..errors import SkillEvalError
 from ..executors.base import executor_names
+from ..jail import NO_JAIL
 from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
 from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
@@ -91,6 +93,7 @@ QA = OptionGroup("QA runs", help="The draft suite run on the skill, as by `skill
 @flag("model", section=QA, help="Model of the QA runs [env SKILL_EVAL_MODEL].")
 @flag("skill-mode", section=QA, help="How the QA runs deliver the skill (as for `skill-eval run`).")
 @flag("samples", section=QA, default=2, show_default=True, help="Attempts per task and arm in QA.")
+@flag("no-jail", section=QA)
 @click.option(
     "--backend",
     type=ModelServiceChoice(),
@@ -116,6 +119,7 @@ def command(
     output_suite: str | None,
     claude_bin: str | None,
     base_url: str | None,
+    no_jail: bool,
 ) -> None:
     """Review a skill against its vision in four stages (orchestrator, builder, QA,
     visionary) and leave behind a validated suite that discriminates. See
@@ -131,6 +135,8 @@ def command(
     from ..review.stages import ReviewError
 
     roles_on, qa_on = _executors(executor, backend, qa_executor, mock, mock_replies)
+    if no_jail:
+        click.echo(f"WARNING: {NO_JAIL}", err=True)
     try:
         role_models = parse_models(models)
         roles = load_roles(roles_dir)
@@ -142,6 +148,7 @@ def command(
             claude_bin=claude_bin,
             base_url=base_url,
             goal=goal,
+            options={"jail": "none"} if no_jail else None,
         )
         root = Path(state_root)
         qa_fn = default_qa_fn(
@@ -150,6 +157,7 @@ def command(
             model=model,
             claude_bin=claude_bin,
             skill_mode=skill_mode,
+            no_jail=no_jail,
             log=lambda m: click.echo(f"qa: {m}", err=True),
         )
         outcome = run_review(
@@ -167,6 +175,11 @@ def command(
         fail(str(exc), EXIT_ERROR)
     except SkillEvalError as exc:
         fail_with(exc)
+    _print_outcome(outcome)
+
+
+def _print_outcome(outcome: Any) -> None:
+    """The decision on stderr, the decision file's path on stdout; then the exit code."""
     record = outcome.record
     click.echo(
         f"decision: {record['decision']} after {record['rounds']} round(s); suite "

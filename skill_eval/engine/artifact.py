@@ -17,6 +17,7 @@ from ..core.model import Attempt, Skill, Task, Usage
 from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
+from ..jail import NO_JAIL
 from ..judges import observers
 from ..judges.base import is_deterministic
 from ..stats import adaptive
@@ -39,13 +40,6 @@ def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
     """`<state-root>/evaluations/<run_id>-<candidate_id>.json`, ids made file-name safe."""
     name = f"{safe_component(run_id)}-{safe_component(candidate_id)}.json"
     return state_root / "evaluations" / name
-
-
-NO_JAIL = (
-    "no jail (--no-jail): the agent and its tools, and code judges ran on outputs, ran with "
-    "the harness's own rights; a verdict from this run is not proof against a candidate that "
-    "tampers with its evaluation"
-)
 
 
 def isolation(jail: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from ..backends import Backend
 from ..core.model import Arm, Attempt, Suite
 from ..errors import ExecutorError, UsageError
 from ..executors.base import ExecutorBase, create_executor, get_executor_spec
+from ..jail import JailKind
 from ..judges.base import JudgeContext, build_judge
 from .progress import Progress
 from .rounds import with_looks, within_budget
@@ -102,9 +103,11 @@ def _check_arms(arms: Sequence[Arm], reference: str | None) -> str:
     return reference if reference is not None else names[0]
 
 
-def default_judge_context(suite: Suite, executor_name: str) -> JudgeContext:
+def default_judge_context(
+    suite: Suite, executor_name: str, jail: JailKind = "bubblewrap"
+) -> JudgeContext:
     """Model-graded judges use the executor's grader when it has one, else the mock grader;
-    judgements are cached in memory for this evaluation."""
+    judgements are cached in memory for this evaluation; code judges run in `jail`."""
     from ..judges.judge_cache import MemoryJudgeCache
     from ..judges.llm import build_grader
 
@@ -114,8 +117,9 @@ def default_judge_context(suite: Suite, executor_name: str) -> JudgeContext:
         can_grade = False
     return JudgeContext(
         suite_dir=suite.directory,
-        grader=build_grader(executor_name if can_grade else "mock"),
+        grader=build_grader(executor_name if can_grade else "mock", options={"jail": jail}),
         cache=MemoryJudgeCache(),
+        jail=jail,
     )
 
 

@@ -65,6 +65,7 @@ def build_improver(
     base_url: str | None = None,
     claude_bin: str | None = None,
     env: Mapping[str, str] | None = None,
+    jail: str = "bubblewrap",
 ) -> Improver:
     """The improver `--improver NAME` asks for: the mock double, or the text model of executor
     `name` (ExecutorError when it offers none, listing those that do). The model is `model`,
@@ -75,6 +76,7 @@ def build_improver(
         "base_url": base_url,
         "claude_bin": claude_bin,
         "env": dict(env) if env is not None else None,
+        "jail": jail,  # a claude-cli improver runs Claude Code jailed too
     }
     text_model = create_text_model(name, options, TextModelSettings())
     chosen = model or env_lookup(env)("SKILL_EVAL_MODEL") or DEFAULT_MODEL

@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..executors.base import create_executor, get_executor_spec
 from ..executors.mock import check_mock_tasks, keyed_by_arm, load_mock_outputs
 from ..inputs.suite import load_suite
+from ..jail import JailKind
 from ..stats.policy import DEFAULT_POLICY, POLICIES
 from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import build_improver
@@ -58,9 +59,10 @@ def _executor(
     mock_outputs: str | None,
     mock_rules: bool,
     task_ids: set[str],
+    jail: JailKind = "bubblewrap",
 ) -> Any:
     spec = get_executor_spec(name)
-    values: dict[str, Any] = {"model": model, "claude_bin": claude_bin}
+    values: dict[str, Any] = {"model": model, "claude_bin": claude_bin, "jail": jail}
     if mock_outputs:
         if name != "mock":
             raise UsageError("--mock-outputs is for the mock executor (--mock)")
@@ -109,6 +111,7 @@ def improve(
     output_dir: str | Path | None = None,
     in_place: bool = False,
     env: Mapping[str, str] | None = None,
+    no_jail: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> ImproveRun:
     """Improve the skill folder at `skill_path` on `task_suite`; see references/improve.md.
@@ -121,17 +124,23 @@ def improve(
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
+    jail: JailKind = "none" if no_jail else "bubblewrap"
     runner = _executor(
-        executor, model, claude_bin, mock_outputs, mock_rules, {t.id for t in suite.tasks}
+        executor, model, claude_bin, mock_outputs, mock_rules, {t.id for t in suite.tasks}, jail
     )
     chosen = (
         improver
         if not isinstance(improver, str)
         else build_improver(
-            improver, model=improver_model, base_url=base_url, claude_bin=claude_bin, env=env
+            improver,
+            model=improver_model,
+            base_url=base_url,
+            claude_bin=claude_bin,
+            env=env,
+            jail=jail,
         )
     )
-    evaluate_fn, compare_fn = _judged_by(suite, runner, policy, s.holdout > 0)
+    evaluate_fn, compare_fn = _judged_by(suite, runner, policy, s.holdout > 0, jail)
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
     say = log or (lambda line: None)
@@ -175,14 +184,14 @@ def _read_inputs(
 
 
 def _judged_by(
-    suite: Suite, runner: Any, policy: str | None, confirms: bool
+    suite: Suite, runner: Any, policy: str | None, confirms: bool, jail: JailKind = "bubblewrap"
 ) -> tuple[EvaluateFn, CompareFn | None]:
     """The loop's evaluate_fn and, with a holdout to confirm on, its compare_fn, sharing one
     judge cache for the whole run."""
     if policy is not None and policy not in POLICIES:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
     eval_settings = EvaluationSettings(policy=policy or DEFAULT_POLICY)
-    ctx = default_judge_context(suite, runner.name)
+    ctx = default_judge_context(suite, runner.name, jail)
     evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
     if not confirms:
         return evaluate_fn, None

@@ -19,6 +19,14 @@ from ..errors import ExecutorError
 JailKind = Literal["bubblewrap", "none"]
 
 
+# What a run without a jail says first (summary, improve, review) and records in its artifact.
+NO_JAIL = (
+    "no jail (--no-jail): the agent, its tools and the code judges run on outputs had the "
+    "harness's own rights; a verdict from this run is not proof against a candidate that "
+    "tampers with its evaluation"
+)
+
+
 class JailUnavailable(ExecutorError):
     """No jail can be built here (no bubblewrap, no user namespaces, not Linux)."""
 
@@ -87,4 +95,13 @@ def wrap(kind: JailKind, confinement: Confinement) -> list[str]:
     return argv(confinement)
 
 
-__all__ = ["Confinement", "JailKind", "JailUnavailable", "Limits", "Mount", "require", "wrap"]
+__all__ = [
+    "NO_JAIL",
+    "Confinement",
+    "JailKind",
+    "JailUnavailable",
+    "Limits",
+    "Mount",
+    "require",
+    "wrap",
+]

@@ -3,10 +3,10 @@
 Run inside the jail as `python -I -S holder.py --fds C,I,O,E [--forward PORT FD] -- ARGV...`,
 with fd C a control socket to the harness, I the command's stdin, O its stdout and E its
 stderr.
-Protocol on fd 3, one line each: holder `ready` -> harness `go` -> holder runs ARGV ->
+Protocol on the control socket, one line each: holder `ready` -> harness `go` -> holder runs ARGV ->
 (harness `stop`, or the command ends) -> holder kills every other process of the jail and
 says `done <exit code|killed>` -> harness reads the workspace through /proc -> harness
-`release` (or closes fd 3) -> holder exits and the jail is gone.
+`release` (or closes the socket) -> holder exits and the jail is gone.
 
 Why a holder: the workspace is a size-capped tmpfs that exists only while a process of the
 jail's mount namespace lives; the harness copies the final tree out after everything the agent

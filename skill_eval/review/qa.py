@@ -146,6 +146,7 @@ def default_qa_fn(
     model: str | None = None,
     claude_bin: str | None = None,
     skill_mode: str = "system",
+    no_jail: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> QAFn:
     """QA through `run_evaluation(RunPlan.from_flags(standalone=True, ...))`: the draft suite
@@ -168,6 +169,7 @@ def default_qa_fn(
             # the claude CLI of the attempts and their grader: only Claude Code's executor has it
             claude_bin=claude_bin if executor == "claude-cli" else None,
             skill_mode=skill_mode,
+            no_jail=no_jail,
             progress=False,
         )
         outcome = run_evaluation(plan, log=log or (lambda message: None))
