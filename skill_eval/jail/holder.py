@@ -3,9 +3,9 @@
 Run inside the jail as `python -I -S holder.py --fds C,I,O,E [--forward PORT FD] -- ARGV...`,
 with fd C a control socket to the harness, I the command's stdin, O its stdout and E its
 stderr.
-Protocol on the control socket, one line each: holder `ready` -> harness `go` -> holder runs ARGV ->
-(harness `stop`, or the command ends) -> holder kills every other process of the jail and
-says `done <exit code|killed>` -> harness reads the workspace through /proc -> harness
+Protocol on the control socket, one line each: holder `ready` -> harness `go` -> holder runs
+ARGV -> (harness `stop`, or the command ends) -> holder kills every other process of the jail
+and says `done <exit code|killed>` -> harness reads the workspace through /proc -> harness
 `release` (or closes the socket) -> holder exits and the jail is gone.
 
 Why a holder: the workspace is a size-capped tmpfs that exists only while a process of the
@@ -14,9 +14,9 @@ started is dead, so the copy sees a tree nobody changes. `--forward` serves the 
 inside a jail without a network: each connection to 127.0.0.1:PORT is passed to the harness
 over the socket FD, and the harness (which holds the credentials) answers it.
 
-Only the interpreter's own C modules (`_socket`, `_signal`, `_thread`, `select`, `posix`),
-no site packages (-S): not `subprocess` (posix_spawn starts the command), nor `socket`,
-`signal` or `threading`, whose enums and imports cost more than the rest of its start-up
+Only the interpreter's own C modules (`_socket`, `_thread`, `select`, `posix`), no site
+packages (-S): not `subprocess` (posix_spawn starts the command), nor `socket`, `signal` or
+`threading`, whose enums and imports cost more than the rest of its start-up
 (11 ms of CPU instead of 17): every attempt pays for it, and the harness waits for its
 `ready`. `_socket` makes its sockets, and `_accept` its connections, close-on-exec, as
 `socket` does: none reaches the command.
@@ -24,13 +24,14 @@ no site packages (-S): not `subprocess` (posix_spawn starts the command), nor `s
 
 from __future__ import annotations
 
-import _signal
 import _socket
 import _thread
 import os
 import select
 import sys
 import time
+
+SIGKILL = 9  # fixed by POSIX; `signal` would cost more to import than the rest
 
 
 def _serve(port: int, channel: _socket.socket) -> None:
@@ -43,7 +44,7 @@ def _serve(port: int, channel: _socket.socket) -> None:
 
     def accept() -> None:
         while True:
-            client, _ = listener._accept()  # a file descriptor
+            client, _ = listener._accept()  # type: ignore[attr-defined]  # an fd; typeshed omits it
             rights = client.to_bytes(4, sys.byteorder, signed=True)  # one C int
             try:
                 channel.sendmsg([b"c"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
@@ -65,7 +66,7 @@ def _kill_the_rest() -> None:
     deadline = time.monotonic() + 5
     while True:
         try:
-            os.kill(-1, _signal.SIGKILL)
+            os.kill(-1, SIGKILL)
         except ProcessLookupError:
             pass
         try:
