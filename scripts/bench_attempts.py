@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import yaml  # noqa: E402
 
-from skill_eval.core.model import ExecutionRequest, Skill  # noqa: E402
+from skill_eval.core.model import ExecutionRequest  # noqa: E402
 from skill_eval.executors.base import compose_prompt, env_lookup  # noqa: E402
 from skill_eval.executors.claude.binary import bundled_cli  # noqa: E402
 from skill_eval.executors.claude.config import ClaudeCliConfig  # noqa: E402
@@ -419,8 +420,8 @@ def bench(
     lines = []
     for at_once in args.concurrency:
         pair = paired(
-            lambda: bare_batch(binary, load, skill, server.base_url, scratch, at_once),
-            lambda: ours(at_once),
+            partial(bare_batch, binary, load, skill, server.base_url, scratch, at_once),
+            partial(ours, at_once),
             args.rounds,
         )
         lines.append(

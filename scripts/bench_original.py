@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
-
 from bench_attempts import SkillEvalRuns
+
 from tests.fakes.fake_claude import install
 
 EVALUATOR = Path("skills/improvement-evaluator")
@@ -74,7 +74,8 @@ def bench_original(
     )
     if checkout is None:
         print(
-            "  skipped: give --original DIR (a checkout of lanyasheng/auto-improvement-orchestrator-skill)"
+            "  skipped: give --original DIR (a checkout of "
+            "lanyasheng/auto-improvement-orchestrator-skill)"
         )
         return
     suites = sorted((checkout / EVALUATOR / "task_suites").glob("*/task_suite.yaml"))

@@ -11,7 +11,9 @@ environment; and the jail reaches the model API and nothing else.
 
 Requests are forwarded as they are (bounded in size), responses streamed back chunk by chunk
 (server-sent events arrive as the API sends them). The credential headers the client sends
-are replaced, never forwarded.
+are replaced, never forwarded. Upstream connections are kept alive and reused across requests
+and attempts (one TLS context per proxy): a request costs what the CLI's own would, not a new
+TLS handshake and a CA bundle loaded each time.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import http.client
 import secrets
 import socket
 import ssl
+import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -44,6 +47,10 @@ HOP_BY_HOP = frozenset(
     }
 )
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
+MAX_IDLE = 16  # upstream connections kept open between requests
+# What a kept-alive connection the upstream has meanwhile closed raises before any reply: the
+# request never reached it, so it is sent again once on a new connection.
+STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
 class ApiProxy:
@@ -58,6 +65,10 @@ class ApiProxy:
         self.upstream = parts
         self.credentials = {k.lower(): v for k, v in credentials.items()}
         self.placeholder = "sk-ant-jail-" + secrets.token_hex(16)
+        # Loading the CA bundle costs tens of ms of CPU: once per proxy, not per request.
+        self._tls = ssl.create_default_context() if parts.scheme == "https" else None
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
 
     def serve(self, connection: socket.socket) -> None:
         """Answer the HTTP requests of one connection from a jail, then close it."""
@@ -69,12 +80,43 @@ class ApiProxy:
             connection.close()
 
     def connect(self) -> http.client.HTTPConnection:
+        """A new upstream connection (not yet open)."""
         host, port = self.upstream.hostname or "", self.upstream.port
-        if self.upstream.scheme == "https":
+        if self._tls is not None:
             return http.client.HTTPSConnection(
-                host, port, timeout=UPSTREAM_TIMEOUT, context=ssl.create_default_context()
+                host, port, timeout=UPSTREAM_TIMEOUT, context=self._tls
             )
         return http.client.HTTPConnection(host, port, timeout=UPSTREAM_TIMEOUT)
+
+    def send(
+        self, method: str, path: str, body: bytes, headers: Mapping[str, str]
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request upstream on a kept-alive connection (a new one when none is idle,
+        or when the idle one turns out closed); the connection and its response."""
+        while True:
+            with self._lock:
+                reused = self._idle.pop() if self._idle else None
+            connection = reused or self.connect()
+            try:
+                connection.request(method, self.path(path), body=body, headers=headers)
+                return connection, connection.getresponse()
+            except STALE:
+                connection.close()
+                if reused is None:
+                    raise
+            except BaseException:
+                connection.close()
+                raise
+
+    def release(self, connection: http.client.HTTPConnection, reusable: bool) -> None:
+        """Give back a connection whose response was read to its end (`reusable`), else close
+        it: a half-read response must never reach the next request."""
+        if reusable:
+            with self._lock:
+                if len(self._idle) < MAX_IDLE:
+                    self._idle.append(connection)
+                    return
+        connection.close()
 
     def path(self, request_path: str) -> str:
         base = self.upstream.path.rstrip("/")
@@ -102,22 +144,22 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
         headers.update(proxy.credentials)
         headers["Host"] = proxy.upstream.netloc
-        upstream = proxy.connect()
         try:
-            upstream.request(self.command, proxy.path(self.path), body=body, headers=headers)
-            response = upstream.getresponse()
-        except OSError as exc:
+            upstream, response = proxy.send(self.command, self.path, body, headers)
+        except (OSError, http.client.HTTPException) as exc:
             self._reply(
                 502,
                 f'{{"type":"error","error":{{"type":"api_error","message":'
                 f'"skill-eval proxy: upstream unreachable ({type(exc).__name__})"}}}}',
             )
-            upstream.close()
             return
+        relayed = False
         try:
             self._relay(response)
+            response.read()  # nothing is left: this ends the response (or raises: cut short)
+            relayed = True
         finally:
-            upstream.close()
+            proxy.release(upstream, relayed and not response.will_close)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward
 
