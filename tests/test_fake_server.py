@@ -640,3 +640,26 @@ def test_real_claude_cli_reports_api_errors(tmp_path: Path) -> None:
     assert envelope["_returncode"] == 1
     assert envelope["is_error"] is True
     assert envelope["api_error_status"] == 529
+
+
+def test_a_client_that_resets_its_connection_prints_no_traceback(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A client killed mid-connection (run_eval's early stop, a jail ended) sends a reset: the
+    fake serves on, without a traceback in a benchmark's output."""
+    import socket
+    import struct
+
+    with FakeAnthropic(default="ok") as fake:
+        host, port = fake.base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as client:
+            client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\n\r\n{")
+            time.sleep(0.2)  # the handler is reading the body
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        time.sleep(0.2)  # the reset reaches the handler
+        reply = anthropic.Anthropic(base_url=fake.base_url, api_key="k").messages.create(
+            model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert reply.content[0].text == "ok"  # type: ignore[union-attr]
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ConnectionResetError" not in err, err

@@ -15,6 +15,9 @@ are replaced, never forwarded. An OpenAI-style proxy (`ApiProxy.openai`) forward
 model endpoints (`POST /v1/chat/completions`, `POST /v1/responses`, below the upstream's own
 path) and refuses the rest; `observed(log)` counts one attempt's replies (`ApiLog`), so an
 attempt that ran out of time while the API was failing is the API's error, not the agent's.
+Upstream connections are kept alive and reused across requests and attempts (one TLS context
+per proxy): a request costs what the CLI's own would, not a new TLS handshake and a CA
+bundle loaded each time.
 """
 
 from __future__ import annotations
@@ -100,6 +103,12 @@ class ApiLog:
             return {str(k): v for k, v in sorted(self.statuses.items()) if not 200 <= k < 300}
 
 
+MAX_IDLE = 16  # upstream connections kept open between requests
+# What a kept-alive connection the upstream has meanwhile closed raises before any reply: the
+# request never reached it, so it is sent again once on a new connection.
+STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
 class ApiProxy:
     """Forwards to `upstream` (a base URL), sending `credentials` (header -> value) in place of
     whatever credential headers the client sent (or the client's own, when `credentials` is
@@ -123,6 +132,10 @@ class ApiProxy:
         self.credentials = {k.lower(): v for k, v in credentials.items()}
         self.placeholder = placeholder_prefix + secrets.token_hex(16)
         self.routes, self.strip = routes, strip
+        # Loading the CA bundle costs tens of ms of CPU: once per proxy, not per request.
+        self._tls = ssl.create_default_context() if parts.scheme == "https" else None
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
 
     @classmethod
     def openai(cls, base_url: str, key: str | None) -> ApiProxy:
@@ -149,12 +162,44 @@ class ApiProxy:
             connection.close()
 
     def connect(self) -> http.client.HTTPConnection:
+        """A new upstream connection (not yet open)."""
         host, port = self.upstream.hostname or "", self.upstream.port
-        if self.upstream.scheme == "https":
+        if self._tls is not None:
             return http.client.HTTPSConnection(
-                host, port, timeout=UPSTREAM_TIMEOUT, context=ssl.create_default_context()
+                host, port, timeout=UPSTREAM_TIMEOUT, context=self._tls
             )
         return http.client.HTTPConnection(host, port, timeout=UPSTREAM_TIMEOUT)
+
+    def send(
+        self, method: str, path: str, body: bytes, headers: Mapping[str, str]
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request upstream (`path`: the upstream's, from `path()`) on a kept-alive
+        connection (a new one when none is idle, or when the idle one turns out closed); the
+        connection and its response."""
+        while True:
+            with self._lock:
+                reused = self._idle.pop() if self._idle else None
+            connection = reused or self.connect()
+            try:
+                connection.request(method, path, body=body, headers=headers)
+                return connection, connection.getresponse()
+            except STALE:
+                connection.close()
+                if reused is None:
+                    raise
+            except BaseException:
+                connection.close()
+                raise
+
+    def release(self, connection: http.client.HTTPConnection, reusable: bool) -> None:
+        """Give back a connection whose response was read to its end (`reusable`), else close
+        it: a half-read response must never reach the next request."""
+        if reusable:
+            with self._lock:
+                if len(self._idle) < MAX_IDLE:
+                    self._idle.append(connection)
+                    return
+        connection.close()
 
     def path(self, request_path: str) -> str | None:
         """The upstream path of a request path; None when it is not forwarded."""
@@ -210,24 +255,24 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
         headers.update(proxy.credentials)
         headers["Host"] = proxy.upstream.netloc
-        upstream = proxy.connect()
         try:
-            upstream.request(self.command, path, body=body, headers=headers)
-            response = upstream.getresponse()
-        except OSError as exc:
+            upstream, response = proxy.send(self.command, path, body, headers)
+        except (OSError, http.client.HTTPException) as exc:
             self.server.saw(0)
             self._reply(
                 502,
                 f'{{"type":"error","error":{{"type":"api_error","message":'
                 f'"skill-eval proxy: upstream unreachable ({type(exc).__name__})"}}}}',
             )
-            upstream.close()
             return
         self.server.saw(response.status)
+        relayed = False
         try:
             self._relay(response)
+            response.read()  # nothing is left: this ends the response (or raises: cut short)
+            relayed = True
         finally:
-            upstream.close()
+            proxy.release(upstream, relayed and not response.will_close)
 
     def _refuse(self) -> None:
         """A path the proxy does not forward (an OpenAI-style proxy serves the model

@@ -11,7 +11,11 @@ first keyword it finds in the prompt:
     IS_ERROR           a result with is_error true and a rate-limit message, exit 1
     WRITE_FILE         write notes/result.md ("written by fake claude") in its cwd, then echo
     (anything else)    a result whose text echoes the prompt, exit 0
-`--version` prints a version line.
+and a judge's prompt gets a judgement (score 0.9): skill-eval's claude-cli grader (its
+`<judgement-NONCE>` block), or the original tool's llm-rubric judge (its JSON object).
+`--output-format json` prints the one `result` object (the original tool reads that);
+`--version` prints a version line. Installed with `latency`, it waits that many seconds before
+answering, as a model would (the benchmarks' stand-in of a 0.3 s model).
 
 It runs inside the attempt's jail, which shows only the system folders, the interpreter and
 the folder of the binary: so it is standard library only and installed as a self-contained
@@ -33,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 SESSION = "fake-session"
+LATENCY_FILE = "latency"  # beside the installed copy: seconds to wait before answering
+JUDGEMENT_TAG = re.compile(r"<(judgement-[0-9a-f]+)>")
+ORIGINAL_JUDGE = "You are a judge evaluating AI output quality"
+JUDGEMENT = {"reasoning": "fake judge", "score": 0.9}
 USAGE = {
     "input_tokens": 10,
     "output_tokens": 3,
@@ -41,15 +49,29 @@ USAGE = {
 }
 
 
-def install(bin_dir: Path, source: str | None = None) -> str:
+def install(bin_dir: Path, source: str | None = None, *, latency: float = 0.0) -> str:
     """Write a self-contained `claude` into `bin_dir` (this file, or `source`: a script's text)
-    run by this interpreter; its path. The jail shows `bin_dir` read-only."""
+    run by this interpreter; its path. The jail shows `bin_dir` read-only, so the `latency`
+    this file's copy waits before each answer is a file beside it."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     binary = bin_dir / "claude"
     text = Path(__file__).read_text(encoding="utf-8") if source is None else source
     binary.write_text(f"#!{sys.executable}\n{text}", encoding="utf-8")
     binary.chmod(0o755)
+    waits = bin_dir / LATENCY_FILE
+    if latency:
+        waits.write_text(f"{latency}\n", encoding="utf-8")
+    else:
+        waits.unlink(missing_ok=True)
     return str(binary)
+
+
+def latency() -> float:
+    """The seconds this copy waits before answering (0 without its latency file)."""
+    try:
+        return float(Path(sys.argv[0]).with_name(LATENCY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0.0
 
 
 def result_line(text: str, *, is_error: bool = False, subtype: str = "success", **more: Any) -> str:
@@ -71,7 +93,11 @@ def result_line(text: str, *, is_error: bool = False, subtype: str = "success", 
 
 
 def reply(text: str, *, is_error: bool = False, **more: Any) -> None:
-    """Print the stream-json lines of one answer: init, the assistant's text, the result."""
+    """Print the stream-json lines of one answer: init, the assistant's text, the result (or
+    the result alone, with `--output-format json`)."""
+    if _one_object():
+        print(result_line(text, is_error=is_error, **more), flush=True)
+        return
     init = {"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": SESSION}
     assistant = {
         "type": "assistant",
@@ -90,6 +116,12 @@ def reply(text: str, *, is_error: bool = False, **more: Any) -> None:
         result_line(text, is_error=is_error, **more),
     ):
         print(line, flush=True)
+
+
+def _one_object() -> bool:
+    """`--output-format json`: the result alone, as one object."""
+    argv = sys.argv
+    return "--output-format" in argv and argv[argv.index("--output-format") + 1 :][:1] == ["json"]
 
 
 def _files(root: str | None) -> list[str]:
@@ -120,6 +152,13 @@ def main(argv: list[str]) -> int:
     if (log := os.environ.get("FAKE_CLAUDE_LOG")) is not None:
         record(argv, log)
     prompt = sys.stdin.read()
+    time.sleep(latency())
+    if (tag := JUDGEMENT_TAG.search(prompt)) is not None:
+        reply(f"<{tag.group(1)}>{json.dumps(JUDGEMENT)}</{tag.group(1)}>")
+        return 0
+    if prompt.startswith(ORIGINAL_JUDGE):
+        reply(json.dumps({"score": JUDGEMENT["score"], "reasoning": JUDGEMENT["reasoning"]}))
+        return 0
     if "CRASH" in prompt:
         print("fake claude: simulated crash", file=sys.stderr)
         return 1

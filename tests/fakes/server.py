@@ -51,6 +51,13 @@ class _HTTPServer(ThreadingHTTPServer):
             self._open.add(request)
         super().process_request(request, client_address)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client killed mid-connection (run_eval's early stop, a jail ended) resets it: what
+        # clients do, not a fault of the fake worth a traceback. Anything else is printed.
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            return
+        super().handle_error(request, client_address)
+
     def shutdown_request(self, request: Any) -> None:
         with self._open_lock:
             self._open.discard(request)

@@ -1,0 +1,103 @@
+"""The jail's API proxy keeps its upstream connections alive (issue 29): a request from a jail
+costs what the CLI's own request would, not a new connection (a TLS handshake and a CA bundle
+loaded, with the real API) each time; a connection the upstream closed, or whose response the
+jail did not read to its end, is never used again. Real sockets against a loopback upstream;
+the jail's side is a socket pair handed to `serve`, as relay_api does."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from skill_eval.jail.api_proxy import ApiProxy
+
+
+@dataclass
+class Upstream:
+    """A loopback API: answers each POST with `echo:BODY` (or `size` bytes for a body of
+    `big`), counting connections; `close_after` closes each connection after that reply."""
+
+    connections: set[tuple[str, int]] = field(default_factory=set)
+    close_after: bool = False
+    port: int = 0
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    state = Upstream()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 - the base class's name
+            state.connections.add(self.client_address)
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            reply = b"x" * 1_000_000 if body == b"big" else b"echo:" + body
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+            self.close_connection = state.close_after
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+def ask(proxy: ApiProxy, body: bytes, *, read_all: bool = True) -> bytes:
+    """One request from a jail's connection (closed after it); the reply as the jail read it."""
+    client, jail_side = socket.socketpair()
+    worker = threading.Thread(target=proxy.serve, args=(jail_side,), daemon=True)
+    worker.start()
+    client.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    reply = client.recv(4096) if not read_all else b""
+    while read_all and (chunk := client.recv(65536)):
+        reply += chunk
+    client.close()  # a jail that read part of a reply has ended
+    worker.join(10)
+    return reply
+
+
+def test_requests_from_many_jails_share_one_upstream_connection(upstream: Upstream) -> None:
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {"x-api-key": "REAL"})
+    replies = [ask(proxy, b"r%d" % i) for i in range(5)]
+    assert [r.rsplit(b"\r\n\r\n", 1)[1] for r in replies] == [b"echo:r%d" % i for i in range(5)]
+    assert len(upstream.connections) == 1
+
+
+def test_a_connection_the_upstream_closed_is_replaced_not_reused(upstream: Upstream) -> None:
+    upstream.close_after = True  # it says so (Connection: close) ...
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {})
+    assert ask(proxy, b"a").endswith(b"echo:a") and ask(proxy, b"b").endswith(b"echo:b")
+    assert len(upstream.connections) == 2
+    upstream.close_after = False
+    ask(proxy, b"c")
+    for idle in list(proxy._idle):  # ... or not: it goes away while idle
+        assert idle.sock is not None
+        idle.sock.shutdown(socket.SHUT_RDWR)
+    assert ask(proxy, b"d").endswith(b"echo:d")  # sent again on a new connection
+    assert len(upstream.connections) == 4
+
+
+def test_a_reply_the_jail_stopped_reading_never_reaches_the_next_request(
+    upstream: Upstream,
+) -> None:
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {})
+    ask(proxy, b"big", read_all=False)  # the jail hung up after a few KB of a 1 MB reply
+    assert ask(proxy, b"next").endswith(b"\r\n\r\necho:next")
+    assert len(upstream.connections) == 2  # the half-read connection was closed
