@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from .bounded import MAX_TRANSCRIPT_CALLS
 from .work import ToolCall
 
 # Per string inside a tool's input, and per tool output: a transcript is a record to read and
@@ -30,6 +32,39 @@ SKILL_ROOTS = (
     (".codex", "skills"),
 )
 TRANSCRIPT_CUT = "(transcript cut)"  # no tool has this name: the marker of a cut transcript
+
+
+@dataclass
+class PendingCall:
+    """A tool call as an executor reads it from its agent's events, before the result: its
+    `output` stays None when no result came back."""
+
+    name: str
+    input: Mapping[str, Any]
+    ok: bool = False
+    output: str | None = None
+
+
+def calls_transcript(calls: Iterable[PendingCall], dropped: int) -> tuple[ToolCall, ...]:
+    """Every kept call in order (`completed` only when its result came back) and, when
+    `dropped` more were made past MAX_TRANSCRIPT_CALLS, a last TRANSCRIPT_CUT entry saying how
+    many: such an attempt fails unjudged, since a call not kept could be the one a judge
+    looks for."""
+    kept = tuple(
+        ToolCall(c.name, c.input, c.ok, c.output or "", completed=c.output is not None)
+        for c in calls
+    )
+    if not dropped:
+        return kept
+    made = len(kept) + dropped
+    cut = ToolCall(
+        TRANSCRIPT_CUT,
+        {},
+        False,
+        f"the agent made {made:,} tool calls, over the {MAX_TRANSCRIPT_CALLS:,} skill-eval "
+        f"keeps of one attempt (... and {dropped:,} more): not judged",
+    )
+    return (*kept, cut)
 
 
 def trim_text(text: str, limit: int) -> str:

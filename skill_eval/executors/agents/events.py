@@ -21,7 +21,8 @@ from ...core.model import ExecutionResult, Usage
 from ...core.transcript import (
     INPUT_LIMIT,
     OUTPUT_LIMIT,
-    TRANSCRIPT_CUT,
+    PendingCall,
+    calls_transcript,
     invokes_skill,
     trim_text,
     trim_value,
@@ -38,20 +39,12 @@ def snake_keys(value: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class _Call:
-    name: str
-    input: Mapping[str, Any]
-    ok: bool = False
-    output: str | None = None  # None: no result came back
-
-
-@dataclass
 class EventReader:
     """The part of reading one attempt's events that does not depend on the agent;
     `stop_at_skill`: `feed` returns False once the model invokes that skill."""
 
     stop_at_skill: str | None = None
-    calls: dict[str, _Call] = field(default_factory=dict)
+    calls: dict[str, PendingCall] = field(default_factory=dict)
     dropped_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
@@ -84,7 +77,7 @@ class EventReader:
             if len(self.calls) >= MAX_TRANSCRIPT_CALLS:
                 self.dropped_calls += 1
                 return True
-            self.calls[call_id] = _Call(name, trim_value(dict(tool_input), INPUT_LIMIT))
+            self.calls[call_id] = PendingCall(name, trim_value(dict(tool_input), INPUT_LIMIT))
         if self.stop_at_skill and invokes_skill(name, tool_input, self.stop_at_skill):
             self.stopped_at_skill = True
             return False
@@ -100,23 +93,8 @@ class EventReader:
             self.notes.append(text[:300])
 
     def transcript(self) -> tuple[ToolCall, ...]:
-        """Every tool call in order; `completed` only when the CLI reported its result. Past
-        MAX_TRANSCRIPT_CALLS a last TRANSCRIPT_CUT entry says how many more there were."""
-        kept = tuple(
-            ToolCall(c.name, c.input, c.ok, c.output or "", completed=c.output is not None)
-            for c in self.calls.values()
-        )
-        if not self.dropped_calls:
-            return kept
-        made = len(kept) + self.dropped_calls
-        cut = ToolCall(
-            TRANSCRIPT_CUT,
-            {},
-            False,
-            f"the agent made {made:,} tool calls, over the {MAX_TRANSCRIPT_CALLS:,} skill-eval "
-            f"keeps of one attempt (... and {self.dropped_calls:,} more): not judged",
-        )
-        return (*kept, cut)
+        """Every tool call in order, cut past MAX_TRANSCRIPT_CALLS (core.transcript)."""
+        return calls_transcript(self.calls.values(), self.dropped_calls)
 
     def meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"model_replies": self.replies}

@@ -24,7 +24,8 @@ from ...core.model import ExecutionResult, Usage
 from ...core.transcript import (
     INPUT_LIMIT,
     OUTPUT_LIMIT,
-    TRANSCRIPT_CUT,
+    PendingCall,
+    calls_transcript,
     invokes_skill,
     result_text,
     trim_text,
@@ -48,20 +49,12 @@ RESULT_META = (
 
 
 @dataclass
-class _Call:
-    name: str
-    input: Mapping[str, Any]
-    ok: bool = False
-    output: str | None = None  # None: no tool_result came back
-
-
-@dataclass
 class StreamReader:
     """Reads one attempt's stream; `stop_at_skill`: `feed` returns False once the model
     invokes that skill (a trigger attempt has its answer then)."""
 
     stop_at_skill: str | None = None
-    calls: dict[str, _Call] = field(default_factory=dict)
+    calls: dict[str, PendingCall] = field(default_factory=dict)
     dropped_calls: int = 0
     replies: dict[str, tuple[str | None, Mapping[str, Any]]] = field(default_factory=dict)
     final: Mapping[str, Any] | None = None
@@ -129,7 +122,7 @@ class StreamReader:
             self.dropped_calls += 1
             return
         raw = block.get("input")
-        self.calls[str(block.get("id") or f"call-{len(self.calls)}")] = _Call(
+        self.calls[str(block.get("id") or f"call-{len(self.calls)}")] = PendingCall(
             str(block.get("name") or "?"),
             trim_value(raw if isinstance(raw, Mapping) else {}, INPUT_LIMIT),
         )
@@ -148,25 +141,8 @@ class StreamReader:
     # -- the attempt's result ---------------------------------------------------------------
 
     def transcript(self) -> tuple[ToolCall, ...]:
-        """Every tool call in order; `completed` only when the CLI reported its result. Past
-        MAX_TRANSCRIPT_CALLS the rest are counted, and a last TRANSCRIPT_CUT entry says how
-        many (`transcript_problem`: such an attempt fails unjudged, since a call not kept
-        could be the one a judge looks for)."""
-        kept = tuple(
-            ToolCall(c.name, c.input, c.ok, c.output or "", completed=c.output is not None)
-            for c in self.calls.values()
-        )
-        if not self.dropped_calls:
-            return kept
-        made = len(kept) + self.dropped_calls
-        cut = ToolCall(
-            TRANSCRIPT_CUT,
-            {},
-            False,
-            f"the agent made {made:,} tool calls, over the {MAX_TRANSCRIPT_CALLS:,} skill-eval "
-            f"keeps of one attempt (... and {self.dropped_calls:,} more): not judged",
-        )
-        return (*kept, cut)
+        """Every tool call in order, cut past MAX_TRANSCRIPT_CALLS (core.transcript)."""
+        return calls_transcript(self.calls.values(), self.dropped_calls)
 
     def usage(self) -> tuple[Usage, str | None]:
         total = sum((Usage.from_dict(u) for _, u in self.replies.values()), Usage())
