@@ -33,16 +33,18 @@ def answer_instruction(kind: str, nonce: str, what: str) -> str:
     )
 
 
-def tagged_object(text: str, tag: str) -> tuple[dict[str, Any] | None, str | None]:
+def tagged_object(
+    text: str, tag: str, reply: str = "the reply"
+) -> tuple[dict[str, Any] | None, str | None]:
     """The JSON object between `<tag>` and `</tag>` in `text`, as (object, None), else (None,
     why). Exactly one such block must be there, holding one JSON object (a ``` fence around it
-    is allowed)."""
+    is allowed); `reply` names the reply in the why."""
     blocks = re.findall(f"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, re.DOTALL)
     kind = tag.rsplit("-", 1)[0]
     if not blocks:
-        return None, f"the reply holds no <{kind}-…> block with this request's nonce"
+        return None, f"{reply} holds no <{kind}-…> block with this request's nonce"
     if len(blocks) > 1:
-        return None, f"the reply holds {len(blocks)} <{kind}-…> blocks, not one"
+        return None, f"{reply} holds {len(blocks)} <{kind}-…> blocks, not one"
     body = blocks[0].strip()
     fenced = _FENCE.match(body)
     try:

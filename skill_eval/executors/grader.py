@@ -11,7 +11,6 @@ inside `<judgement-NONCE>` tags with the request's own nonce (`answer_format`,
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..core.model import Usage
+from ..core.tagged import tagged_object
 
 DEFAULT_TIMEOUT = 120.0
 SDK_MAX_RETRIES = 4
@@ -103,28 +103,10 @@ def answer_format(request: GradeRequest) -> str:
     )
 
 
-_FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.DOTALL)
-
-
 def extract_judgement(text: str, nonce: str) -> tuple[dict[str, Any] | None, str | None]:
     """The JSON object between `<judgement-NONCE>` tags in a reply, as (object, None), else
-    (None, why). Exactly one tagged block must be there, holding one JSON object (a ``` fence
-    around it is allowed); anything else is an error, never a guess from other objects."""
-    tag = f"judgement-{nonce}"
-    blocks = re.findall(f"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", text, re.DOTALL)
-    if not blocks:
-        return None, "judge reply holds no <judgement-…> block with this request's nonce"
-    if len(blocks) > 1:
-        return None, f"judge reply holds {len(blocks)} <judgement-…> blocks, not one"
-    body = blocks[0].strip()
-    fenced = _FENCE.match(body)
-    try:
-        value = json.loads(fenced.group(1) if fenced else body)
-    except (ValueError, RecursionError):
-        value = None
-    if not isinstance(value, dict):
-        return None, "the judge's <judgement-…> block is not a JSON object"
-    return value, None
+    (None, why): core.tagged's one reading of a tagged answer."""
+    return tagged_object(text, f"judgement-{nonce}", reply="judge reply")
 
 
 def extract_json_object(text: str, required: Sequence[str] = ()) -> dict[str, Any] | None:
