@@ -303,7 +303,7 @@ def test_a_run_with_a_folder_skill_answers_its_reads(tmp_path: Path) -> None:
     with FakeOpenAI(rules=rules, default="no idea") as server:
         code, out, err = run_cli(
             *("run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill)),
-            *("--executor", "openai", "--executor-option", f"base_url={server.v1_url}"),
+            *("--executor", "openai", "--base-url", server.v1_url),  # the shorthand flag
             *("--model", MODEL, "--state-root", str(tmp_path / "st"), "-q", "--policy", "delta"),
         )
         count = server.count

@@ -34,8 +34,8 @@ HELP: dict[str, str] = {
     ),
     "executor": (
         "How tasks run: claude-cli (the default), opencode or codex (those agent CLIs, jailed, "
-        "against an OpenAI-style API: --executor-option base_url=URL), anthropic, openai (any "
-        "OpenAI-compatible Chat Completions server: --executor-option base_url=URL), or mock "
+        "against an OpenAI-style API: --base-url URL), anthropic, openai (any "
+        "OpenAI-compatible Chat Completions server: --base-url URL), or mock "
         "(with --mock)."
     ),
     "mock": "No model calls: mock executor and mock judges (offline, for CI).",
@@ -56,6 +56,12 @@ HELP: dict[str, str] = {
     "temperature": _shorthand("temperature=X", "anthropic, openai, mock", "Sampling temperature."),
     "price-file": _shorthand(
         "price_file=FILE", "anthropic, openai", "JSON/YAML price table overriding the built-in one."
+    ),
+    "base-url": _shorthand(
+        "base_url=URL",
+        "anthropic, claude-cli, openai, opencode, codex",
+        "The API's base URL (for the OpenAI-style ones up to /v1, e.g. a local "
+        "http://localhost:11434/v1); no key is needed for localhost.",
     ),
     "batch": _shorthand(
         "batch=true",

@@ -62,6 +62,7 @@ SHORTHANDS: tuple[Shorthand, ...] = (
     Shorthand("max_tokens", "max_tokens"),
     Shorthand("temperature", "temperature"),
     Shorthand("price_file", "price_file"),
+    Shorthand("base_url", "base_url"),
     Shorthand("batch", "batch"),
     Shorthand("fixed_concurrency", "adaptive_concurrency", lambda fixed: not fixed),
     Shorthand("claude_bin", "claude_bin", grader=True),
