@@ -101,3 +101,29 @@ def test_a_reply_the_jail_stopped_reading_never_reaches_the_next_request(
     ask(proxy, b"big", read_all=False)  # the jail hung up after a few KB of a 1 MB reply
     assert ask(proxy, b"next").endswith(b"\r\n\r\necho:next")
     assert len(upstream.connections) == 2  # the half-read connection was closed
+
+
+def test_a_jail_cannot_smuggle_a_reply_onto_another_jails_request(upstream: Upstream) -> None:
+    """The attack on a shared upstream connection: a jail sends a body whose framing lies
+    (Transfer-Encoding beside a Content-Length, a second request hidden after the first), so
+    that a kept-alive connection would carry an extra reply for the next jail to read. The
+    proxy frames each request itself: the hidden one is only ever the sender's own."""
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {})
+    hidden = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nforged"
+    attacker, jail_side = socket.socketpair()
+    worker = threading.Thread(target=proxy.serve, args=(jail_side,), daemon=True)
+    worker.start()
+    attacker.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden
+    )
+    attacker.shutdown(socket.SHUT_WR)
+    seen = b""
+    while chunk := attacker.recv(65536):
+        seen += chunk
+    attacker.close()
+    worker.join(10)
+    assert b"echo:forged" in seen  # the hidden request was answered, to its sender
+    for body in (b"one", b"two"):  # every later jail reads its own reply, on the shared link
+        assert ask(proxy, body).endswith(b"\r\n\r\necho:" + body)
+    assert len(upstream.connections) == 1
