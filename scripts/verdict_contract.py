@@ -42,6 +42,7 @@ from skill_eval.stats.accumulate import CachedRun, draw, pool_limit, pooled_floo
 from skill_eval.stats.adaptive import allocate, first_round, floor
 from skill_eval.stats.estimates import paired_comparison
 from skill_eval.stats.policy import DEFAULT_POLICY, decide_policy
+from skill_eval.stats.score import Tally
 
 TASKS, SAMPLES, MARGIN = 20, 3, 0.10
 CACHED = 9  # baseline attempts per task from three earlier runs of 3
@@ -84,6 +85,7 @@ class Run:
     base: list[list[Status]]
     floor: int  # attempts per task the pseudo-task floor assumes
     base_floor: int | None = None  # the baseline's, when it differs
+    fixed_attempts: bool = True  # False when placed adaptively: no tallies (stats/score.py)
 
 
 def fixed(probs: Probs, rng: random.Random) -> Run:
@@ -139,16 +141,28 @@ def adaptive(probs: Probs, rng: random.Random) -> Run:
         [first["candidate"][f"t{i}"] for i in range(TASKS)],
         [first["baseline"][f"t{i}"] for i in range(TASKS)],
         floor(budget, TASKS),
+        fixed_attempts=False,
     )
 
 
+def tallies(run: Run) -> dict[str, Tally]:
+    """Per task (candidate passes, attempts, baseline passes, attempts), as
+    stats.analysis.tallies reads them from a run's results."""
+    return {
+        f"t{i}": (c.count("passed"), len(c), b.count("passed"), len(b))
+        for i, (c, b) in enumerate(zip(run.cand, run.base, strict=True))
+    }
+
+
 def passes(run: Run) -> bool:
-    """The default policy's decision on a run, as `skill-eval run` makes it."""
+    """The default policy's decision on a run, as `skill-eval run` makes it (the score test
+    against a pooled baseline, stats/score.py; the t-floor interval otherwise)."""
     comparison = paired_comparison(
         {f"t{i}": pooled_score(o, 1) for i, o in enumerate(run.cand)},
         {f"t{i}": pooled_score(o, 1) for i, o in enumerate(run.base)},
         samples=run.floor,
         baseline_samples=run.base_floor,
+        tallies=tallies(run) if run.fixed_attempts else None,
     )
     return decide_policy(DEFAULT_POLICY, comparison).passed
 

@@ -16,10 +16,10 @@ from skill_eval.stats.estimates import (
     pass_at_k,
     pass_hat_k,
     power_hint,
-    t_quantile,
     task_stats,
 )
 from skill_eval.stats.policy import POLICIES, conclusion, decide_policy
+from skill_eval.stats.student_t import t_quantile
 
 # --------------------------------------------------------------------------------------------
 # pass@k and pass^k

@@ -216,6 +216,8 @@ def compare(
         rates=(rate, ref_rate, delta),
         alpha=alpha,
         alpha_note=note,
+        # the score test reads attempts taken a fixed number per task (stats/score.py)
+        fixed_attempts=settings.budget is None and not settings.early_stop,
     )
     where = errored_in(mine, theirs)
     return ArmComparison(

@@ -4,17 +4,19 @@ each later candidate meets a sharper baseline. Pure: the engine (engine/baseline
 asks `draw` which cached attempts a run takes before it runs (and at which tasks the cache
 alone fills the pool, so the run makes no baseline attempt there), the finish step states the
 pool with `pool_baseline`, and the comparison scores each task on all its baseline attempts
-(stats.analysis.task_score: the unbiased pass@k, as `pooled_score`) with the baseline's
-pseudo-task floor at `pooled_floor` attempts (stats.estimates.paired_comparison's
-`baseline_samples`), decided as usual (stats.policy.decide_policy).
+(stats.analysis.task_score: the unbiased pass@k, as `pooled_score`), the pool's size at
+`pooled_floor` attempts (stats.estimates.paired_comparison's `baseline_samples`): with pass@1
+the score test on each task's attempts decides (stats/score.py), otherwise the t-floor
+interval (stats.policy.decide_policy either way).
 
 Why it keeps the false-accept guarantee: cached attempts are earlier draws of the same
 baseline (same suite, skill, executor, model and settings: the cache key), so a task's pooled
-pass rate is an unbiased estimate of its baseline pass chance with less noise; the paired
-interval over tasks is computed from the per-task differences as before, and the pseudo-task
-floor keeps the candidate's (smaller) attempt count. Which cached attempts are taken depends
-on the cache alone, never on this run's outcomes. scripts/bench_verdicts.py measures both
-rates with 9 cached attempts per task.
+pass rate is an unbiased estimate of its baseline pass chance with less noise; the score test
+models each arm's attempts as they are (the candidate's few, the pool's many), and the t-floor
+interval keeps the candidate's (smaller) attempt count in its floor. Which cached attempts are
+taken depends on the cache alone, never on this run's outcomes. scripts/bench_verdicts.py
+measures both rates with 9 cached attempts per task, scripts/bench_score_tests.py --grid the
+false accepts over suite shapes and sizes.
 
 A caveat the artifact states: reusing one baseline across many candidates ties their errors
 together (an unlucky baseline makes every candidate look alike), which is why the limit caps

@@ -12,6 +12,7 @@ from . import estimates as stats
 from .evidence import NO_EVIDENCE, Evidence, assess
 from .policy import Conclusion, Policy, PolicyDecision, conclusion, decide_policy
 from .results import TaskResult
+from .score import Tally
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,17 @@ def task_score(result: TaskResult, pass_k: int) -> float | None:
     if s.n == pass_k or s.pass_at_k is None:
         return 1.0 if s.first_k_passed else 0.0
     return s.pass_at_k
+
+
+def tallies(candidate: Sequence[TaskResult], baseline: Sequence[TaskResult]) -> dict[str, Tally]:
+    """Per task judged in both arms: (candidate passes, attempts, baseline passes, attempts),
+    errors left out as task_score leaves them out."""
+    base = {r.task_id: r.stats for r in baseline if r.stats.n}
+    return {
+        r.task_id: (r.stats.c, r.stats.n, base[r.task_id].c, base[r.task_id].n)
+        for r in candidate
+        if r.stats.n and r.task_id in base
+    }
 
 
 def non_discriminating(
@@ -69,12 +81,16 @@ def analyse(
     alpha: float | None = None,
     alpha_note: str = "early-stop level",
     baseline_samples: int | None = None,
+    fixed_attempts: bool = True,
 ) -> Analysis:
     """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
     a one-sided level in place of the policy's: an --early-stop look's (stats/sequential.py)
     or a family's share (stats/family.py), named by `alpha_note`. `baseline_samples`: the
     baseline's attempts per task when it has more than `samples` (a baseline pooled from
-    the cache: stats/accumulate.py), for the interval's pseudo-task floor."""
+    the cache: stats/accumulate.py), for the interval's pseudo-task floor. `fixed_attempts`:
+    whether each task's attempts were a number fixed before the run (not placed by --budget,
+    not cut by --early-stop); with pass@1 the comparison then gets each task's tallies and
+    decides by the score test (stats/score.py)."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     per_task = max(1, samples // pass_k)
@@ -83,6 +99,7 @@ def analyse(
         {r.task_id: task_score(r, pass_k) for r in baseline},
         samples=per_task,
         baseline_samples=None if baseline_samples is None else max(1, baseline_samples // pass_k),
+        tallies=tallies(candidate, baseline) if fixed_attempts and pass_k == 1 else None,
     )
     decision = decide_policy(
         policy,

@@ -18,7 +18,7 @@ from skill_eval.core.model import Status
 
 from .intervals import PairedTest
 from .intervals import t_floor_interval as t_floor_interval  # re-exported: it lived here
-from .intervals import t_quantile as t_quantile
+from .score import Tally, checked_tally
 
 Label = Literal["stable_pass", "stable_fail", "flaky", "error"]
 IntervalMethod = Literal["auto", "t-floor", "bootstrap"]
@@ -151,16 +151,20 @@ class Comparison:
     samples: int = 1
     binary: bool = False
     baseline_samples: int | None = None  # when the baseline's attempts per task differ
+    # Per paired task, in order: each arm's passes and attempts (paired_comparison's `tallies`)
+    tallies: tuple[Tally, ...] | None = None
 
     def paired_test(self, samples: int | None = None) -> PairedTest:
         """The test behind the interval: exact for one 0/1 outcome per task and arm (up to
-        EXACT_MAX_TASKS tasks), the t-floor interval otherwise. `samples` overrides the
-        attempts per task the scores came from."""
+        EXACT_MAX_TASKS tasks), the score test on the tallies against a pooled baseline, the
+        t-floor interval otherwise. `samples` overrides the attempts per task the scores came from
+        (and with it the tallies: the t-floor interval at that floor)."""
         return PairedTest.of(
             list(self.differences.values()),
             self.samples if samples is None else samples,
             self.binary,
             self.baseline_samples if samples is None else None,
+            self.tallies if samples is None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,6 +224,7 @@ def paired_comparison(
     samples: int = 1,
     interval_method: IntervalMethod = "auto",
     baseline_samples: int | None = None,
+    tallies: Mapping[str, Tally] | None = None,
 ) -> Comparison:
     """Compare per-task scores in [0, 1] (a 0/1 pass, or a pass rate c/n when samples > 1).
 
@@ -229,24 +234,18 @@ def paired_comparison(
 
     Interval ("auto", the default): when every score is a 0/1 outcome of one attempt per task
     and arm (samples == 1) and there are at most EXACT_MAX_TASKS tasks, the exact unconditional
-    interval of stats/exact.py: its false-accept guarantee holds with no approximation, and for
-    small suites it is what decides (5 of 5 tasks improved rule out a 10-point regression at
-    96%, 4 of 4 do not). Otherwise the "t-floor" interval: a Student-t interval for the mean
-    difference, mean(d) ± t_{n−1} · sqrt((Σ(d_i − mean)² + 2h²) / ((n + 1) · n)), h = 1/samples,
-    clipped to [−1, 1]; one task gives [−1, 1]. The 2h² is the spread of two pseudo-tasks at
-    mean ± h (one imaginary extra attempt won, one lost); the mean and the degrees of freedom
-    use real tasks. It keeps 20 tasks that agree from proving that the arms always agree
-    (a plain t interval or the percentile bootstrap collapse to [0, 0] there and under-cover
-    for small n: 89-95% at a nominal 95% in scripts/bench_verdicts.py), gives such a run a
-    width close to Tango's score interval (±0.14 for 20 agreeing 0/1 tasks) and works
-    unchanged for pass rates; with 20 tasks × 3 samples it holds false accepts of a 10-point
-    worse skill under 5% (the bench). `samples` sets h; leaving it at 1 for pass rates is
-    conservative. `baseline_samples`: the baseline's attempts per task when they differ from
-    the candidate's: fewer, and the floor takes one attempt's worth of each arm; more (a
-    baseline pooled from the cache), and the floor stays the candidate's (stats/intervals.py
-    `floor_of` says why), the pool narrowing the interval through the differences' spread.
-    "bootstrap": the seeded percentile bootstrap over tasks (random.Random(seed), `resamples`
-    draws), for comparison.
+    interval of stats/exact.py: no approximation, and for small suites it is what decides (5 of
+    5 tasks improved rule out a 10-point regression at 96%, 4 of 4 do not). Otherwise the
+    "t-floor" interval of stats/intervals.py (t_floor_interval: a Student-t interval over tasks
+    with a pseudo-task variance floor, h = 1/samples, so that 20 tasks that agree do not prove
+    the arms always agree; leaving samples at 1 for pass rates is conservative), with
+    `baseline_samples` the baseline's attempts per task when they differ from the candidate's
+    (floor_of says how). "bootstrap": the seeded percentile bootstrap over tasks
+    (random.Random(seed), `resamples` draws), for comparison.
+
+    `tallies`: per task, (candidate passes, attempts, baseline passes, attempts) behind pass
+    rates of attempts taken a fixed number per task (not by --budget or --early-stop): with
+    "auto" and a pooled baseline they choose the score test of stats/score.py.
 
     `mcnemar_p`: for 0/1 scores, the exact McNemar test on discordant tasks (b improved,
     c regressed); for fractional scores, the exact sign test on the signs of d_i.
@@ -264,8 +263,9 @@ def paired_comparison(
     binary = all(s in (0.0, 1.0) for _, cand, base in paired for s in (cand, base))
     test = "exact McNemar test" if binary else "exact sign test on per-task differences"
     diffs = list(differences.values())
+    aligned = None if tallies is None else tuple(checked_tally(tallies, *task) for task in paired)
     paired_test, how = _interval_test(
-        diffs, samples, binary, baseline_samples, interval_method, seed, resamples
+        diffs, samples, binary, baseline_samples, interval_method, seed, resamples, aligned
     )
     interval: tuple[float, float] | None = None
     if paired and interval_method == "bootstrap":
@@ -289,6 +289,7 @@ def paired_comparison(
         samples=samples,
         binary=binary and interval_method != "t-floor",
         baseline_samples=baseline_samples,
+        tallies=paired_test.tallies,
     )
 
 
@@ -319,9 +320,13 @@ def _interval_test(
     interval_method: IntervalMethod,
     seed: int,
     resamples: int,
+    tallies: tuple[Tally, ...] | None = None,
 ) -> tuple[PairedTest, str]:
-    """The test behind the interval `interval_method` asks for, and how to name it."""
-    paired_test = PairedTest.of(diffs, samples, binary, baseline_samples)
+    """The test behind the interval `interval_method` asks for, and how to name it (the
+    tallies serve "auto" only)."""
+    if interval_method != "auto":
+        tallies = None
+    paired_test = PairedTest.of(diffs, samples, binary, baseline_samples, tallies)
     if interval_method == "auto":
         return paired_test, paired_test.method
     if interval_method == "t-floor":

@@ -13,8 +13,10 @@ from typing import Any
 
 from .estimates import Comparison
 from .exact import EXACT_MAX_TASKS, exact_p
-from .intervals import EPS, t_quantile
+from .intervals import EPS
 from .policy import PolicyDecision
+from .score import Tally, z_statistic
+from .student_t import t_quantile, t_upper_tail
 
 MAX_TASKS = 100_000  # planning figures beyond these are reported as null: not a plan
 MAX_SAMPLES = 1000  # --samples' own ceiling
@@ -80,11 +82,14 @@ def assess(
     test = comparison.paired_test()
     if test.n == 0 or theta is None or alpha is None:
         return Evidence(True, margin, None)
-    if test.counts is not None:
-        tasks = _tasks_binary(test.counts, theta, alpha)
+    if test.tallies is not None:
+        tasks, samples = _tallied(test.tallies, test.samples, theta, alpha)
     else:
-        tasks = _tasks_spread(test.diffs, test.samples, theta, alpha)
-    samples = _samples_for(test.diffs, test.samples, theta, alpha)
+        if test.counts is not None:
+            tasks = _tasks_binary(test.counts, theta, alpha)
+        else:
+            tasks = _tasks_spread(test.diffs, test.samples, theta, alpha)
+        samples = _samples_for(test.diffs, test.samples, theta, alpha)
     return Evidence(
         True,
         margin,
@@ -158,6 +163,27 @@ def _tasks_binary(counts: tuple[int, int, int], theta: float, alpha: float) -> i
         max(n0, EXACT_MAX_TASKS) + 1,
         MAX_TASKS,
     )
+
+
+def _tallied(
+    tallies: tuple[Tally, ...], samples: int, theta: float, alpha: float
+) -> tuple[int | None, int | None]:
+    """Tasks, and samples per task, with which the score test would clear theta: the same mix
+    of tasks, more of them or more attempts each (the pool growing with them). Its restricted
+    estimates depend on the pass rates alone, so the variance falls as 1/attempts and z grows
+    as the square root; the degrees of freedom are the candidate's attempts less one."""
+    n = len(tallies)
+    z = z_statistic(tallies, theta)
+    attempts = sum(t[1] for t in tallies)
+    if z <= 0:
+        return None, None
+
+    def clears(scale: float) -> bool:
+        return t_upper_tail(z * math.sqrt(scale), max(1, round(attempts * scale) - 1)) <= alpha
+
+    tasks = _smallest(lambda k: clears(k / n), n + 1, MAX_TASKS)
+    more = _smallest(lambda s: clears(s / samples), samples + 1, MAX_SAMPLES)
+    return tasks, more
 
 
 def _samples_for(diffs: tuple[float, ...], samples: int, theta: float, alpha: float) -> int | None:

@@ -1,7 +1,9 @@
 """One-sided bounds and tests of a paired difference over tasks: the exact test when every task
-has one pass/fail outcome per arm (stats/exact.py), the t interval with a pseudo-task floor
-otherwise. `PairedTest` is what the policies, the early stop and the planning figures ask:
-"does the difference lie above (or below) theta at this level, and where is the bound?". Pure.
+has one pass/fail outcome per arm (stats/exact.py), the score test when a baseline pooled from
+the cache has more pass/fail attempts per task than the candidate (stats/score.py), the t
+interval with a pseudo-task floor otherwise. `PairedTest` is what the policies, the early stop
+and the planning figures ask: "does the difference lie above (or below) theta at this level,
+and where is the bound?". Pure. (t_quantile and t_upper_tail live in stats/student_t.py.)
 """
 
 from __future__ import annotations
@@ -9,61 +11,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from statistics import NormalDist
 from typing import Literal
 
 from .exact import EXACT_MAX_TASKS, exact_bound, exact_p
+from .score import Tally, score_bound, score_p
+from .student_t import t_quantile, t_upper_tail
 
 Side = Literal["lower", "upper"]
 # Float noise allowance when a bound is compared with a threshold.
 EPS = 1e-9
-
-
-def _t_two_sided_mass(t: float, df: int) -> float:
-    """P(|T| ≤ t) for Student's t with integer df (Abramowitz & Stegun 26.7.3-4)."""
-    theta = math.atan(t / math.sqrt(df))
-    s, c = math.sin(theta), math.cos(theta)
-    if df % 2 == 0:  # sin θ · (1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + ... up to cos^(df−2)θ)
-        term = acc = 1.0
-        for j in range(2, df - 1, 2):
-            term *= c * c * (j - 1) / j
-            acc += term
-        return s * acc
-    if df == 1:
-        return 2 / math.pi * theta
-    term = acc = c  # 2/π · (θ + sin θ · (cos θ + 2/3 cos³θ + ... up to cos^(df−2)θ))
-    for j in range(3, df - 1, 2):
-        term *= c * c * (j - 1) / j
-        acc += term
-    return 2 / math.pi * (theta + s * acc)
-
-
-def t_upper_tail(t: float, df: int) -> float:
-    """P(T_df ≥ t)."""
-    if math.isinf(t):
-        return 0.0 if t > 0 else 1.0
-    if df > 5000:
-        return 1 - NormalDist().cdf(t)
-    half = (1 - _t_two_sided_mass(abs(t), df)) / 2
-    return half if t >= 0 else 1 - half
-
-
-@lru_cache(maxsize=256)
-def t_quantile(confidence: float, df: int) -> float:
-    """The two-sided Student-t critical value: P(|T_df| ≤ q) = confidence (bisection)."""
-    if df > 5000:  # the exact series costs O(df); z is within 1e-3 here
-        return NormalDist().inv_cdf(0.5 + confidence / 2)
-    lo, hi = 0.0, 1.0
-    while _t_two_sided_mass(hi, df) < confidence:
-        hi *= 2
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if _t_two_sided_mass(mid, df) < confidence:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 def floor_of(samples: int, baseline_samples: int | None = None) -> float:
@@ -74,7 +30,10 @@ def floor_of(samples: int, baseline_samples: int | None = None) -> float:
     more baseline attempts do not reduce. Shrinking it to 1/a² + 1/b² accepts a skill 10
     points worse on every task in up to 12% of runs where the baseline nearly always passes
     (20 tasks, 1 sample, a pool of 4), and 5-8% at 2-3 samples (one-sided level 4%);
-    with b capped at a no such suite does worse than fixed sampling."""
+    with b capped at a no such suite does worse than fixed sampling, though some still reach
+    5-6% (scripts/bench_score_tests.py --grid). Pass/fail attempts against a pooled
+    baseline are decided by the score test instead (stats/score.py); the floor serves pooled
+    scores that are not pass rates of fixed attempts (pass@k, --budget, --early-stop)."""
     b = min(baseline_samples or samples, samples)
     return 1.0 / samples**2 + 1.0 / b**2
 
@@ -119,13 +78,16 @@ def _one_sided_level(alpha: float) -> float:
 class PairedTest:
     """The per-task differences (candidate − baseline, each in [−1, 1]) and how to bound their
     mean. `counts` (improved, regressed, tasks) is set when the exact test applies: every task
-    one pass/fail outcome per arm and at most EXACT_MAX_TASKS tasks. `samples` is the attempts
-    per task and arm behind each difference (the pseudo-task floor's h = 1/samples)."""
+    one pass/fail outcome per arm and at most EXACT_MAX_TASKS tasks; `tallies` (each task's
+    passes and attempts per arm, in the order of `diffs`) when the score test applies.
+    `samples` is the attempts per task and arm behind each difference (the pseudo-task floor's
+    h = 1/samples)."""
 
     diffs: tuple[float, ...]
     samples: int = 1
     counts: tuple[int, int, int] | None = None
     baseline_samples: int | None = None  # the baseline's attempts per task, when not `samples`
+    tallies: tuple[Tally, ...] | None = None
 
     @classmethod
     def of(
@@ -134,13 +96,23 @@ class PairedTest:
         samples: int,
         binary: bool,
         baseline_samples: int | None = None,
+        tallies: Sequence[Tally] | None = None,
     ) -> PairedTest:
+        """`tallies`: every task's (candidate passes, attempts, baseline passes, attempts), when
+        the scores are pass rates of attempts taken a fixed number per task; the score test
+        uses them when the baseline is pooled (`baseline_samples` above `samples`)."""
         values = tuple(float(d) for d in diffs)
         counts = None
         one_each = samples == 1 and baseline_samples in (None, 1)
         if binary and one_each and 0 < len(values) <= EXACT_MAX_TASKS:
             counts = (sum(d > 0 for d in values), sum(d < 0 for d in values), len(values))
-        return cls(values, samples, counts, baseline_samples)
+        scored = None
+        pooled = baseline_samples is not None and baseline_samples > samples
+        if counts is None and tallies and pooled:
+            if len(tallies) != len(values):
+                raise ValueError(f"{len(tallies)} tallies for {len(values)} differences")
+            scored = tuple(tallies)
+        return cls(values, samples, counts, baseline_samples, scored)
 
     @property
     def exact(self) -> bool:
@@ -156,6 +128,8 @@ class PairedTest:
         if self.counts is not None:
             b, c, n = self.counts
             return exact_bound(b, c, n, round(level, 9), side)
+        if self.tallies is not None:
+            return score_bound(self.tallies, alpha, side)
         low, high = t_floor_interval(self.diffs, 1 - 2 * alpha, self.samples, self.baseline_samples)
         return low if side == "lower" else high
 
@@ -167,10 +141,11 @@ class PairedTest:
     def clears(self, theta: float, alpha: float, side: Side) -> bool:
         """Whether the data put the mean above theta (side "lower": the lower bound clears it)
         or below it ("upper"), at one-sided level alpha. The exact test decides by its p-value
-        at theta itself, so the answer never rests on the bisection of the bound."""
+        at theta itself, so the answer never rests on the bisection of the bound; so does the
+        score test."""
         if self.n == 0:
             return False
-        if self.counts is not None:
+        if self.counts is not None or self.tallies is not None:
             return self.p_value(theta, side) <= alpha
         bound = self.bound(alpha, side)
         return bound > theta + EPS if side == "lower" else bound < theta - EPS
@@ -182,6 +157,8 @@ class PairedTest:
         if self.counts is not None:
             b, c, n = self.counts
             return exact_p(b, c, n, round(theta, 9), "above" if side == "lower" else "below")
+        if self.tallies is not None:
+            return score_p(self.tallies, theta, side)
         if self.n < 2:
             return 1.0
         mean, se = _t_floor_parts(self.diffs, self.samples, self.baseline_samples)
@@ -194,6 +171,11 @@ class PairedTest:
             return (
                 "exact unconditional test on the paired pass/fail outcomes "
                 "(Tango score ordering), bounds by inversion"
+            )
+        if self.tallies is not None:
+            return (
+                "Miettinen-Nurminen score test on the tasks' pass/fail attempts (baseline "
+                f"pooled: {self.baseline_samples} attempts a task), bounds by inversion"
             )
         b = self.baseline_samples
         if b is not None and b < self.samples:
