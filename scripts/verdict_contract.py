@@ -4,18 +4,19 @@ by scripts/bench_verdicts.py, which prints it first).
 Tasks have known pass chances: the baseline's drawn once per seed, uniform(0.2, 0.8) ("spread",
 the suites of the policies table), 14 nearly stable tasks at 0.97-0.995 and 6 flaky ones at
 0.3-0.7 ("mixed", where adaptive sampling has something to gain), or all 20 at 0.85-0.95
-("high", a suite the baseline nearly always passes: where a pooled baseline's floor matters,
-stats/intervals.py floor_of). Each design is run 1,000
-times per seed with three candidates: 10 points worse on every task (p = q - 0.1); the hardest
-10-point regression to tell from no change (below); and unchanged (p = q). Decisions use the
-harness's own functions (paired_comparison, decide_policy), so the figures are those of
+("high", a suite the baseline nearly always passes: where the test of a pooled baseline is
+put to the proof, stats/score.py). Each design is run 1,000 times per seed with three
+candidates: 10 points worse on every task (p = q - 0.1); the hardest 10-point regression to
+tell from no change (below); and unchanged (p = q). Decisions use the harness's own functions
+(paired_comparison, decide_policy), so the figures are those of
 `skill-eval run`.
 
 Designs, all at 120 attempts but accumulation's cached ones:
 - fixed: 3 attempts per task and arm.
 - accumulated: the candidate's 3, the baseline's own 3 plus 9 drawn from three earlier runs of
   3 in the cache, as `skill-eval run --baseline-cache-dir` draws them (stats/accumulate.py:
-  draw, pooled_floor, pooled_score).
+  draw, pooled_floor, pooled_score), decided by the score test on each task's attempts
+  (stats/score.py), as `skill-eval run` decides pass@1 against a pooled baseline.
 - adaptive: the same 120 attempts, 2 per task and arm first, the other 40 where the other arm's
   first round says the task is flaky, as `skill-eval run --budget 120` places them
   (stats/adaptive.py: first_round, allocate, floor).
@@ -98,8 +99,8 @@ def fixed(probs: Probs, rng: random.Random) -> Run:
 def accumulated(probs: Probs, rng: random.Random) -> Run:
     """As a run with --baseline-cache-dir does it: three earlier runs of 3 in the cache, the
     run draws from them (stats.accumulate.draw, which engine/baseline_reuse.py calls) beside
-    its own 3, and the baseline's floor is the smallest pool (stats.accumulate.pooled_floor,
-    which engine/summary.py passes on; stats/intervals.py keeps the candidate's floor)."""
+    its own 3, and the pool's size is the smallest pool (stats.accumulate.pooled_floor, which
+    engine/summary.py passes on: above the candidate's 3 it selects the score test)."""
     cand, base = probs
     tasks = [f"t{i}" for i in range(len(base))]
     own = {t: _draws(q, SAMPLES, rng) for t, q in zip(tasks, base, strict=True)}
