@@ -28,7 +28,6 @@ rate and the mean pass rate of the unchanged skill, t-floor against mn-ta and mn
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import sys
 import time
@@ -39,7 +38,7 @@ from statistics import NormalDist
 
 from skill_eval.stats.intervals import PairedTest
 from skill_eval.stats.policy import DEFAULT_POLICY, POLICY_ALPHA, threshold_of
-from skill_eval.stats.score import Tally, mean_difference, restricted_baseline
+from skill_eval.stats.score import Tally, z_statistic
 from skill_eval.stats.student_t import t_upper_tail
 
 sys.path.insert(0, str(Path(__file__).parent))  # scripts/ is not a package
@@ -50,26 +49,13 @@ ALPHA = POLICY_ALPHA[DEFAULT_POLICY]
 Decide = Callable[[Sequence[Tally]], bool]
 
 
-def z_score(tallies: Sequence[Tally], theta: float, mn: bool) -> float:
-    """The score statistic with (mn) or without Miettinen-Nurminen's N/(N-1) factor."""
-    var = 0.0
-    for x, a, y, b in tallies:
-        q = restricted_baseline((x, a, y, b), theta)
-        p = min(1.0, max(0.0, q + theta))
-        var += (p * (1 - p) / a + q * (1 - q) / b) * ((a + b) / (a + b - 1) if mn else 1.0)
-    gap = mean_difference(tallies) - theta
-    if var <= 0.0:
-        return float("inf") if gap > 0 else float("-inf")
-    return gap / (math.sqrt(var) / len(tallies))
-
-
 def score_rule(mn: bool, tail: str) -> Decide:
     """The default policy's question (delta above -10 points at its level) by a score test.
     `tail`: "t" (n - 1 degrees of freedom), "t-attempts" (the candidate's attempts less one)
     or "normal"."""
 
     def decide(tallies: Sequence[Tally]) -> bool:
-        z = z_score(tallies, THETA, mn)
+        z = z_statistic(tallies, THETA, nurminen=mn)
         if tail == "normal":
             return 1 - NormalDist().cdf(z) <= ALPHA
         df = len(tallies) - 1 if tail == "t" else sum(t[1] for t in tallies) - 1

@@ -45,6 +45,16 @@ class PendingCall:
     output: str | None = None
 
 
+def event_of(line: bytes) -> dict[str, Any] | None:
+    """One line of an agent CLI's JSON event stream as an object; None when it is not one
+    (the readers count such lines, never trust them)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
 def calls_transcript(calls: Iterable[PendingCall], dropped: int) -> tuple[ToolCall, ...]:
     """Every kept call in order (`completed` only when its result came back) and, when
     `dropped` more were made past MAX_TRANSCRIPT_CALLS, a last TRANSCRIPT_CUT entry saying how

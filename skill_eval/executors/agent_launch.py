@@ -24,7 +24,7 @@ from ..core.bounded import MAX_STREAM_BYTES
 from ..jail import JailKind, Limits, Mount
 from ..jail.api_proxy import ApiLog, ApiProxy
 from ..jail.copyout import Caps, Copied
-from ..jail.session import Ended, JailedCommand
+from ..jail.session import Ended, JailedCommand, cancel_all
 
 # An attempt's jail: Bun and Node reserve large address ranges, so memory is capped as
 # writable data per process; the workspace, HOME and /tmp are tmpfs of `disk_mb` each.
@@ -106,3 +106,34 @@ class ProxySlot:
 
 
 __all__ = ["AGENT_LIMITS", "COPY_CAPS", "AgentRun", "Done", "ProxySlot", "Start", "launch"]
+
+
+class CliRuns:
+    """What an executor running one jailed CLI per attempt keeps across its attempts: whether
+    the run was cancelled, and the CLI's version, asked once (`ask_version`). A mixin before
+    ExecutorBase; the executor's __init__ calls CliRuns.__init__."""
+
+    def __init__(self) -> None:
+        self._cancelled = threading.Event()
+        self._version: str | None = None
+        self._version_lock = threading.Lock()
+
+    def ask_version(self) -> str | None:
+        """The CLI's `--version` (binaries.version: cached per binary); None: no binary."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Kill every running attempt's jail (and everything in it) before returning; later
+        attempts fail at once. Called by the runner on Ctrl-C or SIGTERM."""
+        self._cancelled.set()
+        cancel_all()
+
+    def version(self) -> str | None:
+        """The CLI's version, once per process ("unknown ..." answers are asked again)."""
+        with self._version_lock:
+            if self._version is None:
+                found = self.ask_version()
+                if found is None or found.startswith("unknown"):
+                    return found
+                self._version = found
+            return self._version

@@ -74,21 +74,22 @@ def mean_difference(tallies: Sequence[Tally]) -> float:
     return math.fsum(x / a - y / b for x, a, y, b in tallies) / len(tallies)
 
 
-def null_sd(tallies: Sequence[Tally], theta: float) -> float:
-    """The sd of D at the null's restricted estimates (with the N/(N-1) factor)."""
+def null_sd(tallies: Sequence[Tally], theta: float, nurminen: bool = True) -> float:
+    """The sd of D at the null's restricted estimates, with Miettinen-Nurminen's N/(N-1)
+    factor (`nurminen`; without it, Farrington-Manning's, which the bench compares)."""
     theta = min(1 - _EDGE, max(-1 + _EDGE, theta))
     var = 0.0
     for x, a, y, b in tallies:
         q = restricted_baseline((x, a, y, b), theta)
         p = min(1.0, max(0.0, q + theta))
-        var += (p * (1 - p) / a + q * (1 - q) / b) * (a + b) / (a + b - 1)
+        var += (p * (1 - p) / a + q * (1 - q) / b) * ((a + b) / (a + b - 1) if nurminen else 1)
     return math.sqrt(var) / len(tallies)
 
 
-def z_statistic(tallies: Sequence[Tally], theta: float) -> float:
-    """(D - theta) / sd, the sd at the null's restricted estimates; ±inf when that sd is 0
-    (both arms certain on every task under the null) and D differs from theta."""
-    sd = null_sd(tallies, theta)
+def z_statistic(tallies: Sequence[Tally], theta: float, nurminen: bool = True) -> float:
+    """(D - theta) / sd, the sd at the null's restricted estimates (null_sd); ±inf when that
+    sd is 0 (both arms certain on every task under the null) and D differs from theta."""
+    sd = null_sd(tallies, theta, nurminen)
     gap = mean_difference(tallies) - theta
     if sd <= 0.0:
         return 0.0 if abs(gap) < _EDGE else math.copysign(math.inf, gap)

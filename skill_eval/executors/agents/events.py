@@ -10,7 +10,6 @@ is not a JSON object is counted and skipped, never trusted.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from ...core.transcript import (
     OUTPUT_LIMIT,
     PendingCall,
     calls_transcript,
+    event_of,
     invokes_skill,
     trim_text,
     trim_value,
@@ -56,12 +56,8 @@ class EventReader:
 
     def feed(self, line: bytes) -> bool:
         """Take one line; False when the CLI may be stopped (the attempt has its answer)."""
-        try:
-            event = json.loads(line)
-        except ValueError:
-            self.bad_lines += 1
-            return True
-        if not isinstance(event, dict):
+        event = event_of(line)
+        if event is None:
             self.bad_lines += 1
             return True
         return self.event(event)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import tempfile
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -30,8 +29,8 @@ from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from ...jail.confine import abi
-from ...jail.session import JailBroken, JailedCommand, cancel_all
-from ..agent_launch import AgentRun, ProxySlot, Start, launch
+from ...jail.session import JailBroken, JailedCommand
+from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup
 from ..claude import binary as claude_binary
 from ..pricing import load_price_table
@@ -56,7 +55,7 @@ def landlock() -> bool:
     return abi(ctypes.CDLL(None, use_errno=True)) > 0
 
 
-class AgentCliExecutor(ExecutorBase):
+class AgentCliExecutor(CliRuns, ExecutorBase):
     """One jailed agent CLI run per attempt; a subclass says which CLI and how to run it
     (`mounts`, `start`, `reader`, `tools_record`). Thread-safe."""
 
@@ -78,9 +77,7 @@ class AgentCliExecutor(ExecutorBase):
         self.confined = self.jail != "none" and landlock()
         self.base_url = config.resolved_base_url()
         self._proxy = ProxySlot(lambda: ApiProxy.openai(self.base_url, config.api_key()))
-        self._version: str | None = None
-        self._version_lock = threading.Lock()
-        self._cancelled = threading.Event()
+        CliRuns.__init__(self)
 
     # -- what a subclass says ----------------------------------------------------------------
 
@@ -275,20 +272,10 @@ class AgentCliExecutor(ExecutorBase):
         }
         return {**record, **(self.tools_record(request) if request is not None else {})}
 
-    def cancel(self) -> None:
-        """Kill every running attempt's jail (and everything in it) before returning; later
-        attempts fail at once. Called by the runner on Ctrl-C or SIGTERM."""
-        self._cancelled.set()
-        cancel_all()
-
-    def version(self) -> str | None:
-        """`<cli> --version`, once per process (and per binary: claude/binary.version)."""
-        with self._version_lock:
-            if self._version is None and self.program is not None:
-                cache = Path(self.config.version_cache) if self.config.version_cache else None
-                env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-                found = claude_binary.version(self.program, cache, env)
-                if found.startswith("unknown"):
-                    return found
-                self._version = found
-            return self._version
+    def ask_version(self) -> str | None:
+        if self.program is None:
+            return None
+        cache = Path(self.config.version_cache) if self.config.version_cache else None
+        return claude_binary.version(
+            self.program, cache, {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        )

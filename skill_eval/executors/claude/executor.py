@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -27,8 +26,9 @@ from ...core.model import ExecutionRequest, ExecutionResult
 from ...core.transcript import skill_invocations
 from ...errors import ExecutorError
 from ...jail.confine import abi
-from ...jail.session import JailBroken, cancel_all
+from ...jail.session import JailBroken
 from ...skills.install import install_skill
+from ..agent_launch import CliRuns
 from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
 from . import binary as binaries
 from . import context as claude_md
@@ -93,7 +93,7 @@ def watched_outcome(result: ExecutionResult) -> ExecutionResult:
     return result
 
 
-class ClaudeCodeExecutor(ExecutorBase):
+class ClaudeCodeExecutor(CliRuns, ExecutorBase):
     """One jailed Claude Code run per attempt. Thread-safe."""
 
     name = "claude-cli"
@@ -116,9 +116,7 @@ class ClaudeCodeExecutor(ExecutorBase):
             sandbox=None if jailed else sandbox_available(),
             unsandboxed=config.unsandboxed_bash,
         )
-        self._version: str | None = None
-        self._version_lock = threading.Lock()
-        self._cancelled = threading.Event()
+        CliRuns.__init__(self)
 
     def binary(self) -> str | None:
         return self._binary
@@ -247,23 +245,13 @@ class ClaudeCodeExecutor(ExecutorBase):
             )
         return result
 
-    def cancel(self) -> None:
-        """Kill every running attempt's jail (and everything in it) before returning; later
-        attempts fail at once. Called by the runner on Ctrl-C or SIGTERM."""
-        self._cancelled.set()
-        cancel_all()
-
-    def version(self) -> str | None:
-        """`claude --version`, once per process (and per binary: binary.version)."""
-        with self._version_lock:
-            if self._version is None and self._binary is not None:
-                cache = Path(self.config.version_cache) if self.config.version_cache else None
-                env = child_env("/nonexistent", self._env, max_retries=0)
-                found = binaries.version(self._binary, cache, env)
-                if found.startswith("unknown"):
-                    return found
-                self._version = found
-            return self._version
+    def ask_version(self) -> str | None:
+        if self._binary is None:
+            return None
+        cache = Path(self.config.version_cache) if self.config.version_cache else None
+        return binaries.version(
+            self._binary, cache, child_env("/nonexistent", self._env, max_retries=0)
+        )
 
     def describe(self) -> dict[str, Any]:
         plan = plan_tools(

@@ -14,7 +14,6 @@ is not JSON is counted and skipped, never trusted.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,6 +25,7 @@ from ...core.transcript import (
     OUTPUT_LIMIT,
     PendingCall,
     calls_transcript,
+    event_of,
     invokes_skill,
     result_text,
     trim_text,
@@ -68,12 +68,8 @@ class StreamReader:
     def feed(self, line: bytes) -> bool:
         """Take one line; False when the CLI may be stopped: the attempt has its answer (a
         trigger attempt's skill was invoked), or the CLI is retrying an error no retry heals."""
-        try:
-            event = json.loads(line)
-        except ValueError:
-            self.bad_lines += 1
-            return True
-        if not isinstance(event, dict):
+        event = event_of(line)
+        if event is None:
             self.bad_lines += 1
             return True
         kind = event.get("type")
