@@ -501,12 +501,16 @@ def test_a_two_arm_artifact_has_no_arms_section(tmp_path: Path) -> None:
     assert json.dumps(run["plan"]).count("arm_options") == 0
 
 
-def test_the_readme_command_gives_what_the_readme_says(
+def test_the_arms_page_command_gives_what_the_page_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Agents and deliveries", 1)[1].split("\n## ", 1)[0]
-    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    text = (REPO / "references" / "arms.md").read_text(encoding="utf-8")
+    section = text.split("\n## ", 1)[0]
+    [command] = [
+        block.split("```", 1)[0]
+        for block in section.split("```bash\n")[1:]
+        if "--mock" in block.split("```", 1)[0]
+    ]
     args = command.replace("\\\n", " ").split()
     assert args[:2] == ["skill-eval", "run"]
     monkeypatch.chdir(REPO)
