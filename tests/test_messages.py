@@ -171,8 +171,13 @@ def _skill_with_evals(root: Path) -> Path:
 
 
 def _run_line(err: str) -> list[str]:
-    [line] = [ln.strip() for ln in err.splitlines() if ln.strip().startswith("skill-eval run")]
-    return shlex.split(line)
+    """The dry-run command import printed, as argv; the real one must be it without --mock."""
+    dry, real = [
+        shlex.split(ln) for ln in err.splitlines() if ln.strip().startswith("skill-eval run")
+    ]
+    assert dry == [*real, "--mock"], err
+    assert err.index("--mock: a dry run") < err.index("then for real (calls the model)")
+    return dry
 
 
 def test_import_prints_the_run_command_for_what_it_wrote(
@@ -193,8 +198,9 @@ def test_import_prints_the_run_command_for_what_it_wrote(
         "my-skill",
         "--state-root",
         ".skill-eval",
+        "--mock",
     ]
-    code, out, err = run_cli(*argv[1:], "--mock")  # exactly that, offline
+    code, out, err = run_cli(*argv[1:])  # exactly as printed: offline
     assert code in (0, 1, 4), err  # a verdict (one task, both arms pass: not a lift)
     assert read_json(out.strip())["candidate_results"][0]["task_id"] == "eval-1"
 
@@ -222,7 +228,7 @@ def test_import_prints_the_run_command_for_what_it_wrote(
     assert "a no-skill baseline never triggers" in err
     # without the baseline it asks for, the run is refused before any call
     without = [a for a in argv[1:] if a not in ("--baseline-skill", "OTHER_VERSION")]
-    code, _, refused = run_cli(*without, "--mock")
+    code, _, refused = run_cli(*without)
     assert code == 2 and "no-skill baseline can never trigger" in refused
     # with another version filled in, it runs
     shutil.copytree("my-skill", "before")
@@ -230,7 +236,7 @@ def test_import_prints_the_run_command_for_what_it_wrote(
         Path("my-skill/SKILL.md").read_text().replace("test skill", "reports")
     )
     filled = [("before" if a == "OTHER_VERSION" else a) for a in argv[1:]]
-    code, out, err = run_cli(*filled, "--mock")
+    code, out, err = run_cli(*filled)
     assert code in (0, 1, 4), err
     assert read_json(out.strip())["triggers"]["queries"] == 2
 
