@@ -13,7 +13,7 @@ import regex
 from ..core.model import JudgeResult
 from .base import JudgeSpec
 from .contains import CASE_SENSITIVE, NON_EMPTY_STRINGS, case_note, contains_score
-from .work_judges import FILE_PATH, TextOrFile
+from .work_judges import FILE_PATH, TextOrFile, as_written
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE, "dotall": regex.DOTALL}
@@ -111,13 +111,13 @@ class RegexJudge(TextOrFile):
         except TimeoutError:
             return _binary(
                 False,
-                f"pattern {self.compiled.pattern!r} gave up after "
+                f"pattern {as_written(self.compiled.pattern)} gave up after "
                 f"{self.timeout:g}s: this output makes it backtrack "
                 "catastrophically (simplify the pattern, or raise `timeout`)",
                 timed_out=True,
             )
         if match is None:
-            return _binary(False, f"pattern {self.compiled.pattern!r} not found")
+            return _binary(False, f"pattern {as_written(self.compiled.pattern)} not found")
         text = match.group(0)
         shown = text if len(text) <= 80 else text[:77] + "..."
         return _binary(True, f"pattern matched {shown!r} at offset {match.start()}")
