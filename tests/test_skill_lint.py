@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.skills import lint_skill
+from skill_eval.errors import SkillError
+from skill_eval.skills import lint_skill, load_skill
 from skill_eval.skills.lint import lint_text, name_problems
 
 from .helpers import DEMO_SKILL, DEMO_SKILL_IMPROVED, DEMO_SUITE, read_json, run_cli
@@ -128,6 +129,23 @@ def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> Non
     code, out, _ = run_cli("lint", str(folder))
     assert code == 0 and out.count("\n") == 4
     assert out.startswith(f"{folder}/SKILL.md:7: warning: links to 'ooxml.md'")
+
+
+def test_a_skill_md_that_is_not_utf8_is_a_lint_error_at_its_line(tmp_path: Path) -> None:
+    # Saved as Latin-1 (an editor's default): a finding, exit 1 like any error, not exit 2.
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    (folder / "SKILL.md").write_bytes(b"---\nname: latin\ndescription: Caf\xe9 menus\n---\n")
+    other = write(tmp_path / "fine", {"SKILL.md": front("fine", "Fine.")})
+    code, out, err = run_cli("lint", str(folder), str(other))
+    assert (code, err) == (1, "")
+    assert out == (
+        f"{folder}/SKILL.md:3: error: SKILL.md is not valid UTF-8 (byte 0xe9 at offset 32); "
+        f"save the file as UTF-8\n{other}: ok\n"
+    )
+    # a run refuses it, naming the file, with the same words
+    with pytest.raises(SkillError, match="SKILL.md is not valid UTF-8 .byte 0xe9"):
+        load_skill(folder)
 
 
 def test_broken_yaml_is_an_error_at_its_line(tmp_path: Path) -> None:
