@@ -103,6 +103,41 @@ def test_pdf_like_skill_with_scripts_and_reference_links_is_clean(tmp_path: Path
     assert run_cli("lint", str(folder))[:2] == (0, f"{folder}: ok\n")  # one line, not silence
 
 
+def test_a_file_named_in_another_letter_case_is_a_warning(tmp_path: Path) -> None:
+    # anthropics/skills' pdf: its prose says "see REFERENCE.md" and "read FORMS.md", and its
+    # files are reference.md and forms.md: found on macOS, not found on Linux.
+    skill = front("pdf", "Work with PDF files.") + (
+        "# PDF\n\n"
+        "For advanced features, see REFERENCE.md. To fill a form, read FORMS.md.\n"
+        "Run `scripts/Fill.py` and read [the guide](Guide.md).\n"
+        "Follow the instructions in Forms.md (see reference.md, which is right).\n"
+        "Name the report out.md; see README.md; see notes.md.\n"
+        "```\ncat REFERENCE.MD\n```\n"
+    )
+    folder = write(
+        tmp_path / "pdf",
+        {
+            "SKILL.md": skill,
+            "reference.md": "# Reference\n",
+            "forms.md": "# Forms\n",
+            "guide.md": "# Guide\n",
+            "scripts/fill.py": "print()\n",
+        },
+    )
+    slip = ": file names are case-sensitive on Linux, where the agent will not find it"
+    assert findings(folder) == [
+        f"SKILL.md:7: warning: names 'REFERENCE.md', but the file is 'reference.md'{slip}",
+        f"SKILL.md:7: warning: names 'FORMS.md', but the file is 'forms.md'{slip}",
+        f"SKILL.md:8: warning: names 'Guide.md', but the file is 'guide.md'{slip}",
+        f"SKILL.md:8: warning: names 'scripts/Fill.py', but the file is 'scripts/fill.py'{slip}",
+        # named in passing (no "see"), yet a file of the skill by another case
+        f"SKILL.md:9: warning: names 'Forms.md', but the file is 'forms.md'{slip}",
+        "SKILL.md:10: warning: links to 'notes.md', which the skill folder lacks",
+    ]
+    code, out, _ = run_cli("lint", str(folder))
+    assert code == 0 and out.count("\n") == 6
+
+
 def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> None:
     folder = write(
         tmp_path / "docx",

@@ -25,7 +25,8 @@ def command(skills: tuple[str, ...]) -> None:
     Warnings (a run goes on and records them): a `name` that is not 1-64 lowercase letters,
     digits and single hyphens or does not match its folder, a description over 1,024
     characters, a body over 500 lines, unknown frontmatter keys, files SKILL.md links to
-    that the folder lacks, links in the folder that lead outside it (never followed), and
+    that the folder lacks or spells in another letter case (`see REFERENCE.md` for
+    reference.md opens on macOS, not on Linux), links in the folder that lead outside it (never followed), and
     `disable-model-invocation: true`. Where agents part ways the warning names them: Codex CLI
     cuts a description at 1,024 characters and skips a skill whose name is longer than 64;
     OpenCode and Codex ignore Claude Code's `when_to_use` and `disable-model-invocation`.
