@@ -56,6 +56,10 @@ def judge(config: dict[str, Any], output: str, suite_dir: Path | None = None) ->
             False,
             0.5,
         ),
+        # one string is a one-item list
+        ({"type": "contains", "expected": "Total"}, "total: 3", True, 1.0),
+        ({"type": "contains", "expected": "Total"}, "sum: 3", False, 0.0),
+        ({"type": "not-contains", "expected": "TODO"}, "todo: x", False, 0.0),
         ({"type": "regex", "pattern": r"\bv\d+\.\d+\b"}, "release v1.2 today", True, 1.0),
         ({"type": "regex", "pattern": r"^done$"}, "x\nDONE\ny", False, 0.0),
         (
@@ -220,6 +224,25 @@ def test_json_schema_file_must_stay_in_fixtures(
             "whitespace, case",
         ),
         ({"type": "not-contains", "expected": []}, "judge.expected", "non-empty list of strings"),
+        (
+            {"type": "contains", "expected": ""},
+            "judge.expected",
+            "must be a non-empty string or a non-empty list of strings",
+        ),
+        (
+            {"type": "contains", "expected": ["a", 3]},
+            "judge.expected",
+            "must be a non-empty string or a non-empty list of strings",
+        ),
+        # promptfoo's assertions say `value`
+        (
+            {"type": "contains", "value": "x"},
+            "judge.value",
+            "unknown key 'value' (did you mean 'expected'?); allowed: type, expected",
+        ),
+        ({"type": "not-contains", "value": ["x"]}, "judge.value", "did you mean 'expected'?"),
+        ({"type": "equals", "value": "x"}, "judge.value", "did you mean 'expected'?"),
+        ({"type": "regex", "value": "x"}, "judge.value", "did you mean 'pattern'?"),
         ({"type": "json-schema"}, "judge", "exactly one of 'schema'"),
         (
             {"type": "json-schema", "schema": {}, "schema_file": "fixtures/x.json"},

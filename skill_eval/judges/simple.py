@@ -12,7 +12,14 @@ import regex
 
 from ..core.model import JudgeResult
 from .base import JudgeSpec
-from .contains import CASE_SENSITIVE, NON_EMPTY_STRINGS, case_note, contains_score
+from .contains import (
+    CASE_SENSITIVE,
+    NON_EMPTY_STRINGS,
+    VALUE_IS_EXPECTED,
+    case_note,
+    contains_score,
+    expected_strings,
+)
 from .work_judges import FILE_PATH, TextOrFile, as_written
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
@@ -56,7 +63,7 @@ class NotContainsJudge(TextOrFile):
     fraction absent."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.expected = list(config["expected"])
+        self.expected = expected_strings(config["expected"])
         self.case_sensitive = bool(config.get("case_sensitive", False))
         self.file = config.get("file")  # judge this workspace file instead
 
@@ -167,6 +174,7 @@ NOT_CONTAINS_SPEC = JudgeSpec(
         "not-contains",
         ["expected"],
         {"expected": NON_EMPTY_STRINGS, "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
+        didYouMean=VALUE_IS_EXPECTED,
     ),
     build=NotContainsJudge,
     deterministic=True,
@@ -192,6 +200,7 @@ REGEX_SPEC = JudgeSpec(
             },
             "file": FILE_PATH,
         },
+        didYouMean={"value": "pattern"},
     ),
     build=RegexJudge,
     deterministic=True,
@@ -209,6 +218,7 @@ EQUALS_SPEC = JudgeSpec(
             "normalize": _enum_list(["whitespace", "case"]),
             "file": FILE_PATH,
         },
+        didYouMean=VALUE_IS_EXPECTED,
     ),
     build=EqualsJudge,
     deterministic=True,
