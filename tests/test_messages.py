@@ -60,6 +60,54 @@ def test_a_misspelt_judge_type_gets_did_you_mean(tmp_path: Path) -> None:
     assert "unknown judge type 'zzzzzz'; valid types:" in err
 
 
+# --- typos of a command or a flag value -------------------------------------------------------
+
+
+def test_a_misspelt_command_or_flag_value_gets_did_you_mean(tmp_path: Path) -> None:
+    code, _, err = run_cli("rn")
+    assert code == 2 and err.endswith("Error: No such command 'rn' (did you mean 'run'?).\n")
+    code, _, err = run_cli("zzzz")  # nothing close: no guess
+    assert code == 2 and err.endswith("Error: No such command 'zzzz'.\n")
+    code, _, err = run_cli("run", "--policy", "no-regresion")
+    assert code == 2 and err.endswith(
+        "Error: Invalid value for '--policy': 'no-regresion' is not one of 'delta', "
+        "'no-regression', 'non-inferior', 'superior' (did you mean 'no-regression'?)\n"
+    )
+    code, _, err = run_cli("report", str(tmp_path / "a.json"), "--format", "mardown")
+    assert code == 2 and "(did you mean 'markdown'?)" in err
+    code, _, err = run_cli("run", "--executor", "mok")  # registry-backed values too
+    assert code == 2 and "(did you mean 'mock'?)" in err
+
+
+def test_every_closed_set_flag_uses_the_choice_that_suggests() -> None:
+    import click
+
+    from skill_eval.cli import COMMANDS, cli
+    from skill_eval.cli.choices import Choice
+
+    def commands(group: click.Command, ctx: click.Context) -> list[click.Command]:
+        if not isinstance(group, click.Group):
+            return [group]
+        found = [group]
+        for name in group.list_commands(ctx):
+            sub = group.get_command(ctx, name)
+            assert sub is not None, name
+            found += commands(sub, ctx)
+        return found
+
+    every = commands(cli, click.Context(cli))
+    assert len(every) > len(COMMANDS)
+    closed = [(c.name, p.name) for c in every for p in c.params if isinstance(p.type, click.Choice)]
+    assert ("run", "policy") in closed and ("report", "fmt") in closed
+    plain = [
+        (c.name, p.name)
+        for c in every
+        for p in c.params
+        if isinstance(p.type, click.Choice) and not isinstance(p.type, Choice)
+    ]
+    assert plain == []
+
+
 # --- YAML syntax errors where they start --------------------------------------------------------
 
 UNCLOSED_AT_5 = (

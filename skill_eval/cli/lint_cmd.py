@@ -26,10 +26,11 @@ def command(skills: tuple[str, ...]) -> None:
     digits and single hyphens or does not match its folder, a description over 1,024
     characters, a body over 500 lines, unknown frontmatter keys, files SKILL.md links to
     that the folder lacks or spells in another letter case (`see REFERENCE.md` for
-    reference.md opens on macOS, not on Linux), links in the folder that lead outside it (never followed), and
-    `disable-model-invocation: true`. Where agents part ways the warning names them: Codex CLI
-    cuts a description at 1,024 characters and skips a skill whose name is longer than 64;
-    OpenCode and Codex ignore Claude Code's `when_to_use` and `disable-model-invocation`.
+    reference.md opens on macOS, not on Linux), links in the folder that lead outside it
+    (never followed), and `disable-model-invocation: true`. Where agents part ways the
+    warning names them: Codex CLI cuts a description at 1,024 characters and skips a skill
+    whose name is longer than 64; OpenCode and Codex ignore Claude Code's `when_to_use` and
+    `disable-model-invocation`.
     """
     errors = 0
     for skill in skills:

@@ -2,13 +2,13 @@
 agent loads it: errors stop a run before anything runs, warnings go into its log and artifact.
 
 Errors: an empty SKILL.md, no frontmatter, frontmatter that is not valid YAML or not a mapping,
-a missing or empty `name` or `description`. Warnings: a `name` that breaks the format's rules
-or does not match its folder, a description over 1,024 characters, a body over 500 lines,
+a missing or empty `name` or `description`. Warnings: a `name` that breaks the format's rules or
+does not match its folder, a description over 1,024 characters, a body over 500 lines,
 frontmatter keys neither the format nor Claude Code reads, files SKILL.md links to that the
-folder lacks or spells in another letter case (links.py), links in the folder that lead outside it (never followed), and
-`disable-model-invocation: true` (such a skill never triggers by itself). Where OpenCode,
-Codex CLI and Claude Code part ways (a long description or name, Claude Code's own keys), the
-warning says which agent drops what (agent_support.py).
+folder lacks or spells in another letter case (links.py), links in the folder that lead outside
+it (never followed), and `disable-model-invocation: true` (such a skill never triggers by
+itself). Where OpenCode, Codex CLI and Claude Code part ways (a long description or name, Claude
+Code's own keys), the warning says which agent drops what (agent_support.py).
 """
 
 from __future__ import annotations
