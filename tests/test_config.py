@@ -108,7 +108,7 @@ def test_config_names_a_file_anywhere(project: Path, tmp_path: Path) -> None:
 
 
 def test_unknown_keys_and_wrong_types_name_file_line_and_key(project: Path) -> None:
-    text = BASE + 'concurency = 4\npolicy = "best"\nmax-retries = "3"\nno-baseline = 1\n'
+    text = BASE + 'concurency = 4\npolicy = "no-regresion"\nmax-retries = "3"\nno-baseline = 1\n'
     (project / "pyproject.toml").write_text(text, encoding="utf-8")
     code, out, err = run()
     assert code == 2 and out == ""
@@ -122,7 +122,7 @@ def test_unknown_keys_and_wrong_types_name_file_line_and_key(project: Path) -> N
         f"Error: {path}:{where['concurency']}: unknown key 'concurency' (did you mean "
         "'concurrency'?); keys are the long flag names of `skill-eval run`",
         f"{path}:{where['policy']}: policy: must be one of delta, no-regression, non-inferior, "
-        "superior, got a string 'best'",
+        "superior (did you mean 'no-regression'?), got a string 'no-regresion'",
         f"{path}:{where['max-retries']}: max-retries: must be an integer, got a string '3'",
         f"{path}:{where['no-baseline']}: no-baseline: must be true or false, got an integer 1",
     ]

@@ -29,6 +29,7 @@ def test_no_api_key():
 
 # task id -> (judge config, candidate output that passes, baseline output that fails)
 CASES: dict[str, tuple[dict[str, Any], str, str]] = {
+    "contains-one-string": ({"type": "contains", "expected": "## Added"}, "## Added: x", "none"),
     "not-contains": ({"type": "not-contains", "expected": ["TODO"]}, "done", "TODO: later"),
     "regex": (
         {"type": "regex", "pattern": r"^v\d+$", "flags": ["multiline"]},
@@ -306,3 +307,18 @@ def test_rejudge_with_changed_judges_and_the_judge_cache(
     baseline = by_task(data["baseline_results"])
     assert baseline["pytest"]["passed"] and baseline["llm-rubric"]["passed"]
     assert baseline["llm-rubric"]["score"] == 0.2
+
+
+def test_the_rule_following_mock_reads_one_expected_string(tmp_path: Path) -> None:
+    suite = write_suite(
+        tmp_path / "suite",
+        [{"id": "t1", "prompt": "p", "judge": {"type": "contains", "expected": "ACME-7"}}],
+    )
+    skill = write_skill(tmp_path / "skill", body="- [rule:t1] name every term")
+    code, out, err = run_cli(
+        *("run", "--task-suite", str(suite), "--skill-path", str(skill), "--no-baseline"),
+        *("--state-root", str(tmp_path / "state"), "--mock", "--mock-rules", "-q"),
+    )
+    assert code == 0, err
+    [result] = read_json(out.strip())["candidate_results"]
+    assert result["passed"] is True

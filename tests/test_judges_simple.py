@@ -56,6 +56,10 @@ def judge(config: dict[str, Any], output: str, suite_dir: Path | None = None) ->
             False,
             0.5,
         ),
+        # one string is a one-item list
+        ({"type": "contains", "expected": "Total"}, "total: 3", True, 1.0),
+        ({"type": "contains", "expected": "Total"}, "sum: 3", False, 0.0),
+        ({"type": "not-contains", "expected": "TODO"}, "todo: x", False, 0.0),
         ({"type": "regex", "pattern": r"\bv\d+\.\d+\b"}, "release v1.2 today", True, 1.0),
         ({"type": "regex", "pattern": r"^done$"}, "x\nDONE\ny", False, 0.0),
         (
@@ -220,6 +224,25 @@ def test_json_schema_file_must_stay_in_fixtures(
             "whitespace, case",
         ),
         ({"type": "not-contains", "expected": []}, "judge.expected", "non-empty list of strings"),
+        (
+            {"type": "contains", "expected": ""},
+            "judge.expected",
+            "must be a non-empty string or a non-empty list of strings",
+        ),
+        (
+            {"type": "contains", "expected": ["a", 3]},
+            "judge.expected",
+            "must be a non-empty string or a non-empty list of strings",
+        ),
+        # promptfoo's assertions say `value`
+        (
+            {"type": "contains", "value": "x"},
+            "judge.value",
+            "unknown key 'value' (did you mean 'expected'?); allowed: type, expected",
+        ),
+        ({"type": "not-contains", "value": ["x"]}, "judge.value", "did you mean 'expected'?"),
+        ({"type": "equals", "value": "x"}, "judge.value", "did you mean 'expected'?"),
+        ({"type": "regex", "value": "x"}, "judge.value", "did you mean 'pattern'?"),
         ({"type": "json-schema"}, "judge", "exactly one of 'schema'"),
         (
             {"type": "json-schema", "schema": {}, "schema_file": "fixtures/x.json"},
@@ -267,6 +290,22 @@ def test_schema_file_swapped_for_a_symlink_after_load_is_a_judge_error(tmp_path:
     assert result.error and "inside fixtures/" in result.error
 
 
+@pytest.mark.parametrize(
+    "pattern, output, details",
+    [
+        # as the suite spells it ('\d+' in YAML), not as repr() shows it ('\\d+')
+        (r"v\d+\.\d+", "no version", r"pattern 'v\d+\.\d+' not found"),
+        (r"C:\\Users", "D:", r"pattern 'C:\\Users' not found"),
+        ("it's", "its", "pattern 'it's' not found"),
+        ("a\tb", "ab", r"pattern 'a\tb' not found"),  # a real tab: escaped, one line
+    ],
+)
+def test_regex_feedback_shows_the_pattern_as_written(
+    pattern: str, output: str, details: str
+) -> None:
+    assert judge({"type": "regex", "pattern": pattern}, output).details == details
+
+
 # --- regex on untrusted output: bounded time, other threads keep running ------------------
 
 EXPLOSIVE = {"type": "regex", "pattern": r"(a|aa)+$", "timeout": 0.5}
@@ -277,7 +316,8 @@ def test_catastrophic_backtracking_times_out_as_a_failure() -> None:
     result = judge(EXPLOSIVE, "a" * 40 + "!")
     assert time.monotonic() - started < 5
     assert (result.passed, result.score, result.error) == (False, 0.0, None)
-    assert "gave up after 0.5s" in result.details and "backtrack" in result.details
+    assert result.details.startswith("pattern '(a|aa)+$' gave up after 0.5s")
+    assert "backtrack" in result.details
     assert result.data == {"timed_out": True}
 
 

@@ -60,6 +60,54 @@ def test_a_misspelt_judge_type_gets_did_you_mean(tmp_path: Path) -> None:
     assert "unknown judge type 'zzzzzz'; valid types:" in err
 
 
+# --- typos of a command or a flag value -------------------------------------------------------
+
+
+def test_a_misspelt_command_or_flag_value_gets_did_you_mean(tmp_path: Path) -> None:
+    code, _, err = run_cli("rn")
+    assert code == 2 and err.endswith("Error: No such command 'rn' (did you mean 'run'?).\n")
+    code, _, err = run_cli("zzzz")  # nothing close: no guess
+    assert code == 2 and err.endswith("Error: No such command 'zzzz'.\n")
+    code, _, err = run_cli("run", "--policy", "no-regresion")
+    assert code == 2 and err.endswith(
+        "Error: Invalid value for '--policy': 'no-regresion' is not one of 'delta', "
+        "'no-regression', 'non-inferior', 'superior' (did you mean 'no-regression'?)\n"
+    )
+    code, _, err = run_cli("report", str(tmp_path / "a.json"), "--format", "mardown")
+    assert code == 2 and "(did you mean 'markdown'?)" in err
+    code, _, err = run_cli("run", "--executor", "mok")  # registry-backed values too
+    assert code == 2 and "(did you mean 'mock'?)" in err
+
+
+def test_every_closed_set_flag_uses_the_choice_that_suggests() -> None:
+    import click
+
+    from skill_eval.cli import COMMANDS, cli
+    from skill_eval.cli.choices import Choice
+
+    def commands(group: click.Command, ctx: click.Context) -> list[click.Command]:
+        if not isinstance(group, click.Group):
+            return [group]
+        found = [group]
+        for name in group.list_commands(ctx):
+            sub = group.get_command(ctx, name)
+            assert sub is not None, name
+            found += commands(sub, ctx)
+        return found
+
+    every = commands(cli, click.Context(cli))
+    assert len(every) > len(COMMANDS)
+    closed = [(c.name, p.name) for c in every for p in c.params if isinstance(p.type, click.Choice)]
+    assert ("run", "policy") in closed and ("report", "fmt") in closed
+    plain = [
+        (c.name, p.name)
+        for c in every
+        for p in c.params
+        if isinstance(p.type, click.Choice) and not isinstance(p.type, Choice)
+    ]
+    assert plain == []
+
+
 # --- YAML syntax errors where they start --------------------------------------------------------
 
 UNCLOSED_AT_5 = (
@@ -171,8 +219,13 @@ def _skill_with_evals(root: Path) -> Path:
 
 
 def _run_line(err: str) -> list[str]:
-    [line] = [ln.strip() for ln in err.splitlines() if ln.strip().startswith("skill-eval run")]
-    return shlex.split(line)
+    """The dry-run command import printed, as argv; the real one must be it without --mock."""
+    dry, real = [
+        shlex.split(ln) for ln in err.splitlines() if ln.strip().startswith("skill-eval run")
+    ]
+    assert dry == [*real, "--mock"], err
+    assert err.index("--mock: a dry run") < err.index("then for real (calls the model)")
+    return dry
 
 
 def test_import_prints_the_run_command_for_what_it_wrote(
@@ -193,8 +246,9 @@ def test_import_prints_the_run_command_for_what_it_wrote(
         "my-skill",
         "--state-root",
         ".skill-eval",
+        "--mock",
     ]
-    code, out, err = run_cli(*argv[1:], "--mock")  # exactly that, offline
+    code, out, err = run_cli(*argv[1:])  # exactly as printed: offline
     assert code in (0, 1, 4), err  # a verdict (one task, both arms pass: not a lift)
     assert read_json(out.strip())["candidate_results"][0]["task_id"] == "eval-1"
 
@@ -222,7 +276,7 @@ def test_import_prints_the_run_command_for_what_it_wrote(
     assert "a no-skill baseline never triggers" in err
     # without the baseline it asks for, the run is refused before any call
     without = [a for a in argv[1:] if a not in ("--baseline-skill", "OTHER_VERSION")]
-    code, _, refused = run_cli(*without, "--mock")
+    code, _, refused = run_cli(*without)
     assert code == 2 and "no-skill baseline can never trigger" in refused
     # with another version filled in, it runs
     shutil.copytree("my-skill", "before")
@@ -230,7 +284,7 @@ def test_import_prints_the_run_command_for_what_it_wrote(
         Path("my-skill/SKILL.md").read_text().replace("test skill", "reports")
     )
     filled = [("before" if a == "OTHER_VERSION" else a) for a in argv[1:]]
-    code, out, err = run_cli(*filled, "--mock")
+    code, out, err = run_cli(*filled)
     assert code in (0, 1, 4), err
     assert read_json(out.strip())["triggers"]["queries"] == 2
 

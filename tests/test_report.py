@@ -253,12 +253,18 @@ def test_table_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
 
 def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
     text = report.render_table(with_stats(passing(tmp_path)))
-    assert "paired delta +0.6, 95% interval [+0.2, +1], McNemar p = 0.25" in text
+    # Two intervals at two levels: the comparison's is for reference, the policy's decides.
+    assert re.search(
+        r"^for reference +paired delta \+0.6, 95% interval \[\+0.2, \+1\], McNemar p = 0.25$",
+        text,
+        re.M,
+    )
     # One wording: the verdict says what was shown; the artifact's `conclusion` is not
     # printed beside it as a second label.
     assert re.search(r"^verdict +PASS: the candidate is not worse than the baseline by more "
                      r"than 5 points$", text, re.M)  # fmt: skip
-    assert "policy non-inferior: lower end +0.2 > -0.05" in text and "conclusion" not in text
+    assert re.search(r"^decided by +policy non-inferior: lower end \+0.2 > -0.05", text, re.M)
+    assert "conclusion" not in text
     assert re.search(r"^non-discriminating +2 tasks", text, re.M)
     assert re.search(r"^power +detecting a 10-point lift", text, re.M)
     assert "baseline served from the cache (key abababababab, age 2 h, 5 attempts)" in text
@@ -319,9 +325,13 @@ def test_markdown_of_skipped_and_no_baseline_runs(tmp_path: Path) -> None:
 
 def test_markdown_shows_statistics_when_present(tmp_path: Path) -> None:
     text = report.render_markdown(with_stats(passing(tmp_path)))
-    assert "**Policy:** non-inferior: lower end +0.2 &gt; -0.05" in text
+    # two intervals at two levels: which one decides is said, the other is for reference
+    assert "**Decided by:** policy non-inferior: lower end +0.2 &gt; -0.05" in text
     assert "conclusion" not in text  # one wording: the verdict line, not a second label
-    assert "Paired delta +0.6, 95% interval \\[+0.2, +1\\]" in text
+    assert (
+        "For reference (not what decides the verdict): paired delta +0.6, 95% interval "
+        "\\[+0.2, +1\\]" in text
+    )
     assert "| title-heading | 1/1 | 1/1 | 0 | \\[flaky\\] |" in text
     assert "stable\\_pass" not in text
     assert "### Notes" in text and "baseline served from the cache" in text

@@ -76,6 +76,9 @@ def test_demo_run_is_one_self_contained_page(tmp_path: Path) -> None:
     assert 'id="verdict">PASS<' in html
     assert "1.0000 (5/5)" in html and "0.4000 (2/5)" in html
     assert '<svg class="interval"' in html and 'class="ci"' in html
+    # which interval decides: the policy's bound, the drawn one is for reference
+    assert '<p class="muted">decided by policy delta: delta +60.0 points' in html
+    assert '<p class="muted">for reference: paired delta +0.6, 95% interval' in html
     assert html.count("cost $0.0000") == 2
     assert html.count("prompt</summary>") == 5 and "Write release notes for acme 2.1.0." in html
 

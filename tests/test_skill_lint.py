@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.skills import lint_skill
+from skill_eval.errors import SkillError
+from skill_eval.skills import lint_skill, load_skill
 from skill_eval.skills.lint import lint_text, name_problems
 
 from .helpers import DEMO_SKILL, DEMO_SKILL_IMPROVED, DEMO_SUITE, read_json, run_cli
@@ -102,6 +103,41 @@ def test_pdf_like_skill_with_scripts_and_reference_links_is_clean(tmp_path: Path
     assert run_cli("lint", str(folder))[:2] == (0, f"{folder}: ok\n")  # one line, not silence
 
 
+def test_a_file_named_in_another_letter_case_is_a_warning(tmp_path: Path) -> None:
+    # anthropics/skills' pdf: its prose says "see REFERENCE.md" and "read FORMS.md", and its
+    # files are reference.md and forms.md: found on macOS, not found on Linux.
+    skill = front("pdf", "Work with PDF files.") + (
+        "# PDF\n\n"
+        "For advanced features, see REFERENCE.md. To fill a form, read FORMS.md.\n"
+        "Run `scripts/Fill.py` and read [the guide](Guide.md).\n"
+        "Follow the instructions in Forms.md (see reference.md, which is right).\n"
+        "Name the report out.md; see README.md; see notes.md.\n"
+        "```\ncat REFERENCE.MD\n```\n"
+    )
+    folder = write(
+        tmp_path / "pdf",
+        {
+            "SKILL.md": skill,
+            "reference.md": "# Reference\n",
+            "forms.md": "# Forms\n",
+            "guide.md": "# Guide\n",
+            "scripts/fill.py": "print()\n",
+        },
+    )
+    slip = ": file names are case-sensitive on Linux, where the agent will not find it"
+    assert findings(folder) == [
+        f"SKILL.md:7: warning: names 'REFERENCE.md', but the file is 'reference.md'{slip}",
+        f"SKILL.md:7: warning: names 'FORMS.md', but the file is 'forms.md'{slip}",
+        f"SKILL.md:8: warning: names 'Guide.md', but the file is 'guide.md'{slip}",
+        f"SKILL.md:8: warning: names 'scripts/Fill.py', but the file is 'scripts/fill.py'{slip}",
+        # named in passing (no "see"), yet a file of the skill by another case
+        f"SKILL.md:9: warning: names 'Forms.md', but the file is 'forms.md'{slip}",
+        "SKILL.md:10: warning: links to 'notes.md', which the skill folder lacks",
+    ]
+    code, out, _ = run_cli("lint", str(folder))
+    assert code == 0 and out.count("\n") == 6
+
+
 def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> None:
     folder = write(
         tmp_path / "docx",
@@ -128,6 +164,23 @@ def test_missing_linked_files_are_warnings_at_their_lines(tmp_path: Path) -> Non
     code, out, _ = run_cli("lint", str(folder))
     assert code == 0 and out.count("\n") == 4
     assert out.startswith(f"{folder}/SKILL.md:7: warning: links to 'ooxml.md'")
+
+
+def test_a_skill_md_that_is_not_utf8_is_a_lint_error_at_its_line(tmp_path: Path) -> None:
+    # Saved as Latin-1 (an editor's default): a finding, exit 1 like any error, not exit 2.
+    folder = tmp_path / "latin"
+    folder.mkdir()
+    (folder / "SKILL.md").write_bytes(b"---\nname: latin\ndescription: Caf\xe9 menus\n---\n")
+    other = write(tmp_path / "fine", {"SKILL.md": front("fine", "Fine.")})
+    code, out, err = run_cli("lint", str(folder), str(other))
+    assert (code, err) == (1, "")
+    assert out == (
+        f"{folder}/SKILL.md:3: error: SKILL.md is not valid UTF-8 (byte 0xe9 at offset 32); "
+        f"save the file as UTF-8\n{other}: ok\n"
+    )
+    # a run refuses it, naming the file, with the same words
+    with pytest.raises(SkillError, match="SKILL.md is not valid UTF-8 .byte 0xe9"):
+        load_skill(folder)
 
 
 def test_broken_yaml_is_an_error_at_its_line(tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ def test_load_skill_without_frontmatter_is_an_error_at_line_one(tmp_path: Path) 
     [
         (lambda p: None, "skill not found"),
         (lambda p: p.mkdir(), "no SKILL.md in skill directory"),
-        (lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"caf\xe9\n")), "not UTF-8"),
+        (lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"caf\xe9\n")), "not valid UTF-8"),
         (
             lambda p: (p.mkdir(), (p / "SKILL.md").write_bytes(b"x" * (MAX_SKILL_BYTES + 1))),
             "too large",

@@ -291,8 +291,15 @@ BAD_FILES = [
         "contains expected empty",
         HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
         "      expected: []\n",
-        'S/task_suite.yaml:8: tasks[0] (id "t-1").judge.expected: must be a non-empty list of '
-        "strings",
+        'S/task_suite.yaml:8: tasks[0] (id "t-1").judge.expected: must be a non-empty string or '
+        "a non-empty list of strings",
+    ),
+    (
+        "promptfoo's value for expected",
+        HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
+        "      value: '## Added'\n",
+        "S/task_suite.yaml:8: tasks[0] (id \"t-1\").judge.value: unknown key 'value' (did you "
+        "mean 'expected'?); allowed: type, expected, file, case_sensitive",
     ),
     (
         "judge key misspelt",
@@ -334,7 +341,7 @@ def test_problem_attributes_travel_apart_from_the_message(tmp_path: Path) -> Non
     [problem] = problems_of(path)
     assert problem == Problem(
         path=str(path),
-        message="must be a non-empty list of strings",
+        message="must be a non-empty string or a non-empty list of strings",
         line=11,
         field="judge.expected",
         task_index=1,

@@ -161,6 +161,16 @@ def test_tool_called(tmp_path: Path, config: dict[str, Any], passes: bool) -> No
     assert result.passed is passes, result.details
 
 
+def test_tool_called_feedback_shows_input_patterns_as_written(tmp_path: Path) -> None:
+    work = Work("x", tuple(CALLS))
+    one = judge({"type": "tool-called", "tool": "Write", "input": r"report\.md"}, work, tmp_path)
+    assert one.details.startswith(r"Write with input matching 'report\.md': called 1 time(s)")
+    each = judge(
+        {"type": "tool-called", "tool": "Read", "input": {"file_path": r"\.csv$"}}, work, tmp_path
+    )
+    assert each.details.startswith(r"Read with input matching {file_path: '\.csv$'}: called 1")
+
+
 def test_tool_called_config_is_checked(tmp_path: Path) -> None:
     assert validate_judge_config(
         {"type": "tool-called", "tool": "Write", "min": 3, "max": 1}, tmp_path

@@ -10,6 +10,7 @@ import importlib
 
 import click
 
+from ..core.validation import did_you_mean
 from .common import main_entry
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -86,6 +87,18 @@ class LazyGroup(click.Group):
                 rows.append((name, click.Command(name, help=summary).get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with the closest command for a typo: `No such command 'rn' (did you mean
+        'run'?).`"""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            if not ctx.resilient_parsing:
+                hint = did_you_mean(name, self.list_commands(ctx))
+                ctx.fail(f"No such command {name!r}{hint}.")
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMANDS.get(cmd_name)

@@ -1,6 +1,8 @@
-"""Flag values that come from the executor registry (entry-point plugins too), read when the
-flag is parsed or shown, never when the CLI is imported: `run --executor`,
-`--judge-executor`, and the model services of `review --executor` and `improve --improver`."""
+"""The Choice type of every flag with a closed set of values: click's, with a did-you-mean for
+a typo (`--policy no-regresion`). Values that come from the executor registry (entry-point
+plugins too) are read when the flag is parsed or shown, never when the CLI is imported:
+`run --executor`, `--judge-executor`, and the model services of `review --executor` and
+`improve --improver`."""
 
 from __future__ import annotations
 
@@ -9,10 +11,22 @@ from typing import Any
 
 import click
 
+from ..core.validation import did_you_mean
+
 MOCK = "mock"  # review's and improve's built-in test double: scripted replies, MockImprover
 
 
-class RegistryChoice(click.Choice):  # type: ignore[type-arg]
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click.Choice whose refusal names the closest value: `'no-regresion' is not one of
+    ... (did you mean 'no-regression'?)`. Every closed-set flag uses it (a test checks)."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        message = super().get_invalid_choice_message(value, ctx)
+        hint = did_you_mean(str(value), [str(c) for c in self.choices])
+        return message.removesuffix(".") + hint if hint else message
+
+
+class RegistryChoice(Choice):
     """A Choice whose values come from the executor registry, read when the flag is parsed or
     shown, not when the CLI is imported."""
 

@@ -44,8 +44,9 @@ def command(
     PASS/FAIL with a model (one call per attempt); its input files are copied beside the
     suite, at the same relative path. Each trigger query becomes a trigger task. What could
     not be carried over is listed on stderr, then the `skill-eval run` command that runs the
-    suite (with trigger tasks, --baseline-skill: a no-skill baseline never triggers). An
-    existing output is refused unless --force.
+    suite, first with --mock (offline, no model calls) then without (with trigger tasks,
+    --baseline-skill: a no-skill baseline never triggers). An existing output is refused
+    unless --force.
     Exits 0, or 1 when the written suite does not validate, 2 on bad input.
     """
     from ..errors import SkillEvalError
@@ -67,7 +68,10 @@ def command(
         err=True,
     )
     click.echo(
-        f"run it with (--mock: a dry run, no model calls):\n  {result.run_command}", err=True
+        f"try it offline first (--mock: a dry run, no model calls):\n"
+        f"  {result.run_command} --mock\n"
+        f"then for real (calls the model):\n  {result.run_command}",
+        err=True,
     )
     for note in result.run_notes:
         click.echo(note, err=True)

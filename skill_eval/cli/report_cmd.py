@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import SkillEvalError
+from .choices import Choice
 from .common import EXIT_USAGE, fail
 
 
@@ -63,7 +64,7 @@ def _artifact_report(artifact_path: str, fmt: str) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "markdown", "junit", "json", "html"]),
+    type=Choice(["table", "markdown", "junit", "json", "html"]),
     default="table",
     show_default=True,
     help="What to render.",

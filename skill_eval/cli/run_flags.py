@@ -20,7 +20,7 @@ from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..core.paths import DEFAULT_STATE_ROOT
 from ..executors.base import SKILL_MODES, executor_names, grader_names
 from ..stats.policy import DEFAULT_POLICY, POLICIES
-from .choices import RegistryChoice, is_executor
+from .choices import Choice, RegistryChoice, is_executor
 from .flag_help import HELP
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -50,9 +50,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "executor": _f("--executor", type=RegistryChoice(executor_names, is_executor), default=None),
     "mock": _f("--mock", is_flag=True),
     "model": _f("--model", envvar="SKILL_EVAL_MODEL", metavar="NAME"),
-    "skill-mode": _f(
-        "--skill-mode", type=click.Choice(SKILL_MODES), default="system", show_default=True
-    ),
+    "skill-mode": _f("--skill-mode", type=Choice(SKILL_MODES), default="system", show_default=True),
     "executor-option": _f(
         "--executor-option", "executor_option", multiple=True, metavar="KEY=VALUE"
     ),
@@ -68,11 +66,9 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "unsandboxed-bash": _f("--unsandboxed-bash", is_flag=True),
     "mock-outputs": _f("--mock-outputs", metavar="FILE"),
     "mock-rules": _f("--mock-rules", is_flag=True),
-    "runner": _f(
-        "--runner", type=click.Choice(["threads", "ray"]), default="threads", show_default=True
-    ),
+    "runner": _f("--runner", type=Choice(["threads", "ray"]), default="threads", show_default=True),
     "backend": _f(
-        "--backend", "backend", type=click.Choice(["threads", "ray"]), default=None, hidden=True
+        "--backend", "backend", type=Choice(["threads", "ray"]), default=None, hidden=True
     ),
     "ray-address": _f("--ray-address", metavar="ADDRESS"),
     "concurrency": _f("--concurrency", type=int, default=8, show_default=True),
@@ -90,9 +86,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "evaluators-dir": _f("--evaluators-dir", "evaluators_dirs", multiple=True, metavar="DIR"),
     "pass-k": _f("--pass-k", type=int, default=1, show_default=True, metavar="N"),
     "samples": _f("--samples", type=int, default=None, metavar="N"),
-    "policy": _f(
-        "--policy", type=click.Choice(POLICIES), default=DEFAULT_POLICY, show_default=True
-    ),
+    "policy": _f("--policy", type=Choice(POLICIES), default=DEFAULT_POLICY, show_default=True),
     "margin": _f("--margin", type=float, default=None),
     "min-delta": _f("--min-delta", type=float, default=0.0, show_default=True),
     "early-stop": _f("--early-stop", is_flag=True),
@@ -107,7 +101,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "resume": _f("--resume", is_flag=False, flag_value="", default=None, metavar="RUN_DIR"),
     "keep-workspaces": _f(
         "--keep-workspaces",
-        type=click.Choice(["none", "failed", "all"]),
+        type=Choice(["none", "failed", "all"]),
         default="failed",
         show_default=True,
     ),

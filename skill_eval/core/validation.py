@@ -119,7 +119,13 @@ def _explain(err: ValidationError) -> list[tuple[tuple[str | int, ...], str]]:
     at = tuple(err.absolute_path)
     kind, expected, value = err.validator, err.validator_value, err.instance
     if kind == "required" and isinstance(value, Mapping) and isinstance(expected, list):
-        return [((*at, str(key)), "is required") for key in expected if key not in value]
+        # `value` in place of `expected`: said once, at `value` (see _unknown_keys)
+        aliased = {v for k, v in _aliases(err.schema).items() if k in value}
+        return [
+            ((*at, str(key)), "is required")
+            for key in expected
+            if key not in value and key not in aliased
+        ]
     if kind == "additionalProperties" and isinstance(value, Mapping):
         return _unknown_keys(at, value, err.schema)
     schema = err.schema if isinstance(err.schema, Mapping) else {}
@@ -139,19 +145,29 @@ def _explain(err: ValidationError) -> list[tuple[tuple[str | int, ...], str]]:
 def _unknown_keys(
     at: tuple[str | int, ...], value: Mapping[str, Any], schema: Any
 ) -> list[tuple[tuple[str | int, ...], str]]:
-    """One problem per key the schema does not allow, with the closest allowed key."""
+    """One problem per key the schema does not allow, with the closest allowed key: the one
+    its `didYouMean` names for a key other tools use (promptfoo's `value`), else a typo's."""
     schema = schema if isinstance(schema, Mapping) else {}
     allowed = [str(k) for k in schema.get("properties") or {}]
     patterns = list(schema.get("patternProperties") or {})
+    aliases = _aliases(schema)
     out: list[tuple[tuple[str | int, ...], str]] = []
     for key in value:
         if key in allowed or any(re.search(p, str(key)) for p in patterns):
             continue
-        message = f"unknown key {key!r}{did_you_mean(str(key), allowed)}"
+        alias = aliases.get(key)
+        hint = f" (did you mean {alias!r}?)" if alias else did_you_mean(str(key), allowed)
+        message = f"unknown key {key!r}{hint}"
         if allowed:
             message += f"; allowed: {', '.join(allowed)}"
         out.append(((*at, str(key)), message))
     return out
+
+
+def _aliases(schema: Any) -> Mapping[str, str]:
+    """A schema's `didYouMean`: {a key other tools use: the key it means here}."""
+    found = schema.get("didYouMean") if isinstance(schema, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
 
 
 def _message(kind: str, expected: Any, value: Any, fallback: str) -> str:

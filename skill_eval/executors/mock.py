@@ -274,6 +274,8 @@ def _rule_answer(request: ExecutionRequest) -> str:
     expected = (
         request.task.judge.get("expected") if request.task.judge.get("type") == "contains" else None
     )
+    if isinstance(expected, str):
+        expected = [expected]
     terms = [str(e) for e in expected] if isinstance(expected, list) else []
     text = request.skill.content if request.skill is not None else ""
     return rule_following_output(text, request.task.id, request.task.category, terms)

@@ -2,7 +2,8 @@
 
 Every problem is reported at once, each with file, line, task and field:
 
-    suites/x.yaml:12: tasks[2] (id "t-3").judge.expected: must be a non-empty list of strings
+    suites/x.yaml:12: tasks[2] (id "t-3").judge.expected: must be a non-empty string or a
+    non-empty list of strings
 """
 
 from __future__ import annotations

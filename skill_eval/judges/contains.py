@@ -10,12 +10,17 @@ from ..core.model import JudgeResult
 from .base import JudgeSpec
 from .work_judges import FILE_PATH, TextOrFile
 
+# `expected`: one string (what people write first) or a list of them
 NON_EMPTY_STRINGS = {
-    "type": "array",
-    "minItems": 1,
-    "items": {"type": "string", "minLength": 1},
-    "errorMessage": "must be a non-empty list of strings",
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+    ],
+    "errorMessage": "must be a non-empty string or a non-empty list of strings",
 }
+# promptfoo's assertions hold their strings in `value`: an unknown key named so is hinted
+# to be `expected` (validation.py reads `didYouMean`; JSON Schema ignores it)
+VALUE_IS_EXPECTED = {"value": "expected"}
 CASE_SENSITIVE = {
     "type": "boolean",
     "errorMessage": "must be true or false (default false: letter case is ignored)",
@@ -35,6 +40,11 @@ def contains_score(
     return (len(expected) - len(missing)) / len(expected), missing
 
 
+def expected_strings(value: str | Sequence[str]) -> list[str]:
+    """`expected` as a list: a single string is a one-item list."""
+    return [value] if isinstance(value, str) else list(value)
+
+
 def case_note(case_sensitive: bool) -> str:
     """What a contains-style judge's details add when letter case counted."""
     return " (case-sensitive)" if case_sensitive else ""
@@ -42,7 +52,7 @@ def case_note(case_sensitive: bool) -> str:
 
 class ContainsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.expected = list(config["expected"])
+        self.expected = expected_strings(config["expected"])
         self.case_sensitive = bool(config.get("case_sensitive", False))
         self.file = config.get("file")  # judge this workspace file instead of the output
 
@@ -70,6 +80,7 @@ CONTAINS_SPEC = JudgeSpec(
         },
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
+        "didYouMean": VALUE_IS_EXPECTED,
     },
     build=ContainsJudge,
     deterministic=True,

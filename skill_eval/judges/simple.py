@@ -12,8 +12,15 @@ import regex
 
 from ..core.model import JudgeResult
 from .base import JudgeSpec
-from .contains import CASE_SENSITIVE, NON_EMPTY_STRINGS, case_note, contains_score
-from .work_judges import FILE_PATH, TextOrFile
+from .contains import (
+    CASE_SENSITIVE,
+    NON_EMPTY_STRINGS,
+    VALUE_IS_EXPECTED,
+    case_note,
+    contains_score,
+    expected_strings,
+)
+from .work_judges import FILE_PATH, TextOrFile, as_written
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE, "dotall": regex.DOTALL}
@@ -56,7 +63,7 @@ class NotContainsJudge(TextOrFile):
     fraction absent."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.expected = list(config["expected"])
+        self.expected = expected_strings(config["expected"])
         self.case_sensitive = bool(config.get("case_sensitive", False))
         self.file = config.get("file")  # judge this workspace file instead
 
@@ -111,13 +118,13 @@ class RegexJudge(TextOrFile):
         except TimeoutError:
             return _binary(
                 False,
-                f"pattern {self.compiled.pattern!r} gave up after "
+                f"pattern {as_written(self.compiled.pattern)} gave up after "
                 f"{self.timeout:g}s: this output makes it backtrack "
                 "catastrophically (simplify the pattern, or raise `timeout`)",
                 timed_out=True,
             )
         if match is None:
-            return _binary(False, f"pattern {self.compiled.pattern!r} not found")
+            return _binary(False, f"pattern {as_written(self.compiled.pattern)} not found")
         text = match.group(0)
         shown = text if len(text) <= 80 else text[:77] + "..."
         return _binary(True, f"pattern matched {shown!r} at offset {match.start()}")
@@ -167,6 +174,7 @@ NOT_CONTAINS_SPEC = JudgeSpec(
         "not-contains",
         ["expected"],
         {"expected": NON_EMPTY_STRINGS, "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
+        didYouMean=VALUE_IS_EXPECTED,
     ),
     build=NotContainsJudge,
     deterministic=True,
@@ -192,6 +200,7 @@ REGEX_SPEC = JudgeSpec(
             },
             "file": FILE_PATH,
         },
+        didYouMean={"value": "pattern"},
     ),
     build=RegexJudge,
     deterministic=True,
@@ -209,6 +218,7 @@ EQUALS_SPEC = JudgeSpec(
             "normalize": _enum_list(["whitespace", "case"]),
             "file": FILE_PATH,
         },
+        didYouMean=VALUE_IS_EXPECTED,
     ),
     build=EqualsJudge,
     deterministic=True,

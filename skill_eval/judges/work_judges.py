@@ -63,6 +63,12 @@ def matching(pattern: str, paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if fnmatch.fnmatchcase(p, pattern))
 
 
+def as_written(pattern: str) -> str:
+    r"""A suite's pattern quoted as its author wrote it: `'\d+'`, where repr() would double
+    every backslash (`'\\d+'`). Only unprintable characters are escaped."""
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in pattern) + "'"
+
+
 def judge_file_or_text(
     file: str | None, work: Work, judge_text: Callable[[str], JudgeResult]
 ) -> JudgeResult:
@@ -232,6 +238,12 @@ def _input_matches(call: ToolCall, pattern: Any) -> bool:
     return True
 
 
+def _shown_input(pattern: Any) -> str:
+    if isinstance(pattern, Mapping):
+        return "{" + ", ".join(f"{k}: {as_written(str(v))}" for k, v in pattern.items()) + "}"
+    return as_written(str(pattern))
+
+
 class ToolCalledJudge:
     """`tool` was called between `min` (default 1) and `max` times, counting only calls whose
     input matches `input` when given."""
@@ -253,7 +265,9 @@ class ToolCalledJudge:
         count = len(calls)
         ok = count >= self.min and (self.max is None or count <= int(self.max))
         bound = f">= {self.min}" + (f" and <= {self.max}" if self.max is not None else "")
-        what = self.tool + (f" with input matching {self.pattern!r}" if self.pattern else "")
+        what = self.tool + (
+            f" with input matching {_shown_input(self.pattern)}" if self.pattern else ""
+        )
         return JudgeResult(
             ok,
             float(ok),

@@ -205,7 +205,8 @@ def _convert(key: str, option: click.Option, value: Any, base: Path) -> tuple[An
     if not isinstance(value, str):
         return None, "must be a string"
     if isinstance(kind, click.Choice) and value not in kind.choices:
-        return None, f"must be one of {', '.join(map(str, kind.choices))}"
+        choices = [str(c) for c in kind.choices]
+        return None, f"must be one of {', '.join(choices)}{did_you_mean(value, choices)}"
     return _path(key, value, base), None
 
 

@@ -22,6 +22,7 @@ from .arm_table import task_ids as arm_task_ids
 from .arms import arm_skills
 from .task_details import TaskDetail, from_artifact
 from .triggers import table_info
+from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
 from .view import View, one_line, read_view
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -198,6 +199,8 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         counts=counts,
         arms=_arms(artifact, view),
         interval=_interval(artifact.get("comparison")),
+        decided_label=DECIDED_LABEL,
+        reference_label=REFERENCE_LABEL,
         skill=one_line(artifact.get("task_suite_skill_id") or artifact.get("candidate_id") or "?"),
         suite=one_line(artifact.get("task_suite") or "?"),
         run_id=one_line(artifact.get("run_id") or ""),

@@ -12,6 +12,7 @@ from .arm_table import arm_columns
 from .arm_table import rows as arm_rows
 from .arm_table import task_ids as arm_task_ids
 from .arms import arm_names
+from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
 from .view import CONTROL_CHARS, View, one_line, read_view, tokens_text
 
 MD_FEEDBACK_CHARS = 120
@@ -98,7 +99,11 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
     v = read_view(artifact)
     out = _md_head(artifact, v) + _md_rates(v) + [""]
     if v.interval:
-        out += [f"{md_escape(v.interval[0].upper() + v.interval[1:])}.", ""]
+        shown = md_escape(v.interval)
+        if v.decision:  # the policy's test decides, at its own level
+            out += [f"{REFERENCE_LABEL.capitalize()} (not what decides the verdict): {shown}.", ""]
+        else:
+            out += [f"{shown[0].upper() + shown[1:]}.", ""]
     out += _md_arms(artifact) + _md_tasks(v) + _md_changes(v)
     out += trigger_report.markdown(artifact, md_escape)
     if v.errors:
@@ -132,7 +137,7 @@ def _md_head(artifact: Mapping[str, Any], v: View) -> list[str]:
     if v.reason:
         out += [f"**Reason:** {md_escape(v.reason)}", ""]
     if v.decision:
-        out += [f"**Policy:** {md_escape(v.decision.removeprefix('policy '))}", ""]
+        out += [f"**{DECIDED_LABEL.capitalize()}:** {md_escape(v.decision)}", ""]
     return out
 
 

@@ -16,6 +16,7 @@ from .arm_table import rows as arm_rows
 from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown
+from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
 from .view import feedback, interval_text, one_line, read_view, tokens_text
 
 FEEDBACK_CHARS = 100
@@ -67,9 +68,10 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     info = [
         ("arms", arms),
         ("pass rate", rates),
-        ("", interval),
+        # two intervals at two levels: say which one the verdict stands on
+        (REFERENCE_LABEL if v.decision else "", interval),
         ("verdict", v.headline + (f": {v.reason}" if v.reason else "")),
-        ("", v.decision),
+        (DECIDED_LABEL, v.decision),
         ("regressed", ", ".join(v.regressed)),
         ("improved", ", ".join(v.improved)),
     ]

@@ -13,6 +13,10 @@ from ..stats.policy import DEFAULT_MARGIN
 
 NOT_ENOUGH = "not enough evidence"
 SHOWN_WORSE = "shown worse"
+# The paired comparison's two-sided interval and McNemar p are shown beside the policy's own
+# test (a one-sided 96% bound for no-regression), at another level: reports label which decides.
+REFERENCE_LABEL = "for reference"
+DECIDED_LABEL = "decided by"
 
 
 @dataclass(frozen=True)

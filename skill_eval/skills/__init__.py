@@ -2,6 +2,7 @@
 
 load.py        loading, checked against the Agent Skills format before anything runs
 lint.py        the format's checks (`skill-eval lint`)
+links.py       the files SKILL.md names, checked against its folder (for lint.py)
 tree.py        the tree hash over every file, the skill's identity in the artifact
 install.py     the copy in an attempt's .claude/skills/, never written through
 candidates.py  candidates of a ranking artifact (skills/ranking.py reads the artifact itself)

@@ -2,13 +2,13 @@
 agent loads it: errors stop a run before anything runs, warnings go into its log and artifact.
 
 Errors: an empty SKILL.md, no frontmatter, frontmatter that is not valid YAML or not a mapping,
-a missing or empty `name` or `description`. Warnings: a `name` that breaks the format's rules
-or does not match its folder, a description over 1,024 characters, a body over 500 lines,
+a missing or empty `name` or `description`. Warnings: a `name` that breaks the format's rules or
+does not match its folder, a description over 1,024 characters, a body over 500 lines,
 frontmatter keys neither the format nor Claude Code reads, files SKILL.md links to that the
-folder lacks, links in the folder that lead outside it (never followed), and
-`disable-model-invocation: true` (such a skill never triggers by itself). Where OpenCode,
-Codex CLI and Claude Code part ways (a long description or name, Claude Code's own keys), the
-warning says which agent drops what (agent_support.py).
+folder lacks or spells in another letter case (links.py), links in the folder that lead outside
+it (never followed), and `disable-model-invocation: true` (such a skill never triggers by
+itself). Where OpenCode, Codex CLI and Claude Code part ways (a long description or name, Claude
+Code's own keys), the warning says which agent drops what (agent_support.py).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote
 
 from ..core.paths import inside
 from ..core.safeyaml import YamlError, load_yaml_text
 from ..errors import SkillError
 from .agent_support import LONG_DESCRIPTION, LONG_NAME, MODEL_NEVER_LOADS, agent_notes
+from .links import broken_links
 from .tree import walk
 
 Severity = Literal["error", "warning"]
@@ -51,30 +51,7 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_BODY_LINES = 500
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_CODE_SPAN = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")
-_PATHLIKE = re.compile(r"^(?:\./)?[A-Za-z0-9_][\w.\-]*(?:/[\w.\-]+)*/?$")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-_POINTER = re.compile(r"\b(?:see|read|consult|open|load|follow)\s+(?:the\s+)?$", re.I)
 _AT_LINE = re.compile(r"\bat line (\d+)")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-# Backticked text counts as a link to one of the skill's files only when it looks like one: a
-# path under a folder the skill has or under scripts/ or reference(s)/, or a bare markdown name
-# right after "see", "read", ... (`see reference.md`). `output.pdf`, `main.py`, `src/app.ts`,
-# `README.md` and "name it `notes.md`" are about the user's files, not the skill's.
-_RESOURCE_DIRS = frozenset({"scripts", "references", "reference"})
-_PROJECT_FILES = frozenset(
-    {
-        "readme.md",
-        "changelog.md",
-        "claude.md",
-        "agents.md",
-        "contributing.md",
-        "license.md",
-        "history.md",
-        "todo.md",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -124,7 +101,8 @@ def lint_text(text: str, display: str, folder: Path | None) -> list[Finding]:
             )
         )
     if folder is not None:
-        out.extend(_missing_links(lines, front.body_start, display, folder))
+        found = broken_links(lines, front.body_start, folder)
+        out.extend(Finding(display, line, "warning", message) for line, message in found)
         out.extend(links_out(folder))
     return out
 
@@ -287,75 +265,3 @@ def name_problems(name: str, folder_name: str | None) -> list[str]:
     if folder_name is not None and folder_name != name:
         problems.append(f"`name` {name!r} does not match its folder {folder_name!r}")
     return problems
-
-
-def _missing_links(lines: list[str], start: int, display: str, folder: Path) -> list[Finding]:
-    """Relative markdown links, and backticked paths that look like the skill's own files,
-    that name nothing in `folder`. Fenced code blocks are skipped (commands, not links)."""
-    out: list[Finding] = []
-    seen: set[str] = set()
-    fence: str | None = None
-    for number in range(start, len(lines) + 1):
-        line = lines[number - 1]
-        match = _FENCE.match(line)
-        if match:
-            marker = match.group(1)
-            if fence is None:
-                fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence):
-                fence = None
-            continue
-        if fence is not None:
-            continue
-        targets = [(m.group(1), True, True) for m in _MD_LINK.finditer(line)]
-        targets += [
-            (m.group(1), False, bool(_POINTER.search(line[: m.start()])))
-            for m in _CODE_SPAN.finditer(line)
-        ]
-        for raw, is_link, pointed in targets:
-            rel = _link_target(raw, is_link, pointed, folder)
-            if rel is None or rel in seen:
-                continue
-            seen.add(rel)
-            if rel.startswith("../") or rel == "..":
-                out.append(
-                    Finding(
-                        display,
-                        number,
-                        "warning",
-                        f"links to {raw!r}, outside the skill folder: an installed "
-                        f"skill cannot reach it",
-                    )
-                )
-            elif not (folder / rel).exists():
-                out.append(
-                    Finding(
-                        display,
-                        number,
-                        "warning",
-                        f"links to {rel!r}, which the skill folder lacks",
-                    )
-                )
-    return out
-
-
-def _link_target(raw: str, is_link: bool, pointed: bool, folder: Path) -> str | None:
-    """The relative path a link or code span names, or None when it is no skill file."""
-    if _SCHEME.match(raw) or raw.startswith(("#", "/", "~", "$", "-", "<")):
-        return None
-    target = unquote(raw.split("#", 1)[0].split("?", 1)[0]) if is_link else raw
-    if not target:
-        return None
-    if not is_link:
-        if not _PATHLIKE.match(target) or "*" in target:
-            return None
-        rel = PurePosixPath(target)
-        first = rel.parts[0] if rel.parts and rel.parts[0] != "." else ""
-        if len(rel.parts) > 1 and not (first in _RESOURCE_DIRS or (folder / first).is_dir()):
-            return None
-        if len(rel.parts) == 1 and (
-            not pointed or rel.suffix.lower() != ".md" or rel.name.lower() in _PROJECT_FILES
-        ):
-            return None
-    parts = [p for p in PurePosixPath(target).parts if p != "."]
-    return "/".join(parts) if parts else None

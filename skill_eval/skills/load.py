@@ -67,7 +67,12 @@ def lint_skill(path: str | Path) -> list[Finding]:
     """Every finding (errors and warnings) in the SKILL.md at `path`, a folder or the file.
     Raises SkillError only when there is no readable SKILL.md at all."""
     file, directory = skill_file(path)
-    return lint_text(read_skill_text(file), str(file), _lint_folder(file, directory))
+    data = read_skill_bytes(file)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # there is a SKILL.md, and this is what is wrong with it
+        return [Finding(str(file), data.count(b"\n", 0, exc.start) + 1, "error", _not_utf8(exc))]
+    return lint_text(text, str(file), _lint_folder(file, directory))
 
 
 def skill_findings(skill: Skill) -> list[Finding]:
@@ -104,6 +109,23 @@ def _lint_folder(file: Path, directory: Path | None) -> Path | None:
 
 
 def read_skill_text(file: Path) -> str:
+    """The SKILL.md's text; SkillError when it cannot be read, is over 1 MiB or not UTF-8."""
+    data = read_skill_bytes(file)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SkillError(f"{file}: {_not_utf8(exc)}", path=str(file)) from None
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    return (
+        f"SKILL.md is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+        f"{exc.start}); save the file as UTF-8"
+    )
+
+
+def read_skill_bytes(file: Path) -> bytes:
+    """At most 1 MiB of the SKILL.md; SkillError when it cannot be read or is larger."""
     try:
         size = file.stat().st_size
         if size > MAX_SKILL_BYTES:
@@ -116,9 +138,4 @@ def read_skill_text(file: Path) -> str:
         raise SkillError(f"cannot read skill {file}: {exc.strerror}", path=str(file)) from None
     if len(data) > MAX_SKILL_BYTES:
         raise SkillError(f"skill file too large: {file} (the limit is 1 MiB)", path=str(file))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SkillError(
-            f"skill is not UTF-8 text: {file} (byte {exc.start})", path=str(file)
-        ) from None
+    return data
