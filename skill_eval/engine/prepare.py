@@ -25,10 +25,7 @@ from ..executors.mock import check_mock_tasks, load_mock_outputs
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
 from ..inputs.suite import load_suite
-from ..jail import require
-from ..judges.pytest_judge import has_pytest_judge, preflight_pytest
-from ..judges.python_judge import preflight_python_judges
-from ..judges.rubric import preflight_evaluators
+from ..judges.base import PreflightSettings, preflight_judges
 from ..plan.checks import MAX_SAMPLES
 from ..plan.executor_options import executor_config
 from ..plan.run_plan import RunPlan
@@ -224,14 +221,10 @@ def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
     """The executor can run here (binary, key, its jail) and the judges can judge (evaluator
     skills, python callables, pytest and its jail): an error before any attempt."""
     executor.preflight()
-    if not plan.execution.no_jail and any(has_pytest_judge(t.judge) for t in suite.tasks):
-        require("bubblewrap")  # JailUnavailable naming what to install, or --no-jail
-    problems = (
-        preflight_evaluators(suite.tasks, plan.judging.evaluators_dirs, Path.cwd())
-        + preflight_python_judges(suite.tasks)
-        + preflight_pytest(suite.tasks)
+    settings = PreflightSettings(
+        tuple(plan.judging.evaluators_dirs), Path.cwd(), jailed=not plan.execution.no_jail
     )
-    if problems:
+    if problems := preflight_judges(suite.tasks, settings):
         raise JudgeError("\n".join(problems))
 
 
