@@ -26,6 +26,7 @@ from .builtin import BUILTIN_JUDGES
 
 if TYPE_CHECKING:  # the cache module (sqlite3) loads only when a run opens one
     from .judge_cache import JudgeCache, MemoryJudgeCache
+    from .roles import JudgeRole
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
@@ -175,6 +176,8 @@ class JudgeSpec:
     deterministic: bool | Callable[[Mapping[str, Any]], bool] = False
     # Checked once before any attempt of a run that uses the type (see Preflight).
     preflight: Preflight | None = None
+    # What the type adds to a run besides its judgements (judges/roles.py).
+    role: JudgeRole | None = None
 
 
 def _coerce(value: Any) -> JudgeSpec:
