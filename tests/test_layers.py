@@ -170,3 +170,26 @@ def test_the_scan_finds_every_kind_of_upward_import(
     (root / where).write_text(source)
     found, unranked, _ = upward_imports(root, RANKS)
     assert (found, unranked) == (expected, set())
+
+
+# The modules of a lower package that a higher one may import: its seam. The engine asks
+# judges through their framework (the registry and spec, roles, the cache, the grader they
+# share, observers, batching) and never a judge module by name; judges ask a model service
+# through the grader seam and the executor registry, never an executor's internals.
+SEAMS: dict[tuple[str, str], set[str]] = {
+    ("engine", "judges"): {"base", "roles", "judge_cache", "llm", "observers", "batch_judging"},
+    ("judges", "executors"): {"base", "grader", "batches"},
+}
+
+
+@pytest.mark.parametrize(("source", "target"), sorted(SEAMS))
+def test_packages_cross_only_at_their_seams(source: str, target: str) -> None:
+    root = REPO / "skill_eval"
+    allowed = {f"skill_eval.{target}.{name}" for name in SEAMS[source, target]}
+    crossing = []
+    for path in sorted((root / source).rglob("*.py")):
+        module, is_package = module_name(path, root)
+        for line, imported in imports_of(path.read_text(encoding="utf-8"), module, is_package):
+            if package_of(imported, "skill_eval") == target and imported not in allowed:
+                crossing.append(f"{module}:{line} -> {imported}")
+    assert crossing == [], f"{source} reaches past the {target} seam:\n" + "\n".join(crossing)

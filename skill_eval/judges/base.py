@@ -178,6 +178,9 @@ class JudgeSpec:
     preflight: Preflight | None = None
     # What the type adds to a run besides its judgements (judges/roles.py).
     role: JudgeRole | None = None
+    # Whether its model calls may go out as one Message Batch with --batch: one call per
+    # judgement, built before it is answered (judges/batch_judging.py).
+    batchable: bool = False
 
 
 def _coerce(value: Any) -> JudgeSpec:

@@ -363,4 +363,5 @@ RUBRIC_SPEC = JudgeSpec(
     build=RubricJudge,
     check=_check,
     preflight=preflight,
+    batchable=True,
 )
