@@ -4,13 +4,12 @@ any import of a higher package from a lower one and lists each as `module:line -
 
 Ranks, lowest first (a package may import its own rank and every lower one):
 
-    errors < core < skills, jail < executors < evaluators < judges (with observers) < stats
-    < triggers < plan < inputs < engine, backends < report < improve, interop < review < cli
+    errors < core < skills, jail, stats < executors < evaluators < judges < plan < inputs
+    < engine, backends < report < improve, interop < review < cli
     < the package root (`skill_eval/__init__.py`, the public API)
 
-`triggers` sits above `stats`: trigger tasks are loaded by `inputs`, their figures are
-statistics over judged attempts (`triggers/figures.py` uses stats' intervals and policies),
-and their implied judge is a registered judge below both (judges/triggered.py).
+`stats` is pure (it imports core alone), so judges may use it: the trigger tasks' judge
+(judges/triggers/) declares a role whose figures are statistics over judged attempts.
 `engine` and `backends` share a rank: the runner hands jobs to a backend, and a backend runs
 them with the engine's `execute_job` / `run_attempt`.
 """
@@ -33,8 +32,7 @@ RANKS: dict[str, int] = {
     "executors": 3,
     "evaluators": 4,
     "judges": 5,
-    "stats": 6,
-    "triggers": 7,
+    "stats": 2,
     "plan": 8,
     "inputs": 9,
     "engine": 10,
@@ -145,8 +143,8 @@ def test_no_package_imports_a_higher_one() -> None:
         # lazy, inside a function, from a package's __init__
         (
             "executors/__init__.py",
-            "def f():\n    from ..triggers.tasks import x\n",
-            ["pkg.executors:2 -> pkg.triggers.tasks"],
+            "def f():\n    from ..plan.arms import x\n",
+            ["pkg.executors:2 -> pkg.plan.arms"],
         ),
         # absolute, and a name of the root
         (
@@ -165,10 +163,33 @@ def test_the_scan_finds_every_kind_of_upward_import(
     tmp_path: Path, where: str, source: str, expected: list[str]
 ) -> None:
     root = tmp_path / "pkg"
-    for package in ("executors", "engine", "judges", "triggers", "cli", "core", "backends"):
+    for package in ("executors", "engine", "judges", "plan", "cli", "core", "backends"):
         (root / package).mkdir(parents=True)
         (root / package / "__init__.py").write_text("")
     (root / "__init__.py").write_text("")
     (root / where).write_text(source)
     found, unranked, _ = upward_imports(root, RANKS)
     assert (found, unranked) == (expected, set())
+
+
+# The modules of a lower package that a higher one may import: its seam. The engine asks
+# judges through their framework (the registry and spec, roles, the cache, the grader they
+# share, observers, batching) and never a judge module by name; judges ask a model service
+# through the grader seam and the executor registry, never an executor's internals.
+SEAMS: dict[tuple[str, str], set[str]] = {
+    ("engine", "judges"): {"base", "roles", "judge_cache", "llm", "observers", "batch_judging"},
+    ("judges", "executors"): {"base", "grader", "batches"},
+}
+
+
+@pytest.mark.parametrize(("source", "target"), sorted(SEAMS))
+def test_packages_cross_only_at_their_seams(source: str, target: str) -> None:
+    root = REPO / "skill_eval"
+    allowed = {f"skill_eval.{target}.{name}" for name in SEAMS[source, target]}
+    crossing = []
+    for path in sorted((root / source).rglob("*.py")):
+        module, is_package = module_name(path, root)
+        for line, imported in imports_of(path.read_text(encoding="utf-8"), module, is_package):
+            if package_of(imported, "skill_eval") == target and imported not in allowed:
+                crossing.append(f"{module}:{line} -> {imported}")
+    assert crossing == [], f"{source} reaches past the {target} seam:\n" + "\n".join(crossing)

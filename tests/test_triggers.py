@@ -30,9 +30,9 @@ from skill_eval.executors.claude.stream import StreamReader
 from skill_eval.executors.mock_work import check_output
 from skill_eval.inputs.suite import load_suite
 from skill_eval.judges.base import JudgeContext, build_judge, run_judge
-from skill_eval.triggers import figures
-from skill_eval.triggers.run import executor_problem
-from skill_eval.triggers.tasks import implied_judge
+from skill_eval.judges.triggers import figures
+from skill_eval.judges.triggers.role import TRIGGERS
+from skill_eval.judges.triggers.tasks import implied_judge
 from tests.helpers import contains_task, run_cli, write_outputs, write_skill, write_suite
 
 QUERIES = [
@@ -335,12 +335,15 @@ def test_mock_outputs_check_triggered(tmp_path: Path) -> None:
     assert check_output({"triggered": "yes"}) == "triggered: must be true or false"
     suite = load_suite(write_suite(tmp_path, QUERIES))
     # by what the executor declares (ExecutorBase.can_trigger), never by its name
-    assert executor_problem(create_executor("anthropic"), "anthropic", suite) is not None
-    assert executor_problem(create_executor("mock"), "mock", suite) is None
+    assert (
+        TRIGGERS.executor_problem(create_executor("anthropic"), "anthropic", suite.tasks)
+        is not None
+    )
+    assert TRIGGERS.executor_problem(create_executor("mock"), "mock", suite.tasks) is None
     acting = type("Acting", (ExecutorBase,), {"can_act": True})()  # acts, cannot tell
-    assert "trigger task" in (executor_problem(acting, "plugin", suite) or "")
+    assert "trigger task" in (TRIGGERS.executor_problem(acting, "plugin", suite.tasks) or "")
     watching = type("Watching", (ExecutorBase,), {"can_trigger": True})()
-    assert executor_problem(watching, "plugin", suite) is None
+    assert TRIGGERS.executor_problem(watching, "plugin", suite.tasks) is None
 
 
 def test_claude_code_options_of_a_trigger_attempt(tmp_path: Path) -> None:
@@ -462,7 +465,7 @@ def test_an_executor_that_can_trigger_runs_trigger_tasks_from_the_request_alone(
     skill), and the implied judge (through the registry) reads the skill the runner recorded."""
     from skill_eval.core.model import Arm
     from skill_eval.engine.evaluation import evaluate
-    from skill_eval.triggers.tasks import TRIGGER_EXECUTION
+    from skill_eval.judges.triggers.tasks import TRIGGER_EXECUTION
 
     seen: list[ExecutionRequest] = []
 
@@ -498,4 +501,4 @@ def test_an_executor_that_can_trigger_runs_trigger_tasks_from_the_request_alone(
         "should_trigger": True,
         "skill": "pdf",
     }
-    assert executor_problem(Watcher(), "watcher", suite) is None
+    assert TRIGGERS.executor_problem(Watcher(), "watcher", suite.tasks) is None

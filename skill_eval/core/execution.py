@@ -3,7 +3,7 @@ this task must run where it says), the result, and its token usage.
 
 `ExecutionSettings` is how a task kind asks executors to run it differently from the run's
 configuration without any executor knowing the kind: its loader sets them on the Task (trigger
-tasks, triggers/tasks.py: the skill installed, a fixed tool set, a default turn limit, stop
+tasks, judges/triggers/tasks.py: the skill installed, a fixed tool set, a default turn limit, stop
 once the skill is invoked), and the runner copies them into every request of that task.
 """
 
@@ -42,6 +42,12 @@ def delivery_mode(delivery: Delivery) -> SkillMode | None:
 def nudged(prompt: str, skill_name: str) -> str:
     """`prompt` with the nudge naming the skill on a line of its own at its end."""
     return f"{prompt.rstrip()}\n\n{NUDGE.format(name=skill_name)}"
+
+
+# Attempt.meta key of an attempt that watched for its skill (`stop_on_skill`): the name of the
+# skill its arm installed, so its judge (and a rejudge of the journal) knows whose invocation
+# counts.
+SKILL_META = "trigger_skill"
 
 
 @dataclass(frozen=True)

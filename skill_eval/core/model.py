@@ -66,7 +66,7 @@ class Task:
     # Non-gating observers that run on this task (observers.for_task: the suite's that target
     # it plus its own); their readings never decide anything.
     observers: tuple[Mapping[str, Any], ...] = ()
-    # Trigger tasks (triggers/): does the skill's description make Claude load it for this
+    # Trigger tasks (judges/triggers/): does the skill's description make Claude load it for this
     # query? `prompt` then holds the query too, and `judge` the implied trigger judge.
     query: str | None = None
     should_trigger: bool | None = None

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core.model import Arm, Attempt, Task
 from ..core.transcript import skill_invocations
-from ..triggers import figures as trigger_figures
+from ..judges.roles import Decision, declared_roles, roles_of
 from .settings import EvaluationSettings
 from .summary import ArmResult, summarise
 
@@ -51,7 +51,8 @@ def fired_figure(arm: Arm, attempts: Sequence[Attempt], tasks: Sequence[Task]) -
         return None
     if arm.delivery in ALWAYS:
         return {"how": "always", "rate": None, "attempts": None, "fired": None}
-    ids = {t.id for t in tasks if not t.is_trigger_task}
+    apart = [role for role in roles_of(tasks) if role.rated_apart()]
+    ids = {t.id for t in tasks if not any(role.covers(t) for role in apart)}
     seen = [f for a in attempts if a.task_id in ids and (f := fired(a, arm.skill.name)) is not None]
     return {
         "how": "invoked",
@@ -121,19 +122,22 @@ def section(
     (a mixed suite's ordinary tasks); `setup` each arm's delivery and executor describe()."""
     result = summarise(rated, arms, attempts, settings, reference)
     every = summarise(tasks, arms, attempts, settings, reference)  # results list every task
-    triggering = trigger_figures.trigger_tasks(tasks)
-    samples = settings.sample_count
-    by_arm = {
-        a.name: trigger_figures.arm_figures(
-            triggering, [x for x in attempts if x.arm == a.name], samples
-        )
-        for a in arms
-        if triggering
-    }
+    decision = Decision(settings.sample_count, settings.policy, settings.min_delta, settings.margin)
     mine = {a.name: [x for x in attempts if x.arm == a.name] for a in arms}
+    present = roles_of(tasks)
+    # every role's entry, null where the suite has none of its tasks: one shape for all runs
+    figures = {
+        role.key: {
+            a.name: role.arm_figures(tasks, mine[a.name], decision.samples)
+            if role in present
+            else None
+            for a in arms
+        }
+        for role in declared_roles()
+    }
     out_arms = [
         _arm_entry(arm, result.arm(arm.name), every.arm(arm.name), reference, tasks, setup)
-        | {"triggers": by_arm.get(arm.name)}
+        | {key: by_arm[arm.name] for key, by_arm in figures.items()}
         for arm in arms
     ]
     comparisons = []
@@ -142,18 +146,9 @@ def section(
         entry = comparison.to_dict()
         entry["when_fired"] = conditional_lift(arm, mine[arm.name], mine[reference], True)
         entry["when_not_fired"] = conditional_lift(arm, mine[arm.name], mine[reference], False)
-        entry["triggers"] = (
-            trigger_figures.compare(
-                by_arm[arm.name],
-                by_arm[reference],
-                policy=settings.policy,
-                min_delta=settings.min_delta,
-                margin=settings.margin,
-                samples=samples,
-            )
-            if triggering
-            else None
-        )
+        for role in declared_roles():
+            by_arm = figures[role.key]
+            entry[role.key] = role.compare_arms(by_arm[arm.name], by_arm[reference], decision)
         comparisons.append(entry)
     return {"reference": reference, "arms": out_arms, "comparisons": comparisons}
 

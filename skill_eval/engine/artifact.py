@@ -18,8 +18,8 @@ from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
 from ..jail import NO_JAIL
-from ..judges import observers
 from ..judges.base import is_deterministic
+from ..judges.observers import summarise as summarise_observers
 from ..stats import adaptive
 from ..stats.agreement import run_agreement
 from ..stats.analysis import Analysis
@@ -143,7 +143,7 @@ def build(
         },
         "errors": _errors(attempts),
     }
-    observed = observers.summarise(suite.tasks, attempts)
+    observed = summarise_observers(suite.tasks, attempts)
     if observed is not None:  # only suites with observers: other artifacts stay as they were
         data["observers"] = observed
     measured = run_agreement(attempts, model_graded(suite.tasks))

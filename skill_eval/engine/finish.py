@@ -12,12 +12,11 @@ from typing import Any
 
 from ..core.model import Attempt
 from ..inputs.arms import Arms
+from ..judges.roles import Decision, rated_tasks, roles_of
 from ..plan.run_plan import RunPlan
 from ..stats.analysis import Analysis
 from ..stats.results import TaskResult, first_failures
 from ..stats.verdict import RunHealth, Verdict, decide_verdict, guard_excluded, worst_case
-from ..triggers import figures as trigger_figures
-from ..triggers import run as trigger_run
 from . import arm_figures, compat
 from . import artifact as artifact_mod
 from .baseline_reuse import pool_section
@@ -54,6 +53,19 @@ def evaluation_settings(plan: RunPlan) -> EvaluationSettings:
     )
 
 
+def decision_of(plan: RunPlan) -> Decision:
+    """The decision settings the judges' roles compare arms by."""
+    decision = plan.decision
+    return Decision(plan.sample_count, decision.policy, decision.min_delta, decision.margin)
+
+
+def rated_suite(suite: Any) -> Any:
+    """The suite whose tasks the pass rates cover: the suite itself, or its tasks less those
+    the judges' roles rate apart (a mixed suite's trigger tasks)."""
+    tasks = rated_tasks(suite.tasks)
+    return suite if len(tasks) == len(suite.tasks) else replace(suite, tasks=tasks)
+
+
 @dataclass(frozen=True)
 class Finished:
     """What a run hands to `finish_evaluation` besides the plan, suite and arms."""
@@ -75,20 +87,11 @@ def finish_evaluation(
 ) -> EvaluationOutcome:
     """Results, statistics, verdict and the artifact, from a run's attempts."""
     verdict, cand, base, rates, analysis = _verdict(plan, suite, arms, run)
-    triggers = (
-        trigger_figures.section(
-            suite.tasks,
-            run.attempts,
-            [a.name for a in (arms.candidate, arms.baseline) if a],
-            samples=plan.sample_count,
-            policy=plan.decision.policy,
-            min_delta=plan.decision.min_delta,
-            margin=plan.decision.margin,
-        )
-        if run.skip is None
-        else None
-    )
-    verdict = trigger_run.combine(verdict, triggers)
+    ran = [a.name for a in (arms.candidate, arms.baseline) if a]
+    sections: dict[str, Any] = {}  # what the judges' roles add (trigger tasks: `triggers`)
+    for role in roles_of(suite.tasks) if run.skip is None else []:
+        sections[role.key] = role.section(suite.tasks, run.attempts, ran, decision_of(plan))
+        verdict = role.guard(verdict, sections[role.key])
     for warning in verdict.warnings:
         log(f"warning: {warning}")
     data = artifact_mod.build(
@@ -106,12 +109,11 @@ def finish_evaluation(
         state_root=run.state_root,
         analysis=analysis,
     )
-    if triggers is not None:  # only suites with trigger tasks: other artifacts unchanged
-        data["triggers"] = triggers
+    data.update((key, value) for key, value in sections.items() if value is not None)
     if arms.listed and run.skip is None:  # only runs with --arm: two-arm artifacts unchanged
         data["arms"] = arm_figures.section(
             suite.tasks,
-            trigger_run.ordinary_suite(suite).tasks,
+            rated_suite(suite).tasks,
             arms.listed,
             _names(arms)[1],
             run.attempts,
@@ -138,9 +140,10 @@ def _verdict(
     plan: RunPlan, suite: Any, arms: Arms, run: Finished
 ) -> tuple[Verdict, list[TaskResult], list[TaskResult], Rates, Analysis]:
     """The verdict (errors never profit a pass), per-task results of every task, rates and
-    analysis. Trigger tasks of a mixed suite are rated apart (triggers/)."""
+    analysis. Tasks whose judges' roles rate them apart (trigger tasks of a mixed suite) are
+    left out of the rates."""
     ran = run.skip is None
-    rated = trigger_run.ordinary_suite(suite)
+    rated = rated_suite(suite)
     cand, base, unpaired, rates, analysis, errored, decided = _decide(
         plan, rated, arms, run.attempts, ran
     )

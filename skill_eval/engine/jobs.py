@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, measure
+from ..core.execution import SKILL_META
 from ..core.model import (
     Arm,
     Attempt,
@@ -55,7 +56,6 @@ from ..judges.base import (
     traceback_tail,
 )
 from ..judges.observers import observe
-from ..judges.triggered import SKILL_META
 from .attempt_store import CACHED_FROM
 from .requests import request_of
 

@@ -25,15 +25,12 @@ from ..executors.mock import check_mock_tasks, load_mock_outputs
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
 from ..inputs.suite import load_suite
-from ..jail import require
-from ..judges.pytest_judge import has_pytest_judge, preflight_pytest
-from ..judges.python_judge import preflight_python_judges
-from ..judges.rubric import preflight_evaluators
+from ..judges.base import PreflightSettings, preflight_judges
+from ..judges.roles import ArmsShape, roles_of
 from ..plan.checks import MAX_SAMPLES
 from ..plan.executor_options import executor_config
 from ..plan.run_plan import RunPlan
 from ..stats.verdict import Verdict, skip_verdict
-from ..triggers import run as trigger_run
 from .arm_executors import build_arm_executors, describe_arms, distinct
 from .cache import parse_duration
 from .shards import Shard, parse_shard
@@ -138,7 +135,8 @@ def build_executor(
 ) -> ExecutorBase:
     """The plan's executor (or executor `name` an arm runs on, in `skill_mode`), refusing up
     front the tasks it cannot run (agent tasks with an executor that cannot act, trigger
-    tasks without Claude Code) and a context mode it cannot deliver. Scripted mock outputs
+    tasks without an executor that can tell whether the skill was invoked: the judges'
+    roles say) and a context mode it cannot deliver. Scripted mock outputs
     named by a file are read here and their task ids checked against the suite (a typo
     would silently fall back to the default output)."""
     name = name or plan.executor.name
@@ -151,9 +149,9 @@ def build_executor(
         check_mock_tasks(Path(scripted), outputs, {task.id for task in suite.tasks})
         extra["mock_outputs"] = outputs
     executor = create_executor(name, executor_config(plan, name, skill_mode, **extra))
-    problem = agent_task_problem(executor, name, suite.tasks) or trigger_run.executor_problem(
-        executor, name, suite
-    )
+    problem = agent_task_problem(executor, name, suite.tasks)
+    for role in roles_of(suite.tasks):
+        problem = problem or role.executor_problem(executor, name, suite.tasks)
     # (an arm's delivery is checked by arm_executors.delivery_problem, in the arm's words)
     context = skill_mode is None and plan.executor.skill_mode == "context"
     if problem is None and context and executor.context_file is None:
@@ -177,11 +175,15 @@ def _arms(
     """The arms with every warning about them (and the suite's judges) logged. Candidate
     skills resolved from a ranking are copied under <state-root>/skills/."""
     skill_mode = plan.executor.skill_mode
+    roles = roles_of(suite.tasks)
+    delivery = skill_mode
+    for role in roles:
+        delivery = role.delivery_mode(suite.tasks, delivery)
     arms = resolve_arms(
         plan.inputs,
         state_root / "skills",
         new_run_id() if plan.inputs.standalone else "",
-        delivery_mode=trigger_run.delivery_mode(suite, skill_mode),
+        delivery_mode=delivery,
         executor=plan.executor.name,
     )
     more = (
@@ -190,12 +192,11 @@ def _arms(
         else skill_use_warnings(suite.tasks, plan.executor.name, executor.can_act, skill_mode)
     )
     arms = replace(arms, warnings=(*arms.warnings, *more, *judge_warnings))
-    if arms.listed:
-        trigger_run.check_deliveries(suite, arms.listed)
-    else:
-        trigger_run.check_arms(
-            suite, arms.baseline_kind, plan.decision.early_stop, plan.decision.budget is not None
-        )
+    shape = ArmsShape(
+        arms.listed, arms.baseline_kind, plan.decision.early_stop, plan.decision.budget is not None
+    )
+    for role in roles:
+        role.check_arms(suite.tasks, shape)
     for warning in arms.warnings:
         log(f"warning: {warning}")
     return arms
@@ -224,14 +225,10 @@ def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
     """The executor can run here (binary, key, its jail) and the judges can judge (evaluator
     skills, python callables, pytest and its jail): an error before any attempt."""
     executor.preflight()
-    if not plan.execution.no_jail and any(has_pytest_judge(t.judge) for t in suite.tasks):
-        require("bubblewrap")  # JailUnavailable naming what to install, or --no-jail
-    problems = (
-        preflight_evaluators(suite.tasks, plan.judging.evaluators_dirs, Path.cwd())
-        + preflight_python_judges(suite.tasks)
-        + preflight_pytest(suite.tasks)
+    settings = PreflightSettings(
+        tuple(plan.judging.evaluators_dirs), Path.cwd(), jailed=not plan.execution.no_jail
     )
-    if problems:
+    if problems := preflight_judges(suite.tasks, settings):
         raise JudgeError("\n".join(problems))
 
 

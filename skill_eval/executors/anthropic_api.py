@@ -376,7 +376,7 @@ SPEC = ExecutorSpec(
         },
     ),
     build=_build,
-    grader=deferred(".anthropic_grader", "AnthropicGrader"),  # its code loads when it grades
+    grader=deferred(".batch_grading", "BatchingAnthropicGrader"),  # loads when it grades
     text_model=deferred(".anthropic_grader", "AnthropicTextModel"),
 )
 

@@ -90,7 +90,7 @@ class ExecutorBase:
     context_file: str | None = None
     # Whether it wants every request of a run before the jobs start (`prepare`): the runner
     # then hands them over with the run's BatchLog, and batches the model-graded judgements of
-    # what `prepared_output` already answered (judges/batch_judging.py).
+    # what `prepared_output` already answered (judges/batch_judging.py, executors/batch_grading.py).
     prepares_requests = False
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:

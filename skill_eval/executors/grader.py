@@ -10,15 +10,20 @@ inside `<judgement-NONCE>` tags with the request's own nonce (`answer_format`,
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..core.model import Usage
 from ..core.tagged import tagged_object
+
+if TYPE_CHECKING:
+    from .batches import BatchLog
 
 DEFAULT_TIMEOUT = 120.0
 SDK_MAX_RETRIES = 4
@@ -77,6 +82,33 @@ class Grader(Protocol):
     name: str
 
     def complete(self, request: GradeRequest) -> Reply: ...
+
+
+# Judges wrap the judged output in tags named by a fresh random token (secrets.token_hex:
+# 32 hex digits in llm-rubric, 16 in rubric) each time they build a prompt: the same
+# judgement asked twice differs only there. (A long hex run in an output is masked alike.)
+_TOKEN = re.compile(r"[0-9a-f]{16,}")
+
+
+def grade_key(request: GradeRequest) -> str:
+    """A judgement's custom_id: the same judgement (its random tokens aside) gets the same id,
+    in the recording pass and when the judge asks again."""
+    text = _TOKEN.sub("*", json.dumps(request.to_dict(), sort_keys=True, default=str))
+    return "j" + hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+@runtime_checkable
+class BatchGrading(Protocol):
+    """A grader that can answer recorded judgements from one batch."""
+
+    name: str
+
+    def complete(self, request: GradeRequest) -> Reply: ...
+
+    def batched(self, requests: Mapping[str, GradeRequest], log: BatchLog) -> Grader:
+        """A grader answering `requests` (by `grade_key`) from a batch sent now, and any
+        other request as this one does."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def resolve_arms(
     """The arms of a run's inputs; their skills are loaded and checked (errors raise
     SkillError), and the warnings about them (format, delivery, identical arms) are on
     `Arms.warnings`. `delivery_mode` is the skill mode the attempts really get (see
-    triggers.run.delivery_mode), `executor` the executor's name."""
+    the judges' roles, judges/roles.py), `executor` the executor's name."""
     arms = _resolve(inputs, work_dir, run_id)
     notes = skill_warnings(arms, delivery_mode, executor)
     return replace(arms, warnings=(*arms.warnings, *notes)) if notes else arms

@@ -36,7 +36,7 @@ from ..core.validation import schema_problems
 from ..errors import Problem, SuiteError
 from ..judges import observers
 from ..judges.base import validate_judge_config
-from ..triggers.tasks import trigger_task, trigger_task_problems
+from ..judges.triggers.tasks import trigger_task, trigger_task_problems
 from .reference import reference_problems
 
 SUITE_FILE_NAME = "task_suite.yaml"

@@ -9,7 +9,7 @@ the judge marks transient (`JudgeResult.failure(..., transient=True)`) are retri
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,9 +26,26 @@ from .builtin import BUILTIN_JUDGES
 
 if TYPE_CHECKING:  # the cache module (sqlite3) loads only when a run opens one
     from .judge_cache import JudgeCache, MemoryJudgeCache
+    from .roles import JudgeRole
 
 # A load-time semantic check: (config, suite directory) -> [(field, message)].
 ConfigCheck = Callable[[Mapping[str, Any], Path], list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class PreflightSettings:
+    """What a judge's preflight may need of the run: where evaluator skills are found, and
+    whether code judges run on outputs is jailed (False only with --no-jail)."""
+
+    evaluators_dirs: tuple[str, ...] = ()
+    project_dir: Path = Path(".")
+    jailed: bool = True
+
+
+# A run-start check of a judge type over the suite's tasks (each preflight finds its own
+# configs in them, nested ones too): one message per problem, or an exception of the error
+# tree for what stops the run outright (no jail to run its code in).
+Preflight = Callable[[Sequence[Task], PreflightSettings], list[str]]
 
 
 class _DefaultGrader:
@@ -157,6 +174,13 @@ class JudgeSpec:
     # of judges decides per config. Left False (a plugin that does not say) the judge counts
     # as model-graded: checked only on request, by `validate --judges`.
     deterministic: bool | Callable[[Mapping[str, Any]], bool] = False
+    # Checked once before any attempt of a run that uses the type (see Preflight).
+    preflight: Preflight | None = None
+    # What the type adds to a run besides its judgements (judges/roles.py).
+    role: JudgeRole | None = None
+    # Whether its model calls may go out as one Message Batch with --batch: one call per
+    # judgement, built before it is answered (judges/batch_judging.py).
+    batchable: bool = False
 
 
 def _coerce(value: Any) -> JudgeSpec:
@@ -230,6 +254,37 @@ def is_deterministic(config: Mapping[str, Any]) -> bool:
     JudgeError for an unknown type."""
     declared = get_judge_spec(str(config.get("type"))).deterministic
     return bool(declared(config) if callable(declared) else declared)
+
+
+def judge_types_used(configs: Sequence[Any]) -> list[str]:
+    """The registered judge types named in `configs`, nested judges included (a combinator's
+    or composite's parts), in order of first appearance."""
+    known = set(judge_types())
+    seen: dict[str, None] = {}
+
+    def walk(value: Any) -> Iterator[str]:
+        if isinstance(value, Mapping):
+            kind = value.get("type")
+            if isinstance(kind, str) and kind in known:
+                yield kind
+            for inner in value.values():
+                yield from walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                yield from walk(inner)
+
+    for config in configs:
+        seen.update(dict.fromkeys(walk(config)))
+    return list(seen)
+
+
+def preflight_judges(tasks: Sequence[Task], settings: PreflightSettings) -> list[str]:
+    """Every problem the preflights of the judge types `tasks` use find, before a run."""
+    checks = [get_judge_spec(kind).preflight for kind in judge_types_used([t.judge for t in tasks])]
+    problems: dict[str, None] = {}  # a preflight two types share reports once
+    for check in dict.fromkeys(c for c in checks if c is not None):
+        problems.update(dict.fromkeys(check(tasks, settings)))
+    return list(problems)
 
 
 def build_judge(config: Mapping[str, Any]) -> Judge:

@@ -22,5 +22,5 @@ BUILTIN_JUDGES = {
     "file-exists": "work_judges:FILE_EXISTS_SPEC",
     "tool-called": "work_judges:TOOL_CALLED_SPEC",
     "skill-used": "work_judges:SKILL_USED_SPEC",
-    "skill-triggered": "triggered:SKILL_TRIGGERED_SPEC",
+    "skill-triggered": "triggers.judge:SKILL_TRIGGERED_SPEC",
 }

@@ -33,6 +33,7 @@ from .base import (
     schema_problems,
     validate_judge_config,
 )
+from .rubric import preflight as rubric_preflight
 
 PARTS = ("pytest", "lint", "rubric")
 DEFAULT_WEIGHTS = {"pytest": 0.3, "lint": 0.2, "rubric": 0.5}
@@ -233,4 +234,5 @@ COMPOSITE_SPEC = JudgeSpec(
     build=CompositeJudge,
     check=_check,
     deterministic=_deterministic,
+    preflight=rubric_preflight,  # its rubric part's evaluator (rubric_configs finds it)
 )

@@ -171,4 +171,5 @@ LLM_RUBRIC_SPEC = JudgeSpec(
         "additionalProperties": False,
     },
     build=LLMRubricJudge,
+    batchable=True,
 )

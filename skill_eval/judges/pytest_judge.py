@@ -14,8 +14,8 @@ from typing import Any
 
 from ..core.model import JudgeResult, Task
 from ..core.work import Work
-from ..jail import Limits
-from .base import JudgeContext, JudgeSpec
+from ..jail import Limits, require
+from .base import JudgeContext, JudgeSpec, PreflightSettings
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 from .pytest_run import DEFAULT_LIMITS, run_pytest
 
@@ -49,6 +49,14 @@ def preflight_pytest(tasks: Sequence[Task]) -> list[str]:
     if problem is None or not any(has_pytest_judge(t.judge) for t in tasks):
         return []
     return [problem]
+
+
+def preflight(tasks: Sequence[Task], settings: PreflightSettings) -> list[str]:
+    """The run's preflight of pytest judges: their jail can start here (JailUnavailable naming
+    what to install, unless --no-jail), and pytest can run."""
+    if settings.jailed and any(has_pytest_judge(t.judge) for t in tasks):
+        require("bubblewrap")
+    return preflight_pytest(tasks)
 
 
 class PytestJudge:
@@ -126,4 +134,5 @@ PYTEST_SPEC = JudgeSpec(
     build=PytestJudge,
     deterministic=True,
     check=_check,
+    preflight=preflight,
 )

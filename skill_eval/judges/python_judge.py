@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.model import JudgeResult, Task
 from ..core.work import Work
-from .base import JudgeContext, JudgeSpec, clamp_score, traceback_tail
+from .base import JudgeContext, JudgeSpec, PreflightSettings, clamp_score, traceback_tail
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 CALLABLE_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
@@ -112,6 +112,10 @@ def preflight_python_judges(tasks: Sequence[Task]) -> list[str]:
         for task in tasks
         for where, problem in load_problems(task.judge)
     ]
+
+
+def preflight(tasks: Sequence[Task], settings: PreflightSettings) -> list[str]:
+    return preflight_python_judges(tasks)
 
 
 def to_result(value: Any, threshold: float) -> JudgeResult:
@@ -252,4 +256,5 @@ PYTHON_SPEC = JudgeSpec(
     },
     build=PythonJudge,  # the schema checks the shape; importing waits until it judges
     deterministic=True,
+    preflight=preflight,
 )

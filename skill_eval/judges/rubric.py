@@ -36,7 +36,7 @@ from ..evaluators.scoring import (
     parse_reply,
     score_dimensions,
 )
-from .base import JudgeContext, JudgeSpec
+from .base import JudgeContext, JudgeSpec, PreflightSettings
 from .judge_cache import judge_cache_key
 from .llm import judge_model, request_structured
 from .work_judges import describe_work
@@ -319,6 +319,10 @@ def preflight_evaluators(
     return problems
 
 
+def preflight(tasks: Sequence[Task], settings: PreflightSettings) -> list[str]:
+    return preflight_evaluators(tasks, settings.evaluators_dirs, settings.project_dir)
+
+
 NAME = {
     "type": "string",
     "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",
@@ -358,4 +362,6 @@ RUBRIC_SPEC = JudgeSpec(
     schema=RUBRIC_SCHEMA,
     build=RubricJudge,
     check=_check,
+    preflight=preflight,
+    batchable=True,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..triggers.figures import failures
+from ..judges.triggers.figures import failures
 
 FIGURES = (("tpr", "TPR"), ("fpr", "FPR"), ("accuracy", "accuracy"))
 

@@ -15,12 +15,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..core.model import Attempt, Task
-from ..judges.triggered import triggered_of
-from ..stats.estimates import paired_comparison, t_floor_interval
-from ..stats.policy import Policy, conclusion, decide_policy
+from ...core.model import Attempt, JudgeResult, Task
+from ...stats.estimates import paired_comparison, t_floor_interval
+from ...stats.policy import Policy, conclusion, decide_policy
 
 CONFIDENCE = 0.95
+
+
+def triggered_of(judge: JudgeResult | None) -> bool | None:
+    """Whether a judged trigger attempt triggered; None when it was not judged as one."""
+    if judge is None or judge.error is not None:
+        return None
+    value = judge.data.get("triggered") if judge.data else None
+    return value if isinstance(value, bool) else None
 
 
 def trigger_tasks(tasks: Iterable[Task]) -> list[Task]:

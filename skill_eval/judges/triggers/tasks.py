@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.execution import ExecutionSettings
-from ..core.model import DEFAULT_TIMEOUT_SECONDS, Task
+from ...core.execution import ExecutionSettings
+from ...core.model import DEFAULT_TIMEOUT_SECONDS, Task
 
 # Enough turns to look around before picking a skill up, few enough to stay cheap.
 DEFAULT_MAX_TURNS = 8

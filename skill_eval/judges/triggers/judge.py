@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.model import JudgeResult, Task
-from ..core.transcript import skill_invocations
-from ..core.work import Work
-from .base import JudgeContext, JudgeSpec
-
-SKILL_META = "trigger_skill"  # Attempt.meta key: the name of the skill the arm installed
+from ...core.execution import SKILL_META
+from ...core.model import JudgeResult, Task
+from ...core.transcript import skill_invocations
+from ...core.work import Work
+from ..base import JudgeContext, JudgeSpec
+from .role import TRIGGERS
 
 
 class SkillTriggeredJudge:
@@ -61,14 +61,6 @@ class SkillTriggeredJudge:
         )
 
 
-def triggered_of(judge: JudgeResult | None) -> bool | None:
-    """Whether a judged trigger attempt triggered; None when it was not judged as one."""
-    if judge is None or judge.error is not None:
-        return None
-    value = judge.data.get("triggered") if judge.data else None
-    return value if isinstance(value, bool) else None
-
-
 SKILL_TRIGGERED_SPEC = JudgeSpec(
     type="skill-triggered",
     summary="trigger tasks' implied judge: the arm's skill was invoked exactly when it should be",
@@ -82,4 +74,5 @@ SKILL_TRIGGERED_SPEC = JudgeSpec(
         "additionalProperties": False,
     },
     build=SkillTriggeredJudge,
+    role=TRIGGERS,
 )
