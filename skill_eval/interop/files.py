@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from ..core.paths import inside
 from ..core.task_files import MAX_TASK_BYTES, MAX_TASK_FILES
-from ..errors import UsageError
+from ..errors import SkillEvalError, UsageError
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,8 @@ def writing() -> Iterator[None]:
     write, a full disk) is bad input to fix, a UsageError naming the file, not a fault."""
     try:
         yield
+    except SkillEvalError:
+        raise  # already ours (FileTooLarge is an OSError too)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else "output"
         raise UsageError(f"{where}: cannot write: {exc.strerror or exc}", path=str(where)) from None
