@@ -172,3 +172,18 @@ def test_an_output_that_cannot_be_written_is_bad_input(tmp_path: Path, command: 
     assert code == 2 and out == "", err
     [line] = err.splitlines()
     assert line.startswith("Error: ") and str(blocker) in line and "cannot write" in line
+
+
+def test_an_oserror_nobody_translated_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    """A state root below a file: the OSError of making it reaches the top (before issue 38:
+    a traceback and exit 1). Should `run` learn to name this itself, pick another."""
+    suite = write_suite(tmp_path / "s", [contains_task("t", "DONE")])
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    code, out, err = run_cli(
+        "run", "--task-suite", str(suite), "--mock", "--no-baseline", "--standalone",
+        "--skill-path", str(write_skill(tmp_path / "k", "x")),
+        "--state-root", str(blocker / "state"),
+    )  # fmt: skip
+    assert code == 3 and out == "", err
+    assert err.splitlines() == [f"Error: {blocker / 'state'}: Not a directory"]
