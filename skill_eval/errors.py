@@ -28,12 +28,15 @@
      │    └── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
      ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
+     ├── RunAborted           code inside a run (a plugin) raised SystemExit: no artifact
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
 Also ValueError (they were ValueErrors before the tree, and callers catch them as such):
 YamlError, ToolPlanError, FrontmatterNotClosed, FolderError, UnsafeCacheEntry and every
-OutputRejected. The CLI exits 3 on ExecutorError and ReviewError (a harness fault, not bad
-input), 130 on RunInterrupted and 2 on the others; references/errors.md says what each means.
+OutputRejected. Each class carries its exit code (`exit_code`): 2 bad input, the default;
+3 a harness fault (ExecutorError, ReviewError, RunAborted); 130 RunInterrupted. The command
+line catches once, at the top (cli/common.py), and exits with it; references/errors.md says
+what each means.
 OutputRejected never reaches the CLI: it becomes data (a failed judgement, an empty proposal).
 Context travels as attributes (`path`, `task_id`, `field`), never parsed back out of messages.
 Failures of a single attempt are not exceptions: they are data on the attempt (status "error").
@@ -47,6 +50,8 @@ from dataclasses import dataclass
 
 class SkillEvalError(Exception):
     """Base class: a problem the user can fix, reported as `Error: <message>`."""
+
+    exit_code: int = 2  # the command line's exit code for it: bad input, fix it and rerun
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
@@ -122,6 +127,8 @@ class SkillError(SkillEvalError):
 class ExecutorError(SkillEvalError):
     """An executor that cannot run at all (prerequisites missing, bad configuration)."""
 
+    exit_code = 3  # a harness fault, not bad input
+
 
 class RunStopped(ExecutorError):
     """An executor answered in a way no retry can fix (bad credentials, unknown model): the run
@@ -154,8 +161,17 @@ class OutputRejected(SkillEvalError, ValueError):
     proposal, a non-finite number). Caught where it is raised: it becomes data, never an exit."""
 
 
+class RunAborted(SkillEvalError):
+    """Code run inside a run (a plugin's judge or executor) raised SystemExit: the run ended
+    before it wrote an artifact, and exit 0 would say it succeeded."""
+
+    exit_code = 3
+
+
 class RunInterrupted(SkillEvalError):
     """The run was stopped by the user; finished attempts are in the journal of `run_dir`."""
+
+    exit_code = 130
 
     def __init__(self, run_dir: str, finished: int) -> None:
         super().__init__(

@@ -136,3 +136,41 @@ def test_the_tree_sees_a_class_added_anywhere(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", sorted(drawn_tree()))
 def test_every_error_is_explained_in_the_reference(name: str) -> None:
     assert f"`{name}`" in ERRORS_DOC.read_text(encoding="utf-8")
+
+
+def documented_exits() -> dict[str, str]:
+    """The last column of references/errors.md's table of errors: name -> exit cell."""
+    rows = re.findall(r"^\| `(\w+)` \| `skill_eval[\w.]*` \|.*\| ([^|]+) \|$", ERRORS_DOC.read_text(
+        encoding="utf-8"), re.MULTILINE)  # fmt: skip
+    return {name: cell.strip() for name, cell in rows}
+
+
+def _error_class(name: str) -> type[SkillEvalError]:
+    cls = getattr(importlib.import_module(drawn_tree()[name].module), name)
+    assert issubclass(cls, SkillEvalError)
+    return cls
+
+
+@pytest.mark.parametrize("name", sorted(drawn_tree()))
+def test_every_error_exits_with_the_code_the_reference_gives(name: str) -> None:
+    """The exit code is the class's (`exit_code`), and the reference's table says it: a
+    number, `3 (as RunStopped)` for one that reaches the command line inside another, or `–`
+    for one caught where it is raised."""
+    cell = documented_exits()[name]
+    code = _error_class(name).exit_code
+    assert code in (2, 3, 130)
+    if cell == "–":
+        return
+    number, _, via = cell.partition(" (as ")
+    carrier = _error_class(via.rstrip(")").strip("`")) if via else _error_class(name)
+    assert carrier.exit_code == int(number), f"{name}: exit {carrier.exit_code}, reference {cell}"
+
+
+def test_the_exit_codes_of_the_tree() -> None:
+    """Bad input exits 2 unless a class says otherwise; harness faults 3; an interrupt 130."""
+    faults = {"ExecutorError", "RunStopped", "JailUnavailable", "JailBroken", "TextModelError"}
+    faults |= {"ReviewError", "RunAborted"}
+    codes = {name: _error_class(name).exit_code for name in drawn_tree()}
+    assert {n for n, c in codes.items() if c == 3} == faults
+    assert {n for n, c in codes.items() if c == 130} == {"RunInterrupted"}
+    assert set(codes.values()) == {2, 3, 130}

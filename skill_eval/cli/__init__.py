@@ -1,5 +1,7 @@
 """The `skill-eval` command line. Each command parses flags, calls one library function and
-prints; errors are `Error: <message>` on stderr, no traceback unless SKILL_EVAL_DEBUG=1.
+prints; errors are `Error: <message>` on stderr, no traceback unless SKILL_EVAL_DEBUG=1, and
+the exit code of the error's class: the group catches them once, for every command
+(common.errors_exit), so no command maps an error to an exit code.
 
 Commands are imported only when used, so `skill-eval validate` never pays for the runner.
 """
@@ -7,11 +9,12 @@ Commands are imported only when used, so `skill-eval validate` never pays for th
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
 from ..core.validation import did_you_mean
-from .common import main_entry
+from .common import errors_exit, main_entry
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -99,6 +102,11 @@ class LazyGroup(click.Group):
                 hint = did_you_mean(name, self.list_commands(ctx))
                 ctx.fail(f"No such command {name!r}{hint}.")
         return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command (its flags are parsed here too); our errors become exits."""
+        with errors_exit():
+            return super().invoke(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMANDS.get(cmd_name)

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from ..engine.cache import BaselineCache, clear_directory
-from ..errors import CacheError
-from .common import EXIT_USAGE, fail
+from ..errors import CacheError, UsageError
 
 _DIR = click.option(
     "--baseline-cache-dir",
@@ -27,7 +26,7 @@ def command() -> None:
 def _existing(directory: str) -> Path:
     path = Path(directory)
     if not path.is_dir():
-        fail(f"no baseline cache at {path}", EXIT_USAGE)
+        raise UsageError(f"no baseline cache at {path}", path=str(path))
     return path
 
 
@@ -39,8 +38,8 @@ def info(baseline_cache_dir: str) -> None:
         cache = BaselineCache(_existing(baseline_cache_dir))
         data = cache.info()
         cache.close()
-    except CacheError as exc:
-        fail(f"{exc} (`skill-eval cache clear` empties it)", EXIT_USAGE)
+    except CacheError as exc:  # the way out, which `run` need not tell
+        raise CacheError(f"{exc} (`skill-eval cache clear` empties it)", path=exc.path) from None
     entries = data["entries"]
     click.echo(
         f"{data['directory']}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, "

@@ -1,14 +1,18 @@
-"""What every command shares: error printing and exit codes."""
+"""What every command shares: the exit codes, and the one place an error becomes an exit."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
 
-from ..errors import ExecutorError, RunInterrupted, SkillEvalError, UsageError
+from ..errors import RunInterrupted, SkillEvalError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 # A fail verdict for lack of evidence (the artifact says `insufficient: true`): the policy's
@@ -29,22 +33,41 @@ def verdict_exit(artifact: Any) -> int:
     return VERDICT_EXIT.get(str(verdict), EXIT_ERROR)
 
 
-def exit_code(exc: SkillEvalError) -> int:
-    """3 for a harness fault (an executor that cannot run, a run stopped by one), else 2."""
-    return EXIT_ERROR if isinstance(exc, ExecutorError) else EXIT_USAGE
+def _os_message(exc: OSError) -> str:
+    """`PATH: reason` of an OSError (`[Errno 13] Permission denied: 'x'` reads worse)."""
+    reason = exc.strerror or str(exc).splitlines()[0] or type(exc).__name__
+    return f"{exc.filename}: {reason}" if exc.filename is not None else reason
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+@contextmanager
+def errors_exit() -> Iterator[None]:
+    """The one place an error becomes an exit: `Error: <message>` on stderr (every line of
+    it: a file with many problems names each) and the exit code of the error's class (see
+    skill_eval/errors.py); with SKILL_EVAL_DEBUG=1 the traceback first. An OSError no code
+    translated where it was raised is the machine's fault (a disk, a permission): exit 3."""
+    try:
+        yield
+    except RunInterrupted as exc:
+        _traceback()
+        interrupted(exc)
+    except SkillEvalError as exc:
+        _traceback()
+        _leave(str(exc) or type(exc).__name__, exc.exit_code)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise  # `skill-eval show RUN | head`: click quiets a closed pipe
+        _traceback()
+        _leave(_os_message(exc), EXIT_ERROR)
+
+
+def _traceback() -> None:
+    if os.environ.get("SKILL_EVAL_DEBUG") == "1":
+        click.echo(traceback.format_exc().rstrip("\n"), err=True)
+
+
+def _leave(message: str, code: int) -> NoReturn:
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
-
-
-def fail_with(exc: SkillEvalError) -> NoReturn:
-    """`fail` with the first line of `exc` and how many more it has (a review or an improve
-    run can gather many problems; the first says what to fix), exit 2 or 3 (`exit_code`)."""
-    lines = str(exc).splitlines() or [type(exc).__name__]
-    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-    fail(lines[0] + more, exit_code(exc))
 
 
 def interrupted(exc: RunInterrupted) -> NoReturn:
@@ -57,12 +80,12 @@ def interrupted(exc: RunInterrupted) -> NoReturn:
     cancel_all()  # running pytest judgements and their temp dirs: no thread will clean up
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(exc.exit_code)
 
 
 def main_entry(group: click.Group, **kwargs: Any) -> None:
-    """Run a click group; turn SkillEvalError into `Error: ...` and exit 2 (bad input) or 3
-    (a harness fault, see `exit_code`)."""
+    """Run a click group outside click's standalone mode: its usage errors exit 2, an abort
+    130. The group's commands run inside `errors_exit`, which turns our errors into exits."""
     try:
         group.main(standalone_mode=False, **kwargs)
     except click.exceptions.Exit as exc:
@@ -73,12 +96,6 @@ def main_entry(group: click.Group, **kwargs: Any) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_USAGE)
-    except RunInterrupted as exc:
-        interrupted(exc)
-    except SkillEvalError as exc:
-        if os.environ.get("SKILL_EVAL_DEBUG") == "1":
-            raise
-        fail(str(exc), exit_code(exc))
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
@@ -91,10 +108,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "VERDICT_EXIT",
-    "UsageError",
-    "exit_code",
-    "fail",
-    "fail_with",
-    "verdict_exit",
+    "errors_exit",
+    "interrupted",
     "main_entry",
+    "verdict_exit",
 ]

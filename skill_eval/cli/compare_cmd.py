@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import SkillEvalError
-from .common import EXIT_FAIL, EXIT_USAGE, fail
+from .common import EXIT_FAIL
 from .views import echo_lines, markup, rich_console, use_rich
 
 
@@ -140,10 +139,7 @@ def command(artifact_a: str, artifact_b: str, fail_on_regression: bool, plain: b
     from ..engine import artifact
     from ..report.compare import compare_artifacts
 
-    try:
-        diff = compare_artifacts(artifact.read(Path(artifact_a)), artifact.read(Path(artifact_b)))
-    except SkillEvalError as exc:
-        fail(str(exc).splitlines()[0], EXIT_USAGE)
+    diff = compare_artifacts(artifact.read(Path(artifact_a)), artifact.read(Path(artifact_b)))
     names = (artifact_a, artifact_b)
     (_rich if use_rich(plain) else _plain)(diff, names)
     if fail_on_regression and diff.regressed:

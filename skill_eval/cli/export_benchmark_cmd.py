@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_USAGE, fail
-
 
 @click.command("export-benchmark")
 @click.argument("artifact", type=click.Path(dir_okay=False, path_type=str))
@@ -27,13 +25,9 @@ def command(artifact: str, output: str, workspace: str | None, force: bool) -> N
     Attempts that ended in error are listed (errors: 1) but left out of run_summary. An
     existing output is refused unless --force.
     """
-    from ..errors import SkillEvalError
     from ..interop.benchmark import export_benchmark
 
-    try:
-        result = export_benchmark(artifact, output, workspace=workspace, force=force)
-    except (SkillEvalError, OSError) as exc:  # OSError: a folder we may not write
-        fail(str(exc), EXIT_USAGE)
+    result = export_benchmark(artifact, output, workspace=workspace, force=force)
     click.echo(
         f"wrote {result.path}: {result.runs} run(s) ({', '.join(result.configurations)})", err=True
     )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_USAGE, fail
-
 
 @click.command("export")
 @click.argument("suite", type=click.Path(path_type=str))
@@ -41,15 +39,11 @@ def command(
     with no evals.json equivalent (contains, pytest, llm-rubric, ...) are listed on stderr
     and their tasks exported without them. Existing outputs are refused unless --force.
     """
-    from ..errors import SkillEvalError
     from ..interop.exporter import export_suite
 
-    try:
-        result = export_suite(
-            suite, output, trigger_set=trigger_set, files_root=files_root, force=force
-        )
-    except (SkillEvalError, OSError) as exc:  # OSError: a folder we may not write
-        fail(str(exc), EXIT_USAGE)
+    result = export_suite(
+        suite, output, trigger_set=trigger_set, files_root=files_root, force=force
+    )
     for line in result.dropped:
         click.echo(f"not carried over: {line}", err=True)
     triggers = (

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, fail
+from .common import EXIT_FAIL, EXIT_OK
 
 
 @click.command("import")
@@ -49,15 +49,11 @@ def command(
     unless --force.
     Exits 0, or 1 when the written suite does not validate, 2 on bad input.
     """
-    from ..errors import SkillEvalError
     from ..interop.importer import import_evals
 
-    try:
-        result = import_evals(
-            evals_json, output, trigger_set=trigger_set, files_root=files_root, force=force
-        )
-    except (SkillEvalError, OSError) as exc:  # OSError: a folder we may not write
-        fail(str(exc), EXIT_USAGE)
+    result = import_evals(
+        evals_json, output, trigger_set=trigger_set, files_root=files_root, force=force
+    )
     for line in result.dropped:
         click.echo(f"not carried over: {line}", err=True)
     for problem in result.problems:

@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from click_option_group import OptionGroup
 
-from ..errors import SkillEvalError
+from ..errors import UsageError
 from ..jail import NO_JAIL
 from .choices import ModelServiceChoice
-from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
 
 if TYPE_CHECKING:
@@ -218,42 +217,37 @@ def command(
 
     if no_jail:
         click.echo(f"WARNING: {NO_JAIL}", err=True)
-    try:
-        if history:
-            click.echo(show_history(state_root))
-            return
-        if not skill_path or not task_suite:
-            fail("--skill-path and --task-suite are required (or --history)")
-        if mock and executor not in (None, "mock"):
-            fail("--mock means --executor mock; drop one of them")
-        try:  # the loop's flags (stopping rules, holdout and seed) are named after its settings
-            settings = IterationSettings(**loop)
-        except ValueError as exc:
-            fail(str(exc))
-        chosen_executor = "mock" if mock else (executor or "claude-cli")
-        outcome = improve(
-            skill_path,
-            task_suite,
-            state_root,
-            settings=settings,
-            executor=chosen_executor,
-            model=model,
-            mock_outputs=mock_outputs,
-            mock_rules=chosen_executor == "mock",
-            improver=improver or ("mock" if mock else "claude-cli"),
-            improver_model=improver_model,
-            base_url=base_url,
-            claude_bin=claude_bin,
-            policy=policy,
-            output_dir=output_dir,
-            in_place=in_place,
-            no_jail=no_jail,
-            log=lambda line: click.echo(line, err=True),
-        )
-    except SkillEvalError as exc:
-        fail_with(exc)
-    except OSError as exc:
-        fail(f"{exc}".splitlines()[0], EXIT_ERROR)
+    if history:
+        click.echo(show_history(state_root))
+        return
+    if not skill_path or not task_suite:
+        raise UsageError("--skill-path and --task-suite are required (or --history)")
+    if mock and executor not in (None, "mock"):
+        raise UsageError("--mock means --executor mock; drop one of them")
+    try:  # the loop's flags (stopping rules, holdout and seed) are named after its settings
+        settings = IterationSettings(**loop)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    chosen_executor = "mock" if mock else (executor or "claude-cli")
+    outcome = improve(
+        skill_path,
+        task_suite,
+        state_root,
+        settings=settings,
+        executor=chosen_executor,
+        model=model,
+        mock_outputs=mock_outputs,
+        mock_rules=chosen_executor == "mock",
+        improver=improver or ("mock" if mock else "claude-cli"),
+        improver_model=improver_model,
+        base_url=base_url,
+        claude_bin=claude_bin,
+        policy=policy,
+        output_dir=output_dir,
+        in_place=in_place,
+        no_jail=no_jail,
+        log=lambda line: click.echo(line, err=True),
+    )
     _print_outcome(outcome)
 
 

@@ -6,9 +6,6 @@ import sys
 
 import click
 
-from ..errors import SkillEvalError
-from .common import exit_code, fail
-
 
 @click.command("merge")
 @click.argument(
@@ -38,10 +35,7 @@ def command(run_dirs: tuple[str, ...], output: str, journal_key: str | None) -> 
     from .common import verdict_exit
     from .run_cmd import summary
 
-    try:
-        outcome = merge(run_dirs, output, journal_key=journal_key)
-    except SkillEvalError as exc:
-        fail(str(exc), exit_code(exc))
+    outcome = merge(run_dirs, output, journal_key=journal_key)
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
     sys.exit(verdict_exit(outcome.artifact))

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from ..errors import SkillEvalError
-from .common import EXIT_USAGE, fail, verdict_exit
+from .common import verdict_exit
 from .run_cmd import summary
 from .run_flags import flag
 
@@ -46,10 +45,7 @@ def command(run_dir: str, output: str | None, **judge_options: Any) -> None:
     """
     from ..engine.rejudge import rejudge
 
-    try:
-        outcome = rejudge(run_dir, output=output, **judge_options)
-    except SkillEvalError as exc:
-        fail(str(exc), EXIT_USAGE)
+    outcome = rejudge(run_dir, output=output, **judge_options)
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
     sys.exit(verdict_exit(outcome.artifact))

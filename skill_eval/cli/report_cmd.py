@@ -7,16 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import SkillEvalError
+from ..errors import UsageError
 from .choices import Choice
-from .common import EXIT_USAGE, fail
-
-
-def _one_line(message: str) -> str:
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    if len(lines) <= 1:
-        return lines[0] if lines else "invalid artifact"
-    return f"{lines[0]} (and {len(lines) - 1} more problem{'s' if len(lines) > 2 else ''})"
 
 
 def _improve_report(path: Path, fmt: str) -> str | None:
@@ -24,7 +16,6 @@ def _improve_report(path: Path, fmt: str) -> str | None:
     an evaluation artifact."""
     import json
 
-    from ..errors import UsageError
     from ..report.improve_html import is_improve_ranking, render_improve_html
 
     ranking = path / "ranking.json" if path.is_dir() else path
@@ -92,14 +83,11 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
     """
     from ..core.paths import atomic_write_text
 
-    try:
-        text = _improve_report(Path(artifact_path), fmt) or _artifact_report(artifact_path, fmt)
-    except SkillEvalError as exc:
-        fail(_one_line(str(exc)), EXIT_USAGE)
+    text = _improve_report(Path(artifact_path), fmt) or _artifact_report(artifact_path, fmt)
     if output is None:
         click.echo(text, nl=False)
         return
     try:
         atomic_write_text(Path(output), text)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}", EXIT_USAGE)
+    except OSError as exc:  # the path the user gave: bad input, not the machine's fault
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}", path=output) from None

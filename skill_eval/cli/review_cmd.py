@@ -9,11 +9,10 @@ from typing import Any
 import click
 from click_option_group import OptionGroup
 
-from ..errors import SkillEvalError
+from ..errors import UsageError
 from ..executors.base import executor_names
 from ..jail import NO_JAIL
 from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
-from .common import EXIT_ERROR, fail, fail_with
 from .run_flags import flag
 
 DEFAULT_EXECUTOR = "claude-cli"
@@ -132,49 +131,43 @@ def command(
     """
     from ..review import build_role_model, default_qa_fn, load_roles, parse_models, read_goal
     from ..review.pipeline import run_review
-    from ..review.stages import ReviewError
 
     roles_on, qa_on = _executors(executor, backend, qa_executor, mock, mock_replies)
     if no_jail:
         click.echo(f"WARNING: {NO_JAIL}", err=True)
-    try:
-        role_models = parse_models(models)
-        roles = load_roles(roles_dir)
-        goal = read_goal(skill_path, vision)
-        role_model = build_role_model(
-            roles_on,
-            models=role_models,
-            mock_replies=mock_replies,
-            claude_bin=claude_bin,
-            base_url=base_url,
-            goal=goal,
-            options={"jail": "none"} if no_jail else None,
-        )
-        root = Path(state_root)
-        qa_fn = default_qa_fn(
-            root.resolve(),
-            executor=qa_on,
-            model=model,
-            claude_bin=claude_bin,
-            skill_mode=skill_mode,
-            no_jail=no_jail,
-            log=lambda m: click.echo(f"qa: {m}", err=True),
-        )
-        outcome = run_review(
-            goal,
-            model=role_model,
-            roles=roles,
-            qa_fn=qa_fn,
-            state_root=root,
-            max_rounds=max_rounds,
-            samples=samples,
-            output_suite=Path(output_suite) if output_suite else None,
-            log=lambda m: click.echo(m, err=True),
-        )
-    except ReviewError as exc:
-        fail(str(exc), EXIT_ERROR)
-    except SkillEvalError as exc:
-        fail_with(exc)
+    role_models = parse_models(models)
+    roles = load_roles(roles_dir)
+    goal = read_goal(skill_path, vision)
+    role_model = build_role_model(
+        roles_on,
+        models=role_models,
+        mock_replies=mock_replies,
+        claude_bin=claude_bin,
+        base_url=base_url,
+        goal=goal,
+        options={"jail": "none"} if no_jail else None,
+    )
+    root = Path(state_root)
+    qa_fn = default_qa_fn(
+        root.resolve(),
+        executor=qa_on,
+        model=model,
+        claude_bin=claude_bin,
+        skill_mode=skill_mode,
+        no_jail=no_jail,
+        log=lambda m: click.echo(f"qa: {m}", err=True),
+    )
+    outcome = run_review(
+        goal,
+        model=role_model,
+        roles=roles,
+        qa_fn=qa_fn,
+        state_root=root,
+        max_rounds=max_rounds,
+        samples=samples,
+        output_suite=Path(output_suite) if output_suite else None,
+        log=lambda m: click.echo(m, err=True),
+    )
     _print_outcome(outcome)
 
 
@@ -200,13 +193,13 @@ def _executors(
     """(the role models' executor, the QA runs' executor) the flags ask for."""
     if backend is not None:
         if executor is not None:
-            fail("--backend is the old name of --executor; give only --executor")
+            raise UsageError("--backend is the old name of --executor; give only --executor")
         click.echo("warning: --backend is deprecated; use --executor", err=True)
     if mock and qa_executor not in (None, MOCK):
-        fail("--mock runs the QA on the mock executor; drop --mock or --qa-executor")
+        raise UsageError("--mock runs the QA on the mock executor; drop --mock or --qa-executor")
     roles = executor or backend or (MOCK if mock_replies or mock else DEFAULT_EXECUTOR)
     if mock_replies and roles != MOCK:
-        fail(f"--mock-replies is for --executor mock, not {roles}")
+        raise UsageError(f"--mock-replies is for --executor mock, not {roles}")
     # --backend named the role models only: the QA runs kept their own default.
     qa = qa_executor or (MOCK if mock else (executor or DEFAULT_EXECUTOR))
     return roles, qa

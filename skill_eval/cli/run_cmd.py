@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ConfigError, RunInterrupted, SkillEvalError, UsageError
+from ..errors import RunAborted, UsageError
 from ..plan.config import chosen_config, command_defaults, executor_tables, load_config
-from .common import EXIT_ERROR, exit_code, fail, interrupted, verdict_exit
 from .common import VERDICT_EXIT as VERDICT_EXIT  # merge and rejudge exit as run does
+from .common import verdict_exit
 from .run_flags import run_flags
 
 if TYPE_CHECKING:
@@ -116,15 +116,12 @@ class RunCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         path = None
         if not {"-h", "--help"} & set(args):
-            try:
-                path = chosen_config(args, Path.cwd())
-                if path is not None:
-                    config = load_config(path)
-                    defaults = command_defaults(self, config)
-                    ctx.default_map = {**(ctx.default_map or {}), **defaults}
-                    ctx.meta[TABLES_META] = executor_tables(config)
-            except ConfigError as exc:
-                fail(str(exc))  # `Error: ...`, the usage exit code
+            path = chosen_config(args, Path.cwd())
+            if path is not None:
+                config = load_config(path)
+                defaults = command_defaults(self, config)
+                ctx.default_map = {**(ctx.default_map or {}), **defaults}
+                ctx.meta[TABLES_META] = executor_tables(config)
         ctx.meta[CONFIG_META] = path
         return super().parse_args(ctx, args)
 
@@ -163,16 +160,11 @@ def command(**kwargs: Any) -> None:
         kwargs["standalone"] = True  # a skill to evaluate and no ranking: standalone mode
     try:
         outcome = run_evaluation(plan_from_command(kwargs, click.get_current_context()))
-    except RunInterrupted as exc:
-        interrupted(exc)
-    except SkillEvalError as exc:
-        fail(str(exc), exit_code(exc))
     except SystemExit as exc:  # raised by code inside the run (a plugin): exit 0 would lie
-        fail(
+        raise RunAborted(
             f"the run was ended by SystemExit({exc.code!r}) raised inside it; "
-            "no artifact was written",
-            EXIT_ERROR,
-        )
+            "no artifact was written"
+        ) from None
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
     sys.exit(verdict_exit(outcome.artifact))

@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from ..errors import SkillEvalError, UsageError
-from .common import EXIT_USAGE, fail
+from ..errors import UsageError
 from .views import echo_lines, markup, rich_console, safe, use_rich
 
 FEEDBACK_CHARS = 140  # room for a pytest judgement's first failing assertion
@@ -212,11 +211,8 @@ def command(path: Path, task_id: str | None, plain: bool, full: bool) -> None:
     Exit codes: 0 shown, 2 unreadable input or unknown task.
     """
     if not path.exists():
-        fail(f"{path}: no such file or directory", EXIT_USAGE)
-    try:
-        title, tasks = load(path)
-    except SkillEvalError as exc:
-        fail(str(exc).splitlines()[0], EXIT_USAGE)
+        raise UsageError(f"{path}: no such file or directory", path=str(path))
+    title, tasks = load(path)
     rich = use_rich(plain)
     if task_id is None:
         (_rich_tree if rich else _plain_tree)(title, tasks)
@@ -224,5 +220,5 @@ def command(path: Path, task_id: str | None, plain: bool, full: bool) -> None:
     found = next((t for t in tasks if t.task_id == task_id), None)
     if found is None:
         known = ", ".join(t.task_id for t in tasks[:20]) or "none"
-        fail(f"--task {task_id}: no such task in {path} (tasks: {known})", EXIT_USAGE)
+        raise UsageError(f"--task {task_id}: no such task in {path} (tasks: {known})")
     _show_task(title, found, rich, full)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..errors import Problem, SkillEvalError, SuiteError
+from ..errors import Problem, SuiteError, UsageError
 from ..inputs.judge_checks import check_judges
 from ..inputs.source_checks import mock_output_problems, python_problems
 from ..inputs.suite import load_suite, validate_paths
-from .common import EXIT_OK, EXIT_USAGE, exit_code, fail
+from .common import EXIT_OK, EXIT_USAGE
 
 
 def _pytest_missing(paths: list[str]) -> str | None:
@@ -93,7 +93,9 @@ def command(
     are valid, 2 otherwise; every problem goes to stderr, one line each.
     """
     if not judges and (judge_executor or judge_model or mock or judges_report):
-        fail("--judge-executor, --judge-model, --mock and --judges-report go with --judges")
+        raise UsageError(
+            "--judge-executor, --judge-model, --mock and --judges-report go with --judges"
+        )
     report = validate_paths(paths)
     valid: list[str] = []
     warnings: list[Problem] = []
@@ -120,10 +122,7 @@ def command(
         from ..inputs.judge_trial import TrialSettings, try_judges
 
         settings = TrialSettings(repeat, judge_executor, judge_model, mock)
-        try:
-            outcome = try_judges(trials, settings, judges_report)
-        except SkillEvalError as exc:
-            fail(str(exc), exit_code(exc))
+        outcome = try_judges(trials, settings, judges_report)
         for json_path, text_path, text in outcome.reports:
             click.echo(text.rstrip("\n"))
             click.echo(f"judge report: {json_path} and {text_path.name}\n")

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core.paths import atomic_write_text
 from ..errors import UsageError
+from .files import writing
 
 WITH, WITHOUT = "with_skill", "without_skill"
 _EVAL_N = re.compile(r"^eval-(\d+)$")
@@ -274,20 +275,21 @@ def export_benchmark(
         raise UsageError(f"{out}: already exists (use --force to overwrite)", path=str(out))
     data = read(Path(artifact_path))
     document = benchmark_document(data)
-    if workspace is not None:
-        prepare(Path(workspace), force)  # refused before anything is written
-    atomic_write_text(out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    if workspace is not None:
-        prompts = {i: str(t.get("prompt") or "") for i, t in suite_tasks(data).items()}
-        run_dir = (data.get("manifest") or {}).get("run_dir")
-        write_workspace(
-            Path(workspace),
-            document["runs"],
-            [attempt for _, _, attempt in run_attempts(data)],
-            prompts,
-            force=force,
-            run_dir=Path(run_dir) if run_dir else None,
-        )
+    with writing():
+        if workspace is not None:
+            prepare(Path(workspace), force)  # refused before anything is written
+        atomic_write_text(out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        if workspace is not None:
+            prompts = {i: str(t.get("prompt") or "") for i, t in suite_tasks(data).items()}
+            run_dir = (data.get("manifest") or {}).get("run_dir")
+            write_workspace(
+                Path(workspace),
+                document["runs"],
+                [attempt for _, _, attempt in run_attempts(data)],
+                prompts,
+                force=force,
+                run_dir=Path(run_dir) if run_dir else None,
+            )
     return BenchmarkResult(
         out, len(document["runs"]), [k for k in document["run_summary"] if k != "delta"]
     )

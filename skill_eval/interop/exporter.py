@@ -25,7 +25,7 @@ from ..core.paths import atomic_write_text
 from ..core.safeyaml import load_yaml_file
 from ..errors import UsageError
 from ..inputs.suite import load_suite
-from .files import copy_all, plan_copies
+from .files import copy_all, plan_copies, writing
 from .formats import (
     EvalCase,
     EvalsFile,
@@ -212,14 +212,15 @@ def export_suite(
         )
     root = Path(files_root) if files_root is not None else default_files_root(out_path)
     plan = plan_copies(entries, suite.directory, root.resolve(), source=suite.path, force=force)
-    copied = copy_all(plan)
     document = EvalsFile(skill_name=suite.skill_id, evals=tuple(cases)).to_dict()
-    atomic_write_text(out_path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    if trigger_path is not None and triggers:
-        atomic_write_text(
-            trigger_path,
-            json.dumps(trigger_set_document(triggers), indent=2, ensure_ascii=False) + "\n",
-        )
+    with writing():
+        copied = copy_all(plan)
+        atomic_write_text(out_path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        if trigger_path is not None and triggers:
+            atomic_write_text(
+                trigger_path,
+                json.dumps(trigger_set_document(triggers), indent=2, ensure_ascii=False) + "\n",
+            )
     return ExportResult(
         evals_path=out_path,
         evals=len(cases),

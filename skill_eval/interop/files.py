@@ -6,7 +6,8 @@ its folder through a symlink (on either side). Folders bring every file below th
                        source=json_path, force=False)
     copy_all(plan)
 
-Every refusal is one UsageError naming the file that lists the path, the field and the path.
+Every refusal is one UsageError naming the file that lists the path, the field and the path;
+so is an OSError while writing (`writing`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from __future__ import annotations
 import filecmp
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..core.paths import inside
 from ..core.task_files import MAX_TASK_BYTES, MAX_TASK_FILES
-from ..errors import UsageError
+from ..errors import SkillEvalError, UsageError
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,19 @@ def _same(src: Path, dest: Path) -> bool:
         return os.path.samefile(src, dest)
     except OSError:
         return False
+
+
+@contextmanager
+def writing() -> Iterator[None]:
+    """Around writing the outputs the user named: an OSError there (a folder they may not
+    write, a full disk) is bad input to fix, a UsageError naming the file, not a fault."""
+    try:
+        yield
+    except SkillEvalError:
+        raise  # already ours (FileTooLarge is an OSError too)
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else "output"
+        raise UsageError(f"{where}: cannot write: {exc.strerror or exc}", path=str(where)) from None
 
 
 def copy_all(plan: Iterable[Copy]) -> int:

@@ -24,7 +24,7 @@ import yaml
 from ..core.paths import atomic_write_text
 from ..errors import SuiteError, UsageError
 from ..inputs.suite import SUITE_FILE_NAME, SUITE_VERSION, load_suite
-from .files import copy_all, plan_copies, posix_relative
+from .files import copy_all, plan_copies, posix_relative, writing
 from .formats import (
     EvalCase,
     EvalsFile,
@@ -240,14 +240,15 @@ def import_evals(
         + (f" and {trigger_path.name}" if trigger_path else ""),
         "tasks": tasks,
     }
-    suite_dir.mkdir(parents=True, exist_ok=True)
-    copied = copy_all(plan)
     header = (
         f"Imported by `skill-eval import` from {evals_path}"
         + (f"\nand the trigger eval set {trigger_path}" if trigger_path else "")
         + "\nJudges of type `expectations` grade each statement with a model."
     )
-    atomic_write_text(suite_path, render_suite(data, header))
+    with writing():
+        suite_dir.mkdir(parents=True, exist_ok=True)
+        copied = copy_all(plan)
+        atomic_write_text(suite_path, render_suite(data, header))
     problems: list[str] = []
     try:
         load_suite(suite_path)

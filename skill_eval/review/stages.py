@@ -30,7 +30,9 @@ GATE_RETRIES = 2  # orchestrator and visionary: retries of a reply that cannot b
 
 
 class ReviewError(SkillEvalError):
-    """A stage whose goal gate stayed unsatisfied after its retries (exit 3)."""
+    """A stage whose goal gate stayed unsatisfied after its retries."""
+
+    exit_code = 3  # the model service failed the review, not the user's input
 
 
 @dataclass(frozen=True)
