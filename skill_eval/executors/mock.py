@@ -4,10 +4,10 @@ By default every prompt gets MOCK_OUTPUT. `--mock-outputs FILE` scripts it: `{ta
 gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each arm its own
 (any arm label may be a key: an --arm run's arms, or `evaluate` over more arms); a task missing
 from the file, or an arm missing from a per-arm file, falls back to MOCK_OUTPUT, which a run
-says before it starts (`check_run`, mock_coverage.py; an error with --strict). An output may also be an object
-`{text, files, tools}` for agent tasks (mock_work): files written into the workspace, tool
-calls recorded as the transcript; `{triggered: true|false}` for trigger tasks (unscripted: not
-triggered).
+says before it starts (`check_run`, mock_coverage.py; an error with --strict). An output may
+also be an object `{text, files, tools}` for agent tasks (mock_work): files written into the
+workspace, tool calls recorded as the transcript; `{triggered: true|false}` for trigger tasks
+(unscripted: not triggered).
 
 The mock honours each request's skill mode (an arm's delivery, --arm) as Claude Code would,
 without writing anything: in installed mode it records in each result's
