@@ -32,6 +32,10 @@ HELP: dict[str, str] = {
         "Pipeline: an extra fence: a ranking's target.path must lie inside DIR (by default a skill"
         " anywhere is accepted)."
     ),
+    "strict": (
+        "What the inputs leave out is an error, not a warning: --mock-outputs that do not "
+        "script every arm and task of the run."
+    ),
     "executor": (
         "How tasks run: claude-cli (the default), opencode or codex (those agent CLIs, jailed, "
         "against an OpenAI-style API: --base-url URL), anthropic, openai (any "

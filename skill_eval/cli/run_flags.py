@@ -47,6 +47,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "input": _f("--input", "input_", metavar="PATH"),
     "candidate-id": _f("--candidate-id", metavar="ID"),
     "skills-root": _f("--skills-root", metavar="DIR"),
+    "strict": _f("--strict", is_flag=True),
     "executor": _f("--executor", type=RegistryChoice(executor_names, is_executor), default=None),
     "mock": _f("--mock", is_flag=True),
     "model": _f("--model", envvar="SKILL_EVAL_MODEL", metavar="NAME"),
@@ -146,6 +147,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "input",
             "candidate-id",
             "skills-root",
+            "strict",
         ),
     ),
     (

@@ -30,17 +30,38 @@ def load(path: Path) -> tuple[str, list[Any]]:
             meta, tasks = read_journal(path)
         except (OSError, ValueError) as exc:
             raise UsageError(f"{path}: cannot read the run: {exc}") from None
+        arms = _arms_note(_at(meta, "arms", "listed"), _at(meta, "plan", "inputs", "reference_arm"))
         return (
             f"run {one_line(meta.get('run_id') or path.name)}  suite "
-            f"{one_line(meta.get('task_suite') or '?')}"
+            f"{one_line(meta.get('task_suite') or '?')}{arms}"
         ), tasks
     data = artifact.read(path)
     verdict = one_line((data.get("evaluation") or {}).get("verdict") or "?").upper()
     observed = "".join(f"\n{one_line(line)}" for line in summary_lines(data.get("observers")))
+    arms = _arms_note(_at(data, "arms", "arms"), _at(data, "arms", "reference"))
     return (
         f"run {one_line(data.get('run_id') or '?')}  suite "
-        f"{one_line(data.get('task_suite') or '?')}  verdict {verdict}{observed}"
-    ), from_artifact(data)
+        f"{one_line(data.get('task_suite') or '?')}  verdict {verdict}{arms}{observed}"
+    ), from_artifact(data, every_arm=True)
+
+
+def _at(data: Any, *keys: str) -> Any:
+    """data[k1][k2]...: None where a level is missing or not an object (a foreign file)."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def _arms_note(listed: Any, reference: Any) -> str:
+    """`  arms a, b, none (reference)` for an --arm run (run.json's or the artifact's list of
+    arms), else nothing."""
+    from ..report.view import one_line
+
+    if not isinstance(listed, list):
+        return ""
+    names = [str(a["name"]) for a in listed if isinstance(a, dict) and a.get("name")]
+    shown = [f"{n} (reference)" if n == reference else n for n in names]
+    return f"  arms {one_line(', '.join(shown))}" if shown else ""
 
 
 def attempt_line(a: Any) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from ..core.model import Suite
 from ..errors import Problem, SuiteError, UsageError
 from ..inputs.judge_checks import check_judges
 from ..inputs.source_checks import mock_output_problems, python_problems
@@ -26,12 +29,23 @@ def _pytest_missing(paths: list[str]) -> str | None:
     return None
 
 
+def _mock_gaps(outputs_path: str, suite: Suite) -> list[Problem]:
+    """What the mock outputs file leaves unscripted of the suite (executors/mock_coverage.py),
+    one warning each: the arms a file keyed by arm names, or every arm."""
+    from ..executors.mock_coverage import file_gaps
+
+    gaps = file_gaps(Path(outputs_path), suite.tasks)
+    return [Problem(outputs_path, f"{gap} (suite {suite.path})") for gap in gaps]
+
+
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option(
     "--mock-outputs",
     metavar="FILE",
-    help="Also check a mock outputs file against each suite's task ids.",
+    help="Also check a mock outputs file against each suite's task ids: a task it does not "
+    "have is an error; a task or arm it leaves unscripted (the mock's default output, which "
+    "fails) a warning.",
 )
 @click.option(
     "--strict",
@@ -99,6 +113,7 @@ def command(
     report = validate_paths(paths)
     valid: list[str] = []
     warnings: list[Problem] = []
+    unscripted: set[str] = set()  # suites --mock-outputs leaves tasks or arms of unscripted
     trials = []
     for path in report.valid:
         try:
@@ -109,6 +124,9 @@ def command(
         found = python_problems(suite, path)
         if mock_outputs:
             found += mock_output_problems(mock_outputs, suite)
+            gaps = [] if found else _mock_gaps(mock_outputs, suite)
+            warnings += gaps
+            unscripted |= {path} if gaps else set()
         if not found:
             checks = check_judges(suite, path)
             found += checks.errors
@@ -131,7 +149,7 @@ def command(
         valid = [p for p in valid if not any(q.path == p for q in outcome.errors)]
     if strict:
         report.problems += warnings
-        valid = [p for p in valid if not any(w.path == p for w in warnings)]
+        valid = [p for p in valid if p not in unscripted and not any(w.path == p for w in warnings)]
     for problem in report.problems:
         click.echo(str(problem), err=True)
     for warning in [] if strict else warnings:

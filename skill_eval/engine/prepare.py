@@ -21,7 +21,6 @@ from ..backends import Backend, create_backend
 from ..core.model import Suite
 from ..errors import CacheError, JudgeError, UsageError
 from ..executors.base import ExecutorBase, agent_task_problem, create_executor
-from ..executors.mock import check_mock_tasks, load_mock_outputs
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
 from ..inputs.suite import load_suite
@@ -80,6 +79,7 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     by_arm = build_arm_executors(arms.listed, lambda n, m: build_executor(plan, suite, n, m))
     arms, skip = _decided_without_running(plan, arms, log)
     if skip is None:
+        arms = _checked_runs(plan, suite, arms, executor, by_arm, log)
         for each in distinct(by_arm) or [executor]:
             preflight(plan, suite, each)
     return Prepared(
@@ -136,19 +136,9 @@ def build_executor(
     """The plan's executor (or executor `name` an arm runs on, in `skill_mode`), refusing up
     front the tasks it cannot run (agent tasks with an executor that cannot act, trigger
     tasks without an executor that can tell whether the skill was invoked: the judges'
-    roles say) and a context mode it cannot deliver. Scripted mock outputs
-    named by a file are read here and their task ids checked against the suite (a typo
-    would silently fall back to the default output)."""
+    roles say) and a context mode it cannot deliver."""
     name = name or plan.executor.name
-    own = plan.executor.options if name == plan.executor.name else plan.executor.arm_options
-    options = own if name == plan.executor.name else own.get(name) or {}
-    extra: dict[str, Any] = {}
-    scripted = options.get("mock_outputs")
-    if isinstance(scripted, str):
-        outputs = load_mock_outputs(Path(scripted))
-        check_mock_tasks(Path(scripted), outputs, {task.id for task in suite.tasks})
-        extra["mock_outputs"] = outputs
-    executor = create_executor(name, executor_config(plan, name, skill_mode, **extra))
+    executor = create_executor(name, executor_config(plan, name, skill_mode))
     problem = agent_task_problem(executor, name, suite.tasks)
     for role in roles_of(suite.tasks):
         problem = problem or role.executor_problem(executor, name, suite.tasks)
@@ -219,6 +209,31 @@ def _decided_without_running(plan: RunPlan, arms: Arms, log: Log) -> tuple[Arms,
     if skip is None and (void := void_reason(arms)) is not None:
         skip = Verdict("error", void)
     return arms, skip
+
+
+def _checked_runs(
+    plan: RunPlan,
+    suite: Suite,
+    arms: Arms,
+    executor: ExecutorBase,
+    by_arm: Mapping[str, ExecutorBase],
+    log: Log,
+) -> Arms:
+    """Each executor checks its own inputs against the tasks and the arms it runs (the mock:
+    what its scripted outputs leave unscripted); its warnings are logged and kept with the
+    arms', an error under --strict. Arms on one executor share its options: asked once."""
+    runs: dict[str, tuple[ExecutorBase, list[str]]] = {}
+    for arm in arms.every:
+        runs_on = by_arm.get(arm.name, executor)
+        runs.setdefault(runs_on.name, (runs_on, []))[1].append(arm.name)
+    found = [
+        warning
+        for runs_on, names in runs.values()
+        for warning in runs_on.check_run(suite.tasks, names, strict=plan.inputs.strict)
+    ]
+    for warning in found:
+        log(f"warning: {warning}")
+    return replace(arms, warnings=(*arms.warnings, *found)) if found else arms
 
 
 def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:

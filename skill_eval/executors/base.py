@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.execution import SKILL_MODES as SKILL_MODES
 from ..core.execution import SkillMode as SkillMode
-from ..core.model import ExecutionRequest, ExecutionResult, Skill
+from ..core.model import ExecutionRequest, ExecutionResult, Skill, Task
 from ..core.registry import Registry
 from ..errors import ExecutorError
 from .builtin import BUILTIN_EXECUTORS
@@ -60,8 +60,9 @@ class ExecutorBase:
     - `uses_workspace`, `can_act`, `can_trigger`, `skills_dir`, `context_file`: what it can
       do (below); the conductor refuses a suite (or an arm) before any call when it needs
       what the executor cannot.
-    - `preflight()`, `describe()`, `cancel()`: before a run, for the artifact and the run's
-      fingerprint, on Ctrl-C.
+    - `check_run(tasks, arms, strict)`, `preflight()`, `describe()`, `cancel()`: before a
+      run (its own inputs against the run's tasks and arms; whether it can run here), for the
+      artifact and the run's fingerprint, on Ctrl-C.
     - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
     - `prepares_requests`, `prepare(requests, log)`, `prepared_output(request)`: batch mode.
     """
@@ -98,6 +99,13 @@ class ExecutorBase:
 
     def preflight(self) -> None:
         """Raise ExecutorError when the executor cannot run here (missing binary, key...)."""
+
+    def check_run(self, tasks: Sequence[Task], arms: Sequence[str], *, strict: bool) -> list[str]:
+        """Its own inputs checked against the run before any call: the suite's tasks and the
+        arms it runs (by name). A UsageError for what cannot be meant; a warning line for
+        each gap, which with `strict` (run --strict) is a UsageError instead. The mock checks
+        its scripted outputs; an executor with no inputs of its own has nothing to say."""
+        return []
 
     def describe(self) -> dict[str, Any]:
         """What identifies this executor's results: kind, version, model, isolation."""

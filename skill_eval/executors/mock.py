@@ -2,11 +2,12 @@
 
 By default every prompt gets MOCK_OUTPUT. `--mock-outputs FILE` scripts it: `{task_id: text}`
 gives both arms the same text, `{candidate: {...}, baseline: {...}}` gives each arm its own
-(any arm label may be a key, for `evaluate` over more arms); a task missing from the file, or
-an arm missing from a per-arm file, falls back to MOCK_OUTPUT. An output may also be an object
-`{text, files, tools}` for agent tasks (mock_work): files written into the workspace, tool
-calls recorded as the transcript; `{triggered: true|false}` for trigger tasks (unscripted: not
-triggered).
+(any arm label may be a key: an --arm run's arms, or `evaluate` over more arms); a task missing
+from the file, or an arm missing from a per-arm file, falls back to MOCK_OUTPUT, which a run
+says before it starts (`check_run`, mock_coverage.py; an error with --strict). An output may
+also be an object `{text, files, tools}` for agent tasks (mock_work): files written into the
+workspace, tool calls recorded as the transcript; `{triggered: true|false}` for trigger tasks
+(unscripted: not triggered).
 
 The mock honours each request's skill mode (an arm's delivery, --arm) as Claude Code would,
 without writing anything: in installed mode it records in each result's
@@ -33,14 +34,14 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..core.model import ARM_NAMES, ExecutionRequest, ExecutionResult, Usage
+from ..core.model import ARM_NAMES, ExecutionRequest, ExecutionResult, Task, Usage
 from ..core.safeyaml import describe_syntax_error
 from ..core.transcript import skill_invocations
 from ..core.validation import closest_name
@@ -130,10 +131,16 @@ def keyed_by_arm(data: Mapping[str, Any]) -> bool:
     return any(k in ARM_NAMES or _is_table(v) for k, v in data.items())
 
 
+def arm_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys of a file keyed by arm that name an arm (candidate, baseline, or any label
+    whose value is a table of task outputs), in the file's order."""
+    return [k for k, v in data.items() if k in ARM_NAMES or _is_table(v)]
+
+
 def _arm_tables(data: Mapping[str, Any]) -> dict[str, Any]:
     """Each arm's table: candidate and baseline always (empty when absent), then any other
     arm label the file names."""
-    others = [k for k, v in data.items() if k not in ARM_NAMES and _is_table(v)]
+    others = [k for k in arm_keys(data) if k not in ARM_NAMES]
     return {a: data.get(a) or {} for a in (*ARM_NAMES, *others)}
 
 
@@ -163,11 +170,26 @@ class MockExecutor(ExecutorBase):
     context_file = "CLAUDE.md"
 
     def __init__(self, config: MockConfig) -> None:
-        self.config = config
         scripted = config.mock_outputs
-        if isinstance(scripted, str):  # a file's path (create_executor("mock", {...}))
+        # the file the outputs came from, which check_run names
+        self.source = Path(scripted) if isinstance(scripted, str) else None
+        if isinstance(scripted, str):  # a file's path (the run's plan, create_executor(...))
             scripted = load_mock_outputs(Path(scripted))
+            config = replace(config, mock_outputs=scripted)  # rebuilt elsewhere without the file
+        self.config = config
         self.outputs: Mapping[str, Any] = scripted or {}
+
+    def check_run(self, tasks: Sequence[Task], arms: Sequence[str], *, strict: bool) -> list[str]:
+        """Its scripted outputs against the run (executors/mock_coverage.py): an output for a
+        task the suite does not have is an error, each arm and task they leave unscripted a
+        warning (with `strict`, an error)."""
+        if self.source is None and not self.outputs:
+            return []  # nothing scripted: every prompt gets MOCK_OUTPUT, as documented
+        from .mock_coverage import check_scripted
+
+        return check_scripted(
+            self.source, self.outputs, tasks, arms, strict=strict, rules=self.config.mock_rules
+        )
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         table = self.outputs

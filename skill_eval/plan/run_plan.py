@@ -62,6 +62,9 @@ class Inputs:
     # are compared with (set when the plan is made: --reference-arm, or the default).
     arms: tuple[str, ...] = ()
     reference_arm: str | None = None
+    # What the inputs leave out is an error, not a warning (today: --mock-outputs that do
+    # not script every arm and task of the run).
+    strict: bool = False
 
     @property
     def standalone(self) -> bool:
@@ -189,8 +192,8 @@ class RunPlan:
         return data
 
 
-# Fields of --arm stored only when set: a two-arm run's plan reads as it did before them.
-UNSET_UNSTORED = frozenset({"arms", "reference_arm", "arm_options"})
+# Fields stored only when set (--arm's, --strict): a plan without them reads as it did before.
+UNSET_UNSTORED = frozenset({"arms", "reference_arm", "arm_options", "strict"})
 
 
 def _plain(value: Any) -> Any:

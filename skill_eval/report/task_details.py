@@ -11,7 +11,7 @@ pass through `one_line`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,7 +221,9 @@ def _group(
     rows: Iterable[tuple[str, Mapping[str, Any]]],
     suite: Mapping[str, tuple[str, str]],
     run_dir: Path | None,
+    arm_order: Sequence[str] = ARMS,
 ) -> list[TaskDetail]:
+    """Attempts by task, each task's arms in `arm_order` (an arm it does not name last)."""
     tasks: dict[str, TaskDetail] = {}
     for arm, attempt in rows:
         task_id = one_line(attempt.get("task_id"))
@@ -231,42 +233,73 @@ def _group(
     for task in tasks.values():
         for attempts in task.attempts.values():
             attempts.sort(key=lambda a: a.index)
-        arms = sorted(task.attempts.items(), key=lambda item: ARMS.index(item[0]))
+        rank = {arm: i for i, arm in enumerate(arm_order)}
+        arms = sorted(task.attempts.items(), key=lambda item: rank.get(item[0], len(rank)))
         task.attempts.clear()
         task.attempts.update(arms)
     order = {task_id: i for i, task_id in enumerate(suite)}  # a journal is in finishing order
     return sorted(tasks.values(), key=lambda t: order.get(t.task_id, len(order)))
 
 
-def from_artifact(artifact: Mapping[str, Any], *, with_prompts: bool = True) -> list[TaskDetail]:
-    """Every task of an artifact with its attempts per arm, in the artifact's order."""
+def from_artifact(
+    artifact: Mapping[str, Any], *, with_prompts: bool = True, every_arm: bool = False
+) -> list[TaskDetail]:
+    """Every task of an artifact with its attempts per arm, in the artifact's order: the
+    candidate's and the baseline's, or with `every_arm` each --arm arm's under its name (the
+    artifact's `arms` section; a two-arm artifact has none and gives candidate/baseline)."""
     suite = _suite_tasks(artifact.get("task_suite")) if with_prompts else {}
+    listed = _listed_arms(artifact) if every_arm else []
+    tables = (
+        [(str(arm.get("name")), arm.get("results")) for arm in listed]
+        if listed
+        else [(arm, artifact.get(f"{arm}_results")) for arm in ARMS]
+    )
     rows: list[tuple[str, Mapping[str, Any]]] = []
-    for arm in ARMS:
-        for result in artifact.get(f"{arm}_results") or ():
-            attempts = result.get("attempts") or [
-                {
-                    "index": 0,
-                    "status": result.get("status"),
-                    "error": result.get("error"),
-                    "judge": {
-                        "passed": result.get("passed"),
-                        "score": result.get("score"),
-                        "details": result.get("details"),
-                        "error": result.get("error"),
-                    },
-                }
-            ]
-            rows += [(arm, {**a, "task_id": result.get("task_id")}) for a in attempts]
+    for arm, results in tables:
+        for result in _mappings(results):
+            rows += [(arm, {**a, "task_id": result.get("task_id")}) for a in _attempts(result)]
     run_dir = _mapping(artifact.get("manifest")).get("run_dir")  # where the blobs are
-    return _group(rows, suite, Path(run_dir) if isinstance(run_dir, str) and run_dir else None)
+    return _group(
+        rows,
+        suite,
+        Path(run_dir) if isinstance(run_dir, str) and run_dir else None,
+        [arm for arm, _ in tables],
+    )
+
+
+def _listed_arms(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The arms of an --arm artifact (`arms.arms`, each with its name and results), in order."""
+    arms = _mapping(artifact.get("arms")).get("arms")
+    return [a for a in _mappings(arms) if isinstance(a.get("name"), str) and a.get("name")]
+
+
+def _attempts(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A task result's attempts; one made of the result itself when it kept none."""
+    attempts = _mappings(result.get("attempts"))
+    if attempts:
+        return list(attempts)
+    return [
+        {
+            "index": 0,
+            "status": result.get("status"),
+            "error": result.get("error"),
+            "judge": {
+                "passed": result.get("passed"),
+                "score": result.get("score"),
+                "details": result.get("details"),
+                "error": result.get("error"),
+            },
+        }
+    ]
 
 
 def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
     """(run.json, tasks) of a run directory; lines that are not JSON objects are skipped (a
     run stopped mid-write leaves a partial last line). A task retried later (`--resume`,
-    `rejudge`) shows its last record per attempt."""
+    `rejudge`) shows its last record per attempt. An --arm run's attempts are under their
+    arms' names, in the order run.json lists the arms."""
     meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    meta = meta if isinstance(meta, dict) else {}
     latest: dict[tuple[str, str, Any], Mapping[str, Any]] = {}
     with (run_dir / "attempts.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
@@ -274,8 +307,17 @@ def read_journal(run_dir: Path) -> tuple[dict[str, Any], list[TaskDetail]]:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(record, dict) and record.get("arm") in ARMS:
-                latest[(record["arm"], str(record.get("task_id")), record.get("index"))] = record
-    meta = meta if isinstance(meta, dict) else {}
+            # an attempt names its arm; a note (`{"record": kind, ...}`) is not an attempt
+            if isinstance(record, dict) and "record" not in record:
+                arm = record.get("arm")
+                if isinstance(arm, str) and arm:
+                    latest[(arm, str(record.get("task_id")), record.get("index"))] = record
     rows = [(arm, record) for (arm, _t, _i), record in latest.items()]
-    return meta, _group(rows, _suite_tasks(meta.get("task_suite")), run_dir)
+    return meta, _group(rows, _suite_tasks(meta.get("task_suite")), run_dir, _journal_arms(meta))
+
+
+def _journal_arms(meta: Mapping[str, Any]) -> list[str]:
+    """The arms run.json lists (--arm), else candidate and baseline."""
+    listed = _mapping(meta.get("arms")).get("listed")
+    names = [str(a.get("name")) for a in _mappings(listed) if a.get("name")]
+    return names or list(ARMS)
