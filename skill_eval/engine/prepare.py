@@ -183,6 +183,7 @@ def _arms(
         new_run_id() if plan.inputs.standalone else "",
         delivery_mode=trigger_run.delivery_mode(suite, skill_mode),
         executor=plan.executor.name,
+        eval_threshold=None if plan.inputs.standalone else plan.decision.eval_threshold,
     )
     more = (
         []

@@ -15,6 +15,7 @@ from .candidates import (
     ResolvedCandidate,
     resolve_candidate,
     resolve_original,
+    score_of,
     unapplied_plan,
 )
 from .lint import Finding
@@ -34,6 +35,7 @@ __all__ = [
     "load_skill",
     "resolve_candidate",
     "resolve_original",
+    "score_of",
     "skill_findings",
     "tree_sha256",
     "unapplied_plan",
