@@ -138,15 +138,17 @@ def test_events_pass_as_they_come_and_errors_are_counted(upstream: Upstream) -> 
     assert log.summary() == {"503": 1} and log.last_error() == 503 and log.failing()
 
 
-def test_an_unreachable_upstream_is_a_502_counted_as_status_0() -> None:
+def test_an_unreachable_upstream_is_counted_as_status_0() -> None:
+    """Refused before any reply: a 400 naming the URL (no CLI resends it; the executor stops
+    the run); refused after one, a 502 (test_closed_port.py)."""
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proxy = ApiProxy.openai(f"http://127.0.0.1:{port}/v1", "sk-REAL")
     log = ApiLog()
     reply = b"".join(chunk for _, chunk in ask(proxy, post("/v1/responses", "x"), log))
-    assert reply.startswith(b"HTTP/1.1 502")
-    assert log.last_error() == 0 and log.failing()
+    assert reply.startswith(b"HTTP/1.1 400") and b"nothing listens at http://127.0.0.1" in reply
+    assert log.last_error() == 0 and log.failing() and proxy.unreachable()
 
 
 # -- a whole CLI in a Landlock domain of its own ------------------------------------------------

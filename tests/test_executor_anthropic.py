@@ -207,14 +207,16 @@ def test_timeout_is_retryable(fake: FakeAnthropic) -> None:
     assert result.error and result.retryable and result.meta["error_type"] == "timeout"
 
 
-def test_connection_refused_is_retryable() -> None:
+def test_connection_refused_after_a_reply_is_retryable() -> None:
+    """The server went down mid-run: an outage (before any reply it is fatal: see
+    test_closed_port.py)."""
     with FakeAnthropic() as server:
-        base_url = server.base_url
-    executor = create_executor(
-        "anthropic", AnthropicConfig(base_url=base_url, env={"ANTHROPIC_API_KEY": "k"})
-    )
+        executor = create_executor(
+            "anthropic", AnthropicConfig(base_url=server.base_url, env={"ANTHROPIC_API_KEY": "k"})
+        )
+        assert not run(executor).error  # type: ignore[arg-type]
     result = run(executor)  # type: ignore[arg-type]
-    assert result.error and result.retryable
+    assert result.error and result.retryable and not result.fatal
 
 
 def test_not_found_is_not_retryable(fake: FakeAnthropic) -> None:

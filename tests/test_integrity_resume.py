@@ -4,9 +4,16 @@ baseline cache, every fixture byte in it, exclusive artifacts and locked run dir
 from __future__ import annotations
 
 import fcntl
+import os
 from pathlib import Path
 
+import pytest
+
+from skill_eval.core.model import Attempt, JudgeResult
 from skill_eval.engine.fingerprint import directory_digest
+from skill_eval.engine.journal import Journal
+from skill_eval.engine.rundir import _lock
+from skill_eval.errors import UsageError
 from tests.helpers import (
     DEMO_RANKING,
     DEMO_SUITE,
@@ -162,3 +169,35 @@ def test_a_second_process_on_a_running_run_gets_a_one_line_error(tmp_path: Path)
     code, _, err = run_cli(*args, "--resume", str(run_dir))  # released: it continues
     # a fail verdict for lack of evidence (exit 4): 1 task cannot rule out a regression
     assert code == 4 and "finished attempts kept" in err
+
+
+def test_a_finished_run_leaves_no_lock_and_a_resume_still_locks(tmp_path: Path) -> None:
+    """run.lock goes when the run ends (removed while still held, see rundir.release); the
+    next process locks a new one, which holds off another."""
+    suite = write_suite(
+        tmp_path / "suite",
+        [{"id": "t1", "prompt": "p", "judge": {"type": "contains", "expected": ["alpha"]}}],
+    )
+    _, out, err = _standalone(tmp_path, suite)
+    run_dir = Path(read_json(out.strip())["manifest"]["run_dir"])
+    assert not (run_dir / "run.lock").exists(), err
+    held = _lock(run_dir)
+    try:
+        assert os.fstat(held.fileno()).st_ino == os.stat(run_dir / "run.lock").st_ino
+        with pytest.raises(UsageError, match="another skill-eval process"):
+            _lock(run_dir)
+    finally:
+        held.close()
+
+
+def test_the_interrupt_counts_what_resume_keeps(tmp_path: Path) -> None:
+    """An interrupt that lands after a record is written but before the journal notes it in
+    memory: the count is read back from disk, as --resume reads it."""
+    journal = Journal(tmp_path / "attempts.jsonl")
+    judged = JudgeResult(True, 1.0)
+    journal.append(Attempt("candidate", "t1", 0, "passed", "out", judged, None, 5))
+    written_behind = Journal(journal.path, key=journal.key)  # the bookkeeping it missed
+    written_behind.append(Attempt("candidate", "t2", 0, "passed", "out", judged, None, 5))
+    written_behind.close()
+    assert len(journal.recorded()) == 1
+    assert len(journal.saved()) == 2 == len(Journal(journal.path, key=journal.key).read())

@@ -22,7 +22,15 @@ import pytest
 
 from skill_eval.core.model import Task
 from skill_eval.engine.compat import failed_category
-from tests.helpers import REPO, read_json, run_cli, write_outputs, write_skill, write_suite
+from tests.helpers import (
+    REPO,
+    read_json,
+    run_cli,
+    run_script,
+    write_outputs,
+    write_skill,
+    write_suite,
+)
 
 EVALUATOR_SCRIPT = REPO / "scripts" / "evaluate.py"
 SUPPORTED = ("append_markdown_section",)
@@ -517,3 +525,37 @@ def test_failed_category_as_the_original_inferred_it(
     }
     failed = [{"task_id": f"t{i}", "error": error} for i, error in enumerate(errors)]
     assert failed_category(failed, tasks) == expected
+
+
+@pytest.mark.parametrize("entry", ["script", "run"])
+def test_a_low_scored_candidate_is_skipped_before_its_content_is_read(
+    tmp_path: Path, entry: str
+) -> None:
+    """The original skips a candidate under --eval-threshold before anything else: content
+    that is not a skill (no frontmatter) is never parsed, the artifact says `skipped`, exit 0."""
+    skill = write_skill(tmp_path / "skill")
+    suite = write_suite(
+        tmp_path / "suite",
+        [{"id": "t", "prompt": "p", "judge": {"type": "contains", "expected": ["x"]}}],
+    )
+    ranking = tmp_path / "r.json"
+    entries = [{"id": "low", "score": 0.4, "skill_content": "just prose, no frontmatter\n"}]
+    ranking.write_text(
+        json.dumps({"run_id": "r", "target": {"path": str(skill)}, "scored_candidates": entries}),
+        encoding="utf-8",
+    )
+    flags = ["--input", str(ranking), "--candidate-id", "low", "--task-suite", str(suite)]
+    flags += ["--state-root", str(tmp_path / "state"), "--eval-threshold", "1.0", "--mock"]
+    if entry == "script":
+        done = run_script(*flags)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        code, out, err = run_cli("run", *flags, "-q")
+    assert code == 0, err
+    assert "Traceback" not in err
+    artifact = read_json(out.strip())
+    assert artifact["evaluation"]["verdict"] == "skipped"
+    assert artifact["evaluation"]["reason"] == "candidate score 0.4 < eval threshold 1"
+    assert artifact["candidate_score"] == 0.4
+    assert artifact["usage"]["candidate"]["attempts"] == 0
+    assert not list((tmp_path / "state" / "skills").glob("candidate-*"))  # nothing was built

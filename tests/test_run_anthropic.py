@@ -238,3 +238,4 @@ def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig) ->
         assert fake.count == 2 and all(r.status is None for r in fake.requests)
         assert f"continue with --resume {run_dir}" in err
         assert "Traceback" not in err
+        assert not (run_dir / "run.lock").exists()  # let go of, and removed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,9 @@ def test_a_mock_run_imports_no_sdk(tmp_path: Path) -> None:
 @pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
 def test_a_claude_cli_run_imports_no_sdk(tmp_path: Path) -> None:
     claude = install(tmp_path / "bin")  # answers attempts, and the claude-cli grader's prompt
-    env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-    flags = ("--executor", "claude-cli", "--claude-bin", claude, "--no-baseline")
-    assert sdk_modules_after(tmp_path, *flags, env=env) == []
+    # The fake calls no API; something must listen at the base URL all the same (preflight).
+    with socket.create_server(("127.0.0.1", 0)) as nobody_answers:
+        url = f"http://127.0.0.1:{nobody_answers.getsockname()[1]}"
+        env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": url}
+        flags = ("--executor", "claude-cli", "--claude-bin", claude, "--no-baseline")
+        assert sdk_modules_after(tmp_path, *flags, env=env) == []

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.workspace import WORKSPACES_DIR
-from ..errors import RunInterrupted
+from ..errors import JournalError, RunInterrupted
 from ..plan.run_plan import RunPlan
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
@@ -85,7 +85,11 @@ def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult
             backend=prepared.backend,
         )
     except KeyboardInterrupt:
-        finished = sum(a.status != "error" for a in opened.journal.recorded())
+        try:  # what --resume will keep: the records on disk, not those known in memory
+            saved = opened.journal.saved()
+        except JournalError:  # a record cut short: resume says which
+            saved = opened.journal.recorded()
+        finished = sum(a.status != "error" for a in saved)
         raise RunInterrupted(str(opened.path), finished) from None
 
 

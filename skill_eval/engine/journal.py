@@ -82,6 +82,12 @@ class Journal:
         with self._lock:
             return list(self._attempts.values())
 
+    def saved(self) -> list[Attempt]:
+        """Close the journal and read its attempts back from disk, as --resume will: an
+        interrupt can land between a record's write and its bookkeeping in memory."""
+        self.close()
+        return Journal(self.path, self.max_preview_chars, self.key).read()
+
     def notes(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The notes (of one kind: `{"record": kind, ...}`), in the order written."""
         with self._lock:

@@ -175,6 +175,7 @@ def _arms(
         new_run_id() if plan.inputs.standalone else "",
         delivery_mode=delivery,
         executor=plan.executor.name,
+        eval_threshold=None if plan.inputs.standalone else plan.decision.eval_threshold,
     )
     more = (
         []

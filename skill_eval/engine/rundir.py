@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,22 +41,34 @@ class RunDir:
     lock: IO[str] | None = field(default=None, compare=False, repr=False)
 
     def release(self) -> None:
+        """Remove run.lock and let go of it: removed while still held, so a process that
+        opened it meanwhile finds, once it holds it, that it is gone (see _lock)."""
         if self.lock is not None and not self.lock.closed:
+            (self.path / LOCK_NAME).unlink(missing_ok=True)
             self.lock.close()  # closing the descriptor drops the flock
 
 
 def _lock(path: Path) -> IO[str]:
-    """Hold run.lock of a run directory, or a UsageError when another process holds it."""
-    handle = (path / LOCK_NAME).open("a", encoding="utf-8")
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    """Hold run.lock of a run directory, or a UsageError when another process holds it. A
+    lock file removed (by its holder's release) between our open and our flock is not the
+    directory's lock any more: open it again."""
+    while True:
+        handle = (path / LOCK_NAME).open("a", encoding="utf-8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise UsageError(
+                f"{path}: another skill-eval process is running this run (it holds "
+                f"{LOCK_NAME}); wait for it to finish, or start a new run"
+            ) from None
+        try:
+            current = os.stat(path / LOCK_NAME).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(handle.fileno()).st_ino:
+            return handle
         handle.close()
-        raise UsageError(
-            f"{path}: another skill-eval process is running this run (it holds "
-            f"{LOCK_NAME}); wait for it to finish, or start a new run"
-        ) from None
-    return handle
 
 
 def _meta(path: Path) -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from ..jail import JailKind, Limits, Mount
 from ..jail.api_proxy import ApiLog, ApiProxy
 from ..jail.copyout import Caps, Copied
 from ..jail.session import Ended, JailedCommand, cancel_all
+from .reachability import nothing_listens
 
 # An attempt's jail: Bun and Node reserve large address ranges, so memory is capped as
 # writable data per process; the workspace, HOME and /tmp are tmpfs of `disk_mb` each.
@@ -103,6 +104,13 @@ class ProxySlot:
             if self._proxy is None:
                 self._proxy = self._make()
             return self._proxy
+
+    def unreachable(self) -> str | None:
+        """`nothing listens at URL` when the proxy's upstream refused a connection before it
+        ever answered (no attempt of the run can reach it), else None."""
+        with self._lock:
+            proxy = self._proxy
+        return nothing_listens(proxy.url) if proxy is not None and proxy.unreachable() else None
 
 
 __all__ = ["AGENT_LIMITS", "COPY_CAPS", "AgentRun", "Done", "ProxySlot", "Start", "launch"]

@@ -34,6 +34,7 @@ from .base import (
 )
 from .errors_map import fatal_status, parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
+from .reachability import FirstContact, probe
 from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failure
 
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
@@ -175,6 +176,7 @@ class AnthropicExecutor(ExecutorBase):
         self.prices: PriceTable = load_price_table(config.price_file)
         self._client: Any = None
         self._lock = threading.Lock()
+        self.contact = FirstContact(self.base_url or "https://api.anthropic.com")
         self.gate = (
             CallGate(AimdController(config.concurrency))
             if config.concurrency and config.adaptive_concurrency
@@ -199,6 +201,8 @@ class AnthropicExecutor(ExecutorBase):
             )
         if not self._env("ANTHROPIC_API_KEY"):
             raise ExecutorError(MISSING_KEY)
+        if self.base_url is not None and (nobody := probe(self.base_url)) is not None:
+            raise ExecutorError(nobody)  # before the SDK's import, which takes seconds
         try:
             import anthropic  # noqa: F401
         except ImportError as exc:
@@ -293,11 +297,17 @@ class _Messages:
         if last:
             self.params["tool_choice"] = {"type": "none"}  # the last turn must answer
         message, self.first = self.first, None
+        contact = self.executor.contact
         try:
             if message is None:
                 message = self.executor._create(self.params, timeout)
         except Exception as exc:  # every SDK failure becomes data on the attempt
+            if (nobody := contact.fatal(exc)) is not None:  # a closed port, as a 401 does
+                return failure(nobody, retryable=False, fatal=True, error_type="refused")
+            if getattr(exc, "status_code", None) is not None:
+                contact.answered()
             return classify_exception(exc)
+        contact.answered()
         text = _message_text(message)
         if text is None:
             shown = message if isinstance(message, str) else type(message).__name__

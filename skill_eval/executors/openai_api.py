@@ -34,6 +34,7 @@ from .base import (
 )
 from .openai_http import DEFAULT_BASE_URL, ChatClient, is_local, message_of, text_of, usage_of
 from .pricing import PriceTable, load_price_table
+from .reachability import probe
 from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failure
 
 SUPPORTED_MODES = ("system", "prepend")
@@ -133,6 +134,8 @@ class OpenAIExecutor(ExecutorBase):
             import httpx2  # noqa: F401
         except ImportError as exc:
             raise ExecutorError(f"httpx2 is not installed ({exc}): pip install httpx2") from None
+        if self.base_url != DEFAULT_BASE_URL and (nobody := probe(self.base_url)) is not None:
+            raise ExecutorError(nobody)
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self.config.skill_mode not in SUPPORTED_MODES or not self.model:

@@ -2,9 +2,10 @@
 its grader and its text model: where to send it (`base_url`, `/chat/completions` below it),
 the key (`Authorization: Bearer`, from the environment; none needed for a server on this
 machine), and every failure classified as an error attempt: 429, 5xx, timeouts and dropped
-connections retryable (with `retry-after`), 401/403/404 fatal, a 200 that is not a completion
-malformed. Never an SDK: the wire is small, and servers that call themselves compatible
-(Ollama, vLLM, llama.cpp) are read tolerantly.
+connections retryable (with `retry-after`), 401/403/404 fatal, as is a refused connection
+before any reply (reachability.py), a 200 that is not a completion malformed. Never an SDK:
+the wire is small, and servers that call themselves compatible (Ollama, vLLM, llama.cpp) are
+read tolerantly.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from ..core.model import ExecutionResult, Usage
 from .errors_map import fatal_status, parse_retry_after, retryable_status
+from .reachability import FirstContact
 from .tool_loop import failure
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -98,6 +100,7 @@ class ChatClient:
         if api_key:
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.max_retries = max_retries
+        self.contact = FirstContact(base_url)
         self._sleep = sleep
         self._client: Any = None
         self._lock = threading.Lock()
@@ -131,11 +134,14 @@ class ChatClient:
 
         try:
             with self._http().stream("POST", self.url, json=body, timeout=timeout) as response:
+                self.contact.answered()  # a reply, whatever its status: someone listens
                 data = _read_capped(response)
                 status, headers = response.status_code, dict(response.headers)
         except httpx2.TimeoutException as exc:
             return failure(f"timeout: {type(exc).__name__}", retryable=True, error_type="timeout")
         except httpx2.HTTPError as exc:  # refused, reset, dropped mid-body, bad URL
+            if (nobody := self.contact.fatal(exc)) is not None:
+                return failure(nobody, retryable=False, fatal=True, error_type="refused")
             why = f"{type(exc).__name__}: {exc}"
             return failure(f"connection error: {why}", retryable=True, error_type="connection")
         if data is None:

@@ -15,13 +15,20 @@ from typing import TYPE_CHECKING, Any, get_args
 from ..core.execution import DELIVERIES, delivery_mode
 from ..core.model import Arm, Skill
 from ..plan.arms import stored_arms
-from ..skills import load_skill, resolve_candidate, resolve_original, skill_findings, unapplied_plan
+from ..skills import (
+    load_skill,
+    resolve_candidate,
+    resolve_original,
+    score_of,
+    skill_findings,
+    unapplied_plan,
+)
 from ..skills.files import skill_folder
 from ..skills.install import plan_install
 from ..skills.load import other_files
 from ..skills.ranking import load_ranking
 from ..skills.tree import SKILL_FILE, walk
-from ..stats.verdict import BaselineKind
+from ..stats.verdict import BaselineKind, skip_verdict
 
 if TYPE_CHECKING:
     from ..plan.run_plan import Inputs
@@ -143,18 +150,27 @@ def arms_from_dict(data: dict[str, Any]) -> Arms:
 
 
 def resolve_arms(
-    inputs: Inputs, work_dir: Path, run_id: str, *, delivery_mode: str, executor: str
+    inputs: Inputs,
+    work_dir: Path,
+    run_id: str,
+    *,
+    delivery_mode: str,
+    executor: str,
+    eval_threshold: float | None = None,
 ) -> Arms:
     """The arms of a run's inputs; their skills are loaded and checked (errors raise
     SkillError), and the warnings about them (format, delivery, identical arms) are on
     `Arms.warnings`. `delivery_mode` is the skill mode the attempts really get (see
-    the judges' roles, judges/roles.py), `executor` the executor's name."""
-    arms = _resolve(inputs, work_dir, run_id)
+    the judges' roles, judges/roles.py), `executor` the executor's name. A pipeline candidate
+    scored under `eval_threshold` is not built (its content is never read): `Arms.unbuilt`."""
+    arms = _resolve(inputs, work_dir, run_id, eval_threshold)
     notes = skill_warnings(arms, delivery_mode, executor)
     return replace(arms, warnings=(*arms.warnings, *notes)) if notes else arms
 
 
-def _resolve(inputs: Inputs, work_dir: Path, run_id: str) -> Arms:
+def _resolve(
+    inputs: Inputs, work_dir: Path, run_id: str, eval_threshold: float | None = None
+) -> Arms:
     if inputs.standalone:
         if inputs.skill_path is None:  # plan/checks.py refuses this before
             raise ValueError("standalone inputs without a skill_path")
@@ -176,7 +192,12 @@ def _resolve(inputs: Inputs, work_dir: Path, run_id: str) -> Arms:
     root = Path(inputs.skills_root) if inputs.skills_root else None
     original = resolve_original(ranking, root)
     base = Arm("baseline", original, "original skill")
-    if (unbuilt := unapplied_plan(ranking, candidate_id)) is not None:
+    # The original tool skips a low-scored candidate before anything else: content that is
+    # not a skill must not turn its `skipped` into an error.
+    score = score_of(ranking, candidate_id)
+    low = skip_verdict(score, eval_threshold)
+    unbuilt = (low.reason or "", score) if low else unapplied_plan(ranking, candidate_id)
+    if unbuilt is not None:
         return Arms(
             Arm("candidate", None, f"candidate {candidate_id} (not built)"),
             base,

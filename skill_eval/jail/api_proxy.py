@@ -15,6 +15,8 @@ are replaced, never forwarded. An OpenAI-style proxy (`ApiProxy.openai`) forward
 model endpoints (`POST /v1/chat/completions`, `POST /v1/responses`, below the upstream's own
 path) and refuses the rest; `observed(log)` counts one attempt's replies (`ApiLog`), so an
 attempt that ran out of time while the API was failing is the API's error, not the agent's.
+An upstream that refuses the connection before it ever answered is `unreachable()`: nothing
+listens there, and the executor stops the run (a refusal after a reply is an outage).
 Upstream connections are kept alive and reused across requests and attempts (one TLS context
 per proxy): a request costs what the CLI's own would, not a new TLS handshake and a CA
 bundle loaded each time.
@@ -128,7 +130,9 @@ class ApiProxy:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the API's base URL must be http(s)://host[:port]: {upstream!r}")
-        self.upstream = parts
+        self.upstream, self.url = parts, upstream
+        self._answered = threading.Event()
+        self._refused = threading.Event()
         self.credentials = {k.lower(): v for k, v in credentials.items()}
         self.placeholder = placeholder_prefix + secrets.token_hex(16)
         self.routes, self.strip = routes, strip
@@ -160,6 +164,17 @@ class ApiProxy:
             pass  # the jail hung up
         finally:
             connection.close()
+
+    def contacted(self, *, answered: bool, refused: bool = False) -> None:
+        """What came of one upstream request: a reply, or a refused connection."""
+        if answered:
+            self._answered.set()
+        elif refused:
+            self._refused.set()
+
+    def unreachable(self) -> bool:
+        """Whether the upstream refused a connection and has never answered a request."""
+        return self._refused.is_set() and not self._answered.is_set()
 
     def connect(self) -> http.client.HTTPConnection:
         """A new upstream connection (not yet open)."""
@@ -211,6 +226,12 @@ class ApiProxy:
         return f"{base}{request_path.removeprefix(self.strip)}"
 
 
+def _nobody(url: str) -> str:
+    message = f"skill-eval proxy: nothing listens at {url} (connection refused)"
+    # OpenAI's error shape with a type no client retries (OpenCode resends an `api_error`)
+    return json.dumps({"error": {"type": "invalid_request_error", "message": message}})
+
+
 class _Observed:
     def __init__(self, proxy: ApiProxy, log: ApiLog) -> None:
         self.proxy, self.log = proxy, log
@@ -259,12 +280,17 @@ class _Handler(BaseHTTPRequestHandler):
             upstream, response = proxy.send(self.command, path, body, headers)
         except (OSError, http.client.HTTPException) as exc:
             self.server.saw(0)
+            proxy.contacted(answered=False, refused=isinstance(exc, ConnectionRefusedError))
+            if proxy.unreachable():  # a 4xx, which no CLI retries: nothing listens there
+                self._reply(400, _nobody(proxy.url))
+                return
             self._reply(
                 502,
                 f'{{"type":"error","error":{{"type":"api_error","message":'
                 f'"skill-eval proxy: upstream unreachable ({type(exc).__name__})"}}}}',
             )
             return
+        proxy.contacted(answered=True)
         self.server.saw(response.status)
         relayed = False
         try:

@@ -16,6 +16,7 @@ from .candidates import (
     ResolvedCandidate,
     resolve_candidate,
     resolve_original,
+    score_of,
     unapplied_plan,
 )
 from .lint import Finding
@@ -35,6 +36,7 @@ __all__ = [
     "load_skill",
     "resolve_candidate",
     "resolve_original",
+    "score_of",
     "skill_findings",
     "tree_sha256",
     "unapplied_plan",

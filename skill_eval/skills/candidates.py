@@ -89,6 +89,12 @@ def resolve_candidate(
     return ResolvedCandidate(skill, score, entry, tuple(warnings), "execution_plan")
 
 
+def score_of(ranking: Ranking, candidate_id: str) -> float | None:
+    """The discriminator's `score` of candidate `candidate_id`, read before anything else of
+    it (a candidate under --eval-threshold is skipped unread). SkillError for an unknown id."""
+    return candidate_score(_find_candidate(ranking, candidate_id)[1])
+
+
 def candidate_score(entry: Mapping[str, Any]) -> float | None:
     """The discriminator's `score` of a scored_candidates entry; None when absent or not a
     number."""

@@ -33,7 +33,9 @@ from ...jail.session import JailBroken, JailedCommand
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup
 from ..claude import binary as claude_binary
+from ..openai_http import DEFAULT_BASE_URL
 from ..pricing import load_price_table
+from ..reachability import probe
 from . import binaries
 from .config import AgentCliConfig
 from .delivery import (
@@ -146,6 +148,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             raise ExecutorError(problem)
         if self.jail == "none" and (problem := host_problem(Path(tempfile.gettempdir()))):
             raise ExecutorError(problem)
+        if self.base_url != DEFAULT_BASE_URL and (nobody := probe(self.base_url)) is not None:
+            raise ExecutorError(nobody)
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
@@ -228,6 +232,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
                 output_caused=True,
                 retryable=False,
             )
+        if (nobody := self._proxy.unreachable()) is not None:  # no attempt could reach it
+            result = ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
         return replace(result, meta={**result.meta, **api_meta})
 
     def _timed_out(self, timeout: float, log: ApiLog, reader: EventReader) -> ExecutionResult:

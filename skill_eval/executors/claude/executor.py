@@ -231,6 +231,8 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             )
         )
         ended, reader = launched.ended, launched.reader
+        if (nobody := self._launcher.unreachable()) is not None:  # no attempt could reach it
+            return ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
         if ended.overflow:

@@ -26,6 +26,7 @@ from ...jail.copyout import Copied
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
 from ..base import env_lookup
+from ..reachability import probe
 from .binary import program_dir
 from .config import ClaudeCliConfig
 from .environment import api_credentials, child_env, cloud_provider, login_file, upstream
@@ -71,7 +72,11 @@ class Launcher:
         self._proxy = ProxySlot(self._make_proxy)
 
     def check(self) -> None:
-        """Raise ExecutorError when no run can work here (no jail, another cloud's API)."""
+        """Raise ExecutorError when no run can work here (no jail, another cloud's API,
+        nothing listening at the base URL given)."""
+        given = self.config.base_url or self.lookup("ANTHROPIC_BASE_URL")
+        if given and (nobody := probe(given)) is not None:
+            raise ExecutorError(nobody)
         if self.jail == "none":
             return
         require(self.jail)
@@ -87,6 +92,11 @@ class Launcher:
 
     def proxy(self) -> ApiProxy:
         return self._proxy.get()
+
+    def unreachable(self) -> str | None:
+        """`nothing listens at URL` when the jail's forward found no one at the upstream
+        before any reply (see ProxySlot.unreachable); None otherwise and without a jail."""
+        return self._proxy.unreachable() if self.jail != "none" else None
 
     def run(self, invocation: Invocation) -> Launched:
         jailed = self.jail != "none"
