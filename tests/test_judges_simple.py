@@ -284,7 +284,9 @@ def test_catastrophic_backtracking_times_out_as_a_failure() -> None:
 
 def test_a_slow_search_does_not_hold_the_gil() -> None:
     results: list[JudgeResult] = []
-    worker = threading.Thread(target=lambda: results.append(judge(EXPLOSIVE, "a" * 40 + "!")))
+    # 3 s of search: 10 ticks of this thread fit in it even on a loaded machine
+    slow = {**EXPLOSIVE, "timeout": 3}
+    worker = threading.Thread(target=lambda: results.append(judge(slow, "a" * 40 + "!")))
     ticks = 0
     worker.start()
     while worker.is_alive():
