@@ -5,7 +5,9 @@
 #
 #   scripts/install_agents.sh [PREFIX]      default PREFIX: <repo>/.tools/agents
 #
-# Idempotent and quiet: when the pinned versions are already there, nothing is downloaded.
+# Idempotent: when the pinned versions are already there, nothing is downloaded. Stdout is
+# the bin folder alone (callers read it); progress goes to stderr, one line per step (npm's
+# own log is kept to errors), so a CI log is never silent for the install's minute or so.
 # When npm is missing or the install fails it says why on stderr, prints nothing on stdout and
 # exits 0, so callers (CI, tests) treat an empty answer as "no agent CLIs" and the tests that
 # need them skip, naming this script. Both packages are native binaries in per-platform
@@ -13,6 +15,7 @@
 # AVX2 build; Codex bundles its own bubblewrap and ripgrep). references/agents.md says what was
 # verified against these pins; override them (OPENCODE_VERSION, CODEX_VERSION) at your own risk.
 set -uo pipefail
+started=$SECONDS
 
 OPENCODE_VERSION="${OPENCODE_VERSION:-1.18.33}"
 CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
@@ -38,6 +41,8 @@ installed_version() {
 if [[ -x "$bin/opencode" && -x "$bin/codex" \
     && "$(installed_version opencode-ai)" == "$OPENCODE_VERSION" \
     && "$(installed_version @openai/codex)" == "$CODEX_VERSION" ]]; then
+    echo "install_agents: opencode-ai@$OPENCODE_VERSION and @openai/codex@$CODEX_VERSION" \
+        "already in $prefix" >&2
     echo "$bin"
     exit 0
 fi
@@ -46,8 +51,8 @@ mkdir -p "$prefix"
 # A private package.json keeps npm from walking up into the repository (or the user's home).
 [[ -f "$prefix/package.json" ]] || echo '{"name": "skill-eval-agents", "private": true}' \
     >"$prefix/package.json"
-echo "install_agents: installing opencode-ai@$OPENCODE_VERSION and" \
-    "@openai/codex@$CODEX_VERSION into $prefix" >&2
+echo "install_agents: npm install opencode-ai@$OPENCODE_VERSION" \
+    "@openai/codex@$CODEX_VERSION into $prefix (about 780 MB on disk: a minute or more)" >&2
 # opencode-ai's postinstall links the platform binary into its bin/; --foreground-scripts off
 # and loglevel error keep the log to failures.
 if ! npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
@@ -61,4 +66,5 @@ for name in opencode codex; do
         exit 0
     fi
 done
+echo "install_agents: done in $((SECONDS - started)) s: $bin" >&2
 echo "$bin"

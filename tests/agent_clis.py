@@ -42,7 +42,7 @@ def agent_bin(name: str) -> Path | None:
             [str(path), "--version"],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=300,
             env={"PATH": f"{AGENTS_BIN}:/usr/bin:/bin", "HOME": "/nonexistent"},
         ).stdout
     except (OSError, subprocess.SubprocessError):
@@ -53,7 +53,7 @@ def agent_bin(name: str) -> Path | None:
 def missing_reason(name: str) -> str:
     return (
         f"{name} {PINS[name]} not installed in {AGENTS_BIN}: run scripts/install_agents.sh "
-        "(npm, about 10 s)"
+        "(npm, about a minute)"
     )
 
 
@@ -164,7 +164,7 @@ class AgentRun:
         return [e for e in self.events if e.get("type") == kind]
 
 
-def run_agent(command: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> AgentRun:
+def run_agent(command: list[str], env: dict[str, str], cwd: Path, timeout: float = 300) -> AgentRun:
     proc = subprocess.run(
         command,
         cwd=cwd,

@@ -112,7 +112,7 @@ class _WebSocket:
 class Browser:
     """`with Browser(binary) as b: b.open(path); b.eval("1+1"); b.screenshot()`."""
 
-    def __init__(self, binary: str, timeout: float = 30.0) -> None:
+    def __init__(self, binary: str, timeout: float = 120.0) -> None:  # polled: loaded is slower
         self.binary, self.timeout, self._id = binary, timeout, 0
 
     def __enter__(self) -> Browser:

@@ -83,7 +83,7 @@ def run_script(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=120,
+        timeout=300,
     )
 
 

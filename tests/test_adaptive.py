@@ -83,7 +83,7 @@ def test_the_gate_admits_at_most_the_limit() -> None:
             with lock:
                 running[0] += 1
                 peak[0] = max(peak[0], running[0])
-            time.sleep(0.03)
+            time.sleep(0.1)  # long enough for the second admitted call to overlap, even loaded
             with lock:
                 running[0] -= 1
             call.ok(

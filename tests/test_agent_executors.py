@@ -114,11 +114,18 @@ def test_the_agent_demo_reaches_the_same_verdicts_on_every_agent(
     assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
 
 
+# The fake's delay of the answer after the invocation: an attempt that waited for it would
+# last at least this long, so any shorter one (its start-up on a loaded machine included:
+# 28 s seen at a load of 10) stopped at the invocation. Below the demo's 300 s task timeout.
+ANSWER_LATENCY = 240
+
+
 @pytest.mark.parametrize("agent", agent_params())
 def test_the_trigger_demo_reaches_the_same_rates_and_stops_at_the_invocation(
     tmp_path: Path, agent: str
 ) -> None:
-    run = run_agent(tmp_path, agent, TRIGGER_ARGS, trigger_rules(agent, answer_latency=30))
+    rules = trigger_rules(agent, answer_latency=ANSWER_LATENCY)
+    run = run_agent(tmp_path, agent, TRIGGER_ARGS, rules)
     assert run.code == 0, run.err
     triggers = run.data()["triggers"]["arms"]
     for arm, expected in TRIGGER_EXPECTED.items():
@@ -130,7 +137,8 @@ def test_the_trigger_demo_reaches_the_same_rates_and_stops_at_the_invocation(
         )
     assert run.data()["evaluation"]["verdict"] == "pass"
     hit = run.by_arm_task()[("candidate", "notes-to-pdf")]
-    assert hit["meta"]["stopped"] == "skill invoked" and hit["duration_ms"] < 25_000
+    assert hit["meta"]["stopped"] == "skill invoked" and hit["output"] == ""
+    assert hit["duration_ms"] < ANSWER_LATENCY * 1000
     assert hit["transcript"][0]["name"] == "Skill"
     assert hit["transcript"][0]["input"] == {"skill": "pdf-tools"}
     bodies = [json.dumps(r.json) for r in run.requests]
@@ -163,14 +171,27 @@ def test_a_5xx_storm_is_an_error_never_not_triggered(tmp_path: Path, agent: str)
         assert figures["errors"] == 8 and figures["tpr"]["rate"] is None
 
 
+# Long enough for OpenCode's start-up on a loaded machine (3 s idle, 28 s seen at a load of
+# 10) to reach the API: the test asserts what the attempt ended as, not how fast it got there.
+OUT_OF_TIME = 60
+
+
 @needs("opencode")
 def test_running_out_of_time_while_the_api_fails_is_the_apis_error(tmp_path: Path) -> None:
-    """OpenCode backs off 2, 4, 8 s ... without retry-after: the attempt's time ends first;
-    the proxy saw the API failing, so it is an error, not the agent's failure. The time
-    leaves OpenCode's start-up (3 s, more on a loaded machine) room to reach the API."""
+    """OpenCode waits out a 503's `retry-after` (an hour here) before it resends: the
+    attempt's time ends first; the proxy saw the API failing, so it is an error, not the
+    agent's failure. Without the header it backs off 2, 4, 8 ... s and gives up after 6
+    requests (about 75 s): the hour keeps the outcome the same however slow its start-up."""
     suite = write_suite(
         tmp_path / "suite",
-        [{"id": "q", "query": "Make a PDF", "should_trigger": True, "timeout_seconds": 15}],
+        [
+            {
+                "id": "q",
+                "query": "Make a PDF",
+                "should_trigger": True,
+                "timeout_seconds": OUT_OF_TIME,
+            }
+        ],
         skill_id="pdf-tools",
     )
     args = [
@@ -180,12 +201,13 @@ def test_running_out_of_time_while_the_api_fails_is_the_apis_error(tmp_path: Pat
         "--max-retries",
         "0",
     ]
-    run = run_agent(tmp_path, "opencode", args, [], faults=[Fault("overloaded")])
+    run = run_agent(tmp_path, "opencode", args, [], faults=[Fault("overloaded", retry_after=3600)])
     records = run.records()
     assert {r["status"] for r in records} == {"error"}, records
     assert all("while the API was failing" in r["error"] for r in records), [
         r["error"] for r in records
     ]
+    assert all(r["meta"]["api_errors"] == {"503": 1} for r in records), records
 
 
 def shadow(home: Path, description: str) -> None:

@@ -87,7 +87,7 @@ def test_a_pickled_job_runs_in_another_process_with_the_same_attempt(tmp_path: P
 def test_the_thread_backend_keeps_concurrency_bounded_and_stops_when_closed() -> None:
     backend = ThreadBackend(2)
     lock, running, peak, started = threading.Lock(), [0], [0], []
-    both = threading.Barrier(2, timeout=10)  # the first two must run at the same time
+    both = threading.Barrier(2, timeout=60)  # the first two must run at the same time
 
     def work(n: int) -> int:
         with lock:
@@ -142,7 +142,7 @@ def test_the_ray_backend_without_ray_installed_says_how_to_install_it(tmp_path: 
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (

@@ -52,7 +52,7 @@ def test_read_bounded_follows_no_link_and_never_blocks_on_a_fifo(tmp_path: Path)
     started = time.monotonic()
     with pytest.raises(OSError, match="not a regular file"):
         read_bounded(tmp_path / "pipe")
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 30  # at once (a blocking open would never return)
 
 
 def test_cut_list_says_how_many_more() -> None:
@@ -110,7 +110,8 @@ def _spew(kind: str, tmp_path: Path, script: str, stdin: bytes, limit: int) -> t
     with JailedCommand(kind, Limits(memory_mb=None, data_mb=2048, disk_mb=64)) as jail:  # type: ignore[arg-type]
         jail.start((sys.executable, "-I", "-S", "-c", script), {"PATH": "/usr/bin:/bin"})
         jail.seed(tmp_path)
-        ended = jail.run(stdin, 60, lambda line: lines.append(line) or True, limit)
+        # 120 s: only a stream the cap failed to stop runs that long, even on a loaded machine
+        ended = jail.run(stdin, 120, lambda line: lines.append(line) or True, limit)
         jail.collect(tmp_path / "out", Caps())
     return ended, lines
 
@@ -121,11 +122,10 @@ KINDS = ["none", pytest.param("bubblewrap", marks=needs_jail)]
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_stream_past_its_cap_is_stopped_and_said(tmp_path: Path, kind: str) -> None:
     spew = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536 + '\\n')\n"
-    started = time.monotonic()
     ended, lines = _spew(kind, tmp_path, spew, b"", 1_000_000)
+    # stopped by the cap, not by the timeout
     assert ended.overflow and not ended.timed_out and ended.code is None
     assert sum(len(line) for line in lines) <= 1_000_000
-    assert time.monotonic() - started < 30
 
 
 @pytest.mark.parametrize("kind", KINDS)

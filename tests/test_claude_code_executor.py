@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -483,11 +482,10 @@ def test_the_cli_is_stopped_at_its_first_retry_of_an_error_no_retry_heals(
     stops it at the first `api_retry` with such a status."""
     with FakeAnthropic(default="PONG", faults=[fault]) as server:
         ws = AttemptWorkspace.create(tmp_path)
-        started = time.monotonic()
         result = real_executor(server, claude_max_retries=5).run(request(workspace=ws.path))
         count = len(server.requests_to("/v1/messages"))
+    # one request: stopped before its first resend, whatever the machine's load
     assert result.fatal and not result.retryable and count == 1
-    assert time.monotonic() - started < 10
     if fault == "authentication":  # (it does not retry a 403)
         assert "stopped at the CLI's first retry" in (result.error or "")
 

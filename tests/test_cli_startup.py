@@ -53,7 +53,7 @@ def _modules_after(*args: str) -> tuple[set[str], subprocess.CompletedProcess[st
         [sys.executable, "-c", _PROBE, json.dumps(list(args))],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
         cwd=REPO,
     )
     marker = proc.stderr.rsplit("MODULES=", 1)

@@ -160,7 +160,7 @@ def test_ruff_finds_nothing() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -171,7 +171,7 @@ def test_ruff_format_changes_nothing() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert proc.returncode == 0, "run `ruff format skill_eval tests scripts`:\n" + proc.stdout
 

@@ -67,7 +67,7 @@ def test_show_unknown_name_is_an_error_listing_the_available(tmp_path: Path) -> 
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        timeout=60,
+        timeout=300,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
@@ -101,7 +101,7 @@ def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=60,
+        timeout=300,
     )
 
 

@@ -264,7 +264,7 @@ def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     path = write(tmp_path, ALIAS_BOMB)
     started = time.monotonic()
     _, problems = validate_evaluator_paths([path])
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # at once, even loaded; expanded it would take hours
     assert len(problems) == 1 and problems[0].field == "frontmatter"
     assert "alias bomb" in problems[0].message
     assert problems[0].line == 9  # x-a4, the first anchor past the node limit

@@ -50,7 +50,7 @@ def run(
     executor: AnthropicExecutor,
     skill: Skill | None = SKILL,
     prompt: str = "Say hello",
-    timeout: float = 10.0,
+    timeout: float = 60.0,
 ) -> ExecutionResult:
     task = Task(id="t1", prompt=prompt, judge={"type": "contains", "expected": ["x"]})
     arm = "candidate" if skill else "baseline"

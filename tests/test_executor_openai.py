@@ -45,7 +45,7 @@ def request(skill: Skill | None, prompt: str = "What do you say?") -> ExecutionR
         skill=skill,
         arm="candidate",
         attempt=0,
-        timeout_seconds=20,
+        timeout_seconds=60,
     )
 
 
@@ -225,7 +225,7 @@ def test_grader_forced_call_text_fallback_and_errors() -> None:
         },
         {"name": "tagged", "text": 'Sure. <{judgement_tag}>{"passed": false}</{judgement_tag}>'},
     ]
-    settings = GraderSettings(timeout=10, max_retries=2)
+    settings = GraderSettings(timeout=60, max_retries=2)
     with FakeOpenAI(rules=rules, faults=[Fault("overloaded", first=1, retry_after_ms=1)]) as server:
         grader = create_grader("openai", {"base_url": server.v1_url}, settings)
         asked = GradeRequest(
@@ -248,7 +248,7 @@ def test_grader_forced_call_text_fallback_and_errors() -> None:
 def test_text_model_replies_and_raises() -> None:
     with FakeOpenAI(default="a reply") as server:
         model = create_text_model(
-            "openai", {"base_url": server.v1_url}, TextModelSettings(timeout=10)
+            "openai", {"base_url": server.v1_url}, TextModelSettings(timeout=60)
         )
         reply = model.complete(TextRequest(system="s", prompt="p", model=MODEL, label="reviewer"))
         server.set_faults(["not_found"])

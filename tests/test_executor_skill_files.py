@@ -74,7 +74,7 @@ def run(executor: AnthropicExecutor, skill: Skill | None) -> ExecutionResult:
             arm="candidate" if skill else "baseline",
             attempt=0,
             skill=skill,
-            timeout_seconds=20,
+            timeout_seconds=60,
         )
     )
 

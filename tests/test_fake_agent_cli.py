@@ -86,7 +86,7 @@ def run_agent(server: FakeAnthropic, work: Path, *flags: str, sources: str = "")
     }
     argv = [binary, "-p", "do the task", "--output-format", "json", "--setting-sources", sources]
     argv += ["--strict-mcp-config", "--no-session-persistence", "--max-turns", "4", *flags]
-    proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert proc.stdout.startswith("{"), f"rc={proc.returncode} stderr={proc.stderr[-2000:]}"
     envelope: dict[str, Any] = json.loads(proc.stdout)
     envelope["_returncode"] = proc.returncode

@@ -30,7 +30,7 @@ RESPONSES_TOOL = {"type": "function", "name": "read_file", "parameters": {"type"
 
 def client(server: FakeOpenAI, max_retries: int = 0) -> Any:
     return openai.OpenAI(
-        base_url=server.v1_url, api_key="test-key", max_retries=max_retries, timeout=10
+        base_url=server.v1_url, api_key="test-key", max_retries=max_retries, timeout=60
     )
 
 
@@ -41,7 +41,7 @@ def chat(sdk: Any, text: str = "hi", **extra: Any) -> Any:
 
 
 def raw_post(server: FakeOpenAI, path: str, body: dict[str, Any]) -> tuple[int, str]:
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
     conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
     response = conn.getresponse()
     text = response.read().decode()
@@ -374,5 +374,5 @@ def test_one_rules_file_scripts_both_protocols(tmp_path: Path) -> None:
         assert sdk.responses.create(model=MODEL, input="q").output_text == "plain"
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=10)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "3 requests" in err

@@ -24,7 +24,7 @@ TOOLS = [
 
 def client(server: FakeAnthropic, max_retries: int = 0) -> anthropic.Anthropic:
     return anthropic.Anthropic(
-        base_url=server.base_url, api_key="test-key", max_retries=max_retries, timeout=10
+        base_url=server.base_url, api_key="test-key", max_retries=max_retries, timeout=60
     )
 
 

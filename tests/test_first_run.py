@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
@@ -120,7 +119,7 @@ def python_without_pytest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv whose path holds this checkout and links to every installed package but pytest's."""
     root = tmp_path_factory.mktemp("no-pytest")
     subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=120
+        [sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=300
     )
     python = root / "venv" / "bin" / "python"
     deps = root / "deps"
@@ -151,7 +150,7 @@ def python_without_pytest(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
     )
     assert check.stdout.strip() == "no pytest", check.stderr
     return python
@@ -165,7 +164,7 @@ def run_with(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess
         text=True,
         cwd=cwd,
         env=env,
-        timeout=60,
+        timeout=300,
     )
 
 
@@ -237,7 +236,7 @@ def test_the_judge_itself_records_missing_pytest_at_once(
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
@@ -272,9 +271,7 @@ def test_a_fixture_gone_at_run_time_is_recorded_at_once(tmp_path: Path) -> None:
 
 def test_a_missing_module_in_the_fixtures_is_reported_with_its_cause(tmp_path: Path) -> None:
     suite = pytest_suite(tmp_path, conftest="import helper_nobody_installed\n")
-    started = time.monotonic()
     code, out, err = run_cli(*mock_run(tmp_path, suite))
-    elapsed = time.monotonic() - started
     assert code == 3  # an error verdict: half the attempts could not be judged
     cause = "ModuleNotFoundError: No module named 'helper_nobody_installed'"
     assert cause in err  # on stderr, past the table's cut
@@ -282,8 +279,7 @@ def test_a_missing_module_in_the_fixtures_is_reported_with_its_cause(tmp_path: P
     assert [e["task_id"] for e in data["errors"]] == ["tested", "tested"]
     assert all(cause in e["error"] for e in data["errors"])
     tested = [a for a in journal_of(tmp_path / "state") if a["task_id"] == "tested"]
-    assert [a["tries"] for a in tested] == [1, 1]
-    assert elapsed < 10  # the first retry alone would wait 0.5-1 s per attempt, 15 s in all
+    assert [a["tries"] for a in tested] == [1, 1]  # not retried: the cause would not heal
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ def test_proc_environ_never_becomes_the_original_skill(
             text=True,
             env=env,
             cwd=tmp_path,
-            timeout=120,
+            timeout=300,
         )
         requests = [json.dumps(r.body) for r in server.requests]
     code, out, err = proc.returncode, proc.stdout, proc.stderr

@@ -185,7 +185,7 @@ def test_an_entry_point_executor_is_accepted_by_the_real_cli(tmp_path: Path) -> 
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=300,
     ).stdout
     assert "echo" in help_text
     done = subprocess.run(
@@ -211,7 +211,7 @@ def test_an_entry_point_executor_is_accepted_by_the_real_cli(tmp_path: Path) -> 
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     artifact = read_json(out)

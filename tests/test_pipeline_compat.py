@@ -416,7 +416,7 @@ def _refusal(tmp_path: Path, target: str, cwd: Path | None = None) -> str:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
         cwd=cwd or tmp_path,
     )
     assert proc.returncode == 1, (proc.stdout, proc.stderr)

@@ -260,13 +260,13 @@ def test_judgements_die_with_the_harness(tmp_path: Path) -> None:
         run_pytest(Path({str(suite / "fixtures" / "test_hang.py")!r}), Work("x"), 300)
         """)
     harness = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # polled: generous for a loaded machine, free otherwise
     while not _pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _pids_with(marker), "the judgement never started"
     os.kill(harness.pid, signal.SIGKILL)
     harness.wait()
-    assert _gone(marker, 10), "the judgement outlived its harness"
+    assert _gone(marker, 30), "the judgement outlived its harness"
 
 
 def test_a_killed_harness_leaves_its_temp_dir_to_the_next_run(tmp_path: Path) -> None:
@@ -347,13 +347,13 @@ def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # polled: generous for a loaded machine, free otherwise
     while not _pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _pids_with(marker), "the judgement never started"
     mine = list(Path(tempfile.gettempdir()).glob(f"skill-eval-pytest-{run.pid}-*"))
     assert mine
     run.send_signal(signal.SIGTERM)
-    assert run.wait(30) == 130
-    assert _gone(marker, 10), "a judgement outlived the run"
+    assert run.wait(120) == 130
+    assert _gone(marker, 30), "a judgement outlived the run"
     assert not any(path.exists() for path in mine)

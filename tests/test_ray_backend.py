@@ -94,11 +94,11 @@ def test_closing_the_results_cancels_the_running_ray_tasks(local_ray: None) -> N
     assert next(results) is None  # the quick one; two 600 s sleeps hold CPU in the cluster
     started = time.monotonic()
     while ray.available_resources().get("CPU", 0.0) >= 2.0:  # the view lags a little
-        assert time.monotonic() - started < 60, "the 600 s tasks never started"
+        assert time.monotonic() - started < 180, "the 600 s tasks never started"
         time.sleep(0.1)
     started = time.monotonic()
     results.close()  # what the runner does on Ctrl-C, a fatal result or an error
     while ray.available_resources().get("CPU", 0.0) < 2.0:
         # generous under load, far below the 600 s the tasks would otherwise hold the CPUs
-        assert time.monotonic() - started < 90, "the cancelled tasks still hold the cluster"
+        assert time.monotonic() - started < 300, "the cancelled tasks still hold the cluster"
         time.sleep(0.2)

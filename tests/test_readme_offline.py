@@ -68,11 +68,11 @@ def test_the_offline_anthropic_run_works_from_the_repository(tmp_path: Path) -> 
             env=env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=300,
         )
     finally:
         server.send_signal(signal.SIGTERM)
-        _, served = server.communicate(timeout=10)
+        _, served = server.communicate(timeout=60)
     assert "10 requests; 404s: none" in served, run.stderr
     ev = read_json(run.stdout.strip())["evaluation"]
     assert (ev["execution_pass_rate"], ev["baseline_pass_rate"]) == (1.0, 0.4)

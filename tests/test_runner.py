@@ -101,7 +101,7 @@ def test_non_retryable_errors_are_not_retried(tmp_path: Path) -> None:
 
 
 def test_concurrency_is_bounded_and_used(tmp_path: Path) -> None:
-    executor = ScriptedExecutor(delay=0.05)
+    executor = ScriptedExecutor(delay=0.3)  # time for the three to overlap, even loaded
     make_runner(tmp_path, executor, concurrency=3).run(plan_jobs(ARMS, TASKS, 2))
     assert executor.peak == 3
 

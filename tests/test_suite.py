@@ -470,7 +470,9 @@ def test_alias_bomb_is_refused_fast(tmp_path: Path) -> None:
     path = write(tmp_path, "\n".join(lines) + "\n")
     started = time.perf_counter()
     problems = problems_of(path)
-    assert time.perf_counter() - started < 0.5
+    # Expanded, the bomb is 9**10 nodes (hours); counted, it is refused at once: 30 s holds on
+    # a loaded machine and still tells the two apart.
+    assert time.perf_counter() - started < 30
     assert [p.line for p in problems] == [6]  # where the expansion crosses the limit
     assert "too many YAML nodes (over 100000 once aliases are expanded)" in problems[0].message
 
