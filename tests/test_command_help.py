@@ -29,6 +29,7 @@ SECTIONS = {
             "--model",
             "--mock",
             "--mock-outputs",
+            "--executor-option",
             "--claude-bin",
             "--no-jail",
         ],
@@ -45,7 +46,14 @@ SECTIONS = {
             "--base-url",
             "--claude-bin",
         ],
-        "QA runs:": ["--qa-executor", "--model", "--skill-mode", "--samples", "--no-jail"],
+        "QA runs:": [
+            "--qa-executor",
+            "--model",
+            "--skill-mode",
+            "--samples",
+            "--no-jail",
+            "--executor-option",
+        ],
     },
 }
 

@@ -4,6 +4,7 @@ cli/run_flags.py), one call to improve.run.improve, the outcome out."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -11,7 +12,7 @@ from click_option_group import OptionGroup
 
 from ..errors import UsageError
 from ..jail import NO_JAIL
-from .choices import ModelServiceChoice
+from .choices import MOCK, ModelServiceChoice
 from .run_flags import flag
 
 if TYPE_CHECKING:
@@ -157,6 +158,13 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
     "skill's [rule:...] markers unless --mock-outputs scripts them (a test double).",
 )
 @flag("mock-outputs", section=EVALUATIONS, help="Scripted mock outputs (as for run).")
+@flag(
+    "executor-option",
+    section=EVALUATIONS,
+    help="KEY=VALUE, repeatable: an option of the evaluations' executor, as for `skill-eval "
+    "run` (also read from [tool.skill-eval.executor.NAME] of the project config file); e.g. "
+    "base_url=URL for the evaluations' API.",
+)
 @flag("claude-bin", section=EVALUATIONS, help="The claude CLI (evaluations and improver).")
 @flag("no-jail", section=EVALUATIONS)
 @IMPROVER.option(
@@ -168,7 +176,12 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
     "else claude-cli).",
 )
 @IMPROVER.option("--improver-model", metavar="MODEL", help="Model of the improver.")
-@IMPROVER.option("--base-url", metavar="URL", help="Messages API base URL for the improver.")
+@IMPROVER.option(
+    "--base-url",
+    metavar="URL",
+    help="Messages API base URL for the improver (the evaluations': --executor-option "
+    "base_url=URL).",
+)
 @OUTPUT.option(
     "--output-dir",
     metavar="DIR",
@@ -185,6 +198,7 @@ def command(
     model: str | None,
     mock: bool,
     mock_outputs: str | None,
+    executor_option: tuple[str, ...],
     improver: str | None,
     improver_model: str | None,
     base_url: str | None,
@@ -212,8 +226,10 @@ def command(
     holdout, 2 bad input, 3 error.
     """
     from ..improve.decide import IterationSettings
+    from ..improve.run import EvaluationsExecutor, improve
     from ..improve.run import history as show_history
-    from ..improve.run import improve
+    from ..plan.config import nearest_executor_tables
+    from ..plan.run_plan import DEFAULT_EXECUTOR
 
     if no_jail:
         click.echo(f"WARNING: {NO_JAIL}", err=True)
@@ -222,23 +238,28 @@ def command(
         return
     if not skill_path or not task_suite:
         raise UsageError("--skill-path and --task-suite are required (or --history)")
-    if mock and executor not in (None, "mock"):
-        raise UsageError("--mock means --executor mock; drop one of them")
+    if mock and executor not in (None, MOCK):
+        raise UsageError(f"--mock means --executor {MOCK}; drop one of them")
     try:  # the loop's flags (stopping rules, holdout and seed) are named after its settings
         settings = IterationSettings(**loop)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    chosen_executor = "mock" if mock else (executor or "claude-cli")
+    evaluations = EvaluationsExecutor(
+        MOCK if mock else (executor or DEFAULT_EXECUTOR),
+        model=model,
+        claude_bin=claude_bin,
+        options=executor_option,
+        tables=nearest_executor_tables(Path.cwd()),
+        mock_outputs=mock_outputs,
+        mock_rules=True,  # a test double that can follow the skill's [rule:...] markers does
+    )
     outcome = improve(
         skill_path,
         task_suite,
         state_root,
         settings=settings,
-        executor=chosen_executor,
-        model=model,
-        mock_outputs=mock_outputs,
-        mock_rules=chosen_executor == "mock",
-        improver=improver or ("mock" if mock else "claude-cli"),
+        executor=evaluations,
+        improver=improver or (MOCK if mock else DEFAULT_EXECUTOR),
         improver_model=improver_model,
         base_url=base_url,
         claude_bin=claude_bin,

@@ -12,11 +12,9 @@ from click_option_group import OptionGroup
 from ..errors import UsageError
 from ..executors.base import executor_names
 from ..jail import NO_JAIL
+from ..plan.run_plan import DEFAULT_EXECUTOR
 from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
 from .run_flags import flag
-
-DEFAULT_EXECUTOR = "claude-cli"
-
 
 # The sections of `review --help`.
 REVIEW = OptionGroup("Review", help="What the skill is for, and what the review leaves behind.")
@@ -93,6 +91,12 @@ QA = OptionGroup("QA runs", help="The draft suite run on the skill, as by `skill
 @flag("skill-mode", section=QA, help="How the QA runs deliver the skill (as for `skill-eval run`).")
 @flag("samples", section=QA, default=2, show_default=True, help="Attempts per task and arm in QA.")
 @flag("no-jail", section=QA)
+@flag(
+    "executor-option",
+    section=QA,
+    help="KEY=VALUE, repeatable: an option of the QA runs' executor, as for `skill-eval run` "
+    "(also read from [tool.skill-eval.executor.NAME] of the project config file).",
+)
 @click.option(
     "--backend",
     type=ModelServiceChoice(),
@@ -119,6 +123,7 @@ def command(
     claude_bin: str | None,
     base_url: str | None,
     no_jail: bool,
+    executor_option: tuple[str, ...],
 ) -> None:
     """Review a skill against its vision in four stages (orchestrator, builder, QA,
     visionary) and leave behind a validated suite that discriminates. See
@@ -129,6 +134,7 @@ def command(
     --max-rounds), 2 bad input, 3 error (a stage that never gave a usable reply, a model
     that cannot be reached).
     """
+    from ..plan.config import nearest_executor_tables
     from ..review import build_role_model, default_qa_fn, load_roles, parse_models, read_goal
     from ..review.pipeline import run_review
 
@@ -156,6 +162,8 @@ def command(
         skill_mode=skill_mode,
         no_jail=no_jail,
         log=lambda m: click.echo(f"qa: {m}", err=True),
+        executor_options=executor_option,
+        executor_tables=nearest_executor_tables(Path.cwd()),
     )
     outcome = run_review(
         goal,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,11 @@ from ..executors.base import create_executor, get_executor_spec
 from ..executors.mock import check_mock_tasks, keyed_by_arm, load_mock_outputs
 from ..inputs.suite import load_suite
 from ..jail import JailKind
+from ..plan.executor_options import ExecutorTable, check_tables, resolve_options
+from ..plan.run_plan import DEFAULT_EXECUTOR
 from ..stats.policy import DEFAULT_POLICY, POLICIES
 from .adapter import make_compare_fn, make_evaluate_fn
+from .backends import MOCK as MOCK_IMPROVER
 from .backends import build_improver
 from .decide import IterationSettings
 from .evaluation import CompareFn, EvaluateFn
@@ -52,20 +55,41 @@ class ImproveRun:
         return 0 if self.result.decision == "Accept" and len(self.result.versions) == 1 else 1
 
 
-def _executor(
-    name: str,
-    model: str | None,
-    claude_bin: str | None,
-    mock_outputs: str | None,
-    mock_rules: bool,
-    task_ids: set[str],
-    jail: JailKind = "bubblewrap",
-) -> Any:
+@dataclass(frozen=True)
+class EvaluationsExecutor:
+    """The executor the versions are scored on, chosen and configured as for `skill-eval
+    run`: its name, model, the shorthand `claude_bin`, its own options (`--executor-option
+    KEY=VALUE` strings, or a mapping from Python) over its config file table
+    (`[tool.skill-eval.executor.NAME]`), and scripted outputs for an executor that takes them.
+    `mock_rules`: a test double that can follow the skill's [rule:...] markers does."""
+
+    name: str = DEFAULT_EXECUTOR
+    model: str | None = None
+    claude_bin: str | None = None
+    options: Iterable[str] | Mapping[str, Any] = ()
+    tables: Sequence[ExecutorTable] = ()
+    mock_outputs: str | None = None
+    mock_rules: bool = False
+
+
+def _executor(chosen: EvaluationsExecutor, task_ids: set[str], jail: JailKind) -> Any:
+    """The evaluations' executor, its options resolved and checked as `run` does
+    (plan/executor_options.py)."""
+    name = chosen.name
     spec = get_executor_spec(name)
-    values: dict[str, Any] = {"model": model, "claude_bin": claude_bin, "jail": jail}
+    known = {f.name for f in fields(spec.config_cls)}
+    check_tables(chosen.tables)
+    tables = {t.name: t for t in chosen.tables}
+    options, _ = resolve_options(
+        name, judge=None, shorthands={}, cli_options=chosen.options, table=tables.get(name)
+    )
+    values: dict[str, Any] = {"model": chosen.model, "claude_bin": chosen.claude_bin, "jail": jail}
+    mock_outputs = chosen.mock_outputs
     if mock_outputs:
-        if name != "mock":
-            raise UsageError("--mock-outputs is for the mock executor (--mock)")
+        if "mock_outputs" not in known:
+            raise UsageError(
+                f"--mock-outputs is for an executor with scripted outputs (--mock), not {name!r}"
+            )
         outputs = load_mock_outputs(Path(mock_outputs))
         if keyed_by_arm(outputs):  # improve's arms are its versions: the keys would match none
             raise UsageError(
@@ -76,12 +100,10 @@ def _executor(
             )
         check_mock_tasks(Path(mock_outputs), outputs, task_ids)
         values["mock_outputs"] = outputs
-    if mock_rules:
+    if chosen.mock_rules:
         values["mock_rules"] = True
-    known = {f.name for f in fields(spec.config_cls)}
-    return create_executor(
-        name, spec.config({k: v for k, v in values.items() if k in known and v is not None})
-    )
+    supplied = {k: v for k, v in values.items() if k in known and v is not None}
+    return create_executor(name, spec.config({**supplied, **options}))
 
 
 def _protected(suite_path: Path, skill_dir: Path) -> tuple[str, ...]:
@@ -99,11 +121,8 @@ def improve(
     state_root: str | Path,
     *,
     settings: IterationSettings | None = None,
-    executor: str = "claude-cli",
-    model: str | None = None,
-    mock_outputs: str | None = None,
-    mock_rules: bool = False,
-    improver: str | Improver = "mock",
+    executor: str | EvaluationsExecutor = DEFAULT_EXECUTOR,
+    improver: str | Improver = MOCK_IMPROVER,
     improver_model: str | None = None,
     base_url: str | None = None,
     claude_bin: str | None = None,
@@ -116,8 +135,10 @@ def improve(
 ) -> ImproveRun:
     """Improve the skill folder at `skill_path` on `task_suite`; see references/improve.md.
 
-    Raises UsageError (bad input) before anything runs; ExecutorError when a model cannot be
-    reached. The user's skill is written only with `in_place`.
+    `executor` is the evaluations' executor: a registered name (its defaults), or an
+    `EvaluationsExecutor` with its model, options and scripted outputs. Raises UsageError (bad
+    input) before anything runs; ExecutorError when a model cannot be reached. The user's
+    skill is written only with `in_place`.
     """
     skill_dir, files, skipped, suite = _read_inputs(skill_path, task_suite)
     root = Path(state_root)
@@ -125,9 +146,10 @@ def improve(
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
     jail: JailKind = "none" if no_jail else "bubblewrap"
-    runner = _executor(
-        executor, model, claude_bin, mock_outputs, mock_rules, {t.id for t in suite.tasks}, jail
+    chosen_executor = (
+        executor if isinstance(executor, EvaluationsExecutor) else EvaluationsExecutor(executor)
     )
+    runner = _executor(chosen_executor, {t.id for t in suite.tasks}, jail)
     chosen = (
         improver
         if not isinstance(improver, str)

@@ -331,6 +331,13 @@ def table_key_lines(text: str, in_pyproject: bool, name: str) -> dict[str, int]:
     return lines
 
 
+def nearest_executor_tables(cwd: Path) -> list[ExecutorTable]:
+    """The executor tables of the config file nearest `cwd` (none without one): what
+    `improve` and `review` configure their evaluations' executor from, as `run` does."""
+    path = find_config(cwd)
+    return executor_tables(load_config(path)) if path is not None else []
+
+
 def chosen_config(args: Sequence[str], cwd: Path) -> Path | None:
     """The config file a command line asks for: `--config FILE`, none with `--no-config`,
     else the nearest one from `cwd` upwards. Read before click parses the line, because the
@@ -360,6 +367,7 @@ __all__ = [
     "executor_tables",
     "find_config",
     "key_lines",
+    "nearest_executor_tables",
     "load_config",
     "table_key_lines",
 ]

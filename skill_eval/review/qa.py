@@ -7,11 +7,14 @@ With the mock executor it runs the draft's own mock_outputs.yaml, so CI scripts 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..executors.base import get_executor_spec
+from ..plan.executor_options import ExecutorTable, option_schemas
+from ..plan.run_plan import DEFAULT_EXECUTOR
 from .draft import MOCK_OUTPUTS_FILE
 
 
@@ -142,15 +145,21 @@ def qa_result_from_artifact(data: Mapping[str, Any], path: str | None = None) ->
 def default_qa_fn(
     state_root: Path,
     *,
-    executor: str = "claude-cli",
+    executor: str = DEFAULT_EXECUTOR,
     model: str | None = None,
     claude_bin: str | None = None,
     skill_mode: str = "system",
     no_jail: bool = False,
     log: Callable[[str], None] | None = None,
+    executor_options: Iterable[str] | Mapping[str, Any] = (),
+    executor_tables: Sequence[ExecutorTable] = (),
 ) -> QAFn:
     """QA through `run_evaluation(RunPlan.from_flags(standalone=True, ...))`: the draft suite
-    with the skill and with no skill, artifacts under `<state_root>/evaluations/`."""
+    with the skill and with no skill, artifacts under `<state_root>/evaluations/`. The
+    executor is configured as for `run`: `executor_options` (`KEY=VALUE` strings or a mapping)
+    over its config file table; the draft's scripted outputs go to an executor that takes
+    scripted outputs, `claude_bin` to one that runs the claude CLI."""
+    takes = set(option_schemas(get_executor_spec(executor)))
 
     def qa(suite_path: Path, skill_path: Path, samples: int) -> QAResult:
         from ..engine.conductor import run_evaluation  # the runner loads only when QA runs
@@ -164,13 +173,14 @@ def default_qa_fn(
             skill_path=str(skill_path),
             samples=samples,
             executor=executor,
-            mock_outputs=str(scripted) if executor == "mock" and scripted.is_file() else None,
+            mock_outputs=str(scripted) if "mock_outputs" in takes and scripted.is_file() else None,
             model=model,
-            # the claude CLI of the attempts and their grader: only Claude Code's executor has it
-            claude_bin=claude_bin if executor == "claude-cli" else None,
+            claude_bin=claude_bin if "claude_bin" in takes else None,
             skill_mode=skill_mode,
             no_jail=no_jail,
             progress=False,
+            executor_options=executor_options,
+            executor_tables=executor_tables,
         )
         outcome = run_evaluation(plan, log=log or (lambda message: None))
         return qa_result_from_artifact(outcome.artifact, str(outcome.path))
