@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from ..report.formats import FORMATS, renderer
 from .choices import Choice
 
 
@@ -38,16 +39,9 @@ def _improve_report(path: Path, fmt: str) -> str | None:
 
 def _artifact_report(artifact_path: str, fmt: str) -> str:
     from ..engine import artifact
-    from ..report import render as report
 
     data = artifact.read(Path(artifact_path))
-    if fmt == "html":
-        from ..report.html import render_html
-
-        return render_html(data)
-    if fmt == "markdown":
-        return report.render_markdown(data, artifact_path=str(Path(artifact_path).resolve()))
-    return report.RENDERERS[fmt](data)
+    return renderer(fmt)(data, str(Path(artifact_path).resolve()))
 
 
 @click.command("report")
@@ -55,7 +49,7 @@ def _artifact_report(artifact_path: str, fmt: str) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=Choice(["table", "markdown", "junit", "json", "html"]),
+    type=Choice(list(FORMATS)),
     default="table",
     show_default=True,
     help="What to render.",

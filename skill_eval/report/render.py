@@ -6,7 +6,7 @@ markdown for a pull request or `$GITHUB_STEP_SUMMARY` (report/markdown.py), JUni
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..engine import artifact as artifact_mod
@@ -116,15 +116,7 @@ def render_json(artifact: Mapping[str, Any]) -> str:
     return json.dumps(artifact, indent=2, ensure_ascii=False) + "\n"
 
 
-RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    "table": render_table,
-    "markdown": render_markdown,
-    "junit": render_junit,
-    "json": render_json,
-}
-
 __all__ = [
-    "RENDERERS",
     "feedback",
     "md_escape",
     "render_json",
