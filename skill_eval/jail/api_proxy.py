@@ -38,11 +38,12 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from .api_log import ApiLog
-from .api_relay import CLIENT_TIMEOUT, MAX_REQUEST_BYTES, relay
+from .api_relay import MAX_REQUEST_BYTES, relay
 from .model_replies import Dialect
 
 FORWARD_PORT = 8790  # where the API is, inside a jail (the holder listens there)
 UPSTREAM_TIMEOUT = 600.0
+CLIENT_TIMEOUT = 60.0  # a jail's connection silent this long (mid-request, or idle) is closed
 MAX_CONNECTIONS = 32  # open connections per jail (a CLI keeps a few; subagents add some)
 # What Claude Code 2.1.330 calls in a run (nonessential traffic off, as the executor sets it):
 # the Messages API, and token counting, which the CLI may ask for as its context grows.
@@ -66,8 +67,8 @@ class ApiProxy:
     whatever credential headers the client sent (or the client's own, when `credentials` is
     empty: a subscription login or a local server without a key). `routes`: the only request
     paths forwarded (POST only), with `strip` taken off their front before the upstream's own
-    path goes there; `dialect`: how its replies read (model_replies). One per executor;
-    thread-safe."""
+    path goes there; `dialect`: how its replies read (model_replies); `client_timeout`: how
+    long a jail's connection may stay silent. One per executor; thread-safe."""
 
     def __init__(
         self,
@@ -78,6 +79,7 @@ class ApiProxy:
         strip: str = "",
         placeholder_prefix: str = "sk-ant-jail-",
         dialect: Dialect = "anthropic",
+        client_timeout: float = CLIENT_TIMEOUT,
     ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -86,6 +88,7 @@ class ApiProxy:
         self.credentials = {k.lower(): v for k, v in credentials.items()}
         self.placeholder = placeholder_prefix + secrets.token_hex(16)
         self.routes, self.strip, self.dialect = routes, strip, dialect
+        self.client_timeout = client_timeout
         # Loading the CA bundle costs tens of ms of CPU: once per proxy, not per request.
         self._tls = ssl.create_default_context() if parts.scheme == "https" else None
         self._idle: list[http.client.HTTPConnection] = []

@@ -3,8 +3,8 @@ the proxy's routes (anything else a 403, recorded, never sent upstream), its bod
 the upstream as it is read (at most MAX_REQUEST_BYTES, else a 413; only the first RESEND_BYTES
 held, so that a request on a kept-alive connection the upstream closed can go again), the
 reply relayed chunk by chunk and read on the way for the model's tool calls (model_replies).
-A connection silent for CLIENT_TIMEOUT seconds is closed. The proxy frames every request
-itself: whatever framing the jail's bytes claim, one request upstream is exactly one read here.
+A connection silent for the proxy's `client_timeout` seconds is closed. The proxy frames every
+request itself: whatever framing the jail's bytes claim, one request upstream is one read here.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's own cap on a request (32 MB)
 RESEND_BYTES = 1024 * 1024  # a body this small is held whole, and sent again if need be
 PIECE = 65536
-CLIENT_TIMEOUT = 60.0  # a jail's connection silent this long (mid-request, or idle) is closed
 CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
 # Never forwarded: they describe one connection, not the request (and the reply comes back
 # unencoded, so that the proxy can read it).
@@ -58,9 +57,14 @@ class BadFraming(Exception):
     """The request's body framing cannot be read (a bad Content-Length or chunk size)."""
 
 
+class ClientGone(Exception):
+    """The jail's side failed while its body was read: it hung up, or went silent."""
+
+
 def relay(proxy: ApiProxy, connection: socket.socket, log: ApiLog | None) -> None:
     """Answer the HTTP requests of one connection from a jail, then close it."""
     try:
+        connection.settimeout(proxy.client_timeout)
         _Handler(connection, "jail", _Served(proxy, log))  # type: ignore[arg-type]
     except OSError:
         pass  # the jail hung up, or was silent too long
@@ -94,6 +98,12 @@ class _Body:
                 raise TooLarge
 
     def pieces(self) -> Iterator[bytes]:
+        try:
+            yield from self._pieces()
+        except OSError as exc:
+            raise ClientGone(type(exc).__name__) from None
+
+    def _pieces(self) -> Iterator[bytes]:
         if self.length is not None:
             left = self.length
             while left:
@@ -129,7 +139,6 @@ class _Body:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    timeout = CLIENT_TIMEOUT
     server: _Served  # type: ignore[assignment]  # the base types it as a socketserver
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
@@ -166,6 +175,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         except BadFraming as exc:
             self._refuse(400, "invalid_request_error", f"has a bad body ({exc})")
+            return
+        except ClientGone:
+            self.close_connection = True
             return
         except (OSError, http.client.HTTPException) as exc:
             if log is not None:
