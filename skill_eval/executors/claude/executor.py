@@ -30,6 +30,7 @@ from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
 from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from ..tool_check import checked, tampered
 from . import binary as binaries
 from . import context as claude_md
 from .config import SCHEMA, ClaudeCliConfig
@@ -231,6 +232,8 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             )
         )
         ended, reader = launched.ended, launched.reader
+        if problem := checked("claude", reader.calls.items(), launched.api):
+            return tampered(problem, launched.api)
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
         if ended.overflow:
