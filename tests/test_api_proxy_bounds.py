@@ -311,3 +311,26 @@ def _json(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_is_recorded_before_the_agent_can_read_it(stream: bool) -> None:
+    """The check runs as soon as the CLI ends, which may be the moment it read a call (a
+    trigger attempt stops at the skill's invocation): the call must be in the record by then."""
+    body = MESSAGE[:-1] + (b',"stream":true}' if stream else b"}")
+    with FakeAnthropic(rules=[TOOL_RULE]) as server:
+        proxy = ApiProxy(server.base_url, {})
+        log = ApiLog()
+        client, jail_side = socket.socketpair()
+        threading.Thread(target=proxy.observed(log).serve, args=(jail_side,), daemon=True).start()
+        client.sendall(raw("POST", "/v1/messages", body))
+        got, seen_when_read = b"", []
+        while chunk := client.recv(65536):
+            got += chunk
+            after = got[got.index(b'"t2"') :] if b'"t2"' in got else b""
+            # the bytes that complete t2: its block's stop event, or the JSON body's end
+            if b"content_block_stop" in after if stream else after.rstrip().endswith(b"}"):
+                seen_when_read.append([c.id for c in log.sent()])
+                break
+        client.close()
+    assert seen_when_read and seen_when_read[-1] == ["t1", "t2"]

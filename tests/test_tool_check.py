@@ -90,13 +90,14 @@ def test_a_renamed_altered_or_reordered_call_is_tampering(
 def test_a_later_replys_call_before_an_earlier_ones_is_out_of_order() -> None:
     log = messages_log([WRITE], [BASH])  # two turns: BASH's request went out after WRITE's reply
     assert [(c.reply, c.opened) for c in log.sent()] == [(1, 0), (2, 1)]
+    assert log.ranks() == {1: 1, 2: 2}
     assert claude_problem(log, WRITE, BASH) is None
     assert "out of the order" in (claude_problem(log, BASH, WRITE) or "")
 
 
 def test_a_reply_the_proxy_could_not_read_leaves_nothing_to_check_against() -> None:
     log = ApiLog()
-    log.replied([], 0, readable=False)
+    log.end(log.begin()[0], readable=False)
     assert "could not be read by the API proxy" in (checked("claude", [], log) or "")
     assert checked("claude", claude_lines(WRITE).calls.items(), None) is None  # no jail
 

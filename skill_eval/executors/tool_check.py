@@ -41,7 +41,7 @@ def checked(agent: str, calls: Iterable[tuple[str, PendingCall]], log: ApiLog | 
             f"{log.unread_replies} of the model's replies could not be read by the API proxy, "
             "so the transcript's tool calls cannot be checked against them"
         )
-    return tampering(agent, list(calls), log.sent())
+    return tampering(agent, list(calls), log.sent(), log.ranks())
 
 
 def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
@@ -55,9 +55,13 @@ def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
 
 
 def tampering(
-    agent: str, calls: Sequence[tuple[str, PendingCall]], sent: Sequence[SentCall]
+    agent: str,
+    calls: Sequence[tuple[str, PendingCall]],
+    sent: Sequence[SentCall],
+    ranks: Mapping[int, int],
 ) -> str | None:
-    """Why the transcript's `calls` are not what the model `sent`, or None."""
+    """Why the transcript's `calls` are not what the model `sent` (`ranks`: each reply's rank
+    among the replies ended, ApiLog.ranks), or None."""
     if agent == "codex":
         return _codex(calls, sent)
     by_id = {c.id: (index, c) for index, c in enumerate(sent)}
@@ -72,7 +76,9 @@ def tampering(
             return f"{said} was sent by the model as {model.name[:80]}"
         if agent == "claude" and trim_value(_mapping(model.input), INPUT_LIMIT) != call.input:
             return f"{said} has another input than the model sent"
-        if model.reply <= seen_opened or index < last_in_reply.get(model.reply, -1):
+        ended = ranks.get(model.reply)
+        early = ended is not None and ended <= seen_opened  # ended before an earlier's request
+        if early or index < last_in_reply.get(model.reply, -1):
             return f"{said} is out of the order the model sent its calls in"
         seen_opened = max(seen_opened, model.opened)
         last_in_reply[model.reply] = index

@@ -21,9 +21,9 @@ MAX_SENT_CALLS = 20_000  # tool calls kept per attempt (a transcript keeps 5,000
 class SentCall:
     """One tool call in a model reply: its id (`toolu_...`, `call_...`), the tool's name, its
     input (a mapping; for a Responses custom tool or a shell action, the raw text under
-    `input`), and the reply it came in: `reply` numbers the replies of the attempt in the order
-    they ended, `opened` is the reply number current when its request came in (a reply that
-    ended before another's request came in was seen by the agent first)."""
+    `input`), and the reply it came in: `reply` numbers the attempt's requests in the order
+    they came in, `opened` is how many replies had ended then (a reply whose rank among the
+    ended ones is at most that ended before this call's request came in)."""
 
     id: str
     name: str
@@ -45,7 +45,8 @@ class ApiLog:
         self.refusals = 0
         self.calls: list[SentCall] = []
         self.unread_replies = 0  # 2xx model replies whose tool calls could not be read
-        self._ended = 0
+        self.ended: dict[int, int] = {}  # reply number -> its rank among the replies ended
+        self._begun = 0
 
     def saw(self, status: int) -> None:
         with self._lock:
@@ -59,24 +60,34 @@ class ApiLog:
             if len(self.refused) < REFUSALS_KEPT:
                 self.refused.append(what[:200])
 
-    def opened(self) -> int:
-        """The number of replies ended so far (a request's `opened`)."""
+    def begin(self) -> tuple[int, int]:
+        """A request goes upstream: its reply's number, and how many replies had ended."""
         with self._lock:
-            return self._ended
+            self._begun += 1
+            return self._begun, len(self.ended)
 
-    def replied(self, calls: list[tuple[str, str, Any]], opened: int, readable: bool) -> None:
-        """A model reply ended: its tool calls (id, name, input) in order; `readable`: False
-        when the proxy could not read it whole (over its caps, garbled)."""
+    def called(self, reply: int, opened: int, calls: list[tuple[str, str, Any]]) -> None:
+        """Tool calls (id, name, input) of reply `reply`, recorded before the agent can read
+        them (the proxy records a call before it relays the bytes that complete it)."""
         with self._lock:
-            self._ended += 1
-            self.unread_replies += not readable
             for call_id, name, tool_input in calls:
                 if len(self.calls) < MAX_SENT_CALLS:
-                    self.calls.append(SentCall(call_id, name, tool_input, self._ended, opened))
+                    self.calls.append(SentCall(call_id, name, tool_input, reply, opened))
+
+    def end(self, reply: int, readable: bool) -> None:
+        """Reply `reply` ended; `readable`: False when it was over the proxy's caps."""
+        with self._lock:
+            self.ended[reply] = len(self.ended) + 1
+            self.unread_replies += not readable
 
     def sent(self) -> tuple[SentCall, ...]:
         with self._lock:
             return tuple(self.calls)
+
+    def ranks(self) -> dict[int, int]:
+        """Reply number -> its rank among the replies ended (a reply cut off has none)."""
+        with self._lock:
+            return dict(self.ended)
 
     @property
     def requests(self) -> int:

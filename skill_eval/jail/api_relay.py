@@ -167,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
         headers.update(proxy.credentials)
         headers["Host"] = proxy.upstream.netloc
-        opened = log.opened() if log is not None else 0
+        reply = log.begin() if log is not None else (0, 0)  # before: what had ended by now
         try:
             upstream, response = _send(proxy, self.command, path, headers, body)
         except TooLarge:
@@ -187,17 +187,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if log is not None:
             log.saw(response.status)
-        tap = ReplyTap(proxy.dialect, response.getheader("Content-Type") or "")
         relayed = False
         try:
-            self._relay(response, tap)
+            self._relay(response, _Tapped(proxy, log, response, reply))
             response.read()  # nothing is left: this ends the response (or raises: cut short)
             relayed = True
         finally:
             proxy.release(upstream, relayed and not response.will_close)
-            if log is not None and 200 <= response.status < 300:
-                calls, readable = tap.finish()
-                log.replied(calls, opened, readable and relayed)
 
     def _refuse(self, status: int, kind: str, why: str) -> None:
         """A request not forwarded: recorded, answered, the connection closed (its body, if
@@ -210,7 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _forward
 
-    def _relay(self, response: http.client.HTTPResponse, tap: ReplyTap) -> None:
+    def _relay(self, response: http.client.HTTPResponse, tap: _Tapped) -> None:
         self.send_response_only(response.status, response.reason)
         length = response.getheader("Content-Length")
         for key, value in response.getheaders():
@@ -221,10 +217,13 @@ class _Handler(BaseHTTPRequestHandler):
             "Content-Length", length or "0"
         )
         self.end_headers()
-        while chunk := response.read1(PIECE):
-            tap.feed(chunk)
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
-            self.wfile.flush()
+        try:
+            while chunk := response.read1(PIECE):
+                tap.feed(chunk)  # a call it completes is recorded before the agent has it
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                self.wfile.flush()
+        finally:
+            tap.finish()
         if chunked:
             self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
@@ -238,6 +237,36 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
+
+
+class _Tapped:
+    """One reply's tool calls, read as it is relayed into the attempt's log (a 2xx reply of
+    an attempt with a log; nothing otherwise)."""
+
+    def __init__(
+        self,
+        proxy: ApiProxy,
+        log: ApiLog | None,
+        response: http.client.HTTPResponse,
+        reply: tuple[int, int],
+    ) -> None:
+        self.log = log if 200 <= response.status < 300 else None
+        length = response.getheader("Content-Length")
+        known = int(length) if length and length.isdigit() else None
+        self.tap = ReplyTap(proxy.dialect, response.getheader("Content-Type") or "", known)
+        self.reply, self.opened = reply
+
+    def feed(self, chunk: bytes) -> None:
+        if self.log is not None:
+            self.tap.feed(chunk)
+            if calls := self.tap.take():
+                self.log.called(self.reply, self.opened, calls)
+
+    def finish(self) -> None:
+        if self.log is not None:
+            readable = self.tap.finish()
+            self.log.called(self.reply, self.opened, self.tap.take())
+            self.log.end(self.reply, readable)
 
 
 def _error(kind: str, message: str) -> str:

@@ -2,9 +2,14 @@
 or a stream of server-sent events, bounded): Messages `tool_use` blocks; Chat Completions
 `tool_calls`; Responses `function_call`, `custom_tool_call` and `local_shell_call` items.
 
-    tap = ReplyTap("anthropic", content_type)
-    tap.feed(chunk) ...                      # every chunk relayed, in order
-    calls, readable = tap.finish()           # [(id, name, input)], False: over a cap or garbled
+    tap = ReplyTap("anthropic", content_type, content_length)
+    tap.feed(chunk); log(tap.take()); relay(chunk)   # each call taken before its last byte goes
+    readable = tap.finish(); log(tap.take())         # False: over the cap
+
+A call is complete, and taken, with the chunk that completes it (a Messages block's stop, a
+Responses item's `done`, a Chat Completions choice's `finish_reason`, a JSON body's last byte
+when its length is known), before the agent can read it. An event that does not parse is
+skipped: the reply comes from the API, and the agent cannot have read a call from it either.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ class ReplyTap:
     """Reads one reply's tool calls from its bytes as they pass; never holds more than
     MAX_REPLY_BYTES (then it stops reading and says the reply was not read)."""
 
-    def __init__(self, dialect: Dialect, content_type: str) -> None:
-        self.dialect = dialect
+    def __init__(self, dialect: Dialect, content_type: str, length: int | None = None) -> None:
+        self.dialect, self.length = dialect, length
         self.stream = "text/event-stream" in content_type.lower()
         self.held = 0
         self.broken = False
@@ -43,21 +48,33 @@ class ReplyTap:
         self._buffer += chunk
         if self.stream:
             self._lines()
+        elif self.length is not None and self.held >= self.length:
+            self._parse_whole()
 
-    def finish(self) -> tuple[list[tuple[str, str, Any]], bool]:
-        """The reply's tool calls in order, and whether it was read whole."""
+    def take(self) -> list[tuple[str, str, Any]]:
+        """The calls completed since the last take, in order."""
+        taken, self._calls = self._calls, []
+        return taken
+
+    def finish(self) -> bool:
+        """The reply ended (or was cut off): take its last calls; False when it was over the
+        cap, so its calls are unknown."""
         if self.broken:
-            return self._calls, False
-        if not self.stream:
-            try:
-                body = json.loads(bytes(self._buffer))
-            except ValueError:
-                return [], not self._buffer.strip()
-            self._whole(body)
-        else:
+            return False
+        if self.stream:
             self._lines(final=True)
             self._chat_calls()
-        return self._calls, not self.broken
+        elif self._buffer:
+            self._parse_whole()
+        return True
+
+    def _parse_whole(self) -> None:
+        try:
+            body = json.loads(bytes(self._buffer))
+        except ValueError:
+            body = None  # cut off, or not JSON: the agent cannot have read a call from it
+        self._buffer.clear()
+        self._whole(body)
 
     # -- server-sent events ----------------------------------------------------------------
 
@@ -76,11 +93,11 @@ class ReplyTap:
 
     def _event(self, data: bytes) -> None:
         if data.strip() == b"[DONE]":
+            self._chat_calls()
             return
         try:
             event = json.loads(data)
         except ValueError:
-            self.broken = True
             return
         if not isinstance(event, dict):
             return
@@ -105,15 +122,13 @@ class ReplyTap:
                 self._blocks[index][2].append(delta["partial_json"])
         elif kind == "content_block_stop" and index in self._blocks:
             call_id, name, parts = self._blocks.pop(index)
-            try:
-                tool_input = json.loads("".join(parts) or "{}")
-            except ValueError:
-                self.broken = True
-                return
-            self._calls.append((call_id, name, tool_input))
+            self._calls.append((call_id, name, _arguments("".join(parts))))
 
     def _chat_chunk(self, choices: list[Any]) -> None:
+        finished = False
         for choice in choices:
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                finished = finished or bool(choice.get("finish_reason"))
             delta = choice.get("delta") if isinstance(choice, dict) else None
             calls = delta.get("tool_calls") if isinstance(delta, dict) else None
             if not isinstance(calls, list) or choice.get("index", 0) != 0:
@@ -131,6 +146,8 @@ class ReplyTap:
                 open_call[1] = open_call[1] or str(function.get("name") or "")
                 if isinstance(function.get("arguments"), str):
                     open_call[2].append(function["arguments"])
+        if finished:
+            self._chat_calls()
 
     def _chat_calls(self) -> None:
         """The Chat Completions calls of a stream, at its end, by their index."""
