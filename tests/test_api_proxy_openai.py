@@ -130,9 +130,11 @@ def test_anything_but_the_model_endpoints_is_refused_unforwarded(
     upstream: Upstream, method: str, path: str
 ) -> None:
     proxy = ApiProxy.openai(f"http://127.0.0.1:{upstream.port}/v1", "sk-REAL")
-    reply = b"".join(ask(proxy, post(path, proxy.placeholder, method)))
-    assert reply.startswith(b"HTTP/1.1 404") and b"is not forwarded" in reply
+    log = ApiLog()
+    reply = b"".join(ask(proxy, post(path, proxy.placeholder, method), log))
+    assert reply.startswith(b"HTTP/1.1 403") and b"is not allowed" in reply
     assert upstream.seen == []
+    assert log.record() == {"api_refused": 1, "api_refused_first": [f"{method} {path}: 403"]}
 
 
 def test_events_pass_as_they_come_and_errors_are_counted(upstream: Upstream) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .api_proxy import Forward
+from .api_proxy import MAX_CONNECTIONS, Forward
 
 # A stream line longer than this is cut (a message is a few KB; a tool result a few MB).
 MAX_LINE = 8 * 1024 * 1024
@@ -118,8 +118,17 @@ def close_fd(fd: int) -> None:
         pass
 
 
-def relay_api(channel: socket.socket, proxy: Forward) -> None:
-    """Serve each connection the holder passes out, each in a thread, until the jail ends."""
+def relay_api(channel: socket.socket, proxy: Forward, cap: int = MAX_CONNECTIONS) -> None:
+    """Serve each connection the holder passes out, each in a thread, until the jail ends; at
+    most `cap` at once (the rest are turned away: a jail cannot hold the harness's threads)."""
+    slots = threading.BoundedSemaphore(cap)
+
+    def serve(connection: socket.socket) -> None:
+        try:
+            proxy.serve(connection)
+        finally:
+            slots.release()
+
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(channel, 1, 4)
@@ -129,7 +138,10 @@ def relay_api(channel: socket.socket, proxy: Forward) -> None:
             return
         for fd in fds:
             connection = socket.socket(fileno=fd)
-            threading.Thread(target=proxy.serve, args=(connection,), daemon=True).start()
+            if not slots.acquire(blocking=False):
+                proxy.turn_away(connection, f"over the jail's {cap} open API connections")
+                continue
+            threading.Thread(target=serve, args=(connection,), daemon=True).start()
 
 
 def first_child(bwrap_pid: int) -> int | None:

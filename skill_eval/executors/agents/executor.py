@@ -36,6 +36,7 @@ from ..claude import binary as claude_binary
 from ..openai_http import DEFAULT_BASE_URL
 from ..pricing import load_price_table
 from ..reachability import probe
+from ..tool_check import checked, tampered
 from . import binaries
 from .config import AgentCliConfig
 from .delivery import (
@@ -213,7 +214,11 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         api_meta = {
             "api_requests": log.requests,
             **({"api_errors": s} if (s := log.summary()) else {}),
+            **log.record(),
         }
+        jailed = self.jail != "none"
+        if jailed and (problem := checked(self.cli, reader.calls.items(), log)):
+            return tampered(problem, log)
         if ended.timed_out:
             result = self._timed_out(request.timeout_seconds, log, reader)
         elif ended.overflow:

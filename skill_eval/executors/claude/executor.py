@@ -30,6 +30,7 @@ from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
 from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from ..tool_check import checked, tampered
 from . import binary as binaries
 from . import context as claude_md
 from .config import SCHEMA, ClaudeCliConfig
@@ -233,6 +234,8 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         ended, reader = launched.ended, launched.reader
         if (nobody := self._launcher.unreachable()) is not None:  # no attempt could reach it
             return ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
+        if problem := checked("claude", reader.calls.items(), launched.api):
+            return tampered(problem, launched.api)
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
         if ended.overflow:

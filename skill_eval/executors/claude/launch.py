@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
-from ...jail.api_proxy import ApiProxy
+from ...jail.api_proxy import ApiLog, ApiProxy
 from ...jail.copyout import Copied
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
@@ -55,11 +55,12 @@ class Invocation:
 @dataclass(frozen=True)
 class Launched:
     """What one run left: the stream as read, how the CLI ended, what came back to the
-    workspace (None without one)."""
+    workspace (None without one), and what the API proxy saw of it (None: no jail)."""
 
     reader: StreamReader
     ended: Ended
     copied: Copied | None
+    api: ApiLog | None = None
 
 
 class Launcher:
@@ -101,6 +102,7 @@ class Launcher:
     def run(self, invocation: Invocation) -> Launched:
         jailed = self.jail != "none"
         proxy = self.proxy() if jailed else None
+        log = ApiLog() if jailed else None
         reader = StreamReader(stop_at_skill=invocation.stop_at_skill)
 
         def prepare(jail: JailedCommand) -> Start:
@@ -139,9 +141,10 @@ class Launcher:
                 workspace=invocation.workspace,
                 proxy=proxy,
                 stdin=invocation.prompt.encode("utf-8"),
+                api_log=log,
             )
         )
-        return Launched(reader, done.ended, done.copied)
+        return Launched(reader, done.ended, done.copied, log)
 
 
 __all__ = ["AGENT_LIMITS", "COPY_CAPS", "Invocation", "JailBroken", "Launched", "Launcher"]
