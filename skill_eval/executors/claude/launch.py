@@ -22,6 +22,7 @@ from pathlib import Path
 from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import ApiProxy
+from ...jail.confine import landlock
 from ...jail.copyout import Copied
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
@@ -105,6 +106,9 @@ class Launcher:
             )
             if jailed:
                 env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
+                # Its cross-session inbox (a socket that takes user messages) needs a folder
+                # under XDG_RUNTIME_DIR: a read-only one turns it off, out of its tools' reach.
+                env["XDG_RUNTIME_DIR"] = RUN_DIR
             if invocation.claude_md:
                 env.pop("CLAUDE_CODE_DISABLE_CLAUDE_MDS", None)
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
@@ -128,6 +132,8 @@ class Launcher:
                 invocation.timeout,
                 workspace=invocation.workspace,
                 proxy=proxy,
+                # the CLI itself in a Landlock domain from its first instruction (holder.py)
+                confine=jailed and landlock(),
                 stdin=invocation.prompt.encode("utf-8"),
             )
         )
