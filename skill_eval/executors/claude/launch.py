@@ -106,9 +106,6 @@ class Launcher:
             )
             if jailed:
                 env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
-                # Its cross-session inbox (a socket that takes user messages) needs a folder
-                # under XDG_RUNTIME_DIR: a read-only one turns it off, out of its tools' reach.
-                env["XDG_RUNTIME_DIR"] = RUN_DIR
             if invocation.claude_md:
                 env.pop("CLAUDE_CODE_DISABLE_CLAUDE_MDS", None)
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
