@@ -101,11 +101,11 @@ def place() -> _Place | None:
     own, mounts = _own_paths(), _mounts()
     if "" in mounts and "" in own and (parent := _v2(mounts[""], own[""])) is not None:
         return _Place(2, (parent,), ("pids", "memory"))
-    usable = {
-        name: parent
-        for name in ("pids", "memory")
-        if name in mounts and _writable(parent := mounts[name] / own.get(name, "/").lstrip("/"))
-    }
+    usable: dict[str, Path] = {}
+    for name in ("pids", "memory"):
+        folder = mounts[name] / own.get(name, "/").lstrip("/") if name in mounts else None
+        if folder is not None and _writable(folder):
+            usable[name] = folder
     if not usable:
         return None
     return _Place(1, tuple(usable.values()), tuple(usable))
