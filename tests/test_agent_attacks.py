@@ -72,6 +72,7 @@ class Run:
     out: str = ""
     err: str = ""
     requests: list[Any] = field(default_factory=list)
+    seen: list[Any] = field(default_factory=list)  # every request the fake API got
     seconds: float = 0.0
 
     @property
@@ -183,6 +184,7 @@ def attack(
         )
         run.seconds = time.monotonic() - started
         run.requests = server.requests_to("/v1/messages")
+        run.seen = list(server.requests)
     return run
 
 

@@ -5,6 +5,7 @@ Needs bubblewrap: without it these tests skip, naming it (the `none` kind runs e
 
 from __future__ import annotations
 
+import ast
 import http.server
 import json
 import os
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.jail import Limits
+from skill_eval.jail import Limits, cgroup
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.jail.copyout import Caps
@@ -344,3 +345,84 @@ def test_the_api_proxy_replaces_the_clients_credentials_only_with_its_own(
     upstream.shutdown()
     assert reply.startswith(b"HTTP/1.1 200") and reply.endswith(b"ok")
     assert seen[0].get("authorization") == seen_auth and seen[0].get("x-api-key") == seen_key
+
+
+ESCAPEE = """
+import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+cli = os.getpid()
+child = os.fork()
+if child == 0:  # code that escaped a shell wrapper: in the CLI's own domain
+    tried = []
+    pidfd = os.pidfd_open(cli)
+    tried.append(("getfd", libc.syscall(438, pidfd, 1, 0), ctypes.get_errno()))
+    tried.append(("ptrace", libc.ptrace(16, cli, 0, 0), ctypes.get_errno()))
+    for name, call in (
+        ("mem", lambda: os.open(f"/proc/{cli}/mem", os.O_WRONLY)),
+        ("unix", lambda: socket.socket(socket.AF_UNIX).fileno()),
+        ("preload", lambda: os.open("/etc/ld.so.preload", os.O_WRONLY | os.O_CREAT)),
+        ("tcp", lambda: socket.create_connection(("127.0.0.1", 9), timeout=2).fileno()),
+    ):
+        try:
+            tried.append((name, call(), 0))
+        except OSError as exc:
+            tried.append((name, -1, exc.errno))
+    os.write(2, repr(tried).encode())  # the stream is the CLI's: the verdict goes to stderr
+    os._exit(0)
+os.waitpid(child, 0)
+api = socket.create_connection(("127.0.0.1", PORT), timeout=5)  # the CLI's own way out
+print("cli reached the forward", flush=True)
+"""
+
+
+@needs_jail
+def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(tmp_path: Path) -> None:
+    """The CLI's own Landlock domain (holder.py --confine) from its first instruction: a
+    process of that domain (code run before a shell prefix) takes no fd of the CLI's stream,
+    traces or writes into no process, makes no Unix socket, writes no /etc/ld.so.preload, and
+    reaches the API forward only."""
+    from skill_eval.jail.confine import landlock
+
+    if not landlock():
+        pytest.skip("this kernel has no Landlock")
+    lines: list[bytes] = []
+    proxy = ApiProxy("http://127.0.0.1:9", {"x-api-key": "sk-real"})
+    with JailedCommand("bubblewrap", LIMITS, forward=proxy, confine=True) as jail:
+        jail.start((*PY, ESCAPEE.replace("PORT", str(FORWARD_PORT))), {"PATH": "/usr/bin:/bin"})
+        ended = jail.run(b"", 30, lambda line: lines.append(line) is None)
+    assert lines == [b"cli reached the forward"], lines
+    tried = {name: (result, errno) for name, result, errno in ast.literal_eval(ended.stderr)}
+    assert set(tried) == {"getfd", "ptrace", "mem", "unix", "preload", "tcp"}, tried
+    assert all(result < 0 for result, _ in tried.values()), tried
+
+
+@needs_jail
+def test_a_fork_bomb_stops_at_the_jails_process_cap_even_as_root(tmp_path: Path) -> None:
+    script = """
+import os, time
+forked = failed = 0
+for _ in range(1300):
+    try:
+        pid = os.fork()
+    except OSError:
+        failed += 1
+        continue
+    if pid == 0:
+        os.close(1)
+        time.sleep(60)
+        os._exit(0)
+    forked += 1
+print(forked, failed, sum(p.isdigit() for p in os.listdir("/proc")), flush=True)
+"""
+    lines: list[bytes] = []
+    limits = Limits(memory_mb=None, data_mb=2048, disk_mb=64, processes=100)
+    started = time.monotonic()
+    with JailedCommand("bubblewrap", limits) as jail:
+        jail.start((*PY, script), {"PATH": "/usr/bin:/bin"})
+        jail.run(b"", 60, lambda line: lines.append(line) is None)
+    forked, failed, live = map(int, lines[0].split())
+    assert forked > 50 and failed > 1000 and live <= 100, (forked, failed, live)
+    assert time.monotonic() - started < 30  # the sleepers died with the jail
+    found = cgroup.place()  # (None: no cgroup here; RLIMIT_NPROC held, the harness not root)
+    for parent in found.parents if found else ():
+        assert not list(parent.glob(f"skill-eval-{os.getpid()}-*")), "a jail's cgroup was left"

@@ -18,6 +18,7 @@ from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
 from ..jail import NO_JAIL
+from ..jail.cgroup import problem as caps_problem
 from ..judges.base import is_deterministic
 from ..judges.observers import summarise as summarise_observers
 from ..stats import adaptive
@@ -47,7 +48,8 @@ def isolation(jail: str) -> dict[str, Any]:
     in (references/security.md), or the warning that there was none."""
     if jail == "none":
         return {"jail": "none", "warning": NO_JAIL}
-    return {"jail": jail}
+    caps = caps_problem()  # (a root harness whose jails have no process cap)
+    return {"jail": jail, "warning": caps} if caps else {"jail": jail}
 
 
 def _iso(moment: datetime) -> str:

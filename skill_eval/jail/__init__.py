@@ -36,14 +36,18 @@ class Limits:
     """What one jailed process tree may use. `memory_mb` is RLIMIT_AS per process (None: no
     cap, for runtimes such as Node or Bun that reserve large address ranges); `data_mb` is
     RLIMIT_DATA per process (writable private memory: the cap that works for those
-    runtimes); `file_size_mb` is RLIMIT_FSIZE per file; `processes` is RLIMIT_NPROC (the
-    kernel ignores it for root); `disk_mb` caps each writable tmpfs (all its files together)."""
+    runtimes); `file_size_mb` is RLIMIT_FSIZE per file; `processes` caps the jail's
+    processes and threads (its cgroup's pids.max; RLIMIT_NPROC too, which the kernel ignores
+    for root); `total_memory_mb` the whole jail's memory, its tmpfs files included (its
+    cgroup's; None: no cap); `disk_mb` caps each writable tmpfs (all its files together).
+    The cgroup's caps hold where one can be made (jail/cgroup.py)."""
 
     memory_mb: int | None = 4096
     data_mb: int | None = None
     file_size_mb: int = 512
     processes: int = 1024
     disk_mb: int = 1024
+    total_memory_mb: int | None = 8192
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 namespace per confined command. Inside: the system folders and this interpreter read-only,
 a size-capped empty /tmp, a fresh /proc that shows only the jail's own processes, and the
 confinement's mounts; nothing of the state root, the suite, the user's home or other
-attempts. bwrap's own PID 1 reaps the tree: when the command ends, whatever it started dies.
+attempts. The jail's own root and /dev are read-only: /tmp and the confinement's tmpfs and
+`rw` mounts are the only places it can write (no /etc/ld.so.preload of its own). No nested
+user namespace (bubblewrap 0.8 and up). bwrap's own PID 1 reaps the tree: when the command
+ends, whatever it started dies.
 """
 
 from __future__ import annotations
@@ -46,6 +49,19 @@ _NETWORK_ETC = ("resolv.conf",)
 
 def binary() -> str | None:
     return shutil.which("bwrap")
+
+
+@functools.cache
+def disables_userns() -> bool:
+    """Whether this bwrap can forbid user namespaces inside the jail (0.8 and up)."""
+    bwrap = binary()
+    if bwrap is None:
+        return False
+    try:
+        said = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return b"--disable-userns" in said.stdout + said.stderr
 
 
 def interpreter_dirs() -> list[tuple[str, str]]:
@@ -95,6 +111,7 @@ def argv(confinement: Confinement) -> list[str]:
         *(["--share-net"] if confinement.network else []),
         *(["--die-with-parent"] if confinement.die_with_parent else []),
         "--new-session",
+        *(["--disable-userns"] if disables_userns() else []),
         "--cap-drop",
         "ALL",
         "--hostname",
@@ -116,7 +133,8 @@ def argv(confinement: Confinement) -> list[str]:
         else:
             flag = "--ro-bind" if mount.kind == "ro" else "--bind"
             args += [flag, str(mount.source), mount.target]
-    args += ["--clearenv"]
+    # last, once every mount point exists: the rest of the jail's own tree cannot change
+    args += ["--remount-ro", "/", "--remount-ro", "/dev", "--clearenv"]
     for key, value in confinement.env.items():
         args += ["--setenv", key, value]
     return [*args, "--chdir", confinement.cwd, "--", *confinement.argv]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import Confinement, JailKind, Limits, wrap
+from .cgroup import Cgroup
 
 _PR_SET_PDEATHSIG = 1
 TAIL_BYTES = 16 * 1024
@@ -34,10 +35,14 @@ class Finished:
     printed_bytes: int
 
 
-def preexec_for(limits: Limits, *, die_with_harness: bool = True) -> Callable[[], None]:
-    """What runs in the child before exec: the limits, and (`die_with_harness`) SIGKILL when
-    the thread that started it ends (Linux's parent-death signal follows the thread)."""
+def preexec_for(
+    limits: Limits, *, die_with_harness: bool = True, cgroup: Cgroup | None = None
+) -> Callable[[], None]:
+    """What runs in the child before exec: it joins `cgroup` (what it starts is born there),
+    the limits, and (`die_with_harness`) SIGKILL when the thread that started it ends (Linux's
+    parent-death signal follows the thread)."""
     harness = os.getpid()
+    joins = cgroup.procs_files() if cgroup is not None else ()
     caps = [
         (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
         (resource.RLIMIT_NPROC, limits.processes),
@@ -48,6 +53,16 @@ def preexec_for(limits: Limits, *, die_with_harness: bool = True) -> Callable[[]
         caps.append((resource.RLIMIT_DATA, limits.data_mb * 1024 * 1024))
 
     def preexec() -> None:  # in the child between fork and exec: no locks, no allocation
+        for path in joins:  # a jail without its caps never starts
+            try:
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+            except OSError:
+                os.write(2, b"skill-eval: cannot join the jail's cgroup\n")
+                os._exit(125)
         for kind, value in caps:
             try:
                 resource.setrlimit(kind, (value, value))
@@ -87,6 +102,22 @@ def run(
     started: Callable[[], None] = lambda: None,
 ) -> Finished:
     """Run `confinement` in the jail of `kind` and wait at most `timeout` seconds."""
+    group = Cgroup.make(confinement.limits)
+    try:
+        return _run(kind, confinement, timeout, pass_fds, started, group)
+    finally:
+        if group is not None:
+            group.close()
+
+
+def _run(
+    kind: JailKind,
+    confinement: Confinement,
+    timeout: float,
+    pass_fds: Sequence[int],
+    started: Callable[[], None],
+    group: Cgroup | None,
+) -> Finished:
     proc = subprocess.Popen(  # argv only: nothing the candidate wrote meets a shell of ours
         wrap(kind, confinement),
         stdin=subprocess.DEVNULL,
@@ -96,7 +127,7 @@ def run(
         pass_fds=tuple(pass_fds),
         env=dict(confinement.env) if kind == "none" else {"PATH": os.defpath},
         cwd=confinement.cwd if kind == "none" else "/",
-        preexec_fn=preexec_for(confinement.limits),
+        preexec_fn=preexec_for(confinement.limits, cgroup=group),
     )
     with _live_lock:
         _live.add(proc)

@@ -33,6 +33,7 @@ from typing import IO
 from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount, bubblewrap
 from .api_proxy import FORWARD_PORT, Forward
+from .cgroup import Cgroup
 from .copyout import Caps, Copied, copy_out
 from .pipes import Read, Tail, close_fd, feed, first_child, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
@@ -49,9 +50,8 @@ _live: set[JailedCommand] = set()
 
 
 def cancel_all() -> None:
-    """Kill every jail of this process (what runs in them dies with them) and, without a jail,
-    delete the host folders at once (a HOME may hold a copied login, and the harness may leave
-    with os._exit next): Ctrl-C, SIGTERM."""
+    """Kill every jail of this process (and what runs in it) and, without a jail, delete the
+    host folders at once (a HOME may hold a login; os._exit may follow): Ctrl-C, SIGTERM."""
     with _live_lock:
         jails = list(_live)
     for jail in jails:
@@ -116,6 +116,7 @@ class JailedCommand:
         self._bwrap_err: IO[bytes] | None = None  # what bwrap said (a file: never a SIGPIPE)
         self._root: Path | None = None
         self._host_dirs: Path | None = None
+        self._cgroup: Cgroup | None = None  # the jail's process and memory caps
         if kind == "none":
             self._host_dirs = Path(tempfile.mkdtemp(prefix="skill-eval-unjailed-"))
             for name in ("workspace", "home"):
@@ -154,8 +155,7 @@ class JailedCommand:
             return
         control, control_inside = socket.socketpair()
         stream, stream_inside = socket.socketpair()
-        stdin_r, stdin_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
+        (stdin_r, stdin_w), (stderr_r, stderr_w) = os.pipe(), os.pipe()
         inside = [control_inside.detach(), stdin_r, stream_inside.detach(), stderr_w]
         self._pipes = _Pipes(control, stdin_w, stream, stderr_r, inside)
         fds = ",".join(map(str, inside))
@@ -174,11 +174,9 @@ class JailedCommand:
             Mount("ro", RUN_DIR, JAIL_FILES),
             *self.mounts,
         ]
-        # Nothing may kill bwrap between its clone and the uid map it then writes for its
-        # child: the child waits for that and would wait forever, before it can arm any
-        # parent-death signal. So no parent-death signal (the holder ends the jail when its
-        # control socket closes, which the harness's death does too), no --info-fd and no
-        # stderr pipe (a write to either after the harness died is a SIGPIPE).
+        # Nothing may kill bwrap between its clone and its child's uid map (the child would
+        # wait forever): no parent-death signal (the holder ends the jail when its control
+        # socket closes), no --info-fd, no stderr pipe (a SIGPIPE once the harness died).
         confinement = Confinement(
             (*holder, "--", *argv),
             WORKSPACE,
@@ -188,6 +186,7 @@ class JailedCommand:
             die_with_parent=False,
         )
         self._bwrap_err = tempfile.TemporaryFile()
+        self._cgroup = Cgroup.make(self.limits)
         self._proc = subprocess.Popen(
             bubblewrap.argv(confinement),
             stdin=subprocess.DEVNULL,
@@ -197,7 +196,7 @@ class JailedCommand:
             start_new_session=True,
             env={"PATH": os.defpath},
             cwd="/",
-            preexec_fn=preexec_for(self.limits, die_with_harness=False),
+            preexec_fn=preexec_for(self.limits, die_with_harness=False, cgroup=self._cgroup),
         )
         with _live_lock:
             _live.add(self)
@@ -253,14 +252,7 @@ class JailedCommand:
             self._kill()
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
         code = said.split(" ", 1)[1]
-        return Ended(
-            None if code == "killed" or read.ended_early else int(code),
-            read.stopped,
-            read.timed_out,
-            stderr.text(),
-            read.printed,
-            read.overflow,
-        )
+        return _ended(None if code == "killed" else int(code), read, stderr)
 
     def collect(self, into: Path, caps: Caps) -> Copied:
         """Copy the final workspace into `into` (emptied first), within `caps`."""
@@ -287,6 +279,9 @@ class JailedCommand:
             pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
             close_fd(self._child)
             self._child = None
+        if self._cgroup is not None:
+            self._cgroup.close()  # empty by now; what is not dies first
+            self._cgroup = None
         if self._bwrap_err is not None:
             self._bwrap_err.close()
             self._bwrap_err = None
@@ -357,25 +352,26 @@ class JailedCommand:
         self, stdin: bytes, timeout: float, on_line: Callable[[bytes], bool], limit: int | None
     ) -> Ended:
         stream, stream_child = socket.socketpair()
+        (stdin_r, stdin_w), (stderr_r, stderr_w) = os.pipe(), os.pipe()
+        self._cgroup = Cgroup.make(self.limits)
         proc = subprocess.Popen(
             self._argv,
-            stdin=subprocess.PIPE,
+            stdin=stdin_r,
             stdout=stream_child.fileno(),
-            stderr=subprocess.PIPE,
+            stderr=stderr_w,
             cwd=self.workspace,
             env=self._env,
             start_new_session=True,
-            preexec_fn=preexec_for(self.limits),
+            preexec_fn=preexec_for(self.limits, cgroup=self._cgroup),
         )
         self._proc = proc
         with _live_lock:
             _live.add(self)
         stream_child.close()
-        assert proc.stdin is not None and proc.stderr is not None
-        stderr = Tail(os.dup(proc.stderr.fileno()))
-        proc.stderr.close()
-        feed(os.dup(proc.stdin.fileno()), stdin)
-        proc.stdin.close()
+        for fd in (stdin_r, stderr_w):
+            os.close(fd)
+        stderr = Tail(stderr_r)
+        feed(stdin_w, stdin)
         read = Read(stopped=True)
         try:
             read = read_lines(stream, timeout, on_line, limit)
@@ -389,12 +385,16 @@ class JailedCommand:
                 os.killpg(proc.pid, signal.SIGKILL)  # the group: what it started goes too
             except (ProcessLookupError, PermissionError):
                 pass
-        code = proc.wait()
-        return Ended(
-            None if read.ended_early else code,
-            read.stopped,
-            read.timed_out,
-            stderr.text(),
-            read.printed,
-            read.overflow,
-        )
+        return _ended(proc.wait(), read, stderr)
+
+
+def _ended(code: int | None, read: Read, stderr: Tail) -> Ended:
+    """How a command ended; no exit code when the harness ended it (it says nothing then)."""
+    return Ended(
+        None if read.ended_early else code,
+        read.stopped,
+        read.timed_out,
+        stderr.text(),
+        read.printed,
+        read.overflow,
+    )

@@ -22,6 +22,7 @@ from pathlib import Path
 from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import ApiLog, ApiProxy
+from ...jail.confine import landlock
 from ...jail.copyout import Copied
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
@@ -140,6 +141,8 @@ class Launcher:
                 invocation.timeout,
                 workspace=invocation.workspace,
                 proxy=proxy,
+                # the CLI itself in a Landlock domain from its first instruction (holder.py)
+                confine=jailed and landlock(),
                 stdin=invocation.prompt.encode("utf-8"),
                 api_log=log,
             )
