@@ -217,14 +217,15 @@ def _sweep(found: _Place) -> None:
     for parent in found.parents:
         for folder in parent.glob(f"{_PREFIX}*-*"):
             pid = folder.name[len(_PREFIX) :].split("-", 1)[0]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 try:
                     folder.rmdir()
                 except OSError:
                     pass
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts: it cannot be signalled)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from ..jail import process as jail_process
+from ..jail.cgroup import pid_alive
 
 
 def temp_parent() -> Path:
@@ -46,20 +47,10 @@ def sweep_orphans() -> int:
     removed = 0
     for path in temp_parent().glob(f"{_PREFIX}*-*"):
         pid = path.name[len(_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
             removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def cancel_all() -> None:
