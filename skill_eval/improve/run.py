@@ -168,10 +168,11 @@ def improve(
             jail=jail,
         )
     )
-    evaluate_fn, compare_fn = _judged_by(suite, runner, policy, s.holdout > 0, jail)
+    confirm_policy = _policy(policy)
+    evaluate_fn, compare_fn = _judged_by(suite, runner, confirm_policy, s.holdout > 0, jail)
     say = log or (lambda line: None)
     if compare_fn is not None:
-        _warn_if_unconfirmable(suite, s, policy or CONFIRM_POLICY, say)
+        _warn_if_unconfirmable(suite, s, confirm_policy, say)
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
     for note in skipped:
@@ -230,14 +231,22 @@ def _read_inputs(
     return skill_dir, files, skipped, suite
 
 
+def _policy(name: str | None) -> Policy:
+    """The confirmation's policy: `name`, checked, or CONFIRM_POLICY."""
+    if name is None:
+        return CONFIRM_POLICY
+    for policy in POLICIES:
+        if policy == name:
+            return policy
+    raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
+
+
 def _judged_by(
-    suite: Suite, runner: Any, policy: str | None, confirms: bool, jail: JailKind = "bubblewrap"
+    suite: Suite, runner: Any, policy: Policy, confirms: bool, jail: JailKind = "bubblewrap"
 ) -> tuple[EvaluateFn, CompareFn | None]:
     """The loop's evaluate_fn and, with a holdout to confirm on, its compare_fn, sharing one
     judge cache for the whole run."""
-    if policy is not None and policy not in POLICIES:
-        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
-    eval_settings = EvaluationSettings(policy=policy or CONFIRM_POLICY)
+    eval_settings = EvaluationSettings(policy=policy)
     ctx = default_judge_context(suite, runner.name, jail)
     evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
     if not confirms:
