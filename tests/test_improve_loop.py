@@ -166,15 +166,18 @@ def test_holdout_gate_rejects_a_version_that_only_wins_on_train(tmp_path: Path) 
 def test_compare_fn_has_the_last_word(tmp_path: Path) -> None:
     seen: list[tuple[str, str, tuple[str, ...], int]] = []
 
-    def compare(best, original, holdout, family):  # type: ignore[no-untyped-def]
-        seen.append((best["SKILL.md"], original["SKILL.md"], tuple(holdout), family))
+    def compare(best, original, on, family):  # type: ignore[no-untyped-def]
+        seen.append((best["SKILL.md"], original["SKILL.md"], tuple(on), family))
         return False, "paired delta CI includes 0"
 
     result, _ = run(tmp_path, MockImprover(), compare_fn=compare)
     assert not result.proposed and result.gate_reason == "paired delta CI includes 0"
-    [(best, original, holdout, family)] = seen
+    [(best, original, on, family)] = seen
     assert original == HALF["SKILL.md"] and best == result.best.files["SKILL.md"]
-    assert holdout == result.split.holdout
+    # confirmed on the held-out tasks set apart from those that picked it: seen by neither
+    split = result.split
+    assert on == split.confirm and len(on) == 2 and not set(on) & set(split.holdout)
+    assert not set(on) & set(split.train) and len(split.holdout) == 2
     # The pick was chosen from every later version not rejected: the gate is told how many.
     assert family == result.family == len([v for v in result.versions[1:] if not v.rejected])
 

@@ -48,9 +48,11 @@ def test_an_executor_option_reaches_improves_evaluations(
         asked = server.requests_to("/v1/messages")
     assert code in (0, 1), err
     assert read_json(out.strip())["improve"]  # the ranking artifact was written
-    # every task of the suite was asked of the evaluations' model, on the fake server
+    # the tasks the version is scored on were asked of the evaluations' model, on the fake
+    # server (those set apart to confirm a pick are asked only when a version is picked)
     asked_text = " ".join(str(r.json["messages"]) for r in asked)
-    assert all(f"Explain {c}-{i}." in asked_text for c in ("alpha", "delta") for i in range(4))
+    train = [f"Explain {c}-{i}." for c in ("alpha", "delta") for i in range(16)]
+    assert sum(t in asked_text for t in train) >= 16
     assert {r.json["model"] for r in asked} == {EVAL_MODEL}
 
 

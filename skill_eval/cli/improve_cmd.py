@@ -142,8 +142,9 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
     default=None,
     show_default=False,
     metavar="NAME",
-    help="Policy of the confirmation on the holdout tasks (as for `skill-eval run`; its level "
-    "is divided by the versions compared).",
+    help="Policy of the confirmation, on the held-out tasks set apart from those that picked "
+    "the version (default superior: shown better than the original; no-regression asks only "
+    "that it is not shown 10 points worse); its level is divided by the versions compared.",
 )
 @flag(
     "executor",
@@ -215,11 +216,12 @@ def command(
     \b
     Three uses of the tasks, so the pick is not judged by the data that chose it:
       train     the improver sees these tasks' failures
-      holdout   the version with the best holdout pass rate is picked
-      confirm   the pick against the original on FRESH samples of the holdout tasks,
-                under --policy at its level / K, K the versions the pick was chosen
-                from (Bonferroni): the false-accept rate holds over all K
-    The ranking artifact's improve.confirmation records the split, K and the outcome.
+      holdout   half the held-out tasks: the version with the best pass rate is picked
+      confirm   the other half, seen by neither: the pick against the original under
+                --policy (default superior: shown better) at its level / K, K the
+                versions the pick was chosen from (Bonferroni)
+    A suite too small for any outcome to pass is said before the first iteration. The
+    ranking artifact's improve.confirmation records the split, K and the outcome.
 
     Prints the ranking artifact's path on stdout, progress on stderr. Exit codes: 0 a better
     version is proposed (or the original is accepted as is), 1 none beats the original on

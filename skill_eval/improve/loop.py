@@ -17,7 +17,7 @@ from .feedback import build_feedback
 from .improver import Improver, ProposalError, apply_proposal
 from .learn import extract_learnings
 from .memory import CycleRecord, ImproveMemory, Recall, version_hash
-from .split import Split, split_tasks
+from .split import Split, set_apart_to_confirm, split_tasks
 from .versions import VersionResult as VersionResult  # re-exported: it lived here
 from .versions import select_and_confirm, unified_diff
 from .versions import select_best as select_best
@@ -228,7 +228,17 @@ def run_improve(
     """
     s = settings or IterationSettings()
     run = _begin(
-        skill_files, tasks, evaluate_fn, improver, memory, s, skill_id, protected, clock, log
+        skill_files,
+        tasks,
+        evaluate_fn,
+        improver,
+        memory,
+        s,
+        skill_id,
+        protected,
+        clock,
+        log,
+        confirms=compare_fn is not None,
     )
     current, parent, diff = dict(skill_files), None, ""
     versions: list[VersionResult] = []
@@ -285,8 +295,10 @@ def _begin(
     protected: Collection[str],
     clock: Callable[[], float],
     log: Callable[[str], None],
+    confirms: bool = False,
 ) -> _Run:
-    """Recall what earlier runs learned, split the tasks, and open the run in memory."""
+    """Recall what earlier runs learned, split the tasks (setting some apart to confirm the
+    pick on when it is confirmed), and open the run in memory."""
     start = clock()
     recall = memory.recall(skill_id, s.recall_token_budget)
     log(
@@ -294,9 +306,12 @@ def _begin(
         f"anti-pattern(s) (~{recall.tokens} tokens of {s.recall_token_budget}, chars/4)"
     )
     split = split_tasks(tasks, s.holdout, s.seed)
+    if confirms:
+        split = set_apart_to_confirm(split, s.seed)
     for warning in split.warnings:
         log(f"[split] warning: {warning}")
-    log(f"[split] {len(split.train)} train, {len(split.holdout)} holdout (seed {s.seed})")
+    apart = f", {len(split.confirm)} set apart to confirm the pick" if split.confirm else ""
+    log(f"[split] {len(split.train)} train, {len(split.holdout)} holdout{apart} (seed {s.seed})")
     return _Run(
         s,
         split,

@@ -74,10 +74,14 @@ def build_ranking_artifact(
         "gate": result.gate_reason,
         "train_tasks": list(result.split.train),
         "holdout_tasks": list(result.split.holdout),
+        "confirm_tasks": list(result.split.confirm),
         # Train tasks feed the improver, holdout tasks pick the best version; the pick is then
-        # confirmed on new attempts at the holdout tasks, over the family it was picked from.
+        # confirmed on the tasks set apart (confirm_tasks; the holdout when it had one task),
+        # over the family it was picked from.
         "confirmation": {
-            "split": "holdout",
+            "split": "confirm"
+            if set(result.split.confirm) - set(result.split.holdout)
+            else "holdout",
             "samples": "fresh",
             "versions_compared": result.family,
             "method": result.confirmation,

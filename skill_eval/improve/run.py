@@ -21,7 +21,7 @@ from ..inputs.suite import load_suite
 from ..jail import JailKind
 from ..plan.executor_options import ExecutorTable, check_tables, resolve_options
 from ..plan.run_plan import DEFAULT_EXECUTOR
-from ..stats.policy import DEFAULT_POLICY, POLICIES
+from ..stats.policy import POLICIES, Policy
 from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import MOCK as MOCK_IMPROVER
 from .backends import build_improver
@@ -32,6 +32,12 @@ from .improver import Improver
 from .loop import ImproveResult, run_improve
 from .memory import CycleRecord, ImproveMemory, format_history
 from .ranking import build_ranking_artifact, candidate_id
+from .split import set_apart_to_confirm, split_tasks
+from .versions import confirmable
+
+# What a proposed version must show against the original: that it is better (a one-sided
+# lower bound above 0), not merely that it is not much worse (run's default, no-regression).
+CONFIRM_POLICY: Policy = "superior"
 
 
 @dataclass(frozen=True)
@@ -162,10 +168,13 @@ def improve(
             jail=jail,
         )
     )
-    evaluate_fn, compare_fn = _judged_by(suite, runner, policy, s.holdout > 0, jail)
+    confirm_policy = _policy(policy)
+    evaluate_fn, compare_fn = _judged_by(suite, runner, confirm_policy, s.holdout > 0, jail)
+    say = log or (lambda line: None)
+    if compare_fn is not None:
+        _warn_if_unconfirmable(suite, s, confirm_policy, say)
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
-    say = log or (lambda line: None)
     for note in skipped:
         say(f"[skill] {note}")
     with ImproveMemory.in_state_root(root) as memory:
@@ -188,6 +197,23 @@ def improve(
     return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
 
 
+def _warn_if_unconfirmable(
+    suite: Suite, s: IterationSettings, policy: Policy, say: Callable[[str], None]
+) -> None:
+    """Before the first iteration: when the tasks set apart to confirm the pick are too few
+    for any outcome to pass the policy at its level / the versions compared, say so (every
+    version would be refused, whatever it does)."""
+    split = set_apart_to_confirm(split_tasks(suite.tasks, s.holdout, s.seed), s.seed)
+    family = max(1, s.iterate - 1)
+    if not confirmable(len(split.confirm), policy, family):
+        say(
+            f"[confirm] warning: the {len(split.confirm)} task(s) set apart to confirm the pick "
+            f"cannot pass policy {policy} at its level / {family} (the versions compared), "
+            "even if the pick passes every one and the original none: no version can be "
+            "proposed. Give the suite more tasks, or a larger --holdout"
+        )
+
+
 def _read_inputs(
     skill_path: str | Path, task_suite: str | Path
 ) -> tuple[Path, dict[str, str], list[str], Suite]:
@@ -205,14 +231,22 @@ def _read_inputs(
     return skill_dir, files, skipped, suite
 
 
+def _policy(name: str | None) -> Policy:
+    """The confirmation's policy: `name`, checked, or CONFIRM_POLICY."""
+    if name is None:
+        return CONFIRM_POLICY
+    for policy in POLICIES:
+        if policy == name:
+            return policy
+    raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
+
+
 def _judged_by(
-    suite: Suite, runner: Any, policy: str | None, confirms: bool, jail: JailKind = "bubblewrap"
+    suite: Suite, runner: Any, policy: Policy, confirms: bool, jail: JailKind = "bubblewrap"
 ) -> tuple[EvaluateFn, CompareFn | None]:
     """The loop's evaluate_fn and, with a holdout to confirm on, its compare_fn, sharing one
     judge cache for the whole run."""
-    if policy is not None and policy not in POLICIES:
-        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
-    eval_settings = EvaluationSettings(policy=policy or DEFAULT_POLICY)
+    eval_settings = EvaluationSettings(policy=policy)
     ctx = default_judge_context(suite, runner.name, jail)
     evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
     if not confirms:

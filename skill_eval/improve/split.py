@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 
@@ -26,9 +26,14 @@ class TaskLike(Protocol):
 
 @dataclass(frozen=True)
 class Split:
+    """Train tasks feed the improver; holdout tasks pick the best version; confirm tasks
+    (set apart from the holdout when the pick is confirmed: set_apart_to_confirm) are what the
+    pick is confirmed on, seen by neither."""
+
     train: tuple[str, ...]
     holdout: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
 
 
 def _rng(seed: int, key: str) -> random.Random:
@@ -86,3 +91,22 @@ def split_tasks(tasks: Sequence[TaskLike], holdout: float = 0.4, seed: int = 0) 
     train = tuple(i for i in ids if i not in chosen)
     held = tuple(i for i in ids if i in chosen)
     return Split(train, held, tuple(warnings))
+
+
+def set_apart_to_confirm(split: Split, seed: int = 0) -> Split:
+    """`split` with half its holdout tasks (a seeded draw, at least one each side) set apart:
+    the pick is confirmed on tasks that did not pick it. A holdout of one task cannot be cut:
+    it picks and confirms, and a warning says so."""
+    held = split.holdout
+    if len(held) < 2:
+        note = "one holdout task: the pick is confirmed on the task that picked it"
+        warnings = (*split.warnings, note) if held else split.warnings
+        return replace(split, confirm=held, warnings=warnings)
+    order = sorted(held)
+    _rng(seed, "confirm").shuffle(order)
+    apart = set(order[: len(order) // 2])
+    return replace(
+        split,
+        holdout=tuple(i for i in held if i not in apart),
+        confirm=tuple(i for i in held if i in apart),
+    )

@@ -8,6 +8,8 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..stats.estimates import paired_comparison
+from ..stats.policy import POLICY_ALPHA, Policy, decide_policy
 from .evaluation import CompareFn
 from .split import Split
 
@@ -30,9 +32,11 @@ class VersionResult:
 
 
 CONFIRMED_ON = (
-    "fresh samples of the holdout tasks: the picked version against the original under the "
-    "policy, at its level divided by the versions the pick was chosen from (Bonferroni), so "
-    "the chance that a version past the margin is proposed stays at the policy's level"
+    "held-out tasks set apart from the ones that picked it (neither the improver nor the "
+    "selection saw them): the picked version against the original under the policy (default "
+    "superior: shown better), at its level divided by the versions the pick was chosen from "
+    "(Bonferroni), so the chance that a version no better than the original is proposed "
+    "stays at the policy's level"
 )
 RATE_ONLY = "holdout pass rate only (no paired confirmation): strictly higher than the original"
 
@@ -113,6 +117,19 @@ def holdout_rate_gate(best: VersionResult, original: VersionResult) -> tuple[boo
     )
 
 
+def confirmable(tasks: int, policy: Policy, family: int, samples: int = 1) -> bool:
+    """Whether a confirmation on `tasks` tasks can pass at all: the best outcome it could see
+    (each task passed by the pick in every sample and failed by the original) decided under
+    `policy` at its level / `family`, as the run's comparison decides it."""
+    if tasks < 1:
+        return False
+    best = {f"t{i}": 1.0 for i in range(tasks)}
+    comparison = paired_comparison(best, dict.fromkeys(best, 0.0), samples=samples)
+    alpha = POLICY_ALPHA.get(policy)
+    level = alpha / max(1, family) if alpha is not None else None
+    return decide_policy(policy, comparison, samples=samples, alpha=level).passed
+
+
 def select_and_confirm(
     versions: Sequence[VersionResult],
     split: Split,
@@ -130,12 +147,13 @@ def select_and_confirm(
     if best.hash == original.hash:
         proposed, gate = False, "no version beat the original on holdout"
     elif compare_fn is not None:
+        on = split.confirm or split.holdout
         log(
-            f"[confirm] iteration {best.iteration} against the original on fresh samples of "
-            f"the {len(split.holdout)} holdout tasks, at the policy's level / {family} "
+            f"[confirm] iteration {best.iteration} against the original on the {len(on)} "
+            f"task(s) set apart to confirm, at the policy's level / {family} "
             f"({family} version{'s' if family > 1 else ''} compared)"
         )
-        proposed, gate = compare_fn(best.files, original.files, split.holdout, family)
+        proposed, gate = compare_fn(best.files, original.files, on, family)
     else:
         proposed, gate = holdout_rate_gate(best, original)
     log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
@@ -146,6 +164,7 @@ __all__ = [
     "CONFIRMED_ON",
     "RATE_ONLY",
     "VersionResult",
+    "confirmable",
     "holdout_rate_gate",
     "select_and_confirm",
     "select_best",
