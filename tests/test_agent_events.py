@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from skill_eval.core.transcript import skill_invocations
 from skill_eval.executors.agents.codex_events import CodexReader, inner_command, skills_read
 from skill_eval.executors.agents.opencode_events import OpenCodeReader
+from skill_eval.executors.catalog import skill_invocations
 from skill_eval.jail.api_proxy import ApiLog
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from skill_eval.core.model import Attempt, JudgeResult
 from skill_eval.engine.cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
+from skill_eval.executors.base import create_executor
 from skill_eval.inputs.suite import load_suite
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
@@ -149,11 +150,14 @@ def test_each_ingredient_changes_the_key(tmp_path: Path, change) -> None:
 
 def test_what_does_not_shape_the_baseline_is_not_in_the_key(tmp_path: Path) -> None:
     suite = load_suite(write_suite(tmp_path, [contains_task("t1", "alpha")]))
-    mock = {"kind": "mock", "outputs": {"candidate": {"t1": "x"}, "baseline": {"t1": "y"}}}
-    other = {"kind": "mock", "outputs": {"candidate": {"t1": "z"}, "baseline": {"t1": "y"}}}
-    assert baseline_key(suite, ingredients(executor=mock)) == baseline_key(
-        suite, ingredients(executor=other)
-    )
+
+    def mock(candidate: str, baseline: str) -> dict:  # the baseline arm's identity (its hook)
+        outputs = {"candidate": {"t1": candidate}, "baseline": {"t1": baseline}}
+        return create_executor("mock", {"mock_outputs": outputs}).describe_arm("baseline")
+
+    key = baseline_key(suite, ingredients(executor=mock("x", "y")))
+    assert baseline_key(suite, ingredients(executor=mock("z", "y"))) == key
+    assert baseline_key(suite, ingredients(executor=mock("x", "w"))) != key
     priced = {"kind": "anthropic", "prices": {"as_of": "2026-01-01"}}
     repriced = {"kind": "anthropic", "prices": {"as_of": "2026-11-01"}}
     assert baseline_key(suite, ingredients(executor=priced)) == baseline_key(

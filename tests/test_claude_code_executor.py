@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from skill_eval.core.model import ExecutionRequest, Skill, Task
-from skill_eval.core.transcript import skill_invocations
 from skill_eval.core.work import ToolCall
 from skill_eval.core.workspace import AttemptWorkspace
+from skill_eval.executors.catalog import skill_invocations
 from skill_eval.executors.claude.binary import bundled_cli
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor

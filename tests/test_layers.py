@@ -175,10 +175,11 @@ def test_the_scan_finds_every_kind_of_upward_import(
 # The modules of a lower package that a higher one may import: its seam. The engine asks
 # judges through their framework (the registry and spec, roles, the cache, the grader they
 # share, observers, batching) and never a judge module by name; judges ask a model service
-# through the grader seam and the executor registry, never an executor's internals.
+# through the grader seam and the executor registry (and what it answers of executors by name,
+# executors/catalog.py), never an executor's internals.
 SEAMS: dict[tuple[str, str], set[str]] = {
     ("engine", "judges"): {"base", "roles", "judge_cache", "llm", "observers", "batch_judging"},
-    ("judges", "executors"): {"base", "grader", "batches"},
+    ("judges", "executors"): {"base", "catalog", "grader", "batches"},
 }
 
 

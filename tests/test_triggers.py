@@ -19,11 +19,11 @@ from skill_eval.core.model import (
     Skill,
     Task,
 )
-from skill_eval.core.transcript import invokes_skill, skill_invocations
 from skill_eval.core.work import ToolCall, Work
 from skill_eval.engine import artifact as artifact_mod
 from skill_eval.errors import SuiteError
 from skill_eval.executors.base import ExecutorBase, create_executor
+from skill_eval.executors.catalog import invokes_skill, skill_invocations
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor, watched_outcome
 from skill_eval.executors.claude.stream import StreamReader

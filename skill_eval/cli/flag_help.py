@@ -1,15 +1,39 @@
 """The help text of each flag of `skill-eval run` (cli/run_flags.py defines the flags): what
-`run --help` shows, and what the commands sharing a flag show unless they say otherwise."""
+`run --help` shows, and what the commands sharing a flag show unless they say otherwise. A
+help naming executors is a function, read from the registry when the help is shown (never
+when the CLI is imported; cli/run_flags.py's RegistryHelp), so no list here can go stale."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
-def _shorthand(setting: str, executors: str, what: str) -> str:
-    """The help of a flag that sets one executor option."""
-    return f"{what} Shorthand for --executor-option {setting} ({executors})."
+Help = str | Callable[[], str]
 
 
-HELP: dict[str, str] = {
+def _shorthand(setting: str, what: str, graders: bool = False) -> Callable[[], str]:
+    """The help of a flag that sets one executor option (`setting`, `max_tokens=N`): the
+    executors whose config has that option, and their graders with `graders`."""
+
+    def text() -> str:
+        from ..executors.catalog import executors_with_option
+
+        names = ", ".join(executors_with_option(setting.partition("=")[0]))
+        also = ", and their graders" if graders else ""
+        return f"{what} Shorthand for --executor-option {setting} ({names}{also})."
+
+    return text
+
+
+def _executor() -> str:
+    from ..executors.base import DEFAULT_EXECUTOR, OFFLINE_EXECUTOR
+
+    return (
+        f"How tasks run (default: {DEFAULT_EXECUTOR}; {OFFLINE_EXECUTOR}, no model calls, with "
+        "--mock). Each shorthand below names the executors that have its option."
+    )
+
+
+HELP: dict[str, Help] = {
     "task-suite": "Task suite YAML (always required).",
     "standalone": (
         "Evaluate a skill directly, no ranking artifact (implied by --skill-path without --input)."
@@ -36,73 +60,59 @@ HELP: dict[str, str] = {
         "What the inputs leave out is an error, not a warning: --mock-outputs that do not "
         "script every arm and task of the run."
     ),
-    "executor": (
-        "How tasks run: claude-cli (the default), opencode or codex (those agent CLIs, jailed, "
-        "against an OpenAI-style API: --base-url URL), anthropic, openai (any "
-        "OpenAI-compatible Chat Completions server: --base-url URL), or mock "
-        "(with --mock)."
-    ),
+    "executor": _executor,
     "mock": "No model calls: mock executor and mock judges (offline, for CI).",
     "model": "Model for the executor [env SKILL_EVAL_MODEL].",
     "skill-mode": (
         "How the skill reaches the model: prepended to the task, as the system prompt, "
-        "installed as the agent's skill (claude-cli, opencode, codex), or written into the "
-        "agent's always-on context file (CLAUDE.md for claude-cli, AGENTS.md for opencode and "
-        "codex). With --arm each arm's delivery decides."
+        "installed as the agent's skill (into its skills folder), or written into the agent's "
+        "always-on context file (CLAUDE.md, AGENTS.md): only agent executors install or write. "
+        "With --arm each arm's delivery decides."
     ),
     "executor-option": (
         "One of the executor's own options (repeatable); VALUE is read as YAML (3, true, [Read, "
         "Grep]) or kept as text. An unknown key lists the executor's options."
     ),
-    "max-tokens": _shorthand(
-        "max_tokens=N", "anthropic, openai, mock", "Max output tokens (executor default 4096)."
-    ),
-    "temperature": _shorthand("temperature=X", "anthropic, openai, mock", "Sampling temperature."),
+    "max-tokens": _shorthand("max_tokens=N", "Max output tokens (executor default 4096)."),
+    "temperature": _shorthand("temperature=X", "Sampling temperature."),
     "price-file": _shorthand(
-        "price_file=FILE", "anthropic, openai", "JSON/YAML price table overriding the built-in one."
+        "price_file=FILE", "JSON/YAML price table overriding the built-in one."
     ),
     "base-url": _shorthand(
         "base_url=URL",
-        "anthropic, claude-cli, openai, opencode, codex",
         "The API's base URL (for the OpenAI-style ones up to /v1, e.g. a local "
         "http://localhost:11434/v1); no key is needed for localhost.",
     ),
     "batch": _shorthand(
         "batch=true",
-        "anthropic",
         "Send the attempts through the Message Batches API (half price; results in minutes to "
         "hours); --resume polls the same batch.",
     ),
     "fixed-concurrency": _shorthand(
         "adaptive_concurrency=false",
-        "anthropic",
         "Keep --concurrency calls at once instead of adapting (halve on 429/529, grow by one per "
         "window of successes).",
     ),
-    "claude-bin": _shorthand("claude_bin=PATH", "claude-cli, and its judges", "The claude binary."),
-    "max-turns": _shorthand("max_turns=N", "claude-cli", "Claude Code's --max-turns."),
+    "claude-bin": _shorthand("claude_bin=PATH", "The claude binary.", graders=True),
+    "max-turns": _shorthand("max_turns=N", "The agent's turn limit (Claude Code's --max-turns)."),
     "allowed-tools": _shorthand(
         "allowed_tools=[A,B]",
-        "claude-cli",
         "Tools to offer (default: none; installed mode: Skill,Read,Glob,Grep); file tools work "
         "inside the workspace only.",
     ),
     "unsandboxed-bash": _shorthand(
         "unsandboxed_bash=true",
-        "claude-cli",
         "Offer Bash even where Claude Code's sandbox cannot run (Bash is then NOT confined to the "
         "workspace).",
     ),
     "mock-outputs": _shorthand(
         "mock_outputs=FILE",
-        "mock",
         "Script the mock executor: {task_id: text} or {candidate: {...}, baseline: {...}} (YAML or"
         " JSON); for agent tasks an output may be {text, files: {path: content}, tools: [{name, "
         "input}]}.",
     ),
     "mock-rules": _shorthand(
         "mock_rules=true",
-        "mock",
         "Test double: unscripted answers name a task's `contains` terms only when the skill holds "
         "its [rule:<task or category>] marker (see references/improve.md).",
     ),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from click_option_group import OptionGroup
+from click_option_group import GroupedOption, OptionGroup
 
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..core.paths import DEFAULT_STATE_ROOT
@@ -24,6 +24,23 @@ from .choices import Choice, RegistryChoice, is_executor
 from .flag_help import HELP
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+class RegistryHelp(click.Option):
+    """An option whose help names executors (flag_help.py's functions): read from the
+    registry when the help is shown, not when the CLI is imported (as RegistryChoice)."""
+
+    def __init__(self, *args: Any, described: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.described = described
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self.described()
+        return super().get_help_record(ctx)
+
+
+class GroupedRegistryHelp(RegistryHelp, GroupedOption):
+    """RegistryHelp for an option in a section of the help (click-option-group)."""
 
 
 def _csv(_ctx: Any, _param: Any, value: str | None) -> tuple[str, ...]:
@@ -243,7 +260,14 @@ def attributes(name: str, **overrides: Any) -> dict[str, Any]:
     attrs = {**FLAGS[name][1], "help": HELP[name], **overrides}
     if attrs.get("required"):
         attrs.pop("default", None)
+    if callable(attrs["help"]):
+        attrs["described"], attrs["help"] = attrs["help"], None
     return attrs
+
+
+def _grouped(attrs: dict[str, Any]) -> dict[str, Any]:
+    """`attrs` for an option in a help section: a RegistryHelp one as GroupedRegistryHelp."""
+    return {**attrs, "cls": GroupedRegistryHelp} if "described" in attrs else attrs
 
 
 def flag(name: str, *, section: OptionGroup | None = None, **overrides: Any) -> Decorator:
@@ -251,7 +275,9 @@ def flag(name: str, *, section: OptionGroup | None = None, **overrides: Any) -> 
     option. `overrides` may change its help, default or requiredness, not what it is."""
     attrs = attributes(name, **overrides)
     if section is not None:
-        return section.option(*FLAGS[name][0], **attrs)
+        return section.option(*FLAGS[name][0], **_grouped(attrs))
+    if "described" in attrs:
+        attrs["cls"] = RegistryHelp
     return click.option(*FLAGS[name][0], **attrs)
 
 
@@ -270,7 +296,7 @@ def run_flags(*, compatibility: bool = False) -> Decorator:
                 title, text = "Console", "Progress display."
             group = OptionGroup(title, help=text)
             for name in reversed([n for n in names if n not in skipped]):
-                attrs = attributes(name, **overrides.get(name, {}))
+                attrs = _grouped(attributes(name, **overrides.get(name, {})))
                 func = group.option(*FLAGS[name][0], **attrs)(func)
         return func
 

@@ -9,7 +9,7 @@ reads every agent's transcript."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -22,15 +22,10 @@ from .work import ToolCall
 INPUT_LIMIT = 2000
 OUTPUT_LIMIT = 4000
 NO_RESULT = "(no result: the run ended before the tool answered)"
-# Where the agents find a project's skills (Claude Code; OpenCode; OpenCode and Codex; Codex):
-# a Read of `<root>/<name>/SKILL.md` loads skill <name>, as its Skill call would.
-SKILL_ROOTS = (
-    (".claude", "skills"),
-    (".opencode", "skills"),
-    (".opencode", "skill"),
-    (".agents", "skills"),
-    (".codex", "skills"),
-)
+# A folder an agent finds a project's skills in, as (parent, folder): (".claude", "skills").
+# A Read of `<root>/<name>/SKILL.md` loads skill <name>, as its Skill call would. Each executor
+# declares its own (ExecutorSpec.skill_roots); executors/catalog.py passes them all in.
+SkillRoot = tuple[str, str]
 TRANSCRIPT_CUT = "(transcript cut)"  # no tool has this name: the marker of a cut transcript
 
 
@@ -114,16 +109,16 @@ def result_text(content: Any) -> str:
     return json.dumps(content, default=str)
 
 
-def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
+def invokes_skill(tool: str, tool_input: Any, skill: str, *, roots: Collection[SkillRoot]) -> bool:
     """Whether one tool call loads project skill `skill`: a `Skill` call naming it, or a
-    `Read` of its installed SKILL.md in any agent's skill folder (the rule of
+    `Read` of its installed SKILL.md in one of the skill folders `roots` (the rule of
     `skill_invocations` with plugin names off: a trigger attempt installs no plugin)."""
     if not isinstance(tool_input, Mapping):
         return False
     if tool == "Skill":
         return tool_input.get("skill") == skill
     path = tool_input.get("file_path")
-    return tool == "Read" and isinstance(path, str) and _is_skill_file(path, skill)
+    return tool == "Read" and isinstance(path, str) and _is_skill_file(path, skill, roots)
 
 
 def transcript_problem(transcript: Sequence[ToolCall]) -> str | None:
@@ -132,31 +127,29 @@ def transcript_problem(transcript: Sequence[ToolCall]) -> str | None:
     return last.output if last is not None and last.name == TRANSCRIPT_CUT else None
 
 
-def _is_skill_file(path: str, skill_name: str | None) -> bool:
-    """`path` ends in `<root>/<skill_name>/SKILL.md` for one of SKILL_ROOTS (any skill when
+def _is_skill_file(path: str, skill_name: str | None, roots: Collection[SkillRoot]) -> bool:
+    """`path` ends in `<root>/<skill_name>/SKILL.md` for one of `roots` (any skill when
     None), compared part by part."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
     return (
         len(parts) >= 4
-        and parts[-4:-2] in SKILL_ROOTS
+        and parts[-4:-2] in roots
         and parts[-1] == "SKILL.md"
         and (skill_name is None or parts[-2] == skill_name)
     )
 
 
-def skill_file_name(path: str) -> str | None:
-    """The skill whose installed SKILL.md `path` is (`<root>/<name>/SKILL.md`), or None."""
-    parts = PurePosixPath(path.replace("\\", "/")).parts
-    return parts[-2] if _is_skill_file(path, None) else None
-
-
 def skill_invocations(
-    transcript: Iterable[ToolCall], skill_name: str | None, *, plugin_names: bool = True
+    transcript: Iterable[ToolCall],
+    skill_name: str | None,
+    *,
+    roots: Collection[SkillRoot],
+    plugin_names: bool = True,
 ) -> tuple[ToolCall, ...]:
     """The calls that loaded skill `skill_name` (any skill when None): a `Skill` call naming
     it (as `name`, or a plugin's `plugin:name` unless `plugin_names` is False: a trigger
     attempt installs no plugin, so there such a name is another skill), or a `Read` of its
-    installed SKILL.md (in any agent's skill folder, SKILL_ROOTS). Field-exact: reading
+    installed SKILL.md (in one of the skill folders `roots`). Field-exact: reading
     `a.pdf` does not invoke a skill named `pdf`, nor does a `Bash` command (Codex, which loads
     a skill with a shell command, has its parser record that as a `Skill` call)."""
     found = []
@@ -176,6 +169,6 @@ def skill_invocations(
                 found.append(call)
         elif call.name == "Read":
             path = call.input.get("file_path")
-            if isinstance(path, str) and _is_skill_file(path, skill_name):
+            if isinstance(path, str) and _is_skill_file(path, skill_name, roots):
                 found.append(call)
     return tuple(found)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.model import Arm, Attempt, Task
-from ..core.transcript import skill_invocations
+from ..executors.catalog import skill_invocations
 from ..judges.roles import Decision, declared_roles, roles_of
 from .settings import EvaluationSettings
 from .summary import ArmResult, summarise

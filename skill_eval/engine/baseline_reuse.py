@@ -102,7 +102,7 @@ def _key(prepared: Prepared, opened: OpenRun) -> str:
         BaselineIngredients(
             skill_sha256=skill.sha256 if skill else None,
             skill_directory=skill.directory if skill else None,
-            executor=prepared.describe,
+            executor=prepared.executor.describe_arm("baseline"),
             skill_mode=plan.executor.skill_mode,
             pass_k=plan.decision.pass_k,
             samples=plan.sample_count,

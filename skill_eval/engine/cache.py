@@ -45,7 +45,7 @@ class BaselineIngredients:
 
     skill_sha256: str | None
     skill_directory: Path | None  # counted only when the model can read the skill's files
-    executor: Mapping[str, Any]
+    executor: Mapping[str, Any]  # the executor's describe_arm("baseline")
     skill_mode: str
     pass_k: int
     samples: int
@@ -57,17 +57,12 @@ class BaselineIngredients:
 
 def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
     """The cache key: the run fingerprint (engine/fingerprint.py) of the baseline arm alone."""
-    executor = dict(ing.executor)
-    if executor.get("kind") == "mock" and isinstance(executor.get("outputs"), Mapping):
-        outputs = executor["outputs"]
-        per_arm = "candidate" in outputs or "baseline" in outputs
-        executor["outputs"] = outputs.get("baseline", {}) if per_arm else outputs
     return fingerprint(
         ingredients(
             suite,
             Inputs(
                 skills={"baseline": ArmSkill(ing.skill_sha256, ing.skill_directory)},
-                executor=executor,
+                executor=ing.executor,
                 skill_mode=ing.skill_mode,
                 pass_k=ing.pass_k,
                 samples=ing.samples,

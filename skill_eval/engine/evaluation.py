@@ -20,7 +20,7 @@ from ..backends import Backend
 from ..core.execution import delivery_mode
 from ..core.model import Arm, Attempt, Suite
 from ..errors import ExecutorError, UsageError
-from ..executors.base import ExecutorBase, create_executor, get_executor_spec
+from ..executors.base import OFFLINE_EXECUTOR, ExecutorBase, create_executor, get_executor_spec
 from ..jail import JailKind
 from ..judges.base import JudgeContext, build_judge
 from .progress import Progress
@@ -152,7 +152,9 @@ def default_judge_context(
         can_grade = False
     return JudgeContext(
         suite_dir=suite.directory,
-        grader=build_grader(executor_name if can_grade else "mock", options={"jail": jail}),
+        grader=build_grader(
+            executor_name if can_grade else OFFLINE_EXECUTOR, options={"jail": jail}
+        ),
         cache=MemoryJudgeCache(),
         jail=jail,
     )

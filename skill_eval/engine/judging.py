@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluators.registry import evaluator_sources
+from ..executors.catalog import is_offline
 from ..judges.base import JudgeContext
 from ..judges.judge_cache import JudgeCache, MemoryJudgeCache
 from ..judges.llm import build_grader
 from ..plan.checks import judge_executor_name
 from ..plan.run_plan import RunPlan
 
-JUDGE_REQUESTS_NAME = "judge-requests.jsonl"  # what the mock grader was asked, in a run dir
+JUDGE_REQUESTS_NAME = "judge-requests.jsonl"  # what an offline grader was asked, in a run dir
 
 
 def judge_backend_name(plan: RunPlan) -> str:
@@ -28,14 +29,15 @@ def judge_context(
     plan: RunPlan, suite_dir: Path, state_root: Path, run_dir: Path | None = None
 ) -> JudgeContext:
     """Where model-graded judges send their calls and the judge cache they share (off with
-    --no-judge-cache; in memory for the mock grader; else on disk, by default under the
-    state root). The mock grader records its requests in the run directory."""
+    --no-judge-cache; in memory for an offline grader, the mock's; else on disk, by default
+    under the state root). An offline grader records its requests in the run directory."""
     backend = judge_backend_name(plan)
+    offline = is_offline(backend)  # ExecutorSpec.offline: fixed answers, not worth keeping
     judging = plan.judging
     cache: JudgeCache | MemoryJudgeCache | None = None
     if not judging.cache:
         cache = None
-    elif backend == "mock":
+    elif offline:
         cache = MemoryJudgeCache()
     else:
         cache = JudgeCache(
@@ -47,7 +49,7 @@ def judge_context(
         "project_dir": str(Path.cwd()),
         "jail": plan.execution.jail,  # a claude-cli grader runs Claude Code jailed too
     }
-    record = run_dir / JUDGE_REQUESTS_NAME if backend == "mock" and run_dir else None
+    record = run_dir / JUDGE_REQUESTS_NAME if offline and run_dir else None
     grader = build_grader(backend, options={**options, "record": record})
     return JudgeContext(
         suite_dir=suite_dir,

@@ -369,6 +369,7 @@ def _build(config: AnthropicConfig) -> AnthropicExecutor:
 
 SPEC = ExecutorSpec(
     name="anthropic",
+    serves_skill_files=True,  # the read_skill_file tool (tool_loop.py)
     summary="one Messages API call per attempt through the official SDK",
     config_cls=AnthropicConfig,
     schema=config_schema(

@@ -21,6 +21,8 @@ from ..core.model import ExecutionRequest, ExecutionResult, Skill, Task
 from ..core.registry import Registry
 from ..errors import ExecutorError
 from .builtin import BUILTIN_EXECUTORS
+from .builtin import DEFAULT_EXECUTOR as DEFAULT_EXECUTOR
+from .builtin import OFFLINE_EXECUTOR as OFFLINE_EXECUTOR
 from .grader import Grader, GraderSettings
 from .text_model import TextModel, TextModelSettings
 
@@ -112,6 +114,11 @@ class ExecutorBase:
         model = self.config.model if isinstance(self.config, ExecutorConfig) else None
         return {"kind": self.name, "model": model}
 
+    def describe_arm(self, arm: str) -> dict[str, Any]:
+        """What identifies one arm's results alone (the baseline cache's key): `describe()`,
+        less what only other arms get (the mock's outputs scripted per arm)."""
+        return self.describe()
+
     def cancel(self) -> None:
         """Stop every attempt still running (kill subprocesses, delete temp dirs)."""
 
@@ -174,6 +181,15 @@ class ExecutorSpec:
     grader: Callable[[Any, GraderSettings], Grader] | None = None
     summary: str = ""
     text_model: Callable[[Any, TextModelSettings], TextModel] | None = None
+    # What differs between executors and is read without building one (executors/catalog.py):
+    # `offline`: no model behind it (the mock): it installs or writes no skill (it records
+    # what it would), and its grader's fixed judgements are kept in memory, not the judge
+    # cache. `serves_skill_files`: in system and prepend mode the model can read the skill's
+    # other files (a read_skill_file tool). `skill_roots`: the workspace folders its agent
+    # loads a project's skills from (a Read of `<root>/<name>/SKILL.md` loads skill <name>).
+    offline: bool = False
+    serves_skill_files: bool = False
+    skill_roots: tuple[str, ...] = ()
 
     def config(self, values: Mapping[str, Any] | None = None, **more: Any) -> Any:
         """This executor's config from plain values, checked against `schema` first; an

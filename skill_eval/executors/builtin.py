@@ -1,5 +1,7 @@
 """The built-in executors as data: `--executor` name -> "module:SPEC" in this package.
-A module is imported only when its executor (or grader) is first used."""
+A module is imported only when its executor (or grader) is first used. Adding an executor is
+one line here; what it can do is declared on its ExecutorSpec and ExecutorBase subclass, and
+every list of executors elsewhere is derived from the registry (executors/catalog.py)."""
 
 BUILTIN_EXECUTORS = {
     "anthropic": "anthropic_api:SPEC",
@@ -12,3 +14,9 @@ BUILTIN_EXECUTORS = {
     "openai": "openai_api:SPEC",
     "opencode": "agents.opencode:SPEC",
 }
+# The executor a run uses when neither --executor nor --mock names one (and `validate
+# --judges` judges with by default).
+DEFAULT_EXECUTOR = "claude-cli"
+# The executor without a model (`--mock`): scripted or fixed answers, offline. Its grader
+# judges when no executor that can grade is named.
+OFFLINE_EXECUTOR = "mock"

@@ -43,13 +43,13 @@ import yaml
 
 from ..core.model import ARM_NAMES, ExecutionRequest, ExecutionResult, Task, Usage
 from ..core.safeyaml import describe_syntax_error
-from ..core.transcript import skill_invocations
 from ..core.validation import closest_name
 from ..core.work import ToolCall
 from ..errors import UsageError
 from ..skills.context import plan_context
 from ..skills.install import plan_install
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
+from .catalog import skill_invocations
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
 from .mock_work import OUTPUT_KEYS, check_output, clean_output, scripted, write_files
 
@@ -236,6 +236,15 @@ class MockExecutor(ExecutorBase):
             ),
         }
 
+    def describe_arm(self, arm: str) -> dict[str, Any]:
+        """describe() with `arm`'s own outputs alone when they are scripted per arm (the
+        baseline cache's key: a changed candidate output must not miss the baseline)."""
+        described = self.describe()
+        outputs = described["outputs"]
+        if any(name in outputs for name in ARM_NAMES):
+            described["outputs"] = outputs.get(arm, {})
+        return described
+
 
 def _would_deliver(request: ExecutionRequest, mode: str) -> dict[str, Any]:
     """What Claude Code would get of the skill in this mode, recorded instead of written."""
@@ -351,6 +360,8 @@ class MockGrader:
 
 SPEC = ExecutorSpec(
     name="mock",
+    offline=True,
+    skill_roots=(MockExecutor.skills_dir,),  # as Claude Code
     summary="no model calls: a fixed (or scripted) output, and a fixed 0.8 from judges",
     config_cls=MockConfig,
     schema=config_schema(

@@ -244,6 +244,7 @@ def _arguments(given: Any) -> str:
 
 SPEC = ExecutorSpec(
     name="openai",
+    serves_skill_files=True,  # the read_skill_file tool (tool_loop.py)
     summary="one OpenAI-compatible Chat Completions call per attempt (Ollama, vLLM, llama.cpp)",
     config_cls=OpenAIConfig,
     schema=config_schema(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from ..core.execution import DELIVERIES, delivery_mode
 from ..core.model import Arm, Skill
+from ..executors.catalog import is_offline, serves_skill_files
 from ..plan.arms import stored_arms
 from ..skills import (
     load_skill,
@@ -32,10 +33,6 @@ from ..stats.verdict import BaselineKind, skip_verdict
 
 if TYPE_CHECKING:
     from ..plan.run_plan import Inputs
-
-# Executors that hand the model a skill's other files in system/prepend mode (the anthropic and
-# openai executors' read_skill_file tool); the others send SKILL.md alone.
-FOLDER_AWARE_EXECUTORS = ("anthropic", "openai")
 
 
 @dataclass(frozen=True)
@@ -262,7 +259,9 @@ def skill_warnings(arms: Arms, skill_mode: str, executor: str) -> list[str]:
 
 
 def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
-    """What of the skill a mode does not deliver, in words for the run log and artifact."""
+    """What of the skill a mode does not deliver on executor `executor`, in words for the run
+    log and artifact: an offline executor (the mock) installs and writes nothing; in system
+    and prepend mode only one that serves a skill's files (read_skill_file) gives the rest."""
     notes: list[str] = []
     others = other_files(skill)
     if others:
@@ -275,19 +274,19 @@ def delivery_notes(skill: Skill, skill_mode: str, executor: str) -> list[str]:
     if skill_mode in ("installed", "context"):
         plan = plan_install(skill)
         notes.extend(plan.warnings)
-        if executor == "mock" and skill_mode == "installed":
+        if is_offline(executor) and skill_mode == "installed":
             notes.append(
                 f"--mock installs nothing; installed mode would install "
                 f"{len(plan.entries)} file(s): {', '.join(plan.files[:10])}"
                 f"{', ...' if len(plan.entries) > 10 else ''}"
             )
-        elif executor == "mock":
+        elif is_offline(executor):
             notes.append(
                 "--mock writes nothing; context mode would write SKILL.md into the agent's "
                 f"context file and copy the skill's {len(plan.entries) - 1} other file(s) "
                 "beside it"
             )
-    elif skill.directory is not None and executor in FOLDER_AWARE_EXECUTORS:
+    elif skill.directory is not None and serves_skill_files(executor):
         # What the read_skill_file tool refuses or cuts (binary files, links out, big files).
         folder = skill_folder(skill)
         notes.extend(folder.warnings() if folder is not None else [])

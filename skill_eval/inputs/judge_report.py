@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.model import Suite
 from ..core.paths import atomic_write_text
+from ..executors.base import OFFLINE_EXECUTOR
 from ..stats.agreement import MAX_SCORE_SPREAD
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def report_data(suite: Suite, trials: list[TaskTrial], settings: TrialSettings) 
         "suite_sha256": suite.sha256,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "judge_executor": settings.backend,
-        "judge_model": "mock" if settings.mock else model,
+        "judge_model": OFFLINE_EXECUTOR if settings.mock else model,
         "repeat": settings.repeat,
         "max_score_spread": MAX_SCORE_SPREAD,
         "deterministic_tasks": sum(not t.is_trigger_task for t in suite.tasks) - len(trials),

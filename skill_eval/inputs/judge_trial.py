@@ -22,12 +22,12 @@ from typing import Any, Literal
 
 from ..core.model import JudgeResult, Suite, Task
 from ..errors import Problem, UsageError
+from ..executors.base import DEFAULT_EXECUTOR, OFFLINE_EXECUTOR
 from ..judges.base import JudgeContext, build_judge, is_deterministic, run_judge
 from ..stats.agreement import Agreement, agreement
 from .judge_checks import locate, one_line
 from .reference import Sample, sample_work
 
-DEFAULT_JUDGE_EXECUTOR = "claude-cli"  # what a default run judges with
 DEFAULT_REPEAT = 3
 TRIAL_WORKERS = 4  # judge calls in flight at once
 Severity = Literal["error", "warning"]
@@ -44,7 +44,7 @@ class TrialSettings:
 
     @property
     def backend(self) -> str:
-        return "mock" if self.mock else self.judge_executor or DEFAULT_JUDGE_EXECUTOR
+        return OFFLINE_EXECUTOR if self.mock else self.judge_executor or DEFAULT_EXECUTOR
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,6 @@ def try_judges(
 
 
 __all__ = [
-    "DEFAULT_JUDGE_EXECUTOR",
     "SampleTrial",
     "TaskTrial",
     "TrialOutcome",

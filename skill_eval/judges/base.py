@@ -20,6 +20,7 @@ from ..core.registry import Registry
 from ..core.validation import join_field
 from ..core.work import Work
 from ..errors import JudgeError
+from ..executors.base import OFFLINE_EXECUTOR
 from ..executors.grader import Grader, GradeRequest, Reply
 from ..jail import JailKind
 from .builtin import BUILTIN_JUDGES
@@ -53,7 +54,7 @@ class _DefaultGrader:
     built on its first call, so a context for deterministic judges alone (`validate`'s
     checks) imports no executor."""
 
-    name = "mock"
+    name = OFFLINE_EXECUTOR
 
     def __init__(self) -> None:
         self._grader: Grader | None = None
@@ -62,7 +63,7 @@ class _DefaultGrader:
         if self._grader is None:
             from ..executors.base import create_grader
 
-            self._grader = create_grader("mock")
+            self._grader = create_grader(OFFLINE_EXECUTOR)
         return self._grader
 
     def complete(self, request: GradeRequest) -> Reply:
@@ -105,7 +106,7 @@ class JudgeSettings:
     `cache` is "memory", a judge-cache directory, or None (caching off)."""
 
     suite_dir: Path
-    grader: str = "mock"
+    grader: str = OFFLINE_EXECUTOR
     judge_model: str | None = None
     backend_options: Mapping[str, Any] = field(default_factory=dict)
     cache: str | None = None

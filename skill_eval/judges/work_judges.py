@@ -17,9 +17,9 @@ from typing import Any
 
 from ..core.bounded import FileTooLarge, read_bounded, read_prefix
 from ..core.model import JudgeResult, Task
-from ..core.transcript import skill_invocations
 from ..core.work import ToolCall, Work
 from ..core.workspace import list_files
+from ..executors.catalog import skill_invocations
 from .base import JudgeContext, JudgeSpec
 
 X_KEYS: dict[str, Any] = {"^x-": {}}

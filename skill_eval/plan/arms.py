@@ -17,7 +17,7 @@ from typing import Any, get_args
 from ..core.execution import DELIVERIES, Delivery
 from ..core.validation import did_you_mean
 from ..errors import ExecutorError, UsageError
-from ..executors.base import executor_names, get_executor_spec
+from ..executors.base import OFFLINE_EXECUTOR, executor_names, get_executor_spec
 
 ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 FORM = "NAME=EXECUTOR:DELIVERY or NAME=DELIVERY (e.g. ctx=claude-cli:context)"
@@ -101,7 +101,7 @@ def config_arms(value: Any, key: str) -> tuple[list[str], str | None]:
             )
     for text in texts:
         # any registered name stands for the run's executor, not known yet
-        if isinstance(bad := _parse(text, "mock"), str):
+        if isinstance(bad := _parse(text, OFFLINE_EXECUTOR), str):
             where = f"arms.{text.partition('=')[0]}" if key == "arms" else f"arm {text!r}"
             return [], f"{where}: {bad}"
     if len(texts) < 2:
@@ -135,7 +135,7 @@ def parse_arms(texts: Iterable[str], executor: str, mock: bool = False) -> tuple
             )
         seen[spec.name], pairs[pair] = spec, spec
     if mock:
-        specs = [ArmSpec(s.name, "mock", s.delivery) for s in specs]
+        specs = [ArmSpec(s.name, OFFLINE_EXECUTOR, s.delivery) for s in specs]
     return tuple(specs)
 
 

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ExecutorError, UsageError
-from ..executors.base import SKILL_MODES, get_executor_spec, grader_names
+from ..executors.base import OFFLINE_EXECUTOR, SKILL_MODES, get_executor_spec, grader_names
+from ..executors.catalog import executors_with_option, has_option
 from ..stats.policy import POLICIES
 from .kinds import KEEP_POLICIES, RUNNERS
 from .run_plan import Decision, Execution, ExecutorChoice, Inputs, Judging, Records
@@ -111,13 +112,12 @@ def check_executors(executor: ExecutorChoice, judging: Judging, mock: bool) -> N
         raise UsageError(f"--executor: {exc}") from None
     if judging.executor and not can_grade(judging.executor):
         raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
-    if mock and executor.name != "mock":
-        raise UsageError("--mock means --executor mock; drop one of them")
-    if mock and judging.executor not in (None, "mock"):
+    if mock and executor.name != OFFLINE_EXECUTOR:
+        raise UsageError(f"--mock means --executor {OFFLINE_EXECUTOR}; drop one of them")
+    if mock and judging.executor not in (None, OFFLINE_EXECUTOR):
         raise UsageError(
             "--mock mocks the judges too; to judge scripted outputs with a real "
-            "model use --executor mock --judge-executor "
-            f"{judging.executor}"
+            f"model use --executor {OFFLINE_EXECUTOR} --judge-executor {judging.executor}"
         )
 
 
@@ -129,10 +129,10 @@ def check_scale(
     batch: bool,
 ) -> None:
     """--runner, --ray-address, --shard, --early-stop, --batch and the baseline cache."""
-    if batch and executor.name != "anthropic":
+    if batch and not has_option(executor.name, "batch"):  # a batch API, declared as an option
         raise UsageError(
-            "--batch sends attempts through the Anthropic Message Batches API: "
-            f"it needs --executor anthropic (got {executor.name})"
+            "--batch sends every attempt at once through a batch API: it needs --executor "
+            f"{' or '.join(executors_with_option('batch'))} (got {executor.name})"
         )
     if execution.ray_address and execution.runner != "ray":
         raise UsageError("--ray-address is for --runner ray")
@@ -252,7 +252,7 @@ def can_grade(name: str) -> bool:
 def judge_executor_name(executor: str, judging: Judging) -> str:
     """The grader model-graded judges use: --judge-executor, else the executor's own when it
     can grade, else the mock grader."""
-    return judging.executor or (executor if can_grade(executor) else "mock")
+    return judging.executor or (executor if can_grade(executor) else OFFLINE_EXECUTOR)
 
 
 __all__ = [

@@ -18,6 +18,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from ..core.validation import did_you_mean
+from ..executors.base import DEFAULT_EXECUTOR, OFFLINE_EXECUTOR
 from .arms import parse_arm, parse_arms, reference_of, stored_arms
 from .checks import (
     check_arm_flags,
@@ -38,7 +39,6 @@ from .executor_options import (
     table_options,
 )
 from .run_plan import (
-    DEFAULT_EXECUTOR,
     Decision,
     Execution,
     ExecutorChoice,
@@ -107,7 +107,7 @@ def plan_from_flags(
     shorthands = {k: flags.pop(k) for k in SHORTHAND_PARAMS if k in flags}
     mock = bool(flags.pop("mock", False))
     named = flags.pop("executor", None)
-    name = named or ("mock" if mock else DEFAULT_EXECUTOR)
+    name = named or (OFFLINE_EXECUTOR if mock else DEFAULT_EXECUTOR)
     if flags.get("arm"):
         name, flags["arm"], flags["reference_arm"] = _arms(flags, name, named is None, mock)
     values: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
@@ -122,7 +122,7 @@ def plan_from_flags(
     _check(sections, mock, shorthands)
     judging: Judging = sections["judging"]
     if mock and judging.executor is None:
-        judging = replace(judging, executor="mock")
+        judging = replace(judging, executor=OFFLINE_EXECUTOR)
     check_tables(executor_tables)
     tables = {t.name: t for t in executor_tables}
     arm_options = {

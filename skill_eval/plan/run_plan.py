@@ -27,12 +27,11 @@ from typing import Any
 
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..core.paths import DEFAULT_STATE_ROOT
-from ..executors.base import SkillMode
+from ..executors.base import DEFAULT_EXECUTOR, SkillMode
 from ..jail import JailKind
 from ..stats.policy import DEFAULT_POLICY, Policy
 from .kinds import KeepPolicy, Mode, RunnerName
 
-DEFAULT_EXECUTOR = "claude-cli"  # when neither --executor nor --mock names one
 # Version of the stored plan (`RunPlan.to_dict`); plan/stored.py reads this one and the flat
 # `options` of the runs written before plans had sections.
 PLAN_VERSION = 1
@@ -205,7 +204,6 @@ def _plain(value: Any) -> Any:
 
 
 __all__ = [
-    "DEFAULT_EXECUTOR",
     "Decision",
     "Execution",
     "ExecutorChoice",

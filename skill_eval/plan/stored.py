@@ -17,7 +17,7 @@ from dataclasses import MISSING, fields, replace
 from typing import Any
 
 from ..errors import ExecutorError, UsageError
-from ..executors.base import get_executor_spec
+from ..executors.base import DEFAULT_EXECUTOR, OFFLINE_EXECUTOR, get_executor_spec
 from .executor_options import SHORTHANDS, given
 from .flags import PLACES, SECTIONS
 from .run_plan import PLAN_VERSION, RunPlan, frozen_mapping
@@ -158,13 +158,13 @@ def plan_from_options(stored: Mapping[str, Any], *, where: str, warn: Warn) -> R
         if not isinstance(stored.get(flag, False), bool):
             raise UsageError(f"{where}.{flag}: must be bool, got {stored[flag]!r}")
     mock = bool(stored.get("mock"))
-    name = stored.get("executor") or ("mock" if mock else "claude-cli")
+    name = stored.get("executor") or (OFFLINE_EXECUTOR if mock else DEFAULT_EXECUTOR)
     if not isinstance(name, str):
         raise UsageError(f"{where}.executor: must be str or null, got {name!r}")
     values["inputs"]["mode"] = "standalone" if stored.get("standalone") else "pipeline"
     values["judging"]["cache"] = not stored.get("no_judge_cache", False)
     if mock and not values["judging"].get("executor"):
-        values["judging"]["executor"] = "mock"
+        values["judging"]["executor"] = OFFLINE_EXECUTOR
     values["executor"]["name"] = name
     sections = {
         section: section_from_dict(SECTIONS[section], vals, where=where, warn=lambda m: None)

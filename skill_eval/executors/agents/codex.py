@@ -159,6 +159,7 @@ class CodexExecutor(AgentCliExecutor):
 
 SPEC = ExecutorSpec(
     name="codex",
+    skill_roots=(CodexExecutor.skills_dir, ".codex/skills"),
     summary="one jailed Codex CLI run per attempt (@openai/codex on PATH, or the pinned one "
     "scripts/install_agents.sh installs) against an OpenAI-style Responses API",
     config_cls=CodexConfig,

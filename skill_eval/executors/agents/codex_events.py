@@ -24,17 +24,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.model import ExecutionResult, Usage
-from ...core.transcript import SKILL_ROOTS
 from ...jail.api_proxy import ApiLog
+from ..catalog import skill_roots
 from .events import EventReader, api_failure, stderr_tail
 
 AGENT = "codex"
 SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 PATCH_TOOLS = {"add": "Write", "update": "Edit", "delete": "Delete"}
 OTHER_TOOLS = {"mcp_tool_call": "mcp", "web_search": "WebSearch", "todo_list": "TodoWrite"}
-_ROOTS = "|".join(re.escape(f"{a}/{b}") for a, b in SKILL_ROOTS)
-# A path to an installed skill's SKILL.md, anywhere in a command: the name is the folder's.
-_SKILL_FILE = re.compile(rf"(?:^|[\s'\"=:(<]|/)(?:{_ROOTS})/([A-Za-z0-9._-]+)/SKILL\.md(?![\w.])")
 _STATUS = re.compile(r"\b(40[0-9]|41[0-9]|429|5\d\d)\b")
 
 
@@ -51,7 +48,14 @@ def inner_command(command: str) -> str:
 
 def skills_read(command: str) -> list[str]:
     """The skills whose installed SKILL.md `command` reads (names, in order, once each)."""
-    return list(dict.fromkeys(_SKILL_FILE.findall(command)))
+    return list(dict.fromkeys(_skill_file().findall(command)))
+
+
+def _skill_file() -> re.Pattern[str]:
+    """A path to an installed skill's SKILL.md, anywhere in a command, in any registered
+    agent's skill folder: the name is the folder's (`re` keeps the compiled pattern)."""
+    roots = "|".join(re.escape(f"{a}/{b}") for a, b in skill_roots())
+    return re.compile(rf"(?:^|[\s'\"=:(<]|/)(?:{roots})/([A-Za-z0-9._-]+)/SKILL\.md(?![\w.])")
 
 
 @dataclass

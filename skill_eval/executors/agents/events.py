@@ -23,11 +23,11 @@ from ...core.transcript import (
     PendingCall,
     calls_transcript,
     event_of,
-    invokes_skill,
     trim_text,
     trim_value,
 )
 from ...core.work import ToolCall
+from ..catalog import invokes_skill
 from ..errors_map import fatal_status, retryable_message, retryable_status
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")

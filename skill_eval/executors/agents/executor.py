@@ -24,7 +24,6 @@ from typing import Any
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.execution import SkillMode
 from ...core.model import ExecutionRequest, ExecutionResult
-from ...core.transcript import skill_invocations
 from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
@@ -32,6 +31,7 @@ from ...jail.confine import abi
 from ...jail.session import JailBroken, JailedCommand
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup
+from ..catalog import skill_invocations
 from ..claude import binary as claude_binary
 from ..openai_http import DEFAULT_BASE_URL
 from ..pricing import load_price_table

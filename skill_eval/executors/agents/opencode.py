@@ -188,6 +188,7 @@ def _host_path(rg: str | None) -> str:
 
 SPEC = ExecutorSpec(
     name="opencode",
+    skill_roots=(OpenCodeExecutor.skills_dir, ".opencode/skill"),  # the singular, too
     summary="one jailed OpenCode run per attempt (opencode-ai on PATH, or the pinned one "
     "scripts/install_agents.sh installs) against an OpenAI-style Chat Completions API",
     config_cls=OpenCodeConfig,

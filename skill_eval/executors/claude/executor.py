@@ -23,13 +23,13 @@ from typing import Any
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.model import ExecutionRequest, ExecutionResult
-from ...core.transcript import skill_invocations
 from ...errors import ExecutorError
 from ...jail.confine import abi
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
 from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from ..catalog import skill_invocations
 from ..tool_check import checked, tampered
 from . import binary as binaries
 from . import context as claude_md
@@ -320,6 +320,7 @@ def _text_model(config: ClaudeCliConfig, settings: Any) -> Any:
 
 SPEC = ExecutorSpec(
     name="claude-cli",
+    skill_roots=(ClaudeCodeExecutor.skills_dir,),
     summary="one jailed Claude Code run per attempt (the CLI bundled by claude-agent-sdk, or "
     "`claude` on PATH)",
     config_cls=ClaudeCliConfig,

@@ -26,12 +26,12 @@ from ...core.transcript import (
     PendingCall,
     calls_transcript,
     event_of,
-    invokes_skill,
     result_text,
     trim_text,
     trim_value,
 )
 from ...core.work import ToolCall
+from ..catalog import invokes_skill
 from ..errors_map import fatal_status, retryable_message, retryable_status
 from ..pricing import load_price_table
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from ...core.execution import SKILL_META
 from ...core.model import JudgeResult, Task
-from ...core.transcript import skill_invocations
 from ...core.work import Work
+from ...executors.catalog import skill_invocations
 from ..base import JudgeContext, JudgeSpec
 from .role import TRIGGERS
 

@@ -1,0 +1,88 @@
+"""What the rest of the harness asks about executors by name, answered from the registry
+(each executor's ExecutorSpec): whether it is offline, serves a skill's files, has an option,
+where agents load skills from. No list of executor names is kept anywhere else: a new
+executor declares these on its spec and every answer here includes it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..core import transcript
+from ..core.transcript import SkillRoot
+from ..core.work import ToolCall
+from .base import REGISTRY, ExecutorSpec, executor_names
+
+
+def _spec(name: str) -> ExecutorSpec | None:
+    """Executor `name`'s spec, or None when nothing provides it here (a plugin executor a
+    stored run names may be gone: it then has no capability)."""
+    return REGISTRY.get(name)
+
+
+def is_offline(name: str) -> bool:
+    """Whether executor `name` has no model behind it (ExecutorSpec.offline: the mock)."""
+    spec = _spec(name)
+    return spec is not None and spec.offline
+
+
+def serves_skill_files(name: str) -> bool:
+    """Whether executor `name` lets the model read a skill's other files in system and
+    prepend mode (ExecutorSpec.serves_skill_files)."""
+    spec = _spec(name)
+    return spec is not None and spec.serves_skill_files
+
+
+def has_option(name: str, option: str) -> bool:
+    """Whether executor `name`'s config schema has `option` (`batch`, `claude_bin`, ...)."""
+    spec = _spec(name)
+    return spec is not None and option in (spec.schema.get("properties") or {})
+
+
+def executors_where(test: Callable[[ExecutorSpec], bool]) -> list[str]:
+    """Every registered executor whose spec passes `test`, by name (imports them all)."""
+    return [n for n in executor_names() if (s := _spec(n)) is not None and test(s)]
+
+
+def executors_with_option(option: str) -> list[str]:
+    """The executors whose config has `option`: what a shorthand flag of `run` applies to."""
+    return executors_where(lambda s: option in (s.schema.get("properties") or {}))
+
+
+def skill_roots() -> tuple[SkillRoot, ...]:
+    """Every folder, over the registered executors, an agent loads a project's skills from
+    (ExecutorSpec.skill_roots) as (parent, folder) pairs: a Read of `<root>/<name>/SKILL.md`
+    in any of them loads skill <name> (core/transcript.py)."""
+    found: dict[SkillRoot, None] = {}
+    for name in executor_names():
+        spec = _spec(name)
+        for root in spec.skill_roots if spec is not None else ():
+            parent, _, folder = root.rpartition("/")
+            found[(parent, folder)] = None
+    return tuple(found)
+
+
+def skill_invocations(
+    calls: Iterable[ToolCall], skill_name: str | None, *, plugin_names: bool = True
+) -> tuple[ToolCall, ...]:
+    """core.transcript.skill_invocations with every registered agent's skill folders."""
+    return transcript.skill_invocations(
+        calls, skill_name, roots=skill_roots(), plugin_names=plugin_names
+    )
+
+
+def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
+    """core.transcript.invokes_skill with every registered agent's skill folders."""
+    return transcript.invokes_skill(tool, tool_input, skill, roots=skill_roots())
+
+
+__all__ = [
+    "executors_where",
+    "executors_with_option",
+    "has_option",
+    "invokes_skill",
+    "is_offline",
+    "serves_skill_files",
+    "skill_invocations",
+    "skill_roots",
+]
