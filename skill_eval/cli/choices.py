@@ -13,7 +13,13 @@ import click
 
 from ..core.validation import did_you_mean
 
-MOCK = "mock"  # review's and improve's built-in test double: scripted replies, MockImprover
+
+def offline() -> str:
+    """The offline stand-in's name (review's scripted replies, improve's MockImprover), named as
+    the offline executor is; read when a flag is parsed, not when the CLI is imported."""
+    from ..executors.builtin import OFFLINE_EXECUTOR
+
+    return OFFLINE_EXECUTOR
 
 
 class Choice(click.Choice):  # type: ignore[type-arg]
@@ -65,11 +71,11 @@ def is_executor(name: str, grader: bool = False, text_model: bool = False) -> bo
 
 
 def model_service_names() -> list[str]:
-    """The model services of review roles and the improver: the `mock` test double, then
+    """The model services of review roles and the improver: the offline test double, then
     every executor that offers a text model."""
     from ..executors.base import text_model_names
 
-    return [MOCK, *(n for n in text_model_names() if n != MOCK)]
+    return [offline(), *(n for n in text_model_names() if n != offline())]
 
 
 class ModelServiceChoice(RegistryChoice):
@@ -78,11 +84,11 @@ class ModelServiceChoice(RegistryChoice):
 
     def __init__(self) -> None:
         super().__init__(
-            model_service_names, lambda n: n == MOCK or is_executor(n, text_model=True)
+            model_service_names, lambda n: n == offline() or is_executor(n, text_model=True)
         )
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        if isinstance(value, str) and value != MOCK and is_executor(value):
+        if isinstance(value, str) and value != offline() and is_executor(value):
             if not is_executor(value, text_model=True):
                 self.fail(
                     f"the {value!r} executor runs attempts but cannot serve as a model (it "

@@ -11,8 +11,9 @@ import click
 from click_option_group import OptionGroup
 
 from ..errors import UsageError
+from ..executors.base import OFFLINE_EXECUTOR as MOCK
 from ..jail import NO_JAIL
-from .choices import MOCK, ModelServiceChoice
+from .choices import ModelServiceChoice
 from .run_flags import flag
 
 if TYPE_CHECKING:
@@ -227,11 +228,11 @@ def command(
     version is proposed (or the original is accepted as is), 1 none beats the original on
     holdout, 2 bad input, 3 error.
     """
+    from ..executors.base import DEFAULT_EXECUTOR
     from ..improve.decide import IterationSettings
     from ..improve.run import EvaluationsExecutor, improve
     from ..improve.run import history as show_history
     from ..plan.config import nearest_executor_tables
-    from ..plan.run_plan import DEFAULT_EXECUTOR
 
     if no_jail:
         click.echo(f"WARNING: {NO_JAIL}", err=True)

@@ -10,10 +10,10 @@ import click
 from click_option_group import OptionGroup
 
 from ..errors import UsageError
-from ..executors.base import executor_names
+from ..executors.base import DEFAULT_EXECUTOR, executor_names
+from ..executors.base import OFFLINE_EXECUTOR as MOCK
 from ..jail import NO_JAIL
-from ..plan.run_plan import DEFAULT_EXECUTOR
-from .choices import MOCK, ModelServiceChoice, RegistryChoice, is_executor
+from .choices import ModelServiceChoice, RegistryChoice, is_executor
 from .run_flags import flag
 
 # The sections of `review --help`.

@@ -166,7 +166,7 @@ def _arms(
     skills resolved from a ranking are copied under <state-root>/skills/."""
     skill_mode = plan.executor.skill_mode
     roles = roles_of(suite.tasks)
-    delivery = skill_mode
+    delivery: str = skill_mode
     for role in roles:
         delivery = role.delivery_mode(suite.tasks, delivery)
     arms = resolve_arms(

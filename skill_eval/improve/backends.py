@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..executors.base import DEFAULT_MODEL, create_text_model, env_lookup
+from ..executors.base import DEFAULT_MODEL, OFFLINE_EXECUTOR, create_text_model, env_lookup
 from ..executors.pricing import PriceTable, load_price_table
 from ..executors.text_model import TextModel, TextModelSettings, TextRequest
 from .feedback import Feedback
@@ -22,7 +22,9 @@ from .improver import (
     parse_improver_reply,
 )
 
-MOCK = "mock"  # the built-in test double, not a registered executor's text model
+# The built-in test double (MockImprover), not a registered executor's text model: named as
+# the offline executor is, so that `--mock` means one name for everything offline.
+MOCK = OFFLINE_EXECUTOR
 ROLE = "improver"
 
 

@@ -15,12 +15,11 @@ from typing import Any
 from ..core.model import Suite
 from ..engine.evaluation import EvaluationSettings, default_judge_context
 from ..errors import UsageError
-from ..executors.base import create_executor, get_executor_spec
+from ..executors.base import DEFAULT_EXECUTOR, create_executor, get_executor_spec
 from ..executors.mock import check_mock_tasks, keyed_by_arm, load_mock_outputs
 from ..inputs.suite import load_suite
 from ..jail import JailKind
 from ..plan.executor_options import ExecutorTable, check_tables, resolve_options
-from ..plan.run_plan import DEFAULT_EXECUTOR
 from ..stats.policy import POLICIES, Policy
 from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import MOCK as MOCK_IMPROVER

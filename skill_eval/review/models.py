@@ -19,7 +19,7 @@ import yaml
 
 from ..core.model import Usage
 from ..errors import UsageError
-from ..executors.base import DEFAULT_MODEL, create_text_model, env_lookup
+from ..executors.base import DEFAULT_MODEL, OFFLINE_EXECUTOR, create_text_model, env_lookup
 from ..executors.text_model import (
     DEFAULT_MAX_TOKENS,
     TextModel,
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from .goal import Goal
 
 ROLES = ("orchestrator", "builder", "visionary")
-MOCK = "mock"  # the built-in test double, not a registered executor's text model
+# The built-in test double (scripted replies), not a registered executor's text model: named
+# as the offline executor is, so that `--mock` means one name for everything offline.
+MOCK = OFFLINE_EXECUTOR
 
 
 class RoleModel(Protocol):
@@ -100,7 +102,7 @@ class MockRoleModel:
         queue = self._replies.get(role) or []
         if not queue:
             raise TextModelError(f"mock replies: no reply left for the {role}")
-        return TextReply(with_answer_tags(queue.pop(0), prompt), Usage(), "mock")
+        return TextReply(with_answer_tags(queue.pop(0), prompt), Usage(), MOCK)
 
 
 class ExecutorRoleModel:

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..executors.base import get_executor_spec
+from ..executors.base import DEFAULT_EXECUTOR, get_executor_spec
 from ..plan.executor_options import ExecutorTable, option_schemas
-from ..plan.run_plan import DEFAULT_EXECUTOR
 from .draft import MOCK_OUTPUTS_FILE
 
 
