@@ -304,3 +304,18 @@ def test_a_skill_name_left_out_is_the_folder_name_and_said(tmp_path: Path) -> No
     assert code == 0, err
     assert yaml.safe_load(out.read_text(encoding="utf-8"))["skill_id"] == "notes"
     assert "skill_name: not given; named after the skill folder 'notes'" in err
+
+
+def test_validate_checks_a_skill_folder_and_an_eval_set(tmp_path: Path) -> None:
+    folder = skill(tmp_path, DRIFTPROOF)
+    code, out, err = run_cli("validate", str(folder))
+    assert (code, out) == (0, f"ok: {folder}\n"), err
+    assert "cases[1].tags: no place in a task suite" in err  # said, as import says it
+    code, out, _ = run_cli("validate", str(folder / "evals" / "evals.json"))
+    assert (code, out) == (0, f"ok: {folder / 'evals' / 'evals.json'}\n")
+    bare = write_skill(tmp_path / "bare")
+    code, out, err = run_cli("validate", str(bare), str(folder))
+    assert code == 2 and f"{bare}: no evals" in err and f"ok: {folder}" in out
+    broken = skill(tmp_path, {"skill": "n", "cases": [{"id": 1}]}, name="broken")
+    code, _, err = run_cli("validate", str(broken))
+    assert code == 2 and f"{broken / 'evals' / 'evals.json'}: cases[0].prompt: must be" in err

@@ -196,12 +196,63 @@ def _runs_of(
     ]
 
 
+@dataclass(frozen=True)
+class ToValidate:
+    """`validate`'s paths with each skill folder and eval set replaced by the suite made from
+    it (in `workdir`), what that suite is shown as, and the problems and notes of the
+    reading."""
+
+    paths: tuple[str, ...]
+    shown: dict[str, str]  # a made suite's path -> the skill folder or eval set it came from
+    problems: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def suites_to_validate(paths: Sequence[str], workdir: Path) -> ToValidate:
+    """See ToValidate. A skill folder with no evals, or an eval set that cannot be read, is a
+    problem (its one line)."""
+    out: list[str] = []
+    shown: dict[str, str] = {}
+    problems: list[str] = []
+    notes: list[str] = []
+    for given in paths:
+        path = Path(given)
+        is_set = path.suffix.lower() == ".json" and path.is_file()
+        if not is_set and not (path / "SKILL.md").is_file():
+            out.append(given)
+            continue
+        found = find_skill_evals(path) if not is_set else None
+        if found is not None and not found.found:
+            problems.append(f"{given}: no evals (evals/evals.json, a trigger set or a suite)")
+            continue
+        if found is not None and found.suite is not None:
+            out.append(str(found.suite))
+            continue
+        try:
+            if found is not None:
+                result = suite_from_eval_sets(found.evals_json, found.trigger_set, workdir)
+            else:
+                kind = eval_set_kind(path)
+                result = suite_from_eval_sets(
+                    path if kind == "evals" else None, path if kind == "triggers" else None, workdir
+                )
+        except UsageError as exc:
+            problems.append(str(exc))
+            continue
+        notes += [f"{given}: not carried over: {line}" for line in result.dropped]
+        out.append(str(result.suite_path))
+        shown[str(result.suite_path)] = given
+    return ToValidate(tuple(out), shown, tuple(problems), tuple(notes))
+
+
 __all__ = [
     "SkillRun",
+    "ToValidate",
     "SkillsPlan",
     "changed_since",
     "plan_skill_runs",
     "skill_folders",
     "suite_for_task_suite",
     "suite_from_eval_sets",
+    "suites_to_validate",
 ]
