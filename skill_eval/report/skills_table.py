@@ -77,6 +77,8 @@ def _md(text: str) -> str:
 
 def skills_markdown(rows: Sequence[SkillRow], *, title: str = "skill-eval") -> str:
     """The table as markdown, under a heading."""
+    if not rows:
+        return f"## {title}\n\nNo skill with evals to run (none changed, or none has evals).\n"
     lines = [
         f"## {title}",
         "",
