@@ -319,3 +319,27 @@ def test_validate_checks_a_skill_folder_and_an_eval_set(tmp_path: Path) -> None:
     broken = skill(tmp_path, {"skill": "n", "cases": [{"id": 1}]}, name="broken")
     code, _, err = run_cli("validate", str(broken))
     assert code == 2 and f"{broken / 'evals' / 'evals.json'}: cases[0].prompt: must be" in err
+
+
+def test_a_suite_of_our_own_in_evals_and_an_eval_set_given_as_task_suite(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path / "notes")
+    (folder / "evals").mkdir()
+    suite = {
+        "skill_id": "notes",
+        "version": "1.0",
+        "tasks": [{"id": "t1", "prompt": "p", "judge": {"type": "contains", "expected": "Mock"}}],
+    }
+    (folder / "evals" / "task_suite.yaml").write_text(yaml.safe_dump(suite), encoding="utf-8")
+    _, artifact, _ = run_skill(folder, tmp_path)
+    assert set(results(artifact)) == {"t1"} and artifact["task_suite"].endswith("task_suite.yaml")
+    # an evals.json kept apart from the skill, given as --task-suite
+    apart = tmp_path / "elsewhere" / "notes-evals.json"
+    apart.parent.mkdir()
+    apart.write_text(json.dumps(DRIFTPROOF), encoding="utf-8")
+    code, out, err = run_cli(
+        "run", "--task-suite", str(apart), "--skill-path", str(folder), "--mock",
+        "--state-root", str(tmp_path / "state2"),
+    )  # fmt: skip
+    assert code in (0, 1, 4), err
+    assert set(results(read_json(Path(out.strip())))) == {"adr-status", "strict"}
+    assert "notes-evals.json: not carried over: cases[1].tags" in err

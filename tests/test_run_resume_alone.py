@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import (
     REPO,
@@ -99,3 +101,26 @@ def test_resume_alone_names_a_suite_it_cannot_find(tmp_path: Path) -> None:
     code, _, err = run_cli("run", "--resume", str(run_dir), "--samples", "3")
     assert code == 2 and err.count("\n") == 1, err
     assert f"its plan names the task suite {suite}, which is not there" in err
+
+
+def test_a_skill_dir_run_resumes_alone_from_another_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite made from evals.json, the skill and a relative --state-root are all found
+    again: the plan stores absolute paths, and the run directory names its state root."""
+    skill = write_skill(tmp_path / "start" / "notes")
+    (skill / "evals").mkdir()
+    (skill / "evals" / "evals.json").write_text(
+        '{"skill_name": "notes", "evals": [{"id": 1, "prompt": "p", "assertions": ["ok"]}]}',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path / "start")
+    code, _, err = run_cli("run", "notes", "--mock", "--state-root", "state", "-q")
+    assert code in (0, 1, 4), err
+    run_dir = next((tmp_path / "start" / "state" / "runs").iterdir())
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    code, out, err = run_cli("run", "--resume", str(run_dir), "-q")
+    assert code in (0, 1, 4), err
+    assert "finished attempts kept from" in err and not (tmp_path / "elsewhere" / "state").exists()
+    assert read_json(Path(out.strip()))["manifest"]["run_dir"] == str(run_dir)

@@ -57,6 +57,9 @@ def resumed_plan(run_dir: str, ctx: click.Context, warn: Callable[[str], None]) 
     if "max_retries" in given:
         execution = replace(execution, max_retries=ctx.params["max_retries"])
     records = replace(plan.records, resume=str(path))
+    if path.resolve().parent.name == "runs":  # <state-root>/runs/<run>: its own state root,
+        # which a relative stored --state-root would miss from another folder
+        records = replace(records, state_root=str(path.resolve().parent.parent))
     if "quiet" in given:
         records = replace(records, progress=not ctx.params["quiet"])
     return replace(plan, execution=execution, records=records)

@@ -56,7 +56,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
         flags = {
             **kwargs,
             "task_suite": str(run.suite),
-            "skill_path": str(run.skill_dir),
+            "skill_path": str(run.skill_dir.resolve()),
             "standalone": True,
             "no_baseline": kwargs["no_baseline"] or run.no_baseline,
         }

@@ -125,7 +125,8 @@ def suite_from_eval_sets(
         digest.update(b"\0")
     first = evals_json or trigger_set
     stem = first.resolve().parent.parent.name if first is not None else "suite"
-    folder = state_root / SUITES_FOLDER / f"{stem or 'suite'}-{digest.hexdigest()[:12]}"
+    # absolute: run.json's plan names it, and `run --resume RUN_DIR` may start elsewhere
+    folder = state_root.resolve() / SUITES_FOLDER / f"{stem or 'suite'}-{digest.hexdigest()[:12]}"
     return import_evals(evals_json, f"{folder}{os.sep}", trigger_set=trigger_set, force=True)
 
 
