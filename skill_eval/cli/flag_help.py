@@ -34,7 +34,19 @@ def _executor() -> str:
 
 
 HELP: dict[str, Help] = {
-    "task-suite": "Task suite YAML (always required).",
+    "task-suite": (
+        "Task suite YAML, or an eval set it is made from: an evals.json (skill-creator's, the "
+        "agentskills.io guide's, Driftproof's) or a trigger set (references/interop.md). "
+        "Required unless SKILL_DIR or --resume RUN_DIR is given."
+    ),
+    "changed-since": (
+        "With SKILL_DIR: only the skills whose folder changed since this git ref (committed "
+        "since its merge base with HEAD, uncommitted or untracked)."
+    ),
+    "summary": (
+        "Append the summary table (per skill: tasks, pass rates, lift, verdict) as markdown "
+        "to FILE, e.g. $GITHUB_STEP_SUMMARY."
+    ),
     "standalone": (
         "Evaluate a skill directly, no ranking artifact (implied by --skill-path without --input)."
     ),

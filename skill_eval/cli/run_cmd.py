@@ -37,8 +37,8 @@ def plan_from_command(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
         for name in kwargs
         if ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT_MAP
     ]
-    kwargs.pop("config", None)
-    kwargs.pop("no_config", None)
+    for name in ("config", "no_config", "changed_since", "summary"):  # not the plan's
+        kwargs.pop(name, None)
     config_file = ctx.meta.get(CONFIG_META)
     kwargs["config_file"] = str(config_file) if config_file is not None else None
     kwargs["input"] = kwargs.pop("input_")
@@ -127,13 +127,22 @@ class RunCommand(click.Command):
 
 
 @click.command("run", cls=RunCommand)
+@click.argument("skill_dirs", nargs=-1, metavar="[SKILL_DIR]...")
 @run_flags()
-def command(**kwargs: Any) -> None:
+def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
     """Run a task suite with a candidate skill and a baseline and write a verdict artifact.
 
     \b
-    Pipeline mode:   --input ranking.json --candidate-id ID
-    Standalone mode: --skill-path SKILL_DIR [--baseline-skill PATH | --no-baseline]
+    A skill's own evals:  SKILL_DIR... (or a folder of skill folders) [--changed-since REF]
+    Standalone mode:      --task-suite FILE --skill-path SKILL_DIR [--baseline-skill PATH |
+                          --no-baseline]
+    Pipeline mode:        --task-suite FILE --input ranking.json --candidate-id ID
+    Continue a run:       --resume RUN_DIR (its stored plan)
+
+    SKILL_DIR runs the evals the skill keeps in SKILL_DIR/evals/ (evals.json and a trigger set
+    beside it, or task_suite.yaml) against no skill; a trigger set runs with --no-baseline
+    (a no-skill baseline never triggers). Several skills: an artifact each, one summary table,
+    the worst exit code (references/interop.md).
 
     Defaults for any flag can live in `[tool.skill-eval]` of the nearest pyproject.toml, or
     at the top of a skill-eval.toml, keyed by the long flag name (executor = "anthropic",
@@ -153,18 +162,61 @@ def command(**kwargs: Any) -> None:
     3  error verdict, or a harness fault (executor cannot run, run stopped)
     2  bad input or usage
     """
+    stop_on_sigterm()
+    ctx = click.get_current_context()
+    if skill_dirs:
+        from .skills_run import run_skills
+
+        sys.exit(run_skills(skill_dirs, kwargs, ctx))
+    if kwargs.pop("changed_since"):
+        raise UsageError("--changed-since needs SKILL_DIR (the skills, or a folder of them)")
+    summary_file = kwargs.pop("summary")
+    if kwargs["task_suite"]:
+        from ..interop.skill_runs import suite_for_task_suite
+
+        state_root = Path(kwargs["state_root"])
+        kwargs["task_suite"] = suite_for_task_suite(kwargs["task_suite"], state_root, _note)
+        plan = plan_of(kwargs, ctx)
+    elif kwargs["resume"]:
+        from .run_resume import resumed_plan
+
+        plan = resumed_plan(kwargs["resume"], ctx, warn=_note)
+    else:
+        raise UsageError(
+            "Missing option '--task-suite' (or give SKILL_DIR, a skill folder with evals/, "
+            "or --resume RUN_DIR to continue a run from its stored plan)"
+        )
+    outcome = run_plan(plan)
+    click.echo(summary(outcome), err=True)
+    click.echo(str(outcome.path))
+    if summary_file:
+        from ..report.skills_table import SkillRow
+        from .skills_run import append_summary
+
+        label = str(outcome.artifact.get("task_suite_skill_id") or "skill")
+        append_summary(summary_file, [SkillRow(label, outcome.artifact)])
+    sys.exit(verdict_exit(outcome.artifact))
+
+
+def _note(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def plan_of(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
+    """The plan of run's flags (standalone implied by --skill-path without --input)."""
+    if kwargs["skill_path"] and not kwargs["input_"]:
+        kwargs = {**kwargs, "standalone": True}  # a skill and no ranking: standalone mode
+    return plan_from_command(kwargs, ctx)
+
+
+def run_plan(plan: RunPlan) -> EvaluationOutcome:
+    """run_evaluation, with a SystemExit raised inside the run (a plugin's) made an error."""
     from ..engine.conductor import run_evaluation  # the engine loads after the flags parse
 
-    stop_on_sigterm()
-    if kwargs["skill_path"] and not kwargs["input_"]:
-        kwargs["standalone"] = True  # a skill to evaluate and no ranking: standalone mode
     try:
-        outcome = run_evaluation(plan_from_command(kwargs, click.get_current_context()))
-    except SystemExit as exc:  # raised by code inside the run (a plugin): exit 0 would lie
+        return run_evaluation(plan)
+    except SystemExit as exc:  # exit 0 would lie
         raise RunAborted(
             f"the run was ended by SystemExit({exc.code!r}) raised inside it; "
             "no artifact was written"
         ) from None
-    click.echo(summary(outcome), err=True)
-    click.echo(str(outcome.path))
-    sys.exit(verdict_exit(outcome.artifact))

@@ -54,7 +54,8 @@ def _f(*decls: str, **attrs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
 
 # name -> (declarations, attributes): the one definition of each flag.
 FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
-    "task-suite": _f("--task-suite", required=True, metavar="PATH"),
+    "task-suite": _f("--task-suite", metavar="PATH"),
+    "changed-since": _f("--changed-since", metavar="REF"),
     "standalone": _f("--standalone", is_flag=True),
     "skill-path": _f("--skill-path", metavar="PATH"),
     "baseline-skill": _f("--baseline-skill", metavar="PATH"),
@@ -116,6 +117,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "max-error-rate": _f("--max-error-rate", type=float, default=0.1, show_default=True),
     "state-root": _f("--state-root", metavar="DIR", default=DEFAULT_STATE_ROOT),
     "output": _f("--output", metavar="PATH"),
+    "summary": _f("--summary", metavar="FILE"),
     "resume": _f("--resume", is_flag=False, flag_value="", default=None, metavar="RUN_DIR"),
     "keep-workspaces": _f(
         "--keep-workspaces",
@@ -155,6 +157,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "What is evaluated.",
         (
             "task-suite",
+            "changed-since",
             "standalone",
             "skill-path",
             "baseline-skill",
@@ -222,6 +225,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         (
             "state-root",
             "output",
+            "summary",
             "resume",
             "keep-workspaces",
             "baseline-cache-dir",
@@ -238,11 +242,15 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
 )
 HIDDEN = ("backend",)  # deprecated names, accepted and not shown
+# `run`'s own flags over skill folders (cli/skills_run.py): not in the run plan, and not
+# flags of scripts/evaluate.py.
+RUN_ONLY = ("changed-since", "summary")
 
 
 # scripts/evaluate.py's contract keeps the original tool's defaults: the skill prepended to
 # the task, the `delta` policy, --state-root required, --standalone written out, no config.
 COMPATIBILITY: dict[str, dict[str, Any]] = {
+    "task-suite": {"required": True, "help": "Task suite YAML (always required)."},
     "skill-mode": {"default": "prepend"},
     "policy": {"default": "delta"},
     "state-root": {
@@ -286,7 +294,7 @@ def run_flags(*, compatibility: bool = False) -> Decorator:
     variant of scripts/evaluate.py (see COMPATIBILITY; no --config / --no-config)."""
     overrides = COMPATIBILITY if compatibility else {}
     # the original tool's contract has two arms: --arm is skill-eval run's
-    skipped = {"config", "no-config", "arm", "reference-arm"} if compatibility else set()
+    skipped = {"config", "no-config", "arm", "reference-arm", *RUN_ONLY} if compatibility else set()
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         for name in HIDDEN:

@@ -97,8 +97,10 @@ def command(
     mock: bool,
     judges_report: str | None,
 ) -> None:
-    """Validate task suites. A directory means every task_suite.yaml below it. A suite with
-    pytest judges also needs pytest importable by skill-eval's own interpreter.
+    """Validate task suites. A directory means every task_suite.yaml below it; a skill folder
+    (holding SKILL.md) means the suite its evals/ make (evals.json and a trigger set, as
+    `run SKILL_DIR` reads them), and an evals.json or trigger set the suite made from it. A
+    suite with pytest judges also needs pytest importable by skill-eval's own interpreter.
 
     Python files under each suite's fixtures/ and the modules of python judges must compile.
     Every deterministic judge (contains, regex, pytest, python, file and tool judges, and
@@ -110,6 +112,45 @@ def command(
         raise UsageError(
             "--judge-executor, --judge-model, --mock and --judges-report go with --judges"
         )
+    import tempfile
+
+    from ..interop.skill_runs import suites_to_validate
+
+    with tempfile.TemporaryDirectory(prefix="skill-eval-validate-") as work:
+        found = suites_to_validate(paths, Path(work))
+        for note in found.notes:
+            click.echo(f"warning: {note}", err=True)
+        for problem in found.problems:
+            click.echo(problem, err=True)
+        try:
+            _validate(
+                found.paths,
+                mock_outputs,
+                strict,
+                judges,
+                repeat,
+                judge_executor,
+                judge_model,
+                mock,
+                judges_report,
+                found.shown,
+            )
+        except SystemExit as exc:
+            raise SystemExit(EXIT_USAGE if found.problems else exc.code) from None
+
+
+def _validate(
+    paths: tuple[str, ...],
+    mock_outputs: str | None,
+    strict: bool,
+    judges: bool,
+    repeat: int,
+    judge_executor: str | None,
+    judge_model: str | None,
+    mock: bool,
+    judges_report: str | None,
+    shown: dict[str, str],
+) -> None:
     report = validate_paths(paths)
     valid: list[str] = []
     warnings: list[Problem] = []
@@ -158,5 +199,5 @@ def command(
     if missing is not None:
         click.echo(missing, err=True)
     for path in valid:
-        click.echo(f"ok: {path}")
+        click.echo(f"ok: {shown.get(path, path)}")
     raise SystemExit(EXIT_OK if report.ok and missing is None else EXIT_USAGE)

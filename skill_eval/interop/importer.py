@@ -24,16 +24,15 @@ import yaml
 from ..core.paths import atomic_write_text
 from ..errors import SuiteError, UsageError
 from ..inputs.suite import SUITE_FILE_NAME, SUITE_VERSION, load_suite
-from .files import copy_all, plan_copies, posix_relative, writing
+from .assertions import judge_for
+from .evals_sets import read_eval_set, read_trigger_set
+from .files import Copy, copy_all, plan_copies, posix_relative, writing
 from .formats import (
     EvalCase,
     EvalsFile,
     TriggerQuery,
     default_files_root,
     files_note,
-    parse_evals,
-    parse_trigger_set,
-    read_json,
 )
 
 SOURCE_FORMAT = "skill-creator evals.json"
@@ -77,24 +76,28 @@ def task_id_of(case: EvalCase) -> str:
 
 
 def _judge(case: EvalCase, dropped: list[str], where: str) -> dict[str, Any] | None:
-    judge: dict[str, Any] = {"type": "expectations"}
-    if case.expectations:
-        judge["expectations"] = list(case.expectations)
-    elif case.expected_output.strip():
-        judge["expectations"] = [
+    """The eval's judge (interop/assertions.py judge_for); with no statement and no check,
+    one statement made from expected_output; with neither, None (the eval is left out)."""
+    statements = list(case.expectations)
+    derived = False
+    if not statements and not case.checks and case.expected_output.strip():
+        statements = [
             f"The result meets this description of success: {case.expected_output.strip()}"
         ]
-        judge[DERIVED_KEY] = True
+        derived = True
         dropped.append(
             f"{where}: no expectations; graded as one statement made from expected_output"
         )
-    else:
+    judge = judge_for(
+        statements, case.checks, threshold=case.threshold, expected_output=case.expected_output
+    )
+    if judge is None:
         dropped.append(
             f"{where}: no expectations and no expected_output: nothing to judge, eval not imported"
         )
         return None
-    if case.expected_output:
-        judge["expected_output"] = case.expected_output
+    if derived:
+        judge[DERIVED_KEY] = True
     return judge
 
 
@@ -108,6 +111,7 @@ def build_tasks(
     """The suite's task list; `dropped` gains a line per thing left behind."""
     tasks: list[dict[str, Any]] = []
     owner: dict[str, str] = {}
+    names = [case.name for case in evals.evals]
 
     def claim(task_id: str, where: str, path: Path) -> None:
         if task_id in owner:
@@ -117,19 +121,23 @@ def build_tasks(
         owner[task_id] = where
 
     for i, case in enumerate(evals.evals):
-        where = f"evals[{i}]"
+        where = f"{evals.list_key}[{i}]"
         dropped += [f"{where}.{key}: no place in a task suite" for key in case.extra]
+        dropped += list(case.dropped)
         judge = _judge(case, dropped, where)
         if judge is None:
             continue
         task_id = task_id_of(case)
+        if case.name is not None and names.count(case.name) > 1:  # a title, not an id
+            task_id = f"eval-{case.id}" if isinstance(case.id, int) else str(case.id)
+            dropped.append(f"{where}: name {case.name!r} is not unique; task id {task_id!r}")
         claim(task_id, where, evals_path)
         files = [posix_relative(f) for f in case.files]
         task: dict[str, Any] = {"id": task_id, "prompt": case.prompt + files_note(files)}
         if files:
             task["files"] = files
         task["judge"] = judge
-        task["source"] = {"format": SOURCE_FORMAT, "eval_id": case.id}
+        task["source"] = {"format": evals.source_format, "eval_id": case.id}
         tasks.append(task)
     for i, query in enumerate(triggers):
         where = f"trigger set [{i}]"
@@ -194,24 +202,24 @@ def render_suite(data: dict[str, Any], header: str) -> str:
 
 
 def import_evals(
-    evals_json: str | os.PathLike[str],
+    evals_json: str | os.PathLike[str] | None,
     output: str | os.PathLike[str],
     *,
     trigger_set: str | os.PathLike[str] | None = None,
     files_root: str | os.PathLike[str] | None = None,
     force: bool = False,
 ) -> ImportResult:
-    """Write the suite for `evals_json` (+ `trigger_set`) at `output`, its input files
-    beside it. Refuses an existing output (or a different existing input file) unless
-    `force`. Raises UsageError (one line naming file and field) on bad input."""
-    evals_path = Path(evals_json)
-    evals = parse_evals(read_json(evals_path, "evals.json"), evals_path)
+    """Write the suite for `evals_json` (any shape interop/evals_sets.py reads) and/or
+    `trigger_set` at `output`, its input files beside it. Refuses an existing output (or a
+    different existing input file) unless `force`. Raises UsageError (one line naming file,
+    eval and field) on bad input."""
+    evals_path = Path(evals_json) if evals_json is not None else None
     trigger_path = Path(trigger_set) if trigger_set is not None else None
-    triggers = (
-        parse_trigger_set(read_json(trigger_path, "trigger eval set"), trigger_path)
-        if trigger_path is not None
-        else []
-    )
+    first = evals_path or trigger_path
+    if first is None:
+        raise UsageError("import: give an eval set, a trigger set, or both")
+    evals = read_eval_set(evals_path) if evals_path is not None else _no_evals(first)
+    triggers = read_trigger_set(trigger_path) if trigger_path is not None else []
     suite_path = suite_output_path(output)
     if os.path.lexists(suite_path) and not force:
         raise UsageError(
@@ -219,30 +227,25 @@ def import_evals(
         )
     if suite_path.is_symlink() or (suite_path.exists() and not suite_path.is_file()):
         raise UsageError(f"{suite_path}: exists and is not a regular file", path=str(suite_path))
-    dropped = [f"{key}: no place in a task suite" for key in evals.extra]
-    tasks = build_tasks(evals, triggers, dropped, evals_path, trigger_path)
+    dropped = [*evals.notes, *(f"{key}: no place in a task suite" for key in evals.extra)]
+    tasks = build_tasks(evals, triggers, dropped, evals_path or first, trigger_path)
     if not tasks:
         raise UsageError(
-            f"{evals_path}: evals: no eval could be imported ({dropped[-1]})", path=str(evals_path)
+            f"{first}: {evals.list_key}: no eval could be imported ({dropped[-1]})",
+            path=str(first),
         )
-    root = Path(files_root) if files_root is not None else default_files_root(evals_path)
     suite_dir = suite_path.resolve().parent
-    entries = [
-        (f"evals[{i}].files[{j}]", value)
-        for i, case in enumerate(evals.evals)
-        for j, value in enumerate(case.files)
-    ]
-    plan = plan_copies(entries, root.resolve(), suite_dir, source=evals_path, force=force)
+    plan = _copies(evals, evals_path, files_root, suite_dir, force)
+    given = [p for p in (evals_path, trigger_path) if p is not None]
+    sources = [p.name for p in given]
     data = {
         "skill_id": evals.skill_name,
         "version": SUITE_VERSION,
-        "description": f"Imported from skill-creator's {evals_path.name}"
-        + (f" and {trigger_path.name}" if trigger_path else ""),
+        "description": f"Imported from {' and '.join(sources)} ({_formats(evals, evals_path)})",
         "tasks": tasks,
     }
     header = (
-        f"Imported by `skill-eval import` from {evals_path}"
-        + (f"\nand the trigger eval set {trigger_path}" if trigger_path else "")
+        f"Imported by `skill-eval import` from {' and '.join(map(str, given))}"
         + "\nJudges of type `expectations` grade each statement with a model."
     )
     with writing():
@@ -255,7 +258,7 @@ def import_evals(
     except SuiteError as exc:
         problems = [str(p) for p in exc.problems] or [str(exc)]
     trigger_tasks = sum("should_trigger" in t for t in tasks)
-    skill_root = default_files_root(evals_path)
+    skill_root = default_files_root(first)
     command, notes = run_command(
         suite_path, skill_root if (skill_root / "SKILL.md").is_file() else None, trigger_tasks
     )
@@ -269,3 +272,43 @@ def import_evals(
         run_command=command,
         run_notes=notes,
     )
+
+
+def _formats(evals: EvalsFile, evals_path: Path | None) -> str:
+    return evals.source_format if evals_path is not None else TRIGGER_SOURCE_FORMAT
+
+
+def _no_evals(trigger_path: Path) -> EvalsFile:
+    """The empty eval set of a trigger set imported alone: named after its skill folder (the
+    one holding SKILL.md above it), else after the file."""
+    root = default_files_root(trigger_path)
+    name = root.name if (root / "SKILL.md").is_file() else trigger_path.stem
+    return EvalsFile(skill_name=name, evals=())
+
+
+def _copies(
+    evals: EvalsFile,
+    evals_path: Path | None,
+    files_root: str | os.PathLike[str] | None,
+    suite_dir: Path,
+    force: bool,
+) -> list[Copy]:
+    """The input files to copy. Each is relative to --files-root when given; else to the skill
+    root (skill-creator), or, when it is not there, to the eval set's own folder (`evals/`:
+    sets written by hand often name `files/x.csv`)."""
+    if evals_path is None:
+        return []
+    root = Path(files_root).resolve() if files_root is not None else None
+    skill_root = default_files_root(evals_path).resolve()
+    own = evals_path.resolve().parent
+    plans: dict[Path, list[tuple[str, str]]] = {}
+    for i, case in enumerate(evals.evals):
+        for j, value in enumerate(case.files):
+            base = root or skill_root
+            if root is None and not os.path.lexists(skill_root / value):
+                base = own if os.path.lexists(own / value) else skill_root
+            plans.setdefault(base, []).append((f"{evals.list_key}[{i}].files[{j}]", value))
+    copies: list[Copy] = []
+    for base, entries in plans.items():
+        copies += plan_copies(entries, base, suite_dir, source=evals_path, force=force)
+    return copies
