@@ -24,6 +24,7 @@ from skill_eval.plan.run_plan import RunPlan
 from skill_eval.stats.accumulate import CachedRun, draw
 from skill_eval.stats.drift import fresh_counts
 from skill_eval.stats.score import score_bound
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 TASKS = [f"t{i}" for i in range(8)]
@@ -332,3 +333,60 @@ def test_only_the_cache_marks_an_attempt_as_drawn(tmp_path: Path) -> None:
     first_run = Path(first["manifest"]["run_dir"]).name
     # the first run's attempts were its own, so they were cached and the second run drew them
     assert second["baseline_pool"]["tasks"]["t0"]["runs"][1] == {"run_id": first_run, "attempts": 1}
+
+
+# -- the drift guard ----------------------------------------------------------------------------
+
+MARK = "SKILL-MARK-d41"
+
+
+def test_a_baseline_that_drifted_is_not_pooled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first run's baseline passes every task; between runs the service changes (the fake
+    server's answers to the baseline do), so the second run's fresh baseline attempts fail
+    where the cached ones passed: it does not pool, says so on stderr and in the artifact,
+    and decides on its own baseline, which it then runs in full."""
+    ids = [f"t{i}" for i in range(10)]
+    suite = write_suite(tmp_path / "suite", [contains_task(t, "alpha") for t in ids])
+    skill = write_skill(tmp_path / "skill", f"Say alpha. {MARK}")
+    args = [
+        "run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
+        "--state-root", str(tmp_path / "state"), "--executor", "anthropic",
+        "--model", "test-model", "--baseline-cache-dir", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    rules = [{"system_contains": MARK, "text": "alpha"}]
+    with FakeAnthropic(rules=rules, default="alpha as well") as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        code, out, err = run_cli(*args, "-q")
+        first = read_json(out.strip())
+        assert first["evaluation"]["baseline_pass_rate"] == 1.0, err
+        fake.set_rules(rules, default="nothing useful")  # the baseline's answers change
+        before = fake.count
+        code, out, err = run_cli(*args)
+        baseline_requests = [r for r in fake.requests[before:] if MARK not in str(r.body)]
+    data = read_json(out.strip())
+    artifact.validate(data)
+    first_run = Path(first["manifest"]["run_dir"]).name
+    cache = data["baseline_cache"]
+    guard = cache["drift_guard"]
+    assert cache["hit"] and cache["pooled"] is False and cache["attempts_from_cache"] == 0
+    assert guard["agree"] is False and guard["p"] < guard["level"]
+    assert guard["fresh_rate"] == 0.0 and guard["cached_rate"] == 1.0
+    assert cache["runs"][0]["run_id"] == first_run and cache["runs"][0]["models"] == ["test-model"]
+    assert cache["runs"][0]["age_seconds"] >= 0
+    assert [r["run_id"] for r in cache["runs_refused"]] == [first_run]
+    assert cache["runs_refused"][0]["reason"].startswith("drift")
+    # decided on its own baseline, made in full: one attempt a task, none drawn
+    assert len(baseline_requests) == 10
+    assert _baseline_attempts(data) == dict.fromkeys(ids, 1)
+    assert all("meta" not in a or "cached_from" not in a["meta"]
+               for r in data["baseline_results"] for a in r["attempts"])  # fmt: skip
+    assert data["evaluation"]["baseline_pass_rate"] == 0.0
+    assert "moved out" not in data["comparison"]["method"]
+    pool = data["baseline_pool"]
+    assert pool["pooled"] is False and pool["drift_guard"] == guard and pool["drift_allowance"] == 0
+    assert pool["runs_refused"] == cache["runs_refused"]
+    assert "baseline not pooled" in err and "decided on this run's own baseline" in err
+    assert "fresh baseline attempts pass 0% a task" in err and first_run in err

@@ -297,11 +297,17 @@ def _key(prepared: Prepared, opened: OpenRun) -> str:
 
 
 def pool_section(
-    attempts: Sequence[Attempt], task_ids: Sequence[str], own_run: str, samples: int
+    attempts: Sequence[Attempt],
+    task_ids: Sequence[str],
+    own_run: str,
+    samples: int,
+    cache: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The artifact's `baseline_pool`: per task the baseline attempts the comparison used and
     from which runs (stats.accumulate.pool_baseline over the run's journal: its own attempts,
-    then those drawn from each earlier run)."""
+    then those drawn from each earlier run), the drift allowance they put on the bounds and,
+    from this run's `baseline_cache` section when it has one, whether it pooled and why
+    (the drift guard, the runs with their age and models, the runs refused)."""
     own: dict[str, list[Status]] = {task: [] for task in task_ids}
     earlier: dict[str, dict[str, list[Status]]] = {}
     for attempt in sorted(attempts, key=lambda a: a.index):
@@ -319,7 +325,23 @@ def pool_section(
         pool_limit(samples),
     )
     counts = [pooled.attempts(task) for task in task_ids]
-    return {"run_id": own_run, "smallest": min(counts, default=0), **pooled.to_dict()}
+    shares = [
+        1 - n / pooled.attempts(t)
+        for t in task_ids
+        for run, n in pooled.sources.get(t, ())[:1]
+        if run == own_run and pooled.attempts(t)
+    ]
+    decided = {k: cache[k] for k in _DECIDED if cache and k in cache}
+    return {
+        "run_id": own_run,
+        "smallest": min(counts, default=0),
+        **pooled.to_dict(),
+        "drift_allowance": round(drift.allowance(shares if any(shares) else []), 6),
+        **decided,
+    }
+
+
+_DECIDED = ("pooled", "drift_guard", "runs", "runs_refused")
 
 
 __all__ = ["pool_section", "reusing_baselines"]
