@@ -76,7 +76,7 @@ def _fresh_runner(prepared: Prepared, opened: OpenRun) -> Callable[[Mapping[str,
         for n, tasks in sorted(groups.items()):
             known = {(a.arm, a.task_id, a.index) for a in opened.done}
             result = evaluate(
-                replace(prepared.suite, tasks=tasks),
+                replace(prepared.suite, tasks=tuple(tasks)),
                 [arm],
                 prepared.arm_executors or prepared.executor,
                 settings=replace(settings, samples=n),
