@@ -22,11 +22,17 @@ fixed-sample decision of the same outcomes: each policy's pass rate both ways an
 attempts the early stop saved. False accepts (the "10 pts worse" row under an interval policy)
 must not exceed the fixed-sample rate's level.
 
+Then the drift guard (scripts/drift_bench.py): a full pooled baseline whose cached runs are 5
+points lower or higher than today's, over 20 and 50 tasks x 1-10 samples x mid, spread, bimodal
+and high suites: false accepts of a skill 10 points worse, how often the guard refused the
+pool, an unchanged skill's passes pooled and alone, and the baseline attempts the pool saved.
+
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
                                      [--interval auto|t-floor|bootstrap] [--resamples 1000]
-                                     [--contract-reps 1000] [--only contract|policies|early-stop]
+                                     [--contract-reps 1000] [--drift-reps 1000]
+                                     [--only contract|policies|early-stop|drift]
 
-Exit status 1 when the contract does not hold.
+Exit status 1 when the contract or the drift guard does not hold.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from skill_eval.stats.estimates import paired_comparison, task_stats
 from skill_eval.stats.policy import DEFAULT_POLICY, POLICIES, decide_policy
 
 sys.path.insert(0, str(Path(__file__).parent))  # scripts/ is not a package
+from drift_bench import grid as drift_grid  # noqa: E402
+from drift_bench import print_grid as print_drift  # noqa: E402
 from verdict_contract import contract, print_contract  # noqa: E402
 
 SCENARIOS = (("same", 0.0), ("10 pts worse", -0.10), ("20 pts better", 0.20))
@@ -234,7 +242,8 @@ def main() -> None:
     parser.add_argument("--interval", choices=("auto", "t-floor", "bootstrap"), default="auto")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
     parser.add_argument("--contract-reps", type=int, default=1000, help="runs per seed")
-    parser.add_argument("--only", choices=("contract", "policies", "early-stop"))
+    parser.add_argument("--drift-reps", type=int, default=1000, help="runs per drift cell")
+    parser.add_argument("--only", choices=("contract", "policies", "early-stop", "drift"))
     args = parser.parse_args()
     started = time.perf_counter()
     held = True
@@ -247,6 +256,10 @@ def main() -> None:
         print_policies(rows, args, time.perf_counter() - begun)
     if args.only in (None, "early-stop"):
         print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
+    if args.only in (None, "drift"):
+        held = (
+            print_drift(drift_grid(args.drift_reps, args.seed), args.drift_reps, args.seed) and held
+        )
     print(f"run time {time.perf_counter() - started:.1f} s")
     sys.exit(0 if held else 1)
 

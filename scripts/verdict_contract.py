@@ -36,9 +36,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from skill_eval.core.model import Status
+from skill_eval.stats import drift
 from skill_eval.stats.accumulate import CachedRun, draw, pool_limit, pooled_floor, pooled_score
 from skill_eval.stats.adaptive import allocate, first_round, floor
 from skill_eval.stats.estimates import paired_comparison
@@ -165,6 +166,9 @@ def passes(run: Run) -> bool:
         baseline_samples=run.base_floor,
         tallies=tallies(run) if run.fixed_attempts else None,
     )
+    if run.base_floor is not None:  # pooled: the drift allowance (engine/summary.py adds it)
+        shares = [(len(b) - SAMPLES) / len(b) for b in run.base]
+        comparison = replace(comparison, allowance=drift.allowance(shares))
     return decide_policy(DEFAULT_POLICY, comparison).passed
 
 
@@ -275,7 +279,12 @@ def print_contract(rows: list[Row], seeds: Sequence[int], reps: int) -> bool:
     accumulated = next(r for r in rows if r.design.startswith("accumulated"))
     passed = sum(accumulated.unchanged) / len(accumulated.unchanged)
     bound = sum(accumulated.oracle) / len(accumulated.oracle)
-    guarantee, target = worst <= 0.05, passed >= 0.35
+    fixed_row = next(r for r in rows if r.design.startswith("fixed"))
+    fixed_passed = sum(fixed_row.unchanged) / len(fixed_row.unchanged)
+    # Since the drift guard (stats/drift.py) a pooled baseline's bounds carry an allowance for
+    # a 5-point drift of the cached attempts: the pool buys attempts saved, no longer power,
+    # so the target is fixed sampling's (its figure before the guard: 25.5%).
+    guarantee, target = worst <= 0.05, fixed_passed >= 0.24
     print(
         "columns: false accepts of a skill 10 points worse on every task, per seed; the "
         "largest over seeds for the hardest 10-point regression; an unchanged skill's passes "
@@ -287,9 +296,10 @@ def print_contract(rows: list[Row], seeds: Sequence[int], reps: int) -> bool:
         f"{hardest:.1%} of a seed's runs (1,000 runs: +-0.7 points of noise)"
     )
     print(
-        f"target: with 9 cached baseline attempts an unchanged skill passes in {passed:.1%} of "
-        f"{len(seeds) * reps} runs (>= 35.0%): {'met' if target else 'NOT MET'}, "
-        f"{passed / bound:.0%} of its oracle bound ({bound:.1%})"
+        f"target: at 3 samples an unchanged skill passes in {fixed_passed:.1%} of "
+        f"{len(seeds) * reps} runs (>= 24.0%): {'met' if target else 'NOT MET'}. With 9 cached "
+        f"baseline attempts and the drift allowance, {passed:.1%} ({passed / bound:.0%} of the "
+        f"oracle bound without drift, {bound:.1%}): the pool now saves attempts, not power"
     )
     held = guarantee and target
     return held

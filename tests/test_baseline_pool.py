@@ -22,7 +22,9 @@ from skill_eval.executors.mock import SPEC as MOCK
 from skill_eval.executors.mock import MockConfig, MockExecutor
 from skill_eval.plan.run_plan import RunPlan
 from skill_eval.stats.accumulate import CachedRun, draw
+from skill_eval.stats.drift import fresh_counts
 from skill_eval.stats.score import score_bound
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 TASKS = [f"t{i}" for i in range(8)]
@@ -130,7 +132,8 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
     regression; pooled with the run before, it is averaged out (every task 0.5 against 0.5)
     and the decision is the score test's on every baseline attempt of both runs: its bound
     is the one the pooled tallies give, not the one of this run's own attempts. (16 tasks at 2
-    samples still cannot rule out 10 points: that takes about 70, the planning figure says.)"""
+    samples still cannot rule out 10 points: that takes about 120, the planning figure says, the
+    drift allowance of the pool included.)"""
     ids = [f"t{i}" for i in range(16)]
     suite = write_suite(tmp_path / "suite", [contains_task(t, "DONE") for t in ids])
     plan = RunPlan.from_flags(
@@ -152,10 +155,13 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
     pooled = [(1, 2, 2, 4)] * 16
     own = [(1, 2, 2, 2), (1, 2, 0, 2)] * 8  # this run's baseline alone: 1.0 or 0.0 a task
     low = second["comparison"]["interval"][0]
-    assert low == pytest.approx(score_bound(pooled, 0.025, "lower"), abs=1e-4)
+    # moved out by the drift allowance: 5 points times the cached share of each pool (half)
+    assert low == pytest.approx(score_bound(pooled, 0.025, "lower") - 0.025, abs=1e-4)
     assert abs(low - score_bound(own, 0.025, "lower")) > 1e-3
+    guard = second["baseline_cache"]["drift_guard"]
+    assert guard["agree"] and guard["fresh_rate"] == guard["cached_rate"] == 0.5
     assert second["evaluation"]["insufficient"]
-    assert 60 <= second["evaluation"]["tasks_needed"]["tasks"] <= 80
+    assert 100 <= second["evaluation"]["tasks_needed"]["tasks"] <= 140
 
 
 def test_the_pool_grows_to_its_limit_then_the_cache_serves_the_baseline(tmp_path: Path) -> None:
@@ -163,14 +169,19 @@ def test_the_pool_grows_to_its_limit_then_the_cache_serves_the_baseline(tmp_path
     assert sizes == [3, 6, 9, 12]
     fifth = _run(tmp_path)
     assert set(_baseline_attempts(fifth).values()) == {12}
-    pool = fifth["baseline_pool"]["tasks"]["t3"]
-    assert pool["runs"][0]["attempts"] == 0 and len(pool["runs"]) == 5  # it ran no baseline
-    assert fifth["usage"]["baseline"]["from_cache"] == 8 * 12
-    # the cache holds no more than the limit per task: 4 runs x 3 attempts x 8 tasks
+    # it ran only the fresh attempts the drift guard reads: 40% of its baseline's, spread
+    fresh = fresh_counts(TASKS, 3)
+    assert sum(fresh.values()) == 9 and set(fresh.values()) == {1, 2}  # 40% of 24, rounded down
+    for task in TASKS:
+        pool = fifth["baseline_pool"]["tasks"][task]
+        assert pool["runs"][0]["attempts"] == fresh[task] and len(pool["runs"]) == 5
+    assert fifth["usage"]["baseline"]["from_cache"] == 8 * 12 - sum(fresh.values())
+    assert fifth["baseline_cache"]["drift_guard"]["fresh_attempts"] == sum(fresh.values())
+    # the cache holds no more than the limit per task: the newest runs' attempts, 12 a task
     cache = BaselineCache(tmp_path / "cache")
     (entry,) = cache.info()["entries"]
     cache.close()
-    assert entry["attempts"] == 12 * 8 and entry["runs"] == 4
+    assert entry["attempts"] == 12 * 8 and entry["runs"] == 5
 
 
 def test_rejudge_and_resume_keep_the_pool(tmp_path: Path) -> None:
@@ -322,3 +333,60 @@ def test_only_the_cache_marks_an_attempt_as_drawn(tmp_path: Path) -> None:
     first_run = Path(first["manifest"]["run_dir"]).name
     # the first run's attempts were its own, so they were cached and the second run drew them
     assert second["baseline_pool"]["tasks"]["t0"]["runs"][1] == {"run_id": first_run, "attempts": 1}
+
+
+# -- the drift guard ----------------------------------------------------------------------------
+
+MARK = "SKILL-MARK-d41"
+
+
+def test_a_baseline_that_drifted_is_not_pooled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first run's baseline passes every task; between runs the service changes (the fake
+    server's answers to the baseline do), so the second run's fresh baseline attempts fail
+    where the cached ones passed: it does not pool, says so on stderr and in the artifact,
+    and decides on its own baseline, which it then runs in full."""
+    ids = [f"t{i}" for i in range(10)]
+    suite = write_suite(tmp_path / "suite", [contains_task(t, "alpha") for t in ids])
+    skill = write_skill(tmp_path / "skill", f"Say alpha. {MARK}")
+    args = [
+        "run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
+        "--state-root", str(tmp_path / "state"), "--executor", "anthropic",
+        "--model", "test-model", "--baseline-cache-dir", str(tmp_path / "cache"),
+    ]  # fmt: skip
+    rules = [{"system_contains": MARK, "text": "alpha"}]
+    with FakeAnthropic(rules=rules, default="alpha as well") as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        code, out, err = run_cli(*args, "-q")
+        first = read_json(out.strip())
+        assert first["evaluation"]["baseline_pass_rate"] == 1.0, err
+        fake.set_rules(rules, default="nothing useful")  # the baseline's answers change
+        before = fake.count
+        code, out, err = run_cli(*args)
+        baseline_requests = [r for r in fake.requests[before:] if MARK not in str(r.body)]
+    data = read_json(out.strip())
+    artifact.validate(data)
+    first_run = Path(first["manifest"]["run_dir"]).name
+    cache = data["baseline_cache"]
+    guard = cache["drift_guard"]
+    assert cache["hit"] and cache["pooled"] is False and cache["attempts_from_cache"] == 0
+    assert guard["agree"] is False and guard["p"] < guard["level"]
+    assert guard["fresh_rate"] == 0.0 and guard["cached_rate"] == 1.0
+    assert cache["runs"][0]["run_id"] == first_run and cache["runs"][0]["models"] == ["test-model"]
+    assert cache["runs"][0]["age_seconds"] >= 0
+    assert [r["run_id"] for r in cache["runs_refused"]] == [first_run]
+    assert cache["runs_refused"][0]["reason"].startswith("drift")
+    # decided on its own baseline, made in full: one attempt a task, none drawn
+    assert len(baseline_requests) == 10
+    assert _baseline_attempts(data) == dict.fromkeys(ids, 1)
+    assert all("meta" not in a or "cached_from" not in a["meta"]
+               for r in data["baseline_results"] for a in r["attempts"])  # fmt: skip
+    assert data["evaluation"]["baseline_pass_rate"] == 0.0
+    assert "moved out" not in data["comparison"]["method"]
+    pool = data["baseline_pool"]
+    assert pool["pooled"] is False and pool["drift_guard"] == guard and pool["drift_allowance"] == 0
+    assert pool["runs_refused"] == cache["runs_refused"]
+    assert "baseline not pooled" in err and "decided on this run's own baseline" in err
+    assert "fresh baseline attempts pass 0% a task" in err and first_run in err

@@ -65,7 +65,7 @@ def test_the_contract_mode_prints_the_table_for_a_rule():
     assert "t tail on the candidate's attempts" in out
     table = out.split("design", 1)[1].split("columns:")[0]
     assert "accumulated 3 + 3+9 cached" in table and "adaptive" not in table
-    assert "target: with 9 cached baseline attempts" in out
+    assert "target: at 3 samples an unchanged skill passes" in out
 
 
 def test_the_grid_mode_prints_every_shape_for_both_arm_designs():

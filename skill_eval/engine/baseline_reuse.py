@@ -11,21 +11,23 @@ a task has (engine/summary.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.model import Attempt, Status, Suite
+from ..core.model import Attempt, Status
 from ..errors import CacheError
 from ..judges.llm import judge_model
-from ..stats.accumulate import CachedRun, draw, pool_baseline, pool_limit
+from ..stats import accumulate, drift
+from ..stats.accumulate import Draw, draw, pool_baseline, pool_limit
 from .attempt_store import CACHED_FROM
 from .cache import (
     BaselineCache,
     BaselineIngredients,
     CachedBaseline,
+    CachedRun,
     baseline_key,
     drawn_from,
     parse_duration,
@@ -37,10 +39,17 @@ from .prepare import Prepared
 Log = Callable[[str], None]
 
 
+RunFresh = Callable[[Mapping[str, int]], None]
+
+
 @contextmanager
-def reusing_baselines(prepared: Prepared, opened: OpenRun, log: Log) -> Iterator[dict[str, Any]]:
+def reusing_baselines(
+    prepared: Prepared, opened: OpenRun, log: Log, run_fresh: RunFresh
+) -> Iterator[dict[str, Any]]:
     """Around the evaluation of an opened run: yields the artifact's sections this adds
-    (`baseline_cache`; none without a cache or without a baseline arm)."""
+    (`baseline_cache`; none without a cache or without a baseline arm). `run_fresh(counts)`
+    runs the baseline's first `counts[task]` attempts of the tasks named (into the journal
+    and `opened.done`): the fresh attempts the drift guard reads before anything is pooled."""
     cache = _open_cache(prepared, log)
     if cache is None:
         yield {}
@@ -49,13 +58,13 @@ def reusing_baselines(prepared: Prepared, opened: OpenRun, log: Log) -> Iterator
     samples = prepared.plan.sample_count
     limit = pool_limit(samples)
     hit = cache.get(key)
-    drawn = _draw_cached(hit, opened, prepared.suite, samples, limit) if hit else {}
-    reused = sum(drawn.values())
-    if reused:
-        age = round(hit.age_seconds) if hit else 0
+    version = _agent_version(prepared)
+    pooling = _pool(hit, prepared, opened, version, run_fresh, log) if hit else _Pooling()
+    reused = sum(pooling.counts.values())
+    if reused and hit:
         log(
-            f"baseline: {reused} attempts of {len(drawn)} earlier run(s) from the cache "
-            f"(newest {age} s old)"
+            f"baseline: {reused} attempts of {len(pooling.counts)} earlier run(s) from the "
+            f"cache (newest {round(hit.age_seconds)} s old)"
         )
     sections = {
         "baseline_cache": {
@@ -64,9 +73,10 @@ def reusing_baselines(prepared: Prepared, opened: OpenRun, log: Log) -> Iterator
             "key": key,
             "age_seconds": round(hit.age_seconds) if hit else None,
             "attempts_from_cache": reused,
-            "runs_from_cache": len(drawn),
+            "runs_from_cache": len(pooling.counts),
             "limit_per_task": limit,
             "directory": str(cache.directory),
+            **pooling.to_dict(hit, pooling.counts),
         }
     }
     try:
@@ -74,8 +84,180 @@ def reusing_baselines(prepared: Prepared, opened: OpenRun, log: Log) -> Iterator
     finally:
         # from the records this run wrote (in memory), never the file judged code might reach
         own = [a for a in opened.journal.recorded() if a.arm == "baseline" and not drawn_from(a)]
-        cache.put(key, own, run_id=opened.path.name, limit=limit)
+        cache.put(
+            key,
+            own,
+            run_id=opened.path.name,
+            limit=limit,
+            models=resolved_models(own),
+            agent_version=version,
+        )
         cache.close()
+
+
+def resolved_models(attempts: Iterable[Attempt]) -> tuple[str, ...]:
+    """The model ids that answered `attempts`, as their executors recorded them (the API's
+    reply `model`, the Claude CLI's `models`): not the alias asked for."""
+    found: set[str] = set()
+    for attempt in attempts:
+        named = attempt.meta.get("model")
+        listed = attempt.meta.get("models")
+        if isinstance(named, str) and named:
+            found.add(named)
+        if isinstance(listed, list):
+            found.update(m for m in listed if isinstance(m, str) and m)
+    return tuple(sorted(found))
+
+
+def _agent_version(prepared: Prepared) -> str | None:
+    version = prepared.describe.get("version")
+    return None if version is None else str(version)
+
+
+@dataclass
+class _Pooling:
+    """What the cache gave: attempts per earlier run, the runs left out and why, the drift
+    guard's answer (None when nothing was tested)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    guard: drift.DriftCheck | None = None
+    fresh: dict[str, int] = field(default_factory=dict)
+    models: tuple[str, ...] = ()
+
+    def to_dict(self, hit: CachedBaseline | None, counts: Mapping[str, int]) -> dict[str, Any]:
+        if hit is None:
+            return {}
+        now = hit.created_at + hit.age_seconds
+        return {
+            "pooled": bool(counts),
+            "fresh_share": drift.FRESH_SHARE,
+            "fresh_attempts": sum(self.fresh.values()),
+            "models": list(self.models),
+            "drift_guard": None if self.guard is None else self.guard.to_dict(),
+            "runs": [
+                {
+                    "run_id": run.run_id,
+                    "age_seconds": round(now - run.created_at),
+                    "models": list(run.models),
+                    "agent_version": run.agent_version,
+                    "attempts": counts.get(run.run_id, 0),
+                }
+                for run in hit.runs
+            ],
+            "runs_refused": self.refused,
+        }
+
+
+def _pool(
+    hit: CachedBaseline,
+    prepared: Prepared,
+    opened: OpenRun,
+    version: str | None,
+    run_fresh: RunFresh,
+    log: Log,
+) -> _Pooling:
+    """Which cached runs this run pools: those of its agent version and resolved models
+    whose attempts agree with its fresh ones (stats/drift.py); their attempts go into `done`
+    and the journal. A resumed run keeps the pool it had: a task where it already holds
+    baseline attempts draws nothing new."""
+    samples = prepared.plan.sample_count
+    held = {a.task_id for a in opened.done if a.arm == "baseline"}
+    tasks = [t.id for t in prepared.suite.tasks if t.id not in held]
+    out = _Pooling(fresh=drift.fresh_counts(tasks, samples))
+    runs = []
+    for run in hit.runs:
+        if run.agent_version != version:
+            out.refused.append(_refusal(run, f"agent version {run.agent_version} (now {version})"))
+        else:
+            runs.append(run)
+    plan = _plan(opened, tasks, runs, samples, out.fresh)
+    if not any(p.attempts for p in plan.values()):
+        return out
+    run_fresh({t: p.own for t, p in plan.items() if p.attempts})
+    mine = _own(opened, plan)
+    out.models = resolved_models(a for per_task in mine.values() for a in per_task)
+    kept = [run for run in runs if run.models == out.models]
+    out.refused += [
+        _refusal(r, f"models {list(r.models)} (now {list(out.models)})")
+        for r in runs
+        if r not in kept
+    ]
+    plan = _plan(opened, tasks, kept, samples, out.fresh)
+    by_run = {run.run_id: _by_task(run) for run in kept}
+    cached = {
+        task: [a.status for source, n in p.take for a in by_run[source][task][:n]]
+        for task, p in plan.items()
+    }
+    out.guard = drift.check({t: [a.status for a in mine.get(t, [])] for t in plan}, cached)
+    if not out.guard.agree:
+        g = out.guard
+        log(
+            f"warning: baseline not pooled: this run's {g.fresh_attempts} fresh baseline attempts "
+            f"pass {g.fresh_rate:.0%} a task, the cache's {g.cached_rate:.0%} (drift test "
+            f"p = {g.p:.3f}); deciding on this run's own baseline"
+        )
+        out.refused += [_refusal(r, "drift: fresh attempts disagree") for r in kept]
+        return out
+    out.counts = _add_drawn(opened, plan, by_run)
+    return out
+
+
+def _refusal(run: CachedRun, reason: str) -> dict[str, Any]:
+    return {"run_id": run.run_id, "reason": reason}
+
+
+def _by_task(run: CachedRun) -> dict[str, list[Attempt]]:
+    out: dict[str, list[Attempt]] = {}
+    for attempt in sorted(run.attempts, key=lambda a: a.index):
+        if attempt.arm == "baseline":
+            out.setdefault(attempt.task_id, []).append(attempt)
+    return out
+
+
+def _plan(
+    opened: OpenRun,
+    tasks: Sequence[str],
+    runs: Sequence[CachedRun],
+    samples: int,
+    fresh: Mapping[str, int],
+) -> dict[str, Draw]:
+    """stats.accumulate.draw over these runs' baseline attempts."""
+    earlier = [
+        accumulate.CachedRun(
+            run.run_id, {t: [a.status for a in o] for t, o in _by_task(run).items()}
+        )
+        for run in runs
+    ]
+    return draw(opened.path.name, tasks, earlier, samples, pool_limit(samples), fresh)
+
+
+def _own(opened: OpenRun, plan: Mapping[str, Draw]) -> dict[str, list[Attempt]]:
+    """This run's own judged baseline attempts at the planned tasks, in index order."""
+    mine: dict[str, list[Attempt]] = {}
+    for a in sorted(opened.done, key=lambda a: a.index):
+        if a.arm == "baseline" and a.task_id in plan and a.status != "error" and not drawn_from(a):
+            mine.setdefault(a.task_id, []).append(a)
+    return mine
+
+
+def _add_drawn(
+    opened: OpenRun, plan: Mapping[str, Draw], by_run: Mapping[str, Mapping[str, list[Attempt]]]
+) -> dict[str, int]:
+    """Add the cached attempts of `plan` to `done` and to the journal, after the run's own
+    (from index `own`: the runner then makes only those); returns how many came from each
+    earlier run."""
+    counts: dict[str, int] = {}
+    for task, p in plan.items():
+        index = p.own
+        for source, n in p.take:
+            for attempt in by_run[source][task][:n]:
+                origin = {"run_id": source, "index": attempt.index}
+                marked = replace(attempt, index=index, meta={**attempt.meta, CACHED_FROM: origin})
+                opened.done.append(opened.journal.append(marked))  # blobs copied into the run
+                index += 1
+            counts[source] = counts.get(source, 0) + n
+    return counts
 
 
 def _open_cache(prepared: Prepared, log: Log) -> BaselineCache | None:
@@ -114,43 +296,18 @@ def _key(prepared: Prepared, opened: OpenRun) -> str:
     )
 
 
-def _draw_cached(
-    hit: CachedBaseline, opened: OpenRun, suite: Suite, samples: int, limit: int
-) -> dict[str, int]:
-    """Add the cached attempts this run draws (stats.accumulate.draw) to `done` and to the
-    journal; returns how many came from each earlier run. A resumed run keeps the pool it
-    had: a task where it already holds baseline attempts draws nothing new."""
-    own_run = opened.path.name
-    held = {a.task_id for a in opened.done if a.arm == "baseline"}
-    attempts: dict[str, dict[str, list[Attempt]]] = {}
-    for run in hit.runs:
-        for attempt in sorted(run.attempts, key=lambda a: a.index):
-            if attempt.arm == "baseline":
-                attempts.setdefault(run.run_id, {}).setdefault(attempt.task_id, []).append(attempt)
-    earlier = [
-        CachedRun(run, {task: [a.status for a in per_task] for task, per_task in tasks.items()})
-        for run, tasks in attempts.items()
-    ]
-    tasks = [t.id for t in suite.tasks if t.id not in held]
-    counts: dict[str, int] = {}
-    for task, plan in draw(own_run, tasks, earlier, samples, limit).items():
-        index = 0 if plan.whole else samples  # after the run's own attempts
-        for source, n in plan.take:
-            for attempt in attempts[source][task][:n]:
-                origin = {"run_id": source, "index": attempt.index}
-                marked = replace(attempt, index=index, meta={**attempt.meta, CACHED_FROM: origin})
-                opened.done.append(opened.journal.append(marked))  # blobs copied into the run
-                index += 1
-            counts[source] = counts.get(source, 0) + n
-    return counts
-
-
 def pool_section(
-    attempts: Sequence[Attempt], task_ids: Sequence[str], own_run: str, samples: int
+    attempts: Sequence[Attempt],
+    task_ids: Sequence[str],
+    own_run: str,
+    samples: int,
+    cache: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The artifact's `baseline_pool`: per task the baseline attempts the comparison used and
     from which runs (stats.accumulate.pool_baseline over the run's journal: its own attempts,
-    then those drawn from each earlier run)."""
+    then those drawn from each earlier run), the drift allowance they put on the bounds and,
+    from this run's `baseline_cache` section when it has one, whether it pooled and why
+    (the drift guard, the runs with their age and models, the runs refused)."""
     own: dict[str, list[Status]] = {task: [] for task in task_ids}
     earlier: dict[str, dict[str, list[Status]]] = {}
     for attempt in sorted(attempts, key=lambda a: a.index):
@@ -162,10 +319,29 @@ def pool_section(
         else:
             earlier.setdefault(origin, {}).setdefault(attempt.task_id, []).append(attempt.status)
     pooled = pool_baseline(
-        own_run, own, [CachedRun(run, tasks) for run, tasks in earlier.items()], pool_limit(samples)
+        own_run,
+        own,
+        [accumulate.CachedRun(run, tasks) for run, tasks in earlier.items()],
+        pool_limit(samples),
     )
     counts = [pooled.attempts(task) for task in task_ids]
-    return {"run_id": own_run, "smallest": min(counts, default=0), **pooled.to_dict()}
+    shares = [
+        1 - n / pooled.attempts(t)
+        for t in task_ids
+        for run, n in pooled.sources.get(t, ())[:1]
+        if run == own_run and pooled.attempts(t)
+    ]
+    decided = {k: cache[k] for k in _DECIDED if cache and k in cache}
+    return {
+        "run_id": own_run,
+        "smallest": min(counts, default=0),
+        **pooled.to_dict(),
+        "drift_allowance": round(drift.allowance(shares if any(shares) else []), 6),
+        **decided,
+    }
+
+
+_DECIDED = ("pooled", "drift_guard", "runs", "runs_refused")
 
 
 __all__ = ["pool_section", "reusing_baselines"]

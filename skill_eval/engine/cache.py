@@ -86,6 +86,10 @@ class CachedRun:
     run_id: str
     created_at: float
     attempts: tuple[Attempt, ...]
+    # What answered: the model ids the attempts name and the agent's version (the drift
+    # guard pools only runs like this one's: engine/baseline_reuse.py); () / None: unrecorded.
+    models: tuple[str, ...] = ()
+    agent_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,8 @@ class BaselineCache:
                         )
                         if a.status != "error"
                     ),
+                    tuple(str(m) for m in run.get("models") or ()),
+                    None if run.get("agent_version") is None else str(run["agent_version"]),
                 )
                 for run in self._live(_stored_runs(value))
             )
@@ -203,11 +209,14 @@ class BaselineCache:
         run_id: str | None = None,
         limit: int | None = None,
         created_at: float | None = None,
+        models: Sequence[str] = (),
+        agent_version: str | None = None,
     ) -> int:
         """Add one run's attempts that did not end in error under `key`, beside the runs
         already there (newest first; a run of the same `run_id`, a resumed one, is replaced),
-        keeping at most `limit` attempts per task over all runs (the oldest dropped). Returns
-        how many of these attempts were stored."""
+        keeping at most `limit` attempts per task over all runs (the oldest dropped), with the
+        `models` that answered them and the `agent_version`. Returns how many of these
+        attempts were stored."""
         created = created_at if created_at is not None else self.clock()
         keep = [a for a in attempts if a.status != "error"]
         if self.ttl - (self.clock() - created) <= 0 or not keep:
@@ -224,7 +233,13 @@ class BaselineCache:
                 if earlier:  # a resumed run keeps the time it first stored attempts
                     created = min(created, float(earlier[0]["created_at"]))
                 runs = [r for r in runs if r.get("run_id") != name]
-                fresh = {"run_id": name, "created_at": created, "attempts": mine}
+                fresh = {
+                    "run_id": name,
+                    "created_at": created,
+                    "attempts": mine,
+                    "models": list(models),
+                    "agent_version": agent_version,
+                }
                 newest_first = sorted([fresh, *runs], key=lambda r: -float(r["created_at"]))
                 runs = _bounded(self._live(newest_first), limit)
                 self._write(key, runs)

@@ -13,9 +13,11 @@ Suite and configuration errors stop the run in `prepare`, before any model call.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..core.model import Task
 from ..core.workspace import WORKSPACES_DIR
 from ..errors import JournalError, RunInterrupted
 from ..plan.run_plan import RunPlan
@@ -39,8 +41,10 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     prepared = prepare(plan, log)
     if prepared.skip is not None:
         return finish_evaluation(plan, prepared.suite, prepared.arms, _skipped(prepared), log)
-    with open_run(prepared, log) as opened, reusing_baselines(prepared, opened, log) as extras:
-        result = _evaluate(prepared, opened, log)
+    with open_run(prepared, log) as opened:
+        fresh = _fresh_runner(prepared, opened)
+        with reusing_baselines(prepared, opened, log, fresh) as extras:
+            result = _evaluate(prepared, opened, log)
     return finish_evaluation(
         plan, prepared.suite, opened.arms, _ran(prepared, opened, result, extras, log), log
     )
@@ -50,6 +54,42 @@ def _skipped(prepared: Prepared) -> Finished:
     return Finished(
         [], prepared.started_at, prepared.describe, prepared.state_root, skip=prepared.skip
     )
+
+
+def _fresh_runner(prepared: Prepared, opened: OpenRun) -> Callable[[Mapping[str, int]], None]:
+    """Runs the baseline's first `counts[task]` attempts of the tasks named, as the run would
+    (its executor, judges, journal), before the rest: the drift guard's fresh attempts
+    (engine/baseline_reuse.py). Tasks are grouped by count, one evaluation each."""
+
+    def run(counts: Mapping[str, int]) -> None:
+        baseline = opened.arms.baseline
+        if baseline is None:
+            return
+        arm = next(a for a in opened.arms.every if a.name == baseline.name)
+        settings = replace(
+            evaluation_settings(prepared.plan), budget=None, early_stop=False, shard=None
+        )
+        groups: dict[int, list[Task]] = {}
+        for task in prepared.suite.tasks:
+            if counts.get(task.id, 0) > 0:
+                groups.setdefault(counts[task.id], []).append(task)
+        for n, tasks in sorted(groups.items()):
+            known = {(a.arm, a.task_id, a.index) for a in opened.done}
+            result = evaluate(
+                replace(prepared.suite, tasks=tuple(tasks)),
+                [arm],
+                prepared.arm_executors or prepared.executor,
+                settings=replace(settings, samples=n),
+                judge_context=opened.judge_context,
+                journal=opened.journal,
+                done=opened.done,
+                backend=prepared.backend,
+            )
+            opened.done.extend(
+                a for a in result.attempts if (a.arm, a.task_id, a.index) not in known
+            )
+
+    return run
 
 
 def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult:

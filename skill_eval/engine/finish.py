@@ -122,7 +122,11 @@ def finish_evaluation(
         )
     if run.skip is None and run.run_dir is not None and _pools(plan, arms):
         data["baseline_pool"] = pool_section(
-            run.attempts, [t.id for t in suite.tasks], run.run_dir.name, plan.sample_count
+            run.attempts,
+            [t.id for t in suite.tasks],
+            run.run_dir.name,
+            plan.sample_count,
+            (run.extras or {}).get("baseline_cache"),
         )
     data.update(run.extras or {})
     data, path = _write(plan, arms, data, run, log)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.model import Arm, Attempt, Task, Usage
-from ..stats import sequential
+from ..stats import drift, sequential
 from ..stats.accumulate import pooled_floor
 from ..stats.adaptive import Allocation
 from ..stats.analysis import Analysis, analyse
@@ -18,6 +18,7 @@ from ..stats.family import bonferroni, holm_levels
 from ..stats.policy import POLICY_ALPHA, threshold_of
 from ..stats.results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
 from ..stats.sequential import EarlyStop
+from .attempt_store import CACHED_FROM
 from .runner import attempts_by
 from .settings import EvaluationSettings
 
@@ -218,6 +219,7 @@ def compare(
         alpha_note=note,
         # the score test reads attempts taken a fixed number per task (stats/score.py)
         fixed_attempts=settings.budget is None and not settings.early_stop,
+        drift_allowance=drift.allowance(_cached_shares(ref, unpaired)),
     )
     where = errored_in(mine, theirs)
     return ArmComparison(
@@ -230,6 +232,18 @@ def compare(
         {arm.name: where["candidate"], ref.name: where["baseline"], "both": where["both"]},
         analysis,
     )
+
+
+def _cached_shares(ref: ArmResult, unpaired: Sequence[str]) -> list[float]:
+    """Per paired task, the share of the reference's judged attempts drawn from the cache
+    (engine/baseline_reuse.py marks them); empty when none was."""
+    judged: dict[str, list[bool]] = {}
+    for a in ref.attempts:
+        if a.status != "error" and a.task_id not in unpaired:
+            judged.setdefault(a.task_id, []).append(CACHED_FROM in a.meta)
+    if not any(any(marks) for marks in judged.values()):
+        return []
+    return [sum(marks) / len(marks) for marks in judged.values()]
 
 
 __all__ = [

@@ -257,29 +257,6 @@ def _decision(ev: Mapping[str, Any], shown: str | None) -> str | None:
     return f"policy {text}" if text else None
 
 
-def _cache_note(cache: Any) -> str | None:
-    if not isinstance(cache, Mapping):
-        return None
-    if not cache.get("hit"):
-        return "baseline run afresh (cache miss)"
-    details = []
-    if cache.get("key"):
-        details.append(f"key {one_line(cache['key'])[:12]}")
-    if isinstance(cache.get("age_seconds"), int | float):
-        details.append(f"age {_number(cache['age_seconds'] / 3600)} h")
-    runs = cache.get("runs_from_cache")
-    if runs == 0:
-        return "baseline run afresh (nothing in the cache to pool with)"
-    if isinstance(runs, int) and isinstance(cache.get("attempts_from_cache"), int):
-        # since baselines accumulate: the cached attempts join the run's own
-        where = f"{runs} earlier run{'' if runs == 1 else 's'}"
-        head = f"baseline pooled with {cache['attempts_from_cache']} cached attempts of {where}"
-        return head + (f" ({', '.join(details)})" if details else "")
-    if cache.get("attempts_from_cache") is not None:
-        details.append(f"{cache['attempts_from_cache']} attempts")
-    return "baseline served from the cache" + (f" ({', '.join(details)})" if details else "")
-
-
 def _label(result: Result | None) -> str | None:
     """The stats label worth a mention (`flaky`); stable and error rows speak for themselves."""
     stats = (result or {}).get("stats")
@@ -383,7 +360,9 @@ def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
                 + ", ".join(one_line(t) for t in excluded),
             )
         )
-    if (cache := _cache_note(artifact.get("baseline_cache"))) is not None:
+    from .cache_note import cache_note  # it formats with this module's helpers
+
+    if (cache := cache_note(artifact.get("baseline_cache"))) is not None:
         notes.append(("cache", cache))
     if (journal := journal_path(artifact)) is not None:
         notes.append(

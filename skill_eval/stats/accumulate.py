@@ -10,7 +10,9 @@ the score test on each task's attempts decides (stats/score.py), otherwise the t
 interval (stats.policy.decide_policy either way).
 
 Why it keeps the false-accept guarantee: cached attempts are earlier draws of the same
-baseline (same suite, skill, executor, model and settings: the cache key), so a task's pooled
+baseline (same suite, skill, executor, model and settings: the cache key; what the key cannot
+see, a model or service that drifted, the drift guard of stats/drift.py checks with fresh
+attempts and the bounds' drift allowance absorbs up to 5 points), so a task's pooled
 pass rate is an unbiased estimate of its baseline pass chance with less noise; the score test
 models each arm's attempts as they are (the candidate's few, the pool's many), and the t-floor
 interval keeps the candidate's (smaller) attempt count in its floor. Which cached attempts are
@@ -128,12 +130,14 @@ def pool_baseline(
 @dataclass(frozen=True)
 class Draw:
     """What a run takes from the cache at one task before it runs. `whole`: the cached
-    attempts alone fill the pool, so the run makes no baseline attempt at the task (the cache
-    serves it, as a cache hit always did); otherwise the run makes its own `samples` and the
-    cache tops them up. `take`: (run id, attempts) from each cached run, newest first."""
+    attempts fill the pool beside the `own` fresh attempts the run keeps for the drift guard
+    (stats/drift.py: fresh_counts; 0 without it); otherwise the run makes its own `samples`
+    (`own`) and the cache tops them up. `take`: (run id, attempts) from each cached run,
+    newest first."""
 
     whole: bool
     take: tuple[tuple[str, int], ...]
+    own: int = 0
 
     @property
     def attempts(self) -> int:
@@ -146,19 +150,22 @@ def draw(
     earlier: Sequence[CachedRun],
     samples: int,
     limit: int,
+    fresh: Mapping[str, int] | None = None,
 ) -> dict[str, Draw]:
-    """Per task, the cached attempts a run of `samples` attempts per task takes: all it needs
-    (`limit`) when the earlier runs hold that many, else up to `limit - samples` beside the
-    run's own (the pool `pool_baseline` then states). It depends on the cache alone, never on
-    this run's outcomes."""
+    """Per task, the cached attempts a run of `samples` attempts per task takes: all the pool
+    needs beside the task's `fresh` attempts (default 0) when the earlier runs hold that many,
+    else up to `limit - samples` beside the run's own (the pool `pool_baseline` then states).
+    It depends on the cache alone, never on this run's outcomes."""
     if limit < 1 or samples < 1:
         raise ValueError(f"samples and limit must be >= 1, got {samples}, {limit}")
     out: dict[str, Draw] = {}
     for task in tasks:
+        keep = min(samples, (fresh or {}).get(task, 0))
         held = sum(n for _, n in (_counts(task, own_run, earlier)))
-        whole = held >= limit
-        taken = _top_up(task, limit if whole else limit - samples, own_run, earlier)
-        out[task] = Draw(whole, tuple((run_id, len(extra)) for run_id, extra in taken))
+        whole = held >= limit - keep
+        own = keep if whole else samples
+        taken = _top_up(task, limit - own, own_run, earlier)
+        out[task] = Draw(whole, tuple((run_id, len(extra)) for run_id, extra in taken), own)
     return out
 
 

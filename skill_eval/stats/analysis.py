@@ -5,11 +5,12 @@ arms apart. Pure: no I/O."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.model import Status
 from . import estimates as stats
 from .evidence import NO_EVIDENCE, Evidence, assess
+from .intervals import PairedTest
 from .policy import Conclusion, Policy, PolicyDecision, conclusion, decide_policy
 from .results import TaskResult
 from .score import Tally
@@ -82,6 +83,7 @@ def analyse(
     alpha_note: str = "early-stop level",
     baseline_samples: int | None = None,
     fixed_attempts: bool = True,
+    drift_allowance: float = 0.0,
 ) -> Analysis:
     """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
     a one-sided level in place of the policy's: an --early-stop look's (stats/sequential.py)
@@ -90,7 +92,8 @@ def analyse(
     the cache: stats/accumulate.py), for the interval's pseudo-task floor. `fixed_attempts`:
     whether each task's attempts were a number fixed before the run (not placed by --budget,
     not cut by --early-stop); with pass@1 the comparison then gets each task's tallies and
-    decides by the score test (stats/score.py)."""
+    decides by the score test (stats/score.py). `drift_allowance`: how far the bounds move
+    out for a drift of the cached attempts in a pooled baseline (stats/drift.py)."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     per_task = max(1, samples // pass_k)
@@ -101,6 +104,12 @@ def analyse(
         baseline_samples=None if baseline_samples is None else max(1, baseline_samples // pass_k),
         tallies=tallies(candidate, baseline) if fixed_attempts and pass_k == 1 else None,
     )
+    if drift_allowance and comparison.n_tasks:
+        moved = replace(comparison, allowance=drift_allowance)
+        test = moved.paired_test()
+        comparison = replace(
+            moved, interval=test.interval(moved.confidence), method=_moved(moved.method, test)
+        )
     decision = decide_policy(
         policy,
         comparison,
@@ -126,3 +135,9 @@ def analyse(
         hint,
         assess(decision, comparison, pass_k),
     )
+
+
+def _moved(method: str, test: PairedTest) -> str:
+    """The comparison's method, its test's part as the allowance words it."""
+    head, sep, tail = method.partition("; ")
+    return f"{test.method}{sep}{tail}" if sep else test.method

@@ -153,6 +153,7 @@ class Comparison:
     baseline_samples: int | None = None  # when the baseline's attempts per task differ
     # Per paired task, in order: each arm's passes and attempts (paired_comparison's `tallies`)
     tallies: tuple[Tally, ...] | None = None
+    allowance: float = 0.0  # for drift of a pooled baseline (stats/drift.py), in the interval
 
     def paired_test(self, samples: int | None = None) -> PairedTest:
         """The test behind the interval: exact for one 0/1 outcome per task and arm (up to
@@ -165,6 +166,7 @@ class Comparison:
             self.binary,
             self.baseline_samples if samples is None else None,
             self.tallies if samples is None else None,
+            self.allowance,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -203,10 +205,8 @@ def _bootstrap_interval(
 
 
 def binomial_two_sided_p(b: int, c: int) -> float:
-    """Exact two-sided McNemar / sign test: min(1, 2·P(X ≤ min(b, c))), X ~ Bin(b + c, 1/2).
-
-    1.0 when b + c == 0.
-    """
+    """Exact two-sided McNemar / sign test: min(1, 2·P(X ≤ min(b, c))), X ~ Bin(b + c, 1/2);
+    1.0 when b + c == 0."""
     m = b + c
     if m == 0:
         return 1.0

@@ -82,6 +82,7 @@ def assess(
     test = comparison.paired_test()
     if test.n == 0 or theta is None or alpha is None:
         return Evidence(True, margin, None)
+    theta += test.allowance  # a pooled baseline's drift allowance stays as the run grows
     if test.tallies is not None:
         tasks, samples = _tallied(test.tallies, test.samples, theta, alpha)
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from .exact import EXACT_MAX_TASKS, exact_bound, exact_p
@@ -88,6 +88,9 @@ class PairedTest:
     counts: tuple[int, int, int] | None = None
     baseline_samples: int | None = None  # the baseline's attempts per task, when not `samples`
     tallies: tuple[Tally, ...] | None = None
+    # Moves each bound out by the bias a drift of cached baseline attempts could cause
+    # (stats/drift.py: allowance): 0 unless the baseline pools cached attempts.
+    allowance: float = 0.0
 
     @classmethod
     def of(
@@ -97,6 +100,7 @@ class PairedTest:
         binary: bool,
         baseline_samples: int | None = None,
         tallies: Sequence[Tally] | None = None,
+        allowance: float = 0.0,
     ) -> PairedTest:
         """`tallies`: every task's (candidate passes, attempts, baseline passes, attempts), when
         the scores are pass rates of attempts taken a fixed number per task; the score test
@@ -112,7 +116,7 @@ class PairedTest:
             if len(tallies) != len(values):
                 raise ValueError(f"{len(tallies)} tallies for {len(values)} differences")
             scored = tuple(tallies)
-        return cls(values, samples, counts, baseline_samples, scored)
+        return cls(values, samples, counts, baseline_samples, scored, allowance)
 
     @property
     def exact(self) -> bool:
@@ -123,7 +127,13 @@ class PairedTest:
         return len(self.diffs)
 
     def bound(self, alpha: float, side: Side) -> float:
-        """The one-sided (1 − alpha) lower or upper bound of the mean difference."""
+        """The one-sided (1 − alpha) lower or upper bound of the mean difference, moved out
+        by the allowance."""
+        if self.allowance:
+            inner = replace(self, allowance=0.0).bound(alpha, side)
+            if side == "lower":
+                return max(-1.0, inner - self.allowance)
+            return min(1.0, inner + self.allowance)
         level = _one_sided_level(alpha)
         if self.counts is not None:
             b, c, n = self.counts
@@ -151,9 +161,13 @@ class PairedTest:
         return bound > theta + EPS if side == "lower" else bound < theta - EPS
 
     def p_value(self, theta: float, side: Side) -> float:
-        """One-sided p-value for "the mean lies above theta" (side "lower") or "below"."""
+        """One-sided p-value for "the mean lies above theta" (side "lower") or "below"; with
+        an allowance, for "above theta + allowance" ("below theta - allowance")."""
         if self.n == 0:
             return 1.0
+        if self.allowance:
+            shift = self.allowance if side == "lower" else -self.allowance
+            return replace(self, allowance=0.0).p_value(theta + shift, side)
         if self.counts is not None:
             b, c, n = self.counts
             return exact_p(b, c, n, round(theta, 9), "above" if side == "lower" else "below")
@@ -167,6 +181,9 @@ class PairedTest:
 
     @property
     def method(self) -> str:
+        if self.allowance:
+            inner = replace(self, allowance=0.0).method
+            return f"{inner}, bounds moved out {self.allowance * 100:.2f} points for drift"
         if self.counts is not None:
             return (
                 "exact unconditional test on the paired pass/fail outcomes "
