@@ -17,7 +17,7 @@ from .choices import ModelServiceChoice
 from .run_flags import flag
 
 if TYPE_CHECKING:
-    from ..improve.run import ImproveRun
+    from ..improve.run import EvaluationsExecutor, ImproveRun
 
 
 # The sections of `improve --help`.
@@ -230,9 +230,8 @@ def command(
     """
     from ..executors.base import DEFAULT_EXECUTOR
     from ..improve.decide import IterationSettings
-    from ..improve.run import EvaluationsExecutor, improve
     from ..improve.run import history as show_history
-    from ..plan.config import nearest_executor_tables
+    from ..improve.run import improve
 
     if no_jail:
         click.echo(f"WARNING: {NO_JAIL}", err=True)
@@ -241,27 +240,16 @@ def command(
         return
     if not skill_path or not task_suite:
         raise UsageError("--skill-path and --task-suite are required (or --history)")
-    if mock and executor not in (None, MOCK):
-        raise UsageError(f"--mock means --executor {MOCK}; drop one of them")
     try:  # the loop's flags (stopping rules, holdout and seed) are named after its settings
         settings = IterationSettings(**loop)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    evaluations = EvaluationsExecutor(
-        MOCK if mock else (executor or DEFAULT_EXECUTOR),
-        model=model,
-        claude_bin=claude_bin,
-        options=executor_option,
-        tables=nearest_executor_tables(Path.cwd()),
-        mock_outputs=mock_outputs,
-        mock_rules=True,  # a test double that can follow the skill's [rule:...] markers does
-    )
     outcome = improve(
         skill_path,
         task_suite,
         state_root,
         settings=settings,
-        executor=evaluations,
+        executor=_evaluations(executor, mock, model, claude_bin, executor_option, mock_outputs),
         improver=improver or (MOCK if mock else DEFAULT_EXECUTOR),
         improver_model=improver_model,
         base_url=base_url,
@@ -273,6 +261,33 @@ def command(
         log=lambda line: click.echo(line, err=True),
     )
     _print_outcome(outcome)
+
+
+def _evaluations(
+    executor: str | None,
+    mock: bool,
+    model: str | None,
+    claude_bin: str | None,
+    options: tuple[str, ...],
+    mock_outputs: str | None,
+) -> EvaluationsExecutor:
+    """The evaluations' executor as the flags and the project config file's executor table
+    configure it, as for `skill-eval run`."""
+    from ..executors.base import DEFAULT_EXECUTOR
+    from ..improve.run import EvaluationsExecutor
+    from ..plan.config import nearest_executor_tables
+
+    if mock and executor not in (None, MOCK):
+        raise UsageError(f"--mock means --executor {MOCK}; drop one of them")
+    return EvaluationsExecutor(
+        MOCK if mock else (executor or DEFAULT_EXECUTOR),
+        model=model,
+        claude_bin=claude_bin,
+        options=options,
+        tables=nearest_executor_tables(Path.cwd()),
+        mock_outputs=mock_outputs,
+        mock_rules=True,  # a test double that can follow the skill's [rule:...] markers does
+    )
 
 
 def _print_outcome(outcome: ImproveRun) -> None:
