@@ -4,12 +4,12 @@ harness's own decision functions on a suite of known per-task pass probabilities
 
 Each repetition splits the tasks as improve does (train, then the held-out tasks cut in two:
 improve.split), scores the original and K versions once on the selection half (one attempt a
-task and version, or `samples`), picks the best as improve.versions.select_best does (ties to
-the earlier version, so an equal pick is the original), and confirms a pick on the half set
-apart, on fresh attempts, with paired_comparison + decide_policy at the policy's level / K.
-Printed: how often a version is proposed, under today's gate (policy superior on the tasks
-set apart) and under the gate it replaced (policy no-regression, fresh attempts at the same
-holdout tasks that picked it).
+task and version, as the loop does), picks the best as improve.versions.select_best does (ties
+to the earlier version, so an equal pick is the original), and confirms a pick on the half set
+apart, on fresh attempts (`--confirm-samples`: 1, or the default 3), with paired_comparison +
+decide_policy at the policy's level / K. Printed: how often a version is proposed, under
+today's gate (policy superior on the tasks set apart) and under the gate it replaced (the
+whole holdout picks, policy no-regression on one fresh attempt at the same tasks).
 
     python scripts/bench_improve.py [--reps 2000] [--seed 0]
 """
@@ -81,16 +81,16 @@ def proposals(
         split = set_apart_to_confirm(split_tasks(tasks, holdout, rep), rep)
         held = list(split.holdout) + list(split.confirm)
         # today: pick on the selection half, confirm on the half set apart
-        rates = [_rate(_scores(list(split.holdout), p, samples, rng)) for p in [base, *versions]]
+        rates = [_rate(_scores(list(split.holdout), p, 1, rng)) for p in [base, *versions]]
         best = max(range(len(rates)), key=lambda i: (rates[i], -i))
         if best and _confirmed(
             versions[best - 1], base, list(split.confirm), samples, "superior", rng
         ):
             new += 1
         # before: pick on the whole holdout, confirm on fresh attempts at the same tasks
-        rates = [_rate(_scores(held, p, samples, rng)) for p in [base, *versions]]
+        rates = [_rate(_scores(held, p, 1, rng)) for p in [base, *versions]]
         best = max(range(len(rates)), key=lambda i: (rates[i], -i))
-        if best and _confirmed(versions[best - 1], base, held, samples, "no-regression", rng):
+        if best and _confirmed(versions[best - 1], base, held, 1, "no-regression", rng):
             old += 1
     return new / reps, old / reps
 
@@ -103,7 +103,7 @@ def main() -> None:
     started = time.monotonic()
     print(f"{VERSIONS} versions besides the original, {args.reps} repetitions a cell")
     print(
-        f"{'tasks':>5} {'holdout':>7} {'samples':>7}  {'versions':<22} "
+        f"{'tasks':>5} {'holdout':>7} {'confirm':>7}  {'versions':<22} "
         f"{'proposed now':>12} {'before':>8}"
     )
     for n_tasks in (40, 80):

@@ -23,7 +23,7 @@ SECTIONS = {
             "--iterate",
             "--improvement-threshold",
         ],
-        "Holdout and confirmation:": ["--holdout", "--seed", "--policy"],
+        "Holdout and confirmation:": ["--holdout", "--seed", "--confirm-samples", "--policy"],
         "Evaluations:": [
             "--executor",
             "--model",

@@ -117,7 +117,7 @@ def test_nothing_better_exits_1_and_writes_no_winner(tmp_path: Path) -> None:
     skill, suite = _write_inputs(tmp_path)
     script = tmp_path / "outputs.yaml"  # every answer scripted: no rule can change any of them
     script.write_text(
-        json.dumps({f"{c}-{i}": f"{c}-term only" for c in CATEGORIES for i in range(4)}),
+        json.dumps({f"{c}-{i}": f"{c}-term only" for c in CATEGORIES for i in range(16)}),
         encoding="utf-8",
     )
     code, out, err = run_cli(

@@ -55,12 +55,28 @@ def test_a_suite_too_small_to_confirm_is_said_before_the_first_iteration(tmp_pat
         "--mock",
         "--improver",
         "mock",
+        "--confirm-samples",
+        "1",
     )
     assert code == 1, err  # the better version is not proposed: it could not be shown better
     lines = err.splitlines()
     warning = next(i for i, line in enumerate(lines) if line.startswith("[confirm] warning"))
     assert warning < next(i for i, line in enumerate(lines) if line.startswith("[iter 1/"))
     assert "the 4 task(s) set apart to confirm the pick cannot pass policy superior" in err
+    # three attempts a task and arm (the default) could show it on the same 4 tasks
+    code, _out, err = run_cli(
+        "improve",
+        "--skill-path",
+        str(skill),
+        "--task-suite",
+        str(suite),
+        "--state-root",
+        str(tmp_path / "state3"),
+        "--mock",
+        "--improver",
+        "mock",
+    )
+    assert "[confirm] warning" not in err, err
     ranking = read_json(out.strip())
     assert not ranking["improve"]["proposed"]
     # "not shown worse", asked for by name: 4 tasks rule out no regression either, and the
@@ -78,5 +94,7 @@ def test_a_suite_too_small_to_confirm_is_said_before_the_first_iteration(tmp_pat
         "mock",
         "--policy",
         "no-regression",
+        "--confirm-samples",
+        "1",
     )
     assert "cannot pass policy no-regression" in err

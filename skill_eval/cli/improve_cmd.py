@@ -135,6 +135,14 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
 @CONFIRM.option(
     "--seed", type=int, default=0, show_default=True, metavar="N", help="Seed of the split."
 )
+@CONFIRM.option(
+    "--confirm-samples",
+    type=int,
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Attempts a task and arm when the pick is confirmed on the tasks set apart.",
+)
 @flag(
     "policy",
     section=CONFIRM,

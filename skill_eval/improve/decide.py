@@ -42,6 +42,9 @@ class IterationSettings:
     timeout_seconds: float = 1800.0
     holdout: float = 0.4
     seed: int = 0
+    # Attempts a task and arm when the pick is confirmed on the tasks set apart: more than
+    # the loop's one, for power where the tasks are few (scripts/bench_improve.py).
+    confirm_samples: int = 3
 
     def __post_init__(self) -> None:
         problems = []
@@ -53,6 +56,8 @@ class IterationSettings:
                 problems.append(f"{name}: must be in [0, 1], got {value}")
         if not 0.0 <= self.holdout < 1.0:
             problems.append(f"holdout: must be in [0, 1), got {self.holdout}")
+        if self.confirm_samples < 1:
+            problems.append("confirm_samples: must be >= 1")
         if self.token_budget < 1:
             problems.append("token_budget: must be >= 1")
         if self.max_cost_usd < 0 or self.timeout_seconds <= 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +168,7 @@ def improve(
         )
     )
     confirm_policy = _policy(policy)
-    evaluate_fn, compare_fn = _judged_by(suite, runner, confirm_policy, s.holdout > 0, jail)
+    evaluate_fn, compare_fn = _judged_by(suite, runner, confirm_policy, s, jail)
     say = log or (lambda line: None)
     if compare_fn is not None:
         _warn_if_unconfirmable(suite, s, confirm_policy, say)
@@ -204,7 +204,7 @@ def _warn_if_unconfirmable(
     version would be refused, whatever it does)."""
     split = set_apart_to_confirm(split_tasks(suite.tasks, s.holdout, s.seed), s.seed)
     family = max(1, s.iterate - 1)
-    if not confirmable(len(split.confirm), policy, family):
+    if not confirmable(len(split.confirm), policy, family, s.confirm_samples):
         say(
             f"[confirm] warning: the {len(split.confirm)} task(s) set apart to confirm the pick "
             f"cannot pass policy {policy} at its level / {family} (the versions compared), "
@@ -241,16 +241,18 @@ def _policy(name: str | None) -> Policy:
 
 
 def _judged_by(
-    suite: Suite, runner: Any, policy: Policy, confirms: bool, jail: JailKind = "bubblewrap"
+    suite: Suite, runner: Any, policy: Policy, s: IterationSettings, jail: JailKind
 ) -> tuple[EvaluateFn, CompareFn | None]:
-    """The loop's evaluate_fn and, with a holdout to confirm on, its compare_fn, sharing one
-    judge cache for the whole run."""
+    """The loop's evaluate_fn (one attempt a task) and, with a holdout to confirm on, its
+    compare_fn (`s.confirm_samples` attempts a task and arm), sharing one judge cache for the
+    whole run."""
     eval_settings = EvaluationSettings(policy=policy)
     ctx = default_judge_context(suite, runner.name, jail)
     evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
-    if not confirms:
+    if s.holdout <= 0:
         return evaluate_fn, None
-    return evaluate_fn, make_compare_fn(suite, runner, settings=eval_settings, judge_context=ctx)
+    confirming = replace(eval_settings, samples=s.confirm_samples)
+    return evaluate_fn, make_compare_fn(suite, runner, settings=confirming, judge_context=ctx)
 
 
 def _write_run(
