@@ -145,7 +145,7 @@ def improve(
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
-    jail: JailKind = "none" if no_jail else "bubblewrap"
+    jail: JailKind = "none" if no_jail else "auto"
     chosen_executor = (
         executor if isinstance(executor, EvaluationsExecutor) else EvaluationsExecutor(executor)
     )
@@ -206,7 +206,7 @@ def _read_inputs(
 
 
 def _judged_by(
-    suite: Suite, runner: Any, policy: str | None, confirms: bool, jail: JailKind = "bubblewrap"
+    suite: Suite, runner: Any, policy: str | None, confirms: bool, jail: JailKind = "auto"
 ) -> tuple[EvaluateFn, CompareFn | None]:
     """The loop's evaluate_fn and, with a holdout to confirm on, its compare_fn, sharing one
     judge cache for the whole run."""

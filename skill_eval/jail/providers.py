@@ -149,7 +149,7 @@ def resolve(name: str = AUTO) -> JailProvider:
         if missing is None:
             return provider
         problems.append(missing)
-    raise JailUnavailable(f"no jail can run here: {'; '.join(problems)}; {install_hint()}")
+    raise JailUnavailable(f"no jail can run here ({'; '.join(problems)}): {install_hint()}")
 
 
 def chosen(name: str) -> str | None:
@@ -178,6 +178,16 @@ def name_of(name: str) -> str:
     return resolve(name).name if isolated(name) else NONE
 
 
+def caps_warning(name: str) -> str | None:
+    """Why the jails of `name` have no process cap, when they have none: the harness makes
+    bubblewrap's cgroup (jail/cgroup.py); a container runtime caps its own."""
+    if name_of(name) != "bubblewrap":
+        return None
+    from .cgroup import problem
+
+    return problem()
+
+
 def _other_ways(failed: str) -> str:
     others = [c for c in AUTO_ORDER if c != failed]
     return f"try --jail {' or --jail '.join(others)}, or pass --no-jail to run unconfined"
@@ -186,10 +196,7 @@ def _other_ways(failed: str) -> str:
 def install_hint() -> str:
     """What to install, per OS, for a jail to run here."""
     if sys.platform.startswith("linux"):
-        how = (
-            "install bubblewrap (apt-get install bubblewrap; dnf install bubblewrap) or "
-            "podman (apt-get install podman runc) and pass --jail container"
-        )
+        how = "install bubblewrap or podman (apt-get install bubblewrap, or podman runc)"
     elif sys.platform == "darwin":
         how = "install Podman (brew install podman; podman machine init --now) or Docker Desktop"
     else:
@@ -204,6 +211,7 @@ __all__ = [
     "REGISTRY",
     "JailProvider",
     "Launch",
+    "caps_warning",
     "chosen",
     "install_hint",
     "isolated",

@@ -26,6 +26,7 @@ from ...core.model import ExecutionRequest, ExecutionResult
 from ...core.transcript import skill_invocations
 from ...errors import ExecutorError
 from ...jail.confine import abi
+from ...jail.providers import isolated
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
@@ -110,7 +111,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         self.model = config.model or self._env("SKILL_EVAL_MODEL")
         self._binary = binaries.resolve(config.claude_bin)
         self._launcher = Launcher(config, self._binary) if self._binary else None
-        jailed = config.jail != "none"
+        jailed = isolated(config.jail)
         self.bash = BashConfinement(
             jailed=jailed,
             landlock=jailed and _landlock(),
