@@ -55,12 +55,13 @@ def skeleton() -> Path:
             (root / name.lstrip("/")).symlink_to(os.readlink(name))
     for name in ("proc", "dev", "sys", "tmp", "etc", "run", "home", "workspace"):
         (root / name).mkdir(mode=0o755, exist_ok=True)
+    (root / "tmp").chmod(0o1777)  # (a runtime may copy a tmpfs's mode from the folder below)
     atexit.register(shutil.rmtree, root, True)
     return root
 
 
 def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[str]:
-    args: list[str] = ["--tmpfs", f"/tmp:rw,size={size},mode=1777"]
+    args: list[str] = ["--tmpfs", f"/tmp:rw,size={size},mode=1777,notmpcopyup"]
     if image is None:  # the host's system, as bubblewrap shows it
         for folder in _SYSTEM_DIRS:
             if os.path.isdir(folder) and not os.path.islink(folder):
@@ -77,7 +78,7 @@ def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[
 
 def _one(mount: Mount, size: int) -> list[str]:
     if mount.kind == "tmpfs":
-        return ["--tmpfs", f"{mount.target}:rw,size={size},mode=1777"]
+        return ["--tmpfs", f"{mount.target}:rw,size={size},mode=1777,notmpcopyup"]
     suffix = "ro" if mount.kind == "ro" else "rw"
     return ["-v", f"{mount.source}:{mount.target}:{suffix}"]
 

@@ -29,7 +29,7 @@ from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from ...jail.confine import abi
-from ...jail.providers import isolated
+from ...jail.providers import isolated, name_of
 from ...jail.session import JailBroken, JailedCommand
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup
@@ -276,7 +276,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
 
     def isolation(self, request: ExecutionRequest | None, mode: SkillMode) -> dict[str, Any]:
         record = {
-            "jail": self.config.jail,
+            "jail": name_of(self.config.jail),
             "cli_landlock": self.confined,
             "home": "temporary per attempt (empty: no user config, skills or credentials)",
             "working_directory": "a copy of the attempt's workspace",
