@@ -29,11 +29,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from ..errors import ExecutorError
 from . import Confinement, JailKind, Limits, Mount
 from .api_proxy import FORWARD_PORT, Forward
 from .cgroup import Cgroup
-from .copyout import Caps, Copied, copy_out
+from .copyout import Caps, Copied, chown_tree, copy_out
+from .ended import Ended as Ended
+from .ended import JailBroken as JailBroken
+from .ended import ended_as
 from .pipes import Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
 from .providers import JailProvider, Launch, resolve
@@ -58,25 +60,6 @@ def cancel_all() -> None:
         jail._kill()
         if jail._host_dirs is not None:
             shutil.rmtree(jail._host_dirs, ignore_errors=True)
-
-
-@dataclass(frozen=True)
-class Ended:
-    """How the command ended: its exit code (None when stopped or killed), whether the
-    harness stopped it (`stopped`: on_line said enough; `timed_out`; `overflow`: its stream
-    went past the byte cap), the tail of its stderr and how many stream bytes it printed."""
-
-    code: int | None
-    stopped: bool = False
-    timed_out: bool = False
-    stderr: str = ""
-    stream_bytes: int = 0
-    overflow: bool = False
-
-
-class JailBroken(ExecutorError):
-    """The jail did not behave (bwrap failed, the holder died or never answered): the attempt
-    is an error, never a result."""
 
 
 @dataclass
@@ -245,13 +228,8 @@ class JailedCommand:
     def _own(self, top: Path) -> None:
         """Files the harness put in the jail belong to the command's uid there (a rootful
         container's uid 1000; bubblewrap maps the harness's own uid)."""
-        owner = self._launch.owner if self._launch is not None else None
-        if owner is None:
-            return
-        os.lchown(top, *owner)
-        for folder, dirs, files in os.walk(top):
-            for name in (*dirs, *files):
-                os.lchown(os.path.join(folder, name), *owner)
+        if self._launch is not None and self._launch.owner is not None:
+            chown_tree(top, self._launch.owner)
 
     def run(
         self,
@@ -277,7 +255,7 @@ class JailedCommand:
             self._kill()
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
         code = said.split(" ", 1)[1]
-        return _ended(None if code == "killed" else int(code), read, stderr)
+        return ended_as(None if code == "killed" else int(code), read, stderr)
 
     def collect(self, into: Path, caps: Caps) -> Copied:
         """Copy the final workspace into `into` (emptied first), within `caps`."""
@@ -413,16 +391,4 @@ class JailedCommand:
                 os.killpg(proc.pid, signal.SIGKILL)  # the group: what it started goes too
             except (ProcessLookupError, PermissionError):
                 pass
-        return _ended(proc.wait(), read, stderr)
-
-
-def _ended(code: int | None, read: Read, stderr: Tail) -> Ended:
-    """How a command ended; no exit code when the harness ended it (it says nothing then)."""
-    return Ended(
-        None if read.ended_early else code,
-        read.stopped,
-        read.timed_out,
-        stderr.text(),
-        read.printed,
-        read.overflow,
-    )
+        return ended_as(proc.wait(), read, stderr)

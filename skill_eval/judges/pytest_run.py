@@ -157,8 +157,7 @@ def run_pytest(
         relative = test_file.resolve().relative_to(fixtures)
         conftest = any((work_dir / FIXTURES_DIR).rglob("conftest.py"))
         workspace = readonly_copy(work, tmp / "workspace")
-        jailed = provider.isolated
-        cwd = Path(JUDGE_DIR) if jailed else work_dir
+        cwd = Path(JUDGE_DIR) if (jailed := provider.isolated) else work_dir
         seen_harness = Path(HARNESS_DIR) if jailed else harness
         channel = Channel()
         env = {
@@ -166,8 +165,7 @@ def run_pytest(
             "PYTHONPATH": str(seen_harness),
             CHANNEL_ENV: str(provider.inside_fds([channel.child_fd])[0]),
         }
-        if jailed:
-            env["TMPDIR"] = "/tmp"
+        env |= {"TMPDIR": "/tmp"} if jailed else {}
         mounts = [
             Mount("tmpfs", JUDGE_DIR),
             Mount("ro", f"{JUDGE_DIR}/{FIXTURES_DIR}", work_dir / FIXTURES_DIR),
@@ -177,19 +175,12 @@ def run_pytest(
         if workspace is not None:  # agent tasks: the final workspace
             env["AI_WORKSPACE"] = str(cwd / "workspace")
             mounts.append(Mount("ro", f"{JUDGE_DIR}/workspace", workspace))
-        argv = pytest_command(
-            cwd / FIXTURES_DIR / relative,
-            cwd,
-            seen_harness / "pytest.ini",
-            conftest,
-            provider.python,
-        )
+        ini, python = seen_harness / "pytest.ini", provider.python
+        argv = pytest_command(cwd / FIXTURES_DIR / relative, cwd, ini, conftest, python)
         confinement = Confinement(tuple(argv), str(cwd), env, tuple(mounts), limits=limits)
         isolation: Isolation = provider.name
         started = time.monotonic()
-        finished = process.run(
-            provider.name, confinement, timeout, (channel.child_fd,), channel.start
-        )
+        finished = process.run(isolation, confinement, timeout, (channel.child_fd,), channel.start)
         channel.close()
         log = _tail_lines(finished.tail)
         if finished.code is None:
