@@ -8,9 +8,12 @@ both alike), the added time the median of the paired differences:
 2. an agent attempt: the real Claude Code CLI (the one claude-agent-sdk bundles) against the
    loopback Messages API (tests/fakes), through the claude-cli executor jailed vs --no-jail
    (the same attempt, the model API forwarded by the harness's proxy in the jailed case);
-3. a pytest judgement: jailed vs --no-jail (scripts/bench_judges.py's measurement).
+3. a pytest judgement: jailed vs --no-jail (scripts/bench_judges.py's measurement);
 
-    python scripts/bench_jail.py [--runs 20] [--attempt-runs 10]
+each for every provider of `--jail` that can run here (bubblewrap and the container provider
+side by side, #40; the 50 ms target is bubblewrap's: a container costs a runtime's start).
+
+    python scripts/bench_jail.py [--runs 20] [--attempt-runs 10] [--jail bubblewrap,container]
 """
 
 from __future__ import annotations
@@ -38,8 +41,7 @@ from skill_eval.executors.claude.binary import bundled_cli  # noqa: E402
 from skill_eval.executors.claude.config import ClaudeCliConfig  # noqa: E402
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor  # noqa: E402
 from skill_eval.executors.claude.launch import AGENT_LIMITS, COPY_CAPS  # noqa: E402
-from skill_eval.jail import JailKind  # noqa: E402
-from skill_eval.jail.bubblewrap import problem as jail_problem  # noqa: E402
+from skill_eval.jail import JailKind, JailUnavailable, require  # noqa: E402
 from skill_eval.jail.session import JailedCommand  # noqa: E402
 from skill_eval.judges.pytest_judge import run_pytest  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
@@ -130,48 +132,54 @@ def row(name: str, figures: Paired) -> str:
     )
 
 
+def bench(jail: str, root: Path, binary: str | None, args: argparse.Namespace) -> None:
+    """The rows of one provider: what its jail costs an attempt and a judgement."""
+    print(f"{jail}:")
+    bare = paired(true_in(jail, root), lambda: subprocess.run(["/bin/true"], check=True), args.runs)
+    print(row("/bin/true vs a plain subprocess", bare))
+    steps = paired(true_in(jail, root), true_in("none", root), args.runs)
+    print(row("/bin/true vs the same steps unjailed", steps))
+    if binary is None:
+        print("  agent attempt: skipped (no claude CLI: pip install -e '.[agent]')")
+    else:
+        with FakeAnthropic(default="PONG") as server:
+            attempt = paired(
+                attempt_with(binary, server, root, jail),
+                attempt_with(binary, server, root, "none"),
+                args.attempt_runs,
+            )
+        print(row("agent attempt (real CLI, fake API)", attempt))
+    fixtures = root / "suite" / "fixtures"
+    fixtures.mkdir(parents=True, exist_ok=True)
+    test_file = fixtures / "test_trivial.py"
+    test_file.write_text(FIXTURE, encoding="utf-8")
+    judged = paired(
+        judgement(test_file, fixtures, jail), judgement(test_file, fixtures, "none"), args.runs
+    )
+    print(row("pytest judgement (trivial fixture)", judged))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="runs of the jail and the judge")
     parser.add_argument("--attempt-runs", type=int, default=10, help="runs of the real CLI")
+    parser.add_argument(
+        "--jail", default="bubblewrap,container", help="the providers to bench, side by side"
+    )
     args = parser.parse_args()
-    if (missing := jail_problem()) is not None:
-        raise SystemExit(f"cannot bench the jail: {missing}")
     binary = os.environ.get("SKILL_EVAL_CLAUDE_BIN") or bundled_cli()
     print(
         f"medians of N runs, jailed and unjailed in turns, {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.2f} (N = {args.runs}; {args.attempt_runs} for the real CLI)"
     )
-    with tempfile.TemporaryDirectory(prefix="bench-jail-") as tmp:
-        root = Path(tmp)
-        bare = paired(
-            true_in("bubblewrap", root),
-            lambda: subprocess.run(["/bin/true"], check=True),
-            args.runs,
-        )
-        print(row("/bin/true vs a plain subprocess", bare))
-        steps = paired(true_in("bubblewrap", root), true_in("none", root), args.runs)
-        print(row("/bin/true vs the same steps unjailed", steps))
-        if binary is None:
-            print("  agent attempt: skipped (no claude CLI: pip install -e '.[agent]')")
-        else:
-            with FakeAnthropic(default="PONG") as server:
-                attempt = paired(
-                    attempt_with(binary, server, root, "bubblewrap"),
-                    attempt_with(binary, server, root, "none"),
-                    args.attempt_runs,
-                )
-            print(row("agent attempt (real CLI, fake API)", attempt))
-        fixtures = root / "suite" / "fixtures"
-        fixtures.mkdir(parents=True)
-        test_file = fixtures / "test_trivial.py"
-        test_file.write_text(FIXTURE, encoding="utf-8")
-        judged = paired(
-            judgement(test_file, fixtures, "bubblewrap"),
-            judgement(test_file, fixtures, "none"),
-            args.runs,
-        )
-        print(row("pytest judgement (trivial fixture)", judged))
+    for jail in args.jail.split(","):
+        try:
+            require(jail)
+        except JailUnavailable as exc:
+            print(f"{jail}: skipped ({exc})")
+            continue
+        with tempfile.TemporaryDirectory(prefix="bench-jail-") as tmp:
+            bench(jail, Path(tmp), binary, args)
     return 0
 
 

@@ -27,7 +27,9 @@ from typing import Any
 
 import pytest
 
+from skill_eval.jail import providers
 from skill_eval.jail.bubblewrap import problem as jail_problem
+from skill_eval.jail.container import Container
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_cli, write_suite
 
@@ -423,14 +425,25 @@ def test_a_flooded_workspace_is_a_bounded_clear_failure(
 # -- 6. a machine without bubblewrap --------------------------------------------------------------
 
 
+JAIL_PROGRAMS = ("bwrap", "podman", "docker")
+
+
+def _forget_probes() -> None:
+    """Providers are probed once per process: probe again on this PATH."""
+    jail_problem.cache_clear()
+    Container.problem.cache_clear()
+    providers.resolve.cache_clear()
+
+
 def path_without_bwrap(into: Path) -> str:
-    """A PATH of links to every program on this PATH but bwrap (the first of a name wins)."""
+    """A PATH of links to every program on this PATH but the jail providers' (bwrap, podman,
+    docker; the first of a name wins)."""
     into.mkdir()
     for directory in os.environ.get("PATH", "").split(os.pathsep):
         if os.path.isdir(directory):
             for entry in os.scandir(directory):
                 link = into / entry.name
-                if entry.name != "bwrap" and not os.path.lexists(link):
+                if entry.name not in JAIL_PROGRAMS and not os.path.lexists(link):
                     link.symlink_to(entry.path)
     return str(into)
 
@@ -438,10 +451,10 @@ def path_without_bwrap(into: Path) -> str:
 @pytest.fixture
 def no_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PATH", path_without_bwrap(tmp_path / "bin"))
-    jail_problem.cache_clear()  # probed once per process: probe again without bwrap
+    _forget_probes()
     yield
     monkeypatch.undo()
-    jail_problem.cache_clear()
+    _forget_probes()
 
 
 def test_without_bubblewrap_an_agent_suite_stops_before_any_model_call(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from skill_eval.jail.container import PROVIDER as CONTAINER
 from tests.agent_runs import agent_params, needs, run_agent
 from tests.agent_scripts import (
     AGENT_DESC,
@@ -331,3 +332,28 @@ def test_codex_task_prompt_naming_the_skill_is_recorded(tmp_path: Path) -> None:
     # Codex put the skill's body into the candidate's request itself (the model ran nothing).
     body = "never hand-write PDF syntax"
     assert [body in json.dumps(r.json) for r in run.requests].count(True) == 1
+
+
+@pytest.mark.skipif(CONTAINER.problem() is not None, reason=str(CONTAINER.problem()))
+@pytest.mark.parametrize("agent", [a for a in agent_params() if a.id == "claude"])
+def test_the_demos_reach_the_same_verdicts_in_the_container_provider(
+    tmp_path: Path, agent: str
+) -> None:
+    """#40: `--jail container` (Podman here) gives the bubblewrap verdicts, jailed."""
+    jail = ["--jail", "container"]
+    run = run_agent(tmp_path / "agent", agent, [*AGENT_ARGS, *jail], agent_rules(agent))
+    assert run.code == 0, run.err
+    assert statuses(run) == AGENT_EXPECTED, run.records()
+    used = run.by_arm_task()[("candidate", "uses-the-skill")]
+    assert used["meta"]["isolation"]["jail"] == "container"
+    assert run.data()["manifest"]["isolation"] == {"jail": "container", "isolated": True}
+    rules = trigger_rules(agent, answer_latency=ANSWER_LATENCY)
+    run = run_agent(tmp_path / "trigger", agent, [*TRIGGER_ARGS, *jail], rules)
+    assert run.code == 0, run.err
+    for arm, expected in TRIGGER_EXPECTED.items():
+        got = run.data()["triggers"]["arms"][arm]
+        assert (got["tpr"]["rate"], got["fpr"]["rate"], got["errors"]) == (
+            expected["tpr"],
+            expected["fpr"],
+            0,
+        )

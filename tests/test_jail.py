@@ -169,9 +169,10 @@ def test_require_names_what_to_install_when_bubblewrap_is_missing(tmp_path: Path
         timeout=300,
     )
     assert done.stdout.strip() == (
-        "the jail needs bubblewrap: install it (apt-get install "
-        "bubblewrap); or pass --no-jail to run without one "
-        "(unconfined)"
+        "no jail can run here (the jail needs bubblewrap: install it (apt-get install "
+        "bubblewrap); the container provider needs podman (apt-get install podman runc)): "
+        "install bubblewrap or podman (apt-get install bubblewrap, or podman runc); or pass "
+        "--no-jail to run unconfined"
     )
     assert require("none") == "none"
     assert issubclass(JailUnavailable, Exception)

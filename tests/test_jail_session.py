@@ -1,7 +1,8 @@
 """An agent attempt's jail (#28): a command held by the holder around a tmpfs workspace, seeded
 before and copied out after; nothing it starts survives it; its stdout cannot be forged from
 inside; the workspace is capped in bytes and copied out within caps, links never followed.
-Needs bubblewrap: without it these tests skip, naming it (the `none` kind runs everywhere)."""
+Each runs on bubblewrap and on the container provider (Podman): a provider that cannot start
+here skips, naming why (the `none` kind runs everywhere)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,19 @@ import pytest
 from skill_eval.jail import Limits, cgroup
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
+from skill_eval.jail.container import PROVIDER as CONTAINER
 from skill_eval.jail.copyout import Caps
 from skill_eval.jail.session import JailedCommand
 
 needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
+needs_container = pytest.mark.skipif(
+    CONTAINER.problem() is not None, reason=str(CONTAINER.problem())
+)
+# Every attack runs against each provider that can start here (#40).
+JAILS = [
+    pytest.param("bubblewrap", marks=needs_jail),
+    pytest.param("container", marks=needs_container),
+]
 LIMITS = Limits(memory_mb=None, data_mb=2048, disk_mb=64)
 PY = (sys.executable, "-I", "-S", "-c")
 
@@ -61,8 +71,10 @@ def run_script(
     return lines, ended, copied, host
 
 
-@needs_jail
-def test_a_command_runs_in_its_seeded_workspace_and_its_files_come_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_command_runs_in_its_seeded_workspace_and_its_files_come_out(
+    tmp_path: Path, kind: str
+) -> None:
     script = """
 import os, sys
 print(open("task.txt").read().strip(), flush=True)
@@ -72,7 +84,7 @@ open("out/report.md", "w").write("# done")
 print(os.getcwd(), os.environ["HOME"], flush=True)
 """
     lines, ended, copied, host = run_script(
-        "bubblewrap", script, tmp_path, stdin=b"the prompt", seed={"task.txt": "seeded"}
+        kind, script, tmp_path, stdin=b"the prompt", seed={"task.txt": "seeded"}
     )
     assert lines == [b"seeded", b"the prompt", b"/workspace /home/agent"]
     assert ended.code == 0 and not ended.stopped  # type: ignore[attr-defined]
@@ -81,8 +93,8 @@ print(os.getcwd(), os.environ["HOME"], flush=True)
     assert copied.files == 2  # type: ignore[attr-defined]
 
 
-@needs_jail
-def test_a_daemon_started_in_the_attempt_does_not_outlive_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_daemon_started_in_the_attempt_does_not_outlive_it(tmp_path: Path, kind: str) -> None:
     marker = f"skill-eval-daemon-{os.getpid()}-{time.monotonic_ns()}"
     script = f"""
 import subprocess, time
@@ -91,7 +103,7 @@ time.sleep(0.1)
 running = b"{marker}" in open(f"/proc/{{daemon.pid}}/cmdline", "rb").read()
 print("started" if running else "not started", flush=True)
 """
-    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path)
+    lines, ended, _, _ = run_script(kind, script, tmp_path)
     assert lines == [b"started"]  # a daemon of its own session, running when the command ended
     deadline = time.monotonic() + 30  # it dies with the jail: poll, a loaded machine is slower
     while (alive := _alive(marker)) and time.monotonic() < deadline:
@@ -110,8 +122,10 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
-@needs_jail
-def test_the_harness_is_not_visible_and_the_stream_cannot_be_reopened(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_the_harness_is_not_visible_and_the_stream_cannot_be_reopened(
+    tmp_path: Path, kind: str
+) -> None:
     script = f"""
 import os
 print("harness-visible" if os.path.exists("/proc/{os.getpid()}/environ") else "harness-hidden",
@@ -125,14 +139,14 @@ try:
 except OSError as exc:
     print("refused", exc.errno, flush=True)
 """
-    lines, _, _, _ = run_script("bubblewrap", script, tmp_path)
+    lines, _, _, _ = run_script(kind, script, tmp_path)
     assert lines[0] == b"harness-hidden"
     assert int(lines[1]) <= 4  # bwrap's init, the holder, this command (and its ls)
     assert lines[2].startswith(b"refused") and b"forged line" not in b"".join(lines)
 
 
-@needs_jail
-def test_stopping_on_a_line_kills_the_command(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_stopping_on_a_line_kills_the_command(tmp_path: Path, kind: str) -> None:
     script = """
 import time
 print("first", flush=True)
@@ -141,7 +155,7 @@ time.sleep(600)
 print("never", flush=True)
 """
     started = time.monotonic()
-    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path, stop_at=b"enough", timeout=900)
+    lines, ended, _, _ = run_script(kind, script, tmp_path, stop_at=b"enough", timeout=900)
     # not killed, it would sleep 600 s: a bound far below that holds on a loaded machine
     assert time.monotonic() - started < 300
     assert not ended.timed_out  # type: ignore[attr-defined]
@@ -149,8 +163,10 @@ print("never", flush=True)
     assert ended.stopped and ended.code is None  # type: ignore[attr-defined]
 
 
-@needs_jail
-def test_a_timeout_ends_the_command_and_the_workspace_still_comes_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_timeout_ends_the_command_and_the_workspace_still_comes_out(
+    tmp_path: Path, kind: str
+) -> None:
     script = """
 import time
 open("partial.txt", "w").write("so far")
@@ -158,14 +174,14 @@ print("working", flush=True)
 time.sleep(600)
 """
     # 10 s: time for the jail and Python to start and write the file on a loaded machine
-    lines, ended, _, host = run_script("bubblewrap", script, tmp_path, timeout=10)
+    lines, ended, _, host = run_script(kind, script, tmp_path, timeout=10)
     assert lines == [b"working"]
     assert ended.timed_out and ended.code is None  # type: ignore[attr-defined]
     assert (host / "partial.txt").read_text() == "so far"
 
 
-@needs_jail
-def test_the_workspace_is_capped_in_bytes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_the_workspace_is_capped_in_bytes(tmp_path: Path, kind: str) -> None:
     script = """
 import errno
 try:
@@ -176,12 +192,12 @@ try:
 except OSError as exc:
     print("full", errno.errorcode.get(exc.errno), flush=True)
 """
-    lines, _, _, host = run_script("bubblewrap", script, tmp_path)
+    lines, _, _, host = run_script(kind, script, tmp_path)
     assert lines[0].startswith(b"full")  # 64 MiB tmpfs, 200 MiB asked
     assert (host / "big.bin").stat().st_size <= 64 * 1024 * 1024
 
 
-@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+@pytest.mark.parametrize("kind", ["none", *JAILS])
 def test_links_and_fifos_are_never_followed_on_the_way_out(tmp_path: Path, kind: str) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET")
@@ -198,7 +214,7 @@ print("ok", flush=True)
     assert copied.links == ("leak.txt", "passwd") and copied.special == ("pipe",)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+@pytest.mark.parametrize("kind", ["none", *JAILS])
 def test_the_copy_out_stops_at_its_file_cap(tmp_path: Path, kind: str) -> None:
     script = """
 for i in range(500):
@@ -210,7 +226,7 @@ print("made", flush=True)
     assert "more than 100 files" in (copied.over or "")  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("kind", ["none", pytest.param("bubblewrap", marks=needs_jail)])
+@pytest.mark.parametrize("kind", ["none", *JAILS])
 def test_folders_and_links_count_toward_the_cap_too(tmp_path: Path, kind: str) -> None:
     """200,000 empty folders cost nothing to make in the jail: each is an entry to copy."""
     script = """
@@ -226,9 +242,9 @@ print("made", flush=True)
     assert sum(1 for _ in host.rglob("*")) <= 100
 
 
-@needs_jail
+@pytest.mark.parametrize("kind", JAILS)
 def test_a_jail_without_network_reaches_the_model_api_through_the_harness(
-    tmp_path: Path,
+    tmp_path: Path, kind: str
 ) -> None:
     """Inside, 127.0.0.1:FORWARD_PORT is the model API: the harness's proxy answers, adding
     the real key; the jail itself holds only the placeholder and reaches nothing else."""
@@ -261,7 +277,7 @@ except OSError:
     print("no network", flush=True)
 """
     try:
-        lines, _, _, _ = run_script("bubblewrap", script, tmp_path, forward=proxy)
+        lines, _, _, _ = run_script(kind, script, tmp_path, forward=proxy)
     finally:
         upstream.shutdown()
     assert lines == [b"echo:hi", b"no network"]
@@ -282,8 +298,8 @@ open("made.txt", "w").write(os.environ["WS"] == os.getcwd() and "here" or "elsew
     assert json.dumps((host / "made.txt").read_text()) == '"here"'
 
 
-@needs_jail
-def test_the_command_holds_no_fd_of_the_holder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_the_command_holds_no_fd_of_the_holder(tmp_path: Path, kind: str) -> None:
     """Only its stdin, stdout and stderr: the holder's control socket and the API channel stay
     with the holder (a command holding them could answer for it or reach the harness)."""
     script = """
@@ -291,14 +307,14 @@ import os
 print(sorted(int(fd) for fd in os.listdir("/proc/self/fd")), flush=True)
 """
     proxy = ApiProxy("http://127.0.0.1:9", {})
-    lines, ended, _, _ = run_script("bubblewrap", script, tmp_path, forward=proxy)
+    lines, ended, _, _ = run_script(kind, script, tmp_path, forward=proxy)
     assert ended.code == 0  # type: ignore[attr-defined]
     assert json.loads(lines[0]) == [0, 1, 2, 3]  # 3: the listing's own
 
 
-@needs_jail
-def test_a_program_that_cannot_start_is_exit_127_with_a_reason(tmp_path: Path) -> None:
-    with JailedCommand("bubblewrap", LIMITS) as jail:
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_program_that_cannot_start_is_exit_127_with_a_reason(tmp_path: Path, kind: str) -> None:
+    with JailedCommand(kind, LIMITS) as jail:
         jail.start(["/nonexistent/claude", "-p"], {"PATH": "/usr/bin:/bin"})
         ended = jail.run(b"", 30, lambda line: True)
     assert ended.code == 127
@@ -375,8 +391,10 @@ print("cli reached the forward", flush=True)
 """
 
 
-@needs_jail
-def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(
+    tmp_path: Path, kind: str
+) -> None:
     """The CLI's own Landlock domain (holder.py --confine) from its first instruction: a
     process of that domain (code run before a shell prefix) takes no fd of the CLI's stream,
     traces or writes into no process, makes no Unix socket, writes no /etc/ld.so.preload, and
@@ -387,7 +405,7 @@ def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(tmp_path:
         pytest.skip("this kernel has no Landlock")
     lines: list[bytes] = []
     proxy = ApiProxy("http://127.0.0.1:9", {"x-api-key": "sk-real"})
-    with JailedCommand("bubblewrap", LIMITS, forward=proxy, confine=True) as jail:
+    with JailedCommand(kind, LIMITS, forward=proxy, confine=True) as jail:
         jail.start((*PY, ESCAPEE.replace("PORT", str(FORWARD_PORT))), {"PATH": "/usr/bin:/bin"})
         ended = jail.run(b"", 30, lambda line: lines.append(line) is None)
     assert lines == [b"cli reached the forward"], lines
@@ -396,8 +414,8 @@ def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(tmp_path:
     assert all(result < 0 for result, _ in tried.values()), tried
 
 
-@needs_jail
-def test_a_fork_bomb_stops_at_the_jails_process_cap_even_as_root(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_fork_bomb_stops_at_the_jails_process_cap_even_as_root(tmp_path: Path, kind: str) -> None:
     script = """
 import os, time
 forked = failed = 0
@@ -417,7 +435,7 @@ print(forked, failed, sum(p.isdigit() for p in os.listdir("/proc")), flush=True)
     lines: list[bytes] = []
     limits = Limits(memory_mb=None, data_mb=2048, disk_mb=64, processes=100)
     started = time.monotonic()
-    with JailedCommand("bubblewrap", limits) as jail:
+    with JailedCommand(kind, limits) as jail:
         jail.start((*PY, script), {"PATH": "/usr/bin:/bin"})
         jail.run(b"", 60, lambda line: lines.append(line) is None)
     forked, failed, live = map(int, lines[0].split())

@@ -655,7 +655,7 @@ def test_verdict_table(
 
 
 def test_jail_exit_codes_read_as_signals() -> None:
-    isolated = verdict(137, {"phase": "session"}, "", {"isolation": "bubblewrap"})
+    isolated = verdict(137, {"phase": "session"}, "", {"isolation": "bubblewrap", "isolated": True})
     assert "killed by SIGKILL" in isolated.details
     assert "exit 137" in verdict(137, {"phase": "session"}, "", {"isolation": "none"}).details
 

@@ -143,6 +143,12 @@ HELP: dict[str, Help] = {
         "errors a retry cannot heal). An agent CLI resends a failed API request itself, up to N "
         "times, before the attempt is retried."
     ),
+    "jail": (
+        "The jail provider that confines what the candidate controls: auto (the default: "
+        "the first that can run here, bubblewrap before container), bubblewrap, container "
+        "(Podman; container:IMAGE runs IMAGE), or a plugin's (entry points "
+        "skill_eval.jail_providers). Where none can run, one line says what to install."
+    ),
     "no-jail": (
         "Run what the candidate controls (the agent and its tools, code a pytest judge runs on "
         "an output) without skill-eval's jail: only where none can be built (no bubblewrap, no "

@@ -85,9 +85,11 @@ def summary(outcome: EvaluationOutcome) -> str:
     from ..report.render import render_table
 
     lines = [render_table(outcome.artifact).rstrip()]
-    warning = outcome.artifact.get("manifest", {}).get("isolation", {}).get("warning")
-    if warning:  # said first: the rest of the summary is worth less without a jail
-        lines.insert(0, f"WARNING: {warning}")
+    isolation = outcome.artifact.get("manifest", {}).get("isolation", {})
+    if isolation.get("chosen"):
+        lines.insert(0, str(isolation["chosen"]))
+    if isolation.get("warning"):  # said first: the rest of the summary is worth less without a jail
+        lines.insert(0, f"WARNING: {isolation['warning']}")
     cause = first_error(outcome.artifact)
     if cause is not None:
         lines.append(f"first error         {cause}")

@@ -93,6 +93,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "concurrency": _f("--concurrency", type=int, default=8, show_default=True),
     "max-retries": _f("--max-retries", type=int, default=5, show_default=True),
     "no-jail": _f("--no-jail", is_flag=True),
+    "jail": _f("--jail", metavar="NAME", default=None),
     "shard": _f("--shard", metavar="I/N"),
     "judge-executor": _f(
         "--judge-executor",
@@ -196,7 +197,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "Execution",
         "Where and how attempts run.",
-        ("runner", "ray-address", "concurrency", "max-retries", "shard", "no-jail"),
+        ("runner", "ray-address", "concurrency", "max-retries", "shard", "jail", "no-jail"),
     ),
     (
         "Judging",

@@ -18,7 +18,7 @@ from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
 from ..jail import NO_JAIL
-from ..jail.cgroup import problem as caps_problem
+from ..jail.providers import caps_warning, chosen, isolated, name_of
 from ..judges.base import is_deterministic
 from ..judges.observers import summarise as summarise_observers
 from ..stats import adaptive
@@ -46,10 +46,13 @@ def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
 def isolation(jail: str) -> dict[str, Any]:
     """The manifest's word on confinement: the jail everything the candidate controls ran
     in (references/security.md), or the warning that there was none."""
-    if jail == "none":
-        return {"jail": "none", "warning": NO_JAIL}
-    caps = caps_problem()  # (a root harness whose jails have no process cap)
-    return {"jail": jail, "warning": caps} if caps else {"jail": jail}
+    if not isolated(jail):
+        return {"jail": "none", "isolated": False, "warning": NO_JAIL}
+    found: dict[str, Any] = {"jail": name_of(jail), "isolated": True}
+    if note := chosen(jail):  # auto passed a provider over: say which and why
+        found["chosen"] = note
+    caps = caps_warning(jail)  # (a root harness whose jails have no process cap)
+    return {**found, "warning": caps} if caps else found
 
 
 def _iso(moment: datetime) -> str:

@@ -139,7 +139,7 @@ def _check_arms(arms: Sequence[Arm], reference: str | None) -> str:
 
 
 def default_judge_context(
-    suite: Suite, executor_name: str, jail: JailKind = "bubblewrap"
+    suite: Suite, executor_name: str, jail: JailKind = "auto"
 ) -> JudgeContext:
     """Model-graded judges use the executor's grader when it has one, else the mock grader;
     judgements are cached in memory for this evaluation; code judges run in `jail`."""

@@ -242,7 +242,10 @@ def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
     skills, python callables, pytest and its jail): an error before any attempt."""
     executor.preflight()
     settings = PreflightSettings(
-        tuple(plan.judging.evaluators_dirs), Path.cwd(), jailed=not plan.execution.no_jail
+        tuple(plan.judging.evaluators_dirs),
+        Path.cwd(),
+        jailed=not plan.execution.no_jail,
+        jail=plan.execution.jail,
     )
     if problems := preflight_judges(suite.tasks, settings):
         raise JudgeError("\n".join(problems))

@@ -24,6 +24,7 @@ from ..core.bounded import MAX_STREAM_BYTES
 from ..jail import JailKind, Limits, Mount
 from ..jail.api_proxy import ApiLog, ApiProxy
 from ..jail.copyout import Caps, Copied
+from ..jail.providers import isolated
 from ..jail.session import Ended, JailedCommand, cancel_all
 from .reachability import nothing_listens
 
@@ -73,9 +74,9 @@ class Done:
 
 def launch(run: AgentRun) -> Done:
     """Run it; raises OSError or JailBroken when the jail itself fails (an error attempt)."""
-    proxy = run.proxy if run.kind != "none" else None
+    proxy = run.proxy if isolated(run.kind) else None
     forward = proxy.observed(run.api_log) if proxy and run.api_log is not None else proxy
-    confine = run.confine and run.kind != "none"
+    confine = run.confine and isolated(run.kind)
     with JailedCommand(
         run.kind, AGENT_LIMITS, mounts=run.mounts, forward=forward, confine=confine
     ) as jail:

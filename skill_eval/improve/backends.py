@@ -67,7 +67,7 @@ def build_improver(
     base_url: str | None = None,
     claude_bin: str | None = None,
     env: Mapping[str, str] | None = None,
-    jail: str = "bubblewrap",
+    jail: str = "auto",
 ) -> Improver:
     """The improver `--improver NAME` asks for: the mock double, or the text model of executor
     `name` (ExecutorError when it offers none, listing those that do). The model is `model`,

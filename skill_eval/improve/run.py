@@ -150,7 +150,7 @@ def improve(
     if root.exists() and not root.is_dir():
         raise UsageError(f"--state-root {root}: exists and is not a directory")
     s = settings or IterationSettings()
-    jail: JailKind = "none" if no_jail else "bubblewrap"
+    jail: JailKind = "none" if no_jail else "auto"
     chosen_executor = (
         executor if isinstance(executor, EvaluationsExecutor) else EvaluationsExecutor(executor)
     )

@@ -73,12 +73,16 @@ def _environment_problem(task: Task, jail: JailKind) -> str | None:
     checked without importing the pytest judge for suites that have none."""
     if "pytest" not in set(judge_types(task.judge)):
         return None
-    from ..jail import bubblewrap
+    from ..jail import JailUnavailable, require
     from ..judges.pytest_judge import pytest_problem
 
     if pytest_problem() is not None:
         return ""
-    return bubblewrap.problem() if jail != "none" else None
+    try:
+        require(jail)
+    except JailUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def judge_samples(
@@ -94,7 +98,7 @@ def judge_samples(
     return results
 
 
-def check_task(task: Task, suite_dir: Path, jail: JailKind = "bubblewrap") -> TaskCheck:
+def check_task(task: Task, suite_dir: Path, jail: JailKind = "auto") -> TaskCheck:
     """Run one task's deterministic judge on its reference and on the empty output."""
     why = _environment_problem(task, jail)
     if why is not None:
@@ -120,7 +124,7 @@ def _run_all(tasks: list[Task], check: Callable[[Task], TaskCheck]) -> list[Task
         return list(pool.map(check, tasks))
 
 
-def check_judges(suite: Suite, shown: str, *, jail: JailKind = "bubblewrap") -> JudgeChecks:
+def check_judges(suite: Suite, shown: str, *, jail: JailKind = "auto") -> JudgeChecks:
     """Check every deterministic judge of `suite` (shown as `shown` in problems)."""
     tasks = checked_tasks(suite)
     checks = JudgeChecks(tasks=_run_all(tasks, lambda t: check_task(t, suite.directory, jail)))

@@ -1,7 +1,8 @@
 """The jail: how anything the candidate controls is started (code a judge runs on an output,
 later the agent and its tools). One seam: a `Confinement` says what the process may see and
-do; a provider turns it into the argv that starts it so. `bubblewrap` is the provider on
-Linux; `none` runs the command as it is and is chosen only when the user says `--no-jail`.
+do; a provider (jail/providers.py, registered by name) starts it so: `bubblewrap` on Linux,
+`container` (Podman), plugins; `none` runs the command as it is and is chosen only when the
+user says `--no-jail`. `auto`, the default, is the first that can run here.
 
 Where no provider works, `require` raises `JailUnavailable` naming what to install: a jail
 that works in some environments and silently not in others is the bug this package avoids.
@@ -16,7 +17,8 @@ from typing import Literal
 
 from ..errors import ExecutorError
 
-JailKind = Literal["bubblewrap", "none"]
+# A jail provider's name (`bubblewrap`, `container`, `none`, a plugin's), or `auto`.
+JailKind = str
 
 
 # What a run without a jail says first (summary, improve, review) and records in its artifact.
@@ -78,25 +80,12 @@ class Confinement:
     die_with_parent: bool = True
 
 
-def require(kind: JailKind = "bubblewrap") -> JailKind:
-    """`kind` when it can run here; JailUnavailable naming what is missing otherwise."""
-    if kind == "none":
-        return kind
-    from .bubblewrap import problem
+def require(kind: JailKind = "auto") -> JailKind:
+    """The provider `kind` resolves to when it can run here (`auto`: the first that can);
+    JailUnavailable naming what is missing otherwise."""
+    from .providers import resolve
 
-    missing = problem()
-    if missing is not None:
-        raise JailUnavailable(f"{missing}; or pass --no-jail to run without one (unconfined)")
-    return kind
-
-
-def wrap(kind: JailKind, confinement: Confinement) -> list[str]:
-    """The argv that starts `confinement.argv` in the jail of `kind` (as it is for `none`)."""
-    if kind == "none":
-        return list(confinement.argv)
-    from .bubblewrap import argv
-
-    return argv(confinement)
+    return resolve(kind).name
 
 
 __all__ = [
@@ -107,5 +96,4 @@ __all__ = [
     "Limits",
     "Mount",
     "require",
-    "wrap",
 ]

@@ -16,9 +16,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import Confinement, Limits
+from .providers import Launch
 
 # The uid/gid the command has inside; they map to the harness's own outside, so the files of
 # a writable mount stay the harness's.
@@ -140,6 +142,39 @@ def argv(confinement: Confinement) -> list[str]:
     return [*args, "--chdir", confinement.cwd, "--", *confinement.argv]
 
 
+# What bwrap says when it may not create a user namespace (AppArmor's restriction on Ubuntu
+# 24.04 and GitHub's ubuntu-latest, a sysctl, a container without CAP_SYS_ADMIN).
+_USERNS_DENIED = (
+    "uid map",
+    "user namespace",
+    "No permissions to create",
+    "Operation not permitted",
+)
+_APPARMOR_SYSCTL = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+
+
+def userns_denied(said: str) -> str:
+    """The one-line problem for a bwrap that may not create its user namespace: its own words,
+    who denies it when that can be read, and the fixes."""
+    try:
+        apparmor = _APPARMOR_SYSCTL.read_text().strip() == "1"
+    except OSError:
+        apparmor = False
+    who = (
+        "AppArmor restricts unprivileged user namespaces"
+        if apparmor
+        else (
+            "unprivileged user namespaces are denied here (AppArmor on Ubuntu 24.04 and "
+            "GitHub's ubuntu-latest, or a sysctl)"
+        )
+    )
+    return (
+        f"bubblewrap cannot create a user namespace ({said}): {who}; allow them with "
+        "`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor "
+        "profile for bwrap (references/ci.md), or use the container provider (--jail container)"
+    )
+
+
 @functools.cache
 def problem() -> str | None:
     """Why no bubblewrap jail can be built here, or None. Probed once per process by starting
@@ -172,9 +207,33 @@ def problem() -> str | None:
         shutil.rmtree(probe, ignore_errors=True)
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        if said and any(sign in said[-1] for sign in _USERNS_DENIED):
+            return userns_denied(said[-1][:200])
         return (
             "bubblewrap cannot build a jail here ("
             + (said[-1] if said else f"exit {done.returncode}")
             + "): user namespaces may be disabled"
         )
     return None
+
+
+class Bubblewrap:
+    """The `bubblewrap` provider: bwrap started by the harness, its fds passed as they are."""
+
+    name, isolated, python = "bubblewrap", True, sys.executable
+
+    def problem(self) -> str | None:
+        return problem()
+
+    def inside_fds(self, fds: Sequence[int]) -> list[int]:
+        return list(fds)
+
+    def launch(
+        self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
+    ) -> Launch:
+        from .pipes import first_child
+
+        return Launch(argv(confinement), fds, env={"PATH": os.defpath}, first_process=first_child)
+
+
+PROVIDER = Bubblewrap()

@@ -117,3 +117,11 @@ def _copy_file(source: Path, target: Path, limit: int) -> int:
         return copied
     finally:
         os.close(fd)
+
+
+def chown_tree(top: Path, owner: tuple[int, int]) -> None:
+    """Give `top` and everything under it (links themselves, never followed) to `owner`."""
+    os.lchown(top, *owner)
+    for folder, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            os.lchown(os.path.join(folder, name), *owner)

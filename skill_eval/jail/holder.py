@@ -85,6 +85,15 @@ def _kill_the_rest() -> None:
         time.sleep(0.005)
 
 
+def _shut(fd: int) -> None:
+    """EOF for the harness on a socket, however many copies of it are open."""
+    try:
+        _socket.socket(fileno=os.dup(fd)).shutdown(_socket.SHUT_WR)
+    except OSError:
+        pass
+    os.close(fd)
+
+
 def _line(control: _socket.socket) -> str:
     data = b""
     while not data.endswith(b"\n"):
@@ -159,8 +168,10 @@ def main(argv: list[str]) -> int:
     except OSError as exc:  # no such program, not executable: what a shell would say
         os.write(stderr, f"skill-eval: cannot run {command[0]}: {exc.strerror}\n".encode())
         pid = None
-    for fd in (stdin, stdout, stderr):  # EOF reaches the harness when the command's side ends
-        os.close(fd)
+    # Only the command reads its stdin. Its stdout and stderr (sockets) end when the holder
+    # shuts them, after the command ended and the rest died: a container runtime keeps
+    # copies of them open, so their last close would never come.
+    os.close(stdin)
     code = "127"
     if pid is not None:
         ended = os.pidfd_open(pid)  # readable once the command has ended
@@ -173,6 +184,8 @@ def main(argv: list[str]) -> int:
             if _line(control) in ("stop", ""):
                 break
     _kill_the_rest()
+    for fd in (stdout, stderr):
+        _shut(fd)
     control.sendall(f"done {code}\n".encode())
     _line(control)  # `release`, or the harness closing the socket
     return 0

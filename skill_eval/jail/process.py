@@ -6,6 +6,7 @@ can print gigabytes), and a registry of live commands so a harness leaving in a 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import resource
 import signal
@@ -15,8 +16,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from . import Confinement, JailKind, Limits, wrap
+from . import Confinement, JailKind, Limits
 from .cgroup import Cgroup
+from .providers import Launch, resolve
 
 _PR_SET_PDEATHSIG = 1
 TAIL_BYTES = 16 * 1024
@@ -36,11 +38,17 @@ class Finished:
 
 
 def preexec_for(
-    limits: Limits, *, die_with_harness: bool = True, cgroup: Cgroup | None = None
+    limits: Limits,
+    *,
+    die_with_harness: bool = True,
+    cgroup: Cgroup | None = None,
+    move_fds: Sequence[tuple[int, int]] = (),
+    rlimits: bool = True,
 ) -> Callable[[], None]:
     """What runs in the child before exec: it joins `cgroup` (what it starts is born there),
     the limits, and (`die_with_harness`) SIGKILL when the thread that started it ends (Linux's
-    parent-death signal follows the thread)."""
+    parent-death signal follows the thread); `move_fds` (fd -> number) are renumbered. No
+    rlimits (`rlimits=False`) for a container runtime's client: the container has its own."""
     harness = os.getpid()
     joins = cgroup.procs_files() if cgroup is not None else ()
     caps = [
@@ -51,8 +59,14 @@ def preexec_for(
         caps.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
     if limits.data_mb is not None:
         caps.append((resource.RLIMIT_DATA, limits.data_mb * 1024 * 1024))
+    if not rlimits:
+        caps = []
 
     def preexec() -> None:  # in the child between fork and exec: no locks, no allocation
+        if move_fds:  # out of the way first: a target may be another's source
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 1000) for fd, _ in move_fds]
+            for fd, (_, to) in zip(high, move_fds, strict=True):
+                os.dup2(fd, to)
         for path in joins:  # a jail without its caps never starts
             try:
                 fd = os.open(path, os.O_WRONLY)
@@ -102,32 +116,36 @@ def run(
     started: Callable[[], None] = lambda: None,
 ) -> Finished:
     """Run `confinement` in the jail of `kind` and wait at most `timeout` seconds."""
-    group = Cgroup.make(confinement.limits)
+    provider = resolve(kind)
+    launch = provider.launch(confinement, pass_fds, timeout)
+    group = Cgroup.make(confinement.limits) if launch.own_cgroup else None
     try:
-        return _run(kind, confinement, timeout, pass_fds, started, group)
+        return _run(launch, confinement.limits, timeout, started, group)
     finally:
+        launch.cleanup()
         if group is not None:
             group.close()
 
 
 def _run(
-    kind: JailKind,
-    confinement: Confinement,
+    launch: Launch,
+    limits: Limits,
     timeout: float,
-    pass_fds: Sequence[int],
     started: Callable[[], None],
     group: Cgroup | None,
 ) -> Finished:
     proc = subprocess.Popen(  # argv only: nothing the candidate wrote meets a shell of ours
-        wrap(kind, confinement),
+        launch.argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        pass_fds=tuple(pass_fds),
-        env=dict(confinement.env) if kind == "none" else {"PATH": os.defpath},
-        cwd=confinement.cwd if kind == "none" else "/",
-        preexec_fn=preexec_for(confinement.limits, cgroup=group),
+        pass_fds=tuple(launch.pass_fds),
+        env=launch.env,
+        cwd=launch.cwd,
+        preexec_fn=preexec_for(
+            limits, cgroup=group, move_fds=launch.move_fds, rlimits=launch.own_cgroup
+        ),
     )
     with _live_lock:
         _live.add(proc)

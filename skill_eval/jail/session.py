@@ -21,7 +21,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -30,13 +29,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from ..errors import ExecutorError
-from . import Confinement, JailKind, Limits, Mount, bubblewrap
+from . import Confinement, JailKind, Limits, Mount
 from .api_proxy import FORWARD_PORT, Forward
 from .cgroup import Cgroup
-from .copyout import Caps, Copied, copy_out
-from .pipes import Read, Tail, close_fd, feed, first_child, pidfd_kill, read_lines, relay_api
+from .copyout import Caps, Copied, chown_tree, copy_out
+from .ended import Ended as Ended
+from .ended import JailBroken as JailBroken
+from .ended import ended_as
+from .pipes import Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
+from .providers import JailProvider, Launch, resolve
 
 # The harness's read-only files inside the jail: this package's folder (the holder, and what
 # an executor runs in there: confine.py, agent_shell.sh), shown as one mount.
@@ -58,25 +60,6 @@ def cancel_all() -> None:
         jail._kill()
         if jail._host_dirs is not None:
             shutil.rmtree(jail._host_dirs, ignore_errors=True)
-
-
-@dataclass(frozen=True)
-class Ended:
-    """How the command ended: its exit code (None when stopped or killed), whether the
-    harness stopped it (`stopped`: on_line said enough; `timed_out`; `overflow`: its stream
-    went past the byte cap), the tail of its stderr and how many stream bytes it printed."""
-
-    code: int | None
-    stopped: bool = False
-    timed_out: bool = False
-    stderr: str = ""
-    stream_bytes: int = 0
-    overflow: bool = False
-
-
-class JailBroken(ExecutorError):
-    """The jail did not behave (bwrap failed, the holder died or never answered): the attempt
-    is an error, never a result."""
 
 
 @dataclass
@@ -109,7 +92,9 @@ class JailedCommand:
         `confine`: the command runs in a Landlock domain of its own (holder.py), away from
         the holder, with no TCP but to the forward."""
         self.kind, self.limits, self.mounts, self.forward = kind, limits, tuple(mounts), forward
+        self.provider: JailProvider = resolve(kind)
         self.confine = confine
+        self._launch: Launch | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._pipes: _Pipes | None = None
         self._child: int | None = None  # a pidfd of the jail's first process
@@ -117,7 +102,7 @@ class JailedCommand:
         self._root: Path | None = None
         self._host_dirs: Path | None = None
         self._cgroup: Cgroup | None = None  # the jail's process and memory caps
-        if kind == "none":
+        if not self.provider.isolated:
             self._host_dirs = Path(tempfile.mkdtemp(prefix="skill-eval-unjailed-"))
             for name in ("workspace", "home"):
                 (self._host_dirs / name).mkdir(mode=0o700)
@@ -150,22 +135,25 @@ class JailedCommand:
 
     def start(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
         """Start the jail around `argv` (not yet running: `run` starts it)."""
-        if self.kind == "none":
+        if not self.provider.isolated:
             self._argv, self._env = tuple(argv), dict(env)
             return
         control, control_inside = socket.socketpair()
         stream, stream_inside = socket.socketpair()
-        (stdin_r, stdin_w), (stderr_r, stderr_w) = os.pipe(), os.pipe()
+        stdin_r, stdin_w = os.pipe()
+        stderr_r, stderr_w = (end.detach() for end in socket.socketpair())  # see holder.py
         inside = [control_inside.detach(), stdin_r, stream_inside.detach(), stderr_w]
         self._pipes = _Pipes(control, stdin_w, stream, stderr_r, inside)
-        fds = ",".join(map(str, inside))
-        holder = [sys.executable, "-I", "-S", f"{RUN_DIR}/holder.py", "--fds", fds]
         if self.forward is not None:
             api, api_inside = socket.socketpair()
-            holder += ["--forward", str(FORWARD_PORT), str(api_inside.fileno())]
             inside.append(api_inside.detach())
             self._pipes.api = api
             threading.Thread(target=relay_api, args=(api, self.forward), daemon=True).start()
+        seen = self.provider.inside_fds(inside)  # the numbers the jail knows them by
+        fds = ",".join(map(str, seen[:4]))
+        holder = [self.provider.python, "-I", "-S", f"{RUN_DIR}/holder.py", "--fds", fds]
+        if self.forward is not None:
+            holder += ["--forward", str(FORWARD_PORT), str(seen[4])]
         if self.confine:
             holder.append("--confine")
         mounts = [
@@ -186,28 +174,35 @@ class JailedCommand:
             die_with_parent=False,
         )
         self._bwrap_err = tempfile.TemporaryFile()
-        self._cgroup = Cgroup.make(self.limits)
+        launch = self._launch = self.provider.launch(confinement, inside)
+        self._cgroup = Cgroup.make(self.limits) if launch.own_cgroup else None
         self._proc = subprocess.Popen(
-            bubblewrap.argv(confinement),
+            launch.argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self._bwrap_err,
-            pass_fds=tuple(inside),
+            pass_fds=tuple(launch.pass_fds),
             start_new_session=True,
-            env={"PATH": os.defpath},
-            cwd="/",
-            preexec_fn=preexec_for(self.limits, die_with_harness=False, cgroup=self._cgroup),
+            env=launch.env,
+            cwd=launch.cwd,
+            preexec_fn=preexec_for(
+                self.limits,
+                die_with_harness=False,
+                cgroup=self._cgroup,
+                move_fds=launch.move_fds,
+                rlimits=launch.own_cgroup,
+            ),
         )
         with _live_lock:
             _live.add(self)
         for fd in inside:
             os.close(fd)
         try:
-            if self._read_line(timeout=20) != "ready":
+            if self._read_line(timeout=60) != "ready":
                 raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
-            pid = first_child(self._proc.pid)
+            pid = launch.first_process(self._proc.pid)
             if pid is None:
-                raise JailBroken("the jail started, but bwrap shows no child process")
+                raise JailBroken(f"the {self.provider.name} jail started, but shows no process")
             # Killed through this pidfd: the whole jail ends with its first process.
             self._child = os.pidfd_open(pid)
             self._root = Path(f"/proc/{pid}/root")
@@ -218,6 +213,7 @@ class JailedCommand:
     def seed(self, source: Path) -> None:
         """Copy the harness-made tree `source` into the workspace before the command runs."""
         shutil.copytree(source, self.workspace_on_host, symlinks=True, dirs_exist_ok=True)
+        self._own(self.workspace_on_host)
 
     def put(self, path: str, data: bytes, mode: int = 0o600) -> None:
         """Write a file the command needs (a system prompt, a login) at `path` (a path as the
@@ -227,6 +223,13 @@ class JailedCommand:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        self._own(self._on_host(self.home) if path.startswith(self.home) else target)
+
+    def _own(self, top: Path) -> None:
+        """Files the harness put in the jail belong to the command's uid there (a rootful
+        container's uid 1000; bubblewrap maps the harness's own uid)."""
+        if self._launch is not None and self._launch.owner is not None:
+            chown_tree(top, self._launch.owner)
 
     def run(
         self,
@@ -237,7 +240,7 @@ class JailedCommand:
     ) -> Ended:
         """Run the command; `on_line` sees each stdout line and returns False to stop it;
         past `limit` bytes of stdout it is stopped too (`overflow`)."""
-        if self.kind == "none":
+        if not self.provider.isolated:
             return self._run_unjailed(stdin, timeout, on_line, limit)
         pipes = self._need_pipes()
         pipes.control.sendall(b"go\n")
@@ -252,7 +255,7 @@ class JailedCommand:
             self._kill()
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
         code = said.split(" ", 1)[1]
-        return _ended(None if code == "killed" else int(code), read, stderr)
+        return ended_as(None if code == "killed" else int(code), read, stderr)
 
     def collect(self, into: Path, caps: Caps) -> Copied:
         """Copy the final workspace into `into` (emptied first), within `caps`."""
@@ -285,6 +288,9 @@ class JailedCommand:
         if self._bwrap_err is not None:
             self._bwrap_err.close()
             self._bwrap_err = None
+        if self._launch is not None:
+            self._launch.cleanup()  # whatever the runtime left (a container)
+            self._launch = None
         with _live_lock:
             _live.discard(self)
         if self._host_dirs is not None:
@@ -385,16 +391,4 @@ class JailedCommand:
                 os.killpg(proc.pid, signal.SIGKILL)  # the group: what it started goes too
             except (ProcessLookupError, PermissionError):
                 pass
-        return _ended(proc.wait(), read, stderr)
-
-
-def _ended(code: int | None, read: Read, stderr: Tail) -> Ended:
-    """How a command ended; no exit code when the harness ended it (it says nothing then)."""
-    return Ended(
-        None if read.ended_early else code,
-        read.stopped,
-        read.timed_out,
-        stderr.text(),
-        read.printed,
-        read.overflow,
-    )
+        return ended_as(proc.wait(), read, stderr)

@@ -41,6 +41,7 @@ class PreflightSettings:
     evaluators_dirs: tuple[str, ...] = ()
     project_dir: Path = Path(".")
     jailed: bool = True
+    jail: str = "auto"  # the run's jail provider (jail/providers.py)
 
 
 # A run-start check of a judge type over the suite's tasks (each preflight finds its own
@@ -94,7 +95,7 @@ class JudgeContext:
     cache: JudgeCache | MemoryJudgeCache | None = None  # None: judge caching is off
     env: Mapping[str, str] | None = None  # environment for the harness side (API keys)
     # Where code a judge runs on an output is confined ("none" only with --no-jail).
-    jail: JailKind = "bubblewrap"
+    jail: JailKind = "auto"
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class JudgeSettings:
     backend_options: Mapping[str, Any] = field(default_factory=dict)
     cache: str | None = None
     env: Mapping[str, str] | None = None
-    jail: JailKind = "bubblewrap"
+    jail: JailKind = "auto"
 
     @classmethod
     def of(cls, ctx: JudgeContext) -> JudgeSettings:

@@ -55,7 +55,7 @@ def preflight(tasks: Sequence[Task], settings: PreflightSettings) -> list[str]:
     """The run's preflight of pytest judges: their jail can start here (JailUnavailable naming
     what to install, unless --no-jail), and pytest can run."""
     if settings.jailed and any(has_pytest_judge(t.judge) for t in tasks):
-        require("bubblewrap")
+        require(settings.jail)
     return preflight_pytest(tasks)
 
 

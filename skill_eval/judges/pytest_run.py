@@ -17,14 +17,14 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..core.bounded import FileTooLarge
 from ..core.model import JudgeResult
 from ..core.paths import inside
 from ..core.work import Work
-from ..jail import Confinement, JailKind, Limits, Mount, process
-from ..jail import bubblewrap as jail_bubblewrap
+from ..jail import Confinement, JailKind, JailUnavailable, Limits, Mount, process
+from ..jail.providers import isolated, resolve
 from .fixtures import FIXTURES_DIR
 from .pytest_channel import CHANNEL_ENV, Channel
 from .pytest_sandbox import judgement_dir, remove_dir
@@ -55,7 +55,7 @@ PLUGIN_MODULE = "skill_eval_pytest_plugin"
 _PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")
 _CACHES = {"__pycache__", ".pytest_cache"}
 
-Isolation = Literal["bubblewrap", "none"]
+Isolation = str  # the jail provider's name (`none`: no jail)
 # Where the judgement's files appear inside the jail.
 JUDGE_DIR, HARNESS_DIR = "/judge", "/harness"
 
@@ -97,11 +97,13 @@ def copy_fixtures(source: Path, dest: Path) -> None:
     shutil.copytree(root, dest, symlinks=False, ignore=ignore)
 
 
-def pytest_command(test_file: Path, work: Path, ini: Path, conftest: bool) -> list[str]:
+def pytest_command(
+    test_file: Path, work: Path, ini: Path, conftest: bool, python: str = sys.executable
+) -> list[str]:
     """argv of one judgement: our empty ini instead of any config found on disk, the temp dir
     as rootdir, conftest.py files only from the copied fixtures/ (none at all without one)."""
     return [
-        sys.executable,
+        python,
         "-B",
         "-m",
         "pytest",
@@ -130,7 +132,7 @@ def run_pytest(
     timeout: float,
     fixtures: Path | None = None,
     *,
-    jail: JailKind = "bubblewrap",
+    jail: JailKind = "auto",
     limits: Limits = DEFAULT_LIMITS,
 ) -> JudgeResult:
     """One jailed judgement of `work` (its text, written as output.txt) by `test_file`, which
@@ -139,8 +141,10 @@ def run_pytest(
     /tmp, no network, no secret and nothing else of this machine. `jail="none"` (the user's
     --no-jail) runs them unconfined. Never raises."""
     fixtures = (fixtures or test_file.parent).resolve()
-    if jail != "none" and (missing := jail_bubblewrap.problem()) is not None:
-        return JudgeResult.failure(f"cannot jail the pytest judgement: {missing}")
+    try:
+        provider = resolve(jail)
+    except JailUnavailable as exc:
+        return JudgeResult.failure(f"cannot jail the pytest judgement: {exc}")
     tmp = judgement_dir()  # 0700, a fresh random name
     channel: Channel | None = None
     try:
@@ -153,17 +157,15 @@ def run_pytest(
         relative = test_file.resolve().relative_to(fixtures)
         conftest = any((work_dir / FIXTURES_DIR).rglob("conftest.py"))
         workspace = readonly_copy(work, tmp / "workspace")
-        jailed = jail != "none"
-        cwd = Path(JUDGE_DIR) if jailed else work_dir
+        cwd = Path(JUDGE_DIR) if (jailed := provider.isolated) else work_dir
         seen_harness = Path(HARNESS_DIR) if jailed else harness
         channel = Channel()
         env = {
             **sandbox_env(cwd, cwd / "output.txt"),
             "PYTHONPATH": str(seen_harness),
-            CHANNEL_ENV: str(channel.child_fd),
+            CHANNEL_ENV: str(provider.inside_fds([channel.child_fd])[0]),
         }
-        if jailed:
-            env["TMPDIR"] = "/tmp"
+        env |= {"TMPDIR": "/tmp"} if jailed else {}
         mounts = [
             Mount("tmpfs", JUDGE_DIR),
             Mount("ro", f"{JUDGE_DIR}/{FIXTURES_DIR}", work_dir / FIXTURES_DIR),
@@ -173,22 +175,22 @@ def run_pytest(
         if workspace is not None:  # agent tasks: the final workspace
             env["AI_WORKSPACE"] = str(cwd / "workspace")
             mounts.append(Mount("ro", f"{JUDGE_DIR}/workspace", workspace))
-        argv = pytest_command(
-            cwd / FIXTURES_DIR / relative, cwd, seen_harness / "pytest.ini", conftest
-        )
+        ini, python = seen_harness / "pytest.ini", provider.python
+        argv = pytest_command(cwd / FIXTURES_DIR / relative, cwd, ini, conftest, python)
         confinement = Confinement(tuple(argv), str(cwd), env, tuple(mounts), limits=limits)
-        isolation: Isolation = "bubblewrap" if jailed else "none"
+        isolation: Isolation = provider.name
         started = time.monotonic()
-        finished = process.run(jail, confinement, timeout, (channel.child_fd,), channel.start)
+        finished = process.run(isolation, confinement, timeout, (channel.child_fd,), channel.start)
         channel.close()
         log = _tail_lines(finished.tail)
         if finished.code is None:
             return failed(
                 _timeout_message(timeout, isolation) + f"\n{log}",
-                {"isolation": isolation, "timed_out": True},
+                {"isolation": isolation, "isolated": jailed, "timed_out": True},
             )
         data: dict[str, Any] = {
             "isolation": isolation,
+            "isolated": jailed,
             "seconds": round(time.monotonic() - started, 3),
         }
         return verdict(finished.code, channel.summary(), log, data)
@@ -209,7 +211,7 @@ def _tail_lines(text: str, lines: int = 8) -> str:
 
 
 def _timeout_message(timeout: float, isolation: Isolation) -> str:
-    if isolation == "bubblewrap":
+    if isolated(isolation):
         return f"timed out after {timeout:g}s; process tree killed (its whole jail)"
     return (
         f"timed out after {timeout:g}s; pytest's process group killed (no jail: "

@@ -51,7 +51,7 @@ def verdict(
     tail. Errors only when pytest never reached a session or rejected our own invocation;
     everything the tested code can cause is a failure."""
     if summary is None:  # nothing of the suite's tests, let alone the output, has run
-        isolated = data.get("isolation") == "bubblewrap"
+        isolated = bool(data.get("isolated"))
         return JudgeResult.failure(
             f"pytest could not start a session ({exit_text(code, isolated)}):\n{log}"
         )
@@ -100,7 +100,7 @@ def _stopped(
 ) -> JudgeResult | None:
     """A session that finished without running its course: interrupted, our invocation
     rejected, or pytest's internal error; None when it ran its course."""
-    isolated = data.get("isolation") == "bubblewrap"
+    isolated = bool(data.get("isolated"))
     if summary.get("interrupted"):
         return failed(
             f"pytest was interrupted ({summary.get('interrupt_reason') or 'no reason'}"
@@ -128,7 +128,7 @@ def _judged(
 ) -> JudgeResult:
     """A session that ran its course: passed only when every collected test passed and pytest
     agrees (exit 0); the score is the share of tests that passed."""
-    isolated = data.get("isolation") == "bubblewrap"
+    isolated = bool(data.get("isolated"))
     failures, skips = summary.get("failures") or [], summary.get("skips") or []
     total = counts["collected"]
     score = counts["passed"] / total if total else 0.0
@@ -171,7 +171,7 @@ def _unfinished(
 ) -> JudgeResult:
     """The process ended before pytest finished: the test running then fails, the tests that
     ended before keep their streamed outcomes, and the judgement fails."""
-    isolated = data.get("isolation") == "bubblewrap"
+    isolated = bool(data.get("isolated"))
     total, passed = int(summary.get("collected") or 0), int(summary.get("passed") or 0)
     running = summary.get("running") or ""
     data.update(

@@ -64,6 +64,7 @@ RENAMED = {
     "judge_executor": ("judging", "executor"),
     "judge_model": ("judging", "model"),
     "judge_cache_dir": ("judging", "cache_dir"),
+    "jail": ("execution", "jail_provider"),
 }
 # Flags that are not one field: resolved by plan_from_flags itself.
 RESOLVED = frozenset({"standalone", "mock", "executor", "no_judge_cache"})

@@ -82,10 +82,11 @@ class Execution:
     # What the candidate controls (the agent, code a judge runs) runs unconfined: only where
     # no jail can be built, and said in the summary's first lines and the artifact.
     no_jail: bool = False
+    jail_provider: str = "auto"  # --jail: a provider's name (jail/providers.py), or auto
 
     @property
     def jail(self) -> JailKind:
-        return "none" if self.no_jail else "bubblewrap"
+        return "none" if self.no_jail else self.jail_provider
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ class AgentCliConfig(ExecutorConfig):
     env: Mapping[str, str] | None = None  # read before the process environment
     price_file: str | None = None  # prices per model (pricing.py): the agents report none
     version_cache: str | None = None  # JSON file remembering `--version` per binary
-    jail: str = "bubblewrap"  # "none" only with --no-jail
+    jail: str = "auto"  # a jail provider (jail/providers.py); "none" only with --no-jail
 
     def resolved_base_url(self) -> str:
         return self.base_url or env_lookup(self.env)("OPENAI_BASE_URL") or DEFAULT_BASE_URL
@@ -70,7 +70,7 @@ COMMON: dict[str, Any] = {
     "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
     "price_file": {"type": ["string", "null"], "format": "path"},
     "version_cache": {"type": ["string", "null"], "format": "path"},
-    "jail": {"enum": ["bubblewrap", "none"]},
+    "jail": {"type": "string", "minLength": 1},
 }
 OPENCODE_SCHEMA: dict[str, Any] = config_schema(
     OpenCodeConfig,

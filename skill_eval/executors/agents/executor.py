@@ -28,6 +28,7 @@ from ...errors import ExecutorError
 from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from ...jail.confine import abi
+from ...jail.providers import isolated, name_of
 from ...jail.session import JailBroken, JailedCommand
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup
@@ -76,8 +77,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         self._given = binary_option
         self.binary = binaries.find_cli(self.cli, binary_option)
         self.program = binaries.native(self.binary) if self.binary else None
-        self.jail: JailKind = "none" if config.jail == "none" else "bubblewrap"
-        self.confined = self.jail != "none" and landlock()
+        self.jail: JailKind = config.jail
+        self.confined = isolated(self.jail) and landlock()
         self.base_url = config.resolved_base_url()
         self._proxy = ProxySlot(lambda: ApiProxy.openai(self.base_url, config.api_key()))
         CliRuns.__init__(self)
@@ -115,7 +116,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
     def api(self) -> tuple[str, str]:
         """(base URL, key) as the CLI sees them: the jail's forward and the placeholder, or
         (--no-jail) the API itself and the real key (a placeholder when none is needed)."""
-        if self.jail == "none":
+        if not isolated(self.jail):
             return self.base_url, self.config.api_key() or "no-key"
         return f"http://127.0.0.1:{FORWARD_PORT}/v1", self._proxy.get().placeholder
 
@@ -129,7 +130,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             XDG_DATA_HOME=f"{home}/.local/share",
             XDG_CACHE_HOME=f"{home}/.cache",
             XDG_STATE_HOME=f"{home}/.local/state",
-            TMPDIR="/tmp" if self.jail != "none" else f"{home}/.tmp",
+            TMPDIR="/tmp" if isolated(self.jail) else f"{home}/.tmp",
             TERM="dumb",
         )
         env.setdefault("LANG", "C.UTF-8")
@@ -138,7 +139,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
     def preflight(self) -> None:
         if self.program is None:
             raise ExecutorError(binaries.not_found(self.cli, self._given))
-        if self.jail != "none":
+        if isolated(self.jail):
             require(self.jail)
         if not self.model:
             raise ExecutorError(
@@ -147,7 +148,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             )
         if (problem := self.config.key_problem(self.cli)) is not None:
             raise ExecutorError(problem)
-        if self.jail == "none" and (problem := host_problem(Path(tempfile.gettempdir()))):
+        if not isolated(self.jail) and (problem := host_problem(Path(tempfile.gettempdir()))):
             raise ExecutorError(problem)
         if self.base_url != DEFAULT_BASE_URL and (nobody := probe(self.base_url)) is not None:
             raise ExecutorError(nobody)
@@ -204,7 +205,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
                 reader.feed,
                 request.timeout_seconds,
                 workspace=workspace,
-                proxy=self._proxy.get() if self.jail != "none" else None,
+                proxy=self._proxy.get() if isolated(self.jail) else None,
                 confine=self.confined,
                 stdin=delivery.prompt.encode("utf-8"),
                 api_log=log,
@@ -216,7 +217,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             **({"api_errors": s} if (s := log.summary()) else {}),
             **log.record(),
         }
-        jailed = self.jail != "none"
+        jailed = isolated(self.jail)
         if jailed and (problem := checked(self.cli, reader.calls.items(), log)):
             return tampered(problem, log)
         if ended.timed_out:
@@ -275,7 +276,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
 
     def isolation(self, request: ExecutionRequest | None, mode: SkillMode) -> dict[str, Any]:
         record = {
-            "jail": self.config.jail,
+            "jail": name_of(self.config.jail),
             "cli_landlock": self.confined,
             "home": "temporary per attempt (empty: no user config, skills or credentials)",
             "working_directory": "a copy of the attempt's workspace",

@@ -25,6 +25,7 @@ from typing import Any
 from ...core.model import ExecutionRequest
 from ...errors import ExecutorError
 from ...jail import Mount
+from ...jail.providers import isolated
 from ...jail.session import RUN_DIR, JailedCommand
 from ..agent_launch import Start
 from ..base import ExecutorSpec
@@ -93,7 +94,7 @@ class OpenCodeExecutor(AgentCliExecutor):
                     "OpenCode (its tools, permissions, agents) in one arm's favour or both: "
                     "the opencode executor refuses a task that configures it"
                 )
-        if self.jail != "none" and self.tools(request).bash and not self.confined:
+        if isolated(self.jail) and self.tools(request).bash and not self.confined:
             return (
                 f"task {request.task.id!r} allows Bash, but this kernel has no Landlock "
                 "(Linux 5.13 or newer), which the jail needs to keep OpenCode's bash away from "
@@ -131,7 +132,7 @@ class OpenCodeExecutor(AgentCliExecutor):
         return config
 
     def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivered) -> Start:
-        jailed = self.jail != "none"
+        jailed = isolated(self.jail)
         path = f"{TOOLS_DIR}:/usr/local/bin:/usr/bin:/bin" if jailed else _host_path(self.rg)
         env = self.base_env(jail.home, path)
         config = self.opencode_config(request, jail.home, delivery.system is not None)
@@ -152,7 +153,7 @@ class OpenCodeExecutor(AgentCliExecutor):
         return OpenCodeReader(stop_at_skill=stop_at_skill)
 
     def tools_record(self, request: ExecutionRequest) -> dict[str, Any]:
-        if self.jail == "none":
+        if not isolated(self.jail):
             bash = "unconfined (--no-jail)"
         else:
             bash = "in the jail, each command in its own Landlock domain (no network)"

@@ -22,7 +22,7 @@ class ClaudeCliConfig(ExecutorConfig):
     claude_max_retries: int = 5
     version_cache: str | None = None  # JSON file remembering `claude --version` per binary
     unsandboxed_bash: bool = False  # without a jail: Bash without Claude Code's sandbox
-    jail: str = "bubblewrap"  # "none" only with --no-jail
+    jail: str = "auto"  # a jail provider (jail/providers.py); "none" only with --no-jail
 
 
 SCHEMA: dict[str, Any] = config_schema(
@@ -36,6 +36,6 @@ SCHEMA: dict[str, Any] = config_schema(
         "claude_max_retries": {"type": "integer", "minimum": 0},
         "version_cache": {"type": ["string", "null"], "format": "path"},
         "unsandboxed_bash": {"type": "boolean"},
-        "jail": {"enum": ["bubblewrap", "none"]},
+        "jail": {"type": "string", "minLength": 1},
     },
 )

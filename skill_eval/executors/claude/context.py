@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ...core.model import ExecutionRequest
+from ...jail.providers import isolated
 from ...skills.context import context_problem, remove_context, write_context
 
 CONTEXT_FILE = "CLAUDE.md"
@@ -38,7 +39,7 @@ def place(request: ExecutionRequest, workspace: Path | None, jail: str) -> str |
     if request.skill is None or workspace is None:
         return None
     problem = context_problem(workspace, CONTEXT_FILE, FOREIGN)
-    if problem is None and jail == "none":
+    if problem is None and not isolated(jail):
         problem = host_problem(Path(tempfile.gettempdir()))
     if problem is None:
         write_context(request.skill, workspace, CONTEXT_FILE)

@@ -25,6 +25,7 @@ from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.model import ExecutionRequest, ExecutionResult
 from ...errors import ExecutorError
 from ...jail.confine import abi
+from ...jail.providers import isolated, name_of
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
@@ -110,7 +111,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         self.model = config.model or self._env("SKILL_EVAL_MODEL")
         self._binary = binaries.resolve(config.claude_bin)
         self._launcher = Launcher(config, self._binary) if self._binary else None
-        jailed = config.jail != "none"
+        jailed = isolated(config.jail)
         self.bash = BashConfinement(
             jailed=jailed,
             landlock=jailed and _landlock(),
@@ -197,7 +198,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         meta = {
             **result.meta,
             "latency_ms": int((time.monotonic() - started) * 1000),
-            "isolation": {**plan.isolation(), "jail": self.config.jail},
+            "isolation": {**plan.isolation(), "jail": name_of(self.config.jail)},
         }
         if request.skill is not None and result.transcript:
             meta["skill_invocations"] = len(
@@ -271,7 +272,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             "model": self.model,
             "skill_mode": self.config.skill_mode,
             "isolation": {
-                "jail": self.config.jail,
+                "jail": name_of(self.config.jail),
                 "setting_sources": ["project"]
                 if self.config.skill_mode in ("installed", "context")
                 else [],

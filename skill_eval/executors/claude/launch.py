@@ -24,6 +24,7 @@ from ...jail import JailKind, Mount, require
 from ...jail.api_proxy import ApiLog, ApiProxy
 from ...jail.confine import landlock
 from ...jail.copyout import Copied
+from ...jail.providers import isolated
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
 from ..base import env_lookup
@@ -70,7 +71,7 @@ class Launcher:
     def __init__(self, config: ClaudeCliConfig, binary: str) -> None:
         self.config, self.binary = config, binary
         self.lookup = env_lookup(config.env)
-        self.jail: JailKind = "none" if config.jail == "none" else "bubblewrap"
+        self.jail: JailKind = config.jail
         self._proxy = ProxySlot(self._make_proxy)
 
     def check(self) -> None:
@@ -79,7 +80,7 @@ class Launcher:
         given = self.config.base_url or self.lookup("ANTHROPIC_BASE_URL")
         if given and (nobody := probe(given)) is not None:
             raise ExecutorError(nobody)
-        if self.jail == "none":
+        if not isolated(self.jail):
             return
         require(self.jail)
         if (cloud := cloud_provider(self.lookup, self.config.env)) is not None:
@@ -98,10 +99,10 @@ class Launcher:
     def unreachable(self) -> str | None:
         """`nothing listens at URL` when the jail's forward found no one at the upstream
         before any reply (see ProxySlot.unreachable); None otherwise and without a jail."""
-        return self._proxy.unreachable() if self.jail != "none" else None
+        return self._proxy.unreachable() if isolated(self.jail) else None
 
     def run(self, invocation: Invocation) -> Launched:
-        jailed = self.jail != "none"
+        jailed = isolated(self.jail)
         proxy = self.proxy() if jailed else None
         log = ApiLog() if jailed else None
         reader = StreamReader(stop_at_skill=invocation.stop_at_skill)

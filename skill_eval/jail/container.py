@@ -1,0 +1,264 @@
+"""The container provider: one Podman container per jail (`podman run --rm`), with no network
+(`--network none`), a read-only root, `--pids-limit`, `--memory`, a run-time cap
+(`--timeout`), all capabilities dropped, no new privileges, uid 1000 inside, and removed at
+the end. The harness's sockets enter with `--preserve-fds` (renumbered from 3): the jail's
+holder passes each model-API connection out over one of them, so the API key never enters
+and the container needs no network at all.
+
+Its root: by default (`--jail container`) an empty folder of the harness's with the host's
+system folders, a short list of /etc files and this interpreter shown read-only, the same
+view bubblewrap gives; `--jail container:IMAGE` runs IMAGE instead (the repo's Dockerfile
+builds one with Python and the agent CLIs; the jail's helpers then run under its `python3`).
+Docker's CLI has no `--preserve-fds`: the probe says so and names Podman.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import Confinement, Mount
+from .bubblewrap import _ETC, _NETWORK_ETC, _SYSTEM_DIRS, interpreter_dirs
+from .providers import Launch
+
+INSIDE = (1000, 1000)  # the command's uid and gid
+# Tried in order until a probe container starts: the runtime's defaults, then runc (crun
+# refuses a hybrid cgroup v1 layout), then cgroupfs (no systemd to ask).
+_GLOBAL_FLAGS: tuple[tuple[str, ...], ...] = (
+    (),
+    ("--runtime", "runc"),
+    ("--runtime", "runc", "--cgroup-manager", "cgroupfs"),
+)
+_PROBE_TIMEOUT = 60
+
+
+def runtime() -> str | None:
+    """The container CLI: podman, else docker (which the probe then refuses, see above)."""
+    return shutil.which("podman") or shutil.which("docker")
+
+
+@functools.cache
+def skeleton() -> Path:
+    """An empty root the host's folders are shown in (removed when the harness exits)."""
+    root = Path(tempfile.mkdtemp(prefix="skill-eval-rootfs-"))
+    root.chmod(0o755)
+    for name in _SYSTEM_DIRS:
+        if os.path.islink(name):
+            (root / name.lstrip("/")).symlink_to(os.readlink(name))
+    for name in ("proc", "dev", "sys", "tmp", "etc", "run", "home", "workspace"):
+        (root / name).mkdir(mode=0o755, exist_ok=True)
+    (root / "tmp").chmod(0o1777)  # (a runtime may copy a tmpfs's mode from the folder below)
+    atexit.register(shutil.rmtree, root, True)
+    return root
+
+
+def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[str]:
+    args: list[str] = ["--tmpfs", f"/tmp:rw,size={size},mode=1777,notmpcopyup"]
+    if image is None:  # the host's system, as bubblewrap shows it
+        for folder in _SYSTEM_DIRS:
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                args += ["-v", f"{folder}:{folder}:ro"]
+        for name in (*_ETC, *(_NETWORK_ETC if confinement.network else ())):
+            if os.path.exists(f"/etc/{name}"):
+                args += ["-v", f"/etc/{name}:/etc/{name}:ro"]
+        for source, target in interpreter_dirs():
+            args += ["-v", f"{source}:{target}:ro"]
+    for mount in confinement.mounts:
+        args += _one(mount, size)
+    return args
+
+
+def _one(mount: Mount, size: int) -> list[str]:
+    if mount.kind == "tmpfs":
+        return ["--tmpfs", f"{mount.target}:rw,size={size},mode=1777,notmpcopyup"]
+    suffix = "ro" if mount.kind == "ro" else "rw"
+    return ["-v", f"{mount.source}:{mount.target}:{suffix}"]
+
+
+def run_args(
+    confinement: Confinement, fds: int, name: str, timeout: float | None, image: str | None
+) -> list[str]:
+    """`podman run`'s arguments (after the runtime and its global flags) for `confinement`."""
+    limits = confinement.limits
+    size = limits.disk_mb * 1024 * 1024
+    ulimits = [
+        "nofile=1024:1024",
+        f"nproc={limits.processes}:{limits.processes}",
+        f"fsize={limits.file_size_mb * 1024 * 1024}",
+    ]
+    if limits.data_mb is not None:
+        ulimits.append(f"data={limits.data_mb * 1024 * 1024}")
+    args = [
+        "run",
+        "--rm",
+        "--name",
+        name,
+        "--read-only",
+        "--read-only-tmpfs=false",
+        "--network",
+        "host" if confinement.network else "none",
+        "--cgroupns=private",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--user",
+        f"{INSIDE[0]}:{INSIDE[1]}",
+        "--hostname",
+        "jail",
+        "--pids-limit",
+        str(limits.processes),
+        *(["--memory", f"{limits.total_memory_mb}m"] if limits.total_memory_mb else []),
+        *(arg for u in ulimits for arg in ("--ulimit", u)),
+        *(["--timeout", str(int(timeout) + 1)] if timeout else []),
+        *(["--preserve-fds", str(fds)] if fds else []),
+        "--workdir",
+        confinement.cwd,
+        *_mount_args(confinement, size, image),
+    ]
+    for key, value in confinement.env.items():
+        args += ["-e", f"{key}={value}"]
+    args += [image] if image else ["--rootfs", str(skeleton())]
+    return [*args, *confinement.argv]
+
+
+class Container:
+    """The `container` provider (see the module's docstring); `variant(IMAGE)` runs IMAGE."""
+
+    isolated = True
+
+    def __init__(self, image: str | None = None) -> None:
+        self.image = image
+        self.name = "container"
+        self.python = "python3" if image else sys.executable
+
+    def variant(self, image: str) -> Container:
+        return Container(image)
+
+    def inside_fds(self, fds: Sequence[int]) -> list[int]:
+        return list(range(3, 3 + len(fds)))
+
+    def launch(
+        self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
+    ) -> Launch:
+        cli = runtime()
+        if cli is None:
+            raise FileNotFoundError("podman")
+        name = f"skill-eval-{uuid.uuid4().hex[:16]}"
+        prefix = [cli, *_flags(cli, self.image)]
+        argv = [*prefix, *run_args(confinement, len(fds), name, timeout, self.image)]
+        inside = self.inside_fds(fds)
+        return Launch(
+            argv,
+            pass_fds=(*fds, *inside),
+            move_fds=tuple(zip(fds, inside, strict=True)),
+            env={"PATH": os.environ.get("PATH", os.defpath)},
+            own_cgroup=False,
+            first_process=lambda pid: _first_process(prefix, name),
+            cleanup=lambda: _remove(prefix, name),
+            owner=INSIDE if os.geteuid() == 0 else None,
+        )
+
+    @functools.cache  # noqa: B019 (one probe per provider and process)
+    def problem(self) -> str | None:
+        cli = runtime()
+        if not sys.platform.startswith("linux") and cli is None:
+            return f"the container provider needs Podman; none is installed on {sys.platform}"
+        if cli is None:
+            return "the container provider needs podman (apt-get install podman runc)"
+        if os.path.basename(cli) == "docker":
+            return (
+                "the container provider needs podman: docker's CLI cannot pass the jail's "
+                "sockets into a container (no --preserve-fds)"
+            )
+        said = _probe(cli, self.image)
+        return None if said is None else f"podman cannot start a jail here ({said})"
+
+
+def _probe(cli: str, image: str | None) -> str | None:
+    """Start a real container with every flag a jail uses and an fd passed in; keep the first
+    global flags that work (`_flags`). None when one did, else what the runtime said."""
+    said = "no attempt"
+    for flags in _GLOBAL_FLAGS:
+        done = _probe_with(cli, flags, image)
+        if done is None:
+            _FLAGS[(cli, image)] = flags
+            return None
+        said = done
+    return said
+
+
+_FLAGS: dict[tuple[str, str | None], tuple[str, ...]] = {}
+
+
+def _flags(cli: str, image: str | None) -> tuple[str, ...]:
+    return _FLAGS.get((cli, image), ())
+
+
+def _probe_with(cli: str, flags: Sequence[str], image: str | None) -> str | None:
+    import socket
+
+    check = "import os; os.write(3, b'ok' if os.getuid() == 1000 else b'root')"
+    python = "python3" if image else sys.executable
+    confinement = Confinement((python, "-I", "-c", check), "/", {"PATH": "/usr/bin:/bin"})
+    ours, theirs = socket.socketpair()
+    name = f"skill-eval-probe-{uuid.uuid4().hex[:12]}"
+    argv = [cli, *flags, *run_args(confinement, 1, name, _PROBE_TIMEOUT, image)]
+    fd = theirs.fileno()
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT + 10,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(fd, 3) if fd != 3 else (3,),
+            preexec_fn=(lambda: os.dup2(fd, 3)) if fd != 3 else None,
+        )
+        theirs.close()
+        ours.settimeout(1)
+        heard = ours.recv(16) if done.returncode == 0 else b""
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    finally:
+        ours.close()
+        theirs.close()
+        _remove([cli, *flags], name)
+    if heard == b"ok":
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:300] if lines else f"exit {done.returncode}, no fd reached the container"
+
+
+def _first_process(prefix: Sequence[str], name: str) -> int | None:
+    done = subprocess.run(
+        [*prefix, "inspect", "--format", "{{.State.Pid}}", name],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    text = done.stdout.decode().strip()
+    return int(text) if done.returncode == 0 and text.isdigit() and int(text) > 0 else None
+
+
+def _remove(prefix: Sequence[str], name: str) -> None:
+    """Kill and remove the container (nothing when `--rm` already did)."""
+    try:
+        subprocess.run(
+            [*prefix, "rm", "--force", "--time", "0", name],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+PROVIDER = Container()

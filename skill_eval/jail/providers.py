@@ -1,0 +1,221 @@
+"""The jail's providers, by name: who builds the confinement a `Confinement` describes. Built-ins
+are `bubblewrap` (Linux user namespaces), `container` (Podman or Docker, one container per
+jail) and `none` (the user's --no-jail); plugins add more through the entry-point group
+`skill_eval.jail_providers` (a remote sandbox: Modal, E2B, a Kubernetes pod). `auto` is the
+first of AUTO_ORDER whose probe passes. Only this package compares a provider's name: the
+rest of the harness asks `resolve(name).isolated`.
+
+The contract (docs/architecture.md, "Jail providers"):
+
+    provider.name, provider.isolated, provider.python
+    provider.problem() -> str | None        # a probe: why it cannot run here, or None
+    provider.inside_fds(fds) -> [int]      # the numbers the jail sees the harness's fds by
+    provider.launch(confinement, fds, timeout) -> Launch
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..core.registry import Registry
+from . import Confinement, JailUnavailable
+
+AUTO, NONE = "auto", "none"
+AUTO_ORDER = ("bubblewrap", "container")  # `auto` tries these, in this order
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the harness starts one confined command: `argv` with `pass_fds` kept open,
+    `move_fds` (harness fd -> number) renumbered in the child before exec, `env` and `cwd`
+    of the process it starts; `own_cgroup`: the harness makes the jail's cgroup (False: the
+    runtime caps it); `first_process(pid)`: the host pid of the jail's first process given
+    the started one's (None: not reachable through /proc); `cleanup()` removes whatever the
+    runtime left once the jail ended (a container)."""
+
+    argv: Sequence[str]
+    pass_fds: Sequence[int] = ()
+    move_fds: Sequence[tuple[int, int]] = ()
+    env: dict[str, str] | None = None
+    cwd: str = "/"
+    own_cgroup: bool = True
+    first_process: Callable[[int], int | None] = lambda pid: None
+    cleanup: Callable[[], None] = lambda: None
+    owner: tuple[int, int] | None = None  # uid, gid files the harness puts inside must have
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class JailProvider(Protocol):
+    """A jail provider: see the module's docstring and docs/architecture.md."""
+
+    name: str
+    isolated: bool  # False only for `none`: the command runs with the harness's rights
+    python: str  # the interpreter the jail's own helpers (holder.py, pytest) run under
+
+    def problem(self) -> str | None: ...
+
+    def inside_fds(self, fds: Sequence[int]) -> list[int]: ...
+
+    def launch(
+        self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
+    ) -> Launch: ...
+
+
+class Unjailed:
+    """`none`: the command as it is, in the harness's own world (--no-jail)."""
+
+    name, isolated, python = NONE, False, sys.executable
+
+    def problem(self) -> str | None:
+        return None
+
+    def inside_fds(self, fds: Sequence[int]) -> list[int]:
+        return list(fds)
+
+    def launch(
+        self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
+    ) -> Launch:
+        return Launch(
+            confinement.argv, fds, env=dict(confinement.env), cwd=confinement.cwd, own_cgroup=True
+        )
+
+
+UNJAILED = Unjailed()
+
+
+def _coerce(value: Any) -> JailProvider:
+    """What a `skill_eval.jail_providers` entry point may load: a provider, or a
+    zero-argument callable returning one."""
+    if not isinstance(value, JailProvider) and callable(value):
+        value = value()
+    if not isinstance(value, JailProvider):
+        raise TypeError(f"expected a jail provider, got {type(value).__name__}")
+    return value
+
+
+REGISTRY: Registry[JailProvider] = Registry(
+    kind="jail provider",
+    valid="valid jail providers",
+    group="skill_eval.jail_providers",
+    package=__package__ or "skill_eval.jail",
+    builtins={
+        "bubblewrap": "bubblewrap:PROVIDER",
+        "container": "container:PROVIDER",
+        NONE: "providers:UNJAILED",
+    },
+    coerce=_coerce,
+    name_of=lambda provider: provider.name,
+)
+
+
+def register_provider(provider: JailProvider) -> JailProvider:
+    """Register a provider from code (a plugin registers through its entry point)."""
+    resolve.cache_clear()
+    return REGISTRY.register(provider)
+
+
+def _named(name: str) -> JailProvider:
+    base, _, option = name.partition(":")  # `container:IMAGE`: a provider's one option
+    provider = REGISTRY.get(base)
+    if provider is None:
+        raise JailUnavailable(f"--jail: {REGISTRY.unknown(base)}, or auto")
+    variant = getattr(provider, "variant", None)
+    if option and callable(variant):
+        provider = variant(option)
+    elif option:
+        raise JailUnavailable(f"--jail {name}: the {base} provider takes no option")
+    return provider
+
+
+@functools.cache
+def resolve(name: str = AUTO) -> JailProvider:
+    """The provider `name` names, able to run here (its problem() is None): for `auto` the
+    first of AUTO_ORDER that can. JailUnavailable otherwise, naming why and what to do."""
+    if name != AUTO:
+        provider = _named(name)
+        missing = provider.problem()
+        if missing is not None:
+            raise JailUnavailable(f"{missing}; {_other_ways(provider.name)}")
+        return provider
+    problems = []
+    for candidate in AUTO_ORDER:
+        provider = _named(candidate)
+        missing = provider.problem()
+        if missing is None:
+            return provider
+        problems.append(missing)
+    raise JailUnavailable(f"no jail can run here ({'; '.join(problems)}): {install_hint()}")
+
+
+def chosen(name: str) -> str | None:
+    """What `auto` chose and why, when it passed a provider over (for the run's first lines);
+    None when the first choice ran or a name was given."""
+    if name != AUTO:
+        return None
+    provider = resolve(name)
+    skipped = [
+        f"{c}: {why}"
+        for c in AUTO_ORDER[: AUTO_ORDER.index(provider.name)]
+        if (why := _named(c).problem())
+    ]
+    if not skipped:
+        return None
+    return f"jail: auto chose the {provider.name} provider ({'; '.join(skipped)})"
+
+
+def isolated(name: str) -> bool:
+    """Whether the jail `name` confines anything (False only for `none`)."""
+    return name != NONE
+
+
+def name_of(name: str) -> str:
+    """The provider `name` resolves to here (auto: the one it picks), for manifests."""
+    return resolve(name).name if isolated(name) else NONE
+
+
+def caps_warning(name: str) -> str | None:
+    """Why the jails of `name` have no process cap, when they have none: the harness makes
+    bubblewrap's cgroup (jail/cgroup.py); a container runtime caps its own."""
+    if name_of(name) != "bubblewrap":
+        return None
+    from .cgroup import problem
+
+    return problem()
+
+
+def _other_ways(failed: str) -> str:
+    others = [c for c in AUTO_ORDER if c != failed]
+    return f"try --jail {' or --jail '.join(others)}, or pass --no-jail to run unconfined"
+
+
+def install_hint() -> str:
+    """What to install, per OS, for a jail to run here."""
+    if sys.platform.startswith("linux"):
+        how = "install bubblewrap or podman (apt-get install bubblewrap, or podman runc)"
+    elif sys.platform == "darwin":
+        how = "install Podman (brew install podman; podman machine init --now) or Docker Desktop"
+    else:
+        how = "install Podman Desktop or Docker Desktop"
+    return how + "; or pass --no-jail to run unconfined"
+
+
+__all__ = [
+    "AUTO",
+    "AUTO_ORDER",
+    "NONE",
+    "REGISTRY",
+    "JailProvider",
+    "Launch",
+    "caps_warning",
+    "chosen",
+    "install_hint",
+    "isolated",
+    "name_of",
+    "register_provider",
+    "resolve",
+]
