@@ -27,10 +27,15 @@ points lower or higher than today's, over 20 and 50 tasks x 1-10 samples x mid, 
 and high suites: false accepts of a skill 10 points worse, how often the guard refused the
 pool, an unchanged skill's passes pooled and alone, and the baseline attempts the pool saved.
 
+Then the plan (scripts/plan_bench.py): each insufficient run's `tasks_needed` taken and the
+same true effect rerun at the size it names: how often the rerun settles (the plan states
+80%), and the share of insufficient runs that got a figure or, failing one, a reason.
+
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
                                      [--interval auto|t-floor|bootstrap] [--resamples 1000]
                                      [--contract-reps 1000] [--drift-reps 1000]
-                                     [--only contract|policies|early-stop|drift]
+                                     [--plan-reps 300]
+                                     [--only contract|policies|early-stop|drift|plan]
 
 Exit status 1 when the contract or the drift guard does not hold.
 """
@@ -51,6 +56,8 @@ from skill_eval.stats.policy import DEFAULT_POLICY, POLICIES, decide_policy
 sys.path.insert(0, str(Path(__file__).parent))  # scripts/ is not a package
 from drift_bench import grid as drift_grid  # noqa: E402
 from drift_bench import print_grid as print_drift  # noqa: E402
+from plan_bench import grid as plan_grid  # noqa: E402
+from plan_bench import print_grid as print_plan  # noqa: E402
 from verdict_contract import contract, print_contract  # noqa: E402
 
 SCENARIOS = (("same", 0.0), ("10 pts worse", -0.10), ("20 pts better", 0.20))
@@ -243,7 +250,8 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
     parser.add_argument("--contract-reps", type=int, default=1000, help="runs per seed")
     parser.add_argument("--drift-reps", type=int, default=1000, help="runs per drift cell")
-    parser.add_argument("--only", choices=("contract", "policies", "early-stop", "drift"))
+    parser.add_argument("--plan-reps", type=int, default=300, help="runs per plan cell")
+    parser.add_argument("--only", choices=("contract", "policies", "early-stop", "drift", "plan"))
     args = parser.parse_args()
     started = time.perf_counter()
     held = True
@@ -260,6 +268,9 @@ def main() -> None:
         held = (
             print_drift(drift_grid(args.drift_reps, args.seed), args.drift_reps, args.seed) and held
         )
+    if args.only in (None, "plan"):
+        cells = plan_grid(args.plan_reps, args.seed, args.tasks)
+        print_plan(cells, args.plan_reps, args.seed, args.tasks)
     print(f"run time {time.perf_counter() - started:.1f} s")
     sys.exit(0 if held else 1)
 

@@ -161,7 +161,9 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
     guard = second["baseline_cache"]["drift_guard"]
     assert guard["agree"] and guard["fresh_rate"] == guard["cached_rate"] == 0.5
     assert second["evaluation"]["insufficient"]
-    assert 100 <= second["evaluation"]["tasks_needed"]["tasks"] <= 140
+    # about 2.2 times the 100-140 tasks at which this even result would just clear: the plan
+    # is for a rerun that settles 4 times in 5
+    assert 200 <= second["evaluation"]["tasks_needed"]["tasks"] <= 300
 
 
 def test_the_pool_grows_to_its_limit_then_the_cache_serves_the_baseline(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The verdict in plain words, one wording for every report (terminal, markdown, HTML): a pass
-says what was shown; a fail says which failure it is, "not enough evidence" (with how many
-tasks or samples would settle it) or "shown worse", and never that a candidate which
-regressed nowhere "may be worse". Read from the artifact alone, older ones included."""
+says what was shown; a fail says which failure it is, "not enough evidence" (with the tasks or
+samples at which a result like it settles 4 times in 5) or "shown worse", and never that a
+candidate which regressed nowhere "may be worse". Read from the artifact alone, older ones
+included."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def _question(policy: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def _could(needed: Mapping[str, Any], these: int) -> str:
-    """ "about 40 tasks at 1 sample, or these 5 at 6 samples, could"."""
+    """ "at about 40 tasks at 1 sample, or these 5 at 6 samples, an even result like this one
+    settles 4 times in 5" (artifacts before the plan: "... could")."""
     options = []
     tasks, samples = needed.get("tasks"), needed.get("samples")
     if isinstance(tasks, int) and isinstance(samples, int):
@@ -76,9 +78,29 @@ def _could(needed: Mapping[str, Any], these: int) -> str:
     more = needed.get("samples_for_these_tasks")
     if isinstance(more, int):
         options.append(f"these {these} at {_count(more, 'sample')}")
+    probability = needed.get("probability")
+    if not isinstance(probability, int | float):  # an artifact written before the plan
+        if not options:
+            return "more of the same would not: the observed delta does not clear the threshold"
+        return ", or ".join(options) + (", could" if len(options) > 1 else " could")
     if not options:
-        return "more of the same would not: the observed delta does not clear the threshold"
-    return ", or ".join(options) + (", could" if len(options) > 1 else " could")
+        return f"no plan: {needed.get('reason') or 'no size would settle it'}"
+    effect = needed.get("effect")
+    like = (
+        "an even result like this one"
+        if not effect
+        else f"a result like this one ({float(effect):+.1f} points, shrunk toward zero)"
+    )
+    return f"at {', or '.join(options)}, {like} settles {_odds(float(probability))}"
+
+
+def _odds(probability: float) -> str:
+    """0.8 -> "4 times in 5"."""
+    for total in (2, 3, 4, 5, 10, 20, 100):
+        hits = probability * total
+        if abs(hits - round(hits)) < 1e-9:
+            return f"{round(hits)} times in {total}"
+    return f"{probability:.0%} of the time"
 
 
 def verdict_text(evaluation: Mapping[str, Any], comparison: Any) -> VerdictText:
