@@ -21,7 +21,7 @@ from typing import Any
 
 from ..core.model import Attempt, Task
 from ..errors import BudgetExhausted
-from ..executors.base import ExecutorBase
+from ..executors.base import OFFLINE_EXECUTOR, ExecutorBase
 from ..executors.pricing import PriceTable, load_price_table
 from ..judges.llm import DEFAULT_JUDGE_MODEL
 from ..plan.run_plan import Records, RunPlan
@@ -175,7 +175,7 @@ def _priced(
     executor: ExecutorBase, model: str | None, tokens_in: int, tokens_out: int, notes: list[str]
 ) -> Rate:
     tokens = tokens_in + tokens_out
-    if executor.name == "mock":
+    if executor.name == OFFLINE_EXECUTOR:
         note = "the mock executor calls no model: no tokens, no dollars"
         if note not in notes:
             notes.append(note)
@@ -202,7 +202,7 @@ def _prior(skill: Any, tasks: Sequence[Task], executor: ExecutorBase, notes: lis
 
 def _judge_prior(prepared: Prepared, notes: list[str]) -> Rate:
     judging = prepared.plan.judging
-    if (judging.executor or prepared.executor.name) == "mock":
+    if (judging.executor or prepared.executor.name) == OFFLINE_EXECUTOR:
         return Rate(0.0, 0)  # the mock grader: no model
     model = judging.model or os.environ.get("SKILL_EVAL_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL
     return _priced(prepared.executor, model, JUDGE_PRIOR[0], JUDGE_PRIOR[1], notes)
