@@ -110,6 +110,15 @@ def test_a_cap_below_the_estimate_refuses_the_run_before_any_request(
     assert code == 5 and "over --max-tokens-total 10" in err and server.count == 0
 
 
+def test_the_cap_comes_from_the_config_file_too(
+    tmp_path: Path, server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skill-eval.toml").write_text("max-cost-usd = 0.000001\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(*api_run(tmp_path))
+    assert code == 5 and "over --max-cost-usd 1e-06" in err and server.count == 0
+
+
 def test_a_cap_reached_mid_run_stops_new_attempts_and_resume_finishes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

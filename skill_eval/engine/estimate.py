@@ -312,15 +312,15 @@ def check_caps(estimate: Estimate, records: Records) -> str | None:
     cost, cap = estimate.cost_usd, records.max_cost_usd
     if cap is not None and cost is not None and cost > cap:
         raise BudgetExhausted(
-            f"budget: the estimate ${cost:.4f} is over --max-cost-usd {cap:g} ({estimate.basis}); "
-            f"nothing ran. Raise the cap (--max-cost-usd {_above(cost)}) or run fewer tasks "
+            f"budget: the estimate ${cost:.4f} is over --max-cost-usd {cap:g}; nothing ran."
+            f" Raise the cap (--max-cost-usd {_above(cost)}) or run fewer tasks "
             "or samples; --dry-run shows the plan"
         )
     tokens, most = estimate.tokens, records.max_tokens_total
     if most is not None and tokens > most:
         raise BudgetExhausted(
-            f"budget: the estimate of {tokens:,} tokens is over --max-tokens-total {most} "
-            f"({estimate.basis}); nothing ran. Raise the cap (--max-tokens-total "
+            f"budget: the estimate of {tokens:,} tokens is over --max-tokens-total {most}; "
+            "nothing ran. Raise the cap (--max-tokens-total "
             f"{math.ceil(tokens * 1.25)}) or run fewer tasks or samples"
         )
     if cap is not None and cost is None:
