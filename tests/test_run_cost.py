@@ -155,3 +155,23 @@ def test_the_second_runs_estimate_is_within_a_fifth_of_the_first_runs_cost(
     assert code == 0, err
     assert "basis: 1 earlier run(s) of this suite and model" in out
     assert abs(estimated_usd(out) - actual) <= 0.2 * actual
+
+
+def test_judge_calls_are_priced_into_the_artifact_and_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = {"id": "r", "prompt": "Say alpha", "judge": {"type": "llm-rubric", "rubric": "alpha"}}
+    suite = write_suite(tmp_path / "suite", [task])
+    skill = write_skill(tmp_path / "skill", "Say alpha.")
+    with FakeAnthropic(default="not a judgement") as fake:  # a judge that is paid, unparsed
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        code, out, err = run_cli(
+            *("run", "--task-suite", str(suite), "--skill-path", str(skill), "-q"),
+            *("--executor", "anthropic", "--model", PRICED, "--judge-executor", "anthropic"),
+            *("--judge-model", "claude-haiku-4-5", "--state-root", str(tmp_path / "state")),
+        )
+    usage = read_json(out.strip())["usage"]
+    assert usage["candidate"]["judge_calls"] == 1 and usage["candidate"]["judge_cost_usd"] > 0
+    assert usage["candidate"]["judge_tokens"] > 0
+    assert "judges $" in err
