@@ -29,12 +29,14 @@
      ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      ├── RunAborted           code inside a run (a plugin) raised SystemExit: no artifact
+ ├── BudgetExhausted      --max-cost-usd / --max-tokens-total refused or stopped a run
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
 Also ValueError (they were ValueErrors before the tree, and callers catch them as such):
 YamlError, ToolPlanError, FrontmatterNotClosed, FolderError, UnsafeCacheEntry and every
 OutputRejected. Each class carries its exit code (`exit_code`): 2 bad input, the default;
-3 a harness fault (ExecutorError, ReviewError, RunAborted); 130 RunInterrupted. The command
+3 a harness fault (ExecutorError, ReviewError, RunAborted); 5 BudgetExhausted; 130
+RunInterrupted. The command
 line catches once, at the top (cli/common.py), and exits with it; references/errors.md says
 what each means.
 OutputRejected never reaches the CLI: it becomes data (a failed judgement, an empty proposal).
@@ -166,6 +168,19 @@ class RunAborted(SkillEvalError):
     before it wrote an artifact, and exit 0 would say it succeeded."""
 
     exit_code = 3
+
+
+class BudgetExhausted(SkillEvalError):
+    """A run's cap (--max-cost-usd, --max-tokens-total) was below its estimate, so it never
+    started (`run_dir` None), or was reached while it ran: no new attempt started, the finished
+    ones are kept in `run_dir` and `--resume` with a higher cap completes the run. Never a
+    pass: its own exit code, for CI to tell a budget apart from a verdict."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, run_dir: str | None = None) -> None:
+        super().__init__(message, path=run_dir)
+        self.run_dir = run_dir
 
 
 class RunInterrupted(SkillEvalError):

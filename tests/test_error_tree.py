@@ -158,7 +158,7 @@ def test_every_error_exits_with_the_code_the_reference_gives(name: str) -> None:
     for one caught where it is raised."""
     cell = documented_exits()[name]
     code = _error_class(name).exit_code
-    assert code in (2, 3, 130)
+    assert code in (2, 3, 5, 130)
     if cell == "–":
         return
     number, _, via = cell.partition(" (as ")
@@ -167,10 +167,12 @@ def test_every_error_exits_with_the_code_the_reference_gives(name: str) -> None:
 
 
 def test_the_exit_codes_of_the_tree() -> None:
-    """Bad input exits 2 unless a class says otherwise; harness faults 3; an interrupt 130."""
+    """Bad input exits 2 unless a class says otherwise; harness faults 3; a run's cap 5; an
+    interrupt 130."""
     faults = {"ExecutorError", "RunStopped", "JailUnavailable", "JailBroken", "TextModelError"}
     faults |= {"ReviewError", "RunAborted"}
     codes = {name: _error_class(name).exit_code for name in drawn_tree()}
     assert {n for n, c in codes.items() if c == 3} == faults
     assert {n for n, c in codes.items() if c == 130} == {"RunInterrupted"}
-    assert set(codes.values()) == {2, 3, 130}
+    assert {n for n, c in codes.items() if c == 5} == {"BudgetExhausted"}
+    assert set(codes.values()) == {2, 3, 5, 130}

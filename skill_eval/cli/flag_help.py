@@ -228,6 +228,19 @@ HELP: dict[str, Help] = {
         "An executor output longer than this is cut to it before judging (the cut is marked and "
         "recorded; not an error)."
     ),
+    "dry-run": (
+        "Print the run's plan (attempts per arm, judge calls, cached baseline attempts, tokens "
+        "and dollars with their basis) and exit 0: no model call, no run directory."
+    ),
+    "max-cost-usd": (
+        "Cap the run's cost (attempts and judge calls, earlier sessions of a resumed run too): "
+        "an estimate over it refuses the run before its first call; reaching it starts no new "
+        "attempt, keeps the finished ones (resume with a higher cap) and exits 5."
+    ),
+    "max-tokens-total": (
+        "Cap the run's tokens (input, cache and output, judges too), as --max-cost-usd caps "
+        "dollars: for models with no known price. Exits 5 when it refuses or stops the run."
+    ),
     "quiet": "No progress bar or lines.",
     "config": (
         "Read defaults from this file: a pyproject.toml ([tool.skill-eval]) or a skill-eval.toml "

@@ -37,7 +37,7 @@ def plan_from_command(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
         for name in kwargs
         if ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT_MAP
     ]
-    for name in ("config", "no_config", "changed_since", "summary"):  # not the plan's
+    for name in ("config", "no_config", "changed_since", "summary", "dry_run"):  # not the plan's
         kwargs.pop(name, None)
     config_file = ctx.meta.get(CONFIG_META)
     kwargs["config_file"] = str(config_file) if config_file is not None else None
@@ -161,6 +161,9 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
     4  fail, not enough evidence: the policy's interval holds its threshold, so more
        tasks or samples could settle it (the summary says how many); the artifact's
        verdict is fail as well, with evaluation.insufficient true
+    5  budget exhausted (never a pass): the estimate is over --max-cost-usd or
+       --max-tokens-total (nothing ran), or the run reached it (finished attempts kept:
+       --resume RUN_DIR with a higher cap completes it)
     3  error verdict, or a harness fault (executor cannot run, run stopped)
     2  bad input or usage
     """
@@ -173,6 +176,7 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
     if kwargs.pop("changed_since"):
         raise UsageError("--changed-since needs SKILL_DIR (the skills, or a folder of them)")
     summary_file = kwargs.pop("summary")
+    dry_run = kwargs.pop("dry_run")
     if kwargs["task_suite"]:
         from ..interop.skill_runs import suite_for_task_suite
 
@@ -188,6 +192,9 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
             "Missing option '--task-suite' (or give SKILL_DIR, a skill folder with evals/, "
             "or --resume RUN_DIR to continue a run from its stored plan)"
         )
+    if dry_run:
+        show_plan(plan)
+        sys.exit(0)
     outcome = run_plan(plan)
     click.echo(summary(outcome), err=True)
     click.echo(str(outcome.path))
@@ -209,6 +216,14 @@ def plan_of(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
     if kwargs["skill_path"] and not kwargs["input_"]:
         kwargs = {**kwargs, "standalone": True}  # a skill and no ranking: standalone mode
     return plan_from_command(kwargs, ctx)
+
+
+def show_plan(plan: RunPlan) -> None:
+    """--dry-run: the run's plan and price on stdout; no model call, no run directory."""
+    from ..engine.estimate import dry_run
+
+    for line in dry_run(plan, _note):
+        click.echo(line)
 
 
 def run_plan(plan: RunPlan) -> EvaluationOutcome:

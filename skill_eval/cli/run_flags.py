@@ -145,6 +145,9 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         show_default=True,
         metavar="N",
     ),
+    "max-cost-usd": _f("--max-cost-usd", type=float, default=None, metavar="DOLLARS"),
+    "max-tokens-total": _f("--max-tokens-total", type=int, default=None, metavar="N"),
+    "dry-run": _f("--dry-run", is_flag=True),
     "quiet": _f("--quiet", "-q", "--no-progress", is_flag=True),
     "config": _f("--config", metavar="FILE"),
     "no-config": _f("--no-config", is_flag=True),
@@ -237,6 +240,11 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ),
     ),
     (
+        "Cost",
+        "What the run will cost, said before it runs, and caps on it (references/cost.md).",
+        ("dry-run", "max-cost-usd", "max-tokens-total"),
+    ),
+    (
         "Console and config",
         "Progress display and the project config file.",
         ("quiet", "config", "no-config"),
@@ -245,7 +253,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 HIDDEN = ("backend",)  # deprecated names, accepted and not shown
 # `run`'s own flags over skill folders (cli/skills_run.py): not in the run plan, and not
 # flags of scripts/evaluate.py.
-RUN_ONLY = ("changed-since", "summary")
+RUN_ONLY = ("changed-since", "summary", "dry-run")
 
 
 # scripts/evaluate.py's contract keeps the original tool's defaults: the skill prepended to

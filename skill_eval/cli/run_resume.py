@@ -2,7 +2,8 @@
 run started with (plan/stored.py reads it), so nothing else needs repeating.
 
 The stored plan is used as it is, its resume pointed at RUN_DIR. Of the flags given beside
-it, those that leave the results alone apply (--concurrency, --max-retries, --quiet); any other
+it, those that leave the results alone apply (--concurrency, --max-retries, --quiet) and the
+caps on spending (--max-cost-usd, --max-tokens-total); any other
 is ignored with a warning, since a plan with other inputs would be a new run, not this one.
 """
 
@@ -17,8 +18,8 @@ import click
 from ..errors import UsageError
 from ..plan.run_plan import RunPlan
 
-# Flags that may differ on a resume: how fast the rest runs, and the console.
-APPLIED = ("concurrency", "max_retries", "quiet")
+# Flags that may differ on a resume: how fast the rest runs, what it may spend, the console.
+APPLIED = ("concurrency", "max_retries", "max_cost_usd", "max_tokens_total", "quiet")
 IGNORED_QUIETLY = frozenset({"resume", "config", "no_config", "state_root", "skill_dirs"})
 
 
@@ -60,6 +61,9 @@ def resumed_plan(run_dir: str, ctx: click.Context, warn: Callable[[str], None]) 
     if path.resolve().parent.name == "runs":  # <state-root>/runs/<run>: its own state root,
         # which a relative stored --state-root would miss from another folder
         records = replace(records, state_root=str(path.resolve().parent.parent))
+    for name in ("max_cost_usd", "max_tokens_total"):  # a higher cap lets a stopped run finish
+        if name in given:
+            records = replace(records, **{name: ctx.params[name]})
     if "quiet" in given:
         records = replace(records, progress=not ctx.params["quiet"])
     return replace(plan, execution=execution, records=records)

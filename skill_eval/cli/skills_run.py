@@ -31,13 +31,14 @@ def worst(codes: Iterable[int]) -> int:
 def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Context) -> int:
     """Run every skill's evals; the worst exit code."""
     from ..interop.skill_runs import changed_since, plan_skill_runs, skill_folders
-    from .run_cmd import plan_of, run_plan, summary
+    from .run_cmd import plan_of, run_plan, show_plan, summary
 
     for name in NOT_WITH_SKILL_DIR:
         if kwargs.get(name):
             flag = "--" + name.rstrip("_").replace("_", "-")
             raise UsageError(f"{flag} with SKILL_DIR: SKILL_DIR is the skill and its evals")
     changed, summary_file = kwargs.pop("changed_since"), kwargs.pop("summary")
+    dry_run = kwargs.pop("dry_run", False)
     folders = skill_folders(skill_dirs)
     if changed:
         kept = changed_since(folders, changed)
@@ -64,6 +65,9 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
             flags["output"] = str(Path(kwargs["output"]) / f"{_file_name(run.label)}.json")
         if several:
             click.echo(f"== {run.label}: {run.suite}", err=True)
+        if dry_run:
+            show_plan(plan_of(flags, ctx))
+            continue
         outcome = run_plan(plan_of(flags, ctx))
         click.echo(summary(outcome), err=True)
         click.echo(str(outcome.path))

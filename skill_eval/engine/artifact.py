@@ -27,7 +27,7 @@ from ..stats.analysis import Analysis
 from ..stats.evidence import NO_EVIDENCE, of_verdict
 from ..stats.results import TaskResult
 from ..stats.verdict import Verdict
-from . import compat
+from . import compat, spend
 from .cache import drawn_from
 
 if TYPE_CHECKING:
@@ -65,12 +65,19 @@ def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
     mine = [a for a in attempts if a.arm == arm]
     spent = [a for a in mine if drawn_from(a) is None]
     total = sum((a.usage for a in spent), Usage())
+    judged = spend.total(spent)  # model-graded judgements, at the built-in prices
+    judges = {
+        "judge_calls": judged.judge_calls,
+        "judge_cost_usd": round(judged.judge_cost_usd, 6),
+        "judge_tokens": judged.judge_tokens,
+    }
     return {
         **total.to_dict(),
         "cost_usd": round(sum(a.cost_usd for a in spent), 6),
         "attempts": len(mine),
         "errors": sum(a.status == "error" for a in mine),
         **({"from_cache": len(mine) - len(spent)} if len(spent) < len(mine) else {}),
+        **(judges if judged.judge_calls else {}),
     }
 
 

@@ -19,15 +19,17 @@ from typing import Any
 
 from ..core.model import Task
 from ..core.workspace import WORKSPACES_DIR
-from ..errors import JournalError, RunInterrupted
+from ..errors import BudgetExhausted, JournalError, RunInterrupted
 from ..plan.run_plan import RunPlan
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
+from .estimate import Estimate, check_caps, estimate_run, prices_of
 from .evaluation import EvaluationResult, evaluate
 from .finish import EvaluationOutcome, Finished, evaluation_settings, finish_evaluation
 from .judging import close_judge_cache
 from .opening import OpenRun, open_run
 from .prepare import Log, Prepared, prepare
+from .spend import Meter, total
 
 
 def _to_stderr(message: str) -> None:
@@ -41,12 +43,58 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     prepared = prepare(plan, log)
     if prepared.skip is not None:
         return finish_evaluation(plan, prepared.suite, prepared.arms, _skipped(prepared), log)
+    estimate = estimate_run(prepared)
+    if plan.records.resume is None:  # a resumed run is priced once its journal is read
+        _announce(estimate, prepared, log)
     with open_run(prepared, log) as opened:
-        fresh = _fresh_runner(prepared, opened)
+        meter = _meter(prepared, opened, estimate, log)
+        fresh = _fresh_runner(prepared, opened, meter)
         with reusing_baselines(prepared, opened, log, fresh) as extras:
-            result = _evaluate(prepared, opened, log)
+            result = _evaluate(prepared, opened, log, meter)
+        if meter is not None and meter.reached is not None:
+            _out_of_budget(meter, estimate, result, opened)
     return finish_evaluation(
         plan, prepared.suite, opened.arms, _ran(prepared, opened, result, extras, log), log
+    )
+
+
+def _announce(estimate: Estimate, prepared: Prepared, log: Log) -> None:
+    """The run's plan and price, first; a cap the estimate is over stops it here."""
+    for line in estimate.lines():
+        log(line)
+    warning = check_caps(estimate, prepared.plan.records)
+    if warning is not None:
+        log(f"warning: {warning}")
+
+
+def _meter(prepared: Prepared, opened: OpenRun, estimate: Estimate, log: Log) -> Meter | None:
+    """The run's spending against its caps (None: no cap), from what earlier sessions of a
+    resumed run spent; a resumed run's plan and price are said here."""
+    records = prepared.plan.records
+    prices = prices_of(prepared.executor)
+    spent = total(opened.done, prices)
+    if records.resume is not None:
+        _announce(estimate.after(opened.done, spent), prepared, log)
+    if records.max_cost_usd is None and records.max_tokens_total is None:
+        return None
+    return Meter(records.max_cost_usd, records.max_tokens_total, prices, already=spent)
+
+
+def _out_of_budget(
+    meter: Meter, estimate: Estimate, result: EvaluationResult, opened: OpenRun
+) -> None:
+    """A run whose cap stopped it before every attempt ran ends here, never as a pass."""
+    planned = sum(estimate.attempts.values())
+    finished = sum(a.status != "error" and drawn_from(a) is None for a in result.attempts)
+    if finished >= planned:
+        return  # the cap was reached by the last attempts: the run is whole
+    where = str(opened.path)
+    flag = "--max-cost-usd" if meter.max_cost_usd is not None else "--max-tokens-total"
+    raise BudgetExhausted(
+        f"budget exhausted, no verdict (not a pass): {meter.reached}; {finished} of {planned} "
+        f"attempts finished and are kept in {where}; finish the run with "
+        f"skill-eval run --resume {where} {flag} HIGHER",
+        where,
     )
 
 
@@ -56,7 +104,9 @@ def _skipped(prepared: Prepared) -> Finished:
     )
 
 
-def _fresh_runner(prepared: Prepared, opened: OpenRun) -> Callable[[Mapping[str, int]], None]:
+def _fresh_runner(
+    prepared: Prepared, opened: OpenRun, meter: Meter | None
+) -> Callable[[Mapping[str, int]], None]:
     """Runs the baseline's first `counts[task]` attempts of the tasks named, as the run would
     (its executor, judges, journal), before the rest: the drift guard's fresh attempts
     (engine/baseline_reuse.py). Tasks are grouped by count, one evaluation each."""
@@ -84,6 +134,7 @@ def _fresh_runner(prepared: Prepared, opened: OpenRun) -> Callable[[Mapping[str,
                 journal=opened.journal,
                 done=opened.done,
                 backend=prepared.backend,
+                stop_when=meter.add if meter is not None else None,
             )
             opened.done.extend(
                 a for a in result.attempts if (a.arm, a.task_id, a.index) not in known
@@ -92,7 +143,9 @@ def _fresh_runner(prepared: Prepared, opened: OpenRun) -> Callable[[Mapping[str,
     return run
 
 
-def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult:
+def _evaluate(
+    prepared: Prepared, opened: OpenRun, log: Log, meter: Meter | None
+) -> EvaluationResult:
     """Every task with each arm; attempts the run already holds are not run again."""
     plan, arms = prepared.plan, opened.arms
     if plan.decision.early_stop and arms.baseline is None:
@@ -123,6 +176,7 @@ def _evaluate(prepared: Prepared, opened: OpenRun, log: Log) -> EvaluationResult
             done=opened.done,
             progress=opened.progress,
             backend=prepared.backend,
+            stop_when=meter.add if meter is not None else None,
         )
     except KeyboardInterrupt:
         try:  # what --resume will keep: the records on disk, not those known in memory

@@ -42,6 +42,7 @@ def evaluate(
     done: Iterable[Attempt] = (),
     progress: Callable[[Attempt], None] | None = None,
     backend: Backend | None = None,
+    stop_when: Callable[[Attempt], bool] | None = None,
 ) -> EvaluationResult:
     """Run every arm on every task `settings.samples` times, judge, and compare.
 
@@ -55,7 +56,8 @@ def evaluate(
     in error are kept and not run again (resume). `backend` runs the attempts (default: a
     thread pool of `settings.concurrency`). With `settings.budget` the attempts run in two
     rounds, the second placed by the first's outcomes (engine/rounds.py); with
-    `settings.early_stop`, in looks that may end the run early."""
+    `settings.early_stop`, in looks that may end the run early. `stop_when` is told of each
+    finished attempt: once it says True no new attempt starts (a cost cap)."""
     settings = settings or EvaluationSettings()
     reference = _check_arms(arms, reference)
     by_arm = executors_for(arms, executor)
@@ -79,6 +81,7 @@ def evaluate(
             workspace_parent=settings.workspace_parent,
             keep_root=settings.keep_root,
             max_output_bytes=settings.max_output_bytes,
+            stop_when=stop_when,
         ),
         backend=backend,
         arm_executors=others,

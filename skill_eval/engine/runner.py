@@ -81,6 +81,9 @@ class RunSettings:
     keep_max_bytes: int = KEEP_MAX_BYTES
     # An executor output longer than this is cut before judging (blobs.measure); None: never.
     max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
+    # Told of each finished attempt; True: start no new attempt, let the running ones finish
+    # (a run's cost cap: engine/spend.py).
+    stop_when: Callable[[Attempt], bool] | None = None
 
 
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
@@ -224,6 +227,8 @@ class Runner:
             )
         if self.settings.progress is not None:
             self.settings.progress(attempt)
+        if self.settings.stop_when is not None and self.settings.stop_when(attempt):
+            self.stop.set()  # queued jobs start nothing (jobs.execute_job); none is cancelled
         return attempt
 
     def rejudge(self, attempts: Iterable[Attempt], tasks: Mapping[str, Task]) -> list[Attempt]:

@@ -72,6 +72,11 @@ def check_counts(decision: Decision, execution: Execution, records: Records) -> 
         )
     if records.max_output_bytes < 1:
         raise UsageError(f"--max-output-bytes must be at least 1, got {records.max_output_bytes}")
+    cost, tokens = records.max_cost_usd, records.max_tokens_total
+    if cost is not None and not 0 < cost < 1e9:  # NaN and inf fail too
+        raise UsageError(f"--max-cost-usd must be a number of dollars above 0, got {cost}")
+    if tokens is not None and tokens < 1:
+        raise UsageError(f"--max-tokens-total must be at least 1, got {tokens}")
 
 
 def check_shorthand_values(values: Mapping[str, Any]) -> None:

@@ -152,6 +152,10 @@ class Records:
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
     journal_key: str | None = None  # the key file journals are signed with (default: state root's)
+    # Caps on what the whole run spends (judges included): refused up front when the estimate
+    # is over, stopped when reached (engine/estimate.py, engine/spend.py).
+    max_cost_usd: float | None = None
+    max_tokens_total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,9 @@ class RunPlan:
 
 
 # Fields stored only when set (--arm's, --strict): a plan without them reads as it did before.
-UNSET_UNSTORED = frozenset({"arms", "reference_arm", "arm_options", "strict"})
+UNSET_UNSTORED = frozenset(
+    {"arms", "reference_arm", "arm_options", "strict", "max_cost_usd", "max_tokens_total"}
+)
 
 
 def _plain(value: Any) -> Any:

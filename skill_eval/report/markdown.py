@@ -55,6 +55,14 @@ def _md_rates(v: View) -> list[str]:
                 *pad,
             ]
         )
+        if any((v.usage.get(a) or {}).get("judge_calls") for a in arms):
+            rows.append(
+                [
+                    "Judges' cost (USD)",
+                    *(f"{float(v.usage.get(a, {}).get('judge_cost_usd') or 0):.4f}" for a in arms),
+                    *pad,
+                ]
+            )
         rows.append(
             [
                 "Tokens (in + cache write + cache read / out)",

@@ -93,6 +93,7 @@ def render_table(artifact: Mapping[str, Any]) -> str:
             "cost",
             "; ".join(
                 f"{arm} ${float(u.get('cost_usd') or 0):.4f} ({tokens_text(u)} tokens)"
+                + _judges_cost(u)
                 for arm, u in v.usage.items()
             ),
         )
@@ -124,3 +125,11 @@ __all__ = [
     "render_markdown",
     "render_table",
 ]
+
+
+def _judges_cost(usage: Mapping[str, Any]) -> str:
+    """`, judges $X (N calls)` of an arm's model-graded judgements, when it had any."""
+    calls = int(usage.get("judge_calls") or 0)
+    if not calls:
+        return ""
+    return f", judges ${float(usage.get('judge_cost_usd') or 0):.4f} ({calls} calls)"
