@@ -16,7 +16,7 @@
      ├── ExecutorError        an executor that cannot start (missing binary, missing key)
      │    ├── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
      │    ├── JailUnavailable (jail) no jail can run here, and --no-jail was not given
-     │    ├── JailBroken     (jail.session) one run's jail misbehaved: that attempt is an error
+     │    ├── JailBroken     (jail.ended) one run's jail misbehaved: that attempt is an error
      │    └── TextModelError  (executors.text_model) a model service that gave no usable reply
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
@@ -25,11 +25,14 @@
      ├── OutputRejected       output of a model or a candidate refused (caught where raised)
      │    ├── ReplyError      (evaluators.scoring) an evaluator's reply that cannot be scored
      │    ├── ProposalError   (improve.improver) an improver's proposal that cannot be applied
-     │    └── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
+     │    ├── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
+     │    ├── TooLarge        (jail.api_relay) a jail's request body over the forward's cap
+     │    ├── BadFraming      (jail.api_relay) a jail's request body whose framing cannot be read
+     │    └── ClientGone      (jail.api_relay) a jail that hung up or went silent mid-request
      ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      ├── RunAborted           code inside a run (a plugin) raised SystemExit: no artifact
- ├── BudgetExhausted      --max-cost-usd / --max-tokens-total refused or stopped a run
+     ├── BudgetExhausted      --max-cost-usd / --max-tokens-total refused or stopped a run
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
 Also ValueError (they were ValueErrors before the tree, and callers catch them as such):

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
+from ..errors import OutputRejected
 from .api_log import ApiLog
 from .model_replies import ReplyTap
 
@@ -49,15 +50,18 @@ HOP_BY_HOP = frozenset(
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
-class TooLarge(Exception):
+class TooLarge(OutputRejected):
     """The request's body is over MAX_REQUEST_BYTES."""
 
+    def __init__(self, message: str = "the request's body is over the cap") -> None:
+        super().__init__(message)
 
-class BadFraming(Exception):
+
+class BadFraming(OutputRejected):
     """The request's body framing cannot be read (a bad Content-Length or chunk size)."""
 
 
-class ClientGone(Exception):
+class ClientGone(OutputRejected):
     """The jail's side failed while its body was read: it hung up, or went silent."""
 
 
