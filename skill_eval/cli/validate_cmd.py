@@ -38,6 +38,24 @@ def _mock_gaps(outputs_path: str, suite: Suite) -> list[Problem]:
     return [Problem(outputs_path, f"{gap} (suite {suite.path})") for gap in gaps]
 
 
+def _suites(paths: tuple[str, ...], work: Path) -> tuple[tuple[str, ...], dict[str, str], bool]:
+    """(the suites `paths` name, what each made suite is shown as, whether reading one failed),
+    the notes and problems of the reading said on stderr. The eval-set reader loads only when
+    a path is a skill folder or an eval set (JSON): validating a YAML suite stays quick."""
+    if not any(
+        Path(p).suffix.lower() == ".json" or (Path(p) / "SKILL.md").is_file() for p in paths
+    ):
+        return paths, {}, False
+    from ..interop.skill_runs import suites_to_validate
+
+    found = suites_to_validate(paths, work)
+    for note in found.notes:
+        click.echo(f"warning: {note}", err=True)
+    for problem in found.problems:
+        click.echo(problem, err=True)
+    return found.paths, found.shown, bool(found.problems)
+
+
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option(
@@ -114,17 +132,11 @@ def command(
         )
     import tempfile
 
-    from ..interop.skill_runs import suites_to_validate
-
     with tempfile.TemporaryDirectory(prefix="skill-eval-validate-") as work:
-        found = suites_to_validate(paths, Path(work))
-        for note in found.notes:
-            click.echo(f"warning: {note}", err=True)
-        for problem in found.problems:
-            click.echo(problem, err=True)
+        suites, shown, unread = _suites(paths, Path(work))
         try:
             _validate(
-                found.paths,
+                suites,
                 mock_outputs,
                 strict,
                 judges,
@@ -133,10 +145,10 @@ def command(
                 judge_model,
                 mock,
                 judges_report,
-                found.shown,
+                shown,
             )
         except SystemExit as exc:
-            raise SystemExit(EXIT_USAGE if found.problems else exc.code) from None
+            raise SystemExit(EXIT_USAGE if unread else exc.code) from None
 
 
 def _validate(
