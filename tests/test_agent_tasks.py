@@ -396,10 +396,13 @@ def test_a_bad_judge_file_option_is_reported_with_its_line(tmp_path: Path) -> No
 
 
 def test_a_changed_input_file_changes_the_baseline_cache_key(tmp_path: Path) -> None:
-    from skill_eval.engine.cache import BaselineIngredients, baseline_key
+    from skill_eval.engine.cache import baseline_key
+    from skill_eval.engine.fingerprint import ArmSkill, Inputs
+    from skill_eval.plan.run_plan import Decision
 
     path = suite_file(tmp_path, TASK_HEAD + "    files: [inputs]\n")
-    ingredients = BaselineIngredients(None, None, {"kind": "mock"}, "system", 1, 1, "mock", "mock")
+    baseline = {"baseline": ArmSkill(None)}
+    ingredients = Inputs(baseline, {"kind": "mock"}, "system", Decision(), "mock", "mock")
     before = baseline_key(load_suite(path), ingredients)
     (tmp_path / "inputs" / "data.csv").write_text("a,b\n9,9\n")
     assert baseline_key(load_suite(path), ingredients) != before

@@ -73,14 +73,13 @@ def evaluate(
         journal,
         RunSettings(
             concurrency=settings.concurrency,
-            max_retries=settings.max_retries,
+            attempts=settings.attempts,
             progress=progress,
             # the run's Progress also shows a sent batch's counts (--batch)
             batch_status=progress.batch if isinstance(progress, Progress) else None,
             keep_workspaces=settings.keep_workspaces,
             workspace_parent=settings.workspace_parent,
             keep_root=settings.keep_root,
-            max_output_bytes=settings.max_output_bytes,
             stop_when=stop_when,
         ),
         backend=backend,

@@ -18,13 +18,13 @@ import threading
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..backends import Backend
 from ..backends.threads import ThreadBackend
-from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES
+from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Arm, ArmName, Attempt, Task
 from ..core.workspace import KEEP_MAX_BYTES, KeepPolicy
 from ..errors import RunStopped
@@ -32,12 +32,9 @@ from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
 from ..judges.base import Judge, JudgeContext, JudgeSettings
 from .jobs import (
-    BACKOFF_BASE_SECONDS,
-    BACKOFF_CAP_SECONDS,
     AttemptEnv,
     AttemptJob,
     Finished,
-    RetryPolicy,
     RunSpec,
     WorkspaceSettings,
     judge_attempt,
@@ -66,9 +63,9 @@ Job = AttemptJob  # one (arm, task, sample index); see engine/jobs.py
 @dataclass
 class RunSettings:
     concurrency: int = 8
-    max_retries: int = 5
-    backoff_base: float = BACKOFF_BASE_SECONDS
-    backoff_cap: float = BACKOFF_CAP_SECONDS
+    # Retries of transient failures, their backoff, the output cut (--max-retries,
+    # --max-output-bytes): what each attempt's job is run with, here or in another process.
+    attempts: AttemptPolicy = field(default_factory=AttemptPolicy)
     progress: Callable[[Attempt], None] | None = None
     batch_status: Callable[[BatchCounts], None] | None = None  # a sent batch's counts (--batch)
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
@@ -79,8 +76,6 @@ class RunSettings:
     # where they were made.
     keep_root: Path | None = None
     keep_max_bytes: int = KEEP_MAX_BYTES
-    # An executor output longer than this is cut before judging (blobs.measure); None: never.
-    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
     # Told of each finished attempt; True: start no new attempt, let the running ones finish
     # (a run's cost cap: engine/spend.py).
     stop_when: Callable[[Attempt], bool] | None = None
@@ -126,9 +121,8 @@ class Runner:
             self.executor.name if self.executor else None,
             self.executor.config if self.executor else None,
             JudgeSettings.of(self.ctx),
-            RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
+            s.attempts,
             self._workspaces(),
-            max_output_bytes=s.max_output_bytes,
             arm_executors={
                 arm: (executor.name, executor.config)
                 for arm, executor in self.arm_executors.items()
@@ -151,11 +145,10 @@ class Runner:
                 self.executor,
                 self.judges,
                 self.ctx,
-                RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
+                s.attempts,
                 workspaces=self._workspaces(),
                 sleep=s.sleep,
                 stop=self.stop,
-                max_output_bytes=s.max_output_bytes,
                 arm_executors=self.arm_executors,
             )
         return self._env
@@ -199,7 +192,7 @@ class Runner:
             records=journal.notes() if journal else (),
             note=journal.note if journal else BatchLog().note,
             status=self.settings.batch_status,
-            max_retries=self.settings.max_retries,
+            attempts=self.settings.attempts,
             sleep=self.env.sleep,
         )
         executor.prepare(requests, log)
