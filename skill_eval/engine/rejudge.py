@@ -80,10 +80,7 @@ def rejudge(
         judges,
         ctx,
         journal,
-        RunSettings(
-            concurrency=plan.execution.concurrency,
-            attempts=AttemptPolicy(max_retries=plan.execution.max_retries),
-        ),
+        RunSettings(plan.execution.concurrency, AttemptPolicy(plan.execution.max_retries)),
     )
     try:
         recorded = [
