@@ -19,14 +19,12 @@ import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 from ..backends import Backend
 from ..backends.threads import ThreadBackend
 from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Arm, ArmName, Attempt, Task
-from ..core.workspace import KEEP_MAX_BYTES, KeepPolicy
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
@@ -69,13 +67,8 @@ class RunSettings:
     progress: Callable[[Attempt], None] | None = None
     batch_status: Callable[[BatchCounts], None] | None = None  # a sent batch's counts (--batch)
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
-    # Which attempts' final workspaces are kept after judging: none, failed (not passed), all.
-    keep_workspaces: KeepPolicy = "none"
-    workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
-    # Where kept workspaces go (`<run>/workspaces`, as <arm>/<task>/<index>/); None: they stay
-    # where they were made.
-    keep_root: Path | None = None
-    keep_max_bytes: int = KEEP_MAX_BYTES
+    # Where attempts' workspaces are made, which are kept after judging, where and how big.
+    workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     # Told of each finished attempt; True: start no new attempt, let the running ones finish
     # (a run's cost cap: engine/spend.py).
     stop_when: Callable[[Attempt], bool] | None = None
@@ -122,17 +115,11 @@ class Runner:
             self.executor.config if self.executor else None,
             JudgeSettings.of(self.ctx),
             s.attempts,
-            self._workspaces(),
+            s.workspaces,
             arm_executors={
                 arm: (executor.name, executor.config)
                 for arm, executor in self.arm_executors.items()
             },
-        )
-
-    def _workspaces(self) -> WorkspaceSettings:
-        s = self.settings
-        return WorkspaceSettings(
-            s.keep_workspaces, s.workspace_parent, s.keep_root, s.keep_max_bytes
         )
 
     @property
@@ -146,7 +133,7 @@ class Runner:
                 self.judges,
                 self.ctx,
                 s.attempts,
-                workspaces=self._workspaces(),
+                workspaces=s.workspaces,
                 sleep=s.sleep,
                 stop=self.stop,
                 arm_executors=self.arm_executors,
