@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from skill_eval.core.model import Arm, Skill, Task
+from skill_eval.engine.jobs import WorkspaceSettings
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import SuiteError, UsageError
 from skill_eval.executors.base import create_executor
@@ -175,8 +176,10 @@ def test_bad_scripted_work_is_a_usage_error(tmp_path: Path, entry: Any, message:
 
 
 def run_tasks(
-    tmp_path: Path, tasks: list[Task], outputs: dict[str, Any], **settings: Any
+    tmp_path: Path, tasks: list[Task], outputs: dict[str, Any], **workspaces: Any
 ) -> list[Any]:
+    """Run `tasks` with the mock executor's `outputs`; `workspaces` are WorkspaceSettings'
+    (made under tmp_path)."""
     executor = create_executor("mock", {"mock_outputs": outputs})
     arm = Arm("candidate", Skill("csv-report", "skill"), "candidate")
     judges = {t.id: build_judge(t.judge) for t in tasks}
@@ -185,7 +188,9 @@ def run_tasks(
         judges,
         JudgeContext(suite_dir=tmp_path),
         Journal(tmp_path / "attempts.jsonl"),
-        RunSettings(sleep=lambda s: None, workspace_parent=tmp_path, **settings),
+        RunSettings(
+            sleep=lambda s: None, workspaces=WorkspaceSettings(parent=tmp_path, **workspaces)
+        ),
     )
     return runner.run(plan_jobs([arm], tasks, 1))
 
@@ -265,7 +270,7 @@ def test_keep_failed_copies_only_failed_workspaces_under_the_keep_root(tmp_path:
             tmp_path,
             tasks,
             outputs,
-            keep_workspaces="failed",
+            keep="failed",
             keep_root=tmp_path / "run" / "workspaces",
         )
     }
@@ -284,7 +289,7 @@ def test_the_size_cap_leaves_files_out_with_a_note(tmp_path: Path) -> None:
         tmp_path,
         [task],
         outputs,
-        keep_workspaces="all",
+        keep="all",
         keep_root=tmp_path / "ws",
         keep_max_bytes=100,
     )
@@ -396,10 +401,13 @@ def test_a_bad_judge_file_option_is_reported_with_its_line(tmp_path: Path) -> No
 
 
 def test_a_changed_input_file_changes_the_baseline_cache_key(tmp_path: Path) -> None:
-    from skill_eval.engine.cache import BaselineIngredients, baseline_key
+    from skill_eval.engine.cache import baseline_key
+    from skill_eval.engine.fingerprint import ArmSkill, Inputs
+    from skill_eval.plan.run_plan import Decision
 
     path = suite_file(tmp_path, TASK_HEAD + "    files: [inputs]\n")
-    ingredients = BaselineIngredients(None, None, {"kind": "mock"}, "system", 1, 1, "mock", "mock")
+    baseline = {"baseline": ArmSkill(None)}
+    ingredients = Inputs(baseline, {"kind": "mock"}, "system", Decision(), "mock", "mock")
     before = baseline_key(load_suite(path), ingredients)
     (tmp_path / "inputs" / "data.csv").write_text("a,b\n9,9\n")
     assert baseline_key(load_suite(path), ingredients) != before

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from skill_eval import Arm, EvaluationSettings, evaluate, load_suite
+from skill_eval import Arm, AttemptPolicy, EvaluationSettings, evaluate, load_suite
 from skill_eval.core.model import ExecutionRequest, ExecutionResult
 from skill_eval.executors.base import ExecutorBase
 from tests.helpers import REPO
@@ -46,7 +46,7 @@ SPARSE_RUN = textwrap.dedent(
 
     # A safety net for the machine, far above the figure the test asserts.
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
-    from skill_eval import Arm, EvaluationSettings, evaluate, load_suite
+    from skill_eval import Arm, AttemptPolicy, EvaluationSettings, evaluate, load_suite
     from skill_eval.core.model import ExecutionResult
     from skill_eval.executors.base import ExecutorBase
 
@@ -61,7 +61,7 @@ SPARSE_RUN = textwrap.dedent(
     tmp = Path(sys.argv[2])
     settings = EvaluationSettings(
         keep_workspaces="all", workspace_parent=tmp, keep_root=Path(sys.argv[3]),
-        concurrency=1, max_retries=0,
+        concurrency=1, attempts=AttemptPolicy(max_retries=0),
     )
     result = evaluate(load_suite(sys.argv[1]), [Arm("candidate", None, "none")], SparseAgent(),
                       settings=settings)
@@ -161,7 +161,7 @@ def many_files(tmp_path: Path, suite: Any, work: Path) -> None:
         workspace_parent=work,
         keep_root=tmp_path / "run" / "workspaces",
         concurrency=1,
-        max_retries=0,
+        attempts=AttemptPolicy(max_retries=0),
     )
     result = evaluate(suite, [Arm("candidate", None, "none")], ManyFilesAgent(), settings=settings)
     after_agent = time.monotonic() - ManyFilesAgent.finished_at  # snapshot, judge, keep, delete

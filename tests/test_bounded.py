@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.attempt_policy import AttemptPolicy
 from skill_eval.core.bounded import (
     MAX_TRANSCRIPT_CALLS,
     FileTooLarge,
@@ -23,7 +24,7 @@ from skill_eval.core.bounded import (
 from skill_eval.core.model import Attempt, Task
 from skill_eval.core.transcript import TRANSCRIPT_CUT, transcript_problem
 from skill_eval.core.workspace import list_files
-from skill_eval.engine.jobs import AttemptEnv, RetryPolicy, judge_attempt
+from skill_eval.engine.jobs import AttemptEnv, judge_attempt
 from skill_eval.executors.claude.stream import StreamReader
 from skill_eval.jail import Limits
 from skill_eval.jail.copyout import Caps
@@ -99,7 +100,7 @@ def test_a_transcript_past_its_calls_is_cut_and_fails_its_attempt(tmp_path: Path
     # A tool-called judge with max: cap would pass on the calls kept; the attempt fails instead.
     task = Task("t", "p", judge={"type": "tool-called", "tool": "Bash", "max": cap})
     attempt = Attempt("candidate", "t", 0, "error", "", None, None, 1, transcript=transcript)
-    env = AttemptEnv(None, None, JudgeContext(suite_dir=tmp_path), RetryPolicy())
+    env = AttemptEnv(None, None, JudgeContext(suite_dir=tmp_path), AttemptPolicy())
     judged = judge_attempt(env, attempt, task)
     assert judged.status == "failed" and judged.judge is not None
     assert judged.judge.details == problem

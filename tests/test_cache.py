@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from skill_eval.core.model import Attempt, JudgeResult
-from skill_eval.engine.cache import BaselineCache, BaselineIngredients, baseline_key, parse_duration
+from skill_eval.engine.cache import BaselineCache, baseline_key, parse_duration
+from skill_eval.engine.fingerprint import ArmSkill, Inputs
 from skill_eval.executors.base import create_executor
 from skill_eval.inputs.suite import load_suite
+from skill_eval.plan.run_plan import Decision
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 
@@ -87,7 +89,9 @@ def test_changed_ingredients_miss(tmp_path: Path) -> None:
     assert run(tmp_path, "--concurrency", "1", "--max-retries", "0")["baseline_cache"]["hit"]
 
 
-def ingredients(**changes) -> BaselineIngredients:
+def ingredients(**changes) -> Inputs:
+    """The baseline's Inputs; `skill_sha256`, `skill_directory`, `pass_k` and `samples` set
+    its skill and decision."""
     base = dict(
         skill_sha256=None,
         skill_directory=None,
@@ -98,7 +102,10 @@ def ingredients(**changes) -> BaselineIngredients:
         judge_backend="mock",
         judge_model="judge-a",
     )
-    return BaselineIngredients(**{**base, **changes})
+    values = {**base, **changes}
+    skill = ArmSkill(values.pop("skill_sha256"), values.pop("skill_directory"))
+    decision = Decision(pass_k=values.pop("pass_k"), samples=values.pop("samples"))
+    return Inputs(skills={"baseline": skill}, decision=decision, **values)
 
 
 def test_every_fixture_file_is_an_ingredient(tmp_path: Path) -> None:

@@ -225,7 +225,7 @@ def test_grader_forced_call_text_fallback_and_errors() -> None:
         },
         {"name": "tagged", "text": 'Sure. <{judgement_tag}>{"passed": false}</{judgement_tag}>'},
     ]
-    settings = GraderSettings(timeout=60, max_retries=2)
+    settings = GraderSettings(timeout=60, sdk_retries=2)
     with FakeOpenAI(rules=rules, faults=[Fault("overloaded", first=1, retry_after_ms=1)]) as server:
         grader = create_grader("openai", {"base_url": server.v1_url}, settings)
         asked = GradeRequest(

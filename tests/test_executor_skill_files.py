@@ -14,10 +14,12 @@ import pytest
 
 from skill_eval.core.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
 from skill_eval.core.work import ToolCall
-from skill_eval.engine.cache import BaselineIngredients, baseline_key
+from skill_eval.engine.cache import baseline_key
+from skill_eval.engine.fingerprint import ArmSkill, Inputs
 from skill_eval.executors.anthropic_api import AnthropicConfig, AnthropicExecutor
 from skill_eval.executors.base import create_executor
 from skill_eval.inputs.suite import load_suite
+from skill_eval.plan.run_plan import Decision
 from skill_eval.skills import load_skill
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, write_skill, write_suite
@@ -205,13 +207,11 @@ def test_a_read_folder_counts_in_the_baseline_cache_key(
     def key() -> str:
         return baseline_key(
             suite,
-            BaselineIngredients(
-                skill_sha256="x",
-                skill_directory=skill,
+            Inputs(
+                skills={"baseline": ArmSkill("x", skill)},
                 executor=make(fake).describe(),
                 skill_mode="system",
-                pass_k=1,
-                samples=1,
+                decision=Decision(samples=1),
                 judge_backend="mock",
                 judge_model="j",
             ),

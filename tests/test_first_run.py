@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval import AttemptPolicy
 from skill_eval.core.model import Arm
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.executors.base import create_executor
@@ -261,7 +262,7 @@ def test_a_fixture_gone_at_run_time_is_recorded_at_once(tmp_path: Path) -> None:
         judges,
         JudgeContext(suite.directory),
         Journal(tmp_path / "attempts.jsonl"),
-        RunSettings(max_retries=5, sleep=sleeps.append),
+        RunSettings(attempts=AttemptPolicy(max_retries=5), sleep=sleeps.append),
     )
     [attempt] = runner.run(plan_jobs([Arm("candidate", None, "none")], tasks, 1))
     assert sleeps == [] and attempt.tries == 1 and attempt.status == "error"

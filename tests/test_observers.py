@@ -306,6 +306,7 @@ def test_the_html_report_shows_observers_as_text(tmp_path: Path) -> None:
 
 def test_length_of_a_file_the_agent_wrote_is_read_before_the_workspace_goes(tmp_path: Path) -> None:
     from skill_eval.core.model import Arm, Skill
+    from skill_eval.engine.jobs import WorkspaceSettings
     from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
     from skill_eval.executors.base import create_executor
     from skill_eval.judges import build_judge
@@ -329,7 +330,7 @@ def test_length_of_a_file_the_agent_wrote_is_read_before_the_workspace_goes(tmp_
         {"t1": build_judge(task.judge)},
         JudgeContext(suite_dir=tmp_path),
         Journal(tmp_path / "attempts.jsonl"),
-        RunSettings(sleep=lambda s: None, workspace_parent=tmp_path),
+        RunSettings(sleep=lambda s: None, workspaces=WorkspaceSettings(parent=tmp_path)),
     )
     [attempt] = runner.run(plan_jobs([Arm("candidate", Skill("s", "s"), "c")], [task], 1))
     assert attempt.status == "passed" and attempt.error is None

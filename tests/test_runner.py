@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.attempt_policy import AttemptPolicy
 from skill_eval.core.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import RunStopped
@@ -52,14 +53,18 @@ class ScriptedExecutor(ExecutorBase):
         return ExecutionResult(output="ok" if request.skill else "no")
 
 
-def make_runner(tmp_path: Path, executor: ScriptedExecutor, **settings) -> Runner:
+def make_runner(
+    tmp_path: Path, executor: ScriptedExecutor, max_retries: int = 5, **settings
+) -> Runner:
     judges = {t.id: build_judge(t.judge) for t in TASKS}
     return Runner(
         executor,
         judges,
         JudgeContext(suite_dir=tmp_path),
         Journal(tmp_path / "attempts.jsonl"),
-        RunSettings(sleep=lambda s: None, **settings),
+        RunSettings(
+            sleep=lambda s: None, attempts=AttemptPolicy(max_retries=max_retries), **settings
+        ),
     )
 
 

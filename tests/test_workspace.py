@@ -18,7 +18,8 @@ import pytest
 from skill_eval.core import workspace as workspace_mod
 from skill_eval.core.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
 from skill_eval.core.work import Work
-from skill_eval.core.workspace import AttemptWorkspace
+from skill_eval.core.workspace import AttemptWorkspace, KeepPolicy
+from skill_eval.engine.jobs import WorkspaceSettings
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.executors.base import ExecutorBase, ExecutorConfig, create_executor
 from skill_eval.executors.claude.binary import bundled_cli
@@ -116,13 +117,13 @@ TASK = Task(id="t1", prompt="p", judge={"type": "contains", "expected": ["x"]})
 ARM = Arm("candidate", Skill("s", "skill"), "candidate")
 
 
-def runner_for(tmp_path: Path, executor: Any, judge: Any, **settings: Any) -> Runner:
+def runner_for(tmp_path: Path, executor: Any, judge: Any, keep: KeepPolicy = "none") -> Runner:
     return Runner(
         executor,
         {"t1": judge},
         JudgeContext(suite_dir=tmp_path),
         Journal(tmp_path / "attempts.jsonl"),
-        RunSettings(sleep=lambda s: None, workspace_parent=tmp_path, **settings),
+        RunSettings(sleep=lambda s: None, workspaces=WorkspaceSettings(keep, parent=tmp_path)),
     )
 
 
@@ -142,7 +143,7 @@ def test_runner_judges_the_files_then_deletes_the_workspace(tmp_path: Path) -> N
 
 def test_kept_workspaces_survive_judging(tmp_path: Path) -> None:
     executor = FileWriter()
-    [attempt] = runner_for(tmp_path, executor, ReadsFiles(), keep_workspaces="all").run(
+    [attempt] = runner_for(tmp_path, executor, ReadsFiles(), keep="all").run(
         plan_jobs([ARM], [TASK], 1)
     )
     assert executor.workspaces[0].exists()

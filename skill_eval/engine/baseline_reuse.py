@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.blobs import cut_ingredient
 from ..core.model import Attempt, Status
 from ..errors import CacheError
 from ..judges.llm import judge_model
@@ -25,13 +26,13 @@ from ..stats.accumulate import Draw, draw, pool_baseline, pool_limit
 from .attempt_store import CACHED_FROM
 from .cache import (
     BaselineCache,
-    BaselineIngredients,
     CachedBaseline,
     CachedRun,
     baseline_key,
     drawn_from,
     parse_duration,
 )
+from .fingerprint import ArmSkill, Inputs
 from .judging import evaluator_dirs
 from .opening import OpenRun
 from .prepare import Prepared
@@ -281,17 +282,19 @@ def _key(prepared: Prepared, opened: OpenRun) -> str:
     skill = arms.baseline.skill if arms.baseline else None
     return baseline_key(
         prepared.suite,
-        BaselineIngredients(
-            skill_sha256=skill.sha256 if skill else None,
-            skill_directory=skill.directory if skill else None,
+        Inputs(
+            skills={
+                "baseline": ArmSkill(
+                    skill.sha256 if skill else None, skill.directory if skill else None
+                )
+            },
             executor=prepared.executor.describe_arm("baseline"),
             skill_mode=plan.executor.skill_mode,
-            pass_k=plan.decision.pass_k,
-            samples=plan.sample_count,
+            decision=plan.decision,
             judge_backend=opened.judge_context.grader.name,
             judge_model=judge_model(opened.judge_context),
             evaluator_dirs=evaluator_dirs(plan),
-            max_output_bytes=plan.records.max_output_bytes,
+            extra=cut_ingredient(plan.records.max_output_bytes),
         ),
     )
 

@@ -19,63 +19,26 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.blobs import BLOBS_DIR, DEFAULT_MAX_OUTPUT_BYTES, BlobStore, cut_ingredient
+from ..core.blobs import BLOBS_DIR, BlobStore
 from ..core.jsondisk import REFUSED_KEY, UnsafeCacheEntry, open_json_cache
 from ..core.model import Attempt, Suite
 from ..errors import CacheError
 from .attempt_store import CACHED_FROM, store_attempt
-from .fingerprint import (
-    ArmSkill,
-    Inputs,
-    fingerprint,
-    ingredients,
-)
+from .fingerprint import Inputs, fingerprint, ingredients
 
 CACHE_SCHEMA_VERSION = "1"
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
 
 
-@dataclass(frozen=True)
-class BaselineIngredients:
-    """Everything besides the suite that shapes the baseline's results."""
-
-    skill_sha256: str | None
-    skill_directory: Path | None  # counted only when the model can read the skill's files
-    executor: Mapping[str, Any]  # the executor's describe_arm("baseline")
-    skill_mode: str
-    pass_k: int
-    samples: int
-    judge_backend: str
-    judge_model: str
-    evaluator_dirs: tuple[Path, ...] = ()
-    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
-
-
-def baseline_key(suite: Suite, ing: BaselineIngredients) -> str:
-    """The cache key: the run fingerprint (engine/fingerprint.py) of the baseline arm alone."""
-    return fingerprint(
-        ingredients(
-            suite,
-            Inputs(
-                skills={"baseline": ArmSkill(ing.skill_sha256, ing.skill_directory)},
-                executor=ing.executor,
-                skill_mode=ing.skill_mode,
-                pass_k=ing.pass_k,
-                samples=ing.samples,
-                judge_backend=ing.judge_backend,
-                judge_model=ing.judge_model,
-                evaluator_dirs=ing.evaluator_dirs,
-                extra={
-                    "cache_schema": CACHE_SCHEMA_VERSION,
-                    **cut_ingredient(ing.max_output_bytes),
-                },
-            ),
-        )
-    )
+def baseline_key(suite: Suite, inputs: Inputs) -> str:
+    """The cache key: the run fingerprint (engine/fingerprint.py) of the baseline arm alone
+    (`inputs.skills` holds the baseline's skill only), with the cache's schema version."""
+    extra = {"cache_schema": CACHE_SCHEMA_VERSION, **inputs.extra}
+    return fingerprint(ingredients(suite, replace(inputs, extra=extra)))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from ..errors import ExecutorError, UsageError
 from ..executors.base import OFFLINE_EXECUTOR, ExecutorBase, create_executor, get_executor_spec
 from ..jail import JailKind
 from ..judges.base import JudgeContext, build_judge
+from .jobs import WorkspaceSettings
 from .progress import Progress
 from .rounds import with_looks, within_budget
 from .runner import Journal, Runner, RunSettings, plan_jobs
@@ -73,14 +74,13 @@ def evaluate(
         journal,
         RunSettings(
             concurrency=settings.concurrency,
-            max_retries=settings.max_retries,
+            attempts=settings.attempts,
             progress=progress,
             # the run's Progress also shows a sent batch's counts (--batch)
             batch_status=progress.batch if isinstance(progress, Progress) else None,
-            keep_workspaces=settings.keep_workspaces,
-            workspace_parent=settings.workspace_parent,
-            keep_root=settings.keep_root,
-            max_output_bytes=settings.max_output_bytes,
+            workspaces=WorkspaceSettings(
+                settings.keep_workspaces, settings.workspace_parent, settings.keep_root
+            ),
             stop_when=stop_when,
         ),
         backend=backend,

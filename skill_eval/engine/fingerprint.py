@@ -22,6 +22,7 @@ from ..core.model import Suite
 from ..core.task_files import task_files_digest
 from ..core.version import __version__
 from ..executors.base import PROMPT_TEMPLATE_VERSION
+from ..plan.run_plan import Decision
 
 _FILE_KEYS = ("test_file", "schema_file")
 _CHUNK = 1 << 20
@@ -143,8 +144,7 @@ class Inputs:
     skills: Mapping[str, ArmSkill]
     executor: Mapping[str, Any]
     skill_mode: str
-    pass_k: int
-    samples: int
+    decision: Decision  # its pass_k and sample count (the rest decides, it does not shape)
     judge_backend: str
     judge_model: str
     evaluator_dirs: tuple[Path, ...] = ()
@@ -168,8 +168,8 @@ def ingredients(suite: Suite, inputs: Inputs) -> dict[str, str]:
         "judge_model": inputs.judge_model,
         "executor": executor,
         "skill_mode": inputs.skill_mode,
-        "pass_k": inputs.pass_k,
-        "samples": inputs.samples,
+        "pass_k": inputs.decision.pass_k,
+        "samples": inputs.decision.sample_count,
         **inputs.extra,
     }
     if any(t.files for t in suite.tasks):  # agent tasks' input files (text suites: none)

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Attempt
 from ..inputs.arms import Arms
 from ..judges.roles import Decision, rated_tasks, roles_of
@@ -46,8 +47,10 @@ def evaluation_settings(plan: RunPlan) -> EvaluationSettings:
         min_delta=plan.decision.min_delta,
         margin=plan.decision.margin,
         concurrency=plan.execution.concurrency,
-        max_retries=plan.execution.max_retries,
-        max_output_bytes=plan.records.max_output_bytes,
+        attempts=AttemptPolicy(
+            max_retries=plan.execution.max_retries,
+            max_output_bytes=plan.records.max_output_bytes,
+        ),
         early_stop=plan.decision.early_stop,
         budget=plan.decision.budget,
     )

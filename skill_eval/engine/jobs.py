@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, measure
+from ..core.attempt_policy import AttemptPolicy
+from ..core.blobs import measure
 from ..core.execution import SKILL_META
 from ..core.model import (
     Arm,
@@ -59,19 +60,9 @@ from ..judges.observers import observe
 from .attempt_store import CACHED_FROM
 from .requests import request_of
 
-BACKOFF_BASE_SECONDS = 1.0
-BACKOFF_CAP_SECONDS = 60.0
-
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 5
-    backoff_base: float = BACKOFF_BASE_SECONDS
-    backoff_cap: float = BACKOFF_CAP_SECONDS
 
 
 @dataclass(frozen=True)
@@ -89,16 +80,16 @@ class WorkspaceSettings:
 @dataclass(frozen=True)
 class RunSpec:
     """What any process needs to run a job of one run: the executor by registry name with its
-    own config (None: the run only judges), the judging settings, retries and workspaces.
+    own config (None: the run only judges), the judging settings, the attempt policy
+    (retries, backoff, output cut) and workspaces.
     `key` names the run (a backend that ships jobs packs one bundle of files per run)."""
 
     key: str
     executor: str | None
     executor_config: Any
     judging: JudgeSettings
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    attempts: AttemptPolicy = field(default_factory=AttemptPolicy)
     workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
-    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut
     # Arms run by another executor than `executor` (--arm): arm name -> (name, its config).
     arm_executors: Mapping[str, tuple[str, Any]] = field(default_factory=dict)
 
@@ -130,25 +121,23 @@ class Finished:
 class AttemptEnv:
     """The live objects jobs of one run use in this process: executor (and the executors of
     arms another one runs, by arm name), judges (by task id; built from the task's config
-    when absent), judge context, retries, and a stop event that cuts backoff waits short and
-    keeps queued jobs from starting."""
+    when absent), judge context, attempt policy (retries, output cut), and a stop event that
+    cuts backoff waits short and keeps queued jobs from starting."""
 
     def __init__(
         self,
         executor: ExecutorBase | None,
         judges: Mapping[str, Judge] | None,
         ctx: JudgeContext,
-        retry: RetryPolicy,
+        policy: AttemptPolicy,
         *,
         workspaces: WorkspaceSettings | None = None,
         sleep: Callable[[float], None] | None = None,
         stop: threading.Event | None = None,
-        max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES,
         arm_executors: Mapping[str, ExecutorBase] | None = None,
     ) -> None:
-        self.executor, self.ctx, self.retry = executor, ctx, retry
+        self.executor, self.ctx, self.policy = executor, ctx, policy
         self.arm_executors = dict(arm_executors or {})
-        self.max_output_bytes = max_output_bytes
         self.judges: dict[str, Judge] = dict(judges or {})
         self.workspaces = workspaces or WorkspaceSettings()
         self.sleep_fn = sleep
@@ -173,12 +162,12 @@ class AttemptEnv:
 
     def backoff(self, tries: int, retry_after: float | None) -> float:
         if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.retry.backoff_cap)
-        delay = self.retry.backoff_base * 2.0 ** (tries - 1)
-        return min(delay, self.retry.backoff_cap) * (0.5 + random.random() / 2)
+            return min(retry_after, self.policy.backoff_cap)
+        delay = self.policy.backoff_base * 2.0 ** (tries - 1)
+        return min(delay, self.policy.backoff_cap) * (0.5 + random.random() / 2)
 
     def retrying(self, tries: int) -> bool:
-        return not self.stop.is_set() and tries <= self.retry.max_retries
+        return not self.stop.is_set() and tries <= self.policy.max_retries
 
     def close(self) -> None:
         """Close what an environment built for one job opened (its judge-cache handle)."""
@@ -203,9 +192,8 @@ def build_environment(spec: RunSpec) -> AttemptEnv:
         executor,
         None,
         spec.judging.context(),
-        spec.retry,
+        spec.attempts,
         workspaces=spec.workspaces,
-        max_output_bytes=spec.max_output_bytes,
         arm_executors={arm: build(setup) for arm, setup in spec.arm_executors.items()},
     )
 
@@ -241,7 +229,7 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             (ExecutionResult(error=missing), 0) if missing else _execute(env, executor, request)
         )
         # Encoded and hashed once; cut (and marked) past --max-output-bytes: not an error.
-        output, output_ref = measure(result.output, env.max_output_bytes)
+        output, output_ref = measure(result.output, env.policy.max_output_bytes)
         attempt = Attempt(
             arm=job.arm.name,
             task_id=job.task.id,

@@ -82,8 +82,7 @@ def run_ingredients(prepared: Prepared) -> dict[str, str]:
             },
             executor=prepared.describe,
             skill_mode=plan.executor.skill_mode,
-            pass_k=plan.decision.pass_k,
-            samples=plan.sample_count,
+            decision=plan.decision,
             judge_backend=judge_backend_name(plan),
             judge_model=judge_model(
                 JudgeContext(suite_dir=suite.directory, judge_model=plan.judging.model)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Attempt
 from ..core.paths import safe_component
 from ..core.workspace import WORKSPACES_DIR, rehomed
@@ -79,7 +80,7 @@ def rejudge(
         judges,
         ctx,
         journal,
-        RunSettings(concurrency=plan.execution.concurrency, max_retries=plan.execution.max_retries),
+        RunSettings(plan.execution.concurrency, AttemptPolicy(plan.execution.max_retries)),
     )
     try:
         recorded = [

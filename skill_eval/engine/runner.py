@@ -18,26 +18,21 @@ import threading
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ..backends import Backend
 from ..backends.threads import ThreadBackend
-from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES
+from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Arm, ArmName, Attempt, Task
-from ..core.workspace import KEEP_MAX_BYTES, KeepPolicy
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
 from ..judges.base import Judge, JudgeContext, JudgeSettings
 from .jobs import (
-    BACKOFF_BASE_SECONDS,
-    BACKOFF_CAP_SECONDS,
     AttemptEnv,
     AttemptJob,
     Finished,
-    RetryPolicy,
     RunSpec,
     WorkspaceSettings,
     judge_attempt,
@@ -66,21 +61,14 @@ Job = AttemptJob  # one (arm, task, sample index); see engine/jobs.py
 @dataclass
 class RunSettings:
     concurrency: int = 8
-    max_retries: int = 5
-    backoff_base: float = BACKOFF_BASE_SECONDS
-    backoff_cap: float = BACKOFF_CAP_SECONDS
+    # Retries of transient failures, their backoff, the output cut (--max-retries,
+    # --max-output-bytes): what each attempt's job is run with, here or in another process.
+    attempts: AttemptPolicy = field(default_factory=AttemptPolicy)
     progress: Callable[[Attempt], None] | None = None
     batch_status: Callable[[BatchCounts], None] | None = None  # a sent batch's counts (--batch)
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
-    # Which attempts' final workspaces are kept after judging: none, failed (not passed), all.
-    keep_workspaces: KeepPolicy = "none"
-    workspace_parent: Path | None = None  # where workspaces are made (default: the temp dir)
-    # Where kept workspaces go (`<run>/workspaces`, as <arm>/<task>/<index>/); None: they stay
-    # where they were made.
-    keep_root: Path | None = None
-    keep_max_bytes: int = KEEP_MAX_BYTES
-    # An executor output longer than this is cut before judging (blobs.measure); None: never.
-    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
+    # Where attempts' workspaces are made, which are kept after judging, where and how big.
+    workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
     # Told of each finished attempt; True: start no new attempt, let the running ones finish
     # (a run's cost cap: engine/spend.py).
     stop_when: Callable[[Attempt], bool] | None = None
@@ -126,19 +114,12 @@ class Runner:
             self.executor.name if self.executor else None,
             self.executor.config if self.executor else None,
             JudgeSettings.of(self.ctx),
-            RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
-            self._workspaces(),
-            max_output_bytes=s.max_output_bytes,
+            s.attempts,
+            s.workspaces,
             arm_executors={
                 arm: (executor.name, executor.config)
                 for arm, executor in self.arm_executors.items()
             },
-        )
-
-    def _workspaces(self) -> WorkspaceSettings:
-        s = self.settings
-        return WorkspaceSettings(
-            s.keep_workspaces, s.workspace_parent, s.keep_root, s.keep_max_bytes
         )
 
     @property
@@ -151,11 +132,10 @@ class Runner:
                 self.executor,
                 self.judges,
                 self.ctx,
-                RetryPolicy(s.max_retries, s.backoff_base, s.backoff_cap),
-                workspaces=self._workspaces(),
+                s.attempts,
+                workspaces=s.workspaces,
                 sleep=s.sleep,
                 stop=self.stop,
-                max_output_bytes=s.max_output_bytes,
                 arm_executors=self.arm_executors,
             )
         return self._env
@@ -199,7 +179,7 @@ class Runner:
             records=journal.notes() if journal else (),
             note=journal.note if journal else BatchLog().note,
             status=self.settings.batch_status,
-            max_retries=self.settings.max_retries,
+            attempts=self.settings.attempts,
             sleep=self.env.sleep,
         )
         executor.prepare(requests, log)

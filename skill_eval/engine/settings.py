@@ -4,10 +4,10 @@ rounds for --early-stop and --budget)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES
+from ..core.attempt_policy import AttemptPolicy
 from ..core.workspace import KeepPolicy
 from ..stats import adaptive
 from ..stats.policy import DEFAULT_POLICY, Policy
@@ -25,14 +25,14 @@ class EvaluationSettings:
     min_delta: float = 0.0
     margin: float | None = None
     concurrency: int = 8
-    max_retries: int = 5
+    # Retries of transient failures, their backoff, and the output cut: an executor output
+    # longer than `max_output_bytes` is cut before judging, the cut marked (None: never).
+    attempts: AttemptPolicy = field(default_factory=AttemptPolicy)
     # Which final workspaces are kept (none | failed | all), where (None: where they were made).
     keep_workspaces: KeepPolicy = "none"
     workspace_parent: Path | None = None
     keep_root: Path | None = None
     shard: Shard | None = None  # run only this slice of the (task, sample) pairs
-    # An executor output longer than this is cut before judging, the cut marked (None: never).
-    max_output_bytes: int | None = DEFAULT_MAX_OUTPUT_BYTES
     # Stop sampling once the paired interval decides (stats/sequential.py); off: every sample runs.
     early_stop: bool = False
     # Candidates each comparison is one of (e.g. one improve run's versions): decided at the

@@ -59,7 +59,7 @@ class AnthropicGrader:
         self.config = config
         self.settings = settings
         self._env = env_lookup(config.env)
-        self._sdk = SdkClient(config, settings.timeout, settings.max_retries)
+        self._sdk = SdkClient(config, settings.timeout, settings.sdk_retries)
 
     def _get_client(self) -> Any:
         return self._sdk.get()
@@ -122,7 +122,7 @@ class AnthropicTextModel:
 
     def __init__(self, config: AnthropicConfig, settings: TextModelSettings) -> None:
         self._env = env_lookup(config.env)
-        retries = SDK_MAX_RETRIES if settings.max_retries is None else settings.max_retries
+        retries = SDK_MAX_RETRIES if settings.sdk_retries is None else settings.sdk_retries
         self._sdk = SdkClient(config, settings.timeout, retries)
 
     def complete(self, request: TextRequest) -> TextReply:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core.attempt_policy import AttemptPolicy
 from ..core.model import ExecutionResult
 from ..errors import ExecutorError
 from .errors_map import fatal_status, retryable_status
@@ -102,7 +103,7 @@ class BatchLog:
     records: Sequence[Mapping[str, Any]] = ()
     note: Callable[[dict[str, Any]], None] = lambda record: None
     status: Callable[[BatchCounts], None] | None = None
-    max_retries: int = 5
+    attempts: AttemptPolicy = field(default_factory=AttemptPolicy)  # the run's --max-retries
     sleep: Callable[[float], None] = field(default=lambda seconds: None)
     polling: Polling = field(default_factory=Polling)
 
@@ -140,8 +141,8 @@ def outcome(result: Any, batch_id: str) -> Any:
 
 class BatchSession:
     """Create, poll and read batches through an `anthropic.Anthropic` client. A call that
-    fails for the service's reasons is tried again (up to `log.max_retries`); one that cannot
-    succeed raises ExecutorError: the run cannot go on in batch mode."""
+    fails for the service's reasons is tried again (up to `log.attempts.max_retries`); one
+    that cannot succeed raises ExecutorError: the run cannot go on in batch mode."""
 
     def __init__(
         self, client: Any, log: BatchLog, classify: Callable[[BaseException], ExecutionResult]
@@ -157,7 +158,7 @@ class BatchSession:
                 return fn()
             except Exception as exc:  # SDK errors: classified like an attempt's
                 failed = self.classify(exc)
-                if not failed.retryable or tries > self.log.max_retries:
+                if not failed.retryable or tries > self.log.attempts.max_retries:
                     raise ExecutorError(f"Message Batches: {what}: {failed.error}") from None
                 self.log.sleep(
                     failed.retry_after if failed.retry_after is not None else next(delays)
@@ -242,7 +243,7 @@ def send_all(
         if any(cid in pending for cid in record.get("custom_ids", ())):
             collect(str(record.get("batch_id")), [str(c) for c in record["custom_ids"]])
     rounds = len(earlier)
-    while todo := [cid for cid in pending if tries.get(cid, 0) <= log.max_retries]:
+    while todo := [cid for cid in pending if tries.get(cid, 0) <= log.attempts.max_retries]:
         batch_id = session.create({cid: pending[cid] for cid in todo})
         rounds += 1
         log.note(

@@ -118,7 +118,7 @@ class GraderSettings:
     the requests it receives (one JSON line each; None: kept in memory only)."""
 
     timeout: float = DEFAULT_TIMEOUT
-    max_retries: int = SDK_MAX_RETRIES
+    sdk_retries: int = SDK_MAX_RETRIES
     record: Path | None = None
 
 

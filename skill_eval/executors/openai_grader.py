@@ -59,7 +59,7 @@ class OpenAIGrader:
 
     def __init__(self, config: OpenAIConfig, settings: GraderSettings) -> None:
         self.config, self.settings = config, settings
-        self._client = _client(config, settings.max_retries)
+        self._client = _client(config, settings.sdk_retries)
 
     def complete(self, request: GradeRequest) -> Reply:
         problem = key_problem(self.config)
@@ -106,7 +106,7 @@ class OpenAITextModel:
 
     def __init__(self, config: OpenAIConfig, settings: TextModelSettings) -> None:
         self.config, self.settings = config, settings
-        retries = SDK_LIKE_RETRIES if settings.max_retries is None else settings.max_retries
+        retries = SDK_LIKE_RETRIES if settings.sdk_retries is None else settings.sdk_retries
         self._client = _client(config, retries)
 
     def complete(self, request: TextRequest) -> TextReply:

@@ -60,7 +60,7 @@ class TextModelSettings:
     by a runner)."""
 
     timeout: float = DEFAULT_TIMEOUT
-    max_retries: int | None = None
+    sdk_retries: int | None = None
 
 
 __all__ = [

@@ -50,7 +50,8 @@ def build_grader(
 ) -> Grader:
     """The grader of executor `backend`: `options` (judge-context style) that name a field
     of that executor's config go to the config (claude_bin, base_url, ...), with `env` when
-    it has an `env` field; timeout, max_retries and record are GraderSettings."""
+    it has an `env` field; timeout, max_retries (the SDK's: `sdk_retries`) and record are
+    GraderSettings."""
     opts = dict(options or {})
     known = {f.name for f in fields(get_executor_spec(backend).config_cls)}
     config: dict[str, Any] = {k: v for k, v in opts.items() if k in known and v is not None}
@@ -59,7 +60,7 @@ def build_grader(
     record = opts.get("record")
     settings = GraderSettings(
         timeout=float(opts.get("timeout") or DEFAULT_TIMEOUT),
-        max_retries=int(opts.get("max_retries", SDK_MAX_RETRIES)),
+        sdk_retries=int(opts.get("max_retries", SDK_MAX_RETRIES)),
         record=Path(record) if record else None,
     )
     return create_grader(backend, config, settings)

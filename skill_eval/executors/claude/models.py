@@ -130,7 +130,7 @@ class ClaudeCliTextModel:
     name = "claude-cli"
 
     def __init__(self, config: ClaudeCliConfig, settings: TextModelSettings) -> None:
-        retries = TEXT_MAX_RETRIES if settings.max_retries is None else settings.max_retries
+        retries = TEXT_MAX_RETRIES if settings.sdk_retries is None else settings.sdk_retries
         self.config = replace(config, claude_max_retries=retries)
         self.settings = settings
         self._launcher = _launcher(self.config)
