@@ -220,3 +220,26 @@ def test_mypy_gives_the_same_answer_whatever_extras_are_installed() -> None:
     }
     for module in optional:
         assert {module, f"{module}.*"} <= skipped, f"mypy override missing for {module}"
+
+
+# Settings that flow as the plan's sections (issue 38): each is a field of the plan's section
+# and of at most one record the engine carries it in, never copied into a record per layer.
+ONE_OWNER = ("max_retries", "max_output_bytes", "pass_k")
+
+
+def class_fields(tree: ast.Module) -> Iterator[str]:
+    """The names of the annotated fields of every class in `tree` (dataclass fields)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    yield item.target.id
+
+
+def test_a_run_setting_is_declared_in_at_most_two_modules() -> None:
+    owners: dict[str, list[str]] = {name: [] for name in ONE_OWNER}
+    for module, tree in _package_trees():
+        for name in set(class_fields(tree)) & set(ONE_OWNER):
+            owners[name].append(module)
+    assert all(owners.values()), owners  # the scan found the plan's own fields
+    assert {k: v for k, v in owners.items() if len(v) > 2} == {}, "pass the owning section"
