@@ -112,7 +112,7 @@ def test_the_thread_backend_keeps_concurrency_bounded_and_stops_when_closed() ->
 
 
 def test_an_unknown_backend_names_the_valid_ones() -> None:
-    with pytest.raises(UsageError, match="valid backends: threads, ray"):
+    with pytest.raises(UsageError, match="valid runners: ray, threads"):
         create_backend("spark", concurrency=2)
 
 

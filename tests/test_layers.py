@@ -4,14 +4,15 @@ any import of a higher package from a lower one and lists each as `module:line -
 
 Ranks, lowest first (a package may import its own rank and every lower one):
 
-    errors < core < skills, jail, stats < executors < evaluators < judges < plan < inputs
-    < engine, backends < report < improve, interop < review < cli
+    errors < core < skills, jail, stats, backends < executors < evaluators < judges < plan
+    < inputs < engine < report < improve, interop < review < cli
     < the package root (`skill_eval/__init__.py`, the public API)
 
 `stats` is pure (it imports core alone), so judges may use it: the trigger tasks' judge
 (judges/triggers/) declares a role whose figures are statistics over judged attempts.
-`engine` and `backends` share a rank: the runner hands jobs to a backend, and a backend runs
-them with the engine's `execute_job` / `run_attempt`.
+`backends` sit low: the engine hands a backend the function that runs a job here and a
+`Shipment` that says how a job travels (engine/shipped.py); a backend knows nothing of
+attempts.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ RANKS: dict[str, int] = {
     "plan": 8,
     "inputs": 9,
     "engine": 10,
-    "backends": 10,
+    "backends": 2,
     "report": 11,
     "improve": 12,
     "interop": 12,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.backends.ray import CLAUDE_CODE_RESOURCES, RayBackend, resources_for
+from skill_eval.backends.ray import RayBackend
+from skill_eval.engine.shipped import CLAUDE_CODE_RESOURCES, resources_for
 from skill_eval.executors.base import create_executor
 from tests.artifact_compare import comparable
 from tests.helpers import REPO, read_json, run_cli

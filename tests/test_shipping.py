@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.backends.shipping import (
+from skill_eval.engine.shipping import (
     Bundle,
     build_bundle,
     localise,

@@ -1,35 +1,64 @@
 """Where attempts run: one small protocol, so the runner does not care whether a job runs on a
 thread of this process (`threads`, the default) or somewhere else (`ray`: a Ray cluster).
 
-A backend runs a run's attempt jobs (`attempts`) and maps a plain function over items (`map`),
-yielding each result as it finishes, in any order. The runner (the driver) consumes the
-results: it alone writes the journal, reports progress and decides to stop. Closing the
-iterator early (the run stopped, Ctrl-C) must stop queued jobs from starting; `cancel()` asks
-running ones to stop too.
+A backend maps a function over items (`map`) and runs a run's jobs (`run`), yielding each
+result as it finishes, in any order. The runner (the driver) consumes the results: it alone
+writes the journal, reports progress and decides to stop. Closing the iterator early (the run
+stopped, Ctrl-C) must stop queued jobs from starting; `cancel()` asks running ones to stop too.
 
-The runner hands `attempts` the run's live environment (engine.jobs.AttemptEnv: the executor,
-judges and judge context it has). `threads` runs every job with exactly that; `ray` ships the
-picklable jobs, and each worker builds an environment of its own from the job's spec
-(`engine.jobs.run_attempt`). What a worker builds lives as long as its job: no process keeps
-a table of environments.
+Backends know nothing of attempts: the engine hands `run` the function that runs one job here
+(`local`, with the run's live executor and judges) and a `Shipment` that says how a job
+travels to another machine (the worker function to call there, what each run's jobs share,
+what a lost worker's job becomes). `threads` calls `local`; `ray` ships. Backends are built
+by name through a registry, as executors and judges are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
-if TYPE_CHECKING:  # the engine imports this module; the protocol only names its types
-    from ..engine.jobs import AttemptEnv, AttemptJob, Finished
+from ..core.registry import Registry
+from ..errors import UsageError
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
 
 
+class Shipment(Protocol):
+    """How a run's jobs travel to another machine (engine/shipped.py builds one per run)."""
+
+    # What one job asks of the machine it runs on (Ray resources: num_cpus, memory).
+    resources: Mapping[str, float]
+
+    def worker(self) -> Callable[[Any, Any], tuple[Any, Any]]:
+        """A module-level (picklable) function: `worker(job, shared)` on the other machine,
+        `shared` the payload of the job's key; returns (result, what to hand `arrived`)."""
+        ...
+
+    def key(self, job: Any) -> str | None:
+        """Which shared payload `job` needs (None: none)."""
+        ...
+
+    def payloads(self, jobs: Sequence[Any]) -> Mapping[str, Any]:
+        """Each key's payload, sent once for all the jobs that share it."""
+        ...
+
+    def arrived(self, job: Any, result: Any, extra: Any) -> Any:
+        """The result as the driver records it, from what the worker sent back."""
+        ...
+
+    def lost(self, job: Any, exc: BaseException) -> Any:
+        """The result of a job whose worker or machine was lost."""
+        ...
+
+
 class Backend(Protocol):
-    def attempts(self, env: AttemptEnv, jobs: Sequence[AttemptJob]) -> Iterator[Finished]:
-        """Every job run with `env` or with an environment rebuilt from its spec (`job.run`),
-        yielded as each finishes."""
+    def run(
+        self, local: Callable[[_Job], _Result], jobs: Sequence[_Job], shipment: Shipment
+    ) -> Iterator[_Result]:
+        """Every job run here with `local`, or shipped as `shipment` says, yielded as each
+        finishes."""
         ...
 
     def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
@@ -42,23 +71,29 @@ class Backend(Protocol):
         ...
 
 
-BACKENDS = ("threads", "ray")
+# name -> "module:class" in this package; each class takes (concurrency, address).
+BUILTIN_BACKENDS = {"threads": "threads:ThreadBackend", "ray": "ray:RayBackend"}
+BACKENDS = tuple(BUILTIN_BACKENDS)
+
+REGISTRY: Registry[type] = Registry(
+    kind="runner",
+    valid="valid runners",
+    group="skill_eval.backends",
+    package=__package__ or "skill_eval.backends",
+    builtins=BUILTIN_BACKENDS,
+    coerce=lambda value: value,
+    name_of=lambda cls: str(getattr(cls, "name", cls.__name__)),
+)
 
 
 def create_backend(name: str, *, concurrency: int, address: str | None = None) -> Backend:
     """The backend called `name`: "threads", or "ray" (on the cluster at `address`, or a
-    local one; Ray is imported only then)."""
-    if name == "threads":
-        from .threads import ThreadBackend
-
-        return ThreadBackend(concurrency)
-    if name == "ray":
-        from .ray import RayBackend
-
-        return RayBackend(concurrency, address)
-    from ..errors import UsageError
-
-    raise UsageError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
+    local one; Ray is imported only then), or a plugin's."""
+    cls = REGISTRY.get(name)
+    if cls is None:
+        raise UsageError(REGISTRY.unknown(name))
+    backend: Backend = cls(concurrency, address)
+    return backend
 
 
-__all__ = ["BACKENDS", "Backend", "create_backend"]
+__all__ = ["BACKENDS", "Backend", "Shipment", "create_backend"]

@@ -1,14 +1,13 @@
-"""`threads`: attempts on a bounded thread pool of this process (today's and the default), each
-run with the driver's own environment: the executor, judges and judge context it was given."""
+"""`threads`: jobs on a bounded thread pool of this process (the default), each run with the
+function the engine gives (its live executor, judges and judge context): nothing is shipped."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from functools import partial
 from typing import TypeVar
 
-from ..engine.jobs import AttemptEnv, AttemptJob, Finished, execute_job
+from . import Shipment
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
@@ -18,12 +17,16 @@ class ThreadBackend:
     """At most `concurrency` jobs at once; at most twice that many submitted, so a long plan
     does not sit in the pool's queue (and a stop leaves little to cancel)."""
 
-    def __init__(self, concurrency: int) -> None:
+    name = "threads"
+
+    def __init__(self, concurrency: int, address: str | None = None) -> None:
         self.concurrency = max(1, concurrency)
         self._pools: list[ThreadPoolExecutor] = []
 
-    def attempts(self, env: AttemptEnv, jobs: Sequence[AttemptJob]) -> Iterator[Finished]:
-        return self.map(partial(execute_job, env), jobs)
+    def run(
+        self, local: Callable[[_Job], _Result], jobs: Sequence[_Job], shipment: Shipment
+    ) -> Iterator[_Result]:
+        return self.map(local, jobs)
 
     def map(self, fn: Callable[[_Job], _Result], jobs: Iterable[_Job]) -> Iterator[_Result]:
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="skill-eval")

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, TypeVar
 
 from ..backends import Backend
@@ -35,12 +36,14 @@ from .jobs import (
     Finished,
     RunSpec,
     WorkspaceSettings,
+    execute_job,
     judge_attempt,
     kept_workspace_dir,
     now_iso,
 )
 from .journal import JOURNAL_NAME, Journal
 from .requests import request_of
+from .shipped import AttemptShipment
 
 __all__ = [
     "JOURNAL_NAME",
@@ -154,7 +157,12 @@ class Runner:
         results = list(kept.values())
         self._prepare(todo)
         with closing(
-            self._guarded(lambda: self.backend.attempts(self.env, todo), todo)
+            self._guarded(
+                lambda: self.backend.run(
+                    partial(execute_job, self.env), todo, AttemptShipment(self.env)
+                ),
+                todo,
+            )
         ) as finishing:
             for finished in finishing:
                 recorded = self._record(finished)

@@ -23,8 +23,8 @@ from typing import Any
 from ..core.model import Arm, Task
 from ..core.task_files import expand_task_files
 from ..core.workspace import rehomed
-from ..engine.fingerprint import _fixture_paths
-from ..engine.jobs import AttemptJob, Finished, kept_workspace_dir
+from .fingerprint import _fixture_paths
+from .jobs import AttemptJob, Finished, kept_workspace_dir
 
 BUNDLES_DIR = "skill-eval-bundles"
 SUITE, SKILLS = "suite", "skills"
