@@ -1,10 +1,13 @@
 """Cheap checks run at a cheap model: model-graded judges and trigger tasks default to
 CHEAP_MODEL (a Haiku-class model), not the candidate's; --judge-model and --trigger-model name
 another; the artifact's `usage_by_model` says what each model did and cost; a judgement made
-by another model is never reused from the judge cache."""
+by another model is never reused from the judge cache. The summary, markdown and HTML reports
+show each arm's cost, a task's cost in each arm, and the cost against the lift."""
 
 from __future__ import annotations
 
+import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,9 @@ import pytest
 from skill_eval.executors.base import CHEAP_MODEL
 from skill_eval.judges.llm import DEFAULT_JUDGE_MODEL
 from skill_eval.judges.llm_rubric import TOOL_NAME
+from skill_eval.report.cost import lift_per_dollar, task_costs
+from skill_eval.report.html import render_html
+from skill_eval.report.markdown import md_escape, render_markdown
 from tests.fakes import fake_claude
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import read_json, run_cli, write_skill, write_suite
@@ -158,3 +164,75 @@ def test_trigger_model_overrides_the_default(
     data = trigger_run(tmp_path, "--trigger-model", "claude-haiku-4-5")
     assert asked_models(data, "q") == {"claude-haiku-4-5"}
     assert data["manifest"]["executor"]["trigger_model"] == "claude-haiku-4-5"
+
+
+# -- cost where people look -----------------------------------------------------------------
+
+
+def priced_artifact(base: float, cand: float, delta: float) -> dict[str, Any]:
+    def results(usd: float) -> list[dict[str, Any]]:
+        return [{"task_id": t, "attempts": [{"cost_usd": usd}, {"cost_usd": usd}]} for t in "ab"]
+
+    return {
+        "evaluation": {"delta": delta},
+        "candidate_results": results(cand),
+        "baseline_results": results(base),
+    }
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "delta", "want"),
+    [
+        (
+            0.012,
+            0.0168,
+            0.02,
+            "cost +40% ($0.0120 -> $0.0168 a task) for +2.0 points "
+            "(417 points per extra dollar a task)",
+        ),
+        (
+            0.02,
+            0.01,
+            0.0,
+            "cost -50% ($0.0200 -> $0.0100 a task) for +0.0 points (cheaper, and no worse)",
+        ),
+        (0.02, 0.01, -0.1, "cost -50% ($0.0200 -> $0.0100 a task) for -10.0 points"),
+        (0.0, 0.0, 0.5, ""),  # nothing cost anything (the mock): no line
+    ],
+)
+def test_lift_per_dollar(base: float, cand: float, delta: float, want: str) -> None:
+    assert lift_per_dollar(priced_artifact(base, cand, delta)) == want
+
+
+def test_summary_markdown_and_html_show_cost_per_arm_and_task_and_the_lift(
+    tmp_path: Path, server: FakeAnthropic
+) -> None:
+    suite = write_suite(tmp_path / "suite", [JUDGED, {**JUDGED, "id": "s"}])
+    skill = write_skill(tmp_path / "skill", "Say alpha. " + "Be thorough. " * 200)
+    code, out, err = run_cli(
+        *("run", "--task-suite", str(suite), "--skill-path", str(skill), "-q"),
+        *("--executor", "anthropic", "--model", PRICED, "--state-root", str(tmp_path / "state")),
+    )
+    assert code in VERDICT_CODES, err
+    data = read_json(out.strip())
+    costs = task_costs(data)
+    assert set(costs) == {"r", "s"} and costs["r"]["candidate"] > costs["r"]["baseline"] > 0
+    r = costs["r"]
+    lift = lift_per_dollar(data)
+    assert lift.startswith("cost +") and "a task) for +0.0 points (the extra cost bought" in lift
+    # the summary: per-arm cost, a per-task cost column, the lift line
+    assert "candidate $/try" in err and "baseline $/try" in err and f"${r['candidate']:.4f}" in err
+    assert (
+        re.search(rf"\ncost vs lift +{re.escape(lift)}\n", err)
+        and "candidate $" in err
+        and "judges $" in err
+    )
+    markdown = render_markdown(data)
+    assert "| Candidate $/try | Baseline $/try |" in markdown
+    assert (
+        f"${r['baseline']:.4f}" in markdown and f"Cost against lift: {md_escape(lift)}." in markdown
+    )
+    html = render_html(data)
+    assert f"cost a try candidate ${r['candidate']:.4f}, baseline ${r['baseline']:.4f}" in html
+    assert f'<p class="lift-per-dollar">{escape(lift)}</p>' in html
+    assert "judges $" in html and " a task" in html

@@ -67,8 +67,10 @@ def lift_per_dollar(artifact: Mapping[str, Any]) -> str:
         return f"cost ${base:.4f} -> ${cand:.4f} a task for {points:+.1f} points"
     change = 100 * (cand - base) / base
     text = f"cost {change:+.0f}% (${base:.4f} -> ${cand:.4f} a task) for {points:+.1f} points"
-    if cand > base:
-        text += f" ({points / (cand - base):+,.0f} points per extra dollar a task)"
+    if cand > base and points > 0:
+        text += f" ({points / (cand - base):,.0f} points per extra dollar a task)"
+    elif cand > base:
+        text += " (the extra cost bought no lift)"
     elif points >= 0:
         text += " (cheaper, and no worse)"
     return text
