@@ -79,7 +79,7 @@ def test_good_reply(fake: FakeAnthropic) -> None:
     assert "Weighs both, recommends." in result.details
     assert result.data["usage"]["input_tokens"] > 0
     body = fake.requests_to("/v1/messages")[0].json
-    assert body["model"] == "claude-sonnet-5-5"
+    assert body["model"] == "claude-haiku-5-5"
     assert body["temperature"] == 0
     assert body["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
     assert body["tools"][0]["input_schema"]["required"] == ["reasoning", "score"]

@@ -106,6 +106,8 @@ def test_end_to_end_good_reply(fake: FakeAnthropic, tmp_path: Path) -> None:
     assert ev["score"] == pytest.approx(expected) == result.score
     assert result.passed and ev["passed"]
     assert ev["evaluator"]["name"] == "code-review" and ev["evaluator"]["source"] == "bundled"
+    # a rubric is a cheap check: it runs at the Haiku-class default, not the candidate's model
+    assert [r.model for r in fake.requests_to("/v1/messages")] == ["claude-haiku-5-5"]
     assert ev["selection"]["by"] == "task-category" and ev["selection"]["category"] == "code"
     assert [(d["name"], d["weight"], d["raw_score"], d["score"]) for d in ev["dimensions"]] == [
         ("correctness", 0.4, 0.9, 0.9),

@@ -107,6 +107,11 @@ HELP: dict[str, Help] = {
     ),
     "claude-bin": _shorthand("claude_bin=PATH", "The claude binary.", graders=True),
     "max-turns": _shorthand("max_turns=N", "The agent's turn limit (Claude Code's --max-turns)."),
+    "trigger-model": _shorthand(
+        "trigger_model=NAME",
+        "Model of trigger tasks' attempts (default: claude-haiku-5-5, a cheap check; "
+        "[env SKILL_EVAL_TRIGGER_MODEL]).",
+    ),
     "allowed-tools": _shorthand(
         "allowed_tools=[A,B]",
         "Tools to offer (default: none; installed mode: Skill,Read,Glob,Grep); file tools work "
@@ -166,7 +171,10 @@ HELP: dict[str, Help] = {
     "judge-executor": (
         "The executor whose model grades the model-graded judges (default: follows --executor)."
     ),
-    "judge-model": "Model for LLM judges.",
+    "judge-model": (
+        "Model for LLM judges (default: claude-haiku-5-5, a cheap check; "
+        "[env SKILL_EVAL_JUDGE_MODEL])."
+    ),
     "judge-cache-dir": "Judge cache (default <state-root>/judge-cache).",
     "no-judge-cache": "Judge every output afresh.",
     "evaluators-dir": (

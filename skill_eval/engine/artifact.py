@@ -29,6 +29,7 @@ from ..stats.results import TaskResult
 from ..stats.verdict import Verdict
 from . import compat, spend
 from .cache import drawn_from
+from .model_usage import usage_by_model
 
 if TYPE_CHECKING:
     from ..inputs.arms import Arms
@@ -155,6 +156,9 @@ def build(
         },
         "errors": _errors(attempts),
     }
+    models = usage_by_model(attempts, [t.id for t in suite.tasks if t.is_trigger_task])
+    if models:  # a run that called no model (the mock) has none: its artifact stays as it was
+        data["usage_by_model"] = models
     observed = summarise_observers(suite.tasks, attempts)
     if observed is not None:  # only suites with observers: other artifacts stay as they were
         data["observers"] = observed

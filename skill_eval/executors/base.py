@@ -34,6 +34,10 @@ PROMPT_TEMPLATE_VERSION = "2"  # 2: a folder skill's file list follows SKILL.md
 # The model when neither --model nor SKILL_EVAL_MODEL names one (executors and judges alike).
 # The newest Sonnet the pinned SDK knows; sonnet-4-5 reaches end of life on 2026-11-30.
 DEFAULT_MODEL = "claude-sonnet-5-5"
+# The model of the cheap checks (model-graded judges, trigger queries) when none is named:
+# a Haiku-class model, so a rubric or a trigger suite does not run at the candidate's price
+# (references/cost.md). --judge-model and --trigger-model name another.
+CHEAP_MODEL = "claude-haiku-5-5"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
-from ..executors.base import DEFAULT_MODEL, create_grader, get_executor_spec
+from ..executors.base import CHEAP_MODEL, create_grader, get_executor_spec
 from ..executors.grader import (
     DEFAULT_TIMEOUT,
     SDK_MAX_RETRIES,
@@ -28,7 +28,8 @@ from ..executors.grader import (
 )
 from .base import JudgeContext
 
-DEFAULT_JUDGE_MODEL = DEFAULT_MODEL
+# Judging is a cheap check: a Haiku-class model unless --judge-model names another.
+DEFAULT_JUDGE_MODEL = CHEAP_MODEL
 LLMReply = Reply  # the name judges and tests have used
 
 

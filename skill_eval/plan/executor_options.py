@@ -67,6 +67,7 @@ SHORTHANDS: tuple[Shorthand, ...] = (
     Shorthand("fixed_concurrency", "adaptive_concurrency", lambda fixed: not fixed),
     Shorthand("claude_bin", "claude_bin", grader=True),
     Shorthand("max_turns", "max_turns"),
+    Shorthand("trigger_model", "trigger_model"),
     Shorthand("allowed_tools", "allowed_tools", list),
     Shorthand("unsandboxed_bash", "unsandboxed_bash"),
     Shorthand("mock_outputs", "mock_outputs"),

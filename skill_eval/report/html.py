@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judges.observers import reading_text, summary_lines
+from . import cost
 from .arm_table import ROWS as ARM_ROWS
 from .arm_table import arm_columns
 from .arm_table import task_ids as arm_task_ids
@@ -125,6 +126,7 @@ def _interval(comparison: Any) -> dict[str, float] | None:
 def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
     ev = artifact.get("evaluation") or {}
     skills = arm_skills(artifact)
+    per_task_cost = cost.per_task(cost.task_costs(artifact))
     out = []
     for arm, key in (("candidate", "execution_pass_rate"), ("baseline", "baseline_pass_rate")):
         if arm == "baseline" and not view.paired:
@@ -144,6 +146,9 @@ def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
                 "cache_read": int(usage.get("cache_read_input_tokens") or 0),
                 "cache_write": int(usage.get("cache_creation_input_tokens") or 0),
                 "attempts": int(usage.get("attempts") or 0),
+                "judge_calls": int(usage.get("judge_calls") or 0),
+                "judge_cost": float(usage.get("judge_cost_usd") or 0),
+                "per_task": per_task_cost.get(arm),
             }
         )
     return out
@@ -214,4 +219,6 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         arm_rows=ARM_ROWS,
         arm_tasks=arm_task_ids(columns),
         arm_triggers=any(c.triggers for c in columns),
+        task_costs=cost.task_costs(artifact),
+        lift_per_dollar=cost.lift_per_dollar(artifact),
     )

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from . import cost
 from . import triggers as trigger_report
 from .arm_table import arm_columns
 from .arm_table import rows as arm_rows
@@ -112,7 +113,9 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
             out += [f"{REFERENCE_LABEL.capitalize()} (not what decides the verdict): {shown}.", ""]
         else:
             out += [f"{shown[0].upper() + shown[1:]}.", ""]
-    out += _md_arms(artifact) + _md_tasks(v) + _md_changes(v)
+    if lift := cost.lift_per_dollar(artifact):
+        out += [f"Cost against lift: {md_escape(lift)}.", ""]
+    out += _md_arms(artifact) + _md_tasks(v, cost.task_costs(artifact)) + _md_changes(v)
     out += trigger_report.markdown(artifact, md_escape)
     if v.errors:
         out += _md_errors(v.errors)
@@ -185,20 +188,24 @@ def _md_arms(artifact: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _md_tasks(v: View) -> list[str]:
-    """The per-task table, folded away in a long suite."""
+def _md_tasks(v: View, costs: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """The per-task table, folded away in a long suite; with each arm's cost of one attempt
+    when attempts cost anything."""
     if not v.rows:
         return ["No task was run.", ""]
-    header = ["Task", "Candidate"] + (["Baseline", "Diff"] if v.paired else []) + ["Feedback"]
+    priced = (["candidate", "baseline"] if v.paired else ["candidate"]) if costs else []
+    header = ["Task", "Candidate"] + (["Baseline", "Diff"] if v.paired else [])
+    header += [f"{arm.capitalize()} $/try" for arm in priced] + ["Feedback"]
     per_task = _md_table(
         header,
         (
             [md_escape(r.task_id), r.candidate]
             + ([r.baseline, r.diff] if v.paired else [])
+            + [cost.cell(costs.get(r.task_id, {}), arm) for arm in priced]
             + [md_escape(f"[{r.label}] {r.feedback}" if r.label else r.feedback, MD_FEEDBACK_CHARS)]
             for r in v.rows
         ),
-        "lrrrl" if v.paired else "lrl",
+        ("lrrr" if v.paired else "lr") + "r" * len(priced) + "l",
     )
     if len(v.rows) > MD_COLLAPSE_TASKS:
         return [

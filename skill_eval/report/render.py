@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..engine import artifact as artifact_mod
+from . import cost
 from . import triggers as trigger_report
 from .arm_table import arm_columns
 from .arm_table import rows as arm_rows
@@ -44,13 +45,17 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         if isinstance(shard, Mapping)
         else "no tasks were run"
     ]
+    costs = cost.task_costs(artifact)  # empty when nothing cost anything (the mock)
+    priced = ["candidate", "baseline"] if v.paired else ["candidate"]
     if v.rows:
-        header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else []) + ["feedback"]
+        header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else [])
+        header += [f"{arm} $/try" for arm in priced if costs] + ["feedback"]
         lines = _align(
             [header]
             + [
                 [r.task_id, r.candidate]
                 + ([r.baseline, r.diff] if v.paired else [])
+                + [cost.cell(costs.get(r.task_id, {}), arm) for arm in priced if costs]
                 + [one_line(r.feedback, FEEDBACK_CHARS)]
                 for r in v.rows
             ]
@@ -98,6 +103,7 @@ def render_table(artifact: Mapping[str, Any]) -> str:
             ),
         )
     )
+    info.append(("cost vs lift", cost.lift_per_dollar(artifact)))
     info += [("warning", w) for w in v.warnings]
     shown = [(label, text) for label, text in info if text]
     width = max(len(label) for label, _ in shown)

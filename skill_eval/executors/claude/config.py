@@ -14,6 +14,9 @@ from ..base import ExecutorConfig, config_schema
 class ClaudeCliConfig(ExecutorConfig):
     claude_bin: str | None = None  # a path or a name on PATH; default: the bundled CLI
     max_turns: int | None = None
+    # The model of trigger tasks' attempts (a query, a look, maybe the Skill call): None is
+    # SKILL_EVAL_TRIGGER_MODEL, else CHEAP_MODEL, not --model (references/cost.md).
+    trigger_model: str | None = None
     allowed_tools: tuple[str, ...] = ()
     base_url: str | None = None  # the API the CLI talks to (through the jail's forward)
     env: Mapping[str, str] | None = None  # read before the process environment; passed on
@@ -30,6 +33,7 @@ SCHEMA: dict[str, Any] = config_schema(
     {
         "claude_bin": {"type": ["string", "null"], "format": "command"},
         "max_turns": {"type": ["integer", "null"], "minimum": 1},
+        "trigger_model": {"type": ["string", "null"], "minLength": 1},
         "allowed_tools": {"type": "array", "items": {"type": "string"}},
         "base_url": {"type": ["string", "null"]},
         "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},

@@ -29,7 +29,7 @@ from ...jail.providers import isolated, name_of
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
-from ..base import ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from ..base import CHEAP_MODEL, ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
 from ..catalog import skill_invocations
 from ..tool_check import checked, tampered
 from . import binary as binaries
@@ -109,6 +109,9 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         self.config = config
         self._env = env_lookup(config.env)
         self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        self.trigger_model = (
+            config.trigger_model or self._env("SKILL_EVAL_TRIGGER_MODEL") or CHEAP_MODEL
+        )
         self._binary = binaries.resolve(config.claude_bin)
         self._launcher = Launcher(config, self._binary) if self._binary else None
         jailed = isolated(config.jail)
@@ -160,8 +163,10 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             args.append(f"--allowedTools={','.join(plan.allowed)}")
         if not installed:
             args.append("--disable-slash-commands")
-        if self.model:
-            args += ["--model", self.model]
+        # A trigger task asks whether the skill is picked up: a cheap check, at its own model.
+        model = self.trigger_model if request.settings.stop_on_skill else self.model
+        if model:
+            args += ["--model", model]
         if (turns := request.settings.turns(self.config.max_turns)) is not None:
             args += ["--max-turns", str(turns)]
         return tuple(args)
@@ -270,6 +275,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             "driver": "stream-json",
             "version": self.version(),
             "model": self.model,
+            "trigger_model": self.trigger_model,
             "skill_mode": self.config.skill_mode,
             "isolation": {
                 "jail": name_of(self.config.jail),
