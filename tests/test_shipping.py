@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.core.model import Arm, Attempt, Skill, Task
+from skill_eval.core.work import FileSnapshot, Snapshot
+from skill_eval.engine.jobs import AttemptJob, Finished, RunSpec, WorkspaceSettings
 from skill_eval.engine.shipping import (
     Bundle,
     build_bundle,
@@ -20,9 +23,6 @@ from skill_eval.engine.shipping import (
     unpack_kept,
     write_files,
 )
-from skill_eval.core.model import Arm, Attempt, Skill, Task
-from skill_eval.core.work import FileSnapshot, Snapshot
-from skill_eval.engine.jobs import AttemptJob, Finished, RunSpec, WorkspaceSettings
 from skill_eval.judges.base import JudgeSettings
 from tests.helpers import write_skill
 
