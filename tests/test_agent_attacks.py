@@ -29,7 +29,6 @@ import pytest
 
 from skill_eval.jail import providers
 from skill_eval.jail.bubblewrap import problem as jail_problem
-from skill_eval.jail.container import Container
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_cli, write_suite
 
@@ -430,9 +429,7 @@ JAIL_PROGRAMS = ("bwrap", "podman", "docker")
 
 def _forget_probes() -> None:
     """Providers are probed once per process: probe again on this PATH."""
-    jail_problem.cache_clear()
-    Container.problem.cache_clear()
-    providers.resolve.cache_clear()
+    providers.forget_probes()
 
 
 def path_without_bwrap(into: Path) -> str:

@@ -530,11 +530,11 @@ def test_a_claude_cli_judge_error_says_whether_it_may_heal(
 def test_a_claude_cli_judge_without_a_jail_is_a_judge_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skill_eval.jail.bubblewrap import problem
+    from skill_eval.jail.providers import forget_probes
 
     binary = install(tmp_path / "bin", FAKE_CLAUDE)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no bwrap on it
-    problem.cache_clear()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no bwrap (nor podman) on it
+    forget_probes()  # what earlier tests found with bwrap on PATH
     try:
         ctx = graded_context(
             tmp_path, "claude-cli", options={"claude_bin": binary}, env={"ANTHROPIC_API_KEY": "k"}
@@ -542,6 +542,6 @@ def test_a_claude_cli_judge_without_a_jail_is_a_judge_error(
         result = judge(ctx)
     finally:
         monkeypatch.undo()
-        problem.cache_clear()
+        forget_probes()
     assert result.error is not None and result.error_kind == "permanent"
     assert "the jail needs bubblewrap: install it" in result.error

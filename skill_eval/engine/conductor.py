@@ -20,6 +20,7 @@ from typing import Any
 from ..core.model import Task
 from ..core.workspace import WORKSPACES_DIR
 from ..errors import BudgetExhausted, JournalError, RunInterrupted
+from ..jail import NO_JAIL
 from ..plan.run_plan import RunPlan
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
@@ -40,6 +41,8 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     """Run one evaluation end to end and write its artifact (see the module docstring).
     Raises SkillEvalError for bad inputs and harness faults, RunInterrupted on Ctrl-C."""
     log = log or _to_stderr
+    if plan.execution.no_jail:  # said first: all that follows is worth less without a jail
+        log(f"WARNING: {NO_JAIL}")
     prepared = prepare(plan, log)
     if prepared.skip is not None:
         return finish_evaluation(plan, prepared.suite, prepared.arms, _skipped(prepared), log)

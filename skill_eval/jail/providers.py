@@ -119,6 +119,19 @@ def register_provider(provider: JailProvider) -> JailProvider:
     return REGISTRY.register(provider)
 
 
+def forget_probes() -> None:
+    """Forget what every provider's probe found and what `auto` chose: the next run probes
+    again (after the machine changed: a tool installed, PATH changed; tests use it)."""
+    from . import bubblewrap
+
+    resolve.cache_clear()
+    bubblewrap.problem.cache_clear()
+    for name in REGISTRY.names():
+        clear = getattr(getattr(type(REGISTRY.get(name)), "problem", None), "cache_clear", None)
+        if callable(clear):  # a probe cached per provider
+            clear()
+
+
 def _named(name: str) -> JailProvider:
     base, _, option = name.partition(":")  # `container:IMAGE`: a provider's one option
     provider = REGISTRY.get(base)
