@@ -94,7 +94,7 @@ def test_the_run_executor_is_the_first_arms_when_every_arm_names_one() -> None:
     ("arms", "more", "message"),
     [
         (["a=installed"], {}, "--arm: give two arms at least"),
-        (["a", "b=none"], {}, "--arm 'a': must be NAME=EXECUTOR:DELIVERY or NAME=DELIVERY"),
+        (["a", "b=none"], {}, "--arm 'a': must be NAME=EXECUTOR:DELIVERY[@MODEL] or NAME=DELIVERY[@MODEL]"),
         (["a=:installed", "b=none"], {}, "--arm 'a=:installed': must be NAME=EXECUTOR:"),
         (["a=x:mock:none", "b=none"], {}, "--arm 'a=x:mock:none': must be NAME=EXECUTOR:"),
         (["a b=installed", "c=none"], {}, "the name 'a b' must be 1-40 letters"),
@@ -223,7 +223,7 @@ def test_the_config_file_arms_table_is_the_arm_flag(tmp_path: Path) -> None:
     code, _, err = run_cli(*args)
     assert (
         code == 2
-        and 'arms.bad: must be "EXECUTOR:DELIVERY"' in err
+        and 'arms.bad: must be "EXECUTOR:DELIVERY[@MODEL]"' in err
         and "skill-eval.toml:1: arms.bad" in err
     )
 
