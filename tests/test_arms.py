@@ -94,7 +94,11 @@ def test_the_run_executor_is_the_first_arms_when_every_arm_names_one() -> None:
     ("arms", "more", "message"),
     [
         (["a=installed"], {}, "--arm: give two arms at least"),
-        (["a", "b=none"], {}, "--arm 'a': must be NAME=EXECUTOR:DELIVERY[@MODEL] or NAME=DELIVERY[@MODEL]"),
+        (
+            ["a", "b=none"],
+            {},
+            "--arm 'a': must be NAME=EXECUTOR:DELIVERY[@MODEL] or NAME=DELIVERY[@MODEL]",
+        ),
         (["a=:installed", "b=none"], {}, "--arm 'a=:installed': must be NAME=EXECUTOR:"),
         (["a=x:mock:none", "b=none"], {}, "--arm 'a=x:mock:none': must be NAME=EXECUTOR:"),
         (["a b=installed", "c=none"], {}, "the name 'a b' must be 1-40 letters"),

@@ -3,8 +3,9 @@ mode (an arm's delivery: core.execution.delivery_mode) and model (an arm's `@MOD
 the executor's own), each from the plan's options for it (plan/executor_options.py), so an
 executor that reads its mode from its config delivers as the arm says as surely as one that
 reads it per request. A `none` arm runs on an instance its executor already has on its model
-for an installing arm (the agent as that arm runs it, without the skill). What an executor cannot deliver is refused here, in one line, before any call: an
-installed or nudged arm needs `ExecutorBase.skills_dir`, a context arm `context_file`."""
+for an installing arm (the agent as that arm runs it, without the skill). What an executor
+cannot deliver is refused here, in one line, before any call: an installed or nudged arm needs
+`ExecutorBase.skills_dir`, a context arm `context_file`."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 rate, whether the skill fired, trigger figures and usage; per arm but the reference its paired
 comparison with the reference (Holm over the family, engine/summary.py) and the lift when the
 skill fired; with arms on several models (`@MODEL`) the skill's lift per model and the change
-between models (engine/model_figures.py). Pure: computed from the run's attempts, again by `rejudge` and `merge`.
+between models (engine/model_figures.py). Pure: computed from the run's attempts, again by
+`rejudge` and `merge`.
 
 "Did the skill fire?" is asked of the arms that install it (installed, nudged): an attempt
 fired when its agent invoked the skill, as its executor counted (`meta.skill_invocations`) or,

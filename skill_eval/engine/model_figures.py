@@ -94,8 +94,7 @@ def _lift_change(arms: Sequence[Arm], lift: Sequence[dict[str, Any]]) -> list[di
         first = next(
             e
             for e in lift
-            if e["executor"] == entry["executor"]
-            and delivery[e["arm"]] == delivery[entry["arm"]]
+            if e["executor"] == entry["executor"] and delivery[e["arm"]] == delivery[entry["arm"]]
         )
         if first is entry or first["model"] == entry["model"]:
             continue

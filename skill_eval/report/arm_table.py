@@ -172,8 +172,9 @@ def model_lines(artifact: Mapping[str, Any]) -> list[str]:
     out.append("between models (the same delivery on two models, paired over tasks)")
     for e in models.get("between") or ():
         if isinstance(e, Mapping):
+            delivery = one_line(e.get("delivery") or "?")
             out.append(
-                f"  {one_line(e.get('delivery') or '?')} {one_line(e.get('from_model') or 'default')}"
+                f"  {delivery} {one_line(e.get('from_model') or 'default')}"
                 f" -> {one_line(e.get('to_model') or 'default')}: {_brief(e)}"
             )
     for e in models.get("lift_change") or ():

@@ -106,8 +106,11 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
         lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
         if by_model := model_lines(artifact):  # arms on several models
-            indent = [" " * (len(x) - len(x.lstrip(" "))) for x in by_model]
-            lines += ["", *(i + one_line(x, FEEDBACK_CHARS) for i, x in zip(indent, by_model))]
+            # one_line trims; the indentation is the lines' own
+            lines += [
+                "",
+                *(x[: len(x) - len(x.lstrip())] + one_line(x, FEEDBACK_CHARS) for x in by_model),
+            ]
     return "\n".join(lines) + "\n"
 
 
