@@ -43,17 +43,19 @@ def flags(**more: Any) -> dict[str, Any]:
 
 
 def test_an_arm_names_its_model_and_the_plan_keeps_it() -> None:
-    plan = RunPlan.from_flags(**flags(arm=list(TWO_MODELS)))
+    plan = RunPlan.from_flags(**flags(arm=list(TWO_MODELS), reference_arm="new-none"))
     assert plan.inputs.arms == (
         "old=claude-cli:installed@m-old",
         "old-none=claude-cli:none@m-old",
         "new=claude-cli:installed@m-new",
         "new-none=claude-cli:none@m-new",
     )
-    # two none arms, no --reference-arm: the first (the first-named model's)
-    assert plan.inputs.reference_arm == "old-none"
-    named = RunPlan.from_flags(**flags(arm=list(TWO_MODELS), reference_arm="new-none"))
-    assert named.inputs.reference_arm == "new-none"
+    assert plan.inputs.reference_arm == "new-none"
+    # one none arm per model: the same model's none arm is the default no more
+    with pytest.raises(UsageError, match="none arms on several models; name the one"):
+        RunPlan.from_flags(**flags(arm=list(TWO_MODELS)))
+    one = RunPlan.from_flags(**flags(arm=["a=installed@m1", "b=installed@m2", "z=none@m2"]))
+    assert one.inputs.reference_arm == "z"
     [vertex, bedrock] = stored_arms(
         ["v=anthropic:system@claude-3-5-sonnet@20240620", "b=anthropic:none@anthropic.c-v2:0"]
     )
@@ -110,7 +112,7 @@ def test_the_mock_runs_each_arm_on_its_model_and_says_so(tmp_path: Path) -> None
         *("run", "--mock", "-q", "--model", "m-flag"),
         *("--task-suite", str(AGENT / "task_suite.yaml")),
         *("--skill-path", str(AGENT / "skill" / "csv-report")),
-        *("--state-root", str(tmp_path / "state")),
+        *("--state-root", str(tmp_path / "state"), "--reference-arm", "new-none"),
     ]
     for arm in (*TWO_MODELS, "plain=context"):
         args += ["--arm", arm]
@@ -164,8 +166,9 @@ def test_a_two_model_run_gives_the_lift_per_model_and_the_change_between_models(
         code, out, err = run_cli(
             *("run", "--task-suite", str(suite), "--skill-path", str(skill), "-q"),
             *("--state-root", str(tmp_path / "state"), "--executor", "anthropic"),
-            *("--arm", "old=anthropic:system@m-old", "--arm", "old-none=anthropic:none@m-old"),
-            *("--arm", "new=anthropic:system@m-new", "--arm", "new-none=anthropic:none@m-new"),
+            *("--arm", "new=anthropic:system@m-new", "--arm", "old=anthropic:system@m-old"),
+            *("--arm", "old-none=anthropic:none@m-old", "--arm", "new-none=anthropic:none@m-new"),
+            *("--reference-arm", "new-none"),
         )
         requests = server.requests_to("/v1/messages")
     assert code in (0, 1, 4), err
@@ -180,7 +183,10 @@ def test_a_two_model_run_gives_the_lift_per_model_and_the_change_between_models(
     data = read_json(out.strip())
     rates = {a["name"]: a["pass_rate"] for a in data["arms"]["arms"]}
     assert rates == {"old": 1.0, "old-none": 0.0, "new": 0.0, "new-none": 1.0}
+    assert data["evaluation"]["verdict"] == "fail"  # new against new-none: the skill now hurts
+    assert code == 1  # shown worse
     models = data["arms"]["models"]
+    assert models["to_model"] == "m-new"  # the reference's model: the one the run decides on
     lift = {e["model"]: e for e in models["lift"]}
     assert (lift["m-old"]["delta"], lift["m-new"]["delta"]) == (1.0, -1.0)
     low, high = lift["m-old"]["interval"]
@@ -195,4 +201,5 @@ def test_a_two_model_run_gives_the_lift_per_model_and_the_change_between_models(
     assert code == 0, err
     assert "m-old: old vs old-none +1.0000" in table
     assert "system m-old -> m-new: new vs old -1.0000" in table
+    assert "none m-old -> m-new: new-none vs old-none +1.0000" in table
     assert "(change -2.0000)" in table

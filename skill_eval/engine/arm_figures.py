@@ -154,7 +154,7 @@ def section(
             entry[role.key] = role.compare_arms(by_arm[arm.name], by_arm[reference], decision)
         comparisons.append(entry)
     out = {"reference": reference, "arms": out_arms, "comparisons": comparisons}
-    models = models_section(arms, result, settings)
+    models = models_section(arms, reference, result, settings)
     return out if models is None else out | {"models": models}
 
 

@@ -4,12 +4,13 @@ model regress with it", from the same paired attempts as the rest of the arms se
 
 - `lift`: per executor and model with a `none` arm, each skill arm on that executor and model
   against that `none` arm (the skill's lift on the model), paired over tasks, with its interval.
-- `between`: per executor and delivery on several models, the arm on each later model (in the
-  order the arms were given) against the arm on the first, paired over tasks, with its
-  interval: the change the model brought, with the skill and (the `none` arms) without it.
-- `lift_change`: per delivery with a lift on both models, the later lift minus the first (a
-  point figure: its interval would need the four arms' joint variation, which the two paired
-  comparisons above bound instead).
+- `between`: towards the reference arm's model (`to_model`: the model the run decides on), per
+  executor and delivery, the arm on that model against the arm on each other model, paired
+  over tasks, with its interval: the change the model brought, with the skill and (the `none`
+  arms) without it.
+- `lift_change`: per executor and delivery with a lift on both models, the lift on the
+  reference's model minus the other's (a point figure: its interval would need the four arms'
+  joint variation; the two paired comparisons above carry the intervals).
 
 Each comparison is engine/summary.py's `compare` at the run's policy, unadjusted for the family
 (these figures describe; the verdict is the reference comparison's). Pure.
@@ -17,7 +18,7 @@ Each comparison is engine/summary.py's `compare` at the run's policy, unadjusted
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -46,39 +47,44 @@ def _figures(comparison: ArmComparison) -> dict[str, Any]:
 
 
 def models_section(
-    arms: Sequence[Arm], result: EvaluationResult, settings: EvaluationSettings
+    arms: Sequence[Arm], reference: str, result: EvaluationResult, settings: EvaluationSettings
 ) -> dict[str, Any] | None:
     """The `models` entry (see the module docstring); None when no arm names a model."""
     if not any(a.model for a in arms):
         return None
     settings = replace(settings, family_size=1)
+    target = next(a.model for a in arms if a.name == reference)
+
+    def figures(arm: Arm, other: Arm) -> dict[str, Any]:
+        return _figures(compare(result.arm(arm.name), result.arm(other.name), settings))
+
     lift = []
     for arm in arms:
-        if arm.skill is None:
-            continue
         none = next((a for a in arms if a.skill is None and _place(a) == _place(arm)), None)
-        if none is not None:
-            figures = _figures(compare(result.arm(arm.name), result.arm(none.name), settings))
-            lift.append({"executor": arm.executor, "model": arm.model, **figures})
+        if arm.skill is not None and none is not None:
+            lift.append({"executor": arm.executor, "model": arm.model, **figures(arm, none)})
     between = []
     for arm in arms:
-        first = next(a for a in arms if (a.executor, a.delivery) == (arm.executor, arm.delivery))
-        if first is not arm and first.model != arm.model:
-            figures = _figures(compare(result.arm(arm.name), result.arm(first.name), settings))
+        if arm.model == target:
+            continue
+        same = (arm.executor, arm.delivery, target)
+        mine = next((a for a in arms if (a.executor, a.delivery, a.model) == same), None)
+        if mine is not None:
             between.append(
                 {
                     "executor": arm.executor,
                     "delivery": arm.delivery,
-                    "from_model": first.model,
-                    "to_model": arm.model,
-                    **figures,
+                    "from_model": arm.model,
+                    "to_model": target,
+                    **figures(mine, arm),
                 }
             )
     return {
         "models": list(dict.fromkeys(a.model for a in arms)),
+        "to_model": target,
         "lift": lift,
         "between": between,
-        "lift_change": _lift_change(arms, lift),
+        "lift_change": _lift_change(arms, lift, target),
     }
 
 
@@ -86,31 +92,33 @@ def _place(arm: Arm) -> tuple[str | None, str | None]:
     return arm.executor, arm.model
 
 
-def _lift_change(arms: Sequence[Arm], lift: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per executor and delivery: each later model's lift minus the first model's."""
+def _lift_change(
+    arms: Sequence[Arm], lift: Sequence[dict[str, Any]], target: str | None
+) -> list[dict[str, Any]]:
+    """Per executor and delivery: the lift on the reference's model minus each other model's."""
     delivery = {a.name: a.delivery for a in arms}
+
+    def key(entry: Mapping[str, Any]) -> tuple[Any, Any]:
+        return entry["executor"], delivery[entry["arm"]]
+
     out = []
     for entry in lift:
-        first = next(
-            e
-            for e in lift
-            if e["executor"] == entry["executor"] and delivery[e["arm"]] == delivery[entry["arm"]]
-        )
-        if first is entry or first["model"] == entry["model"]:
+        to = next((e for e in lift if key(e) == key(entry) and e["model"] == target), None)
+        if to is None or entry["model"] == target:
             continue
         change = (
             None
-            if first["delta"] is None or entry["delta"] is None
-            else round(entry["delta"] - first["delta"], 4)
+            if to["delta"] is None or entry["delta"] is None
+            else round(to["delta"] - entry["delta"], 4)
         )
         out.append(
             {
                 "executor": entry["executor"],
                 "delivery": delivery[entry["arm"]],
-                "from_model": first["model"],
-                "to_model": entry["model"],
-                "from_lift": first["delta"],
-                "to_lift": entry["delta"],
+                "from_model": entry["model"],
+                "to_model": target,
+                "from_lift": entry["delta"],
+                "to_lift": to["delta"],
                 "change": change,
             }
         )

@@ -161,9 +161,17 @@ def parse_arms(texts: Iterable[str], executor: str, mock: bool = False) -> tuple
 
 
 def reference_of(specs: Sequence[ArmSpec], reference: str | None) -> str:
-    """The arm the others are compared with: `--reference-arm`, else the first `none` arm
-    (with arms on several models: the first-named model's), else the first."""
+    """The arm the others are compared with: `--reference-arm`, else the `none` arm, else the
+    first. `none` arms on several models need --reference-arm: which model the run decides on
+    is the user's to say (the change between models is told towards its model)."""
     names = [s.name for s in specs]
+    nones = [s for s in specs if s.delivery == "none"]
+    if reference is None and len({s.model for s in nones}) > 1:
+        raise UsageError(
+            f"--arm: {', '.join(s.name for s in nones)} are none arms on several models; "
+            "name the one the verdict compares with, --reference-arm NAME (the new model's, "
+            "to gate on it)"
+        )
     if reference is not None:
         if reference not in names:
             raise UsageError(
