@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from skill_eval import Arm
+from skill_eval.core.model import Skill
+from skill_eval.engine.evaluation import executors_for
 from skill_eval.errors import UsageError
 from skill_eval.plan.arms import parse_arms, stored_arms
 from skill_eval.plan.run_plan import RunPlan
@@ -203,3 +206,19 @@ def test_a_two_model_run_gives_the_lift_per_model_and_the_change_between_models(
     assert "system m-old -> m-new: new vs old -1.0000" in table
     assert "none m-old -> m-new: new-none vs old-none +1.0000" in table
     assert "(change -2.0000)" in table
+
+
+def test_evaluate_builds_each_named_executor_once_per_model() -> None:
+    skill = Skill("s", "---\nname: s\ndescription: d\n---\nSay alpha.\n")
+    arms = [
+        Arm("new", skill, delivery="installed", model="m-new"),
+        Arm("new-none", None, delivery="none", model="m-new"),
+        Arm("old", skill, delivery="installed", model="m-old"),
+    ]
+    built = executors_for(arms, "mock")
+    assert {n: e.describe()["model"] for n, e in built.items()} == {
+        "new": "m-new",
+        "new-none": "m-new",
+        "old": "m-old",
+    }
+    assert built["new"] is not built["old"]
