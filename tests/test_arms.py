@@ -138,7 +138,9 @@ def test_run_help_documents_the_arms() -> None:
         "context (CLAUDE.md / AGENTS.md), nudged",
         "or none (no skill)",
         "compared with the reference arm (references/arms.md)",
-        "With --arm: the arm the others are compared with (default: the none arm, else the first)",
+        "With --arm: the arm the others are compared with (default: the none arm, else the first;"
+        " required with none arms on several models)",
+        "on MODEL after @ (default: the executor's)",
     ):
         assert words in said, words
 
