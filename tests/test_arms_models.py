@@ -206,6 +206,9 @@ def test_a_two_model_run_gives_the_lift_per_model_and_the_change_between_models(
     assert "system m-old -> m-new: new vs old -1.0000" in table
     assert "none m-old -> m-new: new-none vs old-none +1.0000" in table
     assert "(change -2.0000)" in table
+    for form in ("markdown", "html"):
+        code, page, err = run_cli("report", out.strip(), "--format", form)
+        assert code == 0 and "m-new: new vs new-none -1.0000" in page, err
 
 
 def test_evaluate_builds_each_named_executor_once_per_model() -> None:
