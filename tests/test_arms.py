@@ -94,7 +94,11 @@ def test_the_run_executor_is_the_first_arms_when_every_arm_names_one() -> None:
     ("arms", "more", "message"),
     [
         (["a=installed"], {}, "--arm: give two arms at least"),
-        (["a", "b=none"], {}, "--arm 'a': must be NAME=EXECUTOR:DELIVERY or NAME=DELIVERY"),
+        (
+            ["a", "b=none"],
+            {},
+            "--arm 'a': must be NAME=EXECUTOR:DELIVERY[@MODEL] or NAME=DELIVERY[@MODEL]",
+        ),
         (["a=:installed", "b=none"], {}, "--arm 'a=:installed': must be NAME=EXECUTOR:"),
         (["a=x:mock:none", "b=none"], {}, "--arm 'a=x:mock:none': must be NAME=EXECUTOR:"),
         (["a b=installed", "c=none"], {}, "the name 'a b' must be 1-40 letters"),
@@ -134,7 +138,9 @@ def test_run_help_documents_the_arms() -> None:
         "context (CLAUDE.md / AGENTS.md), nudged",
         "or none (no skill)",
         "compared with the reference arm (references/arms.md)",
-        "With --arm: the arm the others are compared with (default: the none arm, else the first)",
+        "With --arm: the arm the others are compared with (default: the none arm, else the first;"
+        " required with none arms on several models)",
+        "on MODEL after @ (default: the executor's)",
     ):
         assert words in said, words
 
@@ -223,7 +229,7 @@ def test_the_config_file_arms_table_is_the_arm_flag(tmp_path: Path) -> None:
     code, _, err = run_cli(*args)
     assert (
         code == 2
-        and 'arms.bad: must be "EXECUTOR:DELIVERY"' in err
+        and 'arms.bad: must be "EXECUTOR:DELIVERY[@MODEL]"' in err
         and "skill-eval.toml:1: arms.bad" in err
     )
 

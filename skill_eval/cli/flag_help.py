@@ -57,11 +57,11 @@ HELP: dict[str, Help] = {
         "Standalone, repeatable: an arm that runs the candidate skill on EXECUTOR (default: "
         "--executor) delivered as installed (its skills folder), context (CLAUDE.md / "
         "AGENTS.md), nudged (installed, and the prompt says to use it), system, prepend, or "
-        "none (no skill). Two or more replace the candidate/baseline pair; each is compared "
-        "with the reference arm (references/arms.md)."
+        "none (no skill), on MODEL after @ (default: the executor's). Two or more replace the "
+        "candidate/baseline pair; each is compared with the reference arm (references/arms.md)."
     ),
     "reference-arm": "With --arm: the arm the others are compared with (default: the none arm, "
-    "else the first).",
+    "else the first; required with none arms on several models).",
     "input": "Pipeline mode: ranking artifact from the discriminator.",
     "candidate-id": "Pipeline mode: the candidate in scored_candidates[] to evaluate.",
     "skills-root": (

@@ -60,7 +60,7 @@ FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "skill-path": _f("--skill-path", metavar="PATH"),
     "baseline-skill": _f("--baseline-skill", metavar="PATH"),
     "no-baseline": _f("--no-baseline", is_flag=True),
-    "arm": _f("--arm", "arm", multiple=True, metavar="NAME=EXECUTOR:DELIVERY"),
+    "arm": _f("--arm", "arm", multiple=True, metavar="NAME=EXECUTOR:DELIVERY[@MODEL]"),
     "reference-arm": _f("--reference-arm", metavar="NAME"),
     "input": _f("--input", "input_", metavar="PATH"),
     "candidate-id": _f("--candidate-id", metavar="ID"),

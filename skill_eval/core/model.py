@@ -142,13 +142,15 @@ class Arm:
     An arm of a run that compares agents and deliveries (`--arm NAME=EXECUTOR:DELIVERY`) also
     says how its skill reaches the model (`delivery`: its attempts run in that skill mode, and
     a `nudged` arm's prompts end with core.execution.NUDGE) and which registered executor runs
-    it (`executor`). Both None: as the evaluation's executor is configured (the two-arm run)."""
+    it (`executor`), and the model it runs on when it names one (`model`; None: the
+    executor's own). All None: as the evaluation's executor is configured (the two-arm run)."""
 
     name: ArmName
     skill: Skill | None
     label: str = ""
     delivery: Delivery | None = None
     executor: str | None = None
+    model: str | None = None
 
     @property
     def skill_sha256(self) -> str | None:

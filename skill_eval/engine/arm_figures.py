@@ -1,7 +1,9 @@
 """The artifact's `arms` section of a run with --arm: per arm its executor and delivery, pass
 rate, whether the skill fired, trigger figures and usage; per arm but the reference its paired
 comparison with the reference (Holm over the family, engine/summary.py) and the lift when the
-skill fired. Pure: computed from the run's attempts, again by `rejudge` and `merge`.
+skill fired; with arms on several models (`@MODEL`) the skill's lift per model and the change
+between models (engine/model_figures.py). Pure: computed from the run's attempts, again by
+`rejudge` and `merge`.
 
 "Did the skill fire?" is asked of the arms that install it (installed, nudged): an attempt
 fired when its agent invoked the skill, as its executor counted (`meta.skill_invocations`) or,
@@ -23,6 +25,7 @@ from typing import Any
 from ..core.model import Arm, Attempt, Task
 from ..executors.catalog import skill_invocations
 from ..judges.roles import Decision, declared_roles, roles_of
+from .model_figures import models_section
 from .settings import EvaluationSettings
 from .summary import ArmResult, summarise
 
@@ -150,7 +153,9 @@ def section(
             by_arm = figures[role.key]
             entry[role.key] = role.compare_arms(by_arm[arm.name], by_arm[reference], decision)
         comparisons.append(entry)
-    return {"reference": reference, "arms": out_arms, "comparisons": comparisons}
+    out = {"reference": reference, "arms": out_arms, "comparisons": comparisons}
+    models = models_section(arms, reference, result, settings)
+    return out if models is None else out | {"models": models}
 
 
 def _arm_entry(
@@ -168,6 +173,7 @@ def _arm_entry(
         "label": arm.label,
         "executor": arm.executor,
         "delivery": arm.delivery,
+        **({"model": arm.model} if arm.model else {}),
         "reference": arm.name == reference,
         "runs_on": _runs_on(described),
         "skill": _skill(arm),

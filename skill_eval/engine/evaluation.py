@@ -106,16 +106,16 @@ def executors_for(
     arms: Sequence[Arm], executor: ExecutorBase | str | Mapping[str, ExecutorBase | str]
 ) -> dict[str, ExecutorBase]:
     """Each arm's executor: `executor` for every arm, or each arm's own from a mapping of
-    arm names. A registered name is built with the skill mode of the arm's delivery (each
-    name and mode once), so an executor that reads its mode from its config alone delivers
-    as the arm says too."""
+    arm names. A registered name is built with the skill mode of the arm's delivery and the
+    arm's model (each name, mode and model once), so an executor that reads its mode from
+    its config alone delivers as the arm says too."""
     if isinstance(executor, ExecutorBase):
         return {arm.name: executor for arm in arms}
     named = executor if isinstance(executor, Mapping) else {a.name: executor for a in arms}
     missing = [arm.name for arm in arms if arm.name not in named]
     if missing:
         raise UsageError(f"evaluate: no executor for arm {missing[0]!r}")
-    built: dict[tuple[str, str | None], ExecutorBase] = {}
+    built: dict[tuple[str, str | None, str | None], ExecutorBase] = {}
     out: dict[str, ExecutorBase] = {}
     for arm in arms:
         given = named[arm.name]
@@ -123,9 +123,13 @@ def executors_for(
             out[arm.name] = given
             continue
         mode = delivery_mode(arm.delivery) if arm.delivery is not None else None
-        if (given, mode) not in built:
-            built[given, mode] = create_executor(given, {"skill_mode": mode} if mode else None)
-        out[arm.name] = built[given, mode]
+        key = (given, mode, arm.model)
+        if key not in built:
+            config = {"skill_mode": mode, "model": arm.model}
+            built[key] = create_executor(
+                given, {k: v for k, v in config.items() if v is not None} or None
+            )
+        out[arm.name] = built[key]
     return out
 
 

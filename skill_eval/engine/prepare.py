@@ -76,7 +76,9 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     state_root.mkdir(parents=True, exist_ok=True)
     executor = build_executor(plan, suite)
     arms = _arms(plan, suite, executor, state_root, log, judge_warnings)
-    by_arm = build_arm_executors(arms.listed, lambda n, m: build_executor(plan, suite, n, m))
+    by_arm = build_arm_executors(
+        arms.listed, lambda n, m, model: build_executor(plan, suite, n, m, model)
+    )
     arms, skip = _decided_without_running(plan, arms, log)
     if skip is None:
         arms = _checked_runs(plan, suite, arms, executor, by_arm, log)
@@ -131,14 +133,19 @@ def check_budget_size(plan: RunPlan, suite: Suite) -> None:
 
 
 def build_executor(
-    plan: RunPlan, suite: Suite, name: str | None = None, skill_mode: str | None = None
+    plan: RunPlan,
+    suite: Suite,
+    name: str | None = None,
+    skill_mode: str | None = None,
+    model: str | None = None,
 ) -> ExecutorBase:
-    """The plan's executor (or executor `name` an arm runs on, in `skill_mode`), refusing up
+    """The plan's executor (or executor `name` an arm runs on, in `skill_mode`, on `model`
+    when the arm names one), refusing up
     front the tasks it cannot run (agent tasks with an executor that cannot act, trigger
     tasks without an executor that can tell whether the skill was invoked: the judges'
     roles say) and a context mode it cannot deliver."""
     name = name or plan.executor.name
-    executor = create_executor(name, executor_config(plan, name, skill_mode))
+    executor = create_executor(name, executor_config(plan, name, skill_mode, model))
     problem = agent_task_problem(executor, name, suite.tasks)
     for role in roles_of(suite.tasks):
         problem = problem or role.executor_problem(executor, name, suite.tasks)

@@ -59,10 +59,13 @@ class Arms:
 
 
 def _arm_dict(arm: Arm) -> dict[str, Any]:
-    """An arm as run.json keeps it; an --arm arm with its name, delivery and executor."""
+    """An arm as run.json keeps it; an --arm arm with its name, delivery and executor (and
+    its model, when it names one)."""
     out: dict[str, Any] = {"label": arm.label, "skill": _skill_dict(arm.skill)}
     if arm.delivery is not None:
         out.update(name=arm.name, delivery=arm.delivery, executor=arm.executor)
+    if arm.model is not None:
+        out["model"] = arm.model
     return out
 
 
@@ -76,6 +79,7 @@ def _arm_from(data: dict[str, Any], default_name: str) -> Arm:
         data["label"],
         delivery,
         data.get("executor"),
+        data.get("model"),
     )
 
 
@@ -224,9 +228,11 @@ def listed_arms(inputs: Inputs, skill: Skill, run_id: str) -> Arms:
         Arm(
             spec.name,
             None if spec.delivery == "none" else skill,
-            f"{'no skill' if spec.delivery == 'none' else spec.delivery} on {spec.executor}",
+            f"{'no skill' if spec.delivery == 'none' else spec.delivery} on {spec.executor}"
+            + (f" ({spec.model})" if spec.model else ""),
             spec.delivery,
             spec.executor,
+            spec.model,
         )
         for spec in stored_arms(inputs.arms)
     )

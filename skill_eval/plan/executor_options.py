@@ -339,14 +339,19 @@ def _config_fields(name: str | None) -> set[str]:
 
 
 def executor_config(
-    plan: RunPlan, name: str | None = None, skill_mode: str | None = None, **extra: Any
+    plan: RunPlan,
+    name: str | None = None,
+    skill_mode: str | None = None,
+    model: str | None = None,
+    **extra: Any,
 ) -> Any:
     """The config object of the plan's executor (or of `name`, another executor an arm runs
     on: its table's options, its own default model): what the run supplies to every
     executor that has the field (skill mode, model, --concurrency, the `claude --version`
     cache under the state root, the jail, --max-retries for the agent's own request
     retries), then the plan's options, then `extra` (values read from files, such as the
-    scripted mock outputs). `skill_mode` beats the plan's (an arm's delivery)."""
+    scripted mock outputs). `skill_mode` beats the plan's (an arm's delivery); `model` (an
+    arm's `@MODEL`) beats --model and the options' `model`."""
     main = name is None or name == plan.executor.name
     name = plan.executor.name if name is None else name
     spec = get_executor_spec(name)
@@ -364,6 +369,10 @@ def executor_config(
     options = plan.executor.options if main else plan.executor.arm_options.get(name) or {}
     # JSON lists as tuples: a config is frozen (and hashable) like the plan
     own = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    if model is not None:
+        if "model" not in known:
+            raise UsageError(f"@{model}: the {name!r} executor takes no model")
+        own["model"] = model
     return spec.config({**values, **own, **extra})
 
 

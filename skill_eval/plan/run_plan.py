@@ -56,8 +56,8 @@ class Inputs:
     ranking: str | None = None  # --input
     candidate_id: str | None = None
     skills_root: str | None = None  # a fence a ranking's target.path must lie inside
-    # Standalone: arms that differ by agent and delivery (`NAME=EXECUTOR:DELIVERY`, each
-    # canonical: plan/arms.py) in place of the candidate/baseline pair, and the one the others
+    # Standalone: arms that differ by agent, delivery and model (`NAME=EXECUTOR:DELIVERY[@MODEL]`,
+    # each canonical: plan/arms.py) in place of the candidate/baseline pair, and the one the others
     # are compared with (set when the plan is made: --reference-arm, or the default).
     arms: tuple[str, ...] = ()
     reference_arm: str | None = None

@@ -1,7 +1,8 @@
 """The arms of a run with --arm as every report shows them side by side: one column per arm
 (the reference marked) with where it ran and how the skill reached it, its pass rate, whether
 the skill fired, its paired difference from the reference with the interval and the policy's
-decision, the lift when the skill fired, its cost, and its result on each task. Read
+decision, the lift when the skill fired, its cost, and its result on each task; with arms on
+several models, lines for the skill's lift per model and the change between models. Read
 defensively from the artifact's `arms` section (engine/arm_figures.py); an artifact without
 one shows nothing here. Text is cleaned with `one_line`; each renderer escapes it."""
 
@@ -147,6 +148,46 @@ def _column(arm: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> Arm
     )
 
 
+def _brief(entry: Mapping[str, Any]) -> str:
+    """`new vs new-none +0.2000 [-0.10, +0.50] (no-regression: fail)`."""
+    interval = _interval({"comparison": {"interval": entry.get("interval")}})
+    return (
+        f"{one_line(entry.get('arm') or '?')} vs {one_line(entry.get('reference') or '?')} "
+        f"{_signed(entry.get('delta'))} {interval} ({_decision(entry)})"
+    ).replace("  ", " ")
+
+
+def model_lines(artifact: Mapping[str, Any]) -> list[str]:
+    """The skill's lift per model and the change between models (`arms.models`, runs whose
+    arms name models); [] without."""
+    section = _mapping(artifact.get("arms"))
+    models = _mapping(section.get("models"))
+    if not models:
+        return []
+    entries = [e for e in models.get("lift") or () if isinstance(e, Mapping)]
+    out = ["the skill's lift per model (each skill arm vs the none arm on its model)"]
+    out += [f"  {one_line(e.get('model') or 'default')}: {_brief(e)}" for e in entries]
+    if not entries:
+        out.append("  none: no model has both a skill arm and a none arm")
+    out.append("between models (the same delivery on two models, paired over tasks)")
+    for e in models.get("between") or ():
+        if isinstance(e, Mapping):
+            delivery = one_line(e.get("delivery") or "?")
+            out.append(
+                f"  {delivery} {one_line(e.get('from_model') or 'default')}"
+                f" -> {one_line(e.get('to_model') or 'default')}: {_brief(e)}"
+            )
+    for e in models.get("lift_change") or ():
+        if isinstance(e, Mapping):
+            out.append(
+                f"  lift of {one_line(e.get('delivery') or '?')}: "
+                f"{_signed(e.get('from_lift'))} on {one_line(e.get('from_model') or 'default')}"
+                f" -> {_signed(e.get('to_lift'))} on {one_line(e.get('to_model') or 'default')}"
+                f" (change {_signed(e.get('change'))})"
+            )
+    return out
+
+
 def arm_columns(artifact: Mapping[str, Any]) -> list[ArmColumn]:
     """One column per arm of the artifact's `arms` section, in the run's order; [] without."""
     section = artifact.get("arms")
@@ -178,4 +219,4 @@ def rows(columns: Sequence[ArmColumn], with_tasks: bool = True) -> list[list[str
     return table
 
 
-__all__ = ["ROWS", "ArmColumn", "arm_columns", "rows", "task_ids"]
+__all__ = ["ROWS", "ArmColumn", "arm_columns", "model_lines", "rows", "task_ids"]

@@ -18,7 +18,7 @@ from typing import Any
 from ..judges.observers import reading_text, summary_lines
 from . import cost
 from .arm_table import ROWS as ARM_ROWS
-from .arm_table import arm_columns
+from .arm_table import arm_columns, model_lines
 from .arm_table import task_ids as arm_task_ids
 from .arms import arm_skills
 from .task_details import TaskDetail, from_artifact
@@ -216,6 +216,7 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         reading_text=reading_text,
         trigger_lines=[f"{label} {text}".strip() for label, text in table_info(artifact)],
         arm_columns=columns,
+        arm_model_lines=model_lines(artifact),
         arm_rows=ARM_ROWS,
         arm_tasks=arm_task_ids(columns),
         arm_triggers=any(c.triggers for c in columns),

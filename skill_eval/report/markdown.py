@@ -9,7 +9,7 @@ from typing import Any
 
 from . import cost
 from . import triggers as trigger_report
-from .arm_table import arm_columns
+from .arm_table import arm_columns, model_lines
 from .arm_table import rows as arm_rows
 from .arm_table import task_ids as arm_task_ids
 from .arms import arm_names
@@ -179,6 +179,8 @@ def _md_arms(artifact: Mapping[str, Any]) -> list[str]:
         "",
         *table,
         "",
+        *(f"    {line}" for line in model_lines(artifact)),
+        *([""] if model_lines(artifact) else []),
         f"<details><summary>Per task and arm ({len(arm_task_ids(columns))} tasks)</summary>",
         "",
         *per_task,

@@ -12,7 +12,7 @@ from typing import Any
 from ..engine import artifact as artifact_mod
 from . import cost
 from . import triggers as trigger_report
-from .arm_table import arm_columns
+from .arm_table import arm_columns, model_lines
 from .arm_table import rows as arm_rows
 from .arms import arm_names
 from .junit import render_junit
@@ -111,6 +111,12 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     if columns := arm_columns(artifact):  # --arm: every arm side by side
         table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
         lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
+        if by_model := model_lines(artifact):  # arms on several models
+            # one_line trims; the indentation is the lines' own
+            lines += [
+                "",
+                *(x[: len(x) - len(x.lstrip())] + one_line(x, FEEDBACK_CHARS) for x in by_model),
+            ]
     return "\n".join(lines) + "\n"
 
 
