@@ -124,10 +124,11 @@ def run_args(
         confinement.cwd,
         *_mount_args(confinement, size, image),
     ]
-    for key, value in confinement.env.items():
-        args += ["-e", f"{key}={value}"]
     args += [image] if image else ["--rootfs", str(skeleton())]
-    return [*args, *confinement.argv]
+    # `env -i`: the command's environment is the confinement's alone, as under bubblewrap (the
+    # runtime adds TERM, HOSTNAME and the passwd entry's HOME, which no flag removes).
+    env = [f"{key}={value}" for key, value in confinement.env.items()]
+    return [*args, "/usr/bin/env", "-i", *env, *confinement.argv]
 
 
 class Container:
