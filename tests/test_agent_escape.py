@@ -118,11 +118,8 @@ def c_string(text: str) -> str:
 
 @needs_gcc
 def test_a_preloaded_library_finds_nothing_the_shell_did_not_have(
-    tmp_path: Path, jail_provider: str, request: pytest.FixtureRequest
+    tmp_path: Path, jail_provider: str
 ) -> None:
-    if jail_provider == "container":  # open (#40): see references/security.md
-        reason = "in a container the planting step is refused (HOME's profiles: EACCES)"
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     forged = c_string(__import__("json").dumps(FORGED_USE) + "\n")
     source = LIBRARY.replace("FORGED", forged).replace("PORT", str(FORWARD_PORT))
     script = (

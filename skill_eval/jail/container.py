@@ -73,8 +73,19 @@ def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[
         for source, target in interpreter_dirs():
             args += ["-v", f"{source}:{target}:ro"]
     for mount in confinement.mounts:
+        if image is None and mount.kind == "tmpfs":
+            _mountpoint(mount.target)
         args += _one(mount, size)
     return args
+
+
+def _mountpoint(target: str) -> None:
+    """The skeleton's folder a tmpfs is mounted on, mode 1777: the runtime gives the tmpfs the
+    mode of a folder already there (it made /home/agent 0755 in every jail after the first,
+    and Claude Code, uid 1000, could not write its HOME)."""
+    folder = skeleton() / target.lstrip("/")
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o1777)
 
 
 def _one(mount: Mount, size: int) -> list[str]:
