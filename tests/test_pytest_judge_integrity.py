@@ -316,7 +316,9 @@ def test_a_huge_assertion_message_is_a_plain_failure(tmp_path: Path) -> None:
     assert "1 of 1 test(s) failed" in result.details and "tamper" not in result.details
 
 
-def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: Path) -> None:
+def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(
+    tmp_path: Path, jail_provider: str
+) -> None:
     marker = f"term-{uuid.uuid4().hex}"
     suite = make_suite(
         tmp_path,
@@ -356,6 +358,8 @@ def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: 
             "--no-baseline",
             "--state-root",
             str(tmp_path / "state"),
+            "--jail",
+            jail_provider,
         ],
         cwd=Path(__file__).parent.parent,
         stdout=subprocess.DEVNULL,
