@@ -40,3 +40,19 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+
+
+# The jail's providers an attack test runs against (#40): each, where it can start here.
+JAIL_PROVIDERS = ("bubblewrap", "container")
+
+
+@pytest.fixture(params=JAIL_PROVIDERS)
+def jail_provider(request: pytest.FixtureRequest) -> str:
+    """Each jail provider in turn; a provider that cannot run here skips, with its own reason."""
+    from skill_eval.jail.providers import REGISTRY
+
+    provider = REGISTRY.get(request.param)
+    why = "not registered" if provider is None else provider.problem()
+    if why is not None:
+        pytest.skip(f"{request.param}: {why}")
+    return str(request.param)

@@ -232,9 +232,8 @@ def completed_bash(record: dict[str, Any]) -> dict[str, Any]:
 # -- 1. a daemon that outlives its attempt forges the baseline's report ------------------------
 
 
-@needs_jail
 def test_a_daemon_neither_outlives_its_attempt_nor_reaches_another(
-    tmp_path: Path, marker: str
+    tmp_path: Path, marker: str, jail_provider: str
 ) -> None:
     # For 10 s, every report.md of another attempt it can find becomes FORGED: the runner's
     # workspaces in the temp dir, and the kept ones under the state root.
@@ -252,7 +251,7 @@ def test_a_daemon_neither_outlives_its_attempt_nor_reaches_another(
         f"sleep 0.5; ps -eo args | grep -q '{running}' && echo started\n"
     )
     judge = {"type": "contains", "file": "report.md", "expected": [BASELINE_REPORT.strip()]}
-    run = attack(tmp_path, hostile(command), judge=judge)
+    run = attack(tmp_path, hostile(command), judge=judge, args=("--jail", jail_provider))
     alive = processes_with(marker)  # right after the run: the daemon's loop had 10 s to go
     records = run.records()
     assert "started" in completed_bash(records["candidate"])["output"]  # it ran, as a daemon
@@ -298,8 +297,9 @@ FORGED_RESULT = {
 }
 
 
-@needs_jail
-def test_a_tool_call_forged_into_the_clis_stdout_counts_for_no_judge(tmp_path: Path) -> None:
+def test_a_tool_call_forged_into_the_clis_stdout_counts_for_no_judge(
+    tmp_path: Path, jail_provider: str
+) -> None:
     lines = f"{json.dumps(FORGED_USE)}\n{json.dumps(FORGED_RESULT)}\n"
     # every process whose command line says stream-json: the CLI (and whatever reads it)
     command = (
@@ -315,7 +315,7 @@ def test_a_tool_call_forged_into_the_clis_stdout_counts_for_no_judge(tmp_path: P
             {"type": "tool-called", "tool": "Skill"},
         ],
     }
-    run = attack(tmp_path, hostile(command), judge=judge)
+    run = attack(tmp_path, hostile(command), judge=judge, args=("--jail", jail_provider))
     candidate = run.records()["candidate"]
     assert "found" in completed_bash(candidate)["output"]  # the CLI's process was in sight
     assert [c["name"] for c in candidate["transcript"]] == ["Write", "Bash"]
@@ -327,8 +327,9 @@ def test_a_tool_call_forged_into_the_clis_stdout_counts_for_no_judge(tmp_path: P
 # -- 3. the harness's secrets, read from /proc -------------------------------------------------
 
 
-@needs_jail
-def test_no_secret_of_the_harness_reaches_the_state_root_or_a_report(tmp_path: Path) -> None:
+def test_no_secret_of_the_harness_reaches_the_state_root_or_a_report(
+    tmp_path: Path, jail_provider: str
+) -> None:
     token = f"SECRET-CI-{uuid.uuid4().hex}"
     key = f"sk-ant-SECRET-KEY-{uuid.uuid4().hex}"
     command = (
@@ -342,6 +343,7 @@ def test_no_secret_of_the_harness_reaches_the_state_root_or_a_report(tmp_path: P
         tmp_path,
         hostile(command, "Found: {tool_result}"),
         env={"CI_TOKEN": token, "ANTHROPIC_API_KEY": key},
+        args=("--jail", jail_provider),
     )
     candidate = run.records()["candidate"]
     assert "KEY=" in completed_bash(candidate)["output"]
@@ -364,8 +366,7 @@ def test_no_secret_of_the_harness_reaches_the_state_root_or_a_report(tmp_path: P
 # -- 4. writes outside the workspace -----------------------------------------------------------
 
 
-@needs_jail
-def test_nothing_outside_the_workspace_changes(tmp_path: Path) -> None:
+def test_nothing_outside_the_workspace_changes(tmp_path: Path, jail_provider: str) -> None:
     host_tmp = Path(tempfile.gettempdir()) / f"pwned-{uuid.uuid4().hex}.txt"
     home, state, suite = tmp_path / "home", tmp_path / "state", tmp_path / "suite"
     command = (
@@ -379,7 +380,7 @@ def test_nothing_outside_the_workspace_changes(tmp_path: Path) -> None:
     def look(run: Run) -> None:
         seen.update(suite=digest_tree(suite), home=digest_tree(home))
 
-    run = attack(tmp_path, hostile(command), before=look)
+    run = attack(tmp_path, hostile(command), before=look, args=("--jail", jail_provider))
     assert "tried" in completed_bash(run.records()["candidate"])["output"]
     assert seen["suite"] and digest_tree(suite) == seen["suite"]
     assert digest_tree(home) == seen["home"]
@@ -391,24 +392,38 @@ def test_nothing_outside_the_workspace_changes(tmp_path: Path) -> None:
 # -- 5. a flooded workspace ------------------------------------------------------------------
 
 
-@needs_jail
+# The disk cap is the provider's (a tmpfs of bubblewrap's or of the runtime's) and runs on
+# both; the counts and the copy's cap per file are the copy out's, the same on both.
 @pytest.mark.parametrize(
-    ("flood", "said"),
+    ("flood", "said", "jail"),
     [
         # (the copy out of the jail or the workspace snapshot, whichever meets it first, names
         # the cap of 10,000)
-        ("mkdir flood && cd flood && seq 1 200000 | xargs touch", r"10,?000 "),
-        ("mkdir flood && cd flood && seq 1 200000 | xargs mkdir", r"10,?000 "),
+        ("mkdir flood && cd flood && seq 1 200000 | xargs touch", r"10,?000 ", "bubblewrap"),
+        ("mkdir flood && cd flood && seq 1 200000 | xargs mkdir", r"10,?000 ", "bubblewrap"),
         # beyond the disk cap (a 1 GiB tmpfs, RLIMIT_FSIZE 1 GiB): the write stops there
-        ("head -c 1100M /dev/zero > big.bin", r"big\.bin \(\d+ bytes\) is over the copy's size"),
+        *(
+            (
+                "head -c 1100M /dev/zero > big.bin",
+                r"big\.bin \(\d+ bytes\) is over the copy's size",
+                jail,
+            )
+            for jail in ("bubblewrap", "container")
+        ),
         # sparse, within the disk cap, beyond the copy's cap per file
-        ("truncate -s 900M sparse.bin", r"sparse\.bin \(943718400 bytes\) is over the copy's"),
+        (
+            "truncate -s 900M sparse.bin",
+            r"sparse\.bin \(943718400 bytes\) is over the copy's",
+            "bubblewrap",
+        ),
     ],
 )
 def test_a_flooded_workspace_is_a_bounded_clear_failure(
-    tmp_path: Path, flood: str, said: str
+    tmp_path: Path, flood: str, said: str, jail: str
 ) -> None:
-    run = attack(tmp_path, hostile(f"{flood}\necho flooded\n"))
+    if (why := providers.REGISTRY.get(jail).problem()) is not None:  # type: ignore[union-attr]
+        pytest.skip(f"{jail}: {why}")
+    run = attack(tmp_path, hostile(f"{flood}\necho flooded\n"), args=("--jail", jail))
     candidate = run.records()["candidate"]
     assert "flooded" in completed_bash(candidate)["output"]
     # a backstop only (loaded machines are slow): the caps are asserted by count below

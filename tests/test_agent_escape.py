@@ -14,6 +14,9 @@ and a probe of Claude Code's cross-session messaging socket, which takes user me
 
 Each asserts the attack was made and that nothing of it survived: no forged tool call or
 verdict, no request upstream but the Messages API, no process past the cap or the attempt.
+Each runs on every jail provider that can start here (the `jail_provider` fixture,
+tests/conftest.py): the three are three different mechanisms (the read-only root and the
+Landlock/seccomp domains, the process cap, the socket filter), so all run on both.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import pytest
 
 from skill_eval.executors import agent_launch
 from skill_eval.jail.api_proxy import FORWARD_PORT
-from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.jail.confine import landlock
 from tests.test_agent_attacks import (
     CLAUDE,
@@ -39,12 +41,10 @@ from tests.test_agent_attacks import (
     processes_with,
 )
 
-needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 needs_landlock = pytest.mark.skipif(not landlock(), reason="this kernel has no Landlock")
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc to build the library")
 pytestmark = [
     pytest.mark.skipif(not CLAUDE, reason="claude-agent-sdk not installed"),
-    needs_jail,
     needs_landlock,
     pytest.mark.slow,
 ]
@@ -117,7 +117,9 @@ def c_string(text: str) -> str:
 
 
 @needs_gcc
-def test_a_preloaded_library_finds_nothing_the_shell_did_not_have(tmp_path: Path) -> None:
+def test_a_preloaded_library_finds_nothing_the_shell_did_not_have(
+    tmp_path: Path, jail_provider: str
+) -> None:
     forged = c_string(__import__("json").dumps(FORGED_USE) + "\n")
     source = LIBRARY.replace("FORGED", forged).replace("PORT", str(FORWARD_PORT))
     script = (
@@ -132,7 +134,7 @@ def test_a_preloaded_library_finds_nothing_the_shell_did_not_have(tmp_path: Path
         """echo '{"env": {"LD_PRELOAD": "/workspace/evil.so"}}' > $HOME/.claude/settings.json\n"""
     )
     steps = [*hostile(script)[:2], bash("/bin/true; echo second"), {"text": "Done."}]
-    run = attack(tmp_path, steps, judge=SKILL_JUDGE)
+    run = attack(tmp_path, steps, judge=SKILL_JUDGE, args=("--jail", jail_provider))
     candidate = run.records()["candidate"]
     first, second = [c for c in candidate["transcript"] if c["name"] == "Bash"]
     for said in ("compiled", "preload-refused", "planted"):
@@ -187,11 +189,11 @@ for pid in children[10:]:  # ten stay behind, for the jail to end
 
 
 def test_a_fork_bomb_stops_at_the_cap_and_dies_with_its_attempt(
-    tmp_path: Path, low_process_cap: int
+    tmp_path: Path, low_process_cap: int, jail_provider: str
 ) -> None:
     marker = f"bomb-{uuid.uuid4().hex}"
     script = f"cat > {marker}.py <<'EOF'\n{BOMB}\nEOF\npython3 {marker}.py\n"
-    run = attack(tmp_path, hostile(script, "Done."))
+    run = attack(tmp_path, hostile(script, "Done."), args=("--jail", jail_provider))
     candidate = run.records()["candidate"]
     (call,) = [c for c in candidate["transcript"] if c["name"] == "Bash"]
     line = next(x for x in call["output"].splitlines() if x.startswith("forked="))
@@ -203,7 +205,9 @@ def test_a_fork_bomb_stops_at_the_cap_and_dies_with_its_attempt(
     assert not list(pids.glob(f"skill-eval-{os.getpid()}-*")), "a jail's cgroup was left"
 
 
-def test_claude_codes_messaging_socket_is_out_of_its_tools_reach(tmp_path: Path) -> None:
+def test_claude_codes_messaging_socket_is_out_of_its_tools_reach(
+    tmp_path: Path, jail_provider: str
+) -> None:
     injected = f"INJECTED-{uuid.uuid4().hex}"
     probe = f"""
 import json, os, re, socket
@@ -226,7 +230,7 @@ for path in paths:
 print("probed")
 """
     script = f"cat > probe.py <<'EOF'\n{probe}\nEOF\npython3 probe.py\nsleep 2\n"
-    run = attack(tmp_path, hostile(script), judge=SKILL_JUDGE)
+    run = attack(tmp_path, hostile(script), judge=SKILL_JUDGE, args=("--jail", jail_provider))
     candidate = run.records()["candidate"]
     (call,) = [c for c in candidate["transcript"] if c["name"] == "Bash"]
     assert "probed" in call["output"], call["output"]

@@ -1,7 +1,8 @@
 """The jail (#28): what a jailed command can see and do, and the attacks on the pytest judge
 it stops (output code writing the run's journal, editing the suite's fixture on disk, quoting
-a file from the user's home in an assertion, filling the disk, a venv under /tmp). Needs
-bubblewrap: without it these tests skip, naming it."""
+a file from the user's home in an assertion, filling the disk, a venv under /tmp). Each runs on
+every jail provider that can start here (the `jail_provider` fixture of tests/conftest.py): one
+that cannot skips, naming why."""
 
 from __future__ import annotations
 
@@ -15,19 +16,15 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
-
 from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import Work
 from skill_eval.jail import Confinement, JailUnavailable, Limits, Mount, process, require
-from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from tests.test_judges_pytest import _gone
 
-pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
-
 
 def jailed(
+    kind: str,
     script: str,
     *,
     mounts: tuple[Mount, ...] = (),
@@ -43,10 +40,12 @@ def jailed(
         network,
         limits or Limits(),
     )
-    return process.run("bubblewrap", confinement, timeout)
+    return process.run(kind, confinement, timeout)  # type: ignore[arg-type]
 
 
-def test_a_jailed_command_sees_only_the_system_and_its_mounts(tmp_path: Path) -> None:
+def test_a_jailed_command_sees_only_the_system_and_its_mounts(
+    tmp_path: Path, jail_provider: str
+) -> None:
     state = tmp_path / "state"
     state.mkdir()
     (state / "attempts.jsonl").write_text("{}\n")
@@ -54,6 +53,7 @@ def test_a_jailed_command_sees_only_the_system_and_its_mounts(tmp_path: Path) ->
     shown.mkdir()
     (shown / "in.txt").write_text("input")
     done = jailed(
+        jail_provider,
         f"""
         import os
         assert not os.path.exists({str(state)!r})
@@ -78,7 +78,7 @@ def test_a_jailed_command_sees_only_the_system_and_its_mounts(tmp_path: Path) ->
     assert not (shown / "new.txt").exists()
 
 
-def test_no_network_unless_asked() -> None:
+def test_no_network_unless_asked(jail_provider: str) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -91,25 +91,29 @@ def test_no_network_unless_asked() -> None:
             else:
                 print("CONNECTED")
             """
-        assert "REFUSED" in jailed(probe).tail
+        assert "REFUSED" in jailed(jail_provider, probe).tail
     finally:
         server.shutdown()
 
 
-def test_nothing_started_in_the_jail_survives_it() -> None:
+def test_nothing_started_in_the_jail_survives_it(jail_provider: str) -> None:
     marker = f"daemon-{uuid.uuid4().hex}"
-    done = jailed(f"""
+    done = jailed(
+        jail_provider,
+        f"""
         import subprocess, sys
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}],
                          start_new_session=True, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-        """)
+        """,
+    )
     assert done.code == 0
     assert _gone(marker), "a setsid() daemon outlived its jail"
 
 
-def test_the_writable_area_is_capped_in_bytes() -> None:
+def test_the_writable_area_is_capped_in_bytes(jail_provider: str) -> None:
     done = jailed(
+        jail_provider,
         """
         written = 0
         try:
@@ -127,21 +131,25 @@ def test_the_writable_area_is_capped_in_bytes() -> None:
     assert int(done.tail.split()[1]) <= 8
 
 
-def test_output_is_read_as_a_bounded_tail() -> None:
-    done = jailed("""
+def test_output_is_read_as_a_bounded_tail(jail_provider: str) -> None:
+    done = jailed(
+        jail_provider,
+        """
         import sys
         for _ in range(64):
             sys.stdout.write("y" * 1024 * 1024)
         print("THE END")
-        """)
+        """,
+    )
     assert done.printed_bytes > 64 * 1024 * 1024
     assert len(done.tail) <= process.TAIL_BYTES and done.tail.strip().endswith("THE END")
 
 
-def test_a_timeout_kills_the_whole_jail() -> None:
+def test_a_timeout_kills_the_whole_jail(jail_provider: str) -> None:
     marker = f"hang-{uuid.uuid4().hex}"
     started = time.monotonic()
     done = jailed(
+        jail_provider,
         f"""
         import subprocess, sys, time
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}],
@@ -198,13 +206,14 @@ RUNS_THE_OUTPUT = """
 """
 
 
-def judge_output(suite: Path, output: str, **extra: object) -> JudgeResult:
+def judge_output(suite: Path, output: str, jail: str = "auto", **extra: object) -> JudgeResult:
     config = {"type": "pytest", "test_file": "fixtures/test_out.py", **extra}
     task = Task(id="t", prompt="p", judge=config, timeout_seconds=60)
-    return run_judge(build_judge(config), task, Work(output), JudgeContext(suite_dir=suite))
+    context = JudgeContext(suite_dir=suite, jail=jail)
+    return run_judge(build_judge(config), task, Work(output), context)
 
 
-def test_output_code_cannot_append_to_the_runs_journal(tmp_path: Path) -> None:
+def test_output_code_cannot_append_to_the_runs_journal(tmp_path: Path, jail_provider: str) -> None:
     journal = tmp_path / "state" / "runs" / "r1" / "attempts.jsonl"
     journal.parent.mkdir(parents=True)
     journal.write_text('{"honest": true}\n')
@@ -213,12 +222,14 @@ def test_output_code_cannot_append_to_the_runs_journal(tmp_path: Path) -> None:
         f"try:\n    open({str(journal)!r}, 'a').write('{{\"forged\": true}}\\n')\n"
         f"except OSError:\n    pass\nDONE = True\n"
     )
-    result = judge_output(suite, attack)
+    result = judge_output(suite, attack, jail_provider)
     assert result.passed, result.details
     assert journal.read_text() == '{"honest": true}\n'
 
 
-def test_output_code_cannot_edit_the_suites_fixture_on_disk(tmp_path: Path) -> None:
+def test_output_code_cannot_edit_the_suites_fixture_on_disk(
+    tmp_path: Path, jail_provider: str
+) -> None:
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
     fixture = suite / "fixtures" / "test_out.py"
     before = fixture.read_bytes()
@@ -227,11 +238,13 @@ def test_output_code_cannot_edit_the_suites_fixture_on_disk(tmp_path: Path) -> N
         f"    try:\n        open(path, 'w').write('def test_x():\\n    pass\\n')\n"
         f"    except OSError:\n        pass\nDONE = True\n"
     )
-    assert judge_output(suite, attack).passed
+    assert judge_output(suite, attack, jail_provider).passed
     assert fixture.read_bytes() == before
 
 
-def test_output_code_cannot_quote_a_file_from_the_users_home(tmp_path: Path) -> None:
+def test_output_code_cannot_quote_a_file_from_the_users_home(
+    tmp_path: Path, jail_provider: str
+) -> None:
     secret = f"aws_secret_{uuid.uuid4().hex}"
     home = Path(os.environ["HOME"])  # the isolation fixture's fake home
     (home / ".aws").mkdir(parents=True, exist_ok=True)
@@ -241,12 +254,12 @@ def test_output_code_cannot_quote_a_file_from_the_users_home(tmp_path: Path) -> 
         f"text = ''\ntry:\n    text = open({str(home / '.aws' / 'credentials')!r}).read()\n"
         f"except OSError as exc:\n    text = str(exc)\nassert False, text\n"
     )
-    result = judge_output(suite, attack)
+    result = judge_output(suite, attack, jail_provider)
     assert not result.passed
     assert secret not in result.details and secret not in str(result.data)
 
 
-def test_output_code_cannot_fill_the_disk(tmp_path: Path) -> None:
+def test_output_code_cannot_fill_the_disk(tmp_path: Path, jail_provider: str) -> None:
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
     attack = (
         "import os\nwritten = 0\ntry:\n"
@@ -256,12 +269,14 @@ def test_output_code_cannot_fill_the_disk(tmp_path: Path) -> None:
         "                h.write(b'x' * 1024 * 1024); written += 1\n"
         "except OSError:\n    pass\nassert False, f'wrote {written} MiB'\n"
     )
-    result = judge_output(suite, attack, disk_mb=16)
+    result = judge_output(suite, attack, jail_provider, disk_mb=16)
     assert not result.passed
     assert int(result.details.rsplit("wrote ", 1)[1].split()[0]) <= 16
 
 
-def test_an_interpreter_under_tmp_reached_through_a_link_is_still_jailed(tmp_path: Path) -> None:
+def test_an_interpreter_under_tmp_reached_through_a_link_is_still_jailed(
+    tmp_path: Path, jail_provider: str
+) -> None:
     # skill-eval installed in a venv under /tmp: the jail shows that venv, and says so.
     link = tmp_path / "venv"
     link.symlink_to(Path(sys.prefix).resolve())
@@ -271,25 +286,25 @@ def test_an_interpreter_under_tmp_reached_through_a_link_is_still_jailed(tmp_pat
         "import json, sys\nfrom pathlib import Path\n"
         "sys.path.insert(0, sys.argv[2])\n"
         "from tests.test_jail import judge_output\n"
-        "result = judge_output(Path(sys.argv[1]), 'DONE = True')\n"
+        "result = judge_output(Path(sys.argv[1]), 'DONE = True', sys.argv[3])\n"
         "print(json.dumps([result.passed, result.data.get('isolation'), "
         "result.details]))\n"
     )
     done = subprocess.run(
-        [str(python), "-c", script, str(suite), str(Path(__file__).parent.parent)],
+        [str(python), "-c", script, str(suite), str(Path(__file__).parent.parent), jail_provider],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().startswith('[true, "bubblewrap"'), done.stdout
+    assert done.stdout.strip().startswith(f'[true, "{jail_provider}"'), done.stdout
 
 
-def test_the_harness_processes_are_not_visible(tmp_path: Path) -> None:
+def test_the_harness_processes_are_not_visible(tmp_path: Path, jail_provider: str) -> None:
     suite = make_suite(tmp_path, RUNS_THE_OUTPUT)
     attack = (
         f"import os\npids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
         f"assert str({os.getpid()}) not in pids and len(pids) < 10, pids\nDONE = True\n"
     )
-    result = judge_output(suite, attack)
+    result = judge_output(suite, attack, jail_provider)
     assert result.passed, result.details

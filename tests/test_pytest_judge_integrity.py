@@ -1,6 +1,8 @@
 """Issue 17, pytest judge: the judged output cannot forge its verdict (a summary written next to
 AI_OUTPUT_FILE, a sibling judgement's output.txt rewritten), a process ending mid-test fails
-that test, and each judgement runs under resource limits and dies with the harness."""
+that test, and each judgement runs under resource limits and dies with the harness. The attacks
+run on each jail provider that can start here (the `jail_provider` fixture, tests/conftest.py);
+the huge assertion message and the temp dirs, which no provider touches, on the default."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import pytest
 
 from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import Work
-from skill_eval.jail.bubblewrap import problem as jail_problem
+from skill_eval.jail.providers import REGISTRY
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from skill_eval.judges.pytest_run import run_pytest
 from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir
@@ -79,32 +81,37 @@ def make_suite(tmp_path: Path, files: dict[str, str]) -> Path:
     return suite
 
 
-def judge(suite: Path, test_file: str, output: str, **extra: object) -> JudgeResult:
-    if (missing := jail_problem()) is not None:
+def _problem(jail: str) -> str | None:
+    provider = REGISTRY.get(jail)
+    return "not registered" if provider is None else provider.problem()
+
+
+def judge(
+    suite: Path, test_file: str, output: str, jail: str = "bubblewrap", **extra: object
+) -> JudgeResult:
+    if (missing := _problem(jail)) is not None:
         pytest.skip(missing)
     config = {"type": "pytest", "test_file": test_file, **extra}
     task = Task(id="t", prompt="p", judge=config, timeout_seconds=60)
-    return run_judge(build_judge(config), task, Work(output), JudgeContext(suite_dir=suite))
+    context = JudgeContext(suite_dir=suite, jail=jail)
+    return run_judge(build_judge(config), task, Work(output), context)
 
 
-@pytest.mark.parametrize("jail", ["bubblewrap", "none"])
+@pytest.mark.parametrize("jail", ["bubblewrap", "container", "none"])
 def test_a_forged_summary_and_exit_0_is_a_failure(tmp_path: Path, jail: str) -> None:
-    if jail != "none" and (missing := jail_problem()) is not None:
+    if (missing := _problem(jail)) is not None:
         pytest.skip(missing)
     suite = make_suite(tmp_path, {"test_exec.py": EXEC_TESTS})
-    result = run_pytest(
-        suite / "fixtures" / "test_exec.py",
-        Work(FORGER),
-        30,
-        jail="bubblewrap" if jail != "none" else "none",
-    )
+    result = run_pytest(suite / "fixtures" / "test_exec.py", Work(FORGER), 30, jail=jail)
     assert (result.passed, result.error) == (False, None), result.details
     assert result.score == 0.0
     # The test that was running when the process vanished is named as failed.
     assert "test_one" in result.details and "ended during" in result.details
 
 
-def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(tmp_path: Path) -> None:
+def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(
+    tmp_path: Path, jail_provider: str
+) -> None:
     suite = make_suite(
         tmp_path,
         {
@@ -119,16 +126,16 @@ def test_a_process_ending_mid_test_fails_that_test_not_the_ones_before(tmp_path:
         """
         },
     )
-    result = judge(suite, "fixtures/test_exec.py", "import os\nos._exit(0)")
+    result = judge(suite, "fixtures/test_exec.py", "import os\nos._exit(0)", jail_provider)
     assert (result.passed, result.error) == (False, None)
     assert "test_second" in result.details and "ended during" in result.details
     assert result.data["passed"] == 1 and result.score == 0.5
 
 
 @pytest.mark.slow
-def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(tmp_path: Path) -> None:
-    if (missing := jail_problem()) is not None:
-        pytest.skip(missing)
+def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(
+    tmp_path: Path, jail_provider: str
+) -> None:
     suite = make_suite(
         tmp_path,
         {
@@ -163,11 +170,13 @@ def test_a_candidate_cannot_rewrite_a_concurrent_judgements_output(tmp_path: Pat
     )
     results: dict[str, JudgeResult] = {}
     victim = threading.Thread(
-        target=lambda: results.update(victim=judge(suite, "fixtures/test_slow.py", "RIGHT"))
+        target=lambda: results.update(
+            victim=judge(suite, "fixtures/test_slow.py", "RIGHT", jail_provider)
+        )
     )
     victim.start()
     time.sleep(0.3)
-    results["vandal"] = judge(suite, "fixtures/test_vandal.py", "x")
+    results["vandal"] = judge(suite, "fixtures/test_vandal.py", "x", jail_provider)
     victim.join()
     assert results["vandal"].passed
     assert results["victim"].passed, results["victim"].details
@@ -182,7 +191,7 @@ def test_the_judgement_temp_dir_is_0700() -> None:
         remove_dir(path)
 
 
-def test_memory_is_limited(tmp_path: Path) -> None:
+def test_memory_is_limited(tmp_path: Path, jail_provider: str) -> None:
     suite = make_suite(
         tmp_path,
         {
@@ -193,12 +202,12 @@ def test_memory_is_limited(tmp_path: Path) -> None:
         """
         },
     )
-    result = judge(suite, "fixtures/test_mem.py", "x", memory_mb=512)
+    result = judge(suite, "fixtures/test_mem.py", "x", jail_provider, memory_mb=512)
     assert (result.passed, result.error) == (False, None), result.details
     assert "MemoryError" in result.details
 
 
-def test_file_size_is_limited(tmp_path: Path) -> None:
+def test_file_size_is_limited(tmp_path: Path, jail_provider: str) -> None:
     suite = make_suite(
         tmp_path,
         {
@@ -210,11 +219,11 @@ def test_file_size_is_limited(tmp_path: Path) -> None:
         """
         },
     )
-    result = judge(suite, "fixtures/test_big.py", "x", file_size_mb=8)
+    result = judge(suite, "fixtures/test_big.py", "x", jail_provider, file_size_mb=8)
     assert (result.passed, result.error) == (False, None), result.details
 
 
-def test_limits_are_set_in_the_judgement(tmp_path: Path) -> None:
+def test_limits_are_set_in_the_judgement(tmp_path: Path, jail_provider: str) -> None:
     # The kernel exempts root from RLIMIT_NPROC (references/security.md), so this checks the
     # limits the tests see rather than forking 200 children.
     suite = make_suite(
@@ -231,14 +240,18 @@ def test_limits_are_set_in_the_judgement(tmp_path: Path) -> None:
         },
     )
     result = judge(
-        suite, "fixtures/test_limits.py", "x", processes=20, memory_mb=700, file_size_mb=9
+        suite,
+        "fixtures/test_limits.py",
+        "x",
+        jail_provider,
+        processes=20,
+        memory_mb=700,
+        file_size_mb=9,
     )
     assert result.passed, result.details
 
 
-def test_judgements_die_with_the_harness(tmp_path: Path) -> None:
-    if (missing := jail_problem()) is not None:
-        pytest.skip(missing)
+def test_judgements_die_with_the_harness(tmp_path: Path, jail_provider: str) -> None:
     marker = f"orphan-{uuid.uuid4().hex}"
     suite = make_suite(
         tmp_path,
@@ -257,7 +270,8 @@ def test_judgements_die_with_the_harness(tmp_path: Path) -> None:
         from pathlib import Path
         from skill_eval.judges.pytest_run import run_pytest
         from skill_eval.core.work import Work
-        run_pytest(Path({str(suite / "fixtures" / "test_hang.py")!r}), Work("x"), 300)
+        run_pytest(Path({str(suite / "fixtures" / "test_hang.py")!r}), Work("x"), 300,
+                   jail={jail_provider!r})
         """)
     harness = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent)
     deadline = time.monotonic() + 120  # polled: generous for a loaded machine, free otherwise
@@ -302,7 +316,9 @@ def test_a_huge_assertion_message_is_a_plain_failure(tmp_path: Path) -> None:
     assert "1 of 1 test(s) failed" in result.details and "tamper" not in result.details
 
 
-def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: Path) -> None:
+def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(
+    tmp_path: Path, jail_provider: str
+) -> None:
     marker = f"term-{uuid.uuid4().hex}"
     suite = make_suite(
         tmp_path,
@@ -342,6 +358,8 @@ def test_sigterm_of_a_run_kills_its_judgements_and_removes_their_dirs(tmp_path: 
             "--no-baseline",
             "--state-root",
             str(tmp_path / "state"),
+            "--jail",
+            jail_provider,
         ],
         cwd=Path(__file__).parent.parent,
         stdout=subprocess.DEVNULL,

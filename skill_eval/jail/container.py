@@ -17,12 +17,13 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import Confinement, Mount
@@ -72,8 +73,19 @@ def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[
         for source, target in interpreter_dirs():
             args += ["-v", f"{source}:{target}:ro"]
     for mount in confinement.mounts:
+        if image is None and mount.kind == "tmpfs":
+            _mountpoint(mount.target)
         args += _one(mount, size)
     return args
+
+
+def _mountpoint(target: str) -> None:
+    """The skeleton's folder a tmpfs is mounted on, mode 1777: the runtime gives the tmpfs the
+    mode of a folder already there (it made /home/agent 0755 in every jail after the first,
+    and Claude Code, uid 1000, could not write its HOME)."""
+    folder = skeleton() / target.lstrip("/")
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o1777)
 
 
 def _one(mount: Mount, size: int) -> list[str]:
@@ -124,10 +136,14 @@ def run_args(
         confinement.cwd,
         *_mount_args(confinement, size, image),
     ]
-    for key, value in confinement.env.items():
-        args += ["-e", f"{key}={value}"]
     args += [image] if image else ["--rootfs", str(skeleton())]
-    return [*args, *confinement.argv]
+    # `env -i`: the command's environment is the confinement's alone, as under bubblewrap (the
+    # runtime adds TERM, HOSTNAME and the passwd entry's HOME, which no flag removes).
+    env = [f"{key}={value}" for key, value in confinement.env.items()]
+    # RLIMIT_AS per process, as bubblewrap's jail has it: no runtime's --ulimit takes `as`.
+    space = limits.memory_mb and limits.memory_mb * 1024 * 1024
+    cap = ["/usr/bin/prlimit", f"--as={space}:{space}", "--"] if space else []
+    return [*args, "/usr/bin/env", "-i", *env, *cap, *confinement.argv]
 
 
 class Container:
@@ -163,7 +179,7 @@ class Container:
             env={"PATH": os.environ.get("PATH", os.defpath)},
             own_cgroup=False,
             first_process=lambda pid: _first_process(prefix, name),
-            cleanup=lambda: _remove(prefix, name),
+            cleanup=_cleanup(prefix, name),
             owner=INSIDE if os.geteuid() == 0 else None,
         )
 
@@ -246,6 +262,40 @@ def _first_process(prefix: Sequence[str], name: str) -> int | None:
     )
     text = done.stdout.decode().strip()
     return int(text) if done.returncode == 0 and text.isdigit() and int(text) > 0 else None
+
+
+def _cleanup(prefix: Sequence[str], name: str) -> Callable[[], None]:
+    """The container's removal at the end, and a reaper for a harness killed before it: a shell
+    of its own session waits on a pipe only the harness holds. A harness that cleans up tells it
+    so; one that dies (SIGKILL) closes the pipe unsaid, and the shell removes the container
+    (its runtime's monitor, not the harness, holds it: it would live to its --timeout)."""
+    read, write = os.pipe()
+    remove = shlex.join([*prefix, "rm", "--force", "--time", "0", name])
+    try:
+        subprocess.Popen(
+            ["/bin/sh", "-c", f"IFS= read -r said || exec {remove}"],
+            stdin=read,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    finally:
+        os.close(read)
+
+    held = [write]
+
+    def cleanup() -> None:
+        _remove(prefix, name)
+        for fd in held:  # (once: a second call must not close a reused fd number)
+            try:
+                os.write(fd, b"removed\n")
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        held.clear()
+
+    return cleanup
 
 
 def _remove(prefix: Sequence[str], name: str) -> None:
