@@ -216,7 +216,9 @@ def test_a_silent_connection_is_closed(sink: Sink) -> None:
         b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\npartial",
         shut=False,  # the jail keeps the connection open and sends nothing more
     )
-    assert reply == b"" and time.monotonic() - started < 20
+    assert (
+        reply == b"" and time.monotonic() - started < 60
+    )  # closed by the 0.3 s timeout, not left open
     assert sink.sizes == [] and log.requests == 0
 
 
