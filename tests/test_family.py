@@ -83,5 +83,5 @@ def test_improve_help_names_the_confirmation_split() -> None:
     code, out, _ = run_cli("improve", "--help")
     text = " ".join(out.split())
     assert code == 0
-    assert "confirm the pick against the original on FRESH samples of the holdout tasks" in text
-    assert "the false-accept rate holds over all K" in text
+    assert "confirm the other half, seen by neither: the pick against the original" in text
+    assert "(default superior: shown better) at its level / K" in text

@@ -219,8 +219,8 @@ def command(
     history: bool,
     **loop: Any,
 ) -> None:
-    """Improve a skill: rewrite it from the failing train tasks, keep a version only if it
-    beats the original on held-out tasks. See references/improve.md.
+    """Improve a skill: rewrite it from the failing train tasks, propose a version only if it
+    is shown better than the original on held-out tasks. See references/improve.md.
 
     \b
     Three uses of the tasks, so the pick is not judged by the data that chose it:
