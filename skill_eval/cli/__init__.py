@@ -50,8 +50,8 @@ SUMMARIES = {
     "export-benchmark": "Write an evaluation artifact as skill-creator's benchmark.json, for its"
     " viewer.",
     "evaluators": "Evaluator skills: rubrics with weighted dimensions used by the `rubric` judge.",
-    "improve": "Improve a skill: rewrite it from the failing train tasks, keep a version only if"
-    " it beats the original on held-out tasks.",
+    "improve": "Improve a skill: rewrite it from the failing train tasks, propose a version only"
+    " if it is shown better than the original on held-out tasks.",
     "import": "Turn skill-creator's evals/evals.json into a task suite.",
     "lint": "Check skills against the Agent Skills format, as `skill-eval run` does before it"
     " runs.",

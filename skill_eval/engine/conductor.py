@@ -62,9 +62,11 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
 
 
 def _announce(estimate: Estimate, prepared: Prepared, log: Log) -> None:
-    """The run's plan and price, first; a cap the estimate is over stops it here."""
-    for line in estimate.lines():
-        log(line)
+    """The run's plan and price, first (not with --quiet, which asks for the summary alone);
+    a cap the estimate is over stops it here."""
+    if prepared.plan.records.progress:
+        for line in estimate.lines():
+            log(line)
     warning = check_caps(estimate, prepared.plan.records)
     if warning is not None:
         log(f"warning: {warning}")

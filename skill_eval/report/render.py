@@ -80,17 +80,7 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         ("regressed", ", ".join(v.regressed)),
         ("improved", ", ".join(v.improved)),
     ]
-    if v.errors:
-        named = dict.fromkeys(["candidate", "baseline", *(str(e.get("arm")) for e in v.errors)])
-        split = ", ".join(
-            f"{arm} {n}" for arm in named if (n := sum(e.get("arm") == arm for e in v.errors))
-        )
-        info.append(
-            (
-                "errors",
-                f"{len(v.errors)} attempts ended in error ({split}); not counted as failures",
-            )
-        )
+    info.append(("errors", _errors_text(v.errors)))
     info += trigger_report.table_info(artifact)
     info += v.notes
     info.append(
@@ -118,6 +108,17 @@ def render_table(artifact: Mapping[str, Any]) -> str:
                 *(x[: len(x) - len(x.lstrip())] + one_line(x, FEEDBACK_CHARS) for x in by_model),
             ]
     return "\n".join(lines) + "\n"
+
+
+def _errors_text(errors: Sequence[Mapping[str, Any]]) -> str:
+    """How many attempts ended in error, per arm (nothing when none did)."""
+    if not errors:
+        return ""
+    named = dict.fromkeys(["candidate", "baseline", *(str(e.get("arm")) for e in errors)])
+    split = ", ".join(
+        f"{arm} {n}" for arm in named if (n := sum(e.get("arm") == arm for e in errors))
+    )
+    return f"{len(errors)} attempts ended in error ({split}); not counted as failures"
 
 
 # --- json and dispatch --------------------------------------------------------------------
