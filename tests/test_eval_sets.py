@@ -343,3 +343,23 @@ def test_a_suite_of_our_own_in_evals_and_an_eval_set_given_as_task_suite(tmp_pat
     assert code in (0, 1, 4), err
     assert set(results(read_json(Path(out.strip())))) == {"adr-status", "strict"}
     assert "notes-evals.json: not carried over: cases[1].tags" in err
+
+
+def test_an_eval_set_is_read_with_a_cap_and_never_through_a_link(tmp_path: Path) -> None:
+    """A skill folder is the candidate's: its evals.json may not point the harness at a file
+    outside it (a link to a secret) nor make it read without bound."""
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"evals": [{"id": 1, "prompt": "TOKEN-123"}]}), "utf-8")
+    linked = skill(tmp_path, {"evals": []}, name="linked")
+    (linked / "evals" / "evals.json").unlink()
+    (linked / "evals" / "evals.json").symlink_to(secret)
+    code, out, err = run_cli("run", str(linked), "--mock", "--state-root", str(tmp_path / "s"))
+    assert code == 2 and "TOKEN-123" not in out + err
+    assert "evals.json" in err.strip().splitlines()[-1]
+    huge = skill(tmp_path, {"evals": []}, name="huge")
+    with (huge / "evals" / "evals.json").open("w", encoding="utf-8") as handle:
+        handle.write('{"evals": [], "pad": "')
+        handle.write("x" * (17 * 1024 * 1024))  # over core.bounded's 16 MiB a file
+        handle.write('"}')
+    code, _out, err = run_cli("run", str(huge), "--mock", "--state-root", str(tmp_path / "t"))
+    assert code == 2 and "over the 16 MiB" in err.strip().splitlines()[-1], err

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.bounded import read_bounded
 from ..errors import UsageError
 from .assertions import Checks, bad, is_text, read_assertions
 
@@ -87,9 +88,10 @@ class TriggerQuery:
 
 
 def read_json(path: Path, what: str) -> Any:
-    """The parsed JSON of `path`; a UsageError naming the file when it cannot be."""
+    """The parsed JSON of `path`; a UsageError naming the file when it cannot be. Read with a
+    cap and never through a final link: a skill folder's eval set is the candidate's data."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: {what} not found", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
