@@ -19,6 +19,7 @@ import itertools
 import os
 import signal
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,6 +152,13 @@ class Cgroup:
                 _remove(folder)
             return None
         return cls(tuple(made), found.version)
+
+    def adopt(self, pids: Sequence[int]) -> None:
+        """Move the running processes `pids` in (each with its threads); what they start from
+        then on is born here. OSError when one cannot be moved."""
+        for folder in self.folders:
+            for pid in pids:
+                (folder / "cgroup.procs").write_text(str(pid))
 
     def procs_files(self) -> tuple[bytes, ...]:
         """The files a process writes "0" to, to join (what the jail's first process does)."""

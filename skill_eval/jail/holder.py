@@ -36,6 +36,7 @@ import time
 TYPE_CHECKING = False  # (typing is not imported: the holder starts in a few milliseconds)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 SIGKILL = 9  # fixed by POSIX; `signal` would cost more to import than the rest
 
@@ -116,15 +117,14 @@ def _confined_spawner(port: int | None) -> Callable[[list[str], int, int, int], 
     TCP only to `port`. Loaded before the harness says go (while it seeds the workspace); the
     command is forked, since the domain must be the child's alone, never the holder's."""
     import ctypes
-    import importlib.util
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("confine", os.path.join(here, "confine.py"))
-    assert spec is not None and spec.loader is not None
-    confine = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(confine)
+    # Run as a script, not imported: importlib.util alone would double the holder's start-up.
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py")
+    confine: dict[str, Any] = {"__name__": "confine"}
+    with open(path, "rb") as source:
+        exec(compile(source.read(), path, "exec"), confine)
     libc = ctypes.CDLL(None, use_errno=True)
-    version = confine.abi(libc)
+    version = confine["abi"](libc)
 
     def spawn(command: list[str], stdin: int, stdout: int, stderr: int) -> int:
         if not version:
@@ -135,7 +135,7 @@ def _confined_spawner(port: int | None) -> Callable[[list[str], int, int, int], 
         try:  # the child: nothing here may return into the holder's code
             for fd, to in ((stdin, 0), (stdout, 1), (stderr, 2)):
                 os.dup2(fd, to)
-            confine.restrict(libc, version, (port,) if port is not None else ())
+            confine["restrict"](libc, version, (port,) if port is not None else ())
             os.execvp(command[0], command)
         except OSError as exc:
             os.write(2, f"skill-eval: cannot run {command[0]}: {exc.strerror}\n".encode())

@@ -153,6 +153,19 @@ def first_child(bwrap_pid: int) -> int | None:
     return int(children[0]) if len(children) == 1 else None
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process it started, as they are now (the ones that ended are gone)."""
+    tree, index = [pid], 0
+    while index < len(tree):
+        here = tree[index]
+        try:
+            tree += map(int, Path(f"/proc/{here}/task/{here}/children").read_text().split())
+        except OSError:
+            pass
+        index += 1
+    return tree
+
+
 def pidfd_kill(pidfd: int) -> None:
     try:
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)

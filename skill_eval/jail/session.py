@@ -31,6 +31,7 @@ from typing import IO
 
 from . import Confinement, JailKind, Limits, Mount
 from .api_proxy import FORWARD_PORT, Forward
+from .capping import Capping
 from .cgroup import Cgroup
 from .copyout import Caps, Copied, chown_tree, copy_out
 from .ended import Ended as Ended
@@ -176,6 +177,11 @@ class JailedCommand:
         self._bwrap_err = tempfile.TemporaryFile()
         launch = self._launch = self.provider.launch(confinement, inside)
         self._cgroup = Cgroup.make(self.limits) if launch.own_cgroup else None
+        # Caps go on the jail's processes as they start (capping.py): no preexec function
+        # (a fork of the harness) but to renumber fds (a container, capped by its runtime).
+        preexec = preexec_for(
+            self.limits, die_with_harness=False, move_fds=launch.move_fds, rlimits=False
+        )
         self._proc = subprocess.Popen(
             launch.argv,
             stdin=subprocess.DEVNULL,
@@ -185,14 +191,9 @@ class JailedCommand:
             start_new_session=True,
             env=launch.env,
             cwd=launch.cwd,
-            preexec_fn=preexec_for(
-                self.limits,
-                die_with_harness=False,
-                cgroup=self._cgroup,
-                move_fds=launch.move_fds,
-                rlimits=launch.own_cgroup,
-            ),
+            preexec_fn=preexec if launch.move_fds else None,
         )
+        capping = Capping(self._proc.pid, self._cgroup, self.limits) if launch.own_cgroup else None
         with _live_lock:
             _live.add(self)
         for fd in inside:
@@ -203,12 +204,17 @@ class JailedCommand:
             pid = launch.first_process(self._proc.pid)
             if pid is None:
                 raise JailBroken(f"the {self.provider.name} jail started, but shows no process")
+            if capping is not None:
+                capping.finish()
             # Killed through this pidfd: the whole jail ends with its first process.
             self._child = os.pidfd_open(pid)
             self._root = Path(f"/proc/{pid}/root")
         except BaseException:
             self.close()
             raise
+        finally:
+            if capping is not None:
+                capping.stop()
 
     def seed(self, source: Path) -> None:
         """Copy the harness-made tree `source` into the workspace before the command runs."""
