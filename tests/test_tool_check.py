@@ -2,9 +2,11 @@
 relays, and a transcript holding a call the model never sent (or sent under another name, with
 another input, in another order) is tampering, an error naming it. The record comes from the
 real proxy relaying a loopback fake's replies; the transcript from each agent's own event
-reader fed the lines its CLI would print, with an invented one among them. Then end to end:
-a `claude` that makes a real request through the jail's forward and prints an invented Skill
-call beside the model's real one is an error attempt, never judged."""
+reader fed the lines its CLI would print, with an invented one among them. Then end to end,
+on each agent: a stand-in `claude` (LYING_CLAUDE below), `opencode` or `codex`
+(tests/fakes/lying_agents.py) that makes a real request through the jail's forward and prints
+an invented call (a Skill call; for Codex a command reading a SKILL.md) beside the model's real
+one makes an error attempt, never judged; without the invented call the attempt succeeds."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from typing import Any
 import pytest
 
 from skill_eval.core.model import ExecutionRequest, Task
+from skill_eval.executors.agents.codex import CodexExecutor
 from skill_eval.executors.agents.codex_events import CodexReader
+from skill_eval.executors.agents.config import CodexConfig, OpenCodeConfig
+from skill_eval.executors.agents.opencode import OpenCodeExecutor
 from skill_eval.executors.agents.opencode_events import OpenCodeReader
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor
@@ -24,7 +29,7 @@ from skill_eval.executors.tool_check import checked
 from skill_eval.jail.api_log import ApiLog
 from skill_eval.jail.api_proxy import ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
-from tests.fakes import fake_claude
+from tests.fakes import fake_claude, lying_agents
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 from tests.test_api_proxy_bounds import exchange, raw
@@ -220,5 +225,53 @@ def test_an_attempt_whose_cli_claims_a_call_the_api_never_returned_is_an_error(
     assert result.error == (
         "tampering: tool call Skill (toolu_forged) in the transcript was never sent by the model"
     )
+    assert not result.retryable and not result.output_caused and result.transcript == ()
+    assert result.meta["error_type"] == "tampering" and result.meta["api_tool_calls"] == 1
+
+
+# -- end to end: an `opencode` and a `codex` that print a call the model never sent -----------
+
+# Per agent: the model's one call, its name in the transcript, the error naming the invented one.
+AGENTS: dict[str, tuple[dict[str, Any], str, str]] = {
+    "opencode": (
+        {"name": "write", "input": {"filePath": "/workspace/a.md", "content": "hi"}},
+        "Write",
+        "tool call Skill (call_forged) in the transcript was never sent by the model",
+    ),
+    "codex": (
+        {"name": "exec_command", "input": {"cmd": "cat notes.md"}},
+        "Bash",
+        "tool call Bash (item_1) in the transcript was never sent by the model (no shell call "
+        "ran 'cat .agents/skills/reporter/SKILL.md')",
+    ),
+}
+
+
+@pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
+@pytest.mark.parametrize("forge", [False, True])
+@pytest.mark.parametrize("agent", ["opencode", "codex"])
+def test_an_agent_cli_claiming_a_call_the_api_never_returned_is_an_error(
+    tmp_path: Path, agent: str, forge: bool
+) -> None:
+    binary = lying_agents.install(tmp_path / "bin", agent, forge=forge)
+    sent, name, said = AGENTS[agent]
+    task = Task(id="t1", prompt="go", judge={"type": "contains", "expected": ["x"]})
+    request = ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None, timeout_seconds=60)
+    with FakeOpenAI(rules=[{"tool_use": sent}]) as server:
+        url = f"{server.base_url}/v1"
+        executor = (
+            OpenCodeExecutor(OpenCodeConfig(opencode_bin=binary, base_url=url, model="m"))
+            if agent == "opencode"
+            else CodexExecutor(CodexConfig(codex_bin=binary, base_url=url, model="m"))
+        )
+        result = executor.run(request)
+        path = "/v1/chat/completions" if agent == "opencode" else "/v1/responses"
+        assert [r.path for r in server.requests] == [path]
+    if not forge:
+        assert result.error is None, result.error
+        assert [c.name for c in result.transcript] == [name]
+        assert result.meta["api_requests"] == 1
+        return
+    assert result.error == f"tampering: {said}"
     assert not result.retryable and not result.output_caused and result.transcript == ()
     assert result.meta["error_type"] == "tampering" and result.meta["api_tool_calls"] == 1
