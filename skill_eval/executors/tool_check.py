@@ -3,9 +3,11 @@ the tool calls of every model reply it relays (jail/api_log.py); an attempt's tr
 from the CLI's output, must hold no call the model never sent. A call in the transcript with
 no counterpart in the replies, under another name or with another input, or out of the order
 the replies came in, is tampering (something in the jail wrote to the CLI's output): the
-attempt is an error naming it, never judged.
+attempt is an error naming it, never judged. So is a tool result (Claude Code prints results
+apart from calls) for an id the model never sent.
 
-    problem = checked("claude", reader.calls.items(), log)     # "opencode", "codex"
+    problem = checked("claude", reader.calls.items(), log, results=reader.unmatched_results)
+    problem = checked("codex", reader.calls.items(), log)       # "opencode" too
     if problem: return tampered(problem, log)
 
 Claude Code and OpenCode print the model's own call ids (`toolu_...`, `call_...`): each call
@@ -31,9 +33,16 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Mov
 SHELL_TOOLS = frozenset({"shell", "exec_command", "local_shell_call", "container.exec"})
 
 
-def checked(agent: str, calls: Iterable[tuple[str, PendingCall]], log: ApiLog | None) -> str | None:
-    """The tampering `log` shows in an attempt's `calls` (id, call), or None; None without a
-    log (no jail: nothing outside the agent saw its replies)."""
+def checked(
+    agent: str,
+    calls: Iterable[tuple[str, PendingCall]],
+    log: ApiLog | None,
+    *,
+    results: Iterable[str] = (),
+) -> str | None:
+    """The tampering `log` shows in an attempt's `calls` (id, call) and in the ids of its tool
+    `results` that answer none of them, or None; None without a log (no jail: nothing outside
+    the agent saw its replies)."""
     if log is None:
         return None
     if log.unread_replies:
@@ -41,7 +50,16 @@ def checked(agent: str, calls: Iterable[tuple[str, PendingCall]], log: ApiLog | 
             f"{log.unread_replies} of the model's replies could not be read by the API proxy, "
             "so the transcript's tool calls cannot be checked against them"
         )
-    return tampering(agent, list(calls), log.sent(), log.ranks())
+    sent = log.sent()
+    if problem := tampering(agent, list(calls), sent, log.ranks()):
+        return problem
+    ids = {c.id for c in sent}
+    unanswered = next((r for r in results if r not in ids), None)
+    if unanswered is not None:  # its call may be past the transcript's cap, never unsent
+        return (
+            f"tool result for {unanswered[:80]} in the CLI's output answers no call the model sent"
+        )
+    return None
 
 
 def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
