@@ -186,6 +186,15 @@ def test_codexs_commands_and_patches_must_be_in_the_models_calls() -> None:
     assert "no shell call ran 'cat notes.md'" in twice  # one call, one command
     other = {**wrote, "changes": [{"path": "/w/.agents/skills/x/SKILL.md"}]}
     assert "no patch of" in (checked("codex", codex_reader(other).calls.items(), log) or "")
+    mcp = {"type": "mcp_tool_call", "server": "s", "tool": "skill", "status": "completed"}
+    plan = {"type": "todo_list", "items": [{"text": "load the skill", "completed": True}]}
+    assert checked("codex", codex_reader(ran, mcp).calls.items(), log) == (
+        "tool call mcp__s__skill (item_1) in the transcript was never sent by the model (Codex "
+        "has no such tool here)"
+    )
+    assert "(no update_plan call)" in (
+        checked("codex", codex_reader(plan).calls.items(), log) or ""
+    )
 
 
 # -- end to end: a `claude` that prints a call the model never sent ---------------------------

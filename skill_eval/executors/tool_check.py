@@ -15,8 +15,10 @@ is found by its id, its name must match (OpenCode's under Claude Code's names), 
 Code its input too (both trimmed alike). Calls of one reply keep their order, and a call never
 comes after one whose request went out only once its own reply had ended. Codex prints ids of
 its own: each command it ran must be in a shell call the model sent (each call once), each
-file it changed named in an apply_patch the model sent. A call the model sent that the
-transcript lacks is no tampering (a stream cut and retried, a run stopped early).
+file it changed named in an apply_patch the model sent, a plan in an update_plan call; an MCP
+or web search call is invented (neither is on in the jail; a Skill is its command's). A call
+the model sent that the transcript lacks is no tampering (a stream cut and retried, a run
+stopped early).
 """
 
 from __future__ import annotations
@@ -134,10 +136,15 @@ def _codex(calls: Sequence[tuple[str, PendingCall]], sent: Sequence[SentCall]) -
             if match is None:
                 return f"{said} was never sent by the model (no shell call ran {command[:80]!r})"
             used.add(match)
-        elif call.name in ("Write", "Edit", "Delete"):
+        elif call.name in ("Write", "Edit", "Delete", "apply_patch"):
             path = str(call.input.get("file_path") or "")
             if not any(path == p or path.endswith("/" + p.lstrip("./")) for p in patched):
                 return f"{said} was never sent by the model (no patch of {path[:120]!r})"
+        elif call.name == "TodoWrite":
+            if not any(c.name == "update_plan" for c in sent):
+                return f"{said} was never sent by the model (no update_plan call)"
+        elif call.name != "Skill":  # its Bash is checked; MCP and web search are off in the jail
+            return f"{said} was never sent by the model (Codex has no such tool here)"
     return None
 
 
