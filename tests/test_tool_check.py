@@ -2,9 +2,11 @@
 relays, and a transcript holding a call the model never sent (or sent under another name, with
 another input, in another order) is tampering, an error naming it. The record comes from the
 real proxy relaying a loopback fake's replies; the transcript from each agent's own event
-reader fed the lines its CLI would print, with an invented one among them. Then end to end:
-a `claude` that makes a real request through the jail's forward and prints an invented Skill
-call beside the model's real one is an error attempt, never judged."""
+reader fed the lines its CLI would print, with an invented one among them. Then end to end,
+on each agent: a stand-in `claude` (LYING_CLAUDE below), `opencode` or `codex`
+(tests/fakes/lying_agents.py) that makes a real request through the jail's forward and prints
+an invented call (a Skill call; for Codex a command reading a SKILL.md) beside the model's real
+one makes an error attempt, never judged; without the invented call the attempt succeeds."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from typing import Any
 import pytest
 
 from skill_eval.core.model import ExecutionRequest, Task
+from skill_eval.executors.agents.codex import CodexExecutor
 from skill_eval.executors.agents.codex_events import CodexReader
+from skill_eval.executors.agents.config import CodexConfig, OpenCodeConfig
+from skill_eval.executors.agents.opencode import OpenCodeExecutor
 from skill_eval.executors.agents.opencode_events import OpenCodeReader
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor
@@ -24,7 +29,7 @@ from skill_eval.executors.tool_check import checked
 from skill_eval.jail.api_log import ApiLog
 from skill_eval.jail.api_proxy import ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
-from tests.fakes import fake_claude
+from tests.fakes import fake_claude, lying_agents
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 from tests.test_api_proxy_bounds import exchange, raw
@@ -102,6 +107,22 @@ def test_a_reply_the_proxy_could_not_read_leaves_nothing_to_check_against() -> N
     assert checked("claude", claude_lines(WRITE).calls.items(), None) is None  # no jail
 
 
+def test_a_result_for_a_call_the_model_never_sent_is_tampering() -> None:
+    log = messages_log([WRITE, BASH])
+    reader = claude_lines(WRITE)
+    for call_id in ("toolu_w", "toolu_b"):  # toolu_b's call is not in the transcript: no matter
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}
+        reader.feed(json.dumps({"type": "user", "message": {"content": [result]}}).encode())
+    assert reader.unmatched_results == ["toolu_b"]
+    assert checked("claude", reader.calls.items(), log, results=reader.unmatched_results) is None
+    ghost = {"type": "tool_result", "tool_use_id": "toolu_ghost", "content": "the skill said"}
+    reader.feed(json.dumps({"type": "user", "message": {"content": [ghost]}}).encode())
+    assert [c.output for c in reader.transcript()] == ["ok"]  # never in the transcript, but
+    assert checked("claude", reader.calls.items(), log, results=reader.unmatched_results) == (
+        "tool result for toolu_ghost in the CLI's output answers no call the model sent"
+    )
+
+
 def openai_log(path: str, calls: list[dict[str, Any]]) -> ApiLog:
     log = ApiLog()
     chat = path.endswith("completions")
@@ -165,6 +186,15 @@ def test_codexs_commands_and_patches_must_be_in_the_models_calls() -> None:
     assert "no shell call ran 'cat notes.md'" in twice  # one call, one command
     other = {**wrote, "changes": [{"path": "/w/.agents/skills/x/SKILL.md"}]}
     assert "no patch of" in (checked("codex", codex_reader(other).calls.items(), log) or "")
+    mcp = {"type": "mcp_tool_call", "server": "s", "tool": "skill", "status": "completed"}
+    plan = {"type": "todo_list", "items": [{"text": "load the skill", "completed": True}]}
+    assert checked("codex", codex_reader(ran, mcp).calls.items(), log) == (
+        "tool call mcp__s__skill (item_1) in the transcript was never sent by the model (Codex "
+        "has no such tool here)"
+    )
+    assert "(no update_plan call)" in (
+        checked("codex", codex_reader(plan).calls.items(), log) or ""
+    )
 
 
 # -- end to end: a `claude` that prints a call the model never sent ---------------------------
@@ -184,8 +214,9 @@ reply = json.load(urllib.request.urlopen(request, timeout=30))
 def say(event): print(json.dumps(event), flush=True)
 say({"type": "system", "subtype": "init", "session_id": "s"})
 say({"type": "assistant", "message": {"id": reply["id"], "content": reply["content"]}})
-FORGE = os.path.exists(os.path.join(os.path.dirname(sys.argv[0]), "forge"))
-if FORGE:
+marker = os.path.join(os.path.dirname(sys.argv[0]), "forge")  # "call" or "result"
+FORGE = open(marker).read() if os.path.exists(marker) else ""
+if FORGE == "call":
     say({"type": "assistant", "message": {"id": "m2", "content": [{"type": "tool_use",
          "id": "toolu_forged", "name": "Skill", "input": {"skill": "reporter"}}]}})
 for block in reply["content"] + ([{"id": "toolu_forged"}] if FORGE else []):
@@ -198,13 +229,13 @@ say({"type": "result", "subtype": "success", "is_error": False, "result": "done"
 
 
 @pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
-@pytest.mark.parametrize("forge", [False, True])
+@pytest.mark.parametrize("forge", ["", "call", "result"])
 def test_an_attempt_whose_cli_claims_a_call_the_api_never_returned_is_an_error(
-    tmp_path: Path, forge: bool
+    tmp_path: Path, forge: str
 ) -> None:
     binary = fake_claude.install(tmp_path / "bin", LYING_CLAUDE)
-    if forge:
-        (tmp_path / "bin" / "forge").write_text("")
+    if forge:  # an invented call and its result, or a result alone
+        (tmp_path / "bin" / "forge").write_text(forge)
     task = Task(id="t1", prompt="go", judge={"type": "contains", "expected": ["x"]})
     request = ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None, timeout_seconds=60)
     with FakeAnthropic(rules=[{"tool_use": WRITE}]) as server:
@@ -217,8 +248,58 @@ def test_an_attempt_whose_cli_claims_a_call_the_api_never_returned_is_an_error(
         assert result.error is None, result.error
         assert [c.name for c in result.transcript] == ["Write"]
         return
-    assert result.error == (
-        "tampering: tool call Skill (toolu_forged) in the transcript was never sent by the model"
+    assert result.error == "tampering: " + (
+        "tool call Skill (toolu_forged) in the transcript was never sent by the model"
+        if forge == "call"
+        else "tool result for toolu_forged in the CLI's output answers no call the model sent"
     )
+    assert not result.retryable and not result.output_caused and result.transcript == ()
+    assert result.meta["error_type"] == "tampering" and result.meta["api_tool_calls"] == 1
+
+
+# -- end to end: an `opencode` and a `codex` that print a call the model never sent -----------
+
+# Per agent: the model's one call, its name in the transcript, the error naming the invented one.
+AGENTS: dict[str, tuple[dict[str, Any], str, str]] = {
+    "opencode": (
+        {"name": "write", "input": {"filePath": "/workspace/a.md", "content": "hi"}},
+        "Write",
+        "tool call Skill (call_forged) in the transcript was never sent by the model",
+    ),
+    "codex": (
+        {"name": "exec_command", "input": {"cmd": "cat notes.md"}},
+        "Bash",
+        "tool call Bash (item_1) in the transcript was never sent by the model (no shell call "
+        "ran 'cat .agents/skills/reporter/SKILL.md')",
+    ),
+}
+
+
+@pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
+@pytest.mark.parametrize("forge", [False, True])
+@pytest.mark.parametrize("agent", ["opencode", "codex"])
+def test_an_agent_cli_claiming_a_call_the_api_never_returned_is_an_error(
+    tmp_path: Path, agent: str, forge: bool
+) -> None:
+    binary = lying_agents.install(tmp_path / "bin", agent, forge=forge)
+    sent, name, said = AGENTS[agent]
+    task = Task(id="t1", prompt="go", judge={"type": "contains", "expected": ["x"]})
+    request = ExecutionRequest(task=task, arm="baseline", attempt=0, skill=None, timeout_seconds=60)
+    with FakeOpenAI(rules=[{"tool_use": sent}]) as server:
+        url = f"{server.base_url}/v1"
+        executor = (
+            OpenCodeExecutor(OpenCodeConfig(opencode_bin=binary, base_url=url, model="m"))
+            if agent == "opencode"
+            else CodexExecutor(CodexConfig(codex_bin=binary, base_url=url, model="m"))
+        )
+        result = executor.run(request)
+        path = "/v1/chat/completions" if agent == "opencode" else "/v1/responses"
+        assert [r.path for r in server.requests] == [path]
+    if not forge:
+        assert result.error is None, result.error
+        assert [c.name for c in result.transcript] == [name]
+        assert result.meta["api_requests"] == 1
+        return
+    assert result.error == f"tampering: {said}"
     assert not result.retryable and not result.output_caused and result.transcript == ()
     assert result.meta["error_type"] == "tampering" and result.meta["api_tool_calls"] == 1

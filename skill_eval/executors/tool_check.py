@@ -3,9 +3,11 @@ the tool calls of every model reply it relays (jail/api_log.py); an attempt's tr
 from the CLI's output, must hold no call the model never sent. A call in the transcript with
 no counterpart in the replies, under another name or with another input, or out of the order
 the replies came in, is tampering (something in the jail wrote to the CLI's output): the
-attempt is an error naming it, never judged.
+attempt is an error naming it, never judged. So is a tool result (Claude Code prints results
+apart from calls) for an id the model never sent.
 
-    problem = checked("claude", reader.calls.items(), log)     # "opencode", "codex"
+    problem = checked("claude", reader.calls.items(), log, results=reader.unmatched_results)
+    problem = checked("codex", reader.calls.items(), log)       # "opencode" too
     if problem: return tampered(problem, log)
 
 Claude Code and OpenCode print the model's own call ids (`toolu_...`, `call_...`): each call
@@ -13,8 +15,10 @@ is found by its id, its name must match (OpenCode's under Claude Code's names), 
 Code its input too (both trimmed alike). Calls of one reply keep their order, and a call never
 comes after one whose request went out only once its own reply had ended. Codex prints ids of
 its own: each command it ran must be in a shell call the model sent (each call once), each
-file it changed named in an apply_patch the model sent. A call the model sent that the
-transcript lacks is no tampering (a stream cut and retried, a run stopped early).
+file it changed named in an apply_patch the model sent, a plan in an update_plan call; an MCP
+or web search call is invented (neither is on in the jail; a Skill is its command's). A call
+the model sent that the transcript lacks is no tampering (a stream cut and retried, a run
+stopped early).
 """
 
 from __future__ import annotations
@@ -31,9 +35,16 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Mov
 SHELL_TOOLS = frozenset({"shell", "exec_command", "local_shell_call", "container.exec"})
 
 
-def checked(agent: str, calls: Iterable[tuple[str, PendingCall]], log: ApiLog | None) -> str | None:
-    """The tampering `log` shows in an attempt's `calls` (id, call), or None; None without a
-    log (no jail: nothing outside the agent saw its replies)."""
+def checked(
+    agent: str,
+    calls: Iterable[tuple[str, PendingCall]],
+    log: ApiLog | None,
+    *,
+    results: Iterable[str] = (),
+) -> str | None:
+    """The tampering `log` shows in an attempt's `calls` (id, call) and in the ids of its tool
+    `results` that answer none of them, or None; None without a log (no jail: nothing outside
+    the agent saw its replies)."""
     if log is None:
         return None
     if log.unread_replies:
@@ -41,7 +52,16 @@ def checked(agent: str, calls: Iterable[tuple[str, PendingCall]], log: ApiLog | 
             f"{log.unread_replies} of the model's replies could not be read by the API proxy, "
             "so the transcript's tool calls cannot be checked against them"
         )
-    return tampering(agent, list(calls), log.sent(), log.ranks())
+    sent = log.sent()
+    if problem := tampering(agent, list(calls), sent, log.ranks()):
+        return problem
+    ids = {c.id for c in sent}
+    unanswered = next((r for r in results if r not in ids), None)
+    if unanswered is not None:  # its call may be past the transcript's cap, never unsent
+        return (
+            f"tool result for {unanswered[:80]} in the CLI's output answers no call the model sent"
+        )
+    return None
 
 
 def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
@@ -116,10 +136,15 @@ def _codex(calls: Sequence[tuple[str, PendingCall]], sent: Sequence[SentCall]) -
             if match is None:
                 return f"{said} was never sent by the model (no shell call ran {command[:80]!r})"
             used.add(match)
-        elif call.name in ("Write", "Edit", "Delete"):
+        elif call.name in ("Write", "Edit", "Delete", "apply_patch"):
             path = str(call.input.get("file_path") or "")
             if not any(path == p or path.endswith("/" + p.lstrip("./")) for p in patched):
                 return f"{said} was never sent by the model (no patch of {path[:120]!r})"
+        elif call.name == "TodoWrite":
+            if not any(c.name == "update_plan" for c in sent):
+                return f"{said} was never sent by the model (no update_plan call)"
+        elif call.name != "Skill":  # its Bash is checked; MCP and web search are off in the jail
+            return f"{said} was never sent by the model (Codex has no such tool here)"
     return None
 
 

@@ -64,6 +64,9 @@ class StreamReader:
     last_retry_error: str = ""
     bad_lines: int = 0
     stopped_at_skill: bool = False
+    # Ids of tool results that answer no call above (kept for tool_check: the model must
+    # have sent them, else the result is invented).
+    unmatched_results: list[str] = field(default_factory=list)
 
     def feed(self, line: bytes) -> bool:
         """Take one line; False when the CLI may be stopped: the attempt has its answer (a
@@ -129,10 +132,13 @@ class StreamReader:
         for block in _blocks(message):
             if block.get("type") != "tool_result":
                 continue
-            call = self.calls.get(str(block.get("tool_use_id")))
+            call_id = str(block.get("tool_use_id"))
+            call = self.calls.get(call_id)
             if call is not None:
                 call.ok = not block.get("is_error")
                 call.output = trim_text(result_text(block.get("content")), OUTPUT_LIMIT)
+            elif len(self.unmatched_results) < MAX_TRANSCRIPT_CALLS:
+                self.unmatched_results.append(call_id)
 
     # -- the attempt's result ---------------------------------------------------------------
 
