@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.executors import agent_launch
+from skill_eval.jail import teardown
 from skill_eval.jail.api_proxy import FORWARD_PORT
 from skill_eval.jail.confine import landlock
 from tests.test_agent_attacks import (
@@ -201,6 +202,7 @@ def test_a_fork_bomb_stops_at_the_cap_and_dies_with_its_attempt(
     assert int(said["forked"]) > 100 and int(said["failed"]) > 0, said  # it forked, and hit it
     assert int(said["live"]) <= low_process_cap, said
     assert processes_with(marker) == [], "the bomb's processes outlived their attempt"
+    teardown.wait()  # a jail's end runs on a thread of its own
     pids = Path("/sys/fs/cgroup/pids")
     assert not list(pids.glob(f"skill-eval-{os.getpid()}-*")), "a jail's cgroup was left"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval.jail import Limits, cgroup
+from skill_eval.jail import Limits, cgroup, teardown
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
 from skill_eval.jail.container import PROVIDER as CONTAINER
@@ -441,6 +441,7 @@ print(forked, failed, sum(p.isdigit() for p in os.listdir("/proc")), flush=True)
     forked, failed, live = map(int, lines[0].split())
     assert forked > 50 and failed > 1000 and live <= 100, (forked, failed, live)
     assert time.monotonic() - started < 30  # the sleepers died with the jail
+    teardown.wait()  # a jail's end runs on a thread of its own
     found = cgroup.place()  # (None: no cgroup here; RLIMIT_NPROC held, the harness not root)
     for parent in found.parents if found else ():
         assert not list(parent.glob(f"skill-eval-{os.getpid()}-*")), "a jail's cgroup was left"

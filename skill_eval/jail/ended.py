@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
+from typing import IO
 
 from ..errors import ExecutorError
 from .pipes import Read, Tail
@@ -37,3 +39,14 @@ def ended_as(code: int | None, read: Read, stderr: Tail) -> Ended:
         read.printed,
         read.overflow,
     )
+
+
+def launcher_said(proc: subprocess.Popen[bytes] | None, err: IO[bytes] | None) -> str:
+    """Why a jail did not start, from its launcher (bwrap, a runtime): its last line."""
+    if proc is None or err is None:
+        return "no jail process"
+    if proc.poll() is None:
+        return "no answer from the holder"
+    err.seek(0)
+    said = err.read(4096).decode("utf-8", "replace").strip().splitlines()
+    return said[-1] if said else f"bwrap exit {proc.returncode}"

@@ -29,14 +29,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from . import Confinement, JailKind, Limits, Mount
+from . import Confinement, JailKind, Limits, Mount, teardown
 from .api_proxy import FORWARD_PORT, Forward
 from .capping import Capping
 from .cgroup import Cgroup
 from .copyout import Caps, Copied, chown_tree, copy_out
 from .ended import Ended as Ended
 from .ended import JailBroken as JailBroken
-from .ended import ended_as
+from .ended import ended_as, launcher_said
 from .pipes import Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
 from .providers import JailProvider, Launch, resolve
@@ -200,7 +200,9 @@ class JailedCommand:
             os.close(fd)
         try:
             if self._read_line(timeout=60) != "ready":
-                raise JailBroken(f"the jail did not start: {self._bwrap_said()}")
+                raise JailBroken(
+                    f"the jail did not start: {launcher_said(self._proc, self._bwrap_err)}"
+                )
             pid = launch.first_process(self._proc.pid)
             if pid is None:
                 raise JailBroken(f"the {self.provider.name} jail started, but shows no process")
@@ -268,7 +270,8 @@ class JailedCommand:
         return copy_out(self.workspace_on_host, into, caps)
 
     def close(self) -> None:
-        """Release the jail (it and everything in it ends) and free what the harness held."""
+        """Release the jail (it and everything in it ends) and free what the harness held;
+        a started jail's end is waited for on a thread (teardown.py)."""
         if self._pipes is not None:
             self._send(b"release\n")
             for sock in (self._pipes.control, self._pipes.stream, self._pipes.api):
@@ -278,6 +281,12 @@ class JailedCommand:
                 if fd >= 0:
                     close_fd(fd)
             self._pipes = None
+        if self._proc is not None and self.provider.isolated:
+            teardown.later(self._end)
+        else:
+            self._end()
+
+    def _end(self) -> None:
         if self._proc is not None:
             try:
                 self._proc.wait(timeout=GRACE)
@@ -349,16 +358,6 @@ class JailedCommand:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
-
-    def _bwrap_said(self) -> str:
-        proc, err = self._proc, self._bwrap_err
-        if proc is None or err is None:
-            return "no jail process"
-        if proc.poll() is None:
-            return "no answer from the holder"
-        err.seek(0)
-        said = err.read(4096).decode("utf-8", "replace").strip().splitlines()
-        return said[-1] if said else f"bwrap exit {proc.returncode}"
 
     def _run_unjailed(
         self, stdin: bytes, timeout: float, on_line: Callable[[bytes], bool], limit: int | None
