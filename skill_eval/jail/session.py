@@ -41,8 +41,7 @@ from .pipes import Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
 from .providers import JailProvider, Launch, resolve
 
-# The harness's read-only files inside the jail: this package's folder (the holder, and what
-# an executor runs in there: confine.py, agent_shell.sh), shown as one mount.
+# This package's folder, read-only in the jail: holder.py, confine.py, agent_shell.sh
 JAIL_FILES = Path(__file__).resolve().parent
 RUN_DIR = "/run/skill-eval"
 WORKSPACE, HOME = "/workspace", "/home/agent"
@@ -150,13 +149,7 @@ class JailedCommand:
             inside.append(api_inside.detach())
             self._pipes.api = api
             threading.Thread(target=relay_api, args=(api, self.forward), daemon=True).start()
-        seen = self.provider.inside_fds(inside)  # the numbers the jail knows them by
-        fds = ",".join(map(str, seen[:4]))
-        holder = [self.provider.python, "-I", "-S", f"{RUN_DIR}/holder.py", "--fds", fds]
-        if self.forward is not None:
-            holder += ["--forward", str(FORWARD_PORT), str(seen[4])]
-        if self.confine:
-            holder.append("--confine")
+        holder = self._holder(self.provider.inside_fds(inside))
         mounts = [
             Mount("tmpfs", WORKSPACE),
             Mount("tmpfs", HOME),
@@ -217,6 +210,14 @@ class JailedCommand:
         finally:
             if capping is not None:
                 capping.stop()
+
+    def _holder(self, seen: list[int]) -> list[str]:
+        """holder.py's command line, given the numbers the jail knows the fds by."""
+        fds = ",".join(map(str, seen[:4]))
+        holder = [self.provider.python, "-I", "-S", f"{RUN_DIR}/holder.py", "--fds", fds]
+        if self.forward is not None:
+            holder += ["--forward", str(FORWARD_PORT), str(seen[4])]
+        return holder + ["--confine"] if self.confine else holder
 
     def seed(self, source: Path) -> None:
         """Copy the harness-made tree `source` into the workspace before the command runs."""
