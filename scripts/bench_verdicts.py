@@ -33,7 +33,7 @@ same true effect rerun at the size it names: how often the rerun settles (the pl
 
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
                                      [--interval auto|t-floor|bootstrap] [--resamples 1000]
-                                     [--contract-reps 1000] [--drift-reps 1000]
+                                     [--contract-reps 1000] [--drift-reps 4000]
                                      [--plan-reps 300]
                                      [--only contract|policies|early-stop|drift|plan]
 
@@ -249,7 +249,7 @@ def main() -> None:
     parser.add_argument("--interval", choices=("auto", "t-floor", "bootstrap"), default="auto")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
     parser.add_argument("--contract-reps", type=int, default=1000, help="runs per seed")
-    parser.add_argument("--drift-reps", type=int, default=1000, help="runs per drift cell")
+    parser.add_argument("--drift-reps", type=int, default=4000, help="runs per drift cell")
     parser.add_argument("--plan-reps", type=int, default=300, help="runs per plan cell")
     parser.add_argument("--only", choices=("contract", "policies", "early-stop", "drift", "plan"))
     args = parser.parse_args()

@@ -14,9 +14,12 @@ are the default policy's (no-regression: the one-sided 96% lower bound above -10
 the test `decide_policy` asks (stats/intervals.PairedTest.clears).
 
 Printed per cell: the false accepts of a skill 10 points worse than today's baseline with the
-cache 5 points lower and 5 points higher, the passes of an unchanged skill with an unchanged
-cache (and, for scale, of a run without a cache), how often the guard refused the pool, and the
-share of baseline attempts the pool saved.
+cache 5 points lower and 5 points higher, and of the same skill in a run without a cache (the
+base test's own level, which some cells exceed without any pool), the passes of an unchanged
+skill with an unchanged cache (and, for scale, of a run without a cache), how often the guard
+refused the pool, and the share of baseline attempts the pool saved. The verdict holds only
+when every cell's false accepts, as measured, are at or under the nominal level; the noise
+(two standard errors at the nominal level) is printed beside them.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ class Cell:
     samples: int
     kind: str
     false_accepts: dict[float, float]  # per drift of the cache
+    base_false_accepts: float  # the same skill in a run without a cache: the base test's level
     refused: dict[float, float]  # share of runs the guard refused, per drift (0.0: none)
     unchanged: float  # passes of an unchanged skill, cache unchanged
     unchanged_alone: float  # the same without a cache
@@ -129,7 +133,9 @@ def cell(n: int, s: int, kind: str, reps: int, seed: int) -> Cell:
     refused[0.0] = sum(not r.pooled for r in same) / reps
     plain = sum(alone(base, base, s, rng) for _ in range(reps)) / reps
     saved = 1 - sum(r.made for r in same) / (reps * n * s)
-    return Cell(n, s, kind, fa, refused, sum(r.passed for r in same) / reps, plain, saved)
+    rng = random.Random(f"drift/alone/{kind}/{n}/{s}/{seed}")
+    own = sum(alone(worse, base, s, rng) for _ in range(reps)) / reps
+    return Cell(n, s, kind, fa, own, refused, sum(r.passed for r in same) / reps, plain, saved)
 
 
 def grid(reps: int, seed: int = 0) -> list[Cell]:
@@ -137,8 +143,8 @@ def grid(reps: int, seed: int = 0) -> list[Cell]:
 
 
 def print_grid(cells: list[Cell], reps: int, seed: int) -> bool:
-    """The table and whether every cell's false accepts stay at or under the nominal level
-    (with the noise `reps` runs leave: +-2 standard errors)."""
+    """The table and whether every cell's false accepts, as measured, stay at or under the
+    nominal level (the noise `reps` runs leave is printed, never added to the level)."""
     print(
         f"\nDrift: a full pool whose cached runs are 5 points lower / higher than today's "
         f"baseline; {reps} runs per cell, seed {seed}; fresh share {drift.FRESH_SHARE:.0%}, "
@@ -146,25 +152,41 @@ def print_grid(cells: list[Cell], reps: int, seed: int) -> bool:
         f"{drift.DRIFT_TOLERANCE * 100:.0f} points"
     )
     header = (
-        f"{'suite':<8}{'tasks':>6}{'k':>4}{'FA -5':>8}{'FA +5':>8}{'refused -5/0/+5':>18}"
-        f"{'unchanged pooled':>18}{'alone':>7}{'saved':>7}"
+        f"{'suite':<8}{'tasks':>6}{'k':>4}{'FA -5':>7}{'FA +5':>7}{'FA none':>8}"
+        f"{'refused -5/0/+5':>17}{'unchanged pooled':>18}{'alone':>7}{'saved':>7}"
     )
     print(header)
     print("-" * len(header))
     for c in cells:
         refused = "/".join(f"{c.refused[d]:.0%}" for d in (-0.05, 0.0, 0.05))
         print(
-            f"{c.kind:<8}{c.tasks:>6}{c.samples:>4}{c.false_accepts[-0.05]:>8.1%}"
-            f"{c.false_accepts[0.05]:>8.1%}{refused:>18}{c.unchanged:>18.1%}"
-            f"{c.unchanged_alone:>7.1%}{c.saved:>7.0%}"
+            f"{c.kind:<8}{c.tasks:>6}{c.samples:>4}{c.false_accepts[-0.05]:>7.1%}"
+            f"{c.false_accepts[0.05]:>7.1%}{c.base_false_accepts:>8.1%}{refused:>17}"
+            f"{c.unchanged:>18.1%}{c.unchanged_alone:>7.1%}{c.saved:>7.0%}"
         )
+    return _verdict(cells, reps)
+
+
+def _verdict(cells: list[Cell], reps: int) -> bool:
     worst = max(max(c.false_accepts.values()) for c in cells)
     noise = 2 * (ALPHA * (1 - ALPHA) / reps) ** 0.5
-    held = worst <= ALPHA + noise
+    over = [c for c in cells if max(c.false_accepts.values()) > ALPHA]
+    base_over = [c for c in cells if c.base_false_accepts > ALPHA]
     least_saved = min(c.saved for c in cells)
     print(
-        f"drift guard: false accepts at most {worst:.1%} in any cell (nominal {ALPHA:.0%}, "
-        f"+-{noise:.1%} of noise at {reps} runs): {'holds' if held else 'BROKEN'}; the pool "
-        f"saves at least {least_saved:.0%} of a cell's baseline attempts"
+        f"drift guard: false accepts at most {worst:.2%} in any cell (nominal {ALPHA:.0%}, "
+        f"+-{noise:.2%} of noise at {reps} runs), {len(over)} of {len(cells)} cells above it: "
+        f"{'BROKEN' if over else 'holds'}; the pool saves at least {least_saved:.0%} of a "
+        f"cell's baseline attempts"
     )
-    return held
+    print(
+        f"without a cache the base test itself accepts the worse skill in at most "
+        f"{max(c.base_false_accepts for c in cells):.2%} of runs ({len(base_over)} cells above "
+        f"{ALPHA:.0%})"
+    )
+    for c in over:
+        print(
+            f"  above nominal: {c.kind} {c.tasks} x {c.samples}: "
+            f"{max(c.false_accepts.values()):.2%} (without a cache {c.base_false_accepts:.2%})"
+        )
+    return not over

@@ -22,7 +22,7 @@ from skill_eval.executors.mock import SPEC as MOCK
 from skill_eval.executors.mock import MockConfig, MockExecutor
 from skill_eval.plan.run_plan import RunPlan
 from skill_eval.stats.accumulate import CachedRun, draw
-from skill_eval.stats.drift import fresh_counts
+from skill_eval.stats.drift import DRIFT_TOLERANCE, allowance, fresh_counts
 from skill_eval.stats.score import score_bound
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
@@ -155,8 +155,8 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
     pooled = [(1, 2, 2, 4)] * 16
     own = [(1, 2, 2, 2), (1, 2, 0, 2)] * 8  # this run's baseline alone: 1.0 or 0.0 a task
     low = second["comparison"]["interval"][0]
-    # moved out by the drift allowance: 5 points times the cached share of each pool (half)
-    assert low == pytest.approx(score_bound(pooled, 0.025, "lower") - 0.025, abs=1e-4)
+    # moved out by the drift allowance: 6 points times the cached share of each pool (half)
+    assert low == pytest.approx(score_bound(pooled, 0.025, "lower") - 0.03, abs=1e-4)
     assert abs(low - score_bound(own, 0.025, "lower")) > 1e-3
     guard = second["baseline_cache"]["drift_guard"]
     assert guard["agree"] and guard["fresh_rate"] == guard["cached_rate"] == 0.5
@@ -340,6 +340,21 @@ def test_only_the_cache_marks_an_attempt_as_drawn(tmp_path: Path) -> None:
 # -- the drift guard ----------------------------------------------------------------------------
 
 MARK = "SKILL-MARK-d41"
+
+
+@pytest.mark.parametrize(
+    ("shares", "moved"),
+    [([], 0.0), ([0.0, 0.0], 0.0), ([0.5] * 16, 0.03), ([1.0, 0.75] * 10, 0.0525)],
+)
+def test_the_allowance_covers_a_5_point_drift_with_room(shares: list[float], moved: float) -> None:
+    """6 points times the mean cached share of the pools: above the bias a cache 5 points off
+    today puts into the mean difference (5 points times the same share), so a 5-point drift
+    is absorbed with a point of room, not at the edge where the pooled score test runs at its
+    own level (scripts/bench_verdicts.py --only drift)."""
+    assert DRIFT_TOLERANCE == 0.06
+    assert allowance(shares) == pytest.approx(moved)
+    bias = 0.05 * (sum(shares) / len(shares) if shares else 0.0)
+    assert allowance(shares) == pytest.approx(1.2 * bias)  # a fifth above the bias
 
 
 def test_a_baseline_that_drifted_is_not_pooled(

@@ -12,7 +12,7 @@ interval (stats.policy.decide_policy either way).
 Why it keeps the false-accept guarantee: cached attempts are earlier draws of the same
 baseline (same suite, skill, executor, model and settings: the cache key; what the key cannot
 see, a model or service that drifted, the drift guard of stats/drift.py checks with fresh
-attempts and the bounds' drift allowance absorbs up to 5 points), so a task's pooled
+attempts and the bounds' drift allowance absorbs 5 points with room), so a task's pooled
 pass rate is an unbiased estimate of its baseline pass chance with less noise; the score test
 models each arm's attempts as they are (the candidate's few, the pool's many), and the t-floor
 interval keeps the candidate's (smaller) attempt count in its floor. Which cached attempts are

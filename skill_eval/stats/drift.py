@@ -15,7 +15,16 @@ cache key sees none of that. Two defences, both pure:
   attempts could put into the verdict: the tolerance times the mean share of cached attempts
   in each task's pool (`allowance`). Within the tolerance the verdict keeps its level whatever
   the guard said; beyond it the guard refuses the pool ever more often
-  (scripts/bench_verdicts.py --only drift measures both).
+  (scripts/bench_verdicts.py --only drift measures both). The tolerance is 6 points for the
+  5-point drift the bench (and issue 41) names: at a drift exactly at the tolerance the
+  widened bounds sit on the null, where the pooled score test runs at its own level (up to
+  4.5% of a 4% level on the bench's grid); a point of room keeps the 5-point drift inside it.
+
+The guard's statistic and the pool's mean are nearly independent (each task's pool weighs the
+fresh and cached attempts by their counts, which is what cancels the covariance), so pooling
+only when the guard agrees does not bias a pooled verdict. A refused run decides on its own
+baseline, which holds the fresh attempts the guard found off: that selection, not the pool,
+is what a refused run's verdict inherits (the bench's refused-run false accepts show it).
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from .student_t import t_upper_tail
 
 FRESH_SHARE = 0.4  # of a run's baseline attempts, made afresh beside a full pool: 60% saved
 DRIFT_LEVEL = 0.10  # two-sided: a guard that refuses too rarely lets drifts through
-DRIFT_TOLERANCE = 0.05  # the drift of the cached attempts the verdict's bounds absorb
+DRIFT_TOLERANCE = 0.06  # the drift of the cached attempts the bounds absorb: 5 points, with room
 
 
 def fresh_counts(tasks: Sequence[str], samples: int, share: float = FRESH_SHARE) -> dict[str, int]:
