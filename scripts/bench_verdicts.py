@@ -270,7 +270,7 @@ def main() -> None:
         )
     if args.only in (None, "plan"):
         cells = plan_grid(args.plan_reps, args.seed, args.tasks)
-        print_plan(cells, args.plan_reps, args.seed, args.tasks)
+        held = print_plan(cells, args.plan_reps, args.seed, args.tasks) and held
     print(f"run time {time.perf_counter() - started:.1f} s")
     sys.exit(0 if held else 1)
 
