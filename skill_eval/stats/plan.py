@@ -27,8 +27,8 @@ MAX_TASKS = 100_000  # planning figures beyond these are reported as null, with 
 MAX_SAMPLES = 1000  # --samples' own ceiling
 SETTLE_PROBABILITY = 0.8
 # The prior on a skill's true delta (pass-rate points / 100): most skills move a suite's pass
-# rate by under 20 points either way. It sets how far a run's delta is shrunk toward zero:
-# by the share se^2 / (se^2 + PRIOR_SD^2), e.g. half at 20 tasks x 1 sample (se ~ 0.15).
+# rate by under 20 points either way. It sets how far a run's delta is shrunk toward zero: it
+# keeps PRIOR_SD^2 / (se^2 + PRIOR_SD^2), about a third at 20 tasks x 1 sample (se ~ 0.15).
 PRIOR_SD = 0.10
 
 
