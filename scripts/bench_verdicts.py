@@ -29,7 +29,9 @@ pool, an unchanged skill's passes pooled and alone, and the baseline attempts th
 
 Then the plan (scripts/plan_bench.py): each insufficient run's `tasks_needed` taken and the
 same true effect rerun at the size it names: how often the rerun settles (the plan states
-80%), and the share of insufficient runs that got a figure or, failing one, a reason.
+80% for runs like it, the true effect drawn from the plan's prior: checked per policy, samples
+and kind of result; fixed effects shown beside), and the share of insufficient runs that got a
+figure or, failing one, a reason.
 
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
                                      [--interval auto|t-floor|bootstrap] [--resamples 1000]
@@ -37,7 +39,7 @@ same true effect rerun at the size it names: how often the rerun settles (the pl
                                      [--plan-reps 300]
                                      [--only contract|policies|early-stop|drift|plan]
 
-Exit status 1 when the contract or the drift guard does not hold.
+Exit status 1 when the contract, the drift guard or the plan's stated rate does not hold.
 """
 
 from __future__ import annotations
@@ -270,7 +272,7 @@ def main() -> None:
         )
     if args.only in (None, "plan"):
         cells = plan_grid(args.plan_reps, args.seed, args.tasks)
-        print_plan(cells, args.plan_reps, args.seed, args.tasks)
+        held = print_plan(cells, args.plan_reps, args.seed, args.tasks) and held
     print(f"run time {time.perf_counter() - started:.1f} s")
     sys.exit(0 if held else 1)
 

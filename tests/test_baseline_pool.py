@@ -132,8 +132,8 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
     regression; pooled with the run before, it is averaged out (every task 0.5 against 0.5)
     and the decision is the score test's on every baseline attempt of both runs: its bound
     is the one the pooled tallies give, not the one of this run's own attempts. (16 tasks at 2
-    samples still cannot rule out 10 points: that takes about 120, the planning figure says, the
-    drift allowance of the pool included.)"""
+    samples still cannot rule out 10 points: the planning figure says how many would, 4 times in
+    5, the drift allowance of the pool included.)"""
     ids = [f"t{i}" for i in range(16)]
     suite = write_suite(tmp_path / "suite", [contains_task(t, "DONE") for t in ids])
     plan = RunPlan.from_flags(
@@ -161,9 +161,10 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
     guard = second["baseline_cache"]["drift_guard"]
     assert guard["agree"] and guard["fresh_rate"] == guard["cached_rate"] == 0.5
     assert second["evaluation"]["insufficient"]
-    # about 2.2 times the 100-140 tasks at which this even result would just clear: the plan
-    # is for a rerun that settles 4 times in 5
-    assert 200 <= second["evaluation"]["tasks_needed"]["tasks"] <= 300
+    # far more than the 100-140 tasks at which this even result would just clear: a rerun
+    # settles 4 times in 5 only when the true delta lies clear of the threshold plus the pool's
+    # drift allowance, which the bound keeps however many tasks (stats/plan.py)
+    assert 1500 <= second["evaluation"]["tasks_needed"]["tasks"] <= 2000
 
 
 def test_the_pool_grows_to_its_limit_then_the_cache_serves_the_baseline(tmp_path: Path) -> None:

@@ -1,42 +1,46 @@
 """A plan for a run that lacked evidence: how many tasks (or samples of these tasks) a rerun
-needs for the same result to settle, pass or shown worse, with a stated probability (80%).
+needs to settle, pass or shown worse, with a stated probability (80%).
 
-The effect planned for is the observed one shrunk toward zero (by 1.5 times the share of its
-square that noise explains), because a run that did not settle was picked
-for being near its threshold, and a plan read off the raw estimate is a coin flip at the size
-it names (the audit of issue 41: 52.5%). The spread is read off the decision's own interval,
-so the exact, score and t-floor tests plan alike. Pure: no I/O.
+The probability is predictive ("assurance"): the chance that a rerun settles, averaged over
+what the true delta may be given this run, under a prior that a skill's true delta is normal
+about zero with a standard deviation of PRIOR_SD. So of the runs that end like this one (this
+policy, estimate and spread), 80% of reruns at the named size settle; for one fixed true delta
+the rate is lower the nearer it sits to the threshold, where no size settles it more often
+than by chance, and higher away from it. A point estimate cannot tell these apart: a run that
+did not settle was picked for being near its threshold, and a plan read off the raw delta is a
+coin flip at the size it names (the audit of issue 41: 52.5%). The spread is read off the
+decision's own interval, so the exact, score and t-floor tests plan alike. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
-from .intervals import EPS
 from .policy import PolicyDecision
 from .student_t import t_quantile
 
 MAX_TASKS = 100_000  # planning figures beyond these are reported as null, with the reason
 MAX_SAMPLES = 1000  # --samples' own ceiling
 SETTLE_PROBABILITY = 0.8
-# How hard the effect is shrunk: to zero while within sqrt(1.5) standard errors of it. 1 is
-# the positive-part James-Stein weight; 1.5 brings an even result's reruns to the stated 80%
-# at 20 tasks (scripts/plan_bench.py; 73% at 1), runs that stopped near their threshold
-# being a biased draw.
-NOISE_WEIGHT = 1.5
+# The prior on a skill's true delta (pass-rate points / 100): most skills move a suite's pass
+# rate by under 20 points either way. It sets how far a run's delta is shrunk toward zero: it
+# keeps PRIOR_SD^2 / (se^2 + PRIOR_SD^2), about a third at 20 tasks x 1 sample (se ~ 0.15).
+PRIOR_SD = 0.10
 
 
 @dataclass(frozen=True)
 class TasksNeeded:
     """Planning figures for a run that lacked evidence. `tasks`: paired tasks, at `samples`
-    attempts per task and arm, with which a rerun of `effect` (the observed delta shrunk toward
-    zero) settles with `probability`: passes when the effect clears the threshold, is shown
-    worse when it is past it (`settles_as`). `samples_for_these_tasks`: attempts per task and
-    arm with which these `these_tasks` would, the spread being attempt noise that more samples
-    average out (a lower bound when tasks truly differ). `reason` says why a figure is null."""
+    attempts per task and arm, with which a rerun settles with `probability`, averaged over
+    the true delta given this run (mean `effect`: the observed delta shrunk toward zero):
+    passes, or is shown worse (`settles_as`: the likelier; None when even).
+    `samples_for_these_tasks`: attempts per task and arm with which these `these_tasks`
+    would, the spread being attempt noise that more samples average out (a lower bound when
+    tasks truly differ). `reason` says why a figure is null."""
 
     tasks: int | None
     samples: int
@@ -60,38 +64,74 @@ class TasksNeeded:
         }
 
 
-def shrunk(estimate: float, se: float) -> float:
-    """The estimate shrunk toward zero by NOISE_WEIGHT times the share of its square that
-    noise explains."""
-    if estimate == 0:
-        return 0.0
-    return estimate * max(0.0, 1.0 - NOISE_WEIGHT * se * se / (estimate * estimate))
+@dataclass(frozen=True)
+class Belief:
+    """What a run says of the true delta (normal posterior: `mean`, `sd`) and the rule a rerun
+    is held to: `threshold`, the bound's one-sided `alpha` and drift `allowance`."""
+
+    mean: float
+    sd: float
+    threshold: float
+    alpha: float
+    allowance: float = 0.0
+
+    def settle_chances(self, se: float, quantile: float) -> tuple[float, float]:
+        """The chances that a rerun whose delta has standard error `se` passes and is shown
+        worse, its bound lying `quantile` standard errors (plus the allowance) from its
+        estimate, averaged over the true delta: E[Phi(x + b * delta)] over a normal delta is
+        Phi of one normal, so no integral."""
+        spread = math.sqrt(se * se + self.sd * self.sd)
+        reach = quantile * se + self.allowance
+        up = NormalDist().cdf((self.mean - self.threshold - reach) / spread)
+        down = NormalDist().cdf((self.threshold - self.mean - reach) / spread)
+        return up, down
 
 
-def _z(p: float) -> float:
-    return NormalDist().inv_cdf(p)
+def posterior(estimate: float, se: float) -> tuple[float, float]:
+    """Mean and sd of the true delta given an estimate with standard error `se`, under the
+    N(0, PRIOR_SD^2) prior: the estimate shrunk toward zero."""
+    weight = PRIOR_SD**2 / (PRIOR_SD**2 + se * se)
+    return estimate * weight, se * math.sqrt(weight)
 
 
 def _quantile(alpha: float, n: int) -> float:
     return t_quantile(1 - 2 * alpha, max(1, n - 1))
 
 
-def _settle_tasks(gap: float, sd: float, alpha: float, power: float) -> int | None:
-    """The smallest n with gap * sqrt(n) / sd >= t_(1-alpha, n-1) + z_power (a t test's
-    normal-approximation power), up to MAX_TASKS."""
+def _smallest(low: int, high: int, enough: Callable[[int], bool]) -> int | None:
+    """The smallest m in [low, high] with enough(m), by bisection (the chance of settling
+    grows with the size; the answer is one where it holds and fails one below)."""
+    if not enough(high):
+        return None
+    if enough(low):
+        return low
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
+
+
+def settle_tasks(belief: Belief, sd: float, power: float = SETTLE_PROBABILITY) -> int | None:
+    """The fewest new tasks (per-task spread `sd`) at which a rerun settles with `power`,
+    up to MAX_TASKS."""
 
     def enough(n: int) -> bool:
-        return gap * math.sqrt(n) / sd >= _quantile(alpha, n) + _z(power)
+        return sum(belief.settle_chances(sd / math.sqrt(n), _quantile(belief.alpha, n))) >= power
 
-    if not enough(MAX_TASKS):
-        return None
-    guess = max(2, math.ceil(((_z(1 - alpha) + _z(power)) * sd / gap) ** 2))
-    n = guess
-    while n > 2 and enough(n - 1):
-        n -= 1
-    while not enough(n):
-        n += 1
-    return n
+    return _smallest(2, MAX_TASKS, enough)
+
+
+def settle_samples(
+    belief: Belief, se: float, n: int, samples: int, power: float = SETTLE_PROBABILITY
+) -> int | None:
+    """The fewest samples, above `samples`, at which these `n` tasks (standard error `se` at
+    `samples`) settle with `power`, up to MAX_SAMPLES."""
+    quantile = _quantile(belief.alpha, n)
+
+    def enough(m: int) -> bool:
+        return sum(belief.settle_chances(se * math.sqrt(samples / m), quantile)) >= power
+
+    return _smallest(samples + 1, MAX_SAMPLES, enough) if samples < MAX_SAMPLES else None
 
 
 def plan(
@@ -105,25 +145,16 @@ def plan(
         return replace(base, reason="no task has a result in both arms")
     half = (upper - lower) / 2 - allowance
     se = half / _quantile(alpha, n) if half > 0 else 0.0
-    centre = (lower + upper) / 2
-    effect = shrunk(centre, se)
-    gap = abs(effect - theta) - allowance  # a pooled bound keeps its allowance as it grows
-    settles_as = "pass" if effect > theta else "worse"
-    if se <= 0 or gap <= EPS:
-        why = "the effect, shrunk toward zero, sits on the policy's threshold: no number of "
-        why += "tasks or samples would settle it more often than by chance"
-        return replace(base, effect=effect, reason=why)
-    sd = se * math.sqrt(n)
-    power = SETTLE_PROBABILITY
-    tasks = _settle_tasks(gap, sd, alpha, power)
-    # these tasks at more samples: the variance of a task's difference falls as 1/samples
-    need = ((_quantile(alpha, n) + _z(power)) * se / gap) ** 2 * samples
-    more = math.ceil(need - 1e-9) if need <= MAX_SAMPLES else None
-    if more is not None and more <= samples:
-        more = samples + 1
+    if se <= 0:
+        return replace(base, reason="the run shows no spread to plan from")
+    mean, sd = posterior((lower + upper) / 2, se)
+    belief = Belief(mean, sd, theta, alpha, allowance)
+    settles_as = None if mean == theta else ("pass" if mean > theta else "worse")
+    tasks = settle_tasks(belief, se * math.sqrt(n))
+    more = settle_samples(belief, se, n, samples)
     reason = None
     if tasks is None:
-        reason = f"more than {MAX_TASKS:,} tasks would be needed at this effect"
+        reason = f"no size up to {MAX_TASKS:,} tasks settles a result like this one as often"
     elif more is None:
         reason = f"these tasks would need more than {MAX_SAMPLES} samples"
     return TasksNeeded(
@@ -131,8 +162,8 @@ def plan(
         samples * pass_k,
         None if more is None else more * pass_k,
         n,
-        power,
-        effect,
+        SETTLE_PROBABILITY,
+        mean,
         settles_as,
         reason,
     )
