@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.executors.claude.binary import bundled_cli
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import REPO, contains_task, read_json, run_cli, write_skill, write_suite
 
@@ -175,3 +176,29 @@ def test_judge_calls_are_priced_into_the_artifact_and_the_summary(
     assert usage["candidate"]["judge_calls"] == 1 and usage["candidate"]["judge_cost_usd"] > 0
     assert usage["candidate"]["judge_tokens"] > 0
     assert "judges $" in err
+
+
+TRIGGERS = REPO / "task_suites" / "demo-triggers"
+
+
+@pytest.mark.skipif(bundled_cli() is None, reason="claude-agent-sdk not installed")
+def test_trigger_attempts_are_estimated_at_the_trigger_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trigger task's attempt runs on the executor's trigger model (a cheap one by default),
+    not on --model: the estimate prices it there."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    run = [
+        *("run", "--task-suite", str(TRIGGERS / "task_suite.yaml")),
+        *("--skill-path", str(TRIGGERS / "skill" / "pdf-tools")),
+        *("--baseline-skill", str(TRIGGERS / "baseline" / "pdf-tools")),
+        *("--executor", "claude-cli", "--model", PRICED, "--dry-run"),
+        *("--state-root", str(tmp_path / "state")),
+    ]
+    code, out, err = run_cli(*run, "--executor-option", "trigger_model=no-such-price")
+    assert code == 0, err
+    assert "no known price for model 'no-such-price'" in out and "dollars unknown" in out
+    code, cheap, err = run_cli(*run)
+    code_priced, priced, _ = run_cli(*run, "--executor-option", f"trigger_model={PRICED}")
+    assert code == code_priced == 0, err
+    assert 0 < estimated_usd(cheap) < estimated_usd(priced) / 10  # $0.1/$0.5 against $3/$15

@@ -196,8 +196,14 @@ def _prior(skill: Any, tasks: Sequence[Task], executor: ExecutorBase, notes: lis
     tokens_in = round((prompt_chars + skill_chars) / CHARS_PER_TOKEN)
     kind = "agent" if executor.can_act else "text"
     tokens_in += AGENT_PRIOR_IN if kind == "agent" else 0
-    model = executor.describe().get("model")
-    return _priced(executor, model, tokens_in, PRIOR_OUT[kind], notes)
+    described = executor.describe()
+    rate = _priced(executor, described.get("model"), tokens_in, PRIOR_OUT[kind], notes)
+    # Attempts that watch for the skill (trigger tasks) run on the executor's trigger model
+    watching = sum(t.execution_settings().stop_on_skill for t in tasks)
+    if not watching or not described.get("trigger_model"):
+        return rate
+    trigger = _priced(executor, described["trigger_model"], tokens_in, PRIOR_OUT[kind], notes)
+    return _mean([rate] * (len(tasks) - watching) + [trigger] * watching)
 
 
 def _judge_prior(prepared: Prepared, notes: list[str]) -> Rate:
