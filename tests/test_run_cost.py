@@ -178,6 +178,32 @@ def test_judge_calls_are_priced_into_the_artifact_and_the_summary(
     assert "judges $" in err
 
 
+def test_judge_calls_are_priced_from_the_price_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge model only --price-file knows is priced from it in the artifact's usage and
+    usage_by_model (the built-in table has no price for it: $0 before)."""
+    task = {"id": "r", "prompt": "Say alpha", "judge": {"type": "llm-rubric", "rubric": "alpha"}}
+    suite = write_suite(tmp_path / "suite", [task])
+    skill = write_skill(tmp_path / "skill", "Say alpha.")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  house-judge: {input: 1000, output: 1000}\n", encoding="utf-8")
+    with FakeAnthropic(default="not a judgement") as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        code, out, err = run_cli(
+            *("run", "--task-suite", str(suite), "--skill-path", str(skill), "-q"),
+            *("--executor", "anthropic", "--model", PRICED, "--judge-executor", "anthropic"),
+            *("--judge-model", "house-judge", "--price-file", str(prices)),
+            *("--state-root", str(tmp_path / "state")),
+        )
+    data = read_json(out.strip())
+    judged = data["usage"]["candidate"]
+    assert judged["judge_calls"] == 1 and judged["judge_tokens"] > 0
+    assert judged["judge_cost_usd"] == pytest.approx(judged["judge_tokens"] / 1000, rel=0.01)
+    assert data["usage_by_model"]["house-judge"]["cost_usd"] > 0
+
+
 TRIGGERS = REPO / "task_suites" / "demo-triggers"
 
 

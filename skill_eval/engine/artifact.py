@@ -17,6 +17,7 @@ from ..core.model import Arm, Attempt, Skill, Task, Usage
 from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
+from ..executors.pricing import PriceTable
 from ..jail import NO_JAIL
 from ..jail.providers import caps_warning, chosen, isolated, name_of
 from ..judges.base import is_deterministic
@@ -60,13 +61,14 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _usage(attempts: Sequence[Attempt], arm: str) -> dict[str, Any]:
+def _usage(attempts: Sequence[Attempt], arm: str, prices: PriceTable | None) -> dict[str, Any]:
     """An arm's tokens and cost spent by this run (attempts drawn from the baseline cache were
-    paid for by the run that made them: counted in `attempts` and `from_cache`, not in cost)."""
+    paid for by the run that made them: counted in `attempts` and `from_cache`, not in cost);
+    model-graded judgements at `prices` (the executor's --price-file, else the built-in)."""
     mine = [a for a in attempts if a.arm == arm]
     spent = [a for a in mine if drawn_from(a) is None]
     total = sum((a.usage for a in spent), Usage())
-    judged = spend.total(spent)  # model-graded judgements, at the built-in prices
+    judged = spend.total(spent, prices)
     judges = {
         "judge_calls": judged.judge_calls,
         "judge_cost_usd": round(judged.judge_cost_usd, 6),
@@ -114,6 +116,7 @@ def build(
     attempts: Sequence[Attempt],
     state_root: Path,
     analysis: Analysis,
+    prices: PriceTable | None = None,
 ) -> dict[str, Any]:
     """The artifact of a run, in the original tool's key order, then the manifest and what
     skill-eval adds (see references/artifact.md)."""
@@ -151,12 +154,14 @@ def build(
         "non_discriminating": list(analysis.non_discriminating),
         "power_hint": analysis.power_hint,
         "usage": {
-            "candidate": _usage(attempts, arms.candidate.name),
-            "baseline": _usage(attempts, arms.baseline.name if arms.baseline else "baseline"),
+            "candidate": _usage(attempts, arms.candidate.name, prices),
+            "baseline": _usage(
+                attempts, arms.baseline.name if arms.baseline else "baseline", prices
+            ),
         },
         "errors": _errors(attempts),
     }
-    models = usage_by_model(attempts, [t.id for t in suite.tasks if t.is_trigger_task])
+    models = usage_by_model(attempts, [t.id for t in suite.tasks if t.is_trigger_task], prices)
     if models:  # a run that called no model (the mock) has none: its artifact stays as it was
         data["usage_by_model"] = models
     observed = summarise_observers(suite.tasks, attempts)

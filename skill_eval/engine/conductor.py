@@ -228,6 +228,7 @@ def _ran(
         skip=partial,
         extras=extras,
         arm_executors=prepared.arm_describe,
+        prices=prices_of(prepared.executor),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Attempt
+from ..executors.pricing import PriceTable
 from ..inputs.arms import Arms
 from ..judges.roles import Decision, rated_tasks, roles_of
 from ..plan.run_plan import RunPlan
@@ -83,6 +84,7 @@ class Finished:
     output: Path | None = None  # the artifact's path, beating the plan's
     # --arm: each arm's delivery and executor describe() (engine/arm_executors.py)
     arm_executors: Mapping[str, Any] | None = None
+    prices: PriceTable | None = None  # what judgements cost (--price-file); None: built-in
 
 
 def finish_evaluation(
@@ -111,6 +113,7 @@ def finish_evaluation(
         attempts=run.attempts,
         state_root=run.state_root,
         analysis=analysis,
+        prices=run.prices,
     )
     data.update((key, value) for key, value in sections.items() if value is not None)
     if arms.listed and run.skip is None:  # only runs with --arm: two-arm artifacts unchanged
