@@ -14,10 +14,10 @@ credentials.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..core.interruptible import run_interruptibly
 from ..errors import UsageError
 from . import Shipment
 
@@ -47,29 +47,9 @@ def run_remote(fn: Callable[[Any, Any], Any], item: Any, shared: Any) -> Any:
 
 def _plain(fn: Callable[[Any], Any]) -> Callable[[Any, Any], tuple[Any, None]]:
     def call(item: Any, shared: Any) -> tuple[Any, None]:
-        return _interruptible(lambda: fn(item)), None
+        return run_interruptibly(lambda: fn(item), "skill-eval-ray-task"), None
 
     return call
-
-
-def _interruptible(call: Callable[[], Any]) -> Any:
-    """`call()` on a thread, this one waiting in short steps: Ray's cancel raises
-    KeyboardInterrupt here only between bytecodes, never inside a blocking wait."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["result"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=target, name="skill-eval-ray-task", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.1)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
 
 
 class _Plain:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.interruptible import run_interruptibly
 from ..core.model import Attempt
 from ..errors import UsageError
 from ..executors.base import ExecutorBase
@@ -66,33 +66,15 @@ def run_shipped_job(
 
 
 def _interruptible(call: Callable[[], Finished], env: AttemptEnv) -> Finished:
-    """`call()` on a thread, this one waiting in short steps: a cancel raises
-    KeyboardInterrupt here only between bytecodes, never inside a blocking wait (an agent's
-    subprocess, a socket read). Then the job's executor kills what it started and the job
+    """`call()`, a cancel stopping it: the job's executor kills what it started and the job
     stops, instead of the task running to its end."""
-    outcome: dict[str, Any] = {}
 
-    def target() -> None:
-        try:
-            outcome["result"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=target, name="skill-eval-attempt", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
+    def stop() -> None:
         env.stop.set()
         if env.executor is not None:
             env.executor.cancel()
-        worker.join(5)
-        raise
-    if "error" in outcome:
-        raise outcome["error"]
-    result: Finished = outcome["result"]
-    return result
+
+    return run_interruptibly(call, "skill-eval-attempt", stop)
 
 
 class AttemptShipment:
