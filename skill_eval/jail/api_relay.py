@@ -202,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._relay(response, _Tapped(proxy, log, response, reply))
             response.read()  # nothing is left: this ends the response (or raises: cut short)
             relayed = True
+        except (OSError, http.client.HTTPException):  # the upstream cut its reply short
+            self.close_connection = True  # and so the agent's: its CLI retries or fails
         finally:
             proxy.release(upstream, relayed and not response.will_close)
 
