@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from skill_eval.core.attempt_policy import AttemptPolicy  # noqa: E402
+from skill_eval import Execution  # noqa: E402
 from skill_eval.core.model import Arm, Suite, Task  # noqa: E402
-from skill_eval.engine.evaluation import EvaluationSettings, evaluate  # noqa: E402
+from skill_eval.engine.evaluation import evaluate  # noqa: E402
 from skill_eval.executors.anthropic_api import AnthropicConfig  # noqa: E402
 from skill_eval.executors.base import create_executor  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
@@ -65,10 +65,7 @@ def run_once(args: argparse.Namespace, adaptive: bool) -> tuple[int, int, float,
             _suite(args.attempts),
             [Arm("baseline", None)],
             executor,
-            settings=EvaluationSettings(
-                concurrency=args.concurrency,
-                attempts=AttemptPolicy(max_retries=args.max_retries),
-            ),
+            execution=Execution(concurrency=args.concurrency, max_retries=args.max_retries),
             progress=watch,
         )
         wall = time.perf_counter() - started

@@ -13,7 +13,8 @@ for the command line.
 them; the plan groups them by owner (`plan.inputs`, `.execution`, `.executor`, `.judging`,
 `.decision`, `.records`; see skill_eval/plan/run_plan.py).
 
-`evaluate(suite, arms, executor)` is the entry below it: any number of labelled in-memory arms,
+`evaluate(suite, arms, executor, decision=Decision(...), execution=Execution(...))` is the
+entry below it, with the plan's sections as they are: any number of labelled in-memory arms,
 no files written, an `EvaluationResult` back (see skill_eval/engine/evaluation.py).
 """
 
@@ -34,11 +35,12 @@ _EXPORTS = {
     "BaselineCache": "engine.cache",
     "CacheError": "errors",
     "ConfigError": "errors",
+    "Decision": "stats.decision",
     "EvaluationOutcome": "engine.finish",
     "EvaluationResult": "engine.summary",
-    "EvaluationSettings": "engine.settings",
     "ExecutionRequest": "core.model",
     "ExecutionResult": "core.model",
+    "Execution": "plan.run_plan",
     "Executor": "executors.base",
     "ExecutorBase": "executors.base",
     "ExecutorConfig": "executors.base",
@@ -86,9 +88,10 @@ __all__ = [
     "BaselineCache",
     "CacheError",
     "ConfigError",
+    "Decision",
     "EvaluationOutcome",
     "EvaluationResult",
-    "EvaluationSettings",
+    "Execution",
     "ExecutionRequest",
     "ExecutionResult",
     "Executor",

@@ -19,8 +19,9 @@ from typing import Any
 
 import yaml
 
-from skill_eval import Arm, AttemptPolicy, EvaluationSettings, evaluate, load_suite
+from skill_eval import Arm, Execution, evaluate, load_suite
 from skill_eval.core.model import ExecutionRequest, ExecutionResult
+from skill_eval.engine.jobs import WorkspaceSettings
 from skill_eval.executors.base import ExecutorBase
 from tests.helpers import REPO
 
@@ -46,7 +47,8 @@ SPARSE_RUN = textwrap.dedent(
 
     # A safety net for the machine, far above the figure the test asserts.
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
-    from skill_eval import Arm, AttemptPolicy, EvaluationSettings, evaluate, load_suite
+    from skill_eval import Arm, Execution, evaluate, load_suite
+    from skill_eval.engine.jobs import WorkspaceSettings
     from skill_eval.core.model import ExecutionResult
     from skill_eval.executors.base import ExecutorBase
 
@@ -59,12 +61,9 @@ SPARSE_RUN = textwrap.dedent(
             return ExecutionResult(output="report written")
 
     tmp = Path(sys.argv[2])
-    settings = EvaluationSettings(
-        keep_workspaces="all", workspace_parent=tmp, keep_root=Path(sys.argv[3]),
-        concurrency=1, attempts=AttemptPolicy(max_retries=0),
-    )
     result = evaluate(load_suite(sys.argv[1]), [Arm("candidate", None, "none")], SparseAgent(),
-                      settings=settings)
+                      execution=Execution(concurrency=1, max_retries=0),
+                      workspaces=WorkspaceSettings("all", tmp, Path(sys.argv[3])))
     status = Path("/proc/self/status").read_text()
     peak = next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmHWM:"))
     print(json.dumps({
@@ -156,14 +155,13 @@ def test_200000_files_fail_the_attempt_in_bounded_time_and_are_not_all_kept(
 
 
 def many_files(tmp_path: Path, suite: Any, work: Path) -> None:
-    settings = EvaluationSettings(
-        keep_workspaces="all",
-        workspace_parent=work,
-        keep_root=tmp_path / "run" / "workspaces",
-        concurrency=1,
-        attempts=AttemptPolicy(max_retries=0),
+    result = evaluate(
+        suite,
+        [Arm("candidate", None, "none")],
+        ManyFilesAgent(),
+        execution=Execution(concurrency=1, max_retries=0),
+        workspaces=WorkspaceSettings("all", work, tmp_path / "run" / "workspaces"),
     )
-    result = evaluate(suite, [Arm("candidate", None, "none")], ManyFilesAgent(), settings=settings)
     after_agent = time.monotonic() - ManyFilesAgent.finished_at  # snapshot, judge, keep, delete
     print(f"200,000 files: {after_agent:.1f} s from the agent's end to the attempt's")
     [attempt] = result.attempts

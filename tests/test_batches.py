@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import Arm, AttemptPolicy, Skill, evaluate, load_suite
+from skill_eval import Arm, Skill, evaluate, load_suite
 from skill_eval.engine.runner import Journal
 from skill_eval.executors.anthropic_api import AnthropicConfig
 from skill_eval.executors.base import create_executor
@@ -58,7 +58,7 @@ def _executor(server: FakeAnthropic):
 
 
 def _run(tmp_path: Path, server: FakeAnthropic, max_retries: int = 5):
-    from skill_eval.engine.evaluation import EvaluationSettings
+    from skill_eval import Execution
 
     journal = Journal(tmp_path / "attempts.jsonl")
     try:
@@ -67,7 +67,7 @@ def _run(tmp_path: Path, server: FakeAnthropic, max_retries: int = 5):
             _arms(),
             _executor(server),
             journal=journal,
-            settings=EvaluationSettings(attempts=AttemptPolicy(max_retries=max_retries)),
+            execution=Execution(max_retries=max_retries),
         ), journal
     finally:
         journal.close()
@@ -139,7 +139,7 @@ def test_requests_out_of_retries_or_invalid_end_as_errors(tmp_path: Path) -> Non
 
 
 def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
-    from skill_eval.engine.evaluation import EvaluationSettings
+    from skill_eval import Execution
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.llm_rubric import TOOL_NAME
 
@@ -174,7 +174,7 @@ def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
             _executor(server),
             journal=journal,
             judge_context=ctx,
-            settings=EvaluationSettings(attempts=AttemptPolicy(max_retries=0)),
+            execution=Execution(max_retries=0),
         )
         journal.close()
     assert server.batches.creates == 2
@@ -193,7 +193,7 @@ def test_rubric_judgements_go_out_as_a_second_batch(tmp_path: Path) -> None:
 
 
 def test_evaluator_rubric_judgements_go_out_as_a_second_batch_too(tmp_path: Path) -> None:
-    from skill_eval.engine.evaluation import EvaluationSettings
+    from skill_eval import Execution
     from skill_eval.judges.judge_cache import MemoryJudgeCache
     from skill_eval.judges.rubric import REGISTRIES
 
@@ -240,7 +240,7 @@ def test_evaluator_rubric_judgements_go_out_as_a_second_batch_too(tmp_path: Path
             _executor(server),
             journal=journal,
             judge_context=ctx,
-            settings=EvaluationSettings(attempts=AttemptPolicy(max_retries=0)),
+            execution=Execution(max_retries=0),
         )
         journal.close()
     REGISTRIES.clear()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import Arm, EvaluationSettings, Skill, evaluate, load_suite
+from skill_eval import Arm, Decision, Execution, Skill, evaluate, load_suite
 from skill_eval.core.model import ExecutionRequest, ExecutionResult
 from skill_eval.engine import artifact
 from skill_eval.executors.mock import MockConfig, MockExecutor
@@ -48,7 +48,11 @@ def test_the_rest_of_the_budget_follows_the_other_arms_first_round(tmp_path: Pat
     arms = [Arm("baseline", Skill("b", "# base"), "base"), Arm("candidate", Skill("c", "# c"))]
     budget = 2 * len(TASKS) * 2 + 60  # a first round of 2, then 60 more
     result = evaluate(
-        suite, arms, executor, settings=EvaluationSettings(budget=budget, concurrency=2)
+        suite,
+        arms,
+        executor,
+        decision=Decision(budget=budget),
+        execution=Execution(concurrency=2),
     )
     spent = result.adaptive
     assert spent is not None and spent.first == 2 and spent.planned == budget

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import Arm, EvaluationSettings, Skill, UsageError, Work, evaluate, load_suite
+from skill_eval import Arm, Decision, Execution, Skill, UsageError, Work, evaluate, load_suite
 from skill_eval.engine.runner import Journal
 from skill_eval.executors.base import create_executor
 
@@ -51,7 +51,7 @@ def test_three_in_memory_arms_give_three_results_and_two_comparisons(suite, tmp_
     assert Work is not None  # the other half of the public entry
     executor = create_executor("mock", {"mock_outputs": OUTPUTS})
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = evaluate(suite, arms(), executor, settings=EvaluationSettings(concurrency=3))
+    result = evaluate(suite, arms(), executor, execution=Execution(concurrency=3))
 
     assert [r.name for r in result.arms] == ["v1", "v2", "v3"] and result.reference == "v1"
     assert [result.arm(n).pass_rate for n in ("v1", "v2", "v3")] == [0.0, 1.0, 0.5]
@@ -92,7 +92,7 @@ def test_the_reference_arm_can_be_named_and_attempts_journaled(suite, tmp_path) 
         create_executor("mock", {"mock_outputs": OUTPUTS}),
         reference="v2",
         journal=journal,
-        settings=EvaluationSettings(pass_k=1, samples=2),
+        decision=Decision(pass_k=1, samples=2),
     )
     journal.close()
     assert [(c.arm, c.delta) for c in result.comparisons] == [("v1", -1.0), ("v3", -0.5)]

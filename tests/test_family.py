@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skill_eval import Arm, EvaluationSettings, Skill, evaluate, load_suite
+from skill_eval import Arm, Decision, Skill, evaluate, load_suite
 from skill_eval.executors.base import create_executor
 from skill_eval.improve.adapter import make_compare_fn
 from skill_eval.stats.family import bonferroni, holm_adjusted, holm_levels
@@ -75,8 +75,7 @@ def test_the_confirmation_is_held_to_its_share_of_the_family(suite) -> None:
     five = list(GOOD)[:5]
     assert compare({"SKILL.md": "# new"}, {"SKILL.md": "# old"}, five, 1)[0]
     assert not compare({"SKILL.md": "# new"}, {"SKILL.md": "# old"}, five, 3)[0]
-    settings = EvaluationSettings(family_size=3)
-    assert settings.family_size == 3
+    assert Decision(family_size=3).family_size == 3
 
 
 def test_improve_help_names_the_confirmation_split() -> None:

@@ -165,10 +165,9 @@ def test_outputs_per_arm_are_refused_not_ignored(tmp_path: Path) -> None:
     )
     assert code == 2 and out == ""
     [line] = err.splitlines()
-    assert line.startswith(
-        f"Error: --mock-outputs {script}: outputs per arm (candidate/"
-        "baseline) do not apply to improve"
-    )
+    assert line.startswith(f"Error: {script}: does not script this run")
+    assert "keys 'candidate', 'baseline' name no arm of this run" in line
+    assert "improve scores its own versions as arms version, original, best" in line
     assert not (tmp_path / "s" / "improve").exists()  # refused before anything ran
 
 

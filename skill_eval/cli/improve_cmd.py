@@ -11,13 +11,15 @@ import click
 from click_option_group import OptionGroup
 
 from ..errors import UsageError
+from ..executors.base import DEFAULT_EXECUTOR
 from ..executors.base import OFFLINE_EXECUTOR as MOCK
+from ..executors.catalog import has_option
 from ..jail import NO_JAIL
 from .choices import ModelServiceChoice
-from .run_flags import flag
+from .run_flags import flag, plan_flags, section_flags, shared_flags
 
 if TYPE_CHECKING:
-    from ..improve.run import EvaluationsExecutor, ImproveRun
+    from ..improve.run import ImproveRun
 
 
 # The sections of `improve --help`.
@@ -30,9 +32,11 @@ LOOP = OptionGroup(
 CONFIRM = OptionGroup(
     "Holdout and confirmation", help="Which tasks pick the best version, and the test it must pass."
 )
-EVALUATIONS = OptionGroup(
-    "Evaluations", help="How every version is scored on the tasks (as by `skill-eval run`)."
-)
+# How every version is scored: run's own sections of flags, as they are (cli/run_flags.py).
+EVALUATION_SECTIONS = ("Executor", "Executor option shorthands", "Execution", "Judging", "Cost")
+# Not for improve: a shard or a batch of one version's tasks; the improver's claude-bin and
+# base-url are its own (the evaluations take claude-bin too); mock rules are always on.
+NOT_SHARED = ("shard", "batch", "base-url", "claude-bin", "mock-rules")
 IMPROVER = OptionGroup("Improver", help="The model service that rewrites the skill.")
 OUTPUT = OptionGroup("Output", help="Where the winner goes.")
 
@@ -66,14 +70,6 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
     metavar="N",
     help="Tokens per iteration (recall gets 10%); the run ends with AbortBudget past N x "
     "--iterate.",
-)
-@LOOP.option(
-    "--max-cost-usd",
-    type=float,
-    default=2.0,
-    show_default=True,
-    metavar="USD",
-    help="Cost of the whole run past which it ends with AbortBudget.",
 )
 @LOOP.option(
     "--timeout",
@@ -155,28 +151,7 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
     "the version (default superior: shown better than the original; no-regression asks only "
     "that it is not shown 10 points worse); its level is divided by the versions compared.",
 )
-@flag(
-    "executor",
-    section=EVALUATIONS,
-    help="Executor of the evaluations (default claude-cli; mock with --mock).",
-)
-@flag("model", section=EVALUATIONS, help="Model of the evaluations [env SKILL_EVAL_MODEL].")
-@flag(
-    "mock",
-    section=EVALUATIONS,
-    help="Same as --executor mock; answers follow the "
-    "skill's [rule:...] markers unless --mock-outputs scripts them (a test double).",
-)
-@flag("mock-outputs", section=EVALUATIONS, help="Scripted mock outputs (as for run).")
-@flag(
-    "executor-option",
-    section=EVALUATIONS,
-    help="KEY=VALUE, repeatable: an option of the evaluations' executor, as for `skill-eval "
-    "run` (also read from [tool.skill-eval.executor.NAME] of the project config file); e.g. "
-    "base_url=URL for the evaluations' API.",
-)
-@flag("claude-bin", section=EVALUATIONS, help="The claude CLI (evaluations and improver).")
-@flag("no-jail", section=EVALUATIONS)
+@shared_flags(*EVALUATION_SECTIONS, skip=NOT_SHARED)
 @IMPROVER.option(
     "--improver",
     type=ModelServiceChoice(),
@@ -192,6 +167,7 @@ OUTPUT = OptionGroup("Output", help="Where the winner goes.")
     help="Messages API base URL for the improver (the evaluations': --executor-option "
     "base_url=URL).",
 )
+@flag("claude-bin", section=IMPROVER, help="The claude CLI (evaluations and improver).")
 @OUTPUT.option(
     "--output-dir",
     metavar="DIR",
@@ -204,20 +180,17 @@ def command(
     task_suite: str | None,
     state_root: str,
     policy: str | None,
-    executor: str | None,
-    model: str | None,
-    mock: bool,
-    mock_outputs: str | None,
-    executor_option: tuple[str, ...],
     improver: str | None,
     improver_model: str | None,
     base_url: str | None,
     claude_bin: str | None,
-    no_jail: bool,
     output_dir: str | None,
     in_place: bool,
     history: bool,
-    **loop: Any,
+    confirm_samples: int,
+    holdout: float,
+    seed: int,
+    **rest: Any,
 ) -> None:
     """Improve a skill: rewrite it from the failing train tasks, propose a version only if it
     is shown better than the original on held-out tasks. See references/improve.md.
@@ -232,16 +205,21 @@ def command(
     A suite too small for any outcome to pass is said before the first iteration. The
     ranking artifact's improve.confirmation records the split, K and the outcome.
 
+    The evaluations take run's flags (executor, execution, judging, cost caps), with one
+    meaning: --max-cost-usd and --max-tokens-total cap the whole command, improver included.
+
     Prints the ranking artifact's path on stdout, progress on stderr. Exit codes: 0 a better
     version is proposed (or the original is accepted as is), 1 none beats the original on
     holdout, 2 bad input, 3 error.
     """
-    from ..executors.base import DEFAULT_EXECUTOR
     from ..improve.decide import IterationSettings
     from ..improve.run import history as show_history
-    from ..improve.run import improve
+    from ..improve.run import improve, plan_for_improve
+    from ..plan.checks import executor_of_flags
+    from ..plan.config import nearest_executor_tables
 
-    if no_jail:
+    evaluations = plan_flags(rest, section_flags(*EVALUATION_SECTIONS, skip=NOT_SHARED))
+    if evaluations["no_jail"]:
         click.echo(f"WARNING: {NO_JAIL}", err=True)
     if history:
         click.echo(show_history(state_root))
@@ -249,53 +227,33 @@ def command(
     if not skill_path or not task_suite:
         raise UsageError("--skill-path and --task-suite are required (or --history)")
     try:  # the loop's flags (stopping rules, holdout and seed) are named after its settings
-        settings = IterationSettings(**loop)
+        settings = IterationSettings(
+            confirm_samples=confirm_samples, holdout=holdout, seed=seed, **rest
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    name = executor_of_flags(evaluations["mock"], evaluations["executor"])
+    plan = plan_for_improve(
+        task_suite=task_suite,
+        skill_path=skill_path,
+        state_root=state_root,
+        policy=policy,
+        claude_bin=claude_bin if has_option(name, "claude_bin") else None,
+        executor_tables=nearest_executor_tables(Path.cwd()),
+        **evaluations,
+    )
     outcome = improve(
-        skill_path,
-        task_suite,
-        state_root,
+        plan,
         settings=settings,
-        executor=_evaluations(executor, mock, model, claude_bin, executor_option, mock_outputs),
-        improver=improver or (MOCK if mock else DEFAULT_EXECUTOR),
+        improver=improver or (MOCK if evaluations["mock"] else DEFAULT_EXECUTOR),
         improver_model=improver_model,
         base_url=base_url,
         claude_bin=claude_bin,
-        policy=policy,
         output_dir=output_dir,
         in_place=in_place,
-        no_jail=no_jail,
         log=lambda line: click.echo(line, err=True),
     )
     _print_outcome(outcome)
-
-
-def _evaluations(
-    executor: str | None,
-    mock: bool,
-    model: str | None,
-    claude_bin: str | None,
-    options: tuple[str, ...],
-    mock_outputs: str | None,
-) -> EvaluationsExecutor:
-    """The evaluations' executor as the flags and the project config file's executor table
-    configure it, as for `skill-eval run`."""
-    from ..executors.base import DEFAULT_EXECUTOR
-    from ..improve.run import EvaluationsExecutor
-    from ..plan.config import nearest_executor_tables
-
-    if mock and executor not in (None, MOCK):
-        raise UsageError(f"--mock means --executor {MOCK}; drop one of them")
-    return EvaluationsExecutor(
-        MOCK if mock else (executor or DEFAULT_EXECUTOR),
-        model=model,
-        claude_bin=claude_bin,
-        options=options,
-        tables=nearest_executor_tables(Path.cwd()),
-        mock_outputs=mock_outputs,
-        mock_rules=True,  # a test double that can follow the skill's [rule:...] markers does
-    )
 
 
 def _print_outcome(outcome: ImproveRun) -> None:

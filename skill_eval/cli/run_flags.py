@@ -322,4 +322,54 @@ def run_flags(*, compatibility: bool = False) -> Decorator:
     return decorate
 
 
-__all__ = ["FLAGS", "SECTIONS", "attributes", "flag", "run_flags"]
+def section_flags(*titles: str, skip: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The flags of these sections of `run --help` (by title), less `skip`."""
+    wanted = {title: names for title, _, names in SECTIONS}
+    return tuple(n for t in titles for n in wanted[t] if n not in skip and n not in RUN_ONLY)
+
+
+def shared_flags(*titles: str, skip: tuple[str, ...] = ()) -> Decorator:
+    """These sections of `run`'s flags, as they are, for a command that runs evaluations
+    of its own (improve, review): the same flags, help and sections, so a run setting reaches
+    every command that evaluates (`plan_flags` hands them to RunPlan.from_flags)."""
+    names = section_flags(*titles, skip=skip)
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for title, text, section_names in reversed(SECTIONS):
+            if title not in titles:
+                continue
+            group = OptionGroup(title, help=text)
+            for name in reversed([n for n in section_names if n in names]):
+                func = group.option(*FLAGS[name][0], **_grouped(attributes(name)))(func)
+        return func
+
+    return decorate
+
+
+def python_name(name: str) -> str:
+    """Flag `name`'s parameter name (what click passes and RunPlan.from_flags takes)."""
+    decls = FLAGS[name][0]
+    plain = [d for d in decls if not d.startswith("-")]
+    return plain[0] if plain else decls[0].lstrip("-").replace("-", "_")
+
+
+def plan_flags(kwargs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The values of flags `names` taken out of a command's `kwargs`, by the names
+    RunPlan.from_flags takes (--executor-option as `executor_options`)."""
+    taken = {python_name(name): kwargs.pop(python_name(name)) for name in names}
+    if "executor_option" in taken:
+        taken["executor_options"] = taken.pop("executor_option")
+    return taken
+
+
+__all__ = [
+    "FLAGS",
+    "SECTIONS",
+    "attributes",
+    "flag",
+    "plan_flags",
+    "python_name",
+    "run_flags",
+    "section_flags",
+    "shared_flags",
+]

@@ -24,9 +24,9 @@ from typing import Any
 
 from ..core.model import Arm, Attempt, Task
 from ..executors.catalog import skill_invocations
-from ..judges.roles import Decision, declared_roles, roles_of
+from ..judges.roles import declared_roles, roles_of
+from ..stats.decision import Decision
 from .model_figures import models_section
-from .settings import EvaluationSettings
 from .summary import ArmResult, summarise
 
 INVOKED = ("installed", "nudged")  # deliveries where the agent chooses to invoke the skill
@@ -118,20 +118,19 @@ def section(
     arms: Sequence[Arm],
     reference: str,
     attempts: Sequence[Attempt],
-    settings: EvaluationSettings,
+    decision: Decision,
     setup: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The `arms` section (see the module docstring). `rated` are the tasks pass rates cover
     (a mixed suite's ordinary tasks); `setup` each arm's delivery and executor describe()."""
-    result = summarise(rated, arms, attempts, settings, reference)
-    every = summarise(tasks, arms, attempts, settings, reference)  # results list every task
-    decision = Decision(settings.sample_count, settings.policy, settings.min_delta, settings.margin)
+    result = summarise(rated, arms, attempts, decision, reference)
+    every = summarise(tasks, arms, attempts, decision, reference)  # results list every task
     mine = {a.name: [x for x in attempts if x.arm == a.name] for a in arms}
     present = roles_of(tasks)
     # every role's entry, null where the suite has none of its tasks: one shape for all runs
     figures = {
         role.key: {
-            a.name: role.arm_figures(tasks, mine[a.name], decision.samples)
+            a.name: role.arm_figures(tasks, mine[a.name], decision.sample_count)
             if role in present
             else None
             for a in arms
@@ -154,7 +153,7 @@ def section(
             entry[role.key] = role.compare_arms(by_arm[arm.name], by_arm[reference], decision)
         comparisons.append(entry)
     out = {"reference": reference, "arms": out_arms, "comparisons": comparisons}
-    models = models_section(arms, reference, result, settings)
+    models = models_section(arms, reference, result, decision)
     return out if models is None else out | {"models": models}
 
 

@@ -294,7 +294,7 @@ def _key(prepared: Prepared, opened: OpenRun) -> str:
             judge_backend=opened.judge_context.grader.name,
             judge_model=judge_model(opened.judge_context),
             evaluator_dirs=evaluator_dirs(plan),
-            extra=cut_ingredient(plan.records.max_output_bytes),
+            extra=cut_ingredient(plan.execution.max_output_bytes),
         ),
     )
 

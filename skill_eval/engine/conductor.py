@@ -15,22 +15,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..core.model import Task
 from ..core.workspace import WORKSPACES_DIR
-from ..errors import BudgetExhausted, JournalError, RunInterrupted
+from ..errors import JournalError, RunInterrupted
 from ..jail import NO_JAIL
 from ..plan.run_plan import RunPlan
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
-from .estimate import Estimate, check_caps, estimate_run, prices_of
+from .estimate import estimate_run, prices_of
 from .evaluation import EvaluationResult, evaluate
-from .finish import EvaluationOutcome, Finished, evaluation_settings, finish_evaluation
+from .finish import EvaluationOutcome, Finished, finish_evaluation
+from .jobs import WorkspaceSettings
 from .judging import close_judge_cache
 from .opening import OpenRun, open_run
 from .prepare import Log, Prepared, prepare
-from .spend import Meter, total
+from .spend import Meter
+from .spending import announce, metered
 
 
 def _to_stderr(message: str) -> None:
@@ -46,60 +49,32 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     prepared = prepare(plan, log)
     if prepared.skip is not None:
         return finish_evaluation(plan, prepared.suite, prepared.arms, _skipped(prepared), log)
-    estimate = estimate_run(prepared)
-    if plan.records.resume is None:  # a resumed run is priced once its journal is read
-        _announce(estimate, prepared, log)
-    with open_run(prepared, log) as opened:
-        meter = _meter(prepared, opened, estimate, log)
-        fresh = _fresh_runner(prepared, opened, meter)
-        with reusing_baselines(prepared, opened, log, fresh) as extras:
-            result = _evaluate(prepared, opened, log, meter)
-        if meter is not None and meter.reached is not None:
-            _out_of_budget(meter, estimate, result, opened)
+    # a resumed run is priced once its journal is read (metered)
+    resumed = plan.records.resume is not None
+    estimate = estimate_run(prepared) if resumed else announce(prepared, log)
+    with open_run(prepared, log) as opened, metered(prepared, opened, estimate, log) as meter:
+        run = _evaluator(prepared, opened, meter)
+        with reusing_baselines(prepared, opened, log, _fresh_runner(prepared, opened, run)) as x:
+            result = _evaluate(prepared, opened, log, run)
     return finish_evaluation(
-        plan, prepared.suite, opened.arms, _ran(prepared, opened, result, extras, log), log
+        plan, prepared.suite, opened.arms, _ran(prepared, opened, result, x, log), log
     )
 
 
-def _announce(estimate: Estimate, prepared: Prepared, log: Log) -> None:
-    """The run's plan and price, first (not with --quiet, which asks for the summary alone);
-    a cap the estimate is over stops it here."""
-    if prepared.plan.records.progress:
-        for line in estimate.lines():
-            log(line)
-    warning = check_caps(estimate, prepared.plan.records)
-    if warning is not None:
-        log(f"warning: {warning}")
+Evaluate = Callable[..., EvaluationResult]
 
 
-def _meter(prepared: Prepared, opened: OpenRun, estimate: Estimate, log: Log) -> Meter | None:
-    """The run's spending against its caps (None: no cap), from what earlier sessions of a
-    resumed run spent; a resumed run's plan and price are said here."""
-    records = prepared.plan.records
-    prices = prices_of(prepared.executor)
-    spent = total(opened.done, prices)
-    if records.resume is not None:
-        _announce(estimate.after(opened.done, spent), prepared, log)
-    if records.max_cost_usd is None and records.max_tokens_total is None:
-        return None
-    return Meter(records.max_cost_usd, records.max_tokens_total, prices, already=spent)
-
-
-def _out_of_budget(
-    meter: Meter, estimate: Estimate, result: EvaluationResult, opened: OpenRun
-) -> None:
-    """A run whose cap stopped it before every attempt ran ends here, never as a pass."""
-    planned = sum(estimate.attempts.values())
-    finished = sum(a.status != "error" and drawn_from(a) is None for a in result.attempts)
-    if finished >= planned:
-        return  # the cap was reached by the last attempts: the run is whole
-    where = str(opened.path)
-    flag = "--max-cost-usd" if meter.max_cost_usd is not None else "--max-tokens-total"
-    raise BudgetExhausted(
-        f"budget exhausted, no verdict (not a pass): {meter.reached}; {finished} of {planned} "
-        f"attempts finished and are kept in {where}; finish the run with "
-        f"skill-eval run --resume {where} {flag} HIGHER",
-        where,
+def _evaluator(prepared: Prepared, opened: OpenRun, meter: Meter | None) -> Evaluate:
+    """`evaluate` as this run calls it: its executors, judges, journal, the attempts it holds,
+    its backend and its meter; the caller adds the suite, arms and plan sections."""
+    return partial(
+        evaluate,
+        executor=prepared.arm_executors or prepared.executor,
+        judge_context=opened.judge_context,
+        journal=opened.journal,
+        done=opened.done,
+        backend=prepared.backend,
+        stop_when=meter.add if meter is not None else None,
     )
 
 
@@ -110,47 +85,38 @@ def _skipped(prepared: Prepared) -> Finished:
 
 
 def _fresh_runner(
-    prepared: Prepared, opened: OpenRun, meter: Meter | None
+    prepared: Prepared, opened: OpenRun, run: Evaluate
 ) -> Callable[[Mapping[str, int]], None]:
     """Runs the baseline's first `counts[task]` attempts of the tasks named, as the run would
     (its executor, judges, journal), before the rest: the drift guard's fresh attempts
     (engine/baseline_reuse.py). Tasks are grouped by count, one evaluation each."""
+    plan = prepared.plan
 
-    def run(counts: Mapping[str, int]) -> None:
+    def fresh(counts: Mapping[str, int]) -> None:
         baseline = opened.arms.baseline
         if baseline is None:
             return
         arm = next(a for a in opened.arms.every if a.name == baseline.name)
-        settings = replace(
-            evaluation_settings(prepared.plan), budget=None, early_stop=False, shard=None
-        )
         groups: dict[int, list[Task]] = {}
         for task in prepared.suite.tasks:
             if counts.get(task.id, 0) > 0:
                 groups.setdefault(counts[task.id], []).append(task)
         for n, tasks in sorted(groups.items()):
             known = {(a.arm, a.task_id, a.index) for a in opened.done}
-            result = evaluate(
+            result = run(
                 replace(prepared.suite, tasks=tuple(tasks)),
                 [arm],
-                prepared.arm_executors or prepared.executor,
-                settings=replace(settings, samples=n),
-                judge_context=opened.judge_context,
-                journal=opened.journal,
-                done=opened.done,
-                backend=prepared.backend,
-                stop_when=meter.add if meter is not None else None,
+                decision=replace(plan.decision, samples=n, budget=None, early_stop=False),
+                execution=replace(plan.execution, shard=None),
             )
             opened.done.extend(
                 a for a in result.attempts if (a.arm, a.task_id, a.index) not in known
             )
 
-    return run
+    return fresh
 
 
-def _evaluate(
-    prepared: Prepared, opened: OpenRun, log: Log, meter: Meter | None
-) -> EvaluationResult:
+def _evaluate(prepared: Prepared, opened: OpenRun, log: Log, run: Evaluate) -> EvaluationResult:
     """Every task with each arm; attempts the run already holds are not run again."""
     plan, arms = prepared.plan, opened.arms
     if plan.decision.early_stop and arms.baseline is None:
@@ -161,27 +127,18 @@ def _evaluate(
             for a in opened.done
             if a.status != "error" and not (drawn_from(a) and a.index >= plan.sample_count)
         )
-    settings = replace(
-        evaluation_settings(plan),
-        keep_root=opened.path / WORKSPACES_DIR,
-        keep_workspaces=plan.records.keep_workspaces,
-        shard=prepared.shard,
-    )
     arm_list = list(arms.every)
-    reference = arms.baseline.name if arms.baseline is not None else arm_list[-1].name
     try:
-        return evaluate(
+        return run(
             prepared.suite,
             arm_list,
-            prepared.arm_executors or prepared.executor,
-            settings=settings,
-            reference=reference,
-            judge_context=opened.judge_context,
-            journal=opened.journal,
-            done=opened.done,
+            decision=plan.decision,
+            execution=plan.execution,
+            workspaces=WorkspaceSettings(
+                plan.records.keep_workspaces, keep_root=opened.path / WORKSPACES_DIR
+            ),
+            reference=arms.baseline.name if arms.baseline is not None else arm_list[-1].name,
             progress=opened.progress,
-            backend=prepared.backend,
-            stop_when=meter.add if meter is not None else None,
         )
     except KeyboardInterrupt:
         try:  # what --resume will keep: the records on disk, not those known in memory

@@ -23,11 +23,13 @@ from ..errors import ExecutorError, UsageError
 from ..executors.base import OFFLINE_EXECUTOR, ExecutorBase, create_executor, get_executor_spec
 from ..jail import JailKind
 from ..judges.base import JudgeContext, build_judge
+from ..plan.run_plan import Execution
+from ..stats.decision import Decision
 from .jobs import WorkspaceSettings
 from .progress import Progress
 from .rounds import with_looks, within_budget
 from .runner import Journal, Runner, RunSettings, plan_jobs
-from .settings import EvaluationSettings
+from .shards import Shard, parse_shard
 from .summary import ArmComparison, ArmResult, EvaluationResult, compare, summarise
 
 
@@ -36,7 +38,9 @@ def evaluate(
     arms: Sequence[Arm],
     executor: ExecutorBase | str | Mapping[str, ExecutorBase | str],
     *,
-    settings: EvaluationSettings | None = None,
+    decision: Decision | None = None,
+    execution: Execution | None = None,
+    workspaces: WorkspaceSettings | None = None,
     reference: str | None = None,
     judge_context: JudgeContext | None = None,
     journal: Journal | None = None,
@@ -45,7 +49,7 @@ def evaluate(
     backend: Backend | None = None,
     stop_when: Callable[[Attempt], bool] | None = None,
 ) -> EvaluationResult:
-    """Run every arm on every task `settings.samples` times, judge, and compare.
+    """Run every arm on every task `decision.sample_count` times, judge, and compare.
 
     `executor` is an executor or a registered name (built with its defaults), or a mapping
     of every arm's name to its own (arms that compare agents: `executors_for`); call their
@@ -55,11 +59,15 @@ def evaluate(
     the executor's own grader when it has one (else the mock grader) and an in-memory judge
     cache. `journal` records each attempt as it finishes; attempts in `done` that did not end
     in error are kept and not run again (resume). `backend` runs the attempts (default: a
-    thread pool of `settings.concurrency`). With `settings.budget` the attempts run in two
-    rounds, the second placed by the first's outcomes (engine/rounds.py); with
-    `settings.early_stop`, in looks that may end the run early. `stop_when` is told of each
-    finished attempt: once it says True no new attempt starts (a cost cap)."""
-    settings = settings or EvaluationSettings()
+    thread pool of `execution.concurrency`). `decision` (the plan's section: samples, policy,
+    margins) decides; `execution` says how attempts run (concurrency, retries, the output cut,
+    a shard); `workspaces` which final workspaces are kept, and where. With `decision.budget`
+    the attempts run in two rounds, the second placed by the first's outcomes
+    (engine/rounds.py); with `decision.early_stop`, in looks that may end the run early.
+    `stop_when` is told of each finished attempt: once it says True no new attempt starts
+    (a cost cap)."""
+    decision = decision or Decision()
+    execution = execution or Execution()
     reference = _check_arms(arms, reference)
     by_arm = executors_for(arms, executor)
     executor = by_arm[arms[0].name]
@@ -73,14 +81,12 @@ def evaluate(
         ctx,
         journal,
         RunSettings(
-            concurrency=settings.concurrency,
-            attempts=settings.attempts,
+            concurrency=execution.concurrency,
+            attempts=execution.attempts,
             progress=progress,
             # the run's Progress also shows a sent batch's counts (--batch)
             batch_status=progress.batch if isinstance(progress, Progress) else None,
-            workspaces=WorkspaceSettings(
-                settings.keep_workspaces, settings.workspace_parent, settings.keep_root
-            ),
+            workspaces=workspaces or WorkspaceSettings(),
             stop_when=stop_when,
         ),
         backend=backend,
@@ -89,16 +95,17 @@ def evaluate(
     done = list(done)
 
     def summary(attempts: list[Attempt]) -> EvaluationResult:
-        return summarise(suite.tasks, arms, attempts, settings, reference)
+        return summarise(suite.tasks, arms, attempts, decision, reference)
 
-    if settings.budget is not None:
-        _check_budget(arms, settings)
-        return within_budget(runner, arms, suite.tasks, done, settings.budget, reference, summary)
-    jobs = plan_jobs(arms, suite.tasks, settings.sample_count)
-    if settings.shard is not None:
-        jobs = settings.shard.select(jobs, suite.tasks)
-    if settings.early_stop and len(arms) == 2:
-        return with_looks(runner, jobs, done, settings, summary)
+    shard = parse_shard(execution.shard)
+    if decision.budget is not None:
+        _check_budget(arms, decision, shard)
+        return within_budget(runner, arms, suite.tasks, done, decision.budget, reference, summary)
+    jobs = plan_jobs(arms, suite.tasks, decision.sample_count)
+    if shard is not None:
+        jobs = shard.select(jobs, suite.tasks)
+    if decision.early_stop and len(arms) == 2:
+        return with_looks(runner, jobs, done, decision, summary)
     return summary(runner.run(jobs, done))
 
 
@@ -167,13 +174,13 @@ def default_judge_context(
     )
 
 
-def _check_budget(arms: Sequence[Arm], settings: EvaluationSettings) -> None:
+def _check_budget(arms: Sequence[Arm], decision: Decision, shard: Shard | None) -> None:
     """--budget places attempts between a candidate and its baseline, over every task."""
     if len(arms) != 2:
         raise UsageError(
             f"evaluate: a budget needs two arms (a candidate and a reference), got {len(arms)}"
         )
-    if settings.early_stop or settings.shard is not None:
+    if decision.early_stop or shard is not None:
         raise UsageError(
             "evaluate: a budget runs every task in two rounds; it takes no early stop or shard"
         )
@@ -183,7 +190,6 @@ __all__ = [
     "ArmComparison",
     "ArmResult",
     "EvaluationResult",
-    "EvaluationSettings",
     "compare",
     "default_judge_context",
     "evaluate",

@@ -10,11 +10,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.attempt_policy import AttemptPolicy
 from ..core.model import Attempt
 from ..executors.pricing import PriceTable
 from ..inputs.arms import Arms
-from ..judges.roles import Decision, rated_tasks, roles_of
+from ..judges.roles import rated_tasks, roles_of
 from ..plan.run_plan import RunPlan
 from ..stats.analysis import Analysis
 from ..stats.results import TaskResult, first_failures
@@ -22,7 +21,7 @@ from ..stats.verdict import RunHealth, Verdict, decide_verdict, guard_excluded, 
 from . import arm_figures, compat
 from . import artifact as artifact_mod
 from .baseline_reuse import pool_section
-from .evaluation import EvaluationSettings, summarise
+from .evaluation import summarise
 
 
 @dataclass(frozen=True)
@@ -37,30 +36,6 @@ class EvaluationOutcome:
     @property
     def verdict(self) -> str:
         return str(self.artifact["evaluation"]["verdict"])
-
-
-def evaluation_settings(plan: RunPlan) -> EvaluationSettings:
-    """What `evaluate` needs of the plan (the engine adds workspaces and the shard)."""
-    return EvaluationSettings(
-        pass_k=plan.decision.pass_k,
-        samples=plan.sample_count,
-        policy=plan.decision.policy,
-        min_delta=plan.decision.min_delta,
-        margin=plan.decision.margin,
-        concurrency=plan.execution.concurrency,
-        attempts=AttemptPolicy(
-            max_retries=plan.execution.max_retries,
-            max_output_bytes=plan.records.max_output_bytes,
-        ),
-        early_stop=plan.decision.early_stop,
-        budget=plan.decision.budget,
-    )
-
-
-def decision_of(plan: RunPlan) -> Decision:
-    """The decision settings the judges' roles compare arms by."""
-    decision = plan.decision
-    return Decision(plan.sample_count, decision.policy, decision.min_delta, decision.margin)
 
 
 def rated_suite(suite: Any) -> Any:
@@ -95,7 +70,7 @@ def finish_evaluation(
     ran = [a.name for a in (arms.candidate, arms.baseline) if a]
     sections: dict[str, Any] = {}  # what the judges' roles add (trigger tasks: `triggers`)
     for role in roles_of(suite.tasks) if run.skip is None else []:
-        sections[role.key] = role.section(suite.tasks, run.attempts, ran, decision_of(plan))
+        sections[role.key] = role.section(suite.tasks, run.attempts, ran, plan.decision)
         verdict = role.guard(verdict, sections[role.key])
     for warning in verdict.warnings:
         log(f"warning: {warning}")
@@ -123,7 +98,7 @@ def finish_evaluation(
             arms.listed,
             _names(arms)[1],
             run.attempts,
-            evaluation_settings(plan),
+            plan.decision,
             run.arm_executors or {},
         )
     if run.skip is None and run.run_dir is not None and _pools(plan, arms):
@@ -215,7 +190,7 @@ def _decide(
     if not ran:
         return cand, base, unpaired, rates, analysis, errored, Verdict("skipped")
     name, ref = _names(arms)
-    result = summarise(suite.tasks, arms.every, attempts, evaluation_settings(plan), ref)
+    result = summarise(suite.tasks, arms.every, attempts, plan.decision, ref)
     cand = list(result.arm(name).results)
     if arms.baseline is not None:
         base = list(result.arm(ref).results)
@@ -267,4 +242,4 @@ def _errors_note(where: dict[str, list[str]]) -> str:
     )
 
 
-__all__ = ["EvaluationOutcome", "Finished", "evaluation_settings", "finish_evaluation"]
+__all__ = ["EvaluationOutcome", "Finished", "finish_evaluation"]

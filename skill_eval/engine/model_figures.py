@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.model import Arm
-from .settings import EvaluationSettings
+from ..stats.decision import Decision
 from .summary import ArmComparison, EvaluationResult, compare
 
 
@@ -47,16 +47,16 @@ def _figures(comparison: ArmComparison) -> dict[str, Any]:
 
 
 def models_section(
-    arms: Sequence[Arm], reference: str, result: EvaluationResult, settings: EvaluationSettings
+    arms: Sequence[Arm], reference: str, result: EvaluationResult, decision: Decision
 ) -> dict[str, Any] | None:
     """The `models` entry (see the module docstring); None when no arm names a model."""
     if not any(a.model for a in arms):
         return None
-    settings = replace(settings, family_size=1)
+    decision = replace(decision, family_size=1)
     target = next(a.model for a in arms if a.name == reference)
 
     def figures(arm: Arm, other: Arm) -> dict[str, Any]:
-        return _figures(compare(result.arm(arm.name), result.arm(other.name), settings))
+        return _figures(compare(result.arm(arm.name), result.arm(other.name), decision))
 
     lift = []
     for arm in arms:

@@ -91,7 +91,7 @@ def run_ingredients(prepared: Prepared) -> dict[str, str]:
             # a shard resumes only itself; a non-default cut changes what judges see
             extra={
                 **({"shard": shard.label} if shard else {}),
-                **cut_ingredient(plan.records.max_output_bytes),
+                **cut_ingredient(plan.execution.max_output_bytes),
                 # a budget run resumes only with the same budget (its samples say nothing)
                 **({"budget": str(plan.decision.budget)} if plan.decision.budget else {}),
                 **(

@@ -16,9 +16,9 @@ from dataclasses import replace
 from ..core.model import Arm, Attempt, Task
 from ..stats import adaptive, sequential
 from ..stats.adaptive import Allocation
+from ..stats.decision import Decision
 from ..stats.sequential import EarlyStop
 from .runner import Job, Runner, plan_jobs
-from .settings import EvaluationSettings
 from .summary import EvaluationResult
 
 Summarise = Callable[[list[Attempt]], EvaluationResult]
@@ -56,9 +56,9 @@ class Looks:
     its round's end; after each look the policy's sequential test either decides (the rest is
     never planned: skipped, neither failed nor in error) or asks for the next round."""
 
-    def __init__(self, jobs: Sequence[Job], settings: EvaluationSettings) -> None:
-        self.jobs, self.settings = list(jobs), settings
-        self.rounds, _ = sequential.plan(settings.policy, settings.sample_count, settings.pass_k)
+    def __init__(self, jobs: Sequence[Job], decision: Decision) -> None:
+        self.jobs, self.settings = list(jobs), decision
+        self.rounds, _ = sequential.plan(decision.policy, decision.sample_count, decision.pass_k)
         self.look = 1
         self.stopped: int | None = None
         self.decision: sequential.Call | None = None
@@ -105,12 +105,12 @@ def with_looks(
     runner: Runner,
     jobs: Sequence[Job],
     done: Sequence[Attempt],
-    settings: EvaluationSettings,
+    decision: Decision,
     summarise: Summarise,
 ) -> EvaluationResult:
     """--early-stop's run: its looks in rounds (see Looks); attempts a run holds that no job
     plans (a baseline pooled from the cache) are part of every look."""
-    looks = Looks(jobs, settings)
+    looks = Looks(jobs, decision)
     planned = {job.key for job in jobs}
     carried = [a for a in done if (a.arm, a.task_id, a.index) not in planned]
     result = in_rounds(runner, looks.round_jobs(), done, summarise, looks.next_round, carried)

@@ -98,6 +98,10 @@ def total(attempts: Iterable[Attempt], prices: PriceTable | None = None) -> Spen
     )
 
 
+def _finished(attempt: Attempt) -> bool:
+    return attempt.status != "error" and drawn_from(attempt) is None
+
+
 class Meter:
     """A run's spending against its caps. `add` each finished attempt (from the runner's
     thread); it returns True once a cap is reached, and `reached` says which."""
@@ -115,13 +119,30 @@ class Meter:
         self.cost_usd = already.total_usd
         self.tokens = already.total_tokens
         self.reached: str | None = None
+        self.finished = 0  # attempts run to an end (not in error, not drawn from the cache)
         self._lock = threading.Lock()
+
+    def count_finished(self, attempts: Iterable[Attempt]) -> None:
+        """Count attempts that finished before the meter started (a resumed run's)."""
+        with self._lock:
+            self.finished += sum(_finished(a) for a in attempts)
 
     def add(self, attempt: Attempt) -> bool:
         spent = spent_on(attempt, self.prices)
         with self._lock:
             self.cost_usd += spent.total_usd
             self.tokens += spent.total_tokens
+            self.finished += _finished(attempt)
+            if self.reached is None:
+                self.reached = self.over()
+            return self.reached is not None
+
+    def charge(self, cost_usd: float, tokens: int) -> bool:
+        """Count spending that is not an attempt's (an improver's call); True once a cap is
+        reached, as `add`."""
+        with self._lock:
+            self.cost_usd += cost_usd
+            self.tokens += tokens
             if self.reached is None:
                 self.reached = self.over()
             return self.reached is not None

@@ -14,13 +14,13 @@ from ..stats import drift, sequential
 from ..stats.accumulate import pooled_floor
 from ..stats.adaptive import Allocation
 from ..stats.analysis import Analysis, analyse
+from ..stats.decision import Decision
 from ..stats.family import bonferroni, holm_levels
 from ..stats.policy import POLICY_ALPHA, threshold_of
 from ..stats.results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
 from ..stats.sequential import EarlyStop
 from .attempt_store import CACHED_FROM
 from .runner import attempts_by
-from .settings import EvaluationSettings
 
 
 @dataclass(frozen=True)
@@ -106,8 +106,8 @@ class EvaluationResult:
     reference: str
     comparisons: tuple[ArmComparison, ...]  # every arm but the reference, in arm order
     attempts: tuple[Attempt, ...]
-    early_stop: EarlyStop | None = None  # with settings.early_stop: where the run stopped
-    adaptive: Allocation | None = None  # with settings.budget: how the budget was spent
+    early_stop: EarlyStop | None = None  # with decision.early_stop: where the run stopped
+    adaptive: Allocation | None = None  # with decision.budget: how the budget was spent
 
     def arm(self, name: str) -> ArmResult:
         for result in self.arms:
@@ -134,14 +134,14 @@ def summarise(
     tasks: Sequence[Task],
     arms: Sequence[Arm],
     attempts: Sequence[Attempt],
-    settings: EvaluationSettings,
+    decision: Decision,
     reference: str,
 ) -> EvaluationResult:
     """Per-arm results and the comparisons against `reference`, from attempts (pure)."""
     per_arm = []
     for arm in arms:
         mine = tuple(a for a in attempts if a.arm == arm.name)
-        results = tuple(arm_results(tasks, attempts_by(mine, arm.name), settings.pass_k))
+        results = tuple(arm_results(tasks, attempts_by(mine, arm.name), decision.pass_k))
         per_arm.append(
             ArmResult(
                 arm,
@@ -154,9 +154,9 @@ def summarise(
         )
     ref = next(r for r in per_arm if r.name == reference)
     others = [r for r in per_arm if r.name != reference]
-    comparisons = tuple(compare(r, ref, settings) for r in others)
-    if len(comparisons) > 1 and settings.policy in POLICY_ALPHA and not settings.early_stop:
-        comparisons = _held_over_family(others, ref, comparisons, settings)
+    comparisons = tuple(compare(r, ref, decision) for r in others)
+    if len(comparisons) > 1 and decision.policy in POLICY_ALPHA and not decision.early_stop:
+        comparisons = _held_over_family(others, ref, comparisons, decision)
     return EvaluationResult(tuple(per_arm), reference, comparisons, tuple(attempts))
 
 
@@ -164,23 +164,23 @@ def _held_over_family(
     arms: Sequence[ArmResult],
     ref: ArmResult,
     comparisons: tuple[ArmComparison, ...],
-    settings: EvaluationSettings,
+    decision: Decision,
 ) -> tuple[ArmComparison, ...]:
     """Several candidate arms against one reference: Holm's step-down over them (at the
     policy's level / family_size), each decided and worded at the level Holm gives it."""
-    base = bonferroni(POLICY_ALPHA[settings.policy], settings.family_size)
-    threshold = threshold_of(settings.policy, settings.margin)
+    base = bonferroni(POLICY_ALPHA[decision.policy], decision.family_size)
+    threshold = threshold_of(decision.policy, decision.margin)
     tests = [c.analysis.comparison for c in comparisons]
     p_values = [t.paired_test().p_value(threshold, "lower") if t else 1.0 for t in tests]
     note = f"Holm over {len(comparisons)} candidates"
     levels = dict(zip((a.name for a in arms), holm_levels(p_values, base), strict=True))
-    return tuple(compare(a, ref, settings, (max(levels[a.name], 1e-9), note)) for a in arms)
+    return tuple(compare(a, ref, decision, (max(levels[a.name], 1e-9), note)) for a in arms)
 
 
 def compare(
     arm: ArmResult,
     ref: ArmResult,
-    settings: EvaluationSettings,
+    decision: Decision,
     level: tuple[float, str] | None = None,
 ) -> ArmComparison:
     """`arm` against `ref` over the tasks both could judge, with the policy's decision.
@@ -190,35 +190,35 @@ def compare(
     rate = pass_rate([r for r in mine if r.task_id not in unpaired])
     ref_rate = pass_rate([r for r in theirs if r.task_id not in unpaired])
     delta = round(rate - ref_rate, 4) if rate is not None and ref_rate is not None else None
-    samples, alpha, note = settings.floor_samples(len(mine)), None, "early-stop level"
-    if settings.family_size > 1 and settings.policy in POLICY_ALPHA:
-        alpha = POLICY_ALPHA[settings.policy] / settings.family_size
-        note = f"Bonferroni share: {settings.family_size} candidates compared"
-    if settings.early_stop:  # decide at the look these attempts reach, at its level
+    samples, alpha, note = decision.floor_samples(len(mine)), None, "early-stop level"
+    if decision.family_size > 1 and decision.policy in POLICY_ALPHA:
+        alpha = POLICY_ALPHA[decision.policy] / decision.family_size
+        note = f"Bonferroni share: {decision.family_size} candidates compared"
+    if decision.early_stop:  # decide at the look these attempts reach, at its level
         reached = sequential.rounds_done((*arm.attempts, *ref.attempts))
         samples = min(samples, reached) or samples
         alpha = sequential.look_alpha(
-            settings.policy, settings.sample_count, settings.pass_k, samples
+            decision.policy, decision.sample_count, decision.pass_k, samples
         )
     if level is not None:
         alpha, note = level
     analysis = analyse(
         mine,
         theirs,
-        pass_k=settings.pass_k,
+        pass_k=decision.pass_k,
         samples=samples,
         # a baseline pooled from the cache (engine/baseline_reuse.py) has more attempts a task
         baseline_samples=pooled_floor(
             (r.stats.n for r in theirs if r.task_id not in unpaired), samples
         ),
-        policy=settings.policy,
-        min_delta=settings.min_delta,
-        margin=settings.margin,
+        policy=decision.policy,
+        min_delta=decision.min_delta,
+        margin=decision.margin,
         rates=(rate, ref_rate, delta),
         alpha=alpha,
         alpha_note=note,
         # the score test reads attempts taken a fixed number per task (stats/score.py)
-        fixed_attempts=settings.budget is None and not settings.early_stop,
+        fixed_attempts=decision.budget is None and not decision.early_stop,
         drift_allowance=drift.allowance(_cached_shares(ref, unpaired)),
     )
     where = errored_in(mine, theirs)

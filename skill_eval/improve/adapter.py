@@ -9,16 +9,18 @@ executors deliver those files from a folder (installed mode, read_skill_file).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.model import Arm, Skill, Suite
-from ..engine.evaluation import EvaluationSettings, default_judge_context, evaluate
+from ..core.model import Arm, Attempt, Skill, Suite
+from ..engine.evaluation import default_judge_context, evaluate
 from ..executors.base import ExecutorBase, create_executor
 from ..judges.base import JudgeContext
+from ..plan.run_plan import Execution
 from ..skills.tree import SKILL_FILE, tree_sha256
+from ..stats.decision import Decision
 from .evaluation import CompareFn, EvalSummary, EvaluateFn, TaskOutcome
 from .folders import write_version
 
@@ -41,15 +43,21 @@ def _only(suite: Suite, task_ids: Sequence[str]) -> Suite:
     return replace(suite, tasks=tuple(t for t in suite.tasks if t.id in wanted))
 
 
+StopWhen = Callable[[Attempt], bool]
+
+
 def make_evaluate_fn(
     suite: Suite,
     executor: ExecutorBase | str,
     *,
-    settings: EvaluationSettings | None = None,
+    decision: Decision | None = None,
+    execution: Execution | None = None,
     judge_context: JudgeContext | None = None,
+    stop_when: StopWhen | None = None,
 ) -> EvaluateFn:
-    """`evaluate_fn(skill_files, task_ids) -> EvalSummary` over `suite` with `executor`. The
-    judge context (and so its judge cache) is shared by every call."""
+    """`evaluate_fn(skill_files, task_ids) -> EvalSummary` over `suite` with `executor`, the
+    plan's `decision` and `execution` sections (default: one attempt a task) and its meter
+    (`stop_when`). The judge context (and so its judge cache) is shared by every call."""
     runner = create_executor(executor) if isinstance(executor, str) else executor
     ctx = judge_context or default_judge_context(suite, runner.name)
 
@@ -62,8 +70,10 @@ def make_evaluate_fn(
                 _only(suite, task_ids),
                 [Arm("version", skill)],
                 runner,
-                settings=settings,
+                decision=decision,
+                execution=execution,
                 judge_context=ctx,
+                stop_when=stop_when,
             )
         arm = result.arm("version")
         per_task = {r.task_id: TaskOutcome(r.passed, r.score, r.details) for r in arm.results}
@@ -84,16 +94,20 @@ def make_compare_fn(
     suite: Suite,
     executor: ExecutorBase | str,
     *,
-    settings: EvaluationSettings | None = None,
+    decision: Decision | None = None,
+    execution: Execution | None = None,
     judge_context: JudgeContext | None = None,
+    stop_when: StopWhen | None = None,
+    stopped: Callable[[], str | None] = lambda: None,
 ) -> CompareFn:
     """`compare_fn(best, original, task_ids, family) -> (passed, reason)`: the paired
     comparison and policy of `skill-eval run` on new attempts at `task_ids`, the original
     skill as the reference arm, at the policy's level / `family` (the versions the best was
-    picked from: EvaluationSettings.family_size)."""
+    picked from: Decision.family_size). A comparison the meter cut short (`stopped` says
+    why) never passes."""
     runner = create_executor(executor) if isinstance(executor, str) else executor
     ctx = judge_context or default_judge_context(suite, runner.name)
-    base = settings or EvaluationSettings()
+    base = decision or Decision()
 
     def compare_fn(
         best: Mapping[str, str],
@@ -106,9 +120,13 @@ def make_compare_fn(
                 _only(suite, task_ids),
                 [Arm("original", old), Arm("best", new)],
                 runner,
-                settings=replace(base, family_size=max(1, family)),
+                decision=replace(base, family_size=max(1, family)),
+                execution=execution,
                 judge_context=ctx,
+                stop_when=stop_when,
             )
+        if (why := stopped()) is not None:
+            return False, f"not confirmed: the budget ran out ({why})"
         comparison = result.comparison("best")
         policy = comparison.analysis.policy
         return bool(comparison.passed), policy.reasoning if policy else "nothing to compare"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..engine.spend import Meter
 from ..executors.base import DEFAULT_MODEL, OFFLINE_EXECUTOR, create_text_model, env_lookup
 from ..executors.pricing import PriceTable, load_price_table
 from ..executors.text_model import TextModel, TextModelSettings, TextRequest
@@ -58,6 +59,26 @@ class ModelImprover:
         except ProposalError as exc:
             self.notes.append(str(exc))
             return Proposal({}, f"unusable reply: {exc}", tokens, cost)
+
+
+class MeteredImprover:
+    """An improver whose every proposal is counted on the command's meter (--max-cost-usd,
+    --max-tokens-total): the improver's calls spend the same budget as the evaluations."""
+
+    def __init__(self, inner: Improver, meter: Meter) -> None:
+        self.inner = inner
+        self.meter = meter
+
+    @property
+    def notes(self) -> Sequence[str]:
+        return tuple(getattr(self.inner, "notes", ()))
+
+    def propose(
+        self, skill_files: Mapping[str, str], feedback: Feedback, learnings: Sequence[str]
+    ) -> Proposal:
+        proposal = self.inner.propose(skill_files, feedback, learnings)
+        self.meter.charge(proposal.cost_usd, proposal.tokens)
+        return proposal
 
 
 def build_improver(

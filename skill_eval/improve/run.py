@@ -7,23 +7,26 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.model import Suite
-from ..engine.evaluation import EvaluationSettings, default_judge_context
-from ..errors import UsageError
-from ..executors.base import DEFAULT_EXECUTOR, create_executor, get_executor_spec
-from ..executors.mock import check_mock_tasks, keyed_by_arm, load_mock_outputs
+from ..engine.judging import close_judge_cache, judge_context
+from ..engine.prepare import build_executor, check_records, preflight
+from ..engine.spend import Meter
+from ..errors import SkillEvalError, UsageError
+from ..executors.base import ExecutorBase
+from ..executors.catalog import has_option
 from ..inputs.suite import load_suite
-from ..jail import JailKind
-from ..plan.executor_options import ExecutorTable, check_tables, resolve_options
-from ..stats.policy import POLICIES, Policy
+from ..judges.base import JudgeContext
+from ..plan.checks import executor_of_flags
+from ..plan.run_plan import RunPlan
+from ..stats.policy import Policy
 from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import MOCK as MOCK_IMPROVER
-from .backends import build_improver
+from .backends import MeteredImprover, build_improver
 from .decide import IterationSettings
 from .evaluation import CompareFn, EvaluateFn
 from .folders import FolderError, read_skill_folder, write_versions, write_winner
@@ -60,55 +63,37 @@ class ImproveRun:
         return 0 if self.result.decision == "Accept" and len(self.result.versions) == 1 else 1
 
 
-@dataclass(frozen=True)
-class EvaluationsExecutor:
-    """The executor the versions are scored on, chosen and configured as for `skill-eval
-    run`: its name, model, the shorthand `claude_bin`, its own options (`--executor-option
-    KEY=VALUE` strings, or a mapping from Python) over its config file table
-    (`[tool.skill-eval.executor.NAME]`), and scripted outputs for an executor that takes them.
-    `mock_rules`: a test double that can follow the skill's [rule:...] markers does."""
-
-    name: str = DEFAULT_EXECUTOR
-    model: str | None = None
-    claude_bin: str | None = None
-    options: Iterable[str] | Mapping[str, Any] = ()
-    tables: Sequence[ExecutorTable] = ()
-    mock_outputs: str | None = None
-    mock_rules: bool = False
+IMPROVE_ARMS = ("version", "original", "best")  # the arms improve's evaluations run
 
 
-def _executor(chosen: EvaluationsExecutor, task_ids: set[str], jail: JailKind) -> Any:
-    """The evaluations' executor, its options resolved and checked as `run` does
-    (plan/executor_options.py)."""
-    name = chosen.name
-    spec = get_executor_spec(name)
-    known = {f.name for f in fields(spec.config_cls)}
-    check_tables(chosen.tables)
-    tables = {t.name: t for t in chosen.tables}
-    options, _ = resolve_options(
-        name, judge=None, shorthands={}, cli_options=chosen.options, table=tables.get(name)
-    )
-    values: dict[str, Any] = {"model": chosen.model, "claude_bin": chosen.claude_bin, "jail": jail}
-    mock_outputs = chosen.mock_outputs
-    if mock_outputs:
-        if "mock_outputs" not in known:
-            raise UsageError(
-                f"--mock-outputs is for an executor with scripted outputs (--mock), not {name!r}"
-            )
-        outputs = load_mock_outputs(Path(mock_outputs))
-        if keyed_by_arm(outputs):  # improve's arms are its versions: the keys would match none
-            raise UsageError(
-                f"--mock-outputs {mock_outputs}: outputs per arm (candidate/"
-                "baseline) do not apply to improve, whose versions it writes "
-                "itself; give {task_id: output} (every version gets it) or leave "
-                "--mock-outputs out (answers follow [rule:...] markers)"
-            )
-        check_mock_tasks(Path(mock_outputs), outputs, task_ids)
-        values["mock_outputs"] = outputs
-    if chosen.mock_rules:
-        values["mock_rules"] = True
-    supplied = {k: v for k, v in values.items() if k in known and v is not None}
-    return create_executor(name, spec.config({**supplied, **options}))
+def plan_for_improve(**flags: Any) -> RunPlan:
+    """The plan improve scores its versions with: `skill-eval run`'s flags by their Python
+    names (`RunPlan.from_flags`), standalone, confirmed under --policy superior unless
+    another is given, and an offline executor answering by the skill's [rule:...] markers
+    where no --mock-outputs scripts it."""
+    flags.setdefault("standalone", True)
+    if flags.get("policy") is None:
+        flags["policy"] = CONFIRM_POLICY
+    name = executor_of_flags(bool(flags.get("mock")), flags.get("executor"))
+    if has_option(name, "mock_rules") and flags.get("mock_rules") is None:
+        flags["mock_rules"] = True
+    return RunPlan.from_flags(**flags)
+
+
+def _executor(plan: RunPlan, suite: Suite) -> ExecutorBase:
+    """The evaluations' executor, built and checked as `run` builds it (engine/prepare.py):
+    its options, the tasks it can run, its own inputs against improve's arms (scripted
+    outputs keyed by a run's arm names match none of improve's versions), its preflight."""
+    executor = build_executor(plan, suite)
+    try:
+        executor.check_run(suite.tasks, IMPROVE_ARMS, strict=True)
+    except SkillEvalError as exc:
+        raise UsageError(
+            f"{exc} (improve scores its own versions as arms {', '.join(IMPROVE_ARMS)}: "
+            "give scripted outputs as {task_id: output}, which every version gets, or none)"
+        ) from None
+    preflight(plan, suite, executor)
+    return executor
 
 
 def _protected(suite_path: Path, skill_dir: Path) -> tuple[str, ...]:
@@ -121,59 +106,45 @@ def _protected(suite_path: Path, skill_dir: Path) -> tuple[str, ...]:
 
 
 def improve(
-    skill_path: str | Path,
-    task_suite: str | Path,
-    state_root: str | Path,
+    plan: RunPlan,
     *,
     settings: IterationSettings | None = None,
-    executor: str | EvaluationsExecutor = DEFAULT_EXECUTOR,
     improver: str | Improver = MOCK_IMPROVER,
     improver_model: str | None = None,
     base_url: str | None = None,
     claude_bin: str | None = None,
-    policy: str | None = None,
     output_dir: str | Path | None = None,
     in_place: bool = False,
     env: Mapping[str, str] | None = None,
-    no_jail: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> ImproveRun:
-    """Improve the skill folder at `skill_path` on `task_suite`; see references/improve.md.
+    """Improve the skill folder at `plan.inputs.skill_path` on `plan.inputs.task_suite`; see
+    references/improve.md. Build the plan with `plan_for_improve(...)` (run's flags): its
+    executor, execution (jail, concurrency, retries), judging and cost caps are the
+    evaluations', and `plan.decision.policy` is the confirmation's. `improver`,
+    `improver_model`, `base_url` and `claude_bin` choose who rewrites the skill.
 
-    `executor` is the evaluations' executor: a registered name (its defaults), or an
-    `EvaluationsExecutor` with its model, options and scripted outputs. Raises UsageError (bad
-    input) before anything runs; ExecutorError when a model cannot be reached. The user's
-    skill is written only with `in_place`.
+    Raises UsageError (bad input) before anything runs; ExecutorError when a model cannot be
+    reached. The user's skill is written only with `in_place`.
     """
-    skill_dir, files, skipped, suite = _read_inputs(skill_path, task_suite)
-    root = Path(state_root)
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"--state-root {root}: exists and is not a directory")
+    if plan.inputs.skill_path is None:
+        raise UsageError("improve: the plan names no skill (--skill-path)")
+    skill_dir, files, skipped, suite = _read_inputs(plan.inputs.skill_path, plan.inputs.task_suite)
+    check_records(plan)
+    root = Path(plan.records.state_root)
     s = settings or IterationSettings()
-    jail: JailKind = "none" if no_jail else "auto"
-    chosen_executor = (
-        executor if isinstance(executor, EvaluationsExecutor) else EvaluationsExecutor(executor)
-    )
-    runner = _executor(chosen_executor, {t.id for t in suite.tasks}, jail)
-    chosen = (
-        improver
-        if not isinstance(improver, str)
-        else build_improver(
-            improver,
-            model=improver_model,
-            base_url=base_url,
-            claude_bin=claude_bin,
-            env=env,
-            jail=jail,
-        )
-    )
-    confirm_policy = _policy(policy)
-    evaluate_fn, compare_fn = _judged_by(suite, runner, confirm_policy, s, jail)
+    if plan.records.max_cost_usd is not None:  # the command's one cap, the loop's too
+        s = replace(s, max_cost_usd=plan.records.max_cost_usd)
+    executor = _executor(plan, suite)
     say = log or (lambda line: None)
-    if compare_fn is not None:
-        _warn_if_unconfirmable(suite, s, confirm_policy, say)
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
+    meter = _meter(plan)
+    chosen = _improver(improver, improver_model, base_url, claude_bin, env, plan, meter)
+    ctx = judge_context(plan, suite.directory, root.resolve(), run_dir=run_dir)
+    evaluate_fn, compare_fn = _judged_by(suite, executor, plan, s, ctx, meter)
+    if compare_fn is not None:
+        _warn_if_unconfirmable(suite, s, plan.decision.policy, say)
     for note in skipped:
         say(f"[skill] {note}")
     with ImproveMemory.in_state_root(root) as memory:
@@ -190,10 +161,46 @@ def improve(
             log=say,
         )
         cycles = memory.cycles(result.run_id)
+    close_judge_cache(ctx)
     target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
     winner, ranking = _write_run(result, run_dir, skill_dir, target, in_place, suite, cycles)
     notes = tuple(getattr(chosen, "notes", ()))
     return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
+
+
+def _meter(plan: RunPlan) -> Meter | None:
+    """The whole command's spending against the plan's caps: evaluations, judges and the
+    improver's calls (None: no cap)."""
+    records = plan.records
+    if records.max_cost_usd is None and records.max_tokens_total is None:
+        return None
+    return Meter(records.max_cost_usd, records.max_tokens_total)
+
+
+def _improver(
+    improver: str | Improver,
+    model: str | None,
+    base_url: str | None,
+    claude_bin: str | None,
+    env: Mapping[str, str] | None,
+    plan: RunPlan,
+    meter: Meter | None,
+) -> Improver:
+    """The improver asked for (a name: built like a grader, jailed as the plan says), its
+    spending counted on the command's meter."""
+    chosen = (
+        improver
+        if not isinstance(improver, str)
+        else build_improver(
+            improver,
+            model=model,
+            base_url=base_url,
+            claude_bin=claude_bin,
+            env=env,
+            jail=plan.execution.jail,
+        )
+    )
+    return chosen if meter is None else MeteredImprover(chosen, meter)
 
 
 def _warn_if_unconfirmable(
@@ -213,9 +220,7 @@ def _warn_if_unconfirmable(
         )
 
 
-def _read_inputs(
-    skill_path: str | Path, task_suite: str | Path
-) -> tuple[Path, dict[str, str], list[str], Suite]:
+def _read_inputs(skill_path: str, task_suite: str) -> tuple[Path, dict[str, str], list[str], Suite]:
     """The skill folder (its files, and notes on what was skipped) and the suite, checked."""
     skill_dir = Path(skill_path)
     if not skill_dir.is_dir():
@@ -230,29 +235,37 @@ def _read_inputs(
     return skill_dir, files, skipped, suite
 
 
-def _policy(name: str | None) -> Policy:
-    """The confirmation's policy: `name`, checked, or CONFIRM_POLICY."""
-    if name is None:
-        return CONFIRM_POLICY
-    for policy in POLICIES:
-        if policy == name:
-            return policy
-    raise UsageError(f"--policy must be one of {', '.join(POLICIES)}")
-
-
 def _judged_by(
-    suite: Suite, runner: Any, policy: Policy, s: IterationSettings, jail: JailKind
+    suite: Suite,
+    executor: ExecutorBase,
+    plan: RunPlan,
+    s: IterationSettings,
+    ctx: JudgeContext,
+    meter: Meter | None,
 ) -> tuple[EvaluateFn, CompareFn | None]:
-    """The loop's evaluate_fn (one attempt a task) and, with a holdout to confirm on, its
-    compare_fn (`s.confirm_samples` attempts a task and arm), sharing one judge cache for the
-    whole run."""
-    eval_settings = EvaluationSettings(policy=policy)
-    ctx = default_judge_context(suite, runner.name, jail)
-    evaluate_fn = make_evaluate_fn(suite, runner, settings=eval_settings, judge_context=ctx)
+    """The loop's evaluate_fn (the plan's attempts a task) and, with a holdout to confirm
+    on, its compare_fn (`s.confirm_samples` attempts a task and arm), sharing one judge cache
+    and one meter for the whole run."""
+    stop_when = meter.add if meter is not None else None
+    evaluate_fn = make_evaluate_fn(
+        suite,
+        executor,
+        decision=plan.decision,
+        execution=plan.execution,
+        judge_context=ctx,
+        stop_when=stop_when,
+    )
     if s.holdout <= 0:
         return evaluate_fn, None
-    confirming = replace(eval_settings, samples=s.confirm_samples)
-    return evaluate_fn, make_compare_fn(suite, runner, settings=confirming, judge_context=ctx)
+    return evaluate_fn, make_compare_fn(
+        suite,
+        executor,
+        decision=replace(plan.decision, samples=s.confirm_samples),
+        execution=plan.execution,
+        judge_context=ctx,
+        stop_when=stop_when,
+        stopped=(lambda: meter.reached) if meter is not None else (lambda: None),
+    )
 
 
 def _write_run(

@@ -13,22 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.model import Arm, Attempt, Task
-from ..stats.policy import Policy
+from ..stats.decision import Decision
 from ..stats.verdict import Verdict
 from .base import REGISTRY, get_judge_spec
 
 if TYPE_CHECKING:
     from ..executors.base import ExecutorBase
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The run's decision settings a role's comparison uses."""
-
-    samples: int
-    policy: Policy
-    min_delta: float
-    margin: float | None
 
 
 @dataclass(frozen=True)
@@ -130,7 +120,6 @@ def rated_tasks(tasks: Sequence[Task]) -> tuple[Task, ...]:
 
 __all__ = [
     "ArmsShape",
-    "Decision",
     "JudgeRole",
     "declared_roles",
     "rated_tasks",

@@ -9,7 +9,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ExecutorError, UsageError
-from ..executors.base import OFFLINE_EXECUTOR, SKILL_MODES, get_executor_spec, grader_names
+from ..executors.base import (
+    DEFAULT_EXECUTOR,
+    OFFLINE_EXECUTOR,
+    SKILL_MODES,
+    get_executor_spec,
+    grader_names,
+)
 from ..executors.catalog import executors_with_option, has_option
 from ..stats.policy import POLICIES
 from .kinds import KEEP_POLICIES, RUNNERS
@@ -70,8 +76,9 @@ def check_counts(decision: Decision, execution: Execution, records: Records) -> 
         raise UsageError(
             f"--max-preview-chars must be at least 100, got {records.max_preview_chars}"
         )
-    if records.max_output_bytes < 1:
-        raise UsageError(f"--max-output-bytes must be at least 1, got {records.max_output_bytes}")
+    if execution.max_output_bytes < 1:
+        cut = execution.max_output_bytes
+        raise UsageError(f"--max-output-bytes must be at least 1, got {cut}")
     cost, tokens = records.max_cost_usd, records.max_tokens_total
     if cost is not None and not 0 < cost < 1e9:  # NaN and inf fail too
         raise UsageError(f"--max-cost-usd must be a number of dollars above 0, got {cost}")
@@ -117,8 +124,7 @@ def check_executors(executor: ExecutorChoice, judging: Judging, mock: bool) -> N
         raise UsageError(f"--executor: {exc}") from None
     if judging.executor and not can_grade(judging.executor):
         raise UsageError(f"--judge-executor must be one of {', '.join(grader_names())}")
-    if mock and executor.name != OFFLINE_EXECUTOR:
-        raise UsageError(f"--mock means --executor {OFFLINE_EXECUTOR}; drop one of them")
+    executor_of_flags(mock, executor.name)  # --mock with another executor is refused there
     if mock and judging.executor not in (None, OFFLINE_EXECUTOR):
         raise UsageError(
             "--mock mocks the judges too; to judge scripted outputs with a real "
@@ -254,6 +260,14 @@ def can_grade(name: str) -> bool:
         return False
 
 
+def executor_of_flags(mock: bool, executor: str | None) -> str:
+    """The executor a command's flags name: the offline one with --mock, else --executor,
+    else the default; --mock with another executor is an error. Every command asks this."""
+    if mock and executor not in (None, OFFLINE_EXECUTOR):
+        raise UsageError(f"--mock means --executor {OFFLINE_EXECUTOR}; drop one of them")
+    return executor or (OFFLINE_EXECUTOR if mock else DEFAULT_EXECUTOR)
+
+
 def judge_executor_name(executor: str, judging: Judging) -> str:
     """The grader model-graded judges use: --judge-executor, else the executor's own when it
     can grade, else the mock grader."""
@@ -271,5 +285,6 @@ __all__ = [
     "check_inputs",
     "check_scale",
     "check_shorthand_values",
+    "executor_of_flags",
     "judge_executor_name",
 ]

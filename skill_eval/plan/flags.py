@@ -18,7 +18,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from ..core.validation import did_you_mean
-from ..executors.base import DEFAULT_EXECUTOR, OFFLINE_EXECUTOR
+from ..executors.base import OFFLINE_EXECUTOR
 from .arms import parse_arm, parse_arms, reference_of, stored_arms
 from .checks import (
     check_arm_flags,
@@ -29,6 +29,7 @@ from .checks import (
     check_inputs,
     check_scale,
     check_shorthand_values,
+    executor_of_flags,
     judge_executor_name,
 )
 from .executor_options import (
@@ -69,7 +70,9 @@ RENAMED = {
 # Flags that are not one field: resolved by plan_from_flags itself.
 RESOLVED = frozenset({"standalone", "mock", "executor", "no_judge_cache"})
 # Fields that are not flags (derived from the flags above, or the executor's options).
-NOT_FLAGS = frozenset({"mode", "name", "options", "cache", "grader_options", "arm_options"})
+NOT_FLAGS = frozenset(
+    {"mode", "name", "options", "cache", "grader_options", "arm_options", "family_size"}
+)
 
 
 def _places() -> dict[str, tuple[str, str]]:
@@ -108,7 +111,7 @@ def plan_from_flags(
     shorthands = {k: flags.pop(k) for k in SHORTHAND_PARAMS if k in flags}
     mock = bool(flags.pop("mock", False))
     named = flags.pop("executor", None)
-    name = named or (OFFLINE_EXECUTOR if mock else DEFAULT_EXECUTOR)
+    name = executor_of_flags(mock, named)
     if flags.get("arm"):
         name, flags["arm"], flags["reference_arm"] = _arms(flags, name, named is None, mock)
     values: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}

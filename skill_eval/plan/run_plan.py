@@ -25,11 +25,12 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from ..core.attempt_policy import AttemptPolicy
 from ..core.blobs import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_PREVIEW_CHARS
 from ..core.paths import DEFAULT_STATE_ROOT
 from ..executors.base import DEFAULT_EXECUTOR, SkillMode
 from ..jail import JailKind
-from ..stats.policy import DEFAULT_POLICY, Policy
+from ..stats.decision import Decision
 from .kinds import KeepPolicy, Mode, RunnerName
 
 # Version of the stored plan (`RunPlan.to_dict`); plan/stored.py reads this one and the flat
@@ -83,10 +84,16 @@ class Execution:
     # no jail can be built, and said in the summary's first lines and the artifact.
     no_jail: bool = False
     jail_provider: str = "auto"  # --jail: a provider's name (jail/providers.py), or auto
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut before judging
 
     @property
     def jail(self) -> JailKind:
         return "none" if self.no_jail else self.jail_provider
+
+    @property
+    def attempts(self) -> AttemptPolicy:
+        """How each attempt is treated: its retries and its output cut."""
+        return AttemptPolicy(max_retries=self.max_retries, max_output_bytes=self.max_output_bytes)
 
 
 @dataclass(frozen=True)
@@ -118,26 +125,6 @@ class Judging:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """How attempts become a verdict; shards of one run must agree on all of it."""
-
-    pass_k: int = 1
-    samples: int | None = None  # attempts per task and arm (None: pass_k)
-    policy: Policy = DEFAULT_POLICY
-    margin: float | None = None  # None: the policy's own (stats/policy.py)
-    min_delta: float = 0.0
-    early_stop: bool = False  # stop sampling once the sequential test decides
-    budget: int | None = None  # attempts in all, both arms, placed adaptively (not --samples)
-    eval_threshold: float = 1.0  # pipeline: candidates scored below it are skipped
-    min_pass_rate: float = 0.5  # without a baseline: the pass rate needed
-    max_error_rate: float = 0.1  # above this share of attempts in error the verdict is error
-
-    @property
-    def sample_count(self) -> int:
-        return self.samples if self.samples is not None else self.pass_k
-
-
-@dataclass(frozen=True)
 class Records:
     """What the run writes and keeps."""
 
@@ -148,7 +135,6 @@ class Records:
     baseline_cache_dir: str | None = None
     baseline_ttl: str = "7d"
     max_preview_chars: int = DEFAULT_MAX_PREVIEW_CHARS  # longer outputs: preview + blob
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES  # longer outputs are cut before judging
     progress: bool = True
     config_file: str | None = None  # the project config file the defaults came from
     journal_key: str | None = None  # the key file journals are signed with (default: state root's)
@@ -191,7 +177,7 @@ class RunPlan:
             data[section.name] = {
                 f.name: _plain(getattr(values, f.name))
                 for f in fields(values)
-                if f.name not in UNSET_UNSTORED or getattr(values, f.name)
+                if _stored(f, getattr(values, f.name))
             }
         return data
 
@@ -200,6 +186,14 @@ class RunPlan:
 UNSET_UNSTORED = frozenset(
     {"arms", "reference_arm", "arm_options", "strict", "max_cost_usd", "max_tokens_total"}
 )
+# Fields stored only when they differ from their default (improve's family of versions).
+DEFAULT_UNSTORED = frozenset({"family_size"})
+
+
+def _stored(spec: Any, value: Any) -> bool:
+    if spec.name in UNSET_UNSTORED:
+        return bool(value)
+    return spec.name not in DEFAULT_UNSTORED or value != spec.default
 
 
 def _plain(value: Any) -> Any:

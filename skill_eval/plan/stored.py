@@ -17,7 +17,8 @@ from dataclasses import MISSING, fields, replace
 from typing import Any
 
 from ..errors import ExecutorError, UsageError
-from ..executors.base import DEFAULT_EXECUTOR, OFFLINE_EXECUTOR, get_executor_spec
+from ..executors.base import OFFLINE_EXECUTOR, get_executor_spec
+from .checks import executor_of_flags
 from .executor_options import SHORTHANDS, given
 from .flags import PLACES, SECTIONS
 from .run_plan import PLAN_VERSION, RunPlan, frozen_mapping
@@ -39,11 +40,29 @@ def plan_from_dict(stored: Mapping[str, Any], *, where: str, warn: Warn) -> RunP
         warn(f"{where}: ignoring unknown section(s) {', '.join(map(str, unknown))}")
     sections: dict[str, Any] = {}
     for name, cls in SECTIONS.items():
-        values = stored.get(name, {})
+        values = _moved(stored, name)
         if not isinstance(values, Mapping):
             raise UsageError(f"{where}.{name}: must be an object, got {values!r}")
         sections[name] = section_from_dict(cls, values, where=f"{where}.{name}", warn=warn)
     return RunPlan(**sections)
+
+
+# Fields that moved to another section since plans were first stored: field -> (old, new).
+MOVED = {"max_output_bytes": ("records", "execution")}
+
+
+def _moved(stored: Mapping[str, Any], name: str) -> Any:
+    """Section `name` as stored, with the fields that moved into it from where older plans
+    keep them, and without those that moved out."""
+    values = stored.get(name, {})
+    if not isinstance(values, Mapping):
+        return values
+    out = {k: v for k, v in values.items() if MOVED.get(k, (None, name))[1] == name}
+    for key, (old, new) in MOVED.items():
+        earlier = stored.get(old)
+        if new == name and key not in out and isinstance(earlier, Mapping) and key in earlier:
+            out[key] = earlier[key]
+    return out
 
 
 def section_from_dict(cls: type[Any], stored: Mapping[str, Any], *, where: str, warn: Warn) -> Any:
@@ -158,7 +177,7 @@ def plan_from_options(stored: Mapping[str, Any], *, where: str, warn: Warn) -> R
         if not isinstance(stored.get(flag, False), bool):
             raise UsageError(f"{where}.{flag}: must be bool, got {stored[flag]!r}")
     mock = bool(stored.get("mock"))
-    name = stored.get("executor") or (OFFLINE_EXECUTOR if mock else DEFAULT_EXECUTOR)
+    name = stored.get("executor") or executor_of_flags(mock, None)
     if not isinstance(name, str):
         raise UsageError(f"{where}.executor: must be str or null, got {name!r}")
     values["inputs"]["mode"] = "standalone" if stored.get("standalone") else "pipeline"

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.model import Attempt, Task
 from ...errors import UsageError
+from ...stats.decision import Decision
 from ...stats.verdict import Verdict
-from ..roles import ArmsShape, Decision, JudgeRole
+from ..roles import ArmsShape, JudgeRole
 from . import figures
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class TriggerRole(JudgeRole):
             tasks,
             attempts,
             arms,
-            samples=decision.samples,
+            samples=decision.sample_count,
             policy=decision.policy,
             min_delta=decision.min_delta,
             margin=decision.margin,
@@ -128,7 +129,7 @@ class TriggerRole(JudgeRole):
             policy=decision.policy,
             min_delta=decision.min_delta,
             margin=decision.margin,
-            samples=decision.samples,
+            samples=decision.sample_count,
         )
 
 
