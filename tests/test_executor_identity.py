@@ -49,7 +49,7 @@ FLAG_NAMES: dict[tuple[str, str], int] = {
     ("cli/run_flags.py", "FLAGS"): 1,
     ("cli/run_flags.py", "SECTIONS"): 1,
     ("cli/flag_help.py", "HELP"): 1,
-    ("cli/improve_cmd.py", "command"): 1,  # @flag("mock", ...)
+    ("plan/checks.py", "MOCK_FLAG"): 1,  # --mock by its Python name, read by every command
 }
 # An API's wire format that shares a name with an executor (the jail's proxy reads each
 # dialect's replies; jail/ sits below executors): a protocol, not an executor. These modules

@@ -7,6 +7,7 @@ import pytest
 from skill_eval.improve import DecisionInput, IterationSettings, decide
 
 S = IterationSettings()  # iterate 3, quality 0.8, improvement 0.05, regression 0.10
+CAPPED = IterationSettings(max_cost_usd=2.0)  # the command's --max-cost-usd 2
 
 
 def state(
@@ -25,8 +26,9 @@ CASES = [
     ("first iteration below quality", state(), S, "Continue", "< quality"),
     ("token budget", state(tokens=600_001), S, "AbortBudget", "600001 > budget 600000"),
     ("token budget exactly spent is fine", state(tokens=600_000), S, "Continue", ""),
-    ("usd budget", state(cost=2.01), S, "AbortBudget", "$2.01 > max $2.00"),
-    ("budget beats timeout", state(cost=3.0, elapsed=9999), S, "AbortBudget", ""),
+    ("usd budget", state(cost=2.01), CAPPED, "AbortBudget", "$2.01 > max $2.00"),
+    ("no usd cap by default", state(cost=2.01), S, "Continue", "< quality"),
+    ("budget beats timeout", state(cost=3.0, elapsed=9999), CAPPED, "AbortBudget", ""),
     ("timeout", state(elapsed=1800.5), S, "AbortTimeout", "> timeout 1800s"),
     ("timeout beats regression", state(2, 0.1, 0.9, elapsed=2000), S, "AbortTimeout", ""),
     ("regression", state(2, 0.3, 0.5), S, "AbortRegression", "keeping the previous"),

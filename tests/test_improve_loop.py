@@ -224,7 +224,12 @@ def test_holdout_zero_warns_and_falls_back_to_train(tmp_path: Path) -> None:
 
 def test_a_costly_improver_call_stops_before_another_evaluation(tmp_path: Path) -> None:
     evaluator = RuleFollowingEvaluator(TASKS)
-    result, memory = run(tmp_path, MockImprover(cost_per_call=5.0), evaluator=evaluator)
+    result, memory = run(
+        tmp_path,
+        MockImprover(cost_per_call=5.0),
+        evaluator=evaluator,
+        settings=IterationSettings(max_cost_usd=2.0),
+    )
     assert decisions(memory, result) == ["AbortBudget"] and len(evaluator.calls) == 1
     assert "cost $5.12 > max $2.00" in result.reason
     [cycle] = memory.cycles(result.run_id)

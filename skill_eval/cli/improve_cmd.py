@@ -13,7 +13,7 @@ from click_option_group import OptionGroup
 from ..errors import UsageError
 from ..executors.base import DEFAULT_EXECUTOR
 from ..executors.base import OFFLINE_EXECUTOR as MOCK
-from ..executors.catalog import has_option
+from ..executors.catalog import has_option, is_offline
 from ..jail import NO_JAIL
 from .choices import ModelServiceChoice
 from .run_flags import flag, plan_flags, section_flags, shared_flags
@@ -215,7 +215,7 @@ def command(
     from ..improve.decide import IterationSettings
     from ..improve.run import history as show_history
     from ..improve.run import improve, plan_for_improve
-    from ..plan.checks import executor_of_flags
+    from ..plan.checks import executor_named
     from ..plan.config import nearest_executor_tables
 
     evaluations = plan_flags(rest, section_flags(*EVALUATION_SECTIONS, skip=NOT_SHARED))
@@ -232,7 +232,7 @@ def command(
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    name = executor_of_flags(evaluations["mock"], evaluations["executor"])
+    name = executor_named(evaluations)
     plan = plan_for_improve(
         task_suite=task_suite,
         skill_path=skill_path,
@@ -245,7 +245,7 @@ def command(
     outcome = improve(
         plan,
         settings=settings,
-        improver=improver or (MOCK if evaluations["mock"] else DEFAULT_EXECUTOR),
+        improver=improver or (MOCK if is_offline(name) else DEFAULT_EXECUTOR),
         improver_model=improver_model,
         base_url=base_url,
         claude_bin=claude_bin,

@@ -14,7 +14,7 @@ from ..executors.base import DEFAULT_EXECUTOR, executor_names
 from ..executors.base import OFFLINE_EXECUTOR as MOCK
 from ..jail import NO_JAIL
 from .choices import ModelServiceChoice, RegistryChoice, is_executor
-from .run_flags import flag
+from .run_flags import flag, plan_flags, section_flags, shared_flags
 
 # The sections of `review --help`.
 REVIEW = OptionGroup("Review", help="What the skill is for, and what the review leaves behind.")
@@ -22,6 +22,9 @@ ROLES = OptionGroup(
     "Role models", help="Who plays the orchestrator, the builder and the visionary."
 )
 QA = OptionGroup("QA runs", help="The draft suite run on the skill, as by `skill-eval run`.")
+# More of run's flags, as they are: how the QA runs go, their judges, and the cost caps
+# (the whole review's: role models and QA runs).
+QA_SECTIONS = ("Execution", "Judging", "Cost")
 
 
 @click.command("review")
@@ -90,13 +93,13 @@ QA = OptionGroup("QA runs", help="The draft suite run on the skill, as by `skill
 @flag("model", section=QA, help="Model of the QA runs [env SKILL_EVAL_MODEL].")
 @flag("skill-mode", section=QA, help="How the QA runs deliver the skill (as for `skill-eval run`).")
 @flag("samples", section=QA, default=2, show_default=True, help="Attempts per task and arm in QA.")
-@flag("no-jail", section=QA)
 @flag(
     "executor-option",
     section=QA,
     help="KEY=VALUE, repeatable: an option of the QA runs' executor, as for `skill-eval run` "
     "(also read from [tool.skill-eval.executor.NAME] of the project config file).",
 )
+@shared_flags(*QA_SECTIONS, skip=("shard",))
 @click.option(
     "--backend",
     type=ModelServiceChoice(),
@@ -122,8 +125,8 @@ def command(
     output_suite: str | None,
     claude_bin: str | None,
     base_url: str | None,
-    no_jail: bool,
     executor_option: tuple[str, ...],
+    **rest: Any,
 ) -> None:
     """Review a skill against its vision in four stages (orchestrator, builder, QA,
     visionary) and leave behind a validated suite that discriminates. See
@@ -134,13 +137,18 @@ def command(
     --max-rounds), 2 bad input, 3 error (a stage that never gave a usable reply, a model
     that cannot be reached).
     """
+    from ..engine.spend import command_meter
     from ..plan.config import nearest_executor_tables
     from ..review import build_role_model, default_qa_fn, load_roles, parse_models, read_goal
+    from ..review.models import MeteredRoleModel
     from ..review.pipeline import run_review
 
     roles_on, qa_on = _executors(executor, backend, qa_executor, mock, mock_replies)
-    if no_jail:
+    run_flags = plan_flags(rest, section_flags(*QA_SECTIONS, skip=("shard",)))
+    jail = "none" if run_flags["no_jail"] else run_flags["jail"] or "auto"
+    if jail == "none":
         click.echo(f"WARNING: {NO_JAIL}", err=True)
+    meter = command_meter(run_flags["max_cost_usd"], run_flags["max_tokens_total"])
     role_models = parse_models(models)
     roles = load_roles(roles_dir)
     goal = read_goal(skill_path, vision)
@@ -151,8 +159,10 @@ def command(
         claude_bin=claude_bin,
         base_url=base_url,
         goal=goal,
-        options={"jail": "none"} if no_jail else None,
+        options={"jail": jail},  # a claude-cli role model runs Claude Code jailed too
     )
+    if meter is not None:
+        role_model = MeteredRoleModel(role_model, meter)
     root = Path(state_root)
     qa_fn = default_qa_fn(
         root.resolve(),
@@ -160,10 +170,11 @@ def command(
         model=model,
         claude_bin=claude_bin,
         skill_mode=skill_mode,
-        no_jail=no_jail,
         log=lambda m: click.echo(f"qa: {m}", err=True),
         executor_options=executor_option,
         executor_tables=nearest_executor_tables(Path.cwd()),
+        run_flags=run_flags,
+        meter=meter,
     )
     outcome = run_review(
         goal,

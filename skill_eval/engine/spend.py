@@ -156,4 +156,42 @@ class Meter:
         return None
 
 
-__all__ = ["Meter", "Spent", "judge_calls", "spent_on", "tokens_of", "total"]
+def command_meter(max_cost_usd: float | None, max_tokens: int | None) -> Meter | None:
+    """The meter of a command that spends through several runs or calls (improve, review):
+    its --max-cost-usd and --max-tokens-total over the whole command (None: no cap)."""
+    if max_cost_usd is None and max_tokens is None:
+        return None
+    return Meter(max_cost_usd, max_tokens)
+
+
+def artifact_spend(artifact: Mapping[str, Any]) -> tuple[float, int]:
+    """(dollars, tokens) an evaluation artifact says its run spent, judges included: what a
+    command that runs several evaluations (review) counts against its own caps."""
+    usd, tokens = 0.0, 0
+    for arm in (artifact.get("usage") or {}).values():
+        if not isinstance(arm, Mapping):
+            continue
+        usd += float(arm.get("cost_usd") or 0) + float(arm.get("judge_cost_usd") or 0)
+        tokens += sum(int(arm.get(key) or 0) for key in ARTIFACT_TOKENS)
+    return usd, tokens
+
+
+# The token counts of an artifact's `usage` entry for one arm (engine/artifact.py _usage).
+ARTIFACT_TOKENS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "judge_tokens",
+)
+
+__all__ = [
+    "Meter",
+    "Spent",
+    "artifact_spend",
+    "command_meter",
+    "judge_calls",
+    "spent_on",
+    "tokens_of",
+    "total",
+]

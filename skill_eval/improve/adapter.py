@@ -115,6 +115,8 @@ def make_compare_fn(
         task_ids: Sequence[str],
         family: int = 1,
     ) -> tuple[bool, str]:
+        if (why := stopped()) is not None:  # nothing new starts once the budget is spent
+            return False, f"not confirmed: the budget ran out ({why})"
         with skill_from_files(original, "original") as old, skill_from_files(best, "best") as new:
             result = evaluate(
                 _only(suite, task_ids),

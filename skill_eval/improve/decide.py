@@ -38,7 +38,7 @@ class IterationSettings:
     regression_threshold: float = 0.10
     abort_on_regression: bool = True
     token_budget: int = 200_000
-    max_cost_usd: float = 2.00
+    max_cost_usd: float | None = None  # the command's --max-cost-usd (None: no cap)
     timeout_seconds: float = 1800.0
     holdout: float = 0.4
     seed: int = 0
@@ -60,7 +60,7 @@ class IterationSettings:
             problems.append("confirm_samples: must be >= 1")
         if self.token_budget < 1:
             problems.append("token_budget: must be >= 1")
-        if self.max_cost_usd < 0 or self.timeout_seconds <= 0:
+        if (self.max_cost_usd is not None and self.max_cost_usd < 0) or self.timeout_seconds <= 0:
             problems.append("max_cost_usd must be >= 0 and timeout_seconds > 0")
         if problems:
             raise ValueError("; ".join(problems))
@@ -88,6 +88,7 @@ class DecisionInput:
     tokens_used: int
     cost_usd: float
     elapsed_seconds: float
+    budget_spent: str | None = None  # the command's cap, reached (--max-cost-usd, ...): which
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def decide(state: DecisionInput, settings: IterationSettings) -> Decided:
             f"tokens {state.tokens_used} > budget "
             f"{s.run_token_budget} ({s.token_budget} x {s.iterate})",
         )
-    if state.cost_usd > s.max_cost_usd:
+    if state.budget_spent is not None:
+        return Decided("AbortBudget", f"budget spent: {state.budget_spent}")
+    if s.max_cost_usd is not None and state.cost_usd > s.max_cost_usd:
         return Decided("AbortBudget", f"cost ${state.cost_usd:.2f} > max ${s.max_cost_usd:.2f}")
     if state.elapsed_seconds > s.timeout_seconds:
         return Decided(

@@ -101,12 +101,14 @@ class _Run:
     prompts: dict[str, str]
     categories: dict[str, str | None]
     start: float
+    budget: Callable[[], str | None]
     tokens: int = 0
     cost: float = 0.0
 
     def decide(self, iteration: int, score: float, previous: float | None) -> tuple[Decision, str]:
+        elapsed = self.clock() - self.start
         inputs = DecisionInput(
-            iteration, score, previous, self.tokens, self.cost, self.clock() - self.start
+            iteration, score, previous, self.tokens, self.cost, elapsed, self.budget()
         )
         decided = decide(inputs, self.settings)
         return decided.decision, decided.reason
@@ -220,11 +222,13 @@ def run_improve(
     protected: Collection[str] = (),
     clock: Callable[[], float] = time.monotonic,
     log: Callable[[str], None] = _stderr,
+    budget: Callable[[], str | None] = lambda: None,
 ) -> ImproveResult:
     """Improve `skill_files` (path in the skill folder -> text) on `tasks`; see the module doc.
 
     `protected` are skill-relative paths the improver may not write (the suite, when it sits in
-    the skill folder). Every decision is recorded in `memory`'s iteration_cycles.
+    the skill folder). `budget` says when the command's cap is reached (then the loop ends
+    with AbortBudget). Every decision is recorded in `memory`'s iteration_cycles.
     """
     s = settings or IterationSettings()
     run = _begin(
@@ -239,6 +243,7 @@ def run_improve(
         clock,
         log,
         confirms=compare_fn is not None,
+        budget=budget,
     )
     current, parent, diff = dict(skill_files), None, ""
     versions: list[VersionResult] = []
@@ -296,6 +301,7 @@ def _begin(
     clock: Callable[[], float],
     log: Callable[[str], None],
     confirms: bool = False,
+    budget: Callable[[], str | None] = lambda: None,
 ) -> _Run:
     """Recall what earlier runs learned, split the tasks (setting some apart to confirm the
     pick on when it is confirmed), and open the run in memory."""
@@ -326,6 +332,7 @@ def _begin(
         {t.id: t.prompt for t in tasks},
         {t.id: t.category for t in tasks},
         start,
+        budget,
     )
 
 

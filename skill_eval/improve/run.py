@@ -15,13 +15,13 @@ from typing import Any
 from ..core.model import Suite
 from ..engine.judging import close_judge_cache, judge_context
 from ..engine.prepare import build_executor, check_records, preflight
-from ..engine.spend import Meter
-from ..errors import SkillEvalError, UsageError
+from ..engine.spend import Meter, command_meter
+from ..errors import BudgetExhausted, SkillEvalError, UsageError
 from ..executors.base import ExecutorBase
 from ..executors.catalog import has_option
 from ..inputs.suite import load_suite
 from ..judges.base import JudgeContext
-from ..plan.checks import executor_of_flags
+from ..plan.checks import executor_named
 from ..plan.run_plan import RunPlan
 from ..stats.policy import Policy
 from .adapter import make_compare_fn, make_evaluate_fn
@@ -53,30 +53,35 @@ class ImproveRun:
     winner: Path | None
     best_candidate: str
     notes: tuple[str, ...] = ()
+    budget_spent: str | None = None  # the command's cap, when it ended the run
 
     @property
     def exit_code(self) -> int:
         """0 when a better version is proposed, or the original is already good enough
-        (Accept at the first iteration); 1 when no version beat the original on holdout."""
+        (Accept at the first iteration); 1 when no version beat the original on holdout;
+        the budget's code (5) when the command's cap ended the run before a proposal."""
         if self.result.proposed:
             return 0
+        if self.budget_spent is not None:
+            return BudgetExhausted.exit_code
         return 0 if self.result.decision == "Accept" and len(self.result.versions) == 1 else 1
 
 
 IMPROVE_ARMS = ("version", "original", "best")  # the arms improve's evaluations run
+RULES = "mock_rules"  # the executor option: answer by the skill's [rule:...] markers
 
 
 def plan_for_improve(**flags: Any) -> RunPlan:
     """The plan improve scores its versions with: `skill-eval run`'s flags by their Python
     names (`RunPlan.from_flags`), standalone, confirmed under --policy superior unless
-    another is given, and an offline executor answering by the skill's [rule:...] markers
-    where no --mock-outputs scripts it."""
+    another is given, and an executor with scripted answers (the offline one) answering by
+    the skill's [rule:...] markers where no --mock-outputs scripts it."""
     flags.setdefault("standalone", True)
     if flags.get("policy") is None:
         flags["policy"] = CONFIRM_POLICY
-    name = executor_of_flags(bool(flags.get("mock")), flags.get("executor"))
-    if has_option(name, "mock_rules") and flags.get("mock_rules") is None:
-        flags["mock_rules"] = True
+    name = executor_named(flags)
+    if has_option(name, RULES) and flags.get(RULES) is None:
+        flags[RULES] = True
     return RunPlan.from_flags(**flags)
 
 
@@ -139,7 +144,7 @@ def improve(
     say = log or (lambda line: None)
     run_dir = root / "improve" / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}"
     run_dir.mkdir(parents=True)
-    meter = _meter(plan)
+    meter = command_meter(plan.records.max_cost_usd, plan.records.max_tokens_total)
     chosen = _improver(improver, improver_model, base_url, claude_bin, env, plan, meter)
     ctx = judge_context(plan, suite.directory, root.resolve(), run_dir=run_dir)
     evaluate_fn, compare_fn = _judged_by(suite, executor, plan, s, ctx, meter)
@@ -159,22 +164,15 @@ def improve(
             compare_fn=compare_fn,
             protected=_protected(suite.path, skill_dir),
             log=say,
+            budget=(lambda: meter.reached) if meter is not None else (lambda: None),
         )
         cycles = memory.cycles(result.run_id)
     close_judge_cache(ctx)
     target = skill_dir if in_place else Path(output_dir) if output_dir else run_dir / "improved"
     winner, ranking = _write_run(result, run_dir, skill_dir, target, in_place, suite, cycles)
     notes = tuple(getattr(chosen, "notes", ()))
-    return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes)
-
-
-def _meter(plan: RunPlan) -> Meter | None:
-    """The whole command's spending against the plan's caps: evaluations, judges and the
-    improver's calls (None: no cap)."""
-    records = plan.records
-    if records.max_cost_usd is None and records.max_tokens_total is None:
-        return None
-    return Meter(records.max_cost_usd, records.max_tokens_total)
+    spent = meter.reached if meter is not None else None
+    return ImproveRun(result, run_dir, ranking, winner, candidate_id(result.best), notes, spent)
 
 
 def _improver(

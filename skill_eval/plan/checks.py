@@ -260,6 +260,14 @@ def can_grade(name: str) -> bool:
         return False
 
 
+MOCK_FLAG = "mock"  # --mock by its Python name (the offline executor's name too)
+
+
+def executor_named(flags: Mapping[str, Any]) -> str:
+    """`executor_of_flags` of a command's flags by their Python names (`mock`, `executor`)."""
+    return executor_of_flags(bool(flags.get(MOCK_FLAG)), flags.get("executor"))
+
+
 def executor_of_flags(mock: bool, executor: str | None) -> str:
     """The executor a command's flags name: the offline one with --mock, else --executor,
     else the default; --mock with another executor is an error. Every command asks this."""
@@ -276,6 +284,7 @@ def judge_executor_name(executor: str, judging: Judging) -> str:
 
 __all__ = [
     "MAX_SAMPLES",
+    "MOCK_FLAG",
     "can_grade",
     "check_arm_flags",
     "check_budget",
@@ -285,6 +294,7 @@ __all__ = [
     "check_inputs",
     "check_scale",
     "check_shorthand_values",
+    "executor_named",
     "executor_of_flags",
     "judge_executor_name",
 ]

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Protocol
 import yaml
 
 from ..core.model import Usage
-from ..errors import UsageError
+from ..engine.spend import Meter, tokens_of
+from ..errors import BudgetExhausted, UsageError
 from ..executors.base import DEFAULT_MODEL, OFFLINE_EXECUTOR, create_text_model, env_lookup
+from ..executors.pricing import PriceTable, load_price_table
 from ..executors.text_model import (
     DEFAULT_MAX_TOKENS,
     TextModel,
@@ -127,6 +129,24 @@ class ExecutorRoleModel:
         return self.text_model.complete(
             TextRequest(system, prompt, model, self.max_tokens, label=role)
         )
+
+
+class MeteredRoleModel:
+    """A role model whose every reply is priced and counted on the review's meter
+    (--max-cost-usd, --max-tokens-total): the roles spend the same budget as the QA runs."""
+
+    def __init__(self, inner: RoleModel, meter: Meter, prices: PriceTable | None = None) -> None:
+        self.inner = inner
+        self.meter = meter
+        self.prices = prices or load_price_table()
+
+    def complete(self, role: str, system: str, prompt: str) -> TextReply:
+        if self.meter.reached is not None:
+            raise BudgetExhausted(f"budget exhausted, review stopped: {self.meter.reached}")
+        reply = self.inner.complete(role, system, prompt)
+        cost, _ = self.prices.cost(reply.model, reply.usage)
+        self.meter.charge(cost, tokens_of(reply.usage))
+        return reply
 
 
 def build_role_model(

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..executors.base import DEFAULT_EXECUTOR, get_executor_spec
-from ..plan.executor_options import ExecutorTable, option_schemas
+from ..engine.spend import Meter, artifact_spend
+from ..errors import BudgetExhausted
+from ..executors.base import DEFAULT_EXECUTOR
+from ..executors.catalog import has_option
+from ..plan.executor_options import ExecutorTable
 from .draft import MOCK_OUTPUTS_FILE
 
 
@@ -148,17 +151,22 @@ def default_qa_fn(
     model: str | None = None,
     claude_bin: str | None = None,
     skill_mode: str = "system",
-    no_jail: bool = False,
     log: Callable[[str], None] | None = None,
     executor_options: Iterable[str] | Mapping[str, Any] = (),
     executor_tables: Sequence[ExecutorTable] = (),
+    run_flags: Mapping[str, Any] | None = None,
+    meter: Meter | None = None,
 ) -> QAFn:
     """QA through `run_evaluation(RunPlan.from_flags(standalone=True, ...))`: the draft suite
     with the skill and with no skill, artifacts under `<state_root>/evaluations/`. The
     executor is configured as for `run`: `executor_options` (`KEY=VALUE` strings or a mapping)
-    over its config file table; the draft's scripted outputs go to an executor that takes
-    scripted outputs, `claude_bin` to one that runs the claude CLI."""
-    takes = set(option_schemas(get_executor_spec(executor)))
+    over its config file table, and `run_flags` are more of run's flags by their Python names
+    (execution, judging: `jail`, `concurrency`, `judge_model`, ...). The draft's scripted
+    outputs go to an executor that takes scripted outputs, `claude_bin` to one that runs the
+    claude CLI. With a `meter` (the review's --max-cost-usd, --max-tokens-total) each QA run
+    may spend what the review has left, and what it spent is counted."""
+    takes_outputs = has_option(executor, "mock_outputs")
+    takes_claude = has_option(executor, "claude_bin")
 
     def qa(suite_path: Path, skill_path: Path, samples: int) -> QAResult:
         from ..engine.conductor import run_evaluation  # the runner loads only when QA runs
@@ -166,22 +174,39 @@ def default_qa_fn(
 
         scripted = suite_path.parent / MOCK_OUTPUTS_FILE
         plan = RunPlan.from_flags(
+            **{**(run_flags or {}), **_left_for(meter)},
             task_suite=str(suite_path),
             state_root=str(state_root),
             standalone=True,
             skill_path=str(skill_path),
             samples=samples,
             executor=executor,
-            mock_outputs=str(scripted) if "mock_outputs" in takes and scripted.is_file() else None,
+            mock_outputs=str(scripted) if takes_outputs and scripted.is_file() else None,
             model=model,
-            claude_bin=claude_bin if "claude_bin" in takes else None,
+            claude_bin=claude_bin if takes_claude else None,
             skill_mode=skill_mode,
-            no_jail=no_jail,
             progress=False,
             executor_options=executor_options,
             executor_tables=executor_tables,
         )
         outcome = run_evaluation(plan, log=log or (lambda message: None))
+        if meter is not None:
+            meter.charge(*artifact_spend(outcome.artifact))
         return qa_result_from_artifact(outcome.artifact, str(outcome.path))
 
     return qa
+
+
+def _left_for(meter: Meter | None) -> dict[str, Any]:
+    """The caps one QA run gets: what the review has left of its own (none: no cap); a
+    review with nothing left stops before the run."""
+    if meter is None:
+        return {}
+    if meter.reached is not None:
+        raise BudgetExhausted(f"budget exhausted, review stopped: {meter.reached}")
+    left: dict[str, Any] = {}
+    if meter.max_cost_usd is not None:
+        left["max_cost_usd"] = meter.max_cost_usd - meter.cost_usd
+    if meter.max_tokens is not None:
+        left["max_tokens_total"] = meter.max_tokens - meter.tokens
+    return left
