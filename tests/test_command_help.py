@@ -1,6 +1,7 @@
 """`improve --help` and `review --help` are in sections (click-option-group), as `run --help`
 is (tests/test_executor_options.py): each flag under the section of what it sets, the flags
-shared with run taking their section through `flag(name, section=...)`."""
+shared with run taking their section through `flag(name, section=...)`, and whole sections
+of run's flags (executor, execution, judging, cost) as run shows them."""
 
 from __future__ import annotations
 
@@ -8,14 +9,24 @@ import re
 
 import pytest
 
+from skill_eval.cli.improve_cmd import EVALUATION_SECTIONS, NOT_SHARED
+from skill_eval.cli.review_cmd import QA_SECTIONS
+from skill_eval.cli.run_flags import section_flags
 from tests.helpers import run_cli
+
+
+def _run_sections(*titles: str, skip: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """The sections of run's flags another command takes as they are (cli/run_flags.py)."""
+    return {
+        f"{title}:": [f"--{name}" for name in section_flags(title, skip=skip)] for title in titles
+    }
+
 
 SECTIONS = {
     "improve": {
         "Inputs:": ["--skill-path", "--task-suite", "--state-root", "--history"],
         "Stopping rules:": [
             "--token-budget",
-            "--max-cost-usd",
             "--timeout",
             "--regression-threshold",
             "--abort-on-regression",
@@ -24,16 +35,8 @@ SECTIONS = {
             "--improvement-threshold",
         ],
         "Holdout and confirmation:": ["--holdout", "--seed", "--confirm-samples", "--policy"],
-        "Evaluations:": [
-            "--executor",
-            "--model",
-            "--mock",
-            "--mock-outputs",
-            "--executor-option",
-            "--claude-bin",
-            "--no-jail",
-        ],
-        "Improver:": ["--improver", "--improver-model", "--base-url"],
+        **_run_sections(*EVALUATION_SECTIONS, skip=NOT_SHARED),
+        "Improver:": ["--improver", "--improver-model", "--base-url", "--claude-bin"],
         "Output:": ["--output-dir", "--in-place"],
     },
     "review": {
@@ -51,9 +54,9 @@ SECTIONS = {
             "--model",
             "--skill-mode",
             "--samples",
-            "--no-jail",
             "--executor-option",
         ],
+        **_run_sections(*QA_SECTIONS, skip=("shard",)),
     },
 }
 

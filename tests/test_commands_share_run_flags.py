@@ -7,6 +7,7 @@ launches and the run's manifest."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -209,6 +210,7 @@ def logged_provider(
         "[skill_eval.jail_providers]\nlogged = logged_jail:PROVIDER\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "logged_jail", raising=False)  # another test's copy
     providers.REGISTRY.reset()  # as in a new process: plugins load on first use
     providers.resolve.cache_clear()
     request.addfinalizer(providers.REGISTRY.reset)

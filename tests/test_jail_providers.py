@@ -73,6 +73,7 @@ def test_a_plugins_provider_from_an_entry_point_runs_the_judgement(
         "[skill_eval.jail_providers]\nlogged = logged_jail:PROVIDER\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "logged_jail", raising=False)  # another test's copy
     providers.REGISTRY.reset()  # as in a new process: plugins load on first use
     providers.resolve.cache_clear()
     request.addfinalizer(providers.REGISTRY.reset)

@@ -140,29 +140,25 @@ def command(
     from ..engine.spend import command_meter
     from ..plan.config import nearest_executor_tables
     from ..review import build_role_model, default_qa_fn, load_roles, parse_models, read_goal
-    from ..review.models import MeteredRoleModel
     from ..review.pipeline import run_review
 
     roles_on, qa_on = _executors(executor, backend, qa_executor, mock, mock_replies)
     run_flags = plan_flags(rest, section_flags(*QA_SECTIONS, skip=("shard",)))
-    jail = "none" if run_flags["no_jail"] else run_flags["jail"] or "auto"
-    if jail == "none":
+    if run_flags["no_jail"]:
         click.echo(f"WARNING: {NO_JAIL}", err=True)
     meter = command_meter(run_flags["max_cost_usd"], run_flags["max_tokens_total"])
-    role_models = parse_models(models)
     roles = load_roles(roles_dir)
     goal = read_goal(skill_path, vision)
     role_model = build_role_model(
         roles_on,
-        models=role_models,
+        models=parse_models(models),
         mock_replies=mock_replies,
         claude_bin=claude_bin,
         base_url=base_url,
         goal=goal,
-        options={"jail": jail},  # a claude-cli role model runs Claude Code jailed too
+        options={"jail": _jail(run_flags)},  # a claude-cli role model runs Claude Code jailed
+        meter=meter,
     )
-    if meter is not None:
-        role_model = MeteredRoleModel(role_model, meter)
     root = Path(state_root)
     qa_fn = default_qa_fn(
         root.resolve(),
@@ -188,6 +184,11 @@ def command(
         log=lambda m: click.echo(m, err=True),
     )
     _print_outcome(outcome)
+
+
+def _jail(run_flags: dict[str, Any]) -> str:
+    """The jail the flags name for what the review runs (--no-jail: none)."""
+    return "none" if run_flags["no_jail"] else run_flags["jail"] or "auto"
 
 
 def _print_outcome(outcome: Any) -> None:

@@ -159,12 +159,27 @@ def build_role_model(
     env: Mapping[str, str] | None = None,
     goal: Goal | None = None,
     options: Mapping[str, object] | None = None,
+    meter: Meter | None = None,
 ) -> RoleModel:
     """The role model of `review --executor NAME`. `mock` replays `mock_replies` (UsageError
     for a missing file), or without a file scripts replies from `goal`; any other name is the
     text model of that executor, its config from `claude_bin`, `base_url`, `env` and any
     other `options` (those its config has; ExecutorError when it has no text model, listing
-    those that do)."""
+    those that do). With a `meter` (the review's caps) every reply is counted on it."""
+    model = _role_model(executor, models, mock_replies, claude_bin, base_url, env, goal, options)
+    return model if meter is None else MeteredRoleModel(model, meter)
+
+
+def _role_model(
+    executor: str,
+    models: Mapping[str, str] | None,
+    mock_replies: str | None,
+    claude_bin: str | None,
+    base_url: str | None,
+    env: Mapping[str, str] | None,
+    goal: Goal | None,
+    options: Mapping[str, object] | None,
+) -> RoleModel:
     if executor == MOCK:
         if mock_replies:
             return MockRoleModel.from_file(mock_replies)
