@@ -23,7 +23,7 @@ from skill_eval.engine.shipping import (
     unpack_kept,
     write_files,
 )
-from skill_eval.judges.base import JudgeSettings
+from skill_eval.judges.llm import JudgeSettings
 from tests.helpers import write_skill
 
 

@@ -51,11 +51,11 @@ from ..executors.base import ExecutorBase, create_executor
 from ..judges.base import (
     Judge,
     JudgeContext,
-    JudgeSettings,
     build_judge,
     run_judge,
     traceback_tail,
 )
+from ..judges.llm import JudgeSettings
 from ..judges.observers import observe
 from .attempt_store import CACHED_FROM
 from .requests import request_of

@@ -29,7 +29,8 @@ from ..core.model import Arm, ArmName, Attempt, Task
 from ..errors import RunStopped
 from ..executors.base import ExecutorBase
 from ..executors.batches import BatchCounts, BatchLog
-from ..judges.base import Judge, JudgeContext, JudgeSettings
+from ..judges.base import Judge, JudgeContext
+from ..judges.llm import JudgeSettings
 from .jobs import (
     AttemptEnv,
     AttemptJob,

@@ -26,10 +26,7 @@ from .base import (
     DEFAULT_MODEL,
     ExecutorBase,
     ExecutorConfig,
-    ExecutorSpec,
     compose_prompt,
-    config_schema,
-    deferred,
     env_lookup,
 )
 from .errors_map import fatal_status, parse_retry_after, retryable_status
@@ -358,37 +355,5 @@ def sdk_version() -> str | None:
     except PackageNotFoundError:
         return None
 
-
-def _build(config: AnthropicConfig) -> AnthropicExecutor:
-    if config.batch:  # the batch path's code loads only when asked for
-        from .anthropic_batch import BatchAnthropicExecutor
-
-        return BatchAnthropicExecutor(config)
-    return AnthropicExecutor(config)
-
-
-SPEC = ExecutorSpec(
-    name="anthropic",
-    serves_skill_files=True,  # the read_skill_file tool (tool_loop.py)
-    summary="one Messages API call per attempt through the official SDK",
-    config_cls=AnthropicConfig,
-    schema=config_schema(
-        AnthropicConfig,
-        {
-            "max_tokens": {"type": "integer", "minimum": 1},
-            "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-            "base_url": {"type": ["string", "null"]},
-            "price_file": {"type": ["string", "null"], "format": "path"},
-            "env": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
-            "max_tool_turns": {"type": "integer", "minimum": 1},
-            "batch": {"type": "boolean"},
-            "concurrency": {"type": ["integer", "null"], "minimum": 1},
-            "adaptive_concurrency": {"type": "boolean"},
-        },
-    ),
-    build=_build,
-    grader=deferred(".batch_grading", "BatchingAnthropicGrader"),  # loads when it grades
-    text_model=deferred(".anthropic_grader", "AnthropicTextModel"),
-)
 
 __all__ = ["AnthropicConfig", "AnthropicExecutor", "build_params", "classify_exception"]

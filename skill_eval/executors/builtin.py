@@ -4,7 +4,7 @@ one line here; what it can do is declared on its ExecutorSpec and ExecutorBase s
 every list of executors elsewhere is derived from the registry (executors/catalog.py)."""
 
 BUILTIN_EXECUTORS = {
-    "anthropic": "anthropic_api:SPEC",
+    "anthropic": "anthropic_spec:SPEC",
     # Claude Code, one jailed `claude -p --output-format stream-json` run per attempt.
     "claude-cli": "claude.executor:SPEC",
     # Codex CLI and OpenCode, each attempt one jailed run against an OpenAI-style API.

@@ -16,7 +16,13 @@ from typing import Any
 
 from ..core.model import ARM_NAMES, Task
 from ..core.validation import closest_name
-from .mock import MockOutputsError, arm_keys, check_mock_tasks, keyed_by_arm, load_mock_outputs
+from .mock_outputs import (
+    MockOutputsError,
+    arm_keys,
+    check_mock_tasks,
+    keyed_by_arm,
+    load_mock_outputs,
+)
 
 SHOWN_TASKS = 5  # task ids named in one line; the rest are counted
 DEFAULT = "the mock's default output"  # MOCK_OUTPUT, named in words

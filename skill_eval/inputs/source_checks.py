@@ -87,7 +87,7 @@ def python_problems(suite: Suite, shown_suite: str) -> list[Problem]:
 def mock_output_problems(outputs_path: str, suite: Suite) -> list[Problem]:
     """The mock outputs file read as a run would read it, against this suite's task ids."""
     # the mock executor pulls in skill installation; `validate` without --mock-outputs skips it
-    from ..executors.mock import MockOutputsError, check_mock_tasks, load_mock_outputs
+    from ..executors.mock_outputs import MockOutputsError, check_mock_tasks, load_mock_outputs
 
     try:
         outputs = load_mock_outputs(Path(outputs_path))

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import ExecutorError
-from ..executors.base import CHEAP_MODEL, create_grader, get_executor_spec
+from ..executors.base import CHEAP_MODEL, OFFLINE_EXECUTOR, create_grader, get_executor_spec
 from ..executors.grader import (
     DEFAULT_TIMEOUT,
     SDK_MAX_RETRIES,
@@ -26,7 +26,9 @@ from ..executors.grader import (
     Reply,
     extract_json_object,
 )
+from ..jail import JailKind
 from .base import JudgeContext
+from .judge_cache import JudgeCache, MemoryJudgeCache
 
 # Judging is a cheap check: a Haiku-class model unless --judge-model names another.
 DEFAULT_JUDGE_MODEL = CHEAP_MODEL
@@ -126,7 +128,62 @@ def request_structured(
         )
 
 
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A `JudgeContext` as plain data (picklable), for a process that rebuilds it (a Ray
+    worker: engine.jobs.RunSpec carries it). `grader` is the registry
+    name of the executor whose grader judges, rebuilt from `backend_options` and `env` (one
+    that cannot be built there makes each model-graded judgement an error saying why);
+    `cache` is "memory", a judge-cache directory, or None (caching off)."""
+
+    suite_dir: Path
+    grader: str = OFFLINE_EXECUTOR
+    judge_model: str | None = None
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    cache: str | None = None
+    env: Mapping[str, str] | None = None
+    jail: JailKind = "auto"
+
+    @classmethod
+    def of(cls, ctx: JudgeContext) -> JudgeSettings:
+        cache = ctx.cache
+        return cls(
+            Path(ctx.suite_dir),
+            ctx.grader.name,
+            ctx.judge_model,
+            dict(ctx.backend_options),
+            None
+            if cache is None
+            else "memory"
+            if cache.directory is None
+            else str(cache.directory),
+            dict(ctx.env) if ctx.env else None,
+            ctx.jail,
+        )
+
+    def context(self) -> JudgeContext:
+        """A new context: its own grader, and its own handle on the cache (closed by the
+        caller: `JudgeContext.cache.close()`)."""
+        cache = (
+            None
+            if self.cache is None
+            else MemoryJudgeCache()
+            if self.cache == "memory"
+            else JudgeCache(Path(self.cache))
+        )
+        return JudgeContext(
+            suite_dir=self.suite_dir,
+            grader=grader_or_unavailable(self.grader, options=self.backend_options, env=self.env),
+            judge_model=self.judge_model,
+            backend_options=dict(self.backend_options),
+            cache=cache,
+            env=self.env,
+            jail=self.jail,
+        )
+
+
 __all__ = [
+    "JudgeSettings",
     "DEFAULT_JUDGE_MODEL",
     "LLMReply",
     "Reply",

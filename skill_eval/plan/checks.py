@@ -19,7 +19,7 @@ from ..executors.base import (
 from ..executors.catalog import executors_with_option, has_option
 from ..stats.policy import POLICIES
 from .kinds import KEEP_POLICIES, RUNNERS
-from .run_plan import Decision, Execution, ExecutorChoice, Inputs, Judging, Records
+from .sections import Decision, Execution, ExecutorChoice, Inputs, Judging, Records
 
 # Attempts per task and arm, at most: jobs are planned up front, so --samples 100000000 would
 # end in MemoryError; a thousand attempts per task and arm is beyond any real budget.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.validation import did_you_mean
 from ..executors.base import OFFLINE_EXECUTOR
@@ -39,16 +39,18 @@ from .executor_options import (
     resolve_options,
     table_options,
 )
-from .run_plan import (
+from .sections import (
     Decision,
     Execution,
     ExecutorChoice,
     Inputs,
     Judging,
     Records,
-    RunPlan,
     frozen_mapping,
 )
+
+if TYPE_CHECKING:  # run_plan imports this module: RunPlan.from_flags passes its class in
+    from .run_plan import RunPlan
 
 SECTIONS: dict[str, type[Any]] = {
     "inputs": Inputs,
@@ -91,13 +93,15 @@ FLAGS = frozenset(PLACES) | RESOLVED | SHORTHAND_PARAMS
 
 
 def plan_from_flags(
+    plan_type: type[RunPlan],
     *,
     executor_options: Iterable[str] | Mapping[str, Any] = (),
     executor_tables: Sequence[ExecutorTable] = (),
     from_config: Iterable[str] = (),
     **flags: Any,
 ) -> RunPlan:
-    """The checked plan of these flags (see the module docstring). `executor_options` are
+    """The checked plan of these flags, a `plan_type` (RunPlan: its `from_flags` calls this;
+    see the module docstring). `executor_options` are
     `KEY=VALUE` strings (the command line) or a mapping; `executor_tables` and
     `from_config` (the flags whose values came from the config file's top level) are what
     the command line read from the project config file."""
@@ -143,7 +147,7 @@ def plan_from_flags(
         cli_options=executor_options,
         table=tables.get(name),
     )
-    return RunPlan(
+    return plan_type(
         inputs=sections["inputs"],
         execution=sections["execution"],
         executor=replace(

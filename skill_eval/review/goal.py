@@ -11,8 +11,8 @@ from ..errors import UsageError
 from ..improve.folders import FolderError, read_skill_folder
 from ..skills import SKILL_FILE, load_skill
 from ..skills.plans import read_frontmatter
-from .models import ROLES
 
+ROLES = ("orchestrator", "builder", "visionary")
 ROLES_DIR = Path(__file__).resolve().parent / "roles"
 MAX_SHOWN_FILE_CHARS = 20_000
 

@@ -10,10 +10,9 @@ without one, replies scripted from the goal (`scripted.ScriptedRoleModel`), offl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import yaml
 
@@ -30,11 +29,9 @@ from ..executors.text_model import (
     TextReply,
     TextRequest,
 )
+from .goal import ROLES, Goal
+from .scripted import ScriptedRoleModel, with_answer_tags
 
-if TYPE_CHECKING:
-    from .goal import Goal
-
-ROLES = ("orchestrator", "builder", "visionary")
 # The built-in test double (scripted replies), not a registered executor's text model: named
 # as the offline executor is, so that `--mock` means one name for everything offline.
 MOCK = OFFLINE_EXECUTOR
@@ -58,17 +55,6 @@ def parse_models(spec: str | None) -> dict[str, str]:
             raise UsageError(f"--models: unknown role {role!r}; roles are {', '.join(ROLES)}")
         models[role] = model
     return models
-
-
-def with_answer_tags(reply: str, prompt: str) -> str:
-    """A scripted reply with its `<decision>` and `</decision>` placeholders turned into the
-    tags the prompt asks for (`<decision-NONCE>`, the nonce of that call), as a model that
-    follows the instructions would write them. A prompt naming no such tag leaves it as it is."""
-    asked = re.findall(r"<(decision-[0-9a-f]+)>", prompt)
-    if not asked:
-        return reply
-    tag = asked[-1]  # the instruction ends the prompt; anything earlier is quoted material
-    return reply.replace("<decision>", f"<{tag}>").replace("</decision>", f"</{tag}>")
 
 
 class MockRoleModel:
@@ -185,8 +171,6 @@ def _role_model(
             return MockRoleModel.from_file(mock_replies)
         if goal is None:
             raise UsageError("--executor mock needs --mock-replies FILE")
-        from .scripted import ScriptedRoleModel  # imports this module
-
         return ScriptedRoleModel(goal)
     own = {
         **(options or {}),

@@ -8,6 +8,7 @@ any skill. No model reads the skill: the decision says so in its caveats.
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 
@@ -16,13 +17,23 @@ from ..executors.text_model import TextModelError, TextReply
 from .decision import VISION_DIMENSIONS
 from .draft import MOCK_OUTPUTS_FILE, SUITE_FILE
 from .goal import Goal
-from .models import with_answer_tags
 
 MARK = "SCRIPTED-REVIEW-MARK"  # what the candidate's scripted answers carry, the baseline's not
 DRY_RUN = (
     "a dry run of the review pipeline (--mock, built-in scripted replies): no model "
     "read the skill; run without --mock, or with --mock-replies FILE, for a review"
 )
+
+
+def with_answer_tags(reply: str, prompt: str) -> str:
+    """A scripted reply with its `<decision>` and `</decision>` placeholders turned into the
+    tags the prompt asks for (`<decision-NONCE>`, the nonce of that call), as a model that
+    follows the instructions would write them. A prompt naming no such tag leaves it as it is."""
+    asked = re.findall(r"<(decision-[0-9a-f]+)>", prompt)
+    if not asked:
+        return reply
+    tag = asked[-1]  # the instruction ends the prompt; anything earlier is quoted material
+    return reply.replace("<decision>", f"<{tag}>").replace("</decision>", f"</{tag}>")
 
 
 class ScriptedRoleModel:
