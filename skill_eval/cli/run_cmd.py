@@ -177,11 +177,7 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
         raise UsageError("--changed-since needs SKILL_DIR (the skills, or a folder of them)")
     summary_file = kwargs.pop("summary")
     dry_run = kwargs.pop("dry_run")
-    if kwargs["task_suite"]:
-        from ..interop.skill_runs import suite_for_task_suite
-
-        state_root = Path(kwargs["state_root"])
-        kwargs["task_suite"] = suite_for_task_suite(kwargs["task_suite"], state_root, _note)
+    if kwargs["task_suite"]:  # any suite shape: the run reads it (inputs/suite.py)
         plan = plan_of(kwargs, ctx)
     elif kwargs["resume"]:
         from .run_resume import resumed_plan

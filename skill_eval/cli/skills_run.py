@@ -45,7 +45,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
         click.echo(f"--changed-since {changed}: {len(kept)} of {len(folders)} skill(s)", err=True)
         folders = kept
     baseline_named = bool(kwargs["baseline_skill"] or kwargs["no_baseline"] or kwargs["arm"])
-    plan = plan_skill_runs(folders, Path(kwargs["state_root"]), baseline_named=baseline_named)
+    plan = plan_skill_runs(folders, baseline_named=baseline_named)
     for note in plan.notes:
         click.echo(note, err=True)
     several = len(plan.runs) > 1

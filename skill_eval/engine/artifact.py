@@ -215,6 +215,8 @@ def _manifest(
             "path": str(suite.path),
             "sha256": suite.sha256,
             "tasks": len(suite.tasks),
+            # read from eval sets: their format, what was left out, the skill's own files
+            **({"source": suite.source.to_dict()} if suite.source is not None else {}),
         },
         "arms": _arm_info(arms),
         "executor": executor,

@@ -1,6 +1,6 @@
-"""Deterministic text judges with no process and no model: `not-contains`, `regex` and
-`equals` (the structured-output judges are in json_output.py). Pure functions at the core, a
-thin Judge class around each."""
+"""Deterministic text judges with no process and no model: `not-contains`, `regex`,
+`not-regex` and `equals` (the structured-output judges are in json_output.py). Pure functions
+at the core, a thin Judge class around each."""
 
 from __future__ import annotations
 
@@ -130,6 +130,22 @@ class RegexJudge(TextOrFile):
         return _binary(True, f"pattern matched {shown!r} at offset {match.start()}")
 
 
+class NotRegexJudge(RegexJudge):
+    """Passes when `pattern` is found nowhere in the output: a `regex` judge turned round (an
+    eval set's `must_not_have`). A search that gives up after `timeout` fails: the pattern was
+    not shown to be absent."""
+
+    def judge_text(self, output: str) -> JudgeResult:
+        found = super().judge_text(output)
+        if found.data.get("timed_out"):
+            return found
+        if found.passed:
+            return _binary(
+                False, found.details.replace("pattern matched", "forbidden pattern matched")
+            )
+        return _binary(True, f"pattern {as_written(self.compiled.pattern)} not found, as required")
+
+
 # --- equals ---------------------------------------------------------------------------------
 
 
@@ -203,6 +219,18 @@ REGEX_SPEC = JudgeSpec(
         didYouMean={"value": "pattern"},
     ),
     build=RegexJudge,
+    deterministic=True,
+    check=_check_regex,
+)
+
+NOT_REGEX_SPEC = JudgeSpec(
+    type="not-regex",
+    summary="a regular expression is found nowhere in the output",
+    schema={
+        **REGEX_SPEC.schema,
+        "properties": {**REGEX_SPEC.schema["properties"], "type": {"const": "not-regex"}},
+    },
+    build=NotRegexJudge,
     deterministic=True,
     check=_check_regex,
 )
