@@ -1,18 +1,17 @@
-"""What an eval checks, in each shape the public eval sets write it, and the judge it becomes.
+"""What an eval checks, under every name eval sets give it, and the judge it becomes.
 
 Statements (a model grades each PASS/FAIL: the `expectations` judge):
-    "The report opens with a title"                 skill-creator's expectations, the
-                                                     agentskills.io guide's assertions, a
-                                                     `checks` list of sentences
-    {"id": "a1", "text": "The report ..."}          statement objects
-Deterministic checks (no model), under `type` or `kind`:
-    {"name": "n", "type": "contains", "value": "..."}            -> contains
-    not_contains, regex (`pattern`, `flags` "im" or a list), not_regex, equals, and
-    min_length / max_length (of the trimmed output: a regex of that length)
-Regular expression lists: `must_have: ["re", ...]` (each must be found: `regex`) and
-    `must_not_have: [...]` (none may be: `not-regex`).
-A check of a type with no judge here is not carried over, and said so (`Checks.dropped`).
-A pattern Python cannot compile is bad input, named by its field.
+    expectations, assertions, checks, anti_expectations, expected_behavior, success_goals,
+    expect: strings, or objects whose statement is `text` or `description` (a `name` beside
+    it is the statement's label); `fail` lists what must not happen ("This does not happen:
+    ..."); `rubric` as a list of `{dimension, pass_if}`; `evaluation_criteria` as an object of
+    criterion -> statement.
+Typed checks (deterministic: operators.py), in the same lists: `{type | kind: OP, ...}`, or a
+    statement with a `check` holding operators.
+Literal and pattern lists: `must_have` / `must_not_have` (regular expressions: each found,
+    none found), `must_contain` / `must_not_contain` (strings, or `{regex}` objects).
+A rubric string is scored 0..1 by a model (`llm-rubric`). What has no judge here is not
+carried over, and said so (`Checks.dropped`); a pattern Python cannot compile is bad input.
 
 An eval's judge (`judge_for`): each part the author gave (statements, a rubric, checks) is a
 judge; several are `all` of them, so a task passes only when every part does.
@@ -25,179 +24,122 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import regex
-
-from ...judges.simple import compile_pattern
+from .operators import KIND_KEYS, Found, check_block, regex_judge, typed_check
 from .records import bad, is_text
 
-# Each accepted check type -> the judge that runs it. `_` and `-` are one (not_contains).
-CHECK_TYPES = {
-    "contains": "contains",
-    "includes": "contains",
-    "not_contains": "not-contains",
-    "excludes": "not-contains",
-    "regex": "regex",
-    "matches": "regex",
-    "not_regex": "not-regex",
-    "not_matches": "not-regex",
-    "equals": "equals",
-    "min_length": "regex",  # \S[\s\S]{n-2,}\S: the trimmed output holds n characters
-    "max_length": "not-regex",
-}
-KIND_KEYS = ("type", "kind")  # skill-creator's guide says type, Driftproof kind
-STATEMENT_KEYS = ("text", "assertion", "statement", "description", "check")
-CHECK_VALUE_KEYS = ("value", "values", "pattern", "text", "expected")
-LABEL_KEYS = ("id", "name")  # an assertion's own name: shown in the judge's config only
-# JavaScript's regex flags (Driftproof writes "im") and what each is here; g, u and d change
-# nothing for one search from the start.
-JS_FLAGS = {"i": "ignorecase", "m": "multiline", "s": "dotall", "g": None, "u": None, "d": None}
+# Lists of statements (or typed checks), under the names in use; the first is skill-creator's.
+STATEMENT_LISTS = (
+    "expectations", "assertions", "checks", "anti_expectations", "expected_behavior",
+    "success_goals", "expect",
+)  # fmt: skip
+NEGATED_LISTS = ("fail",)  # what must not happen
+PATTERN_LISTS = {"must_have": False, "must_not_have": True}  # regular expressions; negated
+LITERAL_LISTS = {"must_contain": False, "must_not_contain": True}  # strings or {regex}
+STATEMENT_KEYS = ("text", "description", "assertion", "statement", "check_text")
+CRITERIA_KEY = "evaluation_criteria"
+CHECK_FIELDS = (
+    *STATEMENT_LISTS, *NEGATED_LISTS, *PATTERN_LISTS, *LITERAL_LISTS, CRITERIA_KEY,
+    "deterministic_assertions",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Checks:
-    """What one list of assertions holds."""
+    """What the check fields of one eval hold."""
 
     statements: tuple[str, ...] = ()
     judges: tuple[dict[str, Any], ...] = ()  # deterministic judge configs
     dropped: tuple[str, ...] = field(default=())  # `FIELD[i]: why`, one per entry left out
 
-    def __add__(self, other: Checks) -> Checks:
-        return Checks(
-            self.statements + other.statements,
-            self.judges + other.judges,
-            self.dropped + other.dropped,
-        )
+    def __add__(self, other: Checks | Found) -> Checks:
+        fresh = tuple(s for s in dict.fromkeys(other.statements) if s not in self.statements)
+        return Checks(self.statements + fresh, self.judges + other.judges,
+                      self.dropped + other.dropped)  # fmt: skip
 
 
-def read_assertions(path: Path, where: str, value: Any, *, shape: str) -> Checks:
-    """A list of statements and check objects (None or []: none). Bad input is a located
-    error naming the file and the entry; a check type with no judge is dropped and listed."""
+def _entry(path: Path, where: str, entry: Mapping[str, Any]) -> Found:
+    """One object of a statement list: a typed check, a statement with a `check`, or a
+    statement (`text`, `description`, or a `{dimension, pass_if}` criterion)."""
+    kind_key = next((k for k in KIND_KEYS if k in entry), None)
+    if kind_key is not None:
+        return typed_check(path, where, entry, kind_key)
+    if "check" in entry:
+        return check_block(path, f"{where}.check", entry["check"], entry)
+    if is_text(entry.get("pass_if")):
+        label = entry.get("dimension") or entry.get("name")
+        text = f"{label}: {entry['pass_if']}" if is_text(label) else str(entry["pass_if"])
+        return Found(statements=(text.strip(),))
+    key = next((k for k in STATEMENT_KEYS if is_text(entry.get(k))), None)
+    if key is None:
+        raise bad(path, where, "must have a non-empty `text` (a statement) or a `type`")
+    used = {key, "id", "name"} | ({"description"} if key == "text" else set())
+    extra = tuple(f"{where}.{k}: no place in a task suite" for k in sorted(entry) if k not in used)
+    return Found(statements=(str(entry[key]).strip(),), dropped=extra)
+
+
+def read_statements(path: Path, where: str, value: Any, *, negate: bool = False) -> Checks:
+    """A statement list (None or []: none): strings and objects; a bare string is one
+    statement. `negate`: each string says what must not happen."""
     if value is None or value == []:
         return Checks()
-    if not isinstance(value, list):
-        raise bad(path, where, f"must be a list of {shape}")
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise bad(path, where, "must be a list of statements (strings or objects)")
     found = Checks()
-    for i, entry in enumerate(value):
-        spot = f"{where}[{i}]"
+    for i, entry in enumerate(items):
+        spot = f"{where}[{i}]" if isinstance(value, list) else where
         if is_text(entry):
-            found += Checks(statements=(entry.strip(),))
+            text = entry.strip()
+            found += Found(statements=(f"This does not happen: {text}" if negate else text,))
         elif isinstance(entry, Mapping):
-            found += check_object(path, spot, entry)
+            found += _entry(path, spot, entry)
         else:
-            raise bad(path, spot, f"must be a non-empty string or an object ({shape})")
+            raise bad(path, spot, "must be a non-empty string or an object")
     return found
 
 
-def regex_list(path: Path, where: str, value: Any, *, negate: bool) -> Checks:
-    """`must_have` (each pattern found: regex) or `must_not_have` (none found: not-regex)."""
+def pattern_list(path: Path, where: str, value: Any, *, negate: bool, literal: bool) -> Checks:
+    """`must_have` / `must_not_have` (patterns) or `must_contain` / `must_not_contain`
+    (strings, or `{regex}` objects): each entry found, or (negated) none found."""
     if value is None or value == []:
         return Checks()
-    patterns = [value] if isinstance(value, str) else value
-    if not isinstance(patterns, list) or not all(is_text(p) for p in patterns):
-        raise bad(path, where, "must be a list of regular expressions (non-empty strings)")
-    judge = "not-regex" if negate else "regex"
-    return Checks(
-        judges=tuple(
-            _regex(path, f"{where}[{i}]" if isinstance(value, list) else where, judge, p, [])
-            for i, p in enumerate(patterns)
-        )
-    )
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise bad(path, where, "must be a list of strings")
+    judges: list[dict[str, Any]] = []
+    for i, entry in enumerate(items):
+        spot = f"{where}[{i}]" if isinstance(value, list) else where
+        if isinstance(entry, Mapping) and "regex" in entry:
+            judges.append(regex_judge(path, f"{spot}.regex", entry["regex"], negate=negate))
+        elif literal and is_text(entry):
+            judges.append({"type": "not-contains" if negate else "contains", "expected": [entry]})
+        elif is_text(entry):
+            judges.append(regex_judge(path, spot, entry, negate=negate))
+        else:
+            raise bad(path, spot, "must be a non-empty string (or a {regex} object)")
+    return Checks(judges=tuple(judges))
 
 
-def _regex(path: Path, where: str, judge: str, pattern: str, flags: list[str]) -> dict[str, Any]:
-    config: dict[str, Any] = {"type": judge, "pattern": pattern}
-    if flags:
-        config["flags"] = flags
-    try:
-        compile_pattern(config)
-    except (regex.error, ValueError, OverflowError) as exc:
-        raise bad(path, where, f"invalid regular expression {pattern!r}: {exc}") from None
-    return config
-
-
-def _flags(path: Path, where: str, value: Any) -> tuple[list[str], list[str]]:
-    """(our regex flags, the ones with no equivalent) of `flags`: JavaScript's letters ("im")
-    or our names (["ignorecase"])."""
-    if value is None:
-        return [], []
-    if isinstance(value, str):
-        known = [JS_FLAGS.get(letter, "?") for letter in value]
-        names = [f for f in known if f is not None and f != "?"]
-        unknown = [letter for letter in value if letter not in JS_FLAGS]
-        return sorted(set(names)), unknown
-    if isinstance(value, list) and all(v in JS_FLAGS.values() for v in value):
-        return sorted({str(v) for v in value}), []
-    raise bad(path, where, 'must be regex flags: letters such as "im", or a list of names')
-
-
-def check_object(path: Path, where: str, entry: Mapping[str, Any]) -> Checks:
-    """One assertion object: a statement (`text`) or a typed check (`type` or `kind`)."""
-    kind_key = next((k for k in KIND_KEYS if k in entry), None)
-    if kind_key is None:
-        text = next((entry[k] for k in STATEMENT_KEYS if k in entry), None)
-        if not is_text(text):
-            raise bad(path, where, "must have a non-empty `text` (a statement) or a `type`")
-        extra = sorted(str(k) for k in entry if k not in (*STATEMENT_KEYS, *LABEL_KEYS))
-        dropped = tuple(f"{where}.{k}: no place in a task suite" for k in extra)
-        return Checks(statements=(str(text).strip(),), dropped=dropped)
-    kind = entry[kind_key]
-    if not is_text(kind):
-        raise bad(path, f"{where}.{kind_key}", "must be a non-empty string")
-    name = str(kind).strip().lower().replace("-", "_")
-    judge_type = CHECK_TYPES.get(name)
-    if judge_type is None:
-        known = ", ".join(sorted(CHECK_TYPES))
-        reason = f"check {kind_key} {kind!r} has no judge here (known: {known})"
-        return Checks(dropped=(f"{where}: {reason}; not carried over",))
-    key = next((k for k in CHECK_VALUE_KEYS if k in entry), None)
-    if key is None:
-        raise bad(path, where, f"a {kind} check needs a `value` (or `pattern`)")
-    flags, unknown = _flags(path, f"{where}.flags", entry.get("flags"))
-    if unknown:
-        return Checks(
-            dropped=(
-                f"{where}.flags: {''.join(unknown)!r} has no equivalent here; not carried over",
-            )
-        )
-    judges = _judges(path, f"{where}.{key}", name, judge_type, entry[key], flags)
-    if entry.get("case_sensitive") is True and judge_type in ("contains", "not-contains"):
-        judges = tuple({**j, "case_sensitive": True} for j in judges)
-    label = next((entry[k] for k in LABEL_KEYS if is_text(entry.get(k))), None)
-    if label is not None:
-        judges = tuple({**j, "x-name": str(label)} for j in judges)
-    known_keys = (*LABEL_KEYS, kind_key, key, "case_sensitive", "flags")
-    extra = sorted(str(k) for k in entry if k not in known_keys)
-    return Checks(
-        judges=judges, dropped=tuple(f"{where}.{k}: no place in a task suite" for k in extra)
-    )
-
-
-def _judges(
-    path: Path, where: str, name: str, judge_type: str, raw: Any, flags: list[str]
-) -> tuple[dict[str, Any], ...]:
-    if name in ("min_length", "max_length"):
-        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-            raise bad(path, where, "must be a whole number of characters (0 or more)")
-        return (_regex(path, where, judge_type, length_pattern(raw, name == "max_length"), []),)
-    values = [raw] if isinstance(raw, str) else raw
-    if not isinstance(values, list) or not values or not all(is_text(v) for v in values):
-        raise bad(path, where, "must be a non-empty string or list of strings")
-    if judge_type in ("regex", "not-regex"):
-        return tuple(_regex(path, where, judge_type, v, flags) for v in values)
-    if judge_type == "equals":
-        if len(values) != 1:
-            raise bad(path, where, "an equals check takes one string")
-        return ({"type": "equals", "expected": values[0]},)
-    return ({"type": judge_type, "expected": list(values)},)
-
-
-def length_pattern(n: int, over: bool) -> str:
-    """A pattern found exactly when the trimmed text is at least `n` characters long (or, with
-    `over`, longer than `n`: what max_length forbids)."""
-    n = n + 1 if over else n
-    if n <= 1:
-        return r"\S"
-    return rf"\S[\s\S]{{{n - 2},}}\S"
+def read_checks(path: Path, where: str, entry: Mapping[str, Any]) -> Checks:
+    """Every check field of one eval, in the order above."""
+    found = Checks()
+    for key in STATEMENT_LISTS:
+        found += read_statements(path, f"{where}.{key}", entry.get(key))
+    for key in NEGATED_LISTS:
+        found += read_statements(path, f"{where}.{key}", entry.get(key), negate=True)
+    for key, negate in PATTERN_LISTS.items():
+        found += pattern_list(path, f"{where}.{key}", entry.get(key), negate=negate, literal=False)
+    for key, negate in LITERAL_LISTS.items():
+        found += pattern_list(path, f"{where}.{key}", entry.get(key), negate=negate, literal=True)
+    criteria = entry.get(CRITERIA_KEY)
+    if isinstance(criteria, Mapping):
+        found += Checks(statements=tuple(str(v).strip() for v in criteria.values() if is_text(v)))
+    elif criteria is not None:
+        found += read_statements(path, f"{where}.{CRITERIA_KEY}", criteria)
+    if entry.get("deterministic_assertions"):
+        why = "runs commands; no judge here runs an eval set's commands"
+        found += Checks(dropped=(f"{where}.deterministic_assertions: {why}",))
+    return found
 
 
 def judge_for(
@@ -234,11 +176,11 @@ def judge_for(
 
 
 __all__ = [
-    "CHECK_TYPES",
+    "CHECK_FIELDS",
+    "STATEMENT_LISTS",
     "Checks",
-    "check_object",
     "judge_for",
-    "length_pattern",
-    "read_assertions",
-    "regex_list",
+    "pattern_list",
+    "read_checks",
+    "read_statements",
 ]

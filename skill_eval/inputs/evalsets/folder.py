@@ -75,25 +75,47 @@ class SkillEvals:
         return tuple(f"{EVALS_FOLDER}/{name}: not read: {why}" for name, why in self.unread)
 
 
+def _read_any(path: Path) -> EvalsFile | TriggerSet | SuiteError:
+    try:
+        return read_eval_file(path)
+    except SuiteError as exc:
+        return exc
+
+
 def find_skill_evals(skill_dir: Path) -> SkillEvals:
-    """The eval files of the skill in `skill_dir` (the folder holding SKILL.md)."""
+    """The eval files of the skill in `skill_dir` (the folder holding SKILL.md), told apart
+    by what they hold, not by their names alone: `evals.json` (else the one eval set in
+    evals/), the trigger set (the first of TRIGGER_FILES that is one, else the one trigger
+    set there), or `task_suite.yaml` when there are no evals; every other eval file is listed
+    with why it is not read."""
     folder = skill_dir / EVALS_FOLDER
-    evals = folder / EVALS_FILE
-    triggers = next((folder / n for n in TRIGGER_FILES if (folder / n).is_file()), None)
-    suite = folder / SUITE_FILE
+    listing = [p for p in _listing(folder) if p.suffix.lower() in DATA_SUFFIXES]
+    read = {p.name: _read_any(p) for p in listing if p.suffix.lower() == ".json"}
+    evals = _chosen(read, (EVALS_FILE,), EvalsFile)
+    triggers = _chosen(read, TRIGGER_FILES, TriggerSet)
+    suite = folder / SUITE_FILE if (folder / SUITE_FILE).is_file() and evals is None else None
     found = SkillEvals(
         skill_dir=skill_dir,
-        evals_json=evals if evals.is_file() else None,
-        trigger_set=triggers,
-        suite=suite if suite.is_file() and not evals.is_file() else None,
+        evals_json=folder / evals if evals else None,
+        trigger_set=folder / triggers if triggers else None,
+        suite=suite,
     )
-    used = {p.name for p in (found.evals_json, found.trigger_set, found.suite) if p}
+    used = {evals, triggers, suite.name if suite else None}
     unread = tuple(
-        (entry.name, _why_unread(entry, found))
-        for entry in _listing(folder)
-        if entry.name not in used and entry.suffix.lower() in DATA_SUFFIXES
+        (p.name, _why_unread(p, read.get(p.name), found)) for p in listing if p.name not in used
     )
     return SkillEvals(found.skill_dir, found.evals_json, found.trigger_set, found.suite, unread)
+
+
+def _chosen(read: Mapping[str, Any], names: tuple[str, ...], kind: type) -> str | None:
+    """The file read as `kind`: the first of `names` that is one, else the only file of that
+    kind. An evals.json that cannot be read is chosen all the same: the run says why."""
+    for name in names:
+        value = read.get(name)
+        if isinstance(value, kind) or (name == EVALS_FILE and isinstance(value, SuiteError)):
+            return name
+    of_kind = [name for name, value in read.items() if isinstance(value, kind)]
+    return of_kind[0] if len(of_kind) == 1 else None
 
 
 def _listing(folder: Path) -> list[Path]:
@@ -105,21 +127,26 @@ def _listing(folder: Path) -> list[Path]:
         return []
 
 
-def _why_unread(path: Path, found: SkillEvals) -> str:
+def _why_unread(path: Path, kind: Any, found: SkillEvals) -> str:
     """Why an eval file beside the ones read is not run, and how to run it."""
     how = f"run it with --task-suite {path}"
     if path.name == SUITE_FILE:
-        return f"{EVALS_FILE} is read instead (a skill's evals are one suite); {how}"
-    if path.suffix.lower() != ".json":
+        return f"{found.describe()} is read instead (a skill's evals are one suite); {how}"
+    if kind is None:
         return "only JSON eval sets and task_suite.yaml are read from a skill's evals/"
-    try:
-        kind = read_eval_file(path)
-    except SuiteError as exc:
-        return f"not an eval set skill-eval reads ({_first_line(exc)})"
+    if isinstance(kind, SuiteError):
+        return f"not an eval set skill-eval reads ({_first_line(kind)})"
     if isinstance(kind, TriggerSet):
         chosen = found.trigger_set.name if found.trigger_set else "none"
         return f"a trigger set ({len(kind.queries)} queries) beside {chosen}, the one read; {how}"
-    return f"an eval set ({len(kind.evals)} evals) beside {EVALS_FILE}, the one read; {how}"
+    if found.evals_json is None:
+        return (
+            f"an eval set ({len(kind.evals)} evals); with several here and no {EVALS_FILE}, "
+            f"none is read; {how}"
+        )
+    return (
+        f"an eval set ({len(kind.evals)} evals) beside {found.evals_json.name}, the one read; {how}"
+    )
 
 
 def _first_line(exc: SuiteError) -> str:

@@ -22,9 +22,10 @@ from ...core.bounded import read_bounded
 from ...core.model import Suite, SuiteSource
 from ...core.paths import inside
 from ...errors import Problem, SuiteError
+from ...skills.plans import read_frontmatter
 from ..suite_data import SUITE_VERSION, build_suite, check_suite_data
 from .folder import SkillEvals, find_skill_evals, read_eval_file, read_trigger_file
-from .records import EVALS_FOLDER, EvalsFile, bad, default_files_root
+from .records import EVALS_FOLDER, EvalsFile, bad, collapse, default_files_root
 from .tasks import map_tasks
 from .triggers import TriggerSet
 
@@ -45,7 +46,8 @@ def skill_evals(folder: Path) -> SkillEvals:
     """The skill folder's eval files; a located error when it has none."""
     found = find_skill_evals(folder)
     if not found.found:
-        problem = Problem(str(folder), NO_EVALS)
+        unread = "; ".join(found.unread_lines())
+        problem = Problem(str(folder), NO_EVALS + (f" ({unread})" if unread else ""))
         raise SuiteError(str(problem), path=str(folder), problems=[problem])
     return found
 
@@ -77,27 +79,37 @@ def files_root(evals: EvalsFile | None, evals_path: Path | None) -> Path:
     return root
 
 
+def _found_as(value: str, root: Path, own: Path) -> tuple[str, str] | None:
+    """Where an input file missing from the skill root is, as a path from the root, and how
+    it was found: in the eval set's own folder (sets written by hand name `files/x.csv` from
+    evals/), or named from the repository's root (`skills/<skill>/evals/files/x.csv`)."""
+    if own != root and own.is_relative_to(root) and os.path.lexists(own / value):
+        prefix = own.relative_to(root).as_posix()
+        return f"{prefix}/{value}", f"taken from {prefix}/"
+    parts = PurePosixPath(value).parts
+    tail = root.parts
+    for k in range(min(len(parts) - 1, len(tail)), 0, -1):
+        if parts[:k] == tail[-k:] and os.path.lexists(root.joinpath(*parts[k:])):
+            return PurePosixPath(*parts[k:]).as_posix(), "named from the repository's root"
+    return None
+
+
 def _beside(evals: EvalsFile, evals_path: Path, root: Path) -> tuple[EvalsFile, list[str]]:
-    """A file missing from the skill root but found in the eval set's own folder (a set that
-    names some files from the root and some from evals/) is taken from there, under its path
-    from the root; said so."""
+    """Each input file missing from the skill root but found as `_found_as` says, under its
+    path from the root; said so."""
     own = evals_path.resolve().parent
-    if own == root or not own.is_relative_to(root):
-        return evals, []
-    prefix = own.relative_to(root).as_posix()
     notes: list[str] = []
     cases = []
     for i, case in enumerate(evals.evals):
         files = []
         for j, value in enumerate(case.files):
-            if not os.path.lexists(root / value) and os.path.lexists(own / value):
-                files.append(f"{prefix}/{value}")
+            found = None if os.path.lexists(root / value) else _found_as(value, root, own)
+            files.append(found[0] if found else value)
+            if found:
                 notes.append(
                     f"{evals.list_key}[{i}].files[{j}]: {value!r} is not in the skill root; "
-                    f"taken from {prefix}/ as {files[-1]!r}"
+                    f"{found[1]}: {found[0]!r}"
                 )
-            else:
-                files.append(value)
         cases.append(replace(case, files=tuple(files)))
     return replace(evals, evals=tuple(cases)), notes
 
@@ -151,8 +163,8 @@ def suite_of(
         format=evals.source_format if evals else TRIGGER_FORMAT,
         files=tuple(p.resolve() for p in files),
         data=data,
-        not_carried_over=(*(evals.notes if evals else ()), *_top_extra(evals, triggers),
-                          *moved, *mapped.dropped, *unread),
+        not_carried_over=collapse([*(evals.notes if evals else ()), *_top_extra(evals, triggers),
+                                   *moved, *mapped.dropped, *unread]),
         warnings=(*_name_warning(evals, skill_dir, first), *side_door_warnings(own)),
         skill_files=own,
         origins=tuple(mapped.origins),
@@ -175,16 +187,28 @@ def _top_extra(evals: EvalsFile | None, triggers: TriggerSet | None) -> list[str
     return [f"{key}: no place in a task suite" for key in keys]
 
 
+def _frontmatter_name(skill_dir: Path) -> str | None:
+    try:
+        text = read_bounded(skill_dir / "SKILL.md").decode("utf-8", "replace")
+    except OSError:
+        return None
+    meta = read_frontmatter(text)
+    name = meta.get("name") if meta else None
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
 def _name_warning(evals: EvalsFile | None, skill_dir: Path, first: Path) -> list[str]:
-    """A skill name the eval set gives that is not its skill folder's: the evals may have
-    been copied from another skill, or the folder renamed."""
+    """A skill name the eval set gives that is neither its skill folder's nor the one its
+    SKILL.md declares: the evals may have been copied from another skill, or it renamed."""
     if evals is None or not evals.named or not (skill_dir / "SKILL.md").is_file():
         return []
-    if evals.skill_name == skill_dir.resolve().name:
+    folder, declared = skill_dir.resolve().name, _frontmatter_name(skill_dir)
+    if evals.skill_name in (folder, declared):
         return []
+    also = f" or the name its SKILL.md gives ({declared!r})" if declared else ""
     return [
-        f"{first.name} names skill {evals.skill_name!r}, but it sits in the skill folder "
-        f"{skill_dir.resolve().name!r}: evals copied from another skill, or a folder renamed?"
+        f"{first.name} names skill {evals.skill_name!r}, not its skill folder {folder!r}{also}: "
+        "evals copied from another skill, or the skill renamed?"
     ]
 
 

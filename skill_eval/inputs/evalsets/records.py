@@ -5,6 +5,7 @@ file, the eval and the field, and the size an eval's text may have."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +54,8 @@ class EvalCase:
     # Judges whose readings are recorded but decide nothing (Driftproof's checks).
     observers: tuple[Mapping[str, Any], ...] = ()
     category: str | None = None
-    description: str = ""  # what the eval claims (Driftproof's claim)
+    description: str = ""  # what the eval is about (Driftproof's claim)
+    timeout_seconds: float | None = None
     source: Mapping[str, Any] = field(default_factory=dict)  # kept with the task (grounding)
     dropped: tuple[str, ...] = ()  # `FIELD: why`, one per thing left out
 
@@ -152,6 +154,18 @@ def check_sizes(path: Path, entries: Sequence[Any], list_key: str) -> None:
         )
 
 
+def collapse(lines: Sequence[str]) -> tuple[str, ...]:
+    """Lines that differ only in their indexes as one (`evals[*].tags: ... (12 times)`), in
+    the order first seen: a key every eval has is said once, not once per eval."""
+    groups: dict[str, list[str]] = {}
+    for line in lines:
+        groups.setdefault(re.sub(r"\[\d+\]", "[*]", line), []).append(line)
+    return tuple(
+        members[0] if len(members) == 1 else f"{key} ({len(members)} times)"
+        for key, members in groups.items()
+    )
+
+
 def default_files_root(json_path: Path) -> Path:
     """Where an eval set's `files` are relative to: the skill root, i.e. the folder above
     `evals/` when the file sits in one (skill-creator's layout), else the file's own folder."""
@@ -164,15 +178,14 @@ def skill_name_of(
 ) -> tuple[str, str, bool]:
     """(the skill's name, a note when it was assumed, whether the file gave it): the first of
     `keys` given, else the folder of the skill the file sits in (`<skill>/evals/<file>` beside
-    a SKILL.md)."""
+    a SKILL.md), else the eval set's own folder."""
     for key in keys:
         if is_text(data.get(key)):
             return str(data[key]), "", True
     root = default_files_root(path)
-    if path.resolve().parent.name == EVALS_FOLDER and (root / "SKILL.md").is_file():
-        note = f"{keys[0]}: not given; named after the skill folder {root.name!r}"
-        return root.name, note, False
-    raise bad(path, keys[0], "must be a non-empty string (the skill's name)")
+    if not (path.resolve().parent.name == EVALS_FOLDER and (root / "SKILL.md").is_file()):
+        root = path.resolve().parent
+    return root.name, f"{keys[0]}: not given; named after the folder {root.name!r}", False
 
 
 __all__ = [
@@ -184,6 +197,7 @@ __all__ = [
     "TriggerQuery",
     "bad",
     "check_sizes",
+    "collapse",
     "default_files_root",
     "is_text",
     "read_json",

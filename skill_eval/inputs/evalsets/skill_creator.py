@@ -4,12 +4,13 @@ is one located error naming the file, the eval and the field).
 evals.json (skill-creator references/schemas.md):
     {"skill_name": str, "evals": [{"id": int, "prompt": str, "expected_output": str,
                                    "files": [str], "expectations": [str]}]}
-Also read, as authors write them: statements under `assertions` (the agentskills.io guide)
-or `checks`, as strings, `{text}` objects or typed checks (checks.py); regular expression
-lists `must_have` / `must_not_have`; string ids (a missing id is the eval's position); an
-eval's `name` (its task id, as `eval_name`) and `category`; a missing skill_name when the
-file sits in `<skill>/evals/` (the folder's name). Keys with no place in a suite are kept
-as `extra`, so the import can say it dropped them.
+Also read, as authors write them: the evals as a bare list or under `test_cases`; string ids
+(a missing id is the eval's position); the prompt under `input`, `instruction`, `query` or
+`task` when there is no `prompt`; every check field checks.py knows; a `rubric` (a string a
+model scores, at `pass_threshold`; a list is statements); an eval's `name` (its task id, as
+`eval_name`), `category`, `description` and `timeout_seconds`; a missing skill_name when the
+file sits in `<skill>/evals/` (the folder's name). Keys with no place in a suite are kept as
+`extra`, so the reader can say it dropped them.
 """
 
 from __future__ import annotations
@@ -18,45 +19,68 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .checks import Checks, read_assertions, regex_list
+from .checks import CHECK_FIELDS, read_checks, read_statements
 from .records import NAME_KEY, EvalCase, EvalsFile, bad, check_sizes, is_text, skill_name_of
 
-# Lists of statements (or typed checks), under the names in use; the first is skill-creator's.
-STATEMENT_LISTS = ("expectations", "assertions", "checks")
-REGEX_LISTS = {"must_have": False, "must_not_have": True}  # key -> negated
 TITLE_KEY = "name"  # the agentskills.io guide's optional name of an eval: used as eval_name
-EVAL_KEYS = ("id", "prompt", "expected_output", "files", "category", NAME_KEY, TITLE_KEY)
-SHAPE = "non-empty strings (or {text} / {type, value} objects)"
+PROMPT_KEYS = ("prompt", "input", "instruction", "query", "task")
+LIST_KEYS = ("evals", "test_cases")
+THRESHOLD_KEYS = ("pass_threshold", "threshold")
+EVAL_KEYS = (
+    "id", "expected_output", "files", "category", "description", "timeout_seconds", NAME_KEY,
+    TITLE_KEY, "rubric", *THRESHOLD_KEYS, *CHECK_FIELDS,
+)  # fmt: skip
+
+
+def evals_list(data: Any) -> tuple[list[Any], str] | None:
+    """The list of evals of a file, and where it is (`evals`, `test_cases`, "" for a bare
+    list); None when the file has none."""
+    if isinstance(data, list):
+        return data, ""
+    if isinstance(data, Mapping):
+        for key in LIST_KEYS:
+            if key in data:
+                return data[key], key
+    return None
 
 
 def parse_evals(data: Any, path: Path) -> EvalsFile:
     """Check evals.json data (skill-creator's, and the variants above); the first problem is
     a located error `FILE: FIELD: why`."""
-    if not isinstance(data, Mapping):
+    found = evals_list(data)
+    if found is None:
         raise bad(path, "top level", "must be an object with skill_name and evals")
-    name, note, named = skill_name_of(data, ("skill_name", "skill"), path)
-    evals = data.get("evals")
+    evals, key = found
+    name, note, named = skill_name_of(
+        data if isinstance(data, Mapping) else {}, ("skill_name", "skill"), path
+    )
     if not isinstance(evals, list) or not evals:
-        raise bad(path, "evals", "must be a non-empty list of evals")
-    check_sizes(path, evals, "evals")
+        raise bad(path, key or "top level", "must be a non-empty list of evals")
+    check_sizes(path, evals, key)
     cases: list[EvalCase] = []
     seen: dict[Any, int] = {}
     for i, entry in enumerate(evals):
-        case = parse_case(entry, path, f"evals[{i}]", i)
+        case = parse_case(entry, path, f"{key}[{i}]", i)
         if case.id in seen:
             raise bad(
                 path,
-                f"evals[{i}].id",
-                f"duplicate id {case.id!r}: evals[{seen[case.id]}] has it too",
+                f"{key}[{i}].id",
+                f"duplicate id {case.id!r}: {key}[{seen[case.id]}] has it too",
             )
         seen[case.id] = i
         cases.append(case)
-    known = ("skill_name", "evals", *(("skill",) if "skill_name" not in data else ()))
+    known = (
+        "skill_name",
+        key,
+        *(("skill",) if isinstance(data, Mapping) and "skill_name" not in data else ()),
+    )
+    extra = tuple(str(k) for k in data if k not in known) if isinstance(data, Mapping) else ()
     return EvalsFile(
         skill_name=name,
         evals=tuple(cases),
-        extra=tuple(str(k) for k in data if k not in known),
+        extra=extra,
         notes=(note,) if note else (),
+        list_key=key,
         named=named,
     )
 
@@ -68,50 +92,89 @@ def _optional_text(entry: Mapping[str, Any], key: str, path: Path, where: str) -
     return str(value) if value is not None else None
 
 
-def _statements(entry: Mapping[str, Any], path: Path, where: str) -> Checks:
-    """The statements and typed checks of every list the eval has, in order; a statement
-    written under two names (expectations and assertions, as some files repeat them) counts
-    once."""
-    found = Checks()
-    for key in STATEMENT_LISTS:
-        more = read_assertions(path, f"{where}.{key}", entry.get(key), shape=SHAPE)
-        fresh = tuple(s for s in dict.fromkeys(more.statements) if s not in found.statements)
-        found += Checks(fresh, more.judges, more.dropped)
-    for key, negate in REGEX_LISTS.items():
-        found += regex_list(path, f"{where}.{key}", entry.get(key), negate=negate)
-    return found
+def _prompt(entry: Mapping[str, Any], path: Path, where: str) -> tuple[str, str]:
+    key = next((k for k in PROMPT_KEYS if is_text(entry.get(k))), None)
+    if key is None:
+        if "prompt_file" in entry:
+            raise bad(
+                path,
+                f"{where}.prompt_file",
+                "prompts kept in files are not read: put it in `prompt`",
+            )
+        raise bad(path, f"{where}.prompt", "must be a non-empty string")
+    return str(entry[key]), key
+
+
+def _rubric(
+    entry: Mapping[str, Any], path: Path, where: str
+) -> tuple[str | None, float | None, tuple[str, ...]]:
+    """(a rubric string, its pass threshold, statements of a rubric list)."""
+    rubric = entry.get("rubric")
+    key = next((k for k in THRESHOLD_KEYS if k in entry), None)
+    threshold = entry.get(key) if key else None
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not 0 <= threshold <= 1
+    ):
+        raise bad(
+            path,
+            f"{where}.{key}",
+            f"must be a number from 0 to 1 (the share of the rubric's score); got {threshold!r}",
+        )
+    if rubric is None or rubric == []:
+        return None, None, ()
+    if isinstance(rubric, list):
+        return None, None, read_statements(path, f"{where}.rubric", rubric).statements
+    if not is_text(rubric):
+        raise bad(
+            path, f"{where}.rubric", "must be a non-empty string (what a model grades) or a list"
+        )
+    return str(rubric).strip(), (float(threshold) if threshold is not None else None), ()
+
+
+def _timeout(entry: Mapping[str, Any], path: Path, where: str) -> float | None:
+    value = entry.get("timeout_seconds")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+        raise bad(path, f"{where}.timeout_seconds", "must be a number of seconds from 0 to 86400")
+    return float(value)
 
 
 def parse_case(entry: Any, path: Path, where: str, index: int) -> EvalCase:
-    """One entry of `evals`. An id may be a string; a missing one is the entry's position."""
+    """One eval. An id may be a string; a missing one is the eval's position."""
     if not isinstance(entry, Mapping):
         raise bad(path, where, "must be an object with id and prompt")
     eval_id = entry.get("id", index + 1)
     if isinstance(eval_id, bool) or not (isinstance(eval_id, int) or is_text(eval_id)):
         raise bad(path, f"{where}.id", "must be an integer (or a non-empty string)")
-    if not is_text(entry.get("prompt")):
-        raise bad(path, f"{where}.prompt", "must be a non-empty string")
-    expected = entry.get("expected_output", "")
-    if expected is None:
-        expected = ""
+    prompt, prompt_key = _prompt(entry, path, where)
+    expected = entry.get("expected_output") or ""
     if not isinstance(expected, str):
         raise bad(path, f"{where}.expected_output", "must be a string")
     name_key = NAME_KEY if NAME_KEY in entry else TITLE_KEY
     name = _optional_text(entry, name_key, path, where)
-    found = _statements(entry, path, where)
-    used = (*EVAL_KEYS, *STATEMENT_LISTS, *REGEX_LISTS)
+    checks = read_checks(path, where, entry)
+    rubric, threshold, rubric_statements = _rubric(entry, path, where)
     labels = (TITLE_KEY,) if NAME_KEY in entry and TITLE_KEY in entry else ()  # name dropped
+    used = (*EVAL_KEYS, prompt_key)
     return EvalCase(
         id=eval_id if isinstance(eval_id, int) else str(eval_id),
-        prompt=entry["prompt"],
+        prompt=prompt,
         expected_output=expected,
         files=_files(path, f"{where}.files", entry.get("files")),
-        expectations=found.statements,
+        expectations=checks.statements
+        + tuple(s for s in rubric_statements if s not in checks.statements),
         name=name,
         extra=tuple(str(k) for k in entry if k not in used or k in labels),
-        checks=found.judges,
+        checks=checks.judges,
+        rubric=rubric,
+        rubric_threshold=threshold,
         category=_optional_text(entry, "category", path, where),
-        dropped=found.dropped,
+        description=_optional_text(entry, "description", path, where) or "",
+        timeout_seconds=_timeout(entry, path, where),
+        dropped=checks.dropped,
     )
 
 
@@ -120,9 +183,7 @@ def _files(path: Path, where: str, value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list) or not all(is_text(v) for v in value):
         raise bad(path, where, "must be a list of non-empty strings (paths)")
-    return tuple(
-        v.replace("\\", "/") for v in value
-    )  # written on Windows: a backslash between parts
+    return tuple(v.replace("\\", "/") for v in value)  # written on Windows: backslashes
 
 
-__all__ = ["STATEMENT_LISTS", "parse_case", "parse_evals"]
+__all__ = ["PROMPT_KEYS", "evals_list", "parse_case", "parse_evals"]

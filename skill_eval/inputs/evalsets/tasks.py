@@ -98,6 +98,8 @@ def eval_task(case: EvalCase, evals: EvalsFile, judge: dict[str, Any]) -> dict[s
         task["description"] = description
     if case.category is not None:
         task["category"] = case.category
+    if case.timeout_seconds is not None:
+        task["timeout_seconds"] = case.timeout_seconds
     if files:
         task["files"] = files
     task["judge"] = judge

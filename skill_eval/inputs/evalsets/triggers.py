@@ -37,10 +37,10 @@ class TriggerSet:
 
 
 def _says_trigger(entry: Any) -> bool:
-    """Whether a list entry is a trigger query (should_trigger, or skill-creator's `query`)."""
+    """Whether a list entry is a trigger query: it says whether the skill should trigger."""
     if not isinstance(entry, Mapping):
         return False
-    if "should_trigger" in entry or "query" in entry and "prompt" not in entry:
+    if "should_trigger" in entry:
         return True
     return entry.get("expected") in EXPECTED_WORDS and any(k in entry for k in QUERY_KEYS)
 
