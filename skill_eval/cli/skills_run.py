@@ -59,7 +59,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
     for run in plan.runs:
         flags = {
             **kwargs,
-            "task_suite": str(run.suite),
+            "task_suite": str(run.suite.resolve()),  # a --resume from elsewhere finds it
             "skill_path": str(run.skill_dir.resolve()),
             "standalone": True,
             "no_baseline": kwargs["no_baseline"] or run.no_baseline,

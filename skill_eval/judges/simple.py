@@ -20,7 +20,7 @@ from .contains import (
     contains_score,
     expected_strings,
 )
-from .work_judges import FILE_PATH, TextOrFile, as_written
+from .work_judges import FILE_PATH, SCOPE, TextOrFile, as_written
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE, "dotall": regex.DOTALL}
@@ -65,6 +65,7 @@ class NotContainsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = expected_strings(config["expected"])
         self.case_sensitive = bool(config.get("case_sensitive", False))
+        self.scope = str(config.get("scope", "output"))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
@@ -110,6 +111,7 @@ class RegexJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.compiled = compile_pattern(config)
         self.timeout = float(config.get("timeout", DEFAULT_REGEX_TIMEOUT))
+        self.scope = str(config.get("scope", "output"))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
@@ -164,6 +166,7 @@ class EqualsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.modes = list(config.get("normalize") or [])
         self.expected = str(config["expected"])
+        self.scope = str(config.get("scope", "output"))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
@@ -189,7 +192,12 @@ NOT_CONTAINS_SPEC = JudgeSpec(
     schema=_schema(
         "not-contains",
         ["expected"],
-        {"expected": NON_EMPTY_STRINGS, "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
+        {
+            "expected": NON_EMPTY_STRINGS,
+            "file": FILE_PATH,
+            "scope": SCOPE,
+            "case_sensitive": CASE_SENSITIVE,
+        },
         didYouMean=VALUE_IS_EXPECTED,
     ),
     build=NotContainsJudge,
@@ -215,6 +223,7 @@ REGEX_SPEC = JudgeSpec(
                 "errorMessage": "must be a number of seconds > 0",
             },
             "file": FILE_PATH,
+            "scope": SCOPE,
         },
         didYouMean={"value": "pattern"},
     ),

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..core.bounded import FileTooLarge, read_bounded, read_prefix
+from ..core.bounded import MAX_FILE_BYTES, FileTooLarge, read_bounded, read_prefix
 from ..core.model import JudgeResult, Task
 from ..core.work import ToolCall, Work
 from ..core.workspace import list_files
@@ -31,6 +31,13 @@ FILE_PATH = {
     "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')",
 }
 WORKSPACE_PATH = FILE_PATH
+# `scope: work` on a text judge: the output and every file the attempt created or changed,
+# one text (an eval set's `must_have` on an agent task: the patterns may be in a file written)
+SCOPE = {
+    "enum": ["output", "work"],
+    "errorMessage": "must be output (the reply, the default) or work (the reply and every "
+    "file the attempt created or changed)",
+}
 _GLOB_CHARS = frozenset("*?[")
 MATCH_TIMEOUT = 5.0
 
@@ -168,13 +175,33 @@ def describe_work(work: Work) -> str:
     return "\n\n".join(parts)
 
 
+def work_text(work: Work) -> str:
+    """The output, then the content of each file the attempt created or changed, as one
+    text; MAX_FILE_BYTES read in all (files past it, and files no longer kept, left out)."""
+    parts, left = [work.text], MAX_FILE_BYTES
+    for f in work.files.files if work.files is not None else ():
+        if f.root is None or left <= 0:
+            continue
+        try:
+            data = read_bounded(f.root / f.path, left)
+        except OSError:  # too large for what is left, gone, or not a regular file
+            continue
+        left -= len(data)
+        parts.append(data.decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
 class TextOrFile:
-    """A text judge that takes `file:`: it judges that workspace file's content instead of the
-    output. Subclasses set `self.file` and define `judge_text(text)`."""
+    """A text judge that takes `file:` (it judges that workspace file's content instead of the
+    output) and `scope: work` (the output and every file written, as one text). Subclasses set
+    `self.file` and `self.scope` and define `judge_text(text)`."""
 
     file: str | None = None
+    scope: str = "output"
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        if self.file is None and self.scope == "work":
+            return self.judge_text(work_text(work))
         return judge_file_or_text(self.file, work, self.judge_text)
 
     def judge_text(self, output: str) -> JudgeResult:

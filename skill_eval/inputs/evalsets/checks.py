@@ -32,6 +32,7 @@ STATEMENT_LISTS = (
     "expectations", "assertions", "checks", "anti_expectations", "expected_behavior",
     "success_goals", "expect",
 )  # fmt: skip
+SINGLE_OK = ("expected_behavior", "expect")  # written as one string as often as a list
 NEGATED_LISTS = ("fail",)  # what must not happen
 PATTERN_LISTS = {"must_have": False, "must_not_have": True}  # regular expressions; negated
 LITERAL_LISTS = {"must_contain": False, "must_not_contain": True}  # strings or {regex}
@@ -77,14 +78,17 @@ def _entry(path: Path, where: str, entry: Mapping[str, Any]) -> Found:
     return Found(statements=(str(entry[key]).strip(),), dropped=extra)
 
 
-def read_statements(path: Path, where: str, value: Any, *, negate: bool = False) -> Checks:
-    """A statement list (None or []: none): strings and objects; a bare string is one
-    statement. `negate`: each string says what must not happen."""
+def read_statements(
+    path: Path, where: str, value: Any, *, negate: bool = False, one: bool = False
+) -> Checks:
+    """A statement list (None or []: none) of strings and objects; `one`: a bare string is
+    one statement (as `expected_behavior` is written). `negate`: each string says what must
+    not happen."""
     if value is None or value == []:
         return Checks()
-    items = [value] if isinstance(value, str) else value
+    items = [value] if one and isinstance(value, str) else value
     if not isinstance(items, list):
-        raise bad(path, where, "must be a list of statements (strings or objects)")
+        raise bad(path, where, "must be a list of non-empty strings (or statement objects)")
     found = Checks()
     for i, entry in enumerate(items):
         spot = f"{where}[{i}]" if isinstance(value, list) else where
@@ -124,7 +128,8 @@ def read_checks(path: Path, where: str, entry: Mapping[str, Any]) -> Checks:
     """Every check field of one eval, in the order above."""
     found = Checks()
     for key in STATEMENT_LISTS:
-        found += read_statements(path, f"{where}.{key}", entry.get(key))
+        one = key in SINGLE_OK
+        found += read_statements(path, f"{where}.{key}", entry.get(key), one=one)
     for key in NEGATED_LISTS:
         found += read_statements(path, f"{where}.{key}", entry.get(key), negate=True)
     for key, negate in PATTERN_LISTS.items():
@@ -135,7 +140,7 @@ def read_checks(path: Path, where: str, entry: Mapping[str, Any]) -> Checks:
     if isinstance(criteria, Mapping):
         found += Checks(statements=tuple(str(v).strip() for v in criteria.values() if is_text(v)))
     elif criteria is not None:
-        found += read_statements(path, f"{where}.{CRITERIA_KEY}", criteria)
+        found += read_statements(path, f"{where}.{CRITERIA_KEY}", criteria, one=True)
     if entry.get("deterministic_assertions"):
         why = "runs commands; no judge here runs an eval set's commands"
         found += Checks(dropped=(f"{where}.deterministic_assertions: {why}",))

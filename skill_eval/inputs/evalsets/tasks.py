@@ -91,8 +91,26 @@ def _description(case: EvalCase) -> str:
     return "\n".join(parts)
 
 
+TEXT_JUDGES = ("contains", "not-contains", "regex", "not-regex")
+
+
+def over_work(config: Any) -> Any:
+    """A judge config whose text judges (with no `file` of their own) read the whole work:
+    on an agent task a check may hold in the reply or in a file the agent wrote."""
+    if isinstance(config, list):
+        return [over_work(c) for c in config]
+    if not isinstance(config, dict):
+        return config
+    out = {k: over_work(v) if k in ("judges", "judge") else v for k, v in config.items()}
+    if out.get("type") in TEXT_JUDGES and "file" not in out:
+        out["scope"] = "work"
+    return out
+
+
 def eval_task(case: EvalCase, evals: EvalsFile, judge: dict[str, Any]) -> dict[str, Any]:
     files = [posix_relative(f) for f in case.files]
+    if files:  # an agent task: its checks read the reply and the files it wrote
+        judge = over_work(judge)
     task: dict[str, Any] = {"id": task_id_of(case), "prompt": case.prompt + files_note(files)}
     if description := _description(case):
         task["description"] = description
@@ -104,7 +122,7 @@ def eval_task(case: EvalCase, evals: EvalsFile, judge: dict[str, Any]) -> dict[s
         task["files"] = files
     task["judge"] = judge
     if case.observers:
-        task["observers"] = [dict(o) for o in case.observers]
+        task["observers"] = [over_work(dict(o)) if files else dict(o) for o in case.observers]
     task["source"] = {"format": evals.source_format, "eval_id": case.id, **case.source}
     return task
 
