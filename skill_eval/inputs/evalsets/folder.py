@@ -119,10 +119,10 @@ def _chosen(read: Mapping[str, Any], names: tuple[str, ...], kind: type) -> str 
 
 
 def _listing(folder: Path) -> list[Path]:
-    """The files at the top of `folder`, sorted (links and folders left out: a folder holds
-    an eval's input files)."""
+    """The files at the top of `folder`, sorted, links included (reading one is refused:
+    the skill folder is the candidate's); folders left out (they hold input files)."""
     try:
-        return sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+        return sorted(p for p in folder.iterdir() if p.is_symlink() or p.is_file())
     except OSError:
         return []
 

@@ -100,6 +100,10 @@ class TriggerQuery:
 def read_json(path: Path, what: str) -> Any:
     """The parsed JSON of `path`; one located error when it cannot be. Read with a cap and
     never through a final link: a skill folder's eval set is the candidate's data."""
+    if path.is_symlink():
+        raise bad(
+            path, "", "is a link; eval files are read as files of their own, never through one"
+        )
     try:
         text = read_bounded(path).decode("utf-8")
     except FileNotFoundError:
