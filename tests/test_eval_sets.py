@@ -289,7 +289,8 @@ def test_driftproof_published_suite_rubric_checks_claim_grounding(tmp_path: Path
         ("trigger-queries.json", {"skill_name": "notes", "should_trigger": ["write release notes"],
                                   "should_not_trigger": []}),
         ("trigger-cases.json", {"schema_version": 1, "skill": "notes", "cases": [
-            {"id": "rn", "kind": "direct", "prompt": "write release notes", "should_trigger": True}]}),
+            {"id": "rn", "kind": "direct", "prompt": "write release notes",
+             "should_trigger": True}]}),
         ("trigger-evals.json", {"skill_name": "notes", "cases": [
             {"id": "rn", "query": "write release notes", "expected": "should_trigger"}]}),
     ],
@@ -331,7 +332,8 @@ def test_every_eval_file_in_evals_is_run_or_listed_with_why(tmp_path: Path) -> N
     other_triggers = [{"query": "q", "should_trigger": False}]
     folder = skill(
         tmp_path, SKILL_CREATOR,
-        **{"local-evals__json": local, "trigger-eval__json": [{"query": "notes", "should_trigger": True}],
+        **{"local-evals__json": local,
+           "trigger-eval__json": [{"query": "notes", "should_trigger": True}],
            "trigger-queries__json": other_triggers, "rubric__schema__json": {"type": "object"}},
     )  # fmt: skip
     (folder / "evals" / "README.md").write_text("how to run", encoding="utf-8")
@@ -373,7 +375,8 @@ def test_an_eval_giving_the_skills_own_files_is_flagged_in_validate_summary_and_
         "evals": [
             {"id": 1, "prompt": "Review this skill", "files": ["SKILL.md", "references/style.md"],
              "expectations": ["Names the triggers"]},
-            {"id": 2, "prompt": "Convert it", "files": ["evals/files/in.csv"], "expectations": ["ok"]},
+            {"id": 2, "prompt": "Convert it", "files": ["evals/files/in.csv"],
+             "expectations": ["ok"]},
         ],
     }  # fmt: skip
     folder = skill(tmp_path, evals)
@@ -489,8 +492,8 @@ def test_files_relative_to_the_skill_root_to_evals_or_to_the_repository(tmp_path
     ]
     assert "evals[1].files[0]: 'files/b.csv' is not in the skill root; taken from evals/" in err
     assert (
-        "evals[2].files[0]: 'skills/code-review/evals/files/a.csv' is not in the skill root; named from the repository's root"
-        in err
+        "evals[2].files[0]: 'skills/code-review/evals/files/a.csv' is not in the skill root; "
+        "named from the repository's root" in err
     )
     assert (tmp_path / "imported" / "evals/files/b.csv").read_text() == "b\n"
     _, artifact, _ = run_skill(folder, tmp_path)
@@ -513,7 +516,8 @@ def test_files_relative_to_the_skill_root_to_evals_or_to_the_repository(tmp_path
             "evals[0].must_have[0]: invalid regular expression '(unclosed'",
         ),
         (
-            {"skill": "n", "cases": [{"id": 1, "prompt": "p", "rubric": "r", "pass_threshold": 70}]},
+            {"skill": "n",
+             "cases": [{"id": 1, "prompt": "p", "rubric": "r", "pass_threshold": 70}]},
             "cases[0].pass_threshold: must be a number from 0 to 1",
         ),
         (
