@@ -199,7 +199,7 @@ def classes(figures: Mapping[str, Any]) -> dict[str, Any]:
         )
     missing = [
         text
-        for text, seen in (("a should-trigger", fires), ("a should-not", quiet))
+        for text, seen in (("should-trigger", fires), ("should-not", quiet))
         if seen is None
     ]
     if missing:
