@@ -198,9 +198,7 @@ def classes(figures: Mapping[str, Any]) -> dict[str, Any]:
             f"{'at most' if quiet else 'over'} the {MAX_FPR:g} allowed"
         )
     missing = [
-        text
-        for text, seen in (("should-trigger", fires), ("should-not", quiet))
-        if seen is None
+        text for text, seen in (("should-trigger", fires), ("should-not", quiet)) if seen is None
     ]
     if missing:
         parts.append(f"no {' or '.join(missing)} query was judged: not measured")
