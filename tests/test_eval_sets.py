@@ -604,3 +604,37 @@ def test_an_eval_set_is_read_with_a_cap_and_never_through_a_link(tmp_path: Path)
         handle.write('"}')
     code, _out, err = run_cli("run", str(huge), "--mock", "--state-root", str(tmp_path / "t"))
     assert code == 2 and "over the 16 MiB" in err.strip().splitlines()[-1], err
+
+
+def test_input_files_reach_the_agent_from_the_skill_folder_never_through_a_link_out(
+    tmp_path: Path,
+) -> None:
+    """An eval's input files go from the skill folder (the candidate's) into the attempt's
+    workspace: a link inside a folder given as input is left out, one given as an input file
+    is refused naming the eval and the field; nothing outside the folder is read."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN-456", encoding="utf-8")
+    evals = {
+        "skill_name": "notes",
+        "evals": [{"id": 1, "prompt": "Sum the CSV", "files": ["evals/files"], "must_have": ["x"]}],
+    }
+    folder = skill(tmp_path, evals)
+    (folder / "evals" / "files").mkdir()
+    (folder / "evals" / "files" / "data.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (folder / "evals" / "files" / "link.txt").symlink_to(secret)
+    _, artifact, _ = run_skill(folder, tmp_path, "--keep-workspaces", "all")
+    run_dir = Path(artifact["manifest"]["run_dir"])
+    workspace = run_dir / "workspaces" / "candidate" / "eval-1" / "0"
+    assert (workspace / "evals" / "files" / "data.csv").read_text() == "a,b\n1,2\n"
+    assert not (workspace / "evals" / "files" / "link.txt").exists()
+    assert "TOKEN-456" not in json.dumps(artifact)
+    direct = {**evals, "evals": [{**evals["evals"][0], "files": ["evals/files/link.txt"]}]}
+    linked = skill(tmp_path, direct, name="linked")
+    (linked / "evals" / "files").mkdir()
+    (linked / "evals" / "files" / "link.txt").symlink_to(secret)
+    code, out, err = run_cli("run", str(linked), "--mock", "--state-root", str(tmp_path / "t"))
+    assert code == 2 and "TOKEN-456" not in out + err
+    assert err.startswith(
+        f"Error: {linked / 'evals' / 'evals.json'}: evals[0].files[0]: 'evals/files/link.txt' "
+        f"leads out of {linked.resolve()} through a symlink"
+    ), err

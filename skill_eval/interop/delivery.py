@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..core.execution import SkillMode
 from ..executors.catalog import loads_skills, serves_skill_files
 from ..plan.run_plan import RunPlan
 
-INSTALLED = "installed"
+INSTALLED: SkillMode = "installed"
 
 
 def as_it_ships(plan: RunPlan, mode_given: bool) -> RunPlan:

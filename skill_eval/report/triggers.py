@@ -74,7 +74,8 @@ def table_info(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
         lines.append(("", line))
     alone = data.get("classes")
     if isinstance(alone, Mapping) and alone.get("reasoning"):
-        verdict = {True: "pass", False: "fail"}.get(alone.get("passed"), "not measured")
+        passed = alone.get("passed")
+        verdict = "not measured" if passed is None else "pass" if passed else "fail"
         lines.append(("", f"per class ({verdict}): {alone['reasoning']}"))
     lines += [("", line) for line in failures(data)[:10]]
     return lines

@@ -266,10 +266,12 @@ def file_problem(value: str, root: Path) -> str | None:
 
 
 def _check_files(evals: EvalsFile | None, path: Path, root: Path) -> None:
-    for i, case in enumerate(evals.evals if evals is not None else ()):
+    if evals is None:
+        return
+    for i, case in enumerate(evals.evals):
         for j, value in enumerate(case.files):
             if (problem := file_problem(value, root)) is not None:
-                raise bad(path, f"{evals.list_key}[{i}].files[{j}]", problem)  # type: ignore[union-attr]
+                raise bad(path, f"{evals.list_key}[{i}].files[{j}]", problem)
 
 
 def _digest(files: tuple[Path, ...]) -> str:

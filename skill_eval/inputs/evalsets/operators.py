@@ -192,12 +192,12 @@ def typed_check(path: Path, where: str, entry: Mapping[str, Any], kind_key: str)
         return Found(
             dropped=(f"{where}.flags: {unknown!r} has no equivalent here; not carried over",)
         )
-    if op in FILE_TEXT:
-        key, operand = "", entry
-    elif op in FILE_EXISTS:
+    operand: Any = entry
+    key = ""
+    if op in FILE_EXISTS:
         key = next((k for k in ("paths", "path", "value", "values") if k in entry), "path")
         operand = entry.get(key)
-    else:
+    elif op not in FILE_TEXT:
         key = next((k for k in VALUE_KEYS if k in entry), "value")
         if key not in entry:
             raise bad(path, where, f"a {kind} check needs a `value` (or `pattern`)")
