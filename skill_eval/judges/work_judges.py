@@ -15,12 +15,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..core.bounded import MAX_FILE_BYTES, FileTooLarge, read_bounded, read_prefix
+from ..core.bounded import FileTooLarge, read_bounded, read_prefix
 from ..core.model import JudgeResult, Task
 from ..core.work import ToolCall, Work
 from ..core.workspace import list_files
 from ..executors.catalog import skill_invocations
 from .base import JudgeContext, JudgeSpec
+from .work_text import SCOPE as SCOPE
+from .work_text import work_text
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 # `file:` on a text judge: a workspace path or glob (relative, never through `..`).
@@ -31,13 +33,6 @@ FILE_PATH = {
     "errorMessage": "must be a path or glob relative to the workspace (no leading /, no '..')",
 }
 WORKSPACE_PATH = FILE_PATH
-# `scope: work` on a text judge: the output and every file the attempt created or changed,
-# one text (an eval set's `must_have` on an agent task: the patterns may be in a file written)
-SCOPE = {
-    "enum": ["output", "work"],
-    "errorMessage": "must be output (the reply, the default) or work (the reply and every "
-    "file the attempt created or changed)",
-}
 _GLOB_CHARS = frozenset("*?[")
 MATCH_TIMEOUT = 5.0
 
@@ -173,22 +168,6 @@ def describe_work(work: Work) -> str:
             lines.append(f"- ... and {len(work.transcript) - SHOWN_CALLS} more calls")
         parts.append("## Tool calls, in order\n" + _fenced("\n".join(lines)))
     return "\n\n".join(parts)
-
-
-def work_text(work: Work) -> str:
-    """The output, then the content of each file the attempt created or changed, as one
-    text; MAX_FILE_BYTES read in all (files past it, and files no longer kept, left out)."""
-    parts, left = [work.text], MAX_FILE_BYTES
-    for f in work.files.files if work.files is not None else ():
-        if f.root is None or left <= 0:
-            continue
-        try:
-            data = read_bounded(f.root / f.path, left)
-        except OSError:  # too large for what is left, gone, or not a regular file
-            continue
-        left -= len(data)
-        parts.append(data.decode("utf-8", "replace"))
-    return "\n".join(parts)
 
 
 class TextOrFile:

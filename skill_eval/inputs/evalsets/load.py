@@ -141,7 +141,8 @@ def suite_of(
     mapped = map_tasks(evals, triggers, evals_path, trigger_path)
     first = files[0]
     if not mapped.tasks:
-        reason = mapped.dropped[-1] if mapped.dropped else "it holds no eval"
+        nothing = [line for line in mapped.dropped if "nothing to judge" in line]
+        reason = collapse(nothing)[0] if nothing else "it holds no eval"
         problem = Problem(str(first), f"no eval could be imported ({reason})")
         raise SuiteError(str(problem), path=str(first), problems=[problem])
     skill_dir = default_files_root(first)
