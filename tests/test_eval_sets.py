@@ -321,6 +321,30 @@ def test_a_trigger_set_beside_evals_json_is_read(tmp_path: Path) -> None:
     assert "trigger set [1].note: no place in a trigger task" in err
 
 
+def test_a_prompt_in_a_file_and_a_description_to_judge_by(tmp_path: Path) -> None:
+    """`prompt_file` beside the eval set, and an eval whose only word on success is its
+    `description`: graded as one statement made from it, and said so."""
+    evals = {
+        "skill": "notes",
+        "evals": [
+            {"id": "cleanup", "prompt_file": "cleanup.txt",
+             "description": "Refuses the cleanup and explains the recovery path."},
+        ],
+    }  # fmt: skip
+    folder = skill(tmp_path, evals, **{"cleanup__txt": "Clean up the merged worktree.\n"})
+    tasks, err = imported(folder, tmp_path)
+    assert tasks[0]["prompt"] == "Clean up the merged worktree.\n"
+    assert tasks[0]["judge"]["expectations"] == [
+        "The result meets this description of success: Refuses the cleanup and explains the "
+        "recovery path."
+    ]
+    assert "evals[0]: no checks; graded as one statement made from its description" in err
+    (folder / "evals" / "cleanup.txt").unlink()
+    (folder / "evals" / "cleanup.txt").symlink_to(tmp_path / "secret.txt")
+    code, _, err = run_cli("run", str(folder), "--mock", "--state-root", str(tmp_path / "s"))
+    assert code == 2 and "evals[0].prompt_file: must name a file beside evals.json" in err, err
+
+
 # -- every eval file accounted for ---------------------------------------------------------------
 
 

@@ -125,7 +125,7 @@ def test_import_says_what_it_could_not_carry_over(tmp_path: Path) -> None:
     assert "not carried over: version: no place in a task suite" in err
     assert "not carried over: evals[0].weight: no place in a task suite" in err
     assert "evals[1]: no checks; graded as one statement made from expected_output" in err
-    assert "evals[2]: no checks and no expected_output" in err
+    assert "evals[2]: no checks, no expected_output, no description: nothing to judge" in err
     tasks = yaml.safe_load((tmp_path / "s.yaml").read_text(encoding="utf-8"))["tasks"]
     assert [t["id"] for t in tasks] == ["eval-1", "eval-2"]
     assert "A report.md with totals" in tasks[1]["judge"]["expectations"][0]

@@ -6,11 +6,12 @@ evals.json (skill-creator references/schemas.md):
                                    "files": [str], "expectations": [str]}]}
 Also read, as authors write them: the evals as a bare list or under `test_cases`; string ids
 (a missing id is the eval's position); the prompt under `input`, `instruction`, `query` or
-`task` when there is no `prompt`; every check field checks.py knows; a `rubric` (a string a
-model scores, at `pass_threshold`; a list is statements); an eval's `name` (its task id, as
-`eval_name`), `category`, `description` and `timeout_seconds`; a missing skill_name when the
-file sits in `<skill>/evals/` (the folder's name). Keys with no place in a suite are kept as
-`extra`, so the reader can say it dropped them.
+`task` when there is no `prompt`, or in the file `prompt_file` names beside the eval set;
+every check field checks.py knows; a `rubric` (a string a model scores, at `pass_threshold`;
+a list is statements); an eval's `name` (its task id, as `eval_name`), `category`,
+`description` and `timeout_seconds`; a missing skill_name when the file sits in
+`<skill>/evals/` (the folder's name). Keys with no place in a suite are kept as `extra`, so
+the reader can say it dropped them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...core.bounded import FileTooLarge, mib, read_bounded
+from ...core.paths import inside
 from .checks import CHECK_FIELDS, read_checks, read_statements
-from .records import NAME_KEY, EvalCase, EvalsFile, bad, check_sizes, is_text, skill_name_of
+from .records import (
+    MAX_TEXT_BYTES,
+    NAME_KEY,
+    EvalCase,
+    EvalsFile,
+    bad,
+    check_sizes,
+    is_text,
+    skill_name_of,
+)
 
 TITLE_KEY = "name"  # the agentskills.io guide's optional name of an eval: used as eval_name
 PROMPT_KEYS = ("prompt", "input", "instruction", "query", "task")
@@ -93,16 +105,35 @@ def _optional_text(entry: Mapping[str, Any], key: str, path: Path, where: str) -
 
 
 def _prompt(entry: Mapping[str, Any], path: Path, where: str) -> tuple[str, str]:
+    """The eval's prompt and the key it was under; `prompt_file` names a text file beside the
+    eval set (read capped, never through a link, never outside that folder)."""
     key = next((k for k in PROMPT_KEYS if is_text(entry.get(k))), None)
-    if key is None:
-        if "prompt_file" in entry:
-            raise bad(
-                path,
-                f"{where}.prompt_file",
-                "prompts kept in files are not read: put it in `prompt`",
-            )
+    if key is not None:
+        return str(entry[key]), key
+    name = entry.get("prompt_file")
+    if name is None:
         raise bad(path, f"{where}.prompt", "must be a non-empty string")
-    return str(entry[key]), key
+    return _prompt_file(name, path, f"{where}.prompt_file"), "prompt_file"
+
+
+def _prompt_file(name: Any, path: Path, where: str) -> str:
+    folder = path.resolve().parent
+    file = folder / str(name)
+    if not is_text(name) or not inside(folder, file) or file.is_symlink():
+        raise bad(path, where, f"must name a file beside {path.name} (no link, no `..`): {name!r}")
+    try:
+        text = read_bounded(file, MAX_TEXT_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise bad(path, where, f"not found: {name!r} (looked in {folder})") from None
+    except FileTooLarge:
+        raise bad(
+            path, where, f"{name!r} is over the {mib(MAX_TEXT_BYTES)} a prompt may hold"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise bad(path, where, f"cannot read {name!r}: {exc}") from None
+    if not text.strip():
+        raise bad(path, where, f"{name!r} is empty")
+    return text
 
 
 def _rubric(

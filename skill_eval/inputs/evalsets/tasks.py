@@ -53,17 +53,18 @@ def files_note(files: Sequence[str]) -> str:
 
 
 def judge_of(case: EvalCase, dropped: list[str], where: str) -> dict[str, Any] | None:
-    """The eval's judge (checks.judge_for); with nothing to judge by but expected_output, one
-    statement made from it; with neither, None (the eval is left out)."""
+    """The eval's judge (checks.judge_for); with nothing to judge by but expected_output (or,
+    lacking that, the eval's description of what it checks), one statement made from it; with
+    none, None (the eval is left out)."""
     statements = list(case.expectations)
     derived = False
     nothing = not statements and not case.checks and case.rubric is None
-    if nothing and case.expected_output.strip():
-        statements = [
-            f"The result meets this description of success: {case.expected_output.strip()}"
-        ]
+    described = case.expected_output.strip() or case.description.strip()
+    if nothing and described:
+        statements = [f"The result meets this description of success: {described}"]
         derived = True
-        dropped.append(f"{where}: no checks; graded as one statement made from expected_output")
+        used = "expected_output" if case.expected_output.strip() else "its description"
+        dropped.append(f"{where}: no checks; graded as one statement made from {used}")
     judge = judge_for(
         statements,
         case.checks,
@@ -74,7 +75,8 @@ def judge_of(case: EvalCase, dropped: list[str], where: str) -> dict[str, Any] |
     )
     if judge is None:
         dropped.append(
-            f"{where}: no checks and no expected_output: nothing to judge, eval not imported"
+            f"{where}: no checks, no expected_output, no description: nothing to judge, "
+            "eval not imported"
         )
         return None
     if derived:
