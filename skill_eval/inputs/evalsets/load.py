@@ -1,8 +1,9 @@
 """Eval sets as a Suite in memory: an evals.json (any shape folder.py reads), a trigger set,
 or a skill folder's `evals/` becomes the suite `import` would write, checked as a suite file
 is (inputs/suite_data.py), with nothing written. Its input files stay where they are: each
-eval's `files` resolve against the skill root (or, when they are all there instead, the eval
-set's own folder), contained as a suite's are (relative, no `..`, no link out, bounded).
+eval's `files` resolve against the skill root (a path not there is looked for in the eval
+set's own folder, or read as one from the repository's root, and said so), contained as a
+suite's are (relative, no `..`, no link out, bounded).
 
 What the reading assumed or left out, and what a run must say about it, travels with the
 suite (`Suite.source`): every key with no place in a suite, every eval file of the skill's
@@ -64,14 +65,13 @@ def load_eval_sets(path: Path) -> Suite:
     return suite_of(path, None, path, (), evals=read)
 
 
-def files_root(evals: EvalsFile | None, evals_path: Path | None) -> Path:
+def files_root(evals: EvalsFile | None, path: Path) -> Path:
     """Where the evals' input files are: the skill root (the folder above evals/), unless
     none of them is there and all are in the eval set's own folder (sets written by hand
-    often name `files/x.csv` from evals/)."""
-    if evals_path is None:
-        return Path.cwd()
-    root = default_files_root(evals_path)
-    own = evals_path.resolve().parent
+    often name `files/x.csv` from evals/). `path`: the eval set (or the trigger set, whose
+    tasks have no files)."""
+    root = default_files_root(path)
+    own = path.resolve().parent
     named = [f for case in (evals.evals if evals else ()) for f in case.files]
     if named and own != root and not any(os.path.lexists(root / f) for f in named):
         if all(os.path.lexists(own / f) for f in named):
@@ -134,12 +134,12 @@ def suite_of(
     if triggers is None and trigger_path is not None:
         triggers = read_trigger_file(trigger_path)
     files = tuple(p for p in (evals_path, trigger_path) if p is not None)
-    root = files_root_given.resolve() if files_root_given else files_root(evals, evals_path)
+    first = files[0]
+    root = files_root_given.resolve() if files_root_given else files_root(evals, first)
     moved: list[str] = []
     if evals is not None and evals_path is not None and files_root_given is None:
         evals, moved = _beside(evals, evals_path, root)
     mapped = map_tasks(evals, triggers, evals_path, trigger_path)
-    first = files[0]
     if not mapped.tasks:
         nothing = [line for line in mapped.dropped if "nothing to judge" in line]
         reason = collapse(nothing)[0] if nothing else "it holds no eval"
