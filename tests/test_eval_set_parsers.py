@@ -330,3 +330,21 @@ def test_lines_that_differ_only_in_indexes_are_said_once() -> None:
         "evals[*].tags: no place in a task suite (3 times)",
         "evals[1]: name 'x' is not unique; task id 'eval-2'",
     )
+
+
+def test_a_skill_folder_with_many_eval_files_is_read_a_bounded_number(tmp_path: Path) -> None:
+    """evals/ is the candidate's: the other JSON files read to tell what they hold are
+    bounded; the rest are listed, not read."""
+    from skill_eval.inputs.evalsets.folder import MAX_OTHER_FILES, find_skill_evals
+
+    folder = tmp_path / "notes"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: notes\ndescription: d\n---\n", "utf-8")
+    (folder / "evals" / "evals.json").write_text('{"evals": [{"prompt": "p"}]}', "utf-8")
+    for i in range(MAX_OTHER_FILES + 3):
+        (folder / "evals" / f"x{i:03d}.json").write_text("{}", "utf-8")
+    found = find_skill_evals(folder)
+    assert found.evals_json == folder / "evals" / "evals.json"
+    whys = [why for _, why in found.unread]
+    assert sum("over the 50 other JSON files" in w for w in whys) == 3
+    assert sum("not an eval set skill-eval reads" in w for w in whys) == MAX_OTHER_FILES

@@ -30,6 +30,7 @@ TRIGGER_FILES = tuple(
 ) + ("triggers.json",)
 # The files of evals/ that may hold evals (the rest: inputs, notes, scripts).
 DATA_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+MAX_OTHER_FILES = 50  # other JSON files of evals/ read to tell what they hold
 
 
 def read_eval_file(path: Path) -> EvalsFile | TriggerSet:
@@ -90,7 +91,10 @@ def find_skill_evals(skill_dir: Path) -> SkillEvals:
     with why it is not read."""
     folder = skill_dir / EVALS_FOLDER
     listing = [p for p in _listing(folder) if p.suffix.lower() in DATA_SUFFIXES]
-    read = {p.name: _read_any(p) for p in listing if p.suffix.lower() == ".json"}
+    named = [p for p in listing if p.name in (EVALS_FILE, *TRIGGER_FILES)]
+    others = [p for p in listing if p.suffix.lower() == ".json" and p not in named]
+    # the folder is the candidate's: a bounded number of files read, each capped
+    read = {p.name: _read_any(p) for p in [*named, *others[:MAX_OTHER_FILES]]}
     evals = _chosen(read, (EVALS_FILE,), EvalsFile)
     triggers = _chosen(read, TRIGGER_FILES, TriggerSet)
     suite = folder / SUITE_FILE if (folder / SUITE_FILE).is_file() and evals is None else None
@@ -132,6 +136,8 @@ def _why_unread(path: Path, kind: Any, found: SkillEvals) -> str:
     how = f"run it with --task-suite {path}"
     if path.name == SUITE_FILE:
         return f"{found.describe()} is read instead (a skill's evals are one suite); {how}"
+    if kind is None and path.suffix.lower() == ".json":
+        return f"over the {MAX_OTHER_FILES} other JSON files skill-eval reads in evals/; {how}"
     if kind is None:
         return "only JSON eval sets and task_suite.yaml are read from a skill's evals/"
     if isinstance(kind, SuiteError):
