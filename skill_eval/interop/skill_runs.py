@@ -23,6 +23,7 @@ from typing import Literal
 from ..core.paths import inside
 from ..errors import UsageError
 from ..inputs.evalsets.folder import SkillEvals, find_skill_evals
+from ..inputs.suite import load_suite
 
 Part = Literal["evals", "triggers", "evals+triggers", "suite"]
 GIT_TIMEOUT = 60
@@ -126,6 +127,15 @@ def plan_skill_runs(folders: Sequence[Path], *, baseline_named: bool) -> SkillsP
 def _runs_of(
     found: SkillEvals, baseline_named: bool, note: Callable[[str], None]
 ) -> list[SkillRun]:
+    """The skill's runs, each suite read (in memory, nothing written) so an eval set that
+    cannot be read stops the plan before any run starts: a SkillEvalError naming it."""
+    runs = _parts(found, baseline_named, note)
+    for run in runs:
+        load_suite(run.suite)
+    return runs
+
+
+def _parts(found: SkillEvals, baseline_named: bool, note: Callable[[str], None]) -> list[SkillRun]:
     name, folder = found.skill_dir.resolve().name, found.skill_dir
     if found.suite is not None:
         return [SkillRun(name, folder, found.suite, "suite")]
