@@ -124,8 +124,8 @@ def test_import_says_what_it_could_not_carry_over(tmp_path: Path) -> None:
     _, err = import_ok(str(skill / "evals" / "evals.json"), "-o", str(tmp_path / "s.yaml"))
     assert "not carried over: version: no place in a task suite" in err
     assert "not carried over: evals[0].weight: no place in a task suite" in err
-    assert "evals[1]: no expectations; graded as one statement made from expected_output" in err
-    assert "evals[2]: no expectations and no expected_output" in err
+    assert "evals[1]: no checks; graded as one statement made from expected_output" in err
+    assert "evals[2]: no checks, no expected_output, no description: nothing to judge" in err
     tasks = yaml.safe_load((tmp_path / "s.yaml").read_text(encoding="utf-8"))["tasks"]
     assert [t["id"] for t in tasks] == ["eval-1", "eval-2"]
     assert "A report.md with totals" in tasks[1]["judge"]["expectations"][0]
@@ -342,7 +342,7 @@ def test_bad_input_is_a_one_line_error_naming_file_and_field(
     "content, message",
     [
         ("{not json", "not valid JSON"),
-        ('{"evals": []}', "skill_name: must be a non-empty string"),
+        ('{"evals": []}', "evals: must be a non-empty list of evals"),  # named after its folder
         ('{"skill_name": "x", "evals": []}', "evals: must be a non-empty list of evals"),
         ('{"skill_name": "x\\ud800", "evals": []}', "not valid Unicode"),
     ],

@@ -299,14 +299,14 @@ BAD_FILES = [
         HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
         "      value: '## Added'\n",
         "S/task_suite.yaml:8: tasks[0] (id \"t-1\").judge.value: unknown key 'value' (did you "
-        "mean 'expected'?); allowed: type, expected, file, case_sensitive",
+        "mean 'expected'?); allowed: type, expected, file, scope, case_sensitive",
     ),
     (
         "judge key misspelt",
         HEAD + '  - id: "t-1"\n    prompt: "p"\n    judge:\n      type: contains\n'
         "      expected: [x]\n      expectd: [y]\n",
         "S/task_suite.yaml:9: tasks[0] (id \"t-1\").judge.expectd: unknown key 'expectd' (did "
-        "you mean 'expected'?); allowed: type, expected, file, case_sensitive",
+        "you mean 'expected'?); allowed: type, expected, file, scope, case_sensitive",
     ),
 ]
 

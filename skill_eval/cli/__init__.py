@@ -52,7 +52,7 @@ SUMMARIES = {
     "evaluators": "Evaluator skills: rubrics with weighted dimensions used by the `rubric` judge.",
     "improve": "Improve a skill: rewrite it from the failing train tasks, propose a version only"
     " if it is shown better than the original on held-out tasks.",
-    "import": "Turn skill-creator's evals/evals.json into a task suite.",
+    "import": "Write an eval set (skill-creator's evals.json, and the others) as a task suite.",
     "lint": "Check skills against the Agent Skills format, as `skill-eval run` does before it"
     " runs.",
     "merge": "Join the run directories of every shard of a sharded run into one artifact.",

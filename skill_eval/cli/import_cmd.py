@@ -38,13 +38,13 @@ from .common import EXIT_FAIL, EXIT_OK
 def command(
     evals_json: str, output: str, trigger_set: str | None, files_root: str | None, force: bool
 ) -> None:
-    """Turn skill-creator's evals/evals.json into a task suite.
+    """Write an eval set (skill-creator's evals.json, and the others) as a task suite.
 
-    Each eval becomes a task (id eval-<id>) whose `expectations` judge grades every statement
-    PASS/FAIL with a model (one call per attempt); its input files are copied beside the
-    suite, at the same relative path. Each trigger query becomes a trigger task. What could
-    not be carried over is listed on stderr, then the `skill-eval run` command that runs the
-    suite, first with --mock (offline, no model calls) then without (with trigger tasks,
+    The suite is the one `run --task-suite EVALS_JSON` and `run SKILL_DIR` read (every check
+    the eval set writes becomes a judge: references/interop.md); its input files are copied
+    beside it, at the same relative path. What could not be carried over is listed on stderr,
+    with what a run would warn of, then the `skill-eval run` command that runs the suite,
+    first with --mock (offline, no model calls) then without (with trigger tasks,
     --baseline-skill: a no-skill baseline never triggers). An existing output is refused
     unless --force.
     Exits 0, or 1 when the written suite does not validate, 2 on bad input.
@@ -56,6 +56,8 @@ def command(
     )
     for line in result.dropped:
         click.echo(f"not carried over: {line}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in result.problems:
         click.echo(problem, err=True)
     click.echo(

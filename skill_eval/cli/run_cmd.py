@@ -142,9 +142,11 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
     Continue a run:       --resume RUN_DIR (its stored plan)
 
     SKILL_DIR runs the evals the skill keeps in SKILL_DIR/evals/ (evals.json and a trigger set
-    beside it, or task_suite.yaml) against no skill; a trigger set runs with --no-baseline
-    (a no-skill baseline never triggers). Several skills: an artifact each, one summary table,
-    the worst exit code (references/interop.md).
+    beside it, or task_suite.yaml) against no skill, the skill installed as it ships on an
+    agent executor (--skill-mode says otherwise); a trigger set runs with --no-baseline (a
+    no-skill baseline never triggers). Several skills: an artifact each, one summary table,
+    the worst exit code (references/interop.md). --task-suite takes an eval set or trigger
+    set (JSON) as it takes a suite.
 
     Defaults for any flag can live in `[tool.skill-eval]` of the nearest pyproject.toml, or
     at the top of a skill-eval.toml, keyed by the long flag name (executor = "anthropic",
@@ -177,11 +179,7 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
         raise UsageError("--changed-since needs SKILL_DIR (the skills, or a folder of them)")
     summary_file = kwargs.pop("summary")
     dry_run = kwargs.pop("dry_run")
-    if kwargs["task_suite"]:
-        from ..interop.skill_runs import suite_for_task_suite
-
-        state_root = Path(kwargs["state_root"])
-        kwargs["task_suite"] = suite_for_task_suite(kwargs["task_suite"], state_root, _note)
+    if kwargs["task_suite"]:  # any suite shape: the run reads it (inputs/suite.py)
         plan = plan_of(kwargs, ctx)
     elif kwargs["resume"]:
         from .run_resume import resumed_plan

@@ -30,6 +30,7 @@ def worst(codes: Iterable[int]) -> int:
 
 def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Context) -> int:
     """Run every skill's evals; the worst exit code."""
+    from ..interop.delivery import as_it_ships, delivery_line
     from ..interop.skill_runs import changed_since, plan_skill_runs, skill_folders
     from .run_cmd import plan_of, run_plan, show_plan, summary
 
@@ -39,13 +40,15 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
             raise UsageError(f"{flag} with SKILL_DIR: SKILL_DIR is the skill and its evals")
     changed, summary_file = kwargs.pop("changed_since"), kwargs.pop("summary")
     dry_run = kwargs.pop("dry_run", False)
+    # --skill-mode on the line or in the config file beats delivering the skill as it ships
+    mode_given = ctx.get_parameter_source("skill_mode") is not click.core.ParameterSource.DEFAULT
     folders = skill_folders(skill_dirs)
     if changed:
         kept = changed_since(folders, changed)
         click.echo(f"--changed-since {changed}: {len(kept)} of {len(folders)} skill(s)", err=True)
         folders = kept
     baseline_named = bool(kwargs["baseline_skill"] or kwargs["no_baseline"] or kwargs["arm"])
-    plan = plan_skill_runs(folders, Path(kwargs["state_root"]), baseline_named=baseline_named)
+    plan = plan_skill_runs(folders, baseline_named=baseline_named)
     for note in plan.notes:
         click.echo(note, err=True)
     several = len(plan.runs) > 1
@@ -56,7 +59,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
     for run in plan.runs:
         flags = {
             **kwargs,
-            "task_suite": str(run.suite),
+            "task_suite": str(run.suite.resolve()),  # a --resume from elsewhere finds it
             "skill_path": str(run.skill_dir.resolve()),
             "standalone": True,
             "no_baseline": kwargs["no_baseline"] or run.no_baseline,
@@ -65,11 +68,12 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
             flags["output"] = str(Path(kwargs["output"]) / f"{_file_name(run.label)}.json")
         if several:
             click.echo(f"== {run.label}: {run.suite}", err=True)
+        planned = as_it_ships(plan_of(flags, ctx), mode_given)
         if dry_run:
-            show_plan(plan_of(flags, ctx))
+            show_plan(planned)
             continue
-        outcome = run_plan(plan_of(flags, ctx))
-        click.echo(summary(outcome), err=True)
+        outcome = run_plan(planned)
+        click.echo(f"{delivery_line(outcome.artifact)}\n{summary(outcome)}", err=True)
         click.echo(str(outcome.path))
         rows.append(SkillRow(run.label, outcome.artifact))
         codes.append(verdict_exit(outcome.artifact))

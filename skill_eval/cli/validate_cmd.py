@@ -38,22 +38,15 @@ def _mock_gaps(outputs_path: str, suite: Suite) -> list[Problem]:
     return [Problem(outputs_path, f"{gap} (suite {suite.path})") for gap in gaps]
 
 
-def _suites(paths: tuple[str, ...], work: Path) -> tuple[tuple[str, ...], dict[str, str], bool]:
-    """(the suites `paths` name, what each made suite is shown as, whether reading one failed),
-    the notes and problems of the reading said on stderr. The eval-set reader loads only when
-    a path is a skill folder or an eval set (JSON): validating a YAML suite stays quick."""
-    if not any(
-        Path(p).suffix.lower() == ".json" or (Path(p) / "SKILL.md").is_file() for p in paths
-    ):
-        return paths, {}, False
-    from ..interop.skill_runs import suites_to_validate
-
-    found = suites_to_validate(paths, work)
-    for note in found.notes:
-        click.echo(f"warning: {note}", err=True)
-    for problem in found.problems:
-        click.echo(problem, err=True)
-    return found.paths, found.shown, bool(found.problems)
+def _source_notes(suite: Suite, path: str) -> list[Problem]:
+    """For a suite read from eval sets: what was not carried over (said on stderr), and the
+    warnings a run would give (a skill's own files as an eval's input, a skill name that is
+    not the folder's), returned as warnings."""
+    if suite.source is None:
+        return []
+    for line in suite.source.not_carried_over:
+        click.echo(f"{path}: not carried over: {line}", err=True)
+    return [Problem(path, warning) for warning in suite.source.warnings]
 
 
 @click.command("validate")
@@ -130,25 +123,10 @@ def command(
         raise UsageError(
             "--judge-executor, --judge-model, --mock and --judges-report go with --judges"
         )
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="skill-eval-validate-") as work:
-        suites, shown, unread = _suites(paths, Path(work))
-        try:
-            _validate(
-                suites,
-                mock_outputs,
-                strict,
-                judges,
-                repeat,
-                judge_executor,
-                judge_model,
-                mock,
-                judges_report,
-                shown,
-            )
-        except SystemExit as exc:
-            raise SystemExit(EXIT_USAGE if unread else exc.code) from None
+    _validate(
+        paths, mock_outputs, strict, judges, repeat, judge_executor, judge_model, mock,
+        judges_report,
+    )  # fmt: skip
 
 
 def _validate(
@@ -161,7 +139,6 @@ def _validate(
     judge_model: str | None,
     mock: bool,
     judges_report: str | None,
-    shown: dict[str, str],
 ) -> None:
     report = validate_paths(paths)
     valid: list[str] = []
@@ -174,6 +151,7 @@ def _validate(
         except SuiteError as exc:  # changed since validate_paths read it
             report.problems += exc.problems
             continue
+        warnings += _source_notes(suite, path)
         found = python_problems(suite, path)
         if mock_outputs:
             found += mock_output_problems(mock_outputs, suite)
@@ -211,5 +189,5 @@ def _validate(
     if missing is not None:
         click.echo(missing, err=True)
     for path in valid:
-        click.echo(f"ok: {shown.get(path, path)}")
+        click.echo(f"ok: {path}")
     raise SystemExit(EXIT_OK if report.ok and missing is None else EXIT_USAGE)

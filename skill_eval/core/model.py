@@ -95,8 +95,36 @@ class Task:
 
 
 @dataclass(frozen=True)
+class SuiteSource:
+    """What a suite was read from when it is not a suite file of ours: an eval set, a trigger
+    set or a skill's `evals/` folder (inputs/evalsets/). `data` is the suite it maps to, as a
+    task_suite.yaml would hold it (what `import` and a run's record write); `not_carried_over`
+    names, one line each, what of the files has no place in it; `warnings` what the run must
+    say (a skill's own files given as an eval's input, a skill name that is not the folder's)."""
+
+    format: str
+    files: tuple[Path, ...]
+    data: Mapping[str, Any]
+    not_carried_over: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    # task id -> the skill's own files an eval gives as input (the baseline sees them too)
+    skill_files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    origins: tuple[str, ...] = ()  # per task, where in the files it came from: `evals[3]`
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "files": [str(f) for f in self.files],
+            "not_carried_over": list(self.not_carried_over),
+            "skill_files_as_inputs": {k: list(v) for k, v in self.skill_files.items()},
+        }
+
+
+@dataclass(frozen=True)
 class Suite:
-    """A validated task suite. `path` is absolute; fixtures resolve against `directory`."""
+    """A validated task suite. `path` is absolute (a suite file, an eval set, or a skill
+    folder whose evals it holds); input files and fixtures resolve against `directory`: the
+    suite file's folder, or `root` when the suite was read from eval sets (the skill root)."""
 
     path: Path
     skill_id: str
@@ -104,10 +132,12 @@ class Suite:
     tasks: tuple[Task, ...]
     sha256: str
     description: str = ""
+    root: Path | None = None
+    source: SuiteSource | None = None
 
     @property
     def directory(self) -> Path:
-        return self.path.parent
+        return self.root if self.root is not None else self.path.parent
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:

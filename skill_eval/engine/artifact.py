@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import resources
@@ -161,6 +162,7 @@ def build(
         },
         "errors": _errors(attempts),
     }
+    _add_fired(data["manifest"]["arms"], plan, arms, attempts, suite.tasks)
     models = usage_by_model(attempts, [t.id for t in suite.tasks if t.is_trigger_task], prices)
     if models:  # a run that called no model (the mock) has none: its artifact stays as it was
         data["usage_by_model"] = models
@@ -215,6 +217,8 @@ def _manifest(
             "path": str(suite.path),
             "sha256": suite.sha256,
             "tasks": len(suite.tasks),
+            # read from eval sets: their format, what was left out, the skill's own files
+            **({"source": suite.source.to_dict()} if suite.source is not None else {}),
         },
         "arms": _arm_info(arms),
         "executor": executor,
@@ -257,6 +261,22 @@ def _arm_info(arms: Arms) -> dict[str, Any]:
             **named(arms.baseline),
         },
     }
+
+
+def _add_fired(
+    info: dict[str, Any], plan: RunPlan, arms: Arms, attempts: Sequence[Attempt], tasks: Any
+) -> None:
+    """With the skill installed (--skill-mode installed, two arms): per arm that has a skill,
+    whether its agent invoked it (`fired`: rate, attempts, fired), as --arm runs report it."""
+    if arms.listed or plan.executor.skill_mode != "installed":
+        return
+    from .arm_figures import fired_figure
+
+    for name, arm in (("candidate", arms.candidate), ("baseline", arms.baseline)):
+        if arm is None or arm.skill is None or info.get(name) is None:
+            continue
+        mine = [a for a in attempts if a.arm == arm.name]
+        info[name]["fired"] = fired_figure(replace(arm, delivery="installed"), mine, tasks)
 
 
 def _errors(attempts: Sequence[Attempt]) -> list[dict[str, Any]]:

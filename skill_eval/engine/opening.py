@@ -14,6 +14,7 @@ from ..core.blobs import cut_ingredient
 from ..core.model import Attempt
 from ..core.paths import safe_component
 from ..inputs.arms import Arms, arms_to_dict
+from ..inputs.evalsets.record import write_record
 from ..judges.base import JudgeContext
 from ..judges.llm import judge_model
 from ..skills.context import CONTEXT_TEMPLATE_VERSION
@@ -158,6 +159,7 @@ def open_run(prepared: Prepared, log: Log) -> OpenRun:
         warn=lambda m: log(f"warning: {m}"),
         ingredients=parts,
     )
+    write_record(prepared.suite, run.path)  # a suite read from eval sets: what ran
     if plan.records.resume == "" and not run.resumed:
         log("resume: no earlier run has these inputs; starting a new run")
     arms = replace(prepared.arms, run_id=run.run_id)

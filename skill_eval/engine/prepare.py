@@ -69,6 +69,8 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     )
     started_at = datetime.now(UTC)
     suite = load_suite(plan.inputs.task_suite)
+    for line in suite.source.not_carried_over if suite.source is not None else ():
+        log(f"{Path(plan.inputs.task_suite).name}: not carried over: {line}")
     # judges build, fixtures compile, judges pass their references: before any call
     judge_warnings = check_suite(suite, plan.inputs.task_suite)
     check_budget_size(plan, suite)

@@ -33,6 +33,13 @@ def serves_skill_files(name: str) -> bool:
     return spec is not None and spec.serves_skill_files
 
 
+def loads_skills(name: str) -> bool:
+    """Whether executor `name` is an agent that loads skills from a folder of its workspace
+    (ExecutorSpec.skill_roots): a skill folder installed there is delivered as it ships."""
+    spec = _spec(name)
+    return spec is not None and bool(spec.skill_roots)
+
+
 def has_option(name: str, option: str) -> bool:
     """Whether executor `name`'s config schema has `option` (`batch`, `claude_bin`, ...)."""
     spec = _spec(name)
@@ -82,6 +89,7 @@ __all__ = [
     "has_option",
     "invokes_skill",
     "is_offline",
+    "loads_skills",
     "serves_skill_files",
     "skill_invocations",
     "skill_roots",

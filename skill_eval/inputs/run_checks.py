@@ -23,7 +23,8 @@ def check_suite(suite: Suite, given: str) -> list[str]:
     listing every Python file under the suite's fixtures/ and every python judge module that
     does not compile, as `validate` reports them (`given`: the suite path as the user wrote
     it, a file or its directory); then check the deterministic judges as `validate` does:
-    SuiteError for every error, and the warnings returned, one line each."""
+    SuiteError for every error, and the warnings returned, one line each (with those of the
+    eval set the suite was read from)."""
     for task in suite.tasks:
         build_judge(task.judge)
     shown = os.path.join(given, SUITE_FILE_NAME) if os.path.isdir(given) else given
@@ -37,7 +38,9 @@ def check_suite(suite: Suite, given: str) -> list[str]:
         raise SuiteError(
             f"{shown}: judges that fail their checks", path=shown, problems=checks.errors
         )
-    return [str(problem) for problem in checks.warnings]
+    # an eval set's own: its skill's files given to the baseline, a skill name not the folder's
+    source = list(suite.source.warnings) if suite.source is not None else []
+    return [str(problem) for problem in checks.warnings] + source
 
 
 def skill_use_warnings(

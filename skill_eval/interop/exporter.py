@@ -24,17 +24,12 @@ from typing import Any
 from ..core.paths import atomic_write_text
 from ..core.safeyaml import load_yaml_file
 from ..errors import UsageError
+from ..inputs.evalsets.records import EvalCase, EvalsFile, TriggerQuery, default_files_root
+from ..inputs.evalsets.tasks import DERIVED_KEY, files_note
+from ..inputs.evalsets.triggers import trigger_set_document
 from ..inputs.suite import load_suite
 from .files import copy_all, plan_copies, writing
-from .formats import (
-    EvalCase,
-    EvalsFile,
-    TriggerQuery,
-    default_files_root,
-    files_note,
-    trigger_set_document,
-)
-from .importer import DERIVED_KEY, SOURCE_FORMAT
+from .importer import SOURCE_FORMAT
 
 _EVAL_N = re.compile(r"^eval-(\d+)$")
 CARRIED = {"id", "prompt", "files", "judge", "source", "query", "should_trigger", "reference"}

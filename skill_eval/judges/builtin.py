@@ -6,6 +6,7 @@ BUILTIN_JUDGES = {
     "contains": "contains:CONTAINS_SPEC",
     "not-contains": "simple:NOT_CONTAINS_SPEC",
     "regex": "simple:REGEX_SPEC",
+    "not-regex": "simple:NOT_REGEX_SPEC",
     "equals": "simple:EQUALS_SPEC",
     "json-schema": "json_output:JSON_SCHEMA_SPEC",
     "threshold": "json_output:THRESHOLD_SPEC",

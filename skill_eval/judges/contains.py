@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.model import JudgeResult
 from .base import JudgeSpec
-from .work_judges import FILE_PATH, TextOrFile
+from .work_judges import FILE_PATH, SCOPE, TextOrFile
 
 # `expected`: one string (what people write first) or a list of them
 NON_EMPTY_STRINGS = {
@@ -55,6 +55,7 @@ class ContainsJudge(TextOrFile):
         self.expected = expected_strings(config["expected"])
         self.case_sensitive = bool(config.get("case_sensitive", False))
         self.file = config.get("file")  # judge this workspace file instead of the output
+        self.scope = str(config.get("scope", "output"))
 
     def judge_text(self, output: str) -> JudgeResult:
         score, missing = contains_score(output, self.expected, self.case_sensitive)
@@ -76,6 +77,7 @@ CONTAINS_SPEC = JudgeSpec(
             "type": {"const": "contains"},
             "expected": NON_EMPTY_STRINGS,
             "file": FILE_PATH,
+            "scope": SCOPE,
             "case_sensitive": CASE_SENSITIVE,
         },
         "patternProperties": {"^x-": {}},

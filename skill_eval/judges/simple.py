@@ -1,6 +1,6 @@
-"""Deterministic text judges with no process and no model: `not-contains`, `regex` and
-`equals` (the structured-output judges are in json_output.py). Pure functions at the core, a
-thin Judge class around each."""
+"""Deterministic text judges with no process and no model: `not-contains`, `regex`,
+`not-regex` and `equals` (the structured-output judges are in json_output.py). Pure functions
+at the core, a thin Judge class around each."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .contains import (
     contains_score,
     expected_strings,
 )
-from .work_judges import FILE_PATH, TextOrFile, as_written
+from .work_judges import FILE_PATH, SCOPE, TextOrFile, as_written
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 REGEX_FLAGS = {"ignorecase": regex.IGNORECASE, "multiline": regex.MULTILINE, "dotall": regex.DOTALL}
@@ -65,6 +65,7 @@ class NotContainsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.expected = expected_strings(config["expected"])
         self.case_sensitive = bool(config.get("case_sensitive", False))
+        self.scope = str(config.get("scope", "output"))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
@@ -110,6 +111,7 @@ class RegexJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.compiled = compile_pattern(config)
         self.timeout = float(config.get("timeout", DEFAULT_REGEX_TIMEOUT))
+        self.scope = str(config.get("scope", "output"))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
@@ -130,6 +132,22 @@ class RegexJudge(TextOrFile):
         return _binary(True, f"pattern matched {shown!r} at offset {match.start()}")
 
 
+class NotRegexJudge(RegexJudge):
+    """Passes when `pattern` is found nowhere in the output: a `regex` judge turned round (an
+    eval set's `must_not_have`). A search that gives up after `timeout` fails: the pattern was
+    not shown to be absent."""
+
+    def judge_text(self, output: str) -> JudgeResult:
+        found = super().judge_text(output)
+        if found.data.get("timed_out"):
+            return found
+        if found.passed:
+            return _binary(
+                False, found.details.replace("pattern matched", "forbidden pattern matched")
+            )
+        return _binary(True, f"pattern {as_written(self.compiled.pattern)} not found, as required")
+
+
 # --- equals ---------------------------------------------------------------------------------
 
 
@@ -148,6 +166,7 @@ class EqualsJudge(TextOrFile):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.modes = list(config.get("normalize") or [])
         self.expected = str(config["expected"])
+        self.scope = str(config.get("scope", "output"))
         self.file = config.get("file")  # judge this workspace file instead
 
     def judge_text(self, output: str) -> JudgeResult:
@@ -173,7 +192,12 @@ NOT_CONTAINS_SPEC = JudgeSpec(
     schema=_schema(
         "not-contains",
         ["expected"],
-        {"expected": NON_EMPTY_STRINGS, "file": FILE_PATH, "case_sensitive": CASE_SENSITIVE},
+        {
+            "expected": NON_EMPTY_STRINGS,
+            "file": FILE_PATH,
+            "scope": SCOPE,
+            "case_sensitive": CASE_SENSITIVE,
+        },
         didYouMean=VALUE_IS_EXPECTED,
     ),
     build=NotContainsJudge,
@@ -199,10 +223,23 @@ REGEX_SPEC = JudgeSpec(
                 "errorMessage": "must be a number of seconds > 0",
             },
             "file": FILE_PATH,
+            "scope": SCOPE,
         },
         didYouMean={"value": "pattern"},
     ),
     build=RegexJudge,
+    deterministic=True,
+    check=_check_regex,
+)
+
+NOT_REGEX_SPEC = JudgeSpec(
+    type="not-regex",
+    summary="a regular expression is found nowhere in the output",
+    schema={
+        **REGEX_SPEC.schema,
+        "properties": {**REGEX_SPEC.schema["properties"], "type": {"const": "not-regex"}},
+    },
+    build=NotRegexJudge,
     deterministic=True,
     check=_check_regex,
 )

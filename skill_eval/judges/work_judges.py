@@ -21,6 +21,8 @@ from ..core.work import ToolCall, Work
 from ..core.workspace import list_files
 from ..executors.catalog import skill_invocations
 from .base import JudgeContext, JudgeSpec
+from .work_text import SCOPE as SCOPE
+from .work_text import work_text
 
 X_KEYS: dict[str, Any] = {"^x-": {}}
 # `file:` on a text judge: a workspace path or glob (relative, never through `..`).
@@ -169,12 +171,16 @@ def describe_work(work: Work) -> str:
 
 
 class TextOrFile:
-    """A text judge that takes `file:`: it judges that workspace file's content instead of the
-    output. Subclasses set `self.file` and define `judge_text(text)`."""
+    """A text judge that takes `file:` (it judges that workspace file's content instead of the
+    output) and `scope: work` (the output and every file written, as one text). Subclasses set
+    `self.file` and `self.scope` and define `judge_text(text)`."""
 
     file: str | None = None
+    scope: str = "output"
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
+        if self.file is None and self.scope == "work":
+            return self.judge_text(work_text(work))
         return judge_file_or_text(self.file, work, self.judge_text)
 
     def judge_text(self, output: str) -> JudgeResult:

@@ -72,6 +72,11 @@ def table_info(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
     if (line := comparison_line(data)) is not None:
         lines.append(("", line))
+    alone = data.get("classes")
+    if isinstance(alone, Mapping) and alone.get("reasoning"):
+        passed = alone.get("passed")
+        verdict = "not measured" if passed is None else "pass" if passed else "fail"
+        lines.append(("", f"per class ({verdict}): {alone['reasoning']}"))
     lines += [("", line) for line in failures(data)[:10]]
     return lines
 

@@ -20,6 +20,12 @@ from ...stats.estimates import paired_comparison, t_floor_interval
 from ...stats.policy import Policy, conclusion, decide_policy
 
 CONFIDENCE = 0.95
+# With no arm to compare with, each class of queries is held to its own bar (references/
+# triggers.md): the should-trigger queries must fire in at least MIN_TPR of their samples
+# (query-averaged), the should-not ones in at most MAX_FPR. A skill whose description never
+# fires fails the first, one that fires on everything the second.
+MIN_TPR = 0.5
+MAX_FPR = 0.5
 
 
 def triggered_of(judge: JudgeResult | None) -> bool | None:
@@ -168,6 +174,45 @@ def compare(
     }
 
 
+def _rate_shown(figure: Mapping[str, Any]) -> str:
+    interval = figure.get("interval")
+    shown = f"{figure['rate']:.2f}"
+    return shown + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+
+
+def classes(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """One arm's trigger figures against each class's bar (MIN_TPR, MAX_FPR): whether each
+    class passes (None: the set has no query of that class), and why, in one sentence."""
+    tpr, fpr = figures["tpr"], figures["fpr"]
+    fires = None if tpr["rate"] is None else tpr["rate"] >= MIN_TPR
+    quiet = None if fpr["rate"] is None else fpr["rate"] <= MAX_FPR
+    parts = []
+    if fires is not None:
+        parts.append(
+            f"should-trigger queries fired at {_rate_shown(tpr)}, "
+            f"{'at least' if fires else 'under'} the {MIN_TPR:g} needed"
+        )
+    if quiet is not None:
+        parts.append(
+            f"should-not queries fired at {_rate_shown(fpr)}, "
+            f"{'at most' if quiet else 'over'} the {MAX_FPR:g} allowed"
+        )
+    missing = [
+        text for text, seen in (("should-trigger", fires), ("should-not", quiet)) if seen is None
+    ]
+    if missing:
+        parts.append(f"no {' or '.join(missing)} query was judged: not measured")
+    judged = [v for v in (fires, quiet) if v is not None]
+    return {
+        "min_tpr": MIN_TPR,
+        "max_fpr": MAX_FPR,
+        "tpr_passed": fires,
+        "fpr_passed": quiet,
+        "passed": all(judged) if judged else None,
+        "reasoning": "; ".join(parts),
+    }
+
+
 def section(
     tasks: Sequence[Task],
     attempts: Sequence[Attempt],
@@ -196,6 +241,8 @@ def section(
         "arms": by_arm,
         "comparison": None,
     }
+    if len(arms) == 1:  # nothing to compare with: each class against its own bar
+        out["classes"] = classes(by_arm[arms[0]])
     if len(arms) > 1:
         out["comparison"] = compare(
             by_arm[arms[0]],

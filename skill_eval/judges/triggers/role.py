@@ -100,12 +100,18 @@ class TriggerRole(JudgeRole):
         )
 
     def guard(self, verdict: Verdict, section: Mapping[str, Any] | None) -> Verdict:
-        """A suite with trigger tasks passes only when its trigger comparison passes too: for
+        """With no baseline, a suite with trigger tasks passes only when each class of queries
+        meets its bar (figures.classes: should-trigger ones fire, should-not ones stay quiet),
+        so a skill that never fires, or always fires, fails whatever its accuracy. With one,
+        it passes only when its trigger comparison passes too: for
         a mixed suite the pass rates cover the ordinary tasks alone, and a trigger-only
         suite's pass@k verdict is laxer than the comparison of trigger rates (with --pass-k
         above 1) and must not profit from errors the comparison guards against."""
         if section is None or verdict.verdict != "pass":
             return verdict
+        alone = section.get("classes")
+        if isinstance(alone, Mapping) and alone.get("passed") is False:  # no baseline
+            return replace(verdict, verdict="fail", reason=f"trigger tasks: {alone['reasoning']}")
         comparison = section.get("comparison")
         policy = comparison.get("policy") if comparison else None
         if policy is None or policy.get("passed"):
