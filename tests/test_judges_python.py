@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -199,13 +200,20 @@ def test_preflight_reports_one_line_per_problem(module: str, tmp_path: Path) -> 
     ]
 
 
-def test_validate_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loading_never_imports_in_the_harness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """load_suite checks the shape only; the preflight imports the module in the jail (its
+    folder read-only, its writes on the jail's own /tmp): its top-level code leaves no mark
+    on this machine and never runs in the harness."""
     marker = tmp_path / "imported"
-    (tmp_path / "side_effect_mod.py").write_text(
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "side_effect_mod.py").write_text(
         f"open({str(marker)!r}, 'w').write('yes')\ndef judge(output, task):\n    return 1.0\n",
         encoding="utf-8",
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(mods))
     suite = tmp_path / "task_suite.yaml"
     suite.write_text(
         yaml.safe_dump(
@@ -225,8 +233,9 @@ def test_validate_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     )
     loaded = load_suite(suite)
     assert not marker.exists()
-    assert preflight_python_judges(loaded.tasks) == []
-    assert marker.exists()
+    assert preflight_python_judges(loaded.tasks) == []  # it loads, and wrote in the jail's /tmp
+    assert not marker.exists()
+    assert "side_effect_mod" not in sys.modules
 
 
 @pytest.mark.parametrize("spec", ["module", "module:", ":f", "a b:f", "pkg.mod:f()", "a/b:f"])
