@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .markdown import md_escape
+from .verdict_text import MOCK_MARK
 from .view import one_line
 
 HEADERS = ("skill", "tasks", "candidate", "baseline", "lift [95% interval]", "verdict")
@@ -44,6 +46,8 @@ def _verdict(artifact: Mapping[str, Any]) -> str:
     verdict = str(evaluation.get("verdict") or "?").upper()
     if evaluation.get("insufficient") is True:
         verdict += " (not enough evidence)"
+    if evaluation.get("mock") is True:  # no model made it
+        verdict += f" {MOCK_MARK}"
     return verdict
 
 
@@ -72,7 +76,9 @@ def skills_text(rows: Sequence[SkillRow]) -> str:
 
 
 def _md(text: str) -> str:
-    return one_line(text).replace("|", "\\|")
+    """One cell: what a pull request names (a skill folder, a task id) shown as text, never
+    as markup: `<!--` would hide every later row, a `|` or newline make cells or rows."""
+    return md_escape(one_line(text))
 
 
 def skills_markdown(rows: Sequence[SkillRow], *, title: str = "skill-eval") -> str:
