@@ -224,7 +224,9 @@ def test_table_of_a_failing_run_shows_feedback_and_cleans_it(tmp_path: Path) -> 
     assert "missing 'beta' in xxx" in row and row.endswith("...")
     assert len(row.split("  -1  ")[1].strip()) <= report.FEEDBACK_CHARS
     assert "\x1b" not in text and "\x01" not in text
-    assert re.search(r"^verdict +FAIL \[mock\]: delta -25.0 points .+ is below the required", text, re.M)
+    assert re.search(
+        r"^verdict +FAIL \[mock\]: delta -25.0 points .+ is below the required", text, re.M
+    )
     assert re.search(r"^regressed +t2, t4$", text, re.M)
 
 
@@ -261,8 +263,8 @@ def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
     )
     # One wording: the verdict says what was shown; the artifact's `conclusion` is not
     # printed beside it as a second label.
-    assert re.search(r"^verdict +PASS \[mock\]: the candidate is not worse than the baseline by more "
-                     r"than 5 points$", text, re.M)  # fmt: skip
+    assert re.search(r"^verdict +PASS \[mock\]: the candidate is not worse than the baseline "
+                     r"by more than 5 points$", text, re.M)  # fmt: skip
     assert re.search(r"^decided by +policy non-inferior: lower end \+0.2 > -0.05", text, re.M)
     assert "conclusion" not in text
     assert re.search(r"^non-discriminating +2 tasks", text, re.M)
@@ -426,7 +428,8 @@ def test_junit_verdict_case_agrees_with_the_exit_code(
     problem = cases[-1].find("failure" if verdict == "fail" else "error")
     assert (problem is None) == (verdict == "pass")
     if problem is not None:
-        assert problem.get("message") == f"verdict {verdict} [mock]: too many attempts ended in error <&>"
+        said = f"verdict {verdict} [mock]: too many attempts ended in error <&>"
+        assert problem.get("message") == said
 
 
 def test_junit_of_a_skipped_run_is_one_skipped_case(tmp_path: Path) -> None:
