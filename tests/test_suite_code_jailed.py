@@ -133,8 +133,9 @@ def leaked(seen: list[list[dict[str, str]]]) -> list[str]:
         ["run", "{skill}", "--mock", "--state-root", "{state}", "-q"],
         ["run", "{skill}", "--dry-run", "--mock", "--state-root", "{state}"],
         ["validate", "{skill}"],
+        ["gate", "{skill}"],
     ],
-    ids=["run", "dry-run", "validate"],
+    ids=["run", "dry-run", "validate", "offline-gate"],
 )
 def test_a_program_a_suite_starts_never_sees_the_secrets(
     tmp_path: Path, command: list[str]

@@ -43,6 +43,15 @@ HELP: dict[str, Help] = {
         "With SKILL_DIR: only the skills whose folder changed since this git ref (committed "
         "since its merge base with HEAD, uncommitted or untracked)."
     ),
+    "evals-from": (
+        "With --changed-since: `base` judges each changed skill by the evals the base ref "
+        "holds for it, where it has any (a pull request cannot weaken the evals it is judged "
+        "by; a new skill uses its own). Default: the skill's own."
+    ),
+    "allow-unjudged": (
+        "With --changed-since: a changed skill with no evals at all does not fail the run "
+        "(without it, such a skill is not judged, and that is not a pass)."
+    ),
     "summary": (
         "Append the summary table (per skill: tasks, pass rates, lift, verdict) as markdown "
         "to FILE, e.g. $GITHUB_STEP_SUMMARY."

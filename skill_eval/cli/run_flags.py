@@ -56,6 +56,8 @@ def _f(*decls: str, **attrs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
 FLAGS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "task-suite": _f("--task-suite", metavar="PATH"),
     "changed-since": _f("--changed-since", metavar="REF"),
+    "evals-from": _f("--evals-from", type=click.Choice(["head", "base"]), default="head"),
+    "allow-unjudged": _f("--allow-unjudged", is_flag=True),
     "standalone": _f("--standalone", is_flag=True),
     "skill-path": _f("--skill-path", metavar="PATH"),
     "baseline-skill": _f("--baseline-skill", metavar="PATH"),
@@ -163,6 +165,8 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         (
             "task-suite",
             "changed-since",
+            "evals-from",
+            "allow-unjudged",
             "standalone",
             "skill-path",
             "baseline-skill",
@@ -255,7 +259,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 HIDDEN = ("backend",)  # deprecated names, accepted and not shown
 # `run`'s own flags over skill folders (cli/skills_run.py): not in the run plan, and not
 # flags of scripts/evaluate.py.
-RUN_ONLY = ("changed-since", "summary", "dry-run")
+RUN_ONLY = ("changed-since", "evals-from", "allow-unjudged", "summary", "dry-run")
 
 
 # scripts/evaluate.py's contract keeps the original tool's defaults: the skill prepended to

@@ -1,26 +1,33 @@
-"""`skill-eval run SKILL_DIR...`: each skill's own evals (interop/skill_runs.py plans them),
-run one after another with run's flags, so --concurrency is the budget they share and the
-judge cache under --state-root serves them all; an artifact per evaluation (its path on
-stdout), one summary table across skills on stderr (and as markdown with --summary), and the
-worst exit code."""
+"""`skill-eval run SKILL_DIR...`: each skill's own evals (interop/skill_runs.py plans them;
+with --changed-since, interop/change_plan.py picks the skills a change touched and the evals
+each is judged by), run one after another with run's flags, so --concurrency is the budget
+they share and the judge cache under --state-root serves them all; an artifact per evaluation
+(its path on stdout), one summary table across skills on stderr (and as markdown with
+--summary), and the worst exit code."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import UsageError
 from ..report.skills_table import SkillRow, skills_markdown, skills_text
-from .common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, verdict_exit
+from .common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, EXIT_USAGE, verdict_exit
 
-# Worst first: a harness error, a fail, a fail for lack of evidence, a pass.
-SEVERITY = (EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK)
+if TYPE_CHECKING:
+    from ..interop.change_plan import ChangePlan
+
+# Worst first: a harness error, evals that cannot be read, a fail, a fail for lack of
+# evidence, a pass.
+SEVERITY = (EXIT_ERROR, EXIT_USAGE, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK)
 NOT_WITH_SKILL_DIR = ("skill_path", "input_", "candidate_id", "task_suite")
 NO_EVALS = "no evals (evals/evals.json, a trigger set or evals/task_suite.yaml)"
+UNJUDGED = "NOT JUDGED: no evals (--allow-unjudged to let it pass)"
+REMOVED = "NOT JUDGED: this change removed or emptied its evals (the base ref has them)"
 
 
 def worst(codes: Iterable[int]) -> int:
@@ -30,7 +37,7 @@ def worst(codes: Iterable[int]) -> int:
 
 def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Context) -> int:
     """Run every skill's evals; the worst exit code."""
-    from ..interop.skill_runs import changed_since, plan_skill_runs, skill_folders
+    from ..interop.change_plan import plan_change
     from .run_cmd import plan_of, run_plan, show_plan, summary
 
     for name in NOT_WITH_SKILL_DIR:
@@ -38,14 +45,22 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
             flag = "--" + name.rstrip("_").replace("_", "-")
             raise UsageError(f"{flag} with SKILL_DIR: SKILL_DIR is the skill and its evals")
     changed, summary_file = kwargs.pop("changed_since"), kwargs.pop("summary")
+    evals_from, allow_unjudged = kwargs.pop("evals_from"), kwargs.pop("allow_unjudged")
     dry_run = kwargs.pop("dry_run", False)
-    folders = skill_folders(skill_dirs)
-    if changed:
-        kept = changed_since(folders, changed)
-        click.echo(f"--changed-since {changed}: {len(kept)} of {len(folders)} skill(s)", err=True)
-        folders = kept
+    if (evals_from != "head" or allow_unjudged) and not changed:
+        raise UsageError("--evals-from and --allow-unjudged go with --changed-since REF")
     baseline_named = bool(kwargs["baseline_skill"] or kwargs["no_baseline"] or kwargs["arm"])
-    plan = plan_skill_runs(folders, Path(kwargs["state_root"]), baseline_named=baseline_named)
+    change = plan_change(
+        skill_dirs,
+        Path(kwargs["state_root"]),
+        changed_since=changed,
+        evals_from="base" if evals_from == "base" else "head",
+        baseline_named=baseline_named,
+    )
+    plan = change.plan
+    if changed:
+        said = f"--changed-since {changed}: {change.judged} of {change.found} skill(s)"
+        click.echo(said, err=True)
     for note in plan.notes:
         click.echo(note, err=True)
     several = len(plan.runs) > 1
@@ -73,25 +88,43 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
         click.echo(str(outcome.path))
         rows.append(SkillRow(run.label, outcome.artifact))
         codes.append(verdict_exit(outcome.artifact))
-    rows += [SkillRow(p.resolve().name, note=NO_EVALS) for p in plan.without_evals]
+    rows += _unrun_rows(change, allow_unjudged)
+    codes += _unrun_codes(change, allow_unjudged)
     if not plan.runs:
         click.echo("no skill with evals to run", err=True)
     if rows:
         click.echo(skills_text(rows), err=True)
     if summary_file:
-        append_summary(summary_file, rows)
+        append_summary(summary_file, rows, change.evals_changed)
     return worst(codes)
+
+
+def _unrun_rows(change: ChangePlan, allow_unjudged: bool) -> list[SkillRow]:
+    """Rows for the skills that did not run: evals removed, none, unreadable."""
+    unjudged = UNJUDGED if change.judging_change and not allow_unjudged else NO_EVALS
+    rows = [SkillRow(label, note=REMOVED) for label in change.removed]
+    rows += [SkillRow(label, note=unjudged) for label in change.unjudged]
+    rows += [SkillRow(p.resolve().name, note=NO_EVALS) for p in change.plan.without_evals]
+    unreadable = change.plan.unreadable
+    return rows + [SkillRow(name, note=f"evals cannot be read: {why}") for name, why in unreadable]
+
+
+def _unrun_codes(change: ChangePlan, allow_unjudged: bool) -> list[int]:
+    codes = [EXIT_FAIL] * len(change.removed) + [EXIT_USAGE] * len(change.plan.unreadable)
+    if change.judging_change and not allow_unjudged:
+        codes += [EXIT_FAIL] * len(change.unjudged)
+    return codes
 
 
 def _file_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") or "skill"
 
 
-def append_summary(path: str, rows: Sequence[SkillRow]) -> None:
+def append_summary(path: str, rows: Sequence[SkillRow], evals_changed: Sequence[str] = ()) -> None:
     """Append the table as markdown to `path` (a job summary collects several steps')."""
     try:
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(skills_markdown(rows))
+            handle.write(skills_markdown(rows, evals_changed=evals_changed))
     except OSError as exc:
         raise UsageError(f"--summary {path}: cannot write: {exc.strerror or exc}") from None
 

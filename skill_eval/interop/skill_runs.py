@@ -8,27 +8,27 @@ so a skill's trigger set then runs apart, the skill alone (--no-baseline: its ac
 run as one suite. A skill folder with no evals is listed as such, never an error.
 
 `--changed-since REF` keeps the skills whose folder changed since REF: committed since the
-merge base of REF and HEAD, uncommitted, or untracked (what a pull request touched).
+merge base of REF and HEAD, uncommitted, or untracked (what a pull request touched;
+interop/judged_change.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..core.paths import inside
-from ..errors import UsageError
+from ..errors import SkillEvalError, UsageError
 from .evals_sets import SkillEvals, eval_set_kind, find_skill_evals
 from .importer import ImportResult, import_evals
+from .judged_change import changed_since
+from .skill_finder import find_skills
 
 Part = Literal["evals", "triggers", "evals+triggers", "suite"]
 SUITES_FOLDER = "suites"  # under the state root: the suites made from eval sets
-GIT_TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -51,62 +51,14 @@ class SkillsPlan:
     runs: tuple[SkillRun, ...]
     without_evals: tuple[Path, ...]  # skill folders that hold no evals
     notes: tuple[str, ...]  # what the reader left out or assumed, and how trigger sets run
+    # (skill name, why): skills whose evals cannot be read; the others still run
+    unreadable: tuple[tuple[str, str], ...] = ()
 
 
 def skill_folders(paths: Sequence[str]) -> list[Path]:
     """The skill folders named: each path is a skill folder (holding SKILL.md) or a folder
-    whose subfolders are (those without SKILL.md are ignored)."""
-    found: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if (path / "SKILL.md").is_file():
-            found.append(path)
-        elif path.is_dir():
-            skills = sorted(p for p in path.iterdir() if (p / "SKILL.md").is_file())
-            if not skills:
-                raise UsageError(f"{path}: no SKILL.md in it or in its folders", path=given)
-            found += skills
-        else:
-            raise UsageError(f"{path}: not a skill folder (no such folder)", path=given)
-    unique: dict[Path, Path] = {}
-    for path in found:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
-
-
-def _git(args: Sequence[str], cwd: Path) -> str:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"--changed-since: cannot run git: {exc}") from None
-    if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-        raise UsageError(f"--changed-since: git {' '.join(args)}: {reason}")
-    return done.stdout
-
-
-def changed_paths(ref: str, cwd: Path) -> tuple[Path, list[Path]]:
-    """(the repository's top folder, every file changed since `ref`: see the docstring)."""
-    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
-    _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top)
-    try:
-        base = _git(["merge-base", ref, "HEAD"], top).strip() or ref
-    except UsageError:  # no common history (a shallow clone): compare with the ref itself
-        base = ref
-    names = _git(["diff", "--name-only", "-z", base, "--"], top).split("\0")
-    names += _git(["ls-files", "--others", "--exclude-standard", "-z"], top).split("\0")
-    return top, [top / name for name in names if name]
-
-
-def changed_since(folders: Iterable[Path], ref: str) -> list[Path]:
-    """The skill folders holding a file changed since `ref`."""
-    folders = list(folders)
-    if not folders:
-        return []
-    _, changed = changed_paths(ref, folders[0].resolve())
-    return [f for f in folders if any(inside(f.resolve(), path) for path in changed)]
+    searched for them at any depth (interop/skill_finder.py)."""
+    return [found.path for found in find_skills(paths)]
 
 
 def suite_from_eval_sets(
@@ -154,25 +106,43 @@ def _say(result: ImportResult, note: Callable[[str], None], name: str) -> None:
 
 
 def plan_skill_runs(
-    folders: Sequence[Path], state_root: Path, *, baseline_named: bool
+    folders: Sequence[Path],
+    state_root: Path,
+    *,
+    baseline_named: bool,
+    labels: Mapping[Path, str] | None = None,
 ) -> SkillsPlan:
-    """An evaluation per skill suite (two when a trigger set runs apart: see the docstring)."""
+    """An evaluation per skill suite (two when a trigger set runs apart: see the docstring).
+    A skill whose evals cannot be read is listed in `unreadable` with why; the others are
+    still planned. `labels` names a folder in the summary (default: the folder's name)."""
     runs: list[SkillRun] = []
     without: list[Path] = []
     notes: list[str] = []
+    unreadable: list[tuple[str, str]] = []
     for folder in folders:
+        name = (labels or {}).get(folder) or folder.resolve().name
         found = find_skill_evals(folder)
         if not found.found:
             without.append(folder)
             continue
-        runs += _runs_of(found, state_root, baseline_named, notes.append)
-    return SkillsPlan(tuple(runs), tuple(without), tuple(notes))
+        mine: list[str] = []
+        try:
+            runs += _runs_of(found, name, state_root, baseline_named, mine.append)
+        except SkillEvalError as exc:
+            unreadable.append((name, " / ".join([*mine, str(exc)])))
+            continue
+        notes += mine
+    return SkillsPlan(tuple(runs), tuple(without), tuple(notes), tuple(unreadable))
 
 
 def _runs_of(
-    found: SkillEvals, state_root: Path, baseline_named: bool, note: Callable[[str], None]
+    found: SkillEvals,
+    name: str,
+    state_root: Path,
+    baseline_named: bool,
+    note: Callable[[str], None],
 ) -> list[SkillRun]:
-    name, folder = found.skill_dir.resolve().name, found.skill_dir
+    folder = found.skill_dir
     if found.suite is not None:
         return [SkillRun(name, folder, found.suite, "suite")]
     evals, triggers = found.evals_json, found.trigger_set

@@ -142,7 +142,8 @@ def call(spec: str, request: str) -> dict[str, Any]:
             "message": str(exc),
             "traceback": _tail(exc),
         }
-    return _plain(value)
+    plain: dict[str, Any] = _plain(value)
+    return plain
 
 
 def main() -> int:

@@ -81,8 +81,11 @@ def _md(text: str) -> str:
     return md_escape(one_line(text))
 
 
-def skills_markdown(rows: Sequence[SkillRow], *, title: str = "skill-eval") -> str:
-    """The table as markdown, under a heading."""
+def skills_markdown(
+    rows: Sequence[SkillRow], *, title: str = "skill-eval", evals_changed: Sequence[str] = ()
+) -> str:
+    """The table as markdown, under a heading; then the skills whose evals the change
+    touched (`evals_changed`), named so a reviewer looks at what judged them."""
     if not rows:
         return f"## {title}\n\nNo skill with evals to run (none changed, or none has evals).\n"
     lines = [
@@ -92,6 +95,9 @@ def skills_markdown(rows: Sequence[SkillRow], *, title: str = "skill-eval") -> s
         "|" + "---|" * len(HEADERS),
     ]
     lines += ["| " + " | ".join(_md(c) for c in row_cells(r)) + " |" for r in rows]
+    if evals_changed:
+        named = ", ".join(_md(label) for label in evals_changed)
+        lines += ["", f"Evals changed in this pull request: {named}."]
     return "\n".join(lines) + "\n"
 
 
