@@ -49,8 +49,8 @@ def command(
     summary: str | None,
     jail: str,
 ) -> None:
-    """The offline pull-request gate: are the changed skills' evals sound? No model is
-    called and no key is needed, so it says nothing of whether a skill is better or worse.
+    """The offline pull-request gate: check that the changed skills' evals are sound, with
+    no model and no key. It says nothing of whether a skill is better or worse.
 
     SKILL_DIR is a skill folder or a folder searched for them at any depth (default: the
     current folder). For each skill that changed: the evals it is judged by must load as

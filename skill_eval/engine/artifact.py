@@ -123,7 +123,7 @@ def build(
     skill-eval adds (see references/artifact.md)."""
     evaluation = _evaluation(rates, verdict, analysis)
     if verdict.verdict != "skipped" and mocked(plan, arms, suite):  # no model made it
-        evaluation = _after(evaluation, "verdict", "mock", True)
+        evaluation = _after(evaluation, "verdict", "mocked", True)
     # The original evaluator's standalone fields, for the pipeline that reads them.
     task_results, counts = compat.standalone_fields(candidate)
     if plan.inputs.standalone:

@@ -127,7 +127,7 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
     interval = comparison.get("interval")
     props: list[tuple[str, Any]] = [
         ("verdict", ev.get("verdict")),
-        ("mock", "true" if ev.get("mock") is True else None),  # no model made the verdict
+        ("mocked", "true" if ev.get("mocked") is True else None),  # no model made the verdict
         ("reason", ev.get("reason")),
         ("conclusion", ev.get("conclusion")),
         ("policy", policy.get("name") if isinstance(policy, Mapping) else policy),
@@ -170,10 +170,10 @@ def _verdict_case(
         reason = reason or f"verdict {verdict or '?'}: no task was run"
     counts["tests"] += 1
     case = ET.SubElement(suite, "testcase", classname=classname, name="verdict", time="0.000")
-    shown = f"verdict {verdict}" + (f" {MOCK_MARK}" if ev.get("mock") is True else "")
+    shown = f"verdict {verdict}" + (f" {MOCK_MARK}" if ev.get("mocked") is True else "")
     message = xml_text(_clip(shown + (f": {reason}" if reason else ""), MAX_MESSAGE_CHARS))
     if verdict == "pass":
-        if reason or ev.get("mock") is True:
+        if reason or ev.get("mocked") is True:
             ET.SubElement(case, "system-out").text = message
     elif verdict == "skipped":
         counts["skipped"] += 1

@@ -46,7 +46,7 @@ def _verdict(artifact: Mapping[str, Any]) -> str:
     verdict = str(evaluation.get("verdict") or "?").upper()
     if evaluation.get("insufficient") is True:
         verdict += " (not enough evidence)"
-    if evaluation.get("mock") is True:  # no model made it
+    if evaluation.get("mocked") is True:  # no model made it
         verdict += f" {MOCK_MARK}"
     return verdict
 

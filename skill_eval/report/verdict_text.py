@@ -12,7 +12,7 @@ from typing import Any
 
 from ..stats.policy import DEFAULT_MARGIN
 
-# Beside a verdict the mock executor made (evaluation.mock): no model answered.
+# Beside a verdict the mock executor made (evaluation.mocked): no model answered.
 MOCK_MARK = "[mock]"
 
 NOT_ENOUGH = "not enough evidence"

@@ -191,7 +191,7 @@ class View:
     notes: list[tuple[str, str]]
     warnings: list[str]
     kind: str | None = None  # "not enough evidence" or "shown worse" for a fail the policy made
-    mock: bool = False  # the verdict comes from the mock executor (evaluation.mock)
+    mock: bool = False  # the verdict comes from the mock executor (evaluation.mocked)
 
     @property
     def headline(self) -> str:
@@ -298,7 +298,7 @@ def read_view(artifact: Mapping[str, Any]) -> View:
         interval=interval_text(artifact.get("comparison")),
         decision=_decision(ev, statement),
         kind=said.kind,
-        mock=ev.get("mock") is True,
+        mock=ev.get("mocked") is True,
         regressed=regressed,
         improved=improved,
         errors=_errors(artifact),
