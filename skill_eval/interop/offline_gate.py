@@ -166,11 +166,21 @@ def check_skill(skill: JudgedSkill, workdir: Path, jail: JailKind = "auto") -> S
     if check.tasks == 0 and not check.problems and not check.unchecked:
         emptied = " (this change emptied them)" if skill.base_had_evals else ""
         check.problems.append(f"its evals hold no task{emptied}")
+    for found in (check.problems, check.unchecked, check.notes):
+        found[:] = [_relative(line, skill) for line in found]
     if check.problems:
         check.outcome = "not sound"
     elif check.unchecked:
         check.outcome = "not checked"
     return check
+
+
+def _relative(line: str, skill: JudgedSkill) -> str:
+    """A reader's message with the folder it read (a temporary copy, with --evals-from base)
+    named as the skill is: `skills/x/evals/evals.json`, not `/tmp/.../x/evals/evals.json`."""
+    for folder in dict.fromkeys((str(skill.judged_dir.resolve()), str(skill.judged_dir))):
+        line = line.replace(folder + "/", skill.label + "/")
+    return line
 
 
 def offline_gate(
