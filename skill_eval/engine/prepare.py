@@ -70,7 +70,7 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     started_at = datetime.now(UTC)
     suite = load_suite(plan.inputs.task_suite)
     # judges build, fixtures compile, judges pass their references: before any call
-    judge_warnings = check_suite(suite, plan.inputs.task_suite)
+    judge_warnings = check_suite(suite, plan.inputs.task_suite, plan.execution.jail)
     check_budget_size(plan, suite)
     state_root = Path(plan.records.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)
