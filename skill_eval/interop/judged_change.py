@@ -15,6 +15,7 @@ Judging a skill by the base's evals copies the changed skill's folder, less its 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..core.paths import inside
+from ..errors import UsageError
 from .evals_sets import EVALS_FOLDER, find_skill_evals
 from .git_refs import changed_paths, check_ref, copy_tree, toplevel
 from .skill_finder import SkillFolder
@@ -29,6 +31,7 @@ from .skill_finder import SkillFolder
 EvalsFrom = Literal["head", "base"]
 State = Literal["judged", "removed", "unjudged"]
 MAX_SKILL_FILES = 5000  # files of a skill folder copied to judge it by the base's evals
+MAX_SKILL_BYTES = 256 * 1024 * 1024  # and their bytes
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,9 @@ def changed_since(folders: Iterable[Path], ref: str) -> list[Path]:
 
 
 def _copy_skill(source: Path, dest: Path) -> None:
-    """The skill folder without its evals/ (links kept as links, never followed), bounded."""
-    count = [0]
+    """The skill folder without its evals/ (links kept as links, never followed), bounded in
+    files and bytes: a pull request decides how big it is."""
+    count, size = [0], [0]
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         count[0] += len(names)
@@ -68,7 +72,13 @@ def _copy_skill(source: Path, dest: Path) -> None:
             raise OSError(f"{source}: over {MAX_SKILL_FILES} files")
         return {EVALS_FOLDER} if Path(folder) == source else set()
 
-    shutil.copytree(source, dest, symlinks=True, ignore=ignore)
+    def copy(src: str, dst: str) -> str:
+        size[0] += os.lstat(src).st_size
+        if size[0] > MAX_SKILL_BYTES:
+            raise OSError(f"{source}: over {MAX_SKILL_BYTES} bytes")
+        return str(shutil.copy2(src, dst))
+
+    shutil.copytree(source, dest, symlinks=True, ignore=ignore, copy_function=copy)
 
 
 def judge_change(
@@ -101,8 +111,11 @@ def judge_change(
         judged_dir = here
         if base_has and evals_from == "base":
             judged_dir = workdir / "judged" / str(n) / here.name
-            _copy_skill(here, judged_dir)
-            shutil.copytree(base_copy / EVALS_FOLDER, judged_dir / EVALS_FOLDER)
+            try:
+                _copy_skill(here, judged_dir)
+                shutil.copytree(base_copy / EVALS_FOLDER, judged_dir / EVALS_FOLDER)
+            except OSError as exc:
+                raise UsageError(f"--evals-from base: {folder.label}: cannot copy: {exc}") from None
         out.append(
             _judged(folder, judged_dir, base_has, touched, evals_from if base_has else "head")
         )
