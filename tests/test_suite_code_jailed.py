@@ -174,3 +174,27 @@ def test_the_program_starts_outside_the_harness_process_tree_s_namespace(tmp_pat
             os.kill(pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=120)
+
+
+@pytest.mark.parametrize("jail", ["auto", "none"])
+def test_a_python_judge_reads_no_secret_even_without_the_jail(
+    monkeypatch: pytest.MonkeyPatch, jail: str
+) -> None:
+    """`os:getenv` named as a judge, called with the output "GH_TOKEN": the process it runs
+    in has no such variable (getenv hands back its default, the task), jailed or not
+    (--no-jail keeps the scrubbed environment)."""
+    from skill_eval.core.model import Task
+    from skill_eval.core.work import Work
+    from skill_eval.judges import JudgeContext, build_judge, run_judge
+
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    config = {"type": "python", "callable": "os:getenv"}
+    for asked in SECRETS:
+        result = run_judge(
+            build_judge(config),
+            Task(id="t", prompt="p", judge=config),
+            Work(asked),
+            JudgeContext(suite_dir=Path("/nonexistent"), jail=jail),
+        )
+        assert result.error is not None and "python judge returned Task" in result.error
