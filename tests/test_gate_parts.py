@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,30 @@ def test_an_unchanged_skill_is_not_judged_at_all(tmp_path: Path) -> None:
     (repo / "skills" / "b" / "notes.md").write_text("untracked\n")
     found = judge_change(find_skills([str(repo)]), "main", tmp_path / "w")
     assert [(j.label, j.state, j.evals_changed) for j in found] == [("skills/b", "judged", False)]
+
+
+def test_with_no_jail_here_the_evals_code_is_not_checked_exit_3(tmp_path: Path) -> None:
+    """A python judge's code runs only in a jail: where none can run, the offline gate says
+    the check could not run here (exit 3), never that the evals are sound."""
+    skill = write_skill(tmp_path / "skills" / "coded")
+    (skill / "evals").mkdir()
+    judge = {"type": "python", "callable": "tests.judge_helpers:alpha_or_boom"}
+    task = {"id": "t", "prompt": "p", "reference": "alpha", "judge": judge}
+    suite = {"skill_id": "coded", "version": "1.0", "tasks": [task]}
+    (skill / "evals" / "task_suite.yaml").write_text(json.dumps(suite), encoding="utf-8")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+    )
+    (bin_dir / "bwrap").chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "skill_eval.cli", "gate", str(tmp_path / "skills")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(bin_dir)},  # no podman, no docker either
+        timeout=300,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Some evals could not be checked on this machine" in done.stdout
+    assert "coded: not checked here:" in done.stdout and "no jail can run here" in done.stdout
