@@ -14,20 +14,22 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import UsageError
+from ..errors import BudgetExhausted, RunInterrupted, SkillEvalError, UsageError
 from ..report.skills_table import SkillRow, skills_markdown, skills_text
 from .common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, EXIT_USAGE, verdict_exit
 
 if TYPE_CHECKING:
     from ..interop.change_plan import ChangePlan
 
-# Worst first: a harness error, evals that cannot be read, a fail, a fail for lack of
-# evidence, a pass.
-SEVERITY = (EXIT_ERROR, EXIT_USAGE, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK)
+EXIT_BUDGET = 5  # BudgetExhausted.exit_code: a cap, never a pass
+# Worst first: a harness error, evals that cannot be read, a fail, the budget spent, a fail
+# for lack of evidence, a pass.
+SEVERITY = (EXIT_ERROR, EXIT_USAGE, EXIT_FAIL, EXIT_BUDGET, EXIT_INSUFFICIENT, EXIT_OK)
 NOT_WITH_SKILL_DIR = ("skill_path", "input_", "candidate_id", "task_suite")
 NO_EVALS = "no evals (evals/evals.json, a trigger set or evals/task_suite.yaml)"
 UNJUDGED = "NOT JUDGED: no evals (--allow-unjudged to let it pass)"
 REMOVED = "NOT JUDGED: this change removed or emptied its evals (the base ref has them)"
+SPENT = "--max-cost-usd was spent by the evaluations before it"
 
 
 def worst(codes: Iterable[int]) -> int:
@@ -38,17 +40,9 @@ def worst(codes: Iterable[int]) -> int:
 def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Context) -> int:
     """Run every skill's evals; the worst exit code."""
     from ..interop.change_plan import plan_change
-    from .run_cmd import plan_of, run_plan, show_plan, summary
+    from .run_cmd import plan_of, show_plan
 
-    for name in NOT_WITH_SKILL_DIR:
-        if kwargs.get(name):
-            flag = "--" + name.rstrip("_").replace("_", "-")
-            raise UsageError(f"{flag} with SKILL_DIR: SKILL_DIR is the skill and its evals")
-    changed, summary_file = kwargs.pop("changed_since"), kwargs.pop("summary")
-    evals_from, allow_unjudged = kwargs.pop("evals_from"), kwargs.pop("allow_unjudged")
-    dry_run = kwargs.pop("dry_run", False)
-    if (evals_from != "head" or allow_unjudged) and not changed:
-        raise UsageError("--evals-from and --allow-unjudged go with --changed-since REF")
+    changed, summary_file, evals_from, allow_unjudged, dry_run = _own_flags(kwargs)
     baseline_named = bool(kwargs["baseline_skill"] or kwargs["no_baseline"] or kwargs["arm"])
     change = plan_change(
         skill_dirs,
@@ -68,6 +62,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
         raise UsageError("--resume RUN_DIR with several evaluations: give one SKILL_DIR")
     rows: list[SkillRow] = []
     codes: list[int] = []
+    budget = _Budget(kwargs.get("max_cost_usd"))
     for run in plan.runs:
         flags = {
             **kwargs,
@@ -75,6 +70,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
             "skill_path": str(run.skill_dir.resolve()),
             "standalone": True,
             "no_baseline": kwargs["no_baseline"] or run.no_baseline,
+            "max_cost_usd": budget.left,
         }
         if several and kwargs["output"]:  # --output is then the folder of the artifacts
             flags["output"] = str(Path(kwargs["output"]) / f"{_file_name(run.label)}.json")
@@ -83,11 +79,9 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
         if dry_run:
             show_plan(plan_of(flags, ctx))
             continue
-        outcome = run_plan(plan_of(flags, ctx))
-        click.echo(summary(outcome), err=True)
-        click.echo(str(outcome.path))
-        rows.append(SkillRow(run.label, outcome.artifact))
-        codes.append(verdict_exit(outcome.artifact))
+        row, code = _evaluate(run.label, flags, ctx, budget)
+        rows.append(row)
+        codes.append(code)
     rows += _unrun_rows(change, allow_unjudged)
     codes += _unrun_codes(change, allow_unjudged)
     if not plan.runs:
@@ -97,6 +91,69 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
     if summary_file:
         append_summary(summary_file, rows, change.evals_changed)
     return worst(codes)
+
+
+def _own_flags(kwargs: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
+    """Take `run SKILL_DIR`'s own flags out of `kwargs` (the rest are the plan's):
+    (--changed-since, --summary, --evals-from, --allow-unjudged, --dry-run)."""
+    for name in NOT_WITH_SKILL_DIR:
+        if kwargs.get(name):
+            flag = "--" + name.rstrip("_").replace("_", "-")
+            raise UsageError(f"{flag} with SKILL_DIR: SKILL_DIR is the skill and its evals")
+    changed, summary_file = kwargs.pop("changed_since"), kwargs.pop("summary")
+    evals_from, allow_unjudged = kwargs.pop("evals_from"), kwargs.pop("allow_unjudged")
+    if (evals_from != "head" or allow_unjudged) and not changed:
+        raise UsageError("--evals-from and --allow-unjudged go with --changed-since REF")
+    return changed, summary_file, evals_from, allow_unjudged, kwargs.pop("dry_run", False)
+
+
+def _evaluate(
+    label: str, flags: dict[str, Any], ctx: click.Context, budget: _Budget
+) -> tuple[SkillRow, int]:
+    """One skill's evaluation: its row and exit code. A fault of its own (evals whose checks
+    fail, a budget reached) is its row; the other skills still run."""
+    from .run_cmd import plan_of, run_plan, summary
+
+    if budget.spent_out:
+        return SkillRow(label, note=f"not run: {SPENT}"), EXIT_BUDGET
+    try:
+        outcome = run_plan(plan_of(flags, ctx))
+    except RunInterrupted:
+        raise
+    except SkillEvalError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        click.echo(f"Error: {label}: {exc}", err=True)
+        budget.stop(isinstance(exc, BudgetExhausted))
+        return SkillRow(label, note=f"not run: {first}"), exc.exit_code
+    click.echo(summary(outcome), err=True)
+    click.echo(str(outcome.path))
+    budget.spend(outcome.artifact)
+    return SkillRow(label, outcome.artifact), verdict_exit(outcome.artifact)
+
+
+class _Budget:
+    """--max-cost-usd over every skill's evaluation: each runs with what the ones before it
+    left (a pull request touching ten skills spends the cap once, not ten times)."""
+
+    def __init__(self, cap: float | None) -> None:
+        self.cap, self.spent, self.stopped = cap, 0.0, False
+
+    @property
+    def left(self) -> float | None:
+        return None if self.cap is None else max(self.cap - self.spent, 0.0)
+
+    @property
+    def spent_out(self) -> bool:
+        return self.stopped or (self.cap is not None and self.spent >= self.cap)
+
+    def spend(self, artifact: dict[str, Any]) -> None:
+        for usage in (artifact.get("usage") or {}).values():
+            if isinstance(usage, dict):
+                self.spent += float(usage.get("cost_usd") or 0)
+                self.spent += float(usage.get("judge_cost_usd") or 0)
+
+    def stop(self, exhausted: bool) -> None:
+        self.stopped = self.stopped or exhausted
 
 
 def _unrun_rows(change: ChangePlan, allow_unjudged: bool) -> list[SkillRow]:
