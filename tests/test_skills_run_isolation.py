@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skill_eval.cli.skills_run import _Budget
+from skill_eval.interop.skill_evaluations import SharedBudget
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, run_cli, write_skill
 
@@ -68,11 +68,11 @@ def test_a_budget_reached_stops_the_evaluations_after_it(
 
 
 def test_the_cap_is_shared_what_one_evaluation_spent_the_next_cannot() -> None:
-    budget = _Budget(1.0)
+    budget = SharedBudget(1.0)
     assert budget.left == 1.0 and not budget.spent_out
     spent = {"candidate": {"cost_usd": 0.25, "judge_cost_usd": 0.05}, "baseline": {"cost_usd": 0.2}}
     budget.spend(json.loads(json.dumps({"usage": spent})))
     assert budget.left == pytest.approx(0.5) and not budget.spent_out
     budget.spend({"usage": {"candidate": {"cost_usd": 0.6}}})
     assert budget.left == 0.0 and budget.spent_out
-    assert _Budget(None).left is None and not _Budget(None).spent_out
+    assert SharedBudget(None).left is None and not SharedBudget(None).spent_out

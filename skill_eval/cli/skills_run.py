@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import BudgetExhausted, RunInterrupted, SkillEvalError, UsageError
+from ..errors import UsageError
+from ..interop.skill_evaluations import SharedBudget
 from ..report.skills_table import SkillRow, skills_markdown, skills_text
 from .common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, EXIT_USAGE, verdict_exit
 
@@ -62,7 +63,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
         raise UsageError("--resume RUN_DIR with several evaluations: give one SKILL_DIR")
     rows: list[SkillRow] = []
     codes: list[int] = []
-    budget = _Budget(kwargs.get("max_cost_usd"))
+    budget = SharedBudget(kwargs.get("max_cost_usd"))
     for run in plan.runs:
         flags = {
             **kwargs,
@@ -108,52 +109,25 @@ def _own_flags(kwargs: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
 
 
 def _evaluate(
-    label: str, flags: dict[str, Any], ctx: click.Context, budget: _Budget
+    label: str, flags: dict[str, Any], ctx: click.Context, budget: SharedBudget
 ) -> tuple[SkillRow, int]:
-    """One skill's evaluation: its row and exit code. A fault of its own (evals whose checks
-    fail, a budget reached) is its row; the other skills still run."""
+    """One skill's evaluation (interop/skill_evaluations.py): its row and exit code."""
+    from ..interop.skill_evaluations import evaluate_one
     from .run_cmd import plan_of, run_plan, summary
 
     if budget.spent_out:
         return SkillRow(label, note=f"not run: {SPENT}"), EXIT_BUDGET
-    try:
-        outcome = run_plan(plan_of(flags, ctx))
-    except RunInterrupted:
-        raise
-    except SkillEvalError as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        click.echo(f"Error: {label}: {exc}", err=True)
-        budget.stop(isinstance(exc, BudgetExhausted))
-        return SkillRow(label, note=f"not run: {first}"), exc.exit_code
-    click.echo(summary(outcome), err=True)
-    click.echo(str(outcome.path))
-    budget.spend(outcome.artifact)
-    return SkillRow(label, outcome.artifact), verdict_exit(outcome.artifact)
-
-
-class _Budget:
-    """--max-cost-usd over every skill's evaluation: each runs with what the ones before it
-    left (a pull request touching ten skills spends the cap once, not ten times)."""
-
-    def __init__(self, cap: float | None) -> None:
-        self.cap, self.spent, self.stopped = cap, 0.0, False
-
-    @property
-    def left(self) -> float | None:
-        return None if self.cap is None else max(self.cap - self.spent, 0.0)
-
-    @property
-    def spent_out(self) -> bool:
-        return self.stopped or (self.cap is not None and self.spent >= self.cap)
-
-    def spend(self, artifact: dict[str, Any]) -> None:
-        for usage in (artifact.get("usage") or {}).values():
-            if isinstance(usage, dict):
-                self.spent += float(usage.get("cost_usd") or 0)
-                self.spent += float(usage.get("judge_cost_usd") or 0)
-
-    def stop(self, exhausted: bool) -> None:
-        self.stopped = self.stopped or exhausted
+    plan = plan_of(flags, ctx)
+    done = evaluate_one(lambda: run_plan(plan), budget)
+    if done.outcome is None:
+        error = done.error
+        said = str(error).strip() if error is not None else ""
+        click.echo(f"{label}: not run: {said}", err=True)
+        code = error.exit_code if error is not None else EXIT_ERROR
+        return SkillRow(label, note=f"not run: {(said.splitlines() or ['?'])[0]}"), code
+    click.echo(summary(done.outcome), err=True)
+    click.echo(str(done.outcome.path))
+    return SkillRow(label, done.outcome.artifact), verdict_exit(done.outcome.artifact)
 
 
 def _unrun_rows(change: ChangePlan, allow_unjudged: bool) -> list[SkillRow]:
