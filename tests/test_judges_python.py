@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -199,13 +200,20 @@ def test_preflight_reports_one_line_per_problem(module: str, tmp_path: Path) -> 
     ]
 
 
-def test_validate_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loading_never_imports_in_the_harness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """load_suite checks the shape only; the preflight imports the module in the jail (its
+    folder read-only, its writes on the jail's own /tmp): its top-level code leaves no mark
+    on this machine and never runs in the harness."""
     marker = tmp_path / "imported"
-    (tmp_path / "side_effect_mod.py").write_text(
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "side_effect_mod.py").write_text(
         f"open({str(marker)!r}, 'w').write('yes')\ndef judge(output, task):\n    return 1.0\n",
         encoding="utf-8",
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(mods))
     suite = tmp_path / "task_suite.yaml"
     suite.write_text(
         yaml.safe_dump(
@@ -225,8 +233,9 @@ def test_validate_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     )
     loaded = load_suite(suite)
     assert not marker.exists()
-    assert preflight_python_judges(loaded.tasks) == []
-    assert marker.exists()
+    assert preflight_python_judges(loaded.tasks) == []  # it loads, and wrote in the jail's /tmp
+    assert not marker.exists()
+    assert "side_effect_mod" not in sys.modules
 
 
 @pytest.mark.parametrize("spec", ["module", "module:", ":f", "a b:f", "pkg.mod:f()", "a/b:f"])
@@ -303,3 +312,43 @@ def test_third_party_judge_from_an_entry_point(
     with pytest.raises(SuiteError) as caught:
         load_suite(suite_dir / "task_suite.yaml")
     assert "judge.wrd: unknown key 'wrd' (did you mean 'word'?)" in str(caught.value)
+
+
+FILE_JUDGE = """
+def judge(output, task, work=None):
+    found = work.files.files[0]
+    return {"passed": found.read_text().strip() == "hello file", "details": str(found.root)}
+"""
+
+
+@pytest.mark.parametrize("jail", ["auto", "none"])
+def test_a_python_judge_reads_the_attempt_s_files_in_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jail: str
+) -> None:
+    """The function runs in its own process: the workspace's files reach it as a read-only
+    copy (in the jail at /pyjudge/workspace), never the workspace itself."""
+    import hashlib
+
+    from skill_eval.core.work import FileSnapshot, Snapshot
+
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    name = f"file_judge_{next(_names)}"
+    (mods / f"{name}.py").write_text(FILE_JUDGE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(mods))
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    data = b"hello file\n"
+    (workspace / "out.txt").write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    files = Snapshot((FileSnapshot("out.txt", len(data), digest, root=workspace),), workspace)
+    config = {"type": "python", "callable": f"{name}:judge"}
+    result = run_judge(
+        build_judge(config),
+        Task(id="t", prompt="p", judge=config),
+        Work("x", files=files),
+        JudgeContext(suite_dir=tmp_path, jail=jail),
+    )
+    assert result.passed, result
+    assert result.details != str(workspace)  # a copy, not the workspace
+    assert result.details == "/pyjudge/workspace" or jail == "none"

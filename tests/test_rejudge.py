@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from skill_eval.core.model import JudgeResult, Task
+from skill_eval.core.work import Work
 from skill_eval.engine import artifact
 from skill_eval.engine.rundir import RUN_SCHEMA_VERSION
+from skill_eval.judges.base import REGISTRY, JudgeSpec, judge_types, register_judge
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
 
 
@@ -129,39 +131,35 @@ def test_rejudge_of_an_older_manifest_without_a_version_still_works(tmp_path: Pa
 
 
 def test_rejudge_retries_a_judge_error_like_a_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    """A judge (a registered type: a `python` judge runs in a fresh jailed process each call
+    and keeps no state between them) whose first judgement of "alpha" is a transient error."""
     run_dir, suite_dir, _ = finished_run(tmp_path, "--max-retries", "1")
-    module = tmp_path / "mods" / "flaky_rejudge_mod.py"
-    module.parent.mkdir()
-    module.write_text(
-        textwrap.dedent("""
-        from skill_eval.core.model import JudgeResult
-        CALLS = []
+    calls: list[str] = []
 
-        def judge(output, task):
-            CALLS.append(output)
-            if CALLS.count("alpha") == 1 and output == "alpha":
+    class Flaky:
+        def __init__(self, config: Any) -> None:
+            pass
+
+        def judge(self, task: Task, work: Work, ctx: Any) -> JudgeResult:
+            calls.append(work.text)
+            if calls.count("alpha") == 1 and work.text == "alpha":
                 return JudgeResult.failure("judge model overloaded", transient=True)
-            return output == "alpha"
-    """)
-    )
-    monkeypatch.syspath_prepend(str(module.parent))
-    monkeypatch.delitem(sys.modules, "flaky_rejudge_mod", raising=False)
+            ok = work.text == "alpha"
+            return JudgeResult(passed=ok, score=float(ok))
+
+    judge_types()  # the built-ins first, so ours is not overwritten
+    register_judge(JudgeSpec(type="test-flaky-rejudge", schema={"type": "object"}, build=Flaky))
+    request.addfinalizer(REGISTRY.reset)
     write_suite(
         suite_dir,
-        [
-            {
-                "id": "t1",
-                "prompt": "Do t1",
-                "judge": {"type": "python", "callable": "flaky_rejudge_mod:judge"},
-            }
-        ],
+        [{"id": "t1", "prompt": "Do t1", "judge": {"type": "test-flaky-rejudge"}}],
     )
     code, out, err = run_cli("rejudge", str(run_dir))
     assert code == 0, err
     assert read_json(out.strip())["evaluation"]["execution_pass_rate"] == 1.0
-    assert sys.modules["flaky_rejudge_mod"].CALLS.count("alpha") == 2  # judged again
+    assert calls.count("alpha") == 2  # judged again
 
 
 @pytest.mark.parametrize(

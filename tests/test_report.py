@@ -208,7 +208,7 @@ def test_table_of_a_passing_run(tmp_path: Path) -> None:
     assert "  baseline: missing" in row
     # rates always with four decimals, in every report
     assert "candidate 1.0000 (5/5)  baseline 0.4000 (2/5)  delta +0.6000" in text
-    assert re.search(r"^verdict +PASS$", text, re.M)
+    assert re.search(r"^verdict +PASS \[mock\]$", text, re.M)
     assert re.search(r"^improved +breaking-change, issue-credits, security-section$", text, re.M)
     # columns are aligned: every row's candidate column starts at the same offset
     assert len({line.index(" 1/1") for line in lines[1:6]}) == 1
@@ -224,7 +224,9 @@ def test_table_of_a_failing_run_shows_feedback_and_cleans_it(tmp_path: Path) -> 
     assert "missing 'beta' in xxx" in row and row.endswith("...")
     assert len(row.split("  -1  ")[1].strip()) <= report.FEEDBACK_CHARS
     assert "\x1b" not in text and "\x01" not in text
-    assert re.search(r"^verdict +FAIL: delta -25.0 points .+ is below the required", text, re.M)
+    assert re.search(
+        r"^verdict +FAIL \[mock\]: delta -25.0 points .+ is below the required", text, re.M
+    )
     assert re.search(r"^regressed +t2, t4$", text, re.M)
 
 
@@ -236,7 +238,7 @@ def test_table_of_an_error_run_keeps_errors_apart(tmp_path: Path) -> None:
     assert re.search(r"^pass rate +candidate 1.0000 \(2/2\) +baseline 1.0000 \(2/2\)", text, re.M)
     assert "error: judge error: python judge" in row
     assert re.search(
-        r"^verdict +ERROR: 1 of 3 attempts of the candidate ended in error", text, re.M
+        r"^verdict +ERROR \[mock\]: 1 of 3 attempts of the candidate ended in error", text, re.M
     )
     assert re.search(r"^errors +2 attempts ended in error \(candidate 1, baseline 1\)", text, re.M)
 
@@ -261,8 +263,8 @@ def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
     )
     # One wording: the verdict says what was shown; the artifact's `conclusion` is not
     # printed beside it as a second label.
-    assert re.search(r"^verdict +PASS: the candidate is not worse than the baseline by more "
-                     r"than 5 points$", text, re.M)  # fmt: skip
+    assert re.search(r"^verdict +PASS \[mock\]: the candidate is not worse than the baseline "
+                     r"by more than 5 points$", text, re.M)  # fmt: skip
     assert re.search(r"^decided by +policy non-inferior: lower end \+0.2 > -0.05", text, re.M)
     assert "conclusion" not in text
     assert re.search(r"^non-discriminating +2 tasks", text, re.M)
@@ -277,7 +279,7 @@ def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
 def test_markdown_of_a_passing_run(tmp_path: Path) -> None:
     data = passing(tmp_path)
     text = report.render_markdown(data)
-    assert text.startswith("## skill-eval: PASS\n")
+    assert text.startswith("## skill-eval: PASS [mock]\n")
     assert "| Pass rate | 1.0000 (5/5) | 0.4000 (2/5) | +0.6000 |" in text
     assert "### Improvements (3)" in text and "### Regressions" not in text
     assert "### Errors" not in text
@@ -307,7 +309,7 @@ def test_markdown_escapes_cells_and_keeps_tables_rectangular(tmp_path: Path) -> 
 
 def test_markdown_of_an_error_run_lists_errors_apart(tmp_path: Path) -> None:
     text = report.render_markdown(erroring(tmp_path))
-    assert text.startswith("## skill-eval: ERROR\n")
+    assert text.startswith("## skill-eval: ERROR [mock]\n")
     assert "### Errors (2 attempts, not counted as failures)" in text
     rows = md_rows(text.split("### Errors")[1])
     assert [c.strip() for c in rows[2][:3]] == ["baseline", "t2", "0"]
@@ -371,7 +373,7 @@ def test_junit_of_a_failing_run(tmp_path: Path) -> None:
     assert [c.get("name") for c in cases] == ["t1", "t2", "t3", "t4", "verdict"]
     verdict = cases[4].find("failure")
     assert verdict is not None and verdict.get("type") == "verdict"
-    assert verdict.get("message") == f"verdict fail: {data['evaluation']['reason']}"
+    assert verdict.get("message") == f"verdict fail [mock]: {data['evaluation']['reason']}"
     assert {c.get("classname") for c in cases} == {"demo"}
     assert all(float(c.get("time", "x")) >= 0 for c in cases)
     failure = cases[1].find("failure")
@@ -405,7 +407,7 @@ def test_junit_of_an_error_run(tmp_path: Path) -> None:
     assert error is not None and "judge broke on this output" in (error.get("message") or "")
     verdict = root.find("testsuite/testcase[@name='verdict']/error")
     assert verdict is not None
-    assert verdict.get("message") == f"verdict error: {data['evaluation']['reason']}"
+    assert verdict.get("message") == f"verdict error [mock]: {data['evaluation']['reason']}"
 
 
 @pytest.mark.parametrize(
@@ -426,7 +428,8 @@ def test_junit_verdict_case_agrees_with_the_exit_code(
     problem = cases[-1].find("failure" if verdict == "fail" else "error")
     assert (problem is None) == (verdict == "pass")
     if problem is not None:
-        assert problem.get("message") == f"verdict {verdict}: too many attempts ended in error <&>"
+        said = f"verdict {verdict} [mock]: too many attempts ended in error <&>"
+        assert problem.get("message") == said
 
 
 def test_junit_of_a_skipped_run_is_one_skipped_case(tmp_path: Path) -> None:

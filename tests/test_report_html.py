@@ -73,7 +73,7 @@ def test_demo_run_is_one_self_contained_page(tmp_path: Path) -> None:
     assert p.scripts[0]["type"] == "application/json"
     assert "<link" not in html and "@import" not in html and "url(" not in html
     # the header: verdict, rates, the interval drawn, cost per arm, the prompt from the suite
-    assert 'id="verdict">PASS<' in html
+    assert 'id="verdict">PASS [mock]<' in html
     assert "1.0000 (5/5)" in html and "0.4000 (2/5)" in html
     assert '<svg class="interval"' in html and 'class="ci"' in html
     # which interval decides: the policy's bound, the drawn one is for reference
@@ -165,7 +165,7 @@ def test_error_skipped_and_single_arm_runs_render(tmp_path: Path) -> None:
     html = render_html(erroring(tmp_path / "e"))
     tags = {t["data-task"]: t["data-tags"] for t in page(html).tasks}
     assert tags["t2"] == "same errors" and "errors (1)" in html
-    assert 'id="verdict">ERROR<' in html and "st-error" in html
+    assert 'id="verdict">ERROR [mock]<' in html and "st-error" in html
     html = render_html(skipped(tmp_path / "s"))
     assert page(html).tasks == [] and "no tasks were run" in html
     html = render_html(no_baseline(tmp_path / "n"))

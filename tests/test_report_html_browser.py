@@ -51,7 +51,7 @@ def test_demo_report_draws_its_rows_and_filters(tmp_path: Path, browser: Browser
         "security-section",
         "title-heading",
     ]
-    assert browser.eval("document.getElementById('verdict').textContent") == "PASS"
+    assert browser.eval("document.getElementById('verdict').textContent") == "PASS [mock]"
     browser.eval("document.querySelector('[data-filter=improved]').click()")
     assert browser.eval(VISIBLE) == ["breaking-change", "issue-credits", "security-section"]
     assert browser.eval("document.getElementById('shown').textContent") == "3 of 5 tasks shown"

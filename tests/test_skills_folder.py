@@ -67,7 +67,7 @@ def test_a_folder_of_skills_runs_each_and_sums_them_up(tmp_path: Path) -> None:
     markdown = summary.read_text(encoding="utf-8")
     assert markdown.startswith("# earlier step\n## skill-eval\n")  # appended, as a job summary
     assert "| skill | tasks | candidate | baseline | lift [95% interval] | verdict |" in markdown
-    assert "| alpha | 2 | 100% | 100% | +0 pts [" in markdown
+    assert "| alpha | 2 | 100% | 100% | +0 pts \\[" in markdown
     assert "| gamma | - | - | - | - | no evals" in markdown
 
 

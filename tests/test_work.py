@@ -120,7 +120,8 @@ def test_a_kept_workspace_lets_a_recorded_snapshot_read_content(tmp_path: Path) 
 def test_python_judge_gets_work_only_when_it_asks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = tmp_path / "work_judges_mod.py"
+    module = tmp_path / "mods" / "work_judges_mod.py"  # (tmp_path holds HOME: not shown)
+    module.parent.mkdir()
     module.write_text(
         textwrap.dedent("""
         def old_style(output, task):
@@ -130,7 +131,7 @@ def test_python_judge_gets_work_only_when_it_asks(
             return bool(work and work.transcript and work.transcript[0].name == "Write")
     """)
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(module.parent))
     monkeypatch.delitem(sys.modules, "work_judges_mod", raising=False)
     work = Work("hello", transcript=CALLS)
 

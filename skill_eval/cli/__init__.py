@@ -36,6 +36,7 @@ COMMANDS = {
     "export": "export_cmd",
     "export-benchmark": "export_benchmark_cmd",
     "merge": "merge_cmd",
+    "gate": "gate_cmd",
 }
 
 
@@ -50,6 +51,8 @@ SUMMARIES = {
     "export-benchmark": "Write an evaluation artifact as skill-creator's benchmark.json, for its"
     " viewer.",
     "evaluators": "Evaluator skills: rubrics with weighted dimensions used by the `rubric` judge.",
+    "gate": "The offline pull-request gate: check that the changed skills' evals are sound, with"
+    " no model and no key.",
     "improve": "Improve a skill: rewrite it from the failing train tasks, propose a version only"
     " if it is shown better than the original on held-out tasks.",
     "import": "Write an eval set (skill-creator's evals.json, and the others) as a task suite.",

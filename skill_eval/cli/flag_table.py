@@ -98,6 +98,22 @@ WHAT: tuple[Section, ...] = (
                 metavar="REF",
             ),
             flag(
+                "evals-from",
+                "With --changed-since: `base` judges each changed skill by the evals the base ref "
+                "holds for it, where it has any (a pull request cannot weaken the evals it is "
+                "judged by; a new skill uses its own). Default: the skill's own.",
+                "--evals-from",
+                type=Choice(["head", "base"]),
+                default="head",
+            ),
+            flag(
+                "allow-unjudged",
+                "With --changed-since: a changed skill with no evals at all does not fail the run "
+                "(without it, such a skill is not judged, and that is not a pass).",
+                "--allow-unjudged",
+                is_flag=True,
+            ),
+            flag(
                 "standalone",
                 "Evaluate a skill directly, no ranking artifact (implied by --skill-path without "
                 "--input).",

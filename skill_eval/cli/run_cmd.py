@@ -37,7 +37,8 @@ def plan_from_command(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
         for name in kwargs
         if ctx.get_parameter_source(name) is click.core.ParameterSource.DEFAULT_MAP
     ]
-    for name in ("config", "no_config", "changed_since", "summary", "dry_run"):  # not the plan's
+    not_the_plans = ("changed_since", "evals_from", "allow_unjudged", "summary", "dry_run")
+    for name in ("config", "no_config", *not_the_plans):
         kwargs.pop(name, None)
     config_file = ctx.meta.get(CONFIG_META)
     kwargs["config_file"] = str(config_file) if config_file is not None else None
@@ -177,6 +178,8 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
         sys.exit(run_skills(skill_dirs, kwargs, ctx))
     if kwargs.pop("changed_since"):
         raise UsageError("--changed-since needs SKILL_DIR (the skills, or a folder of them)")
+    if kwargs.pop("evals_from") != "head" or kwargs.pop("allow_unjudged"):
+        raise UsageError("--evals-from and --allow-unjudged go with SKILL_DIR --changed-since")
     summary_file = kwargs.pop("summary")
     dry_run = kwargs.pop("dry_run")
     if kwargs["task_suite"]:  # any suite shape: the run reads it (inputs/suite.py)

@@ -48,7 +48,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
 )
 # `run`'s own flags over skill folders (cli/skills_run.py): not in the run plan, and not
 # flags of scripts/evaluate.py.
-RUN_ONLY = ("changed-since", "summary", "dry-run")
+RUN_ONLY = ("changed-since", "evals-from", "allow-unjudged", "summary", "dry-run")
 
 
 # scripts/evaluate.py's contract keeps the original tool's defaults: the skill prepended to

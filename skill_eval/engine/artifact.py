@@ -18,6 +18,7 @@ from ..core.model import Arm, Attempt, Skill, Task, Usage
 from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
+from ..executors.catalog import is_offline
 from ..executors.pricing import PriceTable
 from ..jail import NO_JAIL
 from ..jail.providers import caps_warning, chosen, isolated, name_of
@@ -122,6 +123,8 @@ def build(
     """The artifact of a run, in the original tool's key order, then the manifest and what
     skill-eval adds (see references/artifact.md)."""
     evaluation = _evaluation(rates, verdict, analysis)
+    if verdict.verdict != "skipped" and mocked(plan, arms, suite):  # no model made it
+        evaluation = _after(evaluation, "verdict", "mocked", True)
     # The original evaluator's standalone fields, for the pipeline that reads them.
     task_results, counts = compat.standalone_fields(candidate)
     if plan.inputs.standalone:
@@ -173,6 +176,29 @@ def build(
     if measured is not None:  # only suites with a model-graded judge
         data["judge_agreement"] = measured
     return data
+
+
+def mocked(plan: RunPlan, arms: Arms, suite: Any) -> bool:
+    """Whether the verdict comes from the mock executor (ExecutorSpec.offline): the attempts
+    of an arm ran on it, or the model-graded judgements went to its grader."""
+    from .judging import judge_backend_name
+
+    ran = [plan.executor.name] + [
+        a.executor for a in (arms.candidate, arms.baseline) if a is not None and a.executor
+    ]
+    if any(is_offline(name) for name in ran):
+        return True
+    return bool(model_graded(suite.tasks)) and is_offline(judge_backend_name(plan))
+
+
+def _after(data: dict[str, Any], key: str, new: str, value: Any) -> dict[str, Any]:
+    """`data` with `new` inserted right after `key` (the artifact's keys keep their order)."""
+    out: dict[str, Any] = {}
+    for name, item in data.items():
+        out[name] = item
+        if name == key:
+            out[new] = value
+    return out
 
 
 def _evaluation(

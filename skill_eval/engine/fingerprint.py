@@ -9,7 +9,6 @@ Concurrency, timeouts, retries, paths and prices are left out: they do not chang
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import stat
@@ -101,17 +100,16 @@ def _entry_digest(file: Path) -> bytes:
 
 def python_judge_sources(suite: Suite) -> dict[str, str]:
     """sha256 of the source file behind each `python` judge's callable (run-time code that
-    decides results just as a fixture does)."""
+    decides results just as a fixture does), found on sys.path without importing anything:
+    `importlib.util.find_spec("pkg.mod")` would import `pkg`, running the suite's code here."""
+    from ..inputs.source_checks import module_file
+
     out: dict[str, str] = {}
     for task in suite.tasks:
         for target in _callables(dict(task.judge)):
-            module = target.split(":", 1)[0]
             try:
-                spec = importlib.util.find_spec(module)
-                origin = spec.origin if spec else None
-                out[target] = (
-                    file_sha256(Path(origin)) if origin and Path(origin).is_file() else "unknown"
-                )
+                origin = module_file(target.split(":", 1)[0])
+                out[target] = file_sha256(origin) if origin and origin.is_file() else "unknown"
             except (ImportError, ValueError, OSError):
                 out[target] = "unknown"
     return out

@@ -72,7 +72,7 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     for line in suite.source.not_carried_over if suite.source is not None else ():
         log(f"{Path(plan.inputs.task_suite).name}: not carried over: {line}")
     # judges build, fixtures compile, judges pass their references: before any call
-    judge_warnings = check_suite(suite, plan.inputs.task_suite)
+    judge_warnings = check_suite(suite, plan.inputs.task_suite, plan.execution.jail)
     check_budget_size(plan, suite)
     state_root = Path(plan.records.state_root).resolve()
     state_root.mkdir(parents=True, exist_ok=True)

@@ -12,9 +12,10 @@ combinations holding one, are checked on request only (`validate --judges`, judg
 that costs calls. Trigger tasks are left out: their judge is implied, and a task that should
 not trigger passes on nothing by design.
 
-pytest and python judges run their real code: pytest in the jail, on a temporary workspace
-(inputs/reference.py); a python judge's module is imported first, and a module that does not
-load is an error here.
+pytest and python judges run their real code, in the jail (a suite can name any code: see
+judges/python_jail.py): pytest on a temporary workspace (inputs/reference.py); a python
+judge's module is loaded first (in one jailed process for the suite), and a module that does
+not load is an error here.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from ..judges.base import JudgeContext, build_judge, is_deterministic, run_judge
 from .reference import Sample, sample_work
 from .source_checks import judge_types
 
-CHECK_WORKERS = 4  # pytest judgements run as jailed processes: a few at once
+CHECK_WORKERS = 4  # pytest and python judgements run as jailed processes: a few at once
+_CODE_JUDGES = frozenset({"pytest", "python"})  # judge types that run the suite's code
 MESSAGE_CHARS = 240
 
 
@@ -69,15 +71,19 @@ def checked_tasks(suite: Suite) -> list[Task]:
 
 def _environment_problem(task: Task, jail: JailKind) -> str | None:
     """Why this machine cannot run the task's judge: "" for a pytest judge without pytest
-    (`validate` and `run` report that themselves), the jail's problem without the jail;
-    checked without importing the pytest judge for suites that have none."""
-    if "pytest" not in set(judge_types(task.judge)):
+    (`validate` and `run` report that themselves), the jail's problem without the jail (for
+    pytest and python judges, whose code runs jailed); checked without importing the pytest
+    judge for suites that have none."""
+    types = set(judge_types(task.judge))
+    if not types & _CODE_JUDGES:
         return None
     from ..jail import JailUnavailable, require
-    from ..judges.pytest_judge import pytest_problem
 
-    if pytest_problem() is not None:
-        return ""
+    if "pytest" in types:
+        from ..judges.pytest_judge import pytest_problem
+
+        if pytest_problem() is not None:
+            return ""
     try:
         require(jail)
     except JailUnavailable as exc:
@@ -98,15 +104,19 @@ def judge_samples(
     return results
 
 
-def check_task(task: Task, suite_dir: Path, jail: JailKind = "auto") -> TaskCheck:
-    """Run one task's deterministic judge on its reference and on the empty output."""
+def check_task(
+    task: Task,
+    suite_dir: Path,
+    jail: JailKind = "auto",
+    loaded: dict[str, list[tuple[str, str]]] | None = None,
+) -> TaskCheck:
+    """Run one task's deterministic judge on its reference and on the empty output; `loaded`
+    is what `python_loads` found for the suite (computed for this task alone without it)."""
     why = _environment_problem(task, jail)
     if why is not None:
         return TaskCheck(task, skipped=why or None)  # "": reported elsewhere
     if "python" in set(judge_types(task.judge)):
-        from ..judges.python_judge import load_problems
-
-        problems = load_problems(task.judge)
+        problems = (loaded if loaded is not None else python_loads([task], jail)).get(task.id)
         if problems:
             return TaskCheck(task, load=tuple(problems))
     samples: list[Sample] = ["empty", "reference"] if task.reference is not None else ["empty"]
@@ -114,9 +124,24 @@ def check_task(task: Task, suite_dir: Path, jail: JailKind = "auto") -> TaskChec
     return TaskCheck(task, reference=results.get("reference"), empty=results["empty"])
 
 
+def python_loads(tasks: Sequence[Task], jail: JailKind) -> dict[str, list[tuple[str, str]]]:
+    """Every `python` judge's callable of `tasks` loaded in one jailed process: task id ->
+    its problems (none where the jail cannot run: each task's check says so)."""
+    with_python = [t for t in tasks if "python" in set(judge_types(t.judge))]
+    if not with_python:
+        return {}
+    from ..jail import JailUnavailable
+    from ..judges.python_judge import load_problems_of
+
+    try:
+        return load_problems_of(with_python, jail)
+    except JailUnavailable:
+        return {}
+
+
 def _run_all(tasks: list[Task], check: Callable[[Task], TaskCheck]) -> list[TaskCheck]:
-    """Each task's check; concurrently when some judge starts processes (pytest)."""
-    if sum("pytest" in set(judge_types(t.judge)) for t in tasks) < 2:
+    """Each task's check; concurrently when some judges start processes (pytest, python)."""
+    if sum(bool(set(judge_types(t.judge)) & _CODE_JUDGES) for t in tasks) < 2:
         return [check(t) for t in tasks]
     from concurrent.futures import ThreadPoolExecutor
 
@@ -127,7 +152,10 @@ def _run_all(tasks: list[Task], check: Callable[[Task], TaskCheck]) -> list[Task
 def check_judges(suite: Suite, shown: str, *, jail: JailKind = "auto") -> JudgeChecks:
     """Check every deterministic judge of `suite` (shown as `shown` in problems)."""
     tasks = checked_tasks(suite)
-    checks = JudgeChecks(tasks=_run_all(tasks, lambda t: check_task(t, suite.directory, jail)))
+    loaded = python_loads(tasks, jail)
+    checks = JudgeChecks(
+        tasks=_run_all(tasks, lambda t: check_task(t, suite.directory, jail, loaded))
+    )
     findings: list[tuple[str, TaskCheck, str, str]] = []  # (severity, check, field, message)
     for check in checks.tasks:
         findings += _findings(check)
@@ -204,4 +232,5 @@ __all__ = [
     "judge_samples",
     "locate",
     "one_line",
+    "python_loads",
 ]

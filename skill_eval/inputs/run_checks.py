@@ -18,13 +18,14 @@ from .source_checks import judge_types, python_problems
 from .suite import SUITE_FILE_NAME
 
 
-def check_suite(suite: Suite, given: str) -> list[str]:
+def check_suite(suite: Suite, given: str, jail: str = "auto") -> list[str]:
     """Build every task's judge (a config no judge accepts raises), then raise SuiteError
     listing every Python file under the suite's fixtures/ and every python judge module that
     does not compile, as `validate` reports them (`given`: the suite path as the user wrote
     it, a file or its directory); then check the deterministic judges as `validate` does:
     SuiteError for every error, and the warnings returned, one line each (with those of the
-    eval set the suite was read from)."""
+    eval set the suite was read from). The judges' code runs in the run's jail (`jail`:
+    `none` with --no-jail)."""
     for task in suite.tasks:
         build_judge(task.judge)
     shown = os.path.join(given, SUITE_FILE_NAME) if os.path.isdir(given) else given
@@ -33,7 +34,7 @@ def check_suite(suite: Suite, given: str) -> list[str]:
         raise SuiteError(
             f"{shown}: Python files that do not compile", path=shown, problems=problems
         )
-    checks = check_judges(suite, shown)
+    checks = check_judges(suite, shown, jail=jail)
     if checks.errors:
         raise SuiteError(
             f"{shown}: judges that fail their checks", path=shown, problems=checks.errors

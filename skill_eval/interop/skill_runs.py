@@ -1,32 +1,34 @@
-"""Skills where they live: `skill-eval run SKILL_DIR...` (or a folder holding skill folders)
-finds each skill's evals (inputs/evalsets/folder.py) and plans one evaluation per suite: the
-eval set, the trigger set or the skill folder itself is the run's `--task-suite`, read in
-memory like any suite (the run keeps the suite it ran in its run directory).
+"""Skills where they live: `skill-eval run SKILL_DIR...` (or a folder holding skill folders,
+at any depth: interop/skill_finder.py) finds each skill's evals (inputs/evalsets/folder.py)
+and plans one evaluation per suite: the eval set, the trigger set or the skill folder itself
+is the run's `--task-suite`, read in memory like any suite (the run keeps the suite it ran in
+its run directory).
 
 The baseline is no skill, unless the command names one. A no-skill baseline never triggers,
 so a skill's trigger set then runs apart, the skill alone (--no-baseline: its accuracy against
 --min-pass-rate); with --baseline-skill, --no-baseline or --arm the evals and the trigger set
-run as one suite. A skill folder with no evals is listed as such, never an error.
+run as one suite. A skill folder with no evals is listed as such, never an error; one whose
+evals cannot be read is listed with why, and the other skills still run.
 
 `--changed-since REF` keeps the skills whose folder changed since REF: committed since the
-merge base of REF and HEAD, uncommitted, or untracked (what a pull request touched).
+merge base of REF and HEAD, uncommitted, or untracked (what a pull request touched;
+interop/judged_change.py).
 """
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..core.paths import inside
-from ..errors import UsageError
+from ..errors import SkillEvalError
 from ..inputs.evalsets.folder import SkillEvals, find_skill_evals
 from ..inputs.suite import load_suite
+from .judged_change import changed_since
+from .skill_finder import find_skills
 
 Part = Literal["evals", "triggers", "evals+triggers", "suite"]
-GIT_TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -49,94 +51,59 @@ class SkillsPlan:
     runs: tuple[SkillRun, ...]
     without_evals: tuple[Path, ...]  # skill folders that hold no evals
     notes: tuple[str, ...]  # what the reader left out or assumed, and how trigger sets run
+    # (skill name, why): skills whose evals cannot be read; the others still run
+    unreadable: tuple[tuple[str, SkillEvalError], ...] = ()
 
 
 def skill_folders(paths: Sequence[str]) -> list[Path]:
     """The skill folders named: each path is a skill folder (holding SKILL.md) or a folder
-    whose subfolders are (those without SKILL.md are ignored)."""
-    found: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if (path / "SKILL.md").is_file():
-            found.append(path)
-        elif path.is_dir():
-            skills = sorted(p for p in path.iterdir() if (p / "SKILL.md").is_file())
-            if not skills:
-                raise UsageError(f"{path}: no SKILL.md in it or in its folders", path=given)
-            found += skills
-        else:
-            raise UsageError(f"{path}: not a skill folder (no such folder)", path=given)
-    unique: dict[Path, Path] = {}
-    for path in found:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
+    searched for them at any depth (interop/skill_finder.py)."""
+    return [found.path for found in find_skills(paths)]
 
 
-def _git(args: Sequence[str], cwd: Path) -> str:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"--changed-since: cannot run git: {exc}") from None
-    if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-        raise UsageError(f"--changed-since: git {' '.join(args)}: {reason}")
-    return done.stdout
-
-
-def changed_paths(ref: str, cwd: Path) -> tuple[Path, list[Path]]:
-    """(the repository's top folder, every file changed since `ref`: see the docstring)."""
-    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
-    _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top)
-    try:
-        base = _git(["merge-base", ref, "HEAD"], top).strip() or ref
-    except UsageError:  # no common history (a shallow clone): compare with the ref itself
-        base = ref
-    names = _git(["diff", "--name-only", "-z", base, "--"], top).split("\0")
-    names += _git(["ls-files", "--others", "--exclude-standard", "-z"], top).split("\0")
-    return top, [top / name for name in names if name]
-
-
-def changed_since(folders: Iterable[Path], ref: str) -> list[Path]:
-    """The skill folders holding a file changed since `ref`."""
-    folders = list(folders)
-    if not folders:
-        return []
-    _, changed = changed_paths(ref, folders[0].resolve())
-    return [f for f in folders if any(inside(f.resolve(), path) for path in changed)]
-
-
-def plan_skill_runs(folders: Sequence[Path], *, baseline_named: bool) -> SkillsPlan:
+def plan_skill_runs(
+    folders: Sequence[Path],
+    *,
+    baseline_named: bool,
+    labels: Mapping[Path, str] | None = None,
+) -> SkillsPlan:
     """An evaluation per skill suite (two when a trigger set runs apart: see the docstring).
-    Nothing is read but the folder listings, nothing written: each run reads its suite."""
+    Each suite is read in memory, nothing written; a skill whose evals cannot be read is
+    listed in `unreadable` with why, and the others are still planned. `labels` names a
+    folder in the summary (default: the folder's name)."""
     runs: list[SkillRun] = []
     without: list[Path] = []
     notes: list[str] = []
+    unreadable: list[tuple[str, SkillEvalError]] = []
     for folder in folders:
+        name = (labels or {}).get(folder) or folder.resolve().name
         found = find_skill_evals(folder)
         if not found.found:
             without.append(folder)
             continue
-        name = folder.resolve().name
         notes += [f"{name}: {line}" for line in found.unread_lines()]
-        runs += _runs_of(found, baseline_named, notes.append)
-    return SkillsPlan(tuple(runs), tuple(without), tuple(notes))
+        try:
+            runs += _runs_of(found, name, baseline_named, notes.append)
+        except SkillEvalError as exc:
+            unreadable.append((name, exc))
+    return SkillsPlan(tuple(runs), tuple(without), tuple(notes), tuple(unreadable))
 
 
 def _runs_of(
-    found: SkillEvals, baseline_named: bool, note: Callable[[str], None]
+    found: SkillEvals, name: str, baseline_named: bool, note: Callable[[str], None]
 ) -> list[SkillRun]:
     """The skill's runs, each suite read (in memory, nothing written) so an eval set that
-    cannot be read stops the plan before any run starts: a SkillEvalError naming it."""
-    runs = _parts(found, baseline_named, note)
+    cannot be read is known before any run starts: a SkillEvalError naming it."""
+    runs = _parts(found, name, baseline_named, note)
     for run in runs:
         load_suite(run.suite)
     return runs
 
 
-def _parts(found: SkillEvals, baseline_named: bool, note: Callable[[str], None]) -> list[SkillRun]:
-    name, folder = found.skill_dir.resolve().name, found.skill_dir
+def _parts(
+    found: SkillEvals, name: str, baseline_named: bool, note: Callable[[str], None]
+) -> list[SkillRun]:
+    folder = found.skill_dir
     if found.suite is not None:
         return [SkillRun(name, folder, found.suite, "suite")]
     evals, triggers = found.evals_json, found.trigger_set

@@ -81,6 +81,11 @@ class Channel:
         self._ours.close()
         self._theirs.close()
 
+    def events(self) -> list[dict[str, Any]]:
+        """Every event read so far that carried the nonce (judges/python_jail.py reads its
+        one answer so)."""
+        return list(self._events)
+
     def summary(self) -> dict[str, Any] | None:
         """What `verdict` reads: None when no session started; `phase` "finished" with the
         plugin's summary; else "session" with the outcomes so far and the test that was

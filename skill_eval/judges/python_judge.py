@@ -8,69 +8,29 @@ JudgeResult, or a dict with `passed` and/or `score` (and optional `details`). A 
 [0, 1] is clamped and noted; NaN or Infinity is a judge error. The module comes from the
 harness's sys.path (install it, or set PYTHONPATH).
 
-When the module is imported: never by `load_suite` (it checks the shape of `callable` only);
-by the judge checks of `validate` and `run` (inputs/judge_checks.py), which call the function
-on the task's reference and on an empty output before any model call, and by
-`preflight_python_judges` at run start, so a typo fails the run at once instead of erroring
-every attempt. Importing runs the module's top-level code: that code is the suite author's,
-not model output.
+The harness never imports the module nor calls the function itself: a suite (in a pull
+request, say) can name any importable callable, `pty:spawn` or `os:system` with the task's
+reference as its argument. Both happen in a jailed process (judges/python_jail.py): no
+secret in its environment, no network, the jail's limits. `load_suite` checks the shape of
+`callable` only; the judge checks of `validate` and `run` (inputs/judge_checks.py) and the
+run's preflight load it in the jail before any model call, so a typo fails the run at once.
 An import error or an exception in the function during a run is a judge error, never a skill
 failure, and a permanent one (recorded at once with the traceback's tail, not retried).
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..core.model import JudgeResult, Task
 from ..core.work import Work
-from .base import JudgeContext, JudgeSpec, PreflightSettings, clamp_score, traceback_tail
+from .base import JudgeContext, JudgeSpec, PreflightSettings, clamp_score
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 CALLABLE_RE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
-
-
-def load_callable(spec: str) -> Callable[..., Any]:
-    """Import `package.module:attr.path` and return the object; raises on any problem."""
-    module_name, _, attr_path = spec.partition(":")
-    obj: Any = importlib.import_module(module_name)
-    for attr in attr_path.split("."):
-        obj = getattr(obj, attr)
-    if not callable(obj):
-        raise TypeError(f"{spec} is a {type(obj).__name__}, not a callable")
-    function: Callable[..., Any] = obj
-    return function
-
-
-def _problem(spec: str) -> str | None:
-    """Why `spec` cannot be loaded, in one line; None when it loads and is callable."""
-    module_name, _, attr_path = spec.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if (
-            exc.name is not None
-            and module_name.startswith(exc.name)
-            and module_name[len(exc.name) :][:1] in ("", ".")
-        ):
-            return f"module {module_name!r} not found (install it, or put its folder on PYTHONPATH)"
-        return f"importing module {module_name!r} failed: ModuleNotFoundError: {exc}"
-    except (Exception, SystemExit) as exc:  # its top-level code may raise anything
-        return f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
-    walked = module_name
-    for attr in attr_path.split("."):
-        if not hasattr(obj, attr):
-            return f"{walked!r} has no attribute {attr!r}"
-        obj = getattr(obj, attr)
-        walked += (":" if walked == module_name else ".") + attr
-    if not callable(obj):
-        return f"{spec!r} is a {type(obj).__name__}, not a callable"
-    return None
 
 
 def _python_configs(judge: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -90,32 +50,47 @@ def _python_configs(judge: Any, where: str) -> Iterator[tuple[str, Mapping[str, 
                 yield from _python_configs(entry.get("judge"), f"{where}.judges[{i}].judge")
 
 
-def load_problems(judge: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Import every `python` judge's callable in one judge config: a (field, message) pair
-    per problem (module not found, import failed, attribute missing, not callable). Runs the
-    modules' top-level code (the suite author's, see the module docstring)."""
-    found: list[tuple[str, str]] = []
-    for where, config in _python_configs(judge, "judge"):
-        problem = _problem(str(config.get("callable", "")))
-        if problem is not None:
-            found.append((f"{where}.callable", problem))
-    return found
+def python_specs(judge: Any) -> list[tuple[str, str]]:
+    """(field, callable) of every `python` judge in one judge config."""
+    return [
+        (f"{where}.callable", str(config.get("callable", "")))
+        for where, config in _python_configs(judge, "judge")
+    ]
 
 
-def preflight_python_judges(tasks: Sequence[Task]) -> list[str]:
-    """Import every `python` judge's callable before a run: one message per problem (module
-    not found, import failed, attribute missing, not callable); empty when all load.
+def load_problems_of(tasks: Sequence[Task], jail: str) -> dict[str, list[tuple[str, str]]]:
+    """Load every `python` judge's callable of `tasks` in one jailed process (their modules'
+    top-level code runs there): task id -> (field, message) per problem (module not found,
+    import failed, attribute missing, not callable). JailUnavailable when no jail runs here."""
+    from .python_jail import check_callables
 
-    Imports run the modules' top-level code (the suite author's, see the module docstring)."""
+    wanted = {task.id: python_specs(task.judge) for task in tasks}
+    found = check_callables([spec for specs in wanted.values() for _, spec in specs], jail)
+    return {
+        task_id: [(where, problem) for where, spec in specs if (problem := found.get(spec))]
+        for task_id, specs in wanted.items()
+    }
+
+
+def load_problems(judge: Mapping[str, Any], jail: str = "auto") -> list[tuple[str, str]]:
+    """load_problems_of for one judge config."""
+    task = Task(id="-", prompt="", judge=judge)
+    return load_problems_of([task], jail)["-"]
+
+
+def preflight_python_judges(tasks: Sequence[Task], jail: str = "auto") -> list[str]:
+    """Load every `python` judge's callable before a run, in the jail: one message per
+    problem; empty when all load. JailUnavailable when no jail can run here."""
+    found = load_problems_of(tasks, jail)
     return [
         f"task {task.id!r}: {where}: {problem}"
         for task in tasks
-        for where, problem in load_problems(task.judge)
+        for where, problem in found.get(task.id, [])
     ]
 
 
 def preflight(tasks: Sequence[Task], settings: PreflightSettings) -> list[str]:
-    return preflight_python_judges(tasks)
+    return preflight_python_judges(tasks, settings.jail)
 
 
 def to_result(value: Any, threshold: float) -> JudgeResult:
@@ -185,50 +160,62 @@ def _scored(score: float, threshold: float, details: str) -> JudgeResult:
     return JudgeResult(passed=passed, score=clamped, details="; ".join(notes))
 
 
-def _wants_work(fn: Callable[..., Any]) -> bool:
-    """Whether `fn` takes a `work` argument: functions written for `(output, task)` keep
-    being called that way."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # some builtins have no signature
-        return False
-    param = params.get("work")
-    return param is not None and param.kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.KEYWORD_ONLY,
+def _answer(found: Mapping[str, Any], spec: str, threshold: float) -> JudgeResult:
+    """The jailed runner's answer (python_runner.py) as a JudgeResult: what the function
+    returned goes through `to_result`, as if it had been called here."""
+    kind = found.get("kind")
+    if kind == "load_error":
+        return JudgeResult.failure(f"cannot load python judge {spec!r}: {found.get('message')}")
+    if kind == "raised":
+        error = f"python judge {spec!r} raised {found.get('type')}: {found.get('message')}"
+        return JudgeResult.failure(error, details=f"{error}\n{found.get('traceback') or ''}")
+    if kind == "judge_result":
+        return _judge_result(found, threshold)
+    if kind == "value":
+        return to_result(found.get("value"), threshold)
+    return JudgeResult.failure(
+        f"python judge returned {found.get('type')}; expected a float, a bool, "
+        "a JudgeResult or a dict with 'passed'/'score'"
     )
+
+
+def _judge_result(found: Mapping[str, Any], threshold: float) -> JudgeResult:
+    try:
+        score = float(found.get("score"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return JudgeResult.failure(
+            f"python judge returned a non-numeric score: {found.get('score')!r}"
+        )
+    error = found.get("error")
+    data = found.get("data")
+    value = JudgeResult(
+        passed=found.get("passed"),  # type: ignore[arg-type]  # checked by to_result
+        score=score,
+        details=str(found.get("details") or ""),
+        error=None if error is None else str(error),
+        data=data if isinstance(data, dict) else {},
+    )
+    return to_result(value, threshold)
 
 
 class PythonJudge:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.spec = str(config["callable"])
         self.threshold = float(config.get("pass_threshold", 1.0))
-        self._fn: Callable[..., Any] | None = None
-        self._wants_work = False
 
     def judge(self, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
-        if self._fn is None:
-            try:
-                self._fn = load_callable(self.spec)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # its top-level code may sys.exit()
-                return JudgeResult.failure(
-                    f"cannot load python judge {self.spec!r}: {type(exc).__name__}: {exc}"
-                )
-            self._wants_work = _wants_work(self._fn)
+        from ..jail import JailUnavailable
+        from .python_jail import JailedCallError, call_callable
+
         try:
-            value = (
-                self._fn(work.text, task, work=work)
-                if self._wants_work
-                else self._fn(work.text, task)
-            )
-        except KeyboardInterrupt:  # Ctrl-C stops the run; everything else is this judgement's
-            raise
-        except BaseException as exc:  # permanent: the same output raises the same way again
-            error = f"python judge {self.spec!r} raised {type(exc).__name__}: {exc}"
-            return JudgeResult.failure(error, details=f"{error}\n{traceback_tail(exc)}")
-        return to_result(value, self.threshold)
+            found = call_callable(self.spec, task, work, ctx.jail)
+        except JailUnavailable as exc:
+            return JudgeResult.failure(f"cannot jail the python judge: {exc}")
+        except JailedCallError as exc:
+            return JudgeResult.failure(f"python judge {self.spec!r}: {exc}")
+        except (OSError, ValueError) as exc:  # the workspace could not be shown to it
+            return JudgeResult.failure(f"python judge {self.spec!r}: {exc}")
+        return _answer(found, self.spec, self.threshold)
 
 
 PYTHON_SPEC = JudgeSpec(
@@ -254,7 +241,7 @@ PYTHON_SPEC = JudgeSpec(
         "patternProperties": {"^x-": {}},
         "additionalProperties": False,
     },
-    build=PythonJudge,  # the schema checks the shape; importing waits until it judges
+    build=PythonJudge,  # the schema checks the shape; importing waits until it judges (jailed)
     deterministic=True,
     preflight=preflight,
 )

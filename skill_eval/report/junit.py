@@ -18,6 +18,7 @@ from typing import Any
 from ..stats.results import cause_line
 from . import triggers as trigger_report
 from .arms import arm_names
+from .verdict_text import MOCK_MARK
 
 # Characters XML 1.0 forbids anywhere (most C0 controls, lone surrogates, U+FFFE/U+FFFF).
 _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -126,6 +127,7 @@ def _properties(artifact: Mapping[str, Any]) -> list[tuple[str, Any]]:
     interval = comparison.get("interval")
     props: list[tuple[str, Any]] = [
         ("verdict", ev.get("verdict")),
+        ("mocked", "true" if ev.get("mocked") is True else None),  # no model made the verdict
         ("reason", ev.get("reason")),
         ("conclusion", ev.get("conclusion")),
         ("policy", policy.get("name") if isinstance(policy, Mapping) else policy),
@@ -168,12 +170,11 @@ def _verdict_case(
         reason = reason or f"verdict {verdict or '?'}: no task was run"
     counts["tests"] += 1
     case = ET.SubElement(suite, "testcase", classname=classname, name="verdict", time="0.000")
-    message = xml_text(
-        _clip(f"verdict {verdict}" + (f": {reason}" if reason else ""), MAX_MESSAGE_CHARS)
-    )
+    shown = f"verdict {verdict}" + (f" {MOCK_MARK}" if ev.get("mocked") is True else "")
+    message = xml_text(_clip(shown + (f": {reason}" if reason else ""), MAX_MESSAGE_CHARS))
     if verdict == "pass":
-        if reason:
-            ET.SubElement(case, "system-out").text = xml_text(reason)
+        if reason or ev.get("mocked") is True:
+            ET.SubElement(case, "system-out").text = message
     elif verdict == "skipped":
         counts["skipped"] += 1
         ET.SubElement(case, "skipped", message=xml_text(reason or "skipped"))

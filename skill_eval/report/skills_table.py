@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .markdown import md_escape
+from .verdict_text import MOCK_MARK
 from .view import one_line
 
 HEADERS = ("skill", "tasks", "candidate", "baseline", "lift [95% interval]", "verdict")
@@ -44,6 +46,8 @@ def _verdict(artifact: Mapping[str, Any]) -> str:
     verdict = str(evaluation.get("verdict") or "?").upper()
     if evaluation.get("insufficient") is True:
         verdict += " (not enough evidence)"
+    if evaluation.get("mocked") is True:  # no model made it
+        verdict += f" {MOCK_MARK}"
     return verdict
 
 
@@ -72,11 +76,16 @@ def skills_text(rows: Sequence[SkillRow]) -> str:
 
 
 def _md(text: str) -> str:
-    return one_line(text).replace("|", "\\|")
+    """One cell: what a pull request names (a skill folder, a task id) shown as text, never
+    as markup: `<!--` would hide every later row, a `|` or newline make cells or rows."""
+    return md_escape(one_line(text))
 
 
-def skills_markdown(rows: Sequence[SkillRow], *, title: str = "skill-eval") -> str:
-    """The table as markdown, under a heading."""
+def skills_markdown(
+    rows: Sequence[SkillRow], *, title: str = "skill-eval", evals_changed: Sequence[str] = ()
+) -> str:
+    """The table as markdown, under a heading; then the skills whose evals the change
+    touched (`evals_changed`), named so a reviewer looks at what judged them."""
     if not rows:
         return f"## {title}\n\nNo skill with evals to run (none changed, or none has evals).\n"
     lines = [
@@ -86,6 +95,9 @@ def skills_markdown(rows: Sequence[SkillRow], *, title: str = "skill-eval") -> s
         "|" + "---|" * len(HEADERS),
     ]
     lines += ["| " + " | ".join(_md(c) for c in row_cells(r)) + " |" for r in rows]
+    if evals_changed:
+        named = ", ".join(_md(label) for label in evals_changed)
+        lines += ["", f"Evals changed in this pull request: {named}."]
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,9 @@ from typing import Any
 
 from ..stats.policy import DEFAULT_MARGIN
 
+# Beside a verdict the mock executor made (evaluation.mocked): no model answered.
+MOCK_MARK = "[mock]"
+
 NOT_ENOUGH = "not enough evidence"
 SHOWN_WORSE = "shown worse"
 # The paired comparison's two-sided interval and McNemar p are shown beside the policy's own

@@ -16,7 +16,7 @@ from typing import Any
 from ..stats.results import cause_line
 from .junit import BIDI_CHARS, journal_path, rate_text
 from .triggers import task_ids as trigger_task_ids
-from .verdict_text import verdict_text
+from .verdict_text import MOCK_MARK, verdict_text
 
 # C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
 # the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
@@ -191,11 +191,17 @@ class View:
     notes: list[tuple[str, str]]
     warnings: list[str]
     kind: str | None = None  # "not enough evidence" or "shown worse" for a fail the policy made
+    mock: bool = False  # the verdict comes from the mock executor (evaluation.mocked)
 
     @property
     def headline(self) -> str:
-        """PASS, FAIL (not enough evidence), ...: the verdict and which failure it is."""
-        return self.verdict + (f" ({self.kind})" if self.kind else "")
+        """PASS, FAIL (not enough evidence), ...: the verdict and which failure it is, and
+        `[mock]` when no model made it."""
+        return (
+            self.verdict
+            + (f" ({self.kind})" if self.kind else "")
+            + (f" {MOCK_MARK}" if self.mock else "")
+        )
 
 
 def _moves(
@@ -292,6 +298,7 @@ def read_view(artifact: Mapping[str, Any]) -> View:
         interval=interval_text(artifact.get("comparison")),
         decision=_decision(ev, statement),
         kind=said.kind,
+        mock=ev.get("mocked") is True,
         regressed=regressed,
         improved=improved,
         errors=_errors(artifact),
