@@ -56,8 +56,6 @@ from skill_eval.stats.estimates import paired_comparison, task_stats
 from skill_eval.stats.policy import DEFAULT_POLICY, POLICIES, decide_policy
 
 sys.path.insert(0, str(Path(__file__).parent))  # scripts/ is not a package
-from drift_bench import grid as drift_grid  # noqa: E402
-from drift_bench import print_grid as print_drift  # noqa: E402
 from plan_bench import grid as plan_grid  # noqa: E402
 from plan_bench import print_grid as print_plan  # noqa: E402
 from verdict_contract import contract, print_contract  # noqa: E402
@@ -267,9 +265,11 @@ def main() -> None:
     if args.only in (None, "early-stop"):
         print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
     if args.only in (None, "drift"):
-        held = (
-            print_drift(drift_grid(args.drift_reps, args.seed), args.drift_reps, args.seed) and held
-        )
+        from drift_bench import grid as drift_grid  # numpy: the bench extra
+        from drift_bench import print_grid as print_drift
+
+        rows, checked = drift_grid(args.drift_reps, args.seed)
+        held = print_drift(rows, checked, args.drift_reps, args.seed) and held
     if args.only in (None, "plan"):
         cells = plan_grid(args.plan_reps, args.seed, args.tasks)
         held = print_plan(cells, args.plan_reps, args.seed, args.tasks) and held

@@ -362,7 +362,7 @@ def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
         )
     from .cache_note import cache_note  # it formats with this module's helpers
 
-    if (cache := cache_note(artifact.get("baseline_cache"))) is not None:
+    if cache := cache_note(artifact.get("baseline_cache"), artifact.get("baseline_pool")):
         notes.append(("cache", cache))
     if (journal := journal_path(artifact)) is not None:
         notes.append(
