@@ -157,13 +157,15 @@ def test_the_decision_uses_the_runs_own_attempts_and_states_the_pools_bound(
     assert bound["bound"] == pytest.approx(score_bound(own, 0.04, "lower"), abs=1e-4)
     assert bound["pooled_bound"] == pytest.approx(score_bound(pooled, 0.04, "lower"), abs=1e-4)
     assert bound["own_attempts"] == 16 and bound["cached_attempts"] == 16 * 7
+    assert bound["full_attempts"] == 32
     assert bound["shift"] == pytest.approx(bound["bound"] - bound["pooled_bound"], abs=1e-4)
     assert bound["shift"] < -0.05  # the pool would have made the verdict look better
     guard = fifth["baseline_cache"]["drift_guard"]
     assert guard["agree"] and guard["fresh_rate"] == guard["cached_rate"] == 0.5
     assert fifth["evaluation"]["insufficient"]
     text = render_table(fifth)
-    assert f"the verdict's lower bound {bound['bound'] * 100:+.1f} points rests on this" in text
+    assert "this run made 16 of its 32 baseline attempts and decides on them" in text
+    assert f"the verdict's lower bound {bound['bound'] * 100:+.1f} points" in text
     assert f"it would read {bound['pooled_bound'] * 100:+.1f}" in text
 
 

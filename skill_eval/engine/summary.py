@@ -244,7 +244,8 @@ def compare(
     if pooled is not None:
         reference = analysed(pooled.results, pooled_floor(counts(pooled.results), samples))
         own, cached = sum(counts(theirs)), sum(counts(pooled.results)) - sum(counts(theirs))
-        analysis = _with_pool(analysis, reference, own, cached)
+        full = len(counts(theirs)) * settings.sample_count
+        analysis = _with_pool(analysis, reference, (own, cached, full))
     where = errored_in(mine, theirs)
     return ArmComparison(
         arm.name,
@@ -258,13 +259,14 @@ def compare(
     )
 
 
-def _with_pool(analysis: Analysis, pooled: Analysis, own: int, cached: int) -> Analysis:
-    """`analysis` with the lower bound the `cached` attempts would have given pooled in beside
-    the `own` ones (stats/drift.py: PoolShift), when both have one."""
+def _with_pool(analysis: Analysis, pooled: Analysis, made: tuple[int, int, int]) -> Analysis:
+    """`analysis` with the lower bound the cached attempts would have given pooled in beside
+    the run's own (stats/drift.py: PoolShift; `made`: own, cached and full attempts), when
+    both have one."""
     mine, theirs = analysis.policy, pooled.policy
     if mine is None or theirs is None or mine.lower is None or theirs.lower is None:
         return analysis
-    return replace(analysis, pool=PoolShift("lower", mine.lower, theirs.lower, own, cached))
+    return replace(analysis, pool=PoolShift("lower", mine.lower, theirs.lower, *made))
 
 
 __all__ = [

@@ -54,19 +54,22 @@ def _not_drawn(cache: Mapping[str, Any]) -> str:
 
 
 def _bound_note(pool: Any) -> str:
-    """ "; the verdict's bound -10.4 points rests on this run's 12 own attempts; with the cache
-    pooled in it would read -4.3" (baseline_pool.verdict_bound), or ""."""
+    """ "; this run made 12 of its 30 baseline attempts and decides on them: lower bound -10.4
+    points; with the cached ones pooled in ... it would read -4.3 ..." (from
+    baseline_pool.verdict_bound), or ""."""
     bound = pool.get("verdict_bound") if isinstance(pool, Mapping) else None
     if not isinstance(bound, Mapping):
         return ""
     mine, pooled = bound.get("bound"), bound.get("pooled_bound")
     if not isinstance(mine, int | float) or not isinstance(pooled, int | float):
         return ""
+    own, full = bound.get("own_attempts"), bound.get("full_attempts")
+    made = f"{own} of its {full}" if isinstance(full, int) else f"{own}"
     return (
-        f"; the verdict's lower bound {mine * 100:+.1f} points rests on this run's "
-        f"{bound.get('own_attempts')} own baseline attempts; with the cached ones pooled in, as "
-        f"if the cache were today's baseline, it would read {pooled * 100:+.1f} (a cache may "
-        "have drifted, so it never decides)"
+        f"; this run made {made} baseline attempts and decides on them: the verdict's lower "
+        f"bound {mine * 100:+.1f} points; with the cached ones pooled in, as if the cache were "
+        f"today's baseline, it would read {pooled * 100:+.1f} (a cache may have drifted, so it "
+        "never decides)"
     )
 
 

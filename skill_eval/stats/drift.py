@@ -157,14 +157,16 @@ class PoolShift:
     baseline attempts, `own_attempts` of them) and the bound the same test gives with the
     `cached_attempts` pooled in, as if they were draws of today's baseline (`pooled_bound`).
     `side` is the bound the policy's verdict rests on ("lower": a pass needs it above the
-    threshold). `shift` = bound - pooled_bound: what not trusting the cache with the verdict
-    moved it by (negative: the cache would have made the verdict look better)."""
+    threshold); `full_attempts`, what the run would have made without the cache. `shift` =
+    bound - pooled_bound: what not trusting the cache with the verdict moved it by (negative:
+    the cache would have made the verdict look better)."""
 
     side: str
     bound: float
     pooled_bound: float
     own_attempts: int
     cached_attempts: int
+    full_attempts: int
 
     @property
     def shift(self) -> float:
@@ -179,6 +181,7 @@ class PoolShift:
             "shift": round(self.shift, 4),
             "own_attempts": self.own_attempts,
             "cached_attempts": self.cached_attempts,
+            "full_attempts": self.full_attempts,
         }
 
 
