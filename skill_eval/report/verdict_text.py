@@ -132,3 +132,32 @@ def verdict_text(evaluation: Mapping[str, Any], comparison: Any) -> VerdictText:
     if cmp:
         text += f". {_moves(cmp).capitalize()}"
     return VerdictText(NOT_ENOUGH, text)
+
+
+def _model(arm: Mapping[str, Any]) -> str | None:
+    runs_on = arm.get("runs_on")
+    named = arm.get("model") or (runs_on.get("model") if isinstance(runs_on, Mapping) else None)
+    return str(named) if named else None
+
+
+def models_combined(artifact: Mapping[str, Any]) -> str | None:
+    """With --arm, when the verdict's arms (the first arm against the reference) run different
+    models: that its difference combines the skill's effect and the model's, and where the
+    per-model figures are. None otherwise."""
+    section = artifact.get("arms")
+    listed = section.get("arms") if isinstance(section, Mapping) else None
+    arms = [a for a in listed or () if isinstance(a, Mapping)]
+    reference = next((a for a in arms if a.get("reference")), None)
+    candidate = next((a for a in arms if not a.get("reference")), None)
+    if reference is None or candidate is None:
+        return None
+    mine, theirs = _model(candidate), _model(reference)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    models = section.get("models") if isinstance(section, Mapping) else None
+    per_model = isinstance(models, Mapping) and bool(models.get("lift"))
+    where = "the skill's lift per model" if per_model else "each arm's figures side by side"
+    return (
+        f"{candidate.get('name')} runs on {mine} and {reference.get('name')} on {theirs}: "
+        f"the difference combines the skill's effect with the model's (see {where})"
+    )

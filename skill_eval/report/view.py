@@ -16,7 +16,7 @@ from typing import Any
 from ..stats.results import cause_line
 from .junit import BIDI_CHARS, journal_path, rate_text
 from .triggers import task_ids as trigger_task_ids
-from .verdict_text import verdict_text
+from .verdict_text import models_combined, verdict_text
 
 # C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
 # the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
@@ -283,6 +283,8 @@ def read_view(artifact: Mapping[str, Any]) -> View:
     usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
     said = verdict_text(ev, artifact.get("comparison"))
     statement = one_line(said.statement) if said.statement else None
+    if statement and (combined := models_combined(artifact)):
+        statement += f" ({one_line(combined)})"
     return View(
         verdict=str(ev.get("verdict", "?")).upper(),
         reason=statement,
