@@ -115,7 +115,9 @@ def test_an_even_result_on_the_threshold_plans_to_settle_either_way() -> None:
     text = verdict_text({**decision_eval(decision), "tasks_needed": needed.to_dict()}, {})
     assert text.statement is not None
     assert "at about 1734 tasks at 1 sample" in text.statement
-    assert text.statement.endswith("an even result like this one settles 4 times in 5")
+    assert text.statement.endswith(
+        "an even result like this one settles 4 times in 5 on average over skills like it"
+    )
 
 
 def decision_eval(decision: Any) -> dict[str, Any]:
@@ -201,8 +203,9 @@ def test_a_three_task_sweep_is_not_enough_evidence(tmp_path: Path) -> None:
     assert _verdict_line(err) == (
         "FAIL (not enough evidence): 3 tasks cannot rule out a 10-point "
         "regression (they rule out 31.6 points or more); at about 51 tasks at 1 sample, or "
-        "these 3 at 52 samples, a result like this one (+6.9 points, shrunk toward zero) "
-        "settles 4 times in 5. 3 improved, none regressed"
+        "these 3 at 52 samples, a result like this one (+6.9 points: the middle of its bounds, "
+        "shrunk toward zero as most skills move a pass rate by little) settles 4 times in 5 on "
+        "average over skills like it. 3 improved, none regressed"
     )
     assert "may be" not in err and "conclusion" not in err
     markdown = report.render_markdown(data)
