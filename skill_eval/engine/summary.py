@@ -210,7 +210,10 @@ def compare(
         alpha = POLICY_ALPHA[settings.policy] / settings.family_size
         note = f"Bonferroni share: {settings.family_size} candidates compared"
     if settings.early_stop:  # decide at the look these attempts reach, at its level
-        reached = sequential.rounds_done((*arm.attempts, *ref.attempts))
+        # beside a full cache the baseline made its fresh attempts first, all of them: the
+        # candidate's rounds say which look this is
+        looked = arm.attempts if pooled is not None else (*arm.attempts, *ref.attempts)
+        reached = sequential.rounds_done(looked)
         samples = min(samples, reached) or samples
         alpha = sequential.look_alpha(
             settings.policy, settings.sample_count, settings.pass_k, samples
