@@ -22,10 +22,11 @@ fixed-sample decision of the same outcomes: each policy's pass rate both ways an
 attempts the early stop saved. False accepts (the "10 pts worse" row under an interval policy)
 must not exceed the fixed-sample rate's level.
 
-Then the drift guard (scripts/drift_bench.py): a full pooled baseline whose cached runs are 5
-points lower or higher than today's, over 20 and 50 tasks x 1-10 samples x mid, spread, bimodal
-and high suites: false accepts of a skill 10 points worse, how often the guard refused the
-pool, an unchanged skill's passes pooled and alone, and the baseline attempts the pool saved.
+Then the baseline cache that drifted (scripts/drift_bench.py, numpy): the audit's grid of 486
+cells, 10/20/50 tasks x 1/3/10 samples x caches of 1/3/10 earlier runs x the cache 0, ±3, ±5,
+±10, ±20 points off today's baseline x spread and high suites: false accepts of a skill 10
+points worse with their Monte Carlo error, the baseline attempts a full cache saves, how often
+the drift test warned, and an unchanged skill's passes beside the cache and without one.
 
 Then the plan (scripts/plan_bench.py): each insufficient run's `tasks_needed` taken and the
 same true effect rerun at the size it names: how often the rerun settles (the plan states
@@ -35,7 +36,7 @@ figure or, failing one, a reason.
 
     python scripts/bench_verdicts.py [--seed 0] [--reps 500] [--tasks 20]
                                      [--interval auto|t-floor|bootstrap] [--resamples 1000]
-                                     [--contract-reps 1000] [--drift-reps 4000]
+                                     [--contract-reps 1000] [--drift-reps 20000]
                                      [--plan-reps 300]
                                      [--only contract|policies|early-stop|drift|plan]
 
@@ -56,8 +57,6 @@ from skill_eval.stats.estimates import paired_comparison, task_stats
 from skill_eval.stats.policy import DEFAULT_POLICY, POLICIES, decide_policy
 
 sys.path.insert(0, str(Path(__file__).parent))  # scripts/ is not a package
-from drift_bench import grid as drift_grid  # noqa: E402
-from drift_bench import print_grid as print_drift  # noqa: E402
 from plan_bench import grid as plan_grid  # noqa: E402
 from plan_bench import print_grid as print_plan  # noqa: E402
 from verdict_contract import contract, print_contract  # noqa: E402
@@ -251,7 +250,7 @@ def main() -> None:
     parser.add_argument("--interval", choices=("auto", "t-floor", "bootstrap"), default="auto")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap only")
     parser.add_argument("--contract-reps", type=int, default=1000, help="runs per seed")
-    parser.add_argument("--drift-reps", type=int, default=4000, help="runs per drift cell")
+    parser.add_argument("--drift-reps", type=int, default=20000, help="runs per drift cell")
     parser.add_argument("--plan-reps", type=int, default=300, help="runs per plan cell")
     parser.add_argument("--only", choices=("contract", "policies", "early-stop", "drift", "plan"))
     args = parser.parse_args()
@@ -267,9 +266,11 @@ def main() -> None:
     if args.only in (None, "early-stop"):
         print_early(run_early(args.seed, args.reps, args.tasks), args.tasks, args.reps, args.seed)
     if args.only in (None, "drift"):
-        held = (
-            print_drift(drift_grid(args.drift_reps, args.seed), args.drift_reps, args.seed) and held
-        )
+        from drift_bench import grid as drift_grid  # numpy: the bench extra
+        from drift_bench import print_grid as print_drift
+
+        rows, checked = drift_grid(args.drift_reps, args.seed)
+        held = print_drift(rows, checked, args.drift_reps, args.seed) and held
     if args.only in (None, "plan"):
         cells = plan_grid(args.plan_reps, args.seed, args.tasks)
         held = print_plan(cells, args.plan_reps, args.seed, args.tasks) and held

@@ -225,3 +225,38 @@ def test_evaluate_builds_each_named_executor_once_per_model() -> None:
         "old": "m-old",
     }
     assert built["new"] is not built["old"]
+
+
+def test_a_verdict_between_arms_on_two_models_says_it_combines_skill_and_model(
+    tmp_path: Path,
+) -> None:
+    """Issue 51: the headline compares the first arm with the reference; on different models
+    its difference is the skill's effect and the model's together, and the verdict line says
+    so and points at the per-model figures. On one model it says nothing of the kind."""
+    from skill_eval.report.markdown import render_markdown
+    from skill_eval.report.render import render_table
+
+    base = [
+        *("run", "--mock", "-q"),
+        *("--task-suite", str(AGENT / "task_suite.yaml")),
+        *("--skill-path", str(AGENT / "skill" / "csv-report")),
+    ]
+    code, out, err = run_cli(
+        *base, "--state-root", str(tmp_path / "two"), "--reference-arm", "new-none",
+        *(flag for arm in TWO_MODELS for flag in ("--arm", arm)),
+    )  # fmt: skip
+    assert code in (0, 1, 4), err
+    data = read_json(out.strip())
+    said = (
+        "old runs on m-old and new-none on m-new: the difference combines the skill's effect "
+        "with the model's (see the skill's lift per model)"
+    )
+    [verdict] = [line for line in render_table(data).splitlines() if line.startswith("verdict")]
+    assert said in verdict
+    assert said in render_markdown(data)
+    code, out, err = run_cli(
+        *base, "--state-root", str(tmp_path / "one"),
+        "--arm", "a=installed@m1", "--arm", "z=none@m1",
+    )  # fmt: skip
+    assert code in (0, 1, 4), err
+    assert "combines the skill's effect" not in render_table(read_json(out.strip()))

@@ -1,7 +1,9 @@
-"""Baseline accumulation through the cache (#30): runs with an unchanged baseline add their
-baseline attempts to the cache (bounded, the oldest dropped), and each later run pools them
-with its own, through the real CLI with the mock executor; the pool's decision, its record in
-the artifact, resume and rejudge; the cache's runs and the pure draw."""
+"""Baseline accumulation through the cache (#30, #51): runs with an unchanged baseline add their
+baseline attempts to the cache (bounded, the oldest dropped); a run that finds a full pool
+there makes only its fresh baseline attempts and draws the cached ones beside them, through
+the real CLI with the mock executor. The verdict rests on the run's own attempts and states
+the bound the cache would have given; the pool's record in the artifact, resume and rejudge;
+the cache's runs and the pure draw."""
 
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ from skill_eval.executors.base import REGISTRY, ExecutorSpec, register_executor
 from skill_eval.executors.mock import SPEC as MOCK
 from skill_eval.executors.mock import MockConfig, MockExecutor
 from skill_eval.plan.run_plan import RunPlan
+from skill_eval.report.render import render_table
 from skill_eval.stats.accumulate import CachedRun, draw
-from skill_eval.stats.drift import DRIFT_TOLERANCE, allowance, fresh_counts
+from skill_eval.stats.drift import fresh_counts, saves
 from skill_eval.stats.score import score_bound
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import contains_task, read_json, run_cli, write_outputs, write_skill, write_suite
@@ -68,31 +71,20 @@ def _baseline_attempts(data: dict[str, Any]) -> dict[str, int]:
     return {r["task_id"]: r["stats"]["n"] for r in data["baseline_results"]}
 
 
-def test_a_second_run_pools_the_cached_baseline(tmp_path: Path) -> None:
+def test_a_cache_short_of_a_full_pool_is_not_drawn(tmp_path: Path) -> None:
+    """One to three earlier runs would save no attempt (the run makes all its own): nothing is
+    drawn, the comparison is the run's alone and the summary says why."""
     first = _run(tmp_path, expect=4)
     assert set(_baseline_attempts(first).values()) == {3}
     assert first["baseline_pool"]["smallest"] == 3 and first["baseline_cache"]["hit"] is False
-
-    second = _run(tmp_path)
-    assert set(_baseline_attempts(second).values()) == {6}  # more than its own --samples
+    second = _run(tmp_path, expect=4)
+    assert set(_baseline_attempts(second).values()) == {3}
     cache = second["baseline_cache"]
-    assert cache["hit"] and cache["attempts_from_cache"] == 8 * 3 and cache["runs_from_cache"] == 1
-    pool = second["baseline_pool"]
-    first_run = Path(first["manifest"]["run_dir"]).name
-    this_run = Path(second["manifest"]["run_dir"]).name
-    assert pool["run_id"] == this_run and pool["limit_per_task"] == 12
-    assert pool["tasks"]["t0"] == {
-        "attempts": 6,
-        "runs": [{"run_id": this_run, "attempts": 3}, {"run_id": first_run, "attempts": 3}],
-    }
-    assert "(baseline pooled: 6 attempts a task)" in second["comparison"]["method"]
-    assert second["comparison"]["method"].startswith("Miettinen-Nurminen score test")
-    # each drawn attempt says where it came from; this run paid only for its own
-    drawn = [a for r in second["baseline_results"] for a in r["attempts"] if a.get("meta")]
-    assert len(drawn) == 24 and {a["index"] for a in drawn} == {3, 4, 5}
-    assert {a["meta"]["cached_from"]["run_id"] for a in drawn} == {first_run}
-    assert {a["meta"]["cached_from"]["index"] for a in drawn} == {0, 1, 2}
-    assert second["usage"]["baseline"]["from_cache"] == 24
+    assert cache["hit"] and cache["attempts_from_cache"] == 0 and cache["runs_from_cache"] == 0
+    assert second["baseline_pool"]["verdict_bound"] is None
+    assert second["comparison"] == first["comparison"]  # the same outcomes, the same test
+    assert "usage" in second and "from_cache" not in second["usage"]["baseline"]
+    assert "the cache holds 1 earlier run of it, less than the full pool" in render_table(second)
 
 
 class AlternatingExecutor(MockExecutor):
@@ -127,13 +119,14 @@ def alternating() -> Iterator[None]:
     REGISTRY.reset()
 
 
-def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
-    """Run alone, the baseline's noise leaves 16 tasks unable to rule out a 10-point
-    regression; pooled with the run before, it is averaged out (every task 0.5 against 0.5)
-    and the decision is the score test's on every baseline attempt of both runs: its bound
-    is the one the pooled tallies give, not the one of this run's own attempts. (16 tasks at 2
-    samples still cannot rule out 10 points: the planning figure says how many would, 4 times in
-    5, the drift allowance of the pool included.)"""
+def test_the_decision_uses_the_runs_own_attempts_and_states_the_pools_bound(
+    tmp_path: Path, alternating: None
+) -> None:
+    """Four runs of 2 samples fill the cache (8 attempts a task); the fifth makes one fresh
+    baseline attempt a task and draws 7 beside it. Pooled, every task reads 0.5 against the
+    candidate's 0.5; the run's own attempts read 1.0 or 0.0. The verdict is the score test's
+    on the run's own attempts (1 a task against the candidate's 2), and the summary states the
+    bound the pooled tallies would have given beside it."""
     ids = [f"t{i}" for i in range(16)]
     suite = write_suite(tmp_path / "suite", [contains_task(t, "DONE") for t in ids])
     plan = RunPlan.from_flags(
@@ -146,37 +139,52 @@ def test_the_decision_uses_the_pool(tmp_path: Path, alternating: None) -> None:
         samples=2,
         progress=False,
     )
-    first = run_evaluation(plan, log=lambda m: None).artifact
-    assert first["evaluation"]["verdict"] == "fail" and first["evaluation"]["insufficient"]
-    second = run_evaluation(plan, log=lambda m: None).artifact
-    assert set(_baseline_attempts(second).values()) == {4}
-    assert set(second["comparison"]["differences"].values()) == {0.0}  # 0.5 vs 0.5 a task
-    assert second["comparison"]["method"].startswith("Miettinen-Nurminen score test")
-    pooled = [(1, 2, 2, 4)] * 16
-    own = [(1, 2, 2, 2), (1, 2, 0, 2)] * 8  # this run's baseline alone: 1.0 or 0.0 a task
-    low = second["comparison"]["interval"][0]
-    # moved out by the drift allowance: 6 points times the cached share of each pool (half)
-    assert low == pytest.approx(score_bound(pooled, 0.025, "lower") - 0.03, abs=1e-4)
-    assert abs(low - score_bound(own, 0.025, "lower")) > 1e-3
-    guard = second["baseline_cache"]["drift_guard"]
+    for _ in range(4):
+        earlier = run_evaluation(plan, log=lambda m: None).artifact
+        assert earlier["evaluation"]["verdict"] == "fail" and earlier["evaluation"]["insufficient"]
+        assert earlier["baseline_cache"].get("attempts_from_cache", 0) == 0
+    fifth = run_evaluation(plan, log=lambda m: None).artifact
+    assert set(_baseline_attempts(fifth).values()) == {1}
+    assert fifth["baseline_pool"]["smallest"] == 8
+    assert set(fifth["comparison"]["differences"].values()) == {0.5, -0.5}
+    method = fifth["comparison"]["method"]
+    assert method.startswith("Miettinen-Nurminen score test") and "beside a full cache" in method
+    own = [(1, 2, 1, 1), (1, 2, 0, 1)] * 8  # this run's baseline: 1.0 or 0.0 a task
+    pooled = [(1, 2, 4, 8)] * 16  # with the 7 cached attempts: 0.5 everywhere
+    low = fifth["comparison"]["interval"][0]
+    assert low == pytest.approx(score_bound(own, 0.025, "lower"), abs=1e-4)
+    bound = fifth["baseline_pool"]["verdict_bound"]
+    assert bound["bound"] == pytest.approx(score_bound(own, 0.04, "lower"), abs=1e-4)
+    assert bound["pooled_bound"] == pytest.approx(score_bound(pooled, 0.04, "lower"), abs=1e-4)
+    assert bound["own_attempts"] == 16 and bound["cached_attempts"] == 16 * 7
+    assert bound["full_attempts"] == 32
+    assert bound["shift"] == pytest.approx(bound["bound"] - bound["pooled_bound"], abs=1e-4)
+    assert bound["shift"] < -0.05  # the pool would have made the verdict look better
+    guard = fifth["baseline_cache"]["drift_guard"]
     assert guard["agree"] and guard["fresh_rate"] == guard["cached_rate"] == 0.5
-    assert second["evaluation"]["insufficient"]
-    # far more than the 100-140 tasks at which this even result would just clear: a rerun
-    # settles 4 times in 5 only when the true delta lies clear of the threshold plus the pool's
-    # drift allowance, which the bound keeps however many tasks (stats/plan.py)
-    assert 2600 <= second["evaluation"]["tasks_needed"]["tasks"] <= 3600  # 3072 at 6 points
+    assert fifth["evaluation"]["insufficient"]
+    text = render_table(fifth)
+    assert "this run made 16 of its 32 baseline attempts and decides on them" in text
+    assert f"the verdict's lower bound {bound['bound'] * 100:+.1f} points" in text
+    assert f"it would read {bound['pooled_bound'] * 100:+.1f}" in text
 
 
 def test_the_pool_grows_to_its_limit_then_the_cache_serves_the_baseline(tmp_path: Path) -> None:
-    sizes = [_baseline_attempts(_run(tmp_path))["t0"] for _ in range(4)]
-    assert sizes == [3, 6, 9, 12]
+    for run in range(1, 5):
+        data = _run(tmp_path)
+        assert set(_baseline_attempts(data).values()) == {3}
+        cache = BaselineCache(tmp_path / "cache")
+        (entry,) = cache.info()["entries"]
+        cache.close()
+        assert entry["attempts"] == 3 * run * 8  # each run's own, kept
     fifth = _run(tmp_path)
-    assert set(_baseline_attempts(fifth).values()) == {12}
-    # it ran only the fresh attempts the drift guard reads: 40% of its baseline's, spread
+    # it ran only its fresh attempts: 40% of its baseline's, at least one a task, spread
     fresh = fresh_counts(TASKS, 3)
     assert sum(fresh.values()) == 9 and set(fresh.values()) == {1, 2}  # 40% of 24, rounded down
+    assert _baseline_attempts(fifth) == fresh
     for task in TASKS:
         pool = fifth["baseline_pool"]["tasks"][task]
+        assert pool["attempts"] == 12
         assert pool["runs"][0]["attempts"] == fresh[task] and len(pool["runs"]) == 5
     assert fifth["usage"]["baseline"]["from_cache"] == 8 * 12 - sum(fresh.values())
     assert fifth["baseline_cache"]["drift_guard"]["fresh_attempts"] == sum(fresh.values())
@@ -188,17 +196,20 @@ def test_the_pool_grows_to_its_limit_then_the_cache_serves_the_baseline(tmp_path
 
 
 def test_rejudge_and_resume_keep_the_pool(tmp_path: Path) -> None:
-    _run(tmp_path)
-    second = _run(tmp_path)
-    run_dir = second["manifest"]["run_dir"]
+    for _ in range(4):
+        _run(tmp_path)
+    fifth = _run(tmp_path)
+    assert fifth["baseline_cache"]["attempts_from_cache"] > 0
+    run_dir = fifth["manifest"]["run_dir"]
     code, out, err = run_cli("rejudge", run_dir)
     assert code == 4, err  # as the run: 8 tasks x 3 samples cannot rule out 10 points
     rejudged = read_json(out.strip())
-    assert rejudged["baseline_pool"]["tasks"] == second["baseline_pool"]["tasks"]
-    assert rejudged["comparison"]["method"] == second["comparison"]["method"]
+    assert rejudged["baseline_pool"]["tasks"] == fifth["baseline_pool"]["tasks"]
+    assert rejudged["baseline_pool"]["verdict_bound"] == fifth["baseline_pool"]["verdict_bound"]
+    assert rejudged["comparison"]["method"] == fifth["comparison"]["method"]
     state = Path(run_dir).parent.parent
     resumed = _run_resume(tmp_path, state, run_dir)
-    assert resumed["baseline_pool"]["tasks"] == second["baseline_pool"]["tasks"]
+    assert resumed["baseline_pool"]["tasks"] == fifth["baseline_pool"]["tasks"]
     assert resumed["baseline_cache"]["attempts_from_cache"] == 0  # it holds its pool already
 
 
@@ -285,26 +296,48 @@ P, F = "passed", "failed"
 
 
 @pytest.mark.parametrize(
-    ("held", "whole", "take"),
+    ("held", "fresh", "whole", "take"),
     [
-        ([], False, ()),
-        ([("r2", [P, F, P]), ("r1", [P, P, P])], False, (("r2", 3), ("r1", 3))),
-        ([("r3", [P] * 3), ("r2", [F] * 3), ("r1", [P] * 3)], False, (("r3", 3), ("r2", 3),
-                                                                      ("r1", 3))),
-        ([("r4", [P] * 3), ("r3", [F] * 3), ("r2", [P] * 3), ("r1", [F] * 3)], True,
-         (("r4", 3), ("r3", 3), ("r2", 3), ("r1", 3))),
-        ([("r9", [P] * 12), ("r1", [F] * 3)], True, (("r9", 12),)),
-        ([("r2", [P] * 8), ("r1", [F] * 3)], False, (("r2", 8), ("r1", 1))),
-        ([("me", [P] * 12), ("r1", [F] * 3)], False, (("r1", 3),)),
+        ([], 1, False, ()),
+        ([("r2", [P, F, P]), ("r1", [P, P, P])], 1, False, ()),
+        ([("r3", [P] * 3), ("r2", [F] * 3), ("r1", [P] * 3)], 1, False, ()),
+        ([("r4", [P] * 3), ("r3", [F] * 3), ("r2", [P] * 3), ("r1", [F] * 3)], 1, True,
+         (("r4", 3), ("r3", 3), ("r2", 3), ("r1", 2))),
+        ([("r4", [P] * 3), ("r3", [F] * 3), ("r2", [P] * 3), ("r1", [F] * 3)], 2, True,
+         (("r4", 3), ("r3", 3), ("r2", 3), ("r1", 1))),
+        ([("r4", [P] * 3), ("r3", [F] * 3), ("r2", [P] * 3), ("r1", [F] * 3)], 3, False, ()),
+        ([("r9", [P] * 12), ("r1", [F] * 3)], 1, True, (("r9", 11),)),
+        ([("r2", [P] * 8), ("r1", [F] * 3)], 1, True, (("r2", 8), ("r1", 3))),
+        ([("r2", [P] * 8), ("r1", [F] * 2)], 1, False, ()),
+        ([("me", [P] * 12), ("r1", [F] * 3)], 1, False, ()),
     ],
 )  # fmt: skip
-def test_draw_fills_the_pool_or_tops_up_the_runs_own(
-    held: list[tuple[str, list[str]]], whole: bool, take: tuple[tuple[str, int], ...]
+def test_draw_fills_a_full_pool_beside_the_fresh_attempts_or_takes_nothing(
+    held: list[tuple[str, list[str]]], fresh: int, whole: bool, take: tuple[tuple[str, int], ...]
 ) -> None:
+    """Only a full pool is drawn (12 a task at 3 samples, the fresh attempts included), and
+    only when the fresh attempts are fewer than the samples: elsewhere pooling saves nothing."""
     earlier = [CachedRun(run, {"t": outcomes}) for run, outcomes in held]  # type: ignore[dict-item]
-    plan = draw("me", ["t"], earlier, samples=3, limit=12)
+    plan = draw("me", ["t"], earlier, samples=3, limit=12, fresh={"t": fresh})
     assert plan["t"].whole is whole and plan["t"].take == take
+    assert plan["t"].own == (fresh if whole else 3)
     assert plan["t"].attempts == sum(n for _, n in take)
+
+
+@pytest.mark.parametrize(
+    ("samples", "least", "counts"),
+    [(1, 1, [1] * 5), (2, 1, [1] * 5), (3, 1, [1, 1, 1, 1, 2]), (10, 1, [4] * 5),
+     (3, 3, [3] * 5), (4, 2, [2] * 5)],
+)  # fmt: skip
+def test_fresh_attempts_are_a_share_of_the_baseline_at_least_one_a_task(
+    samples: int, least: int, counts: list[int]
+) -> None:
+    """40% of the baseline's attempts, spread over the tasks, at least one a task (every
+    task's drift is seen; pass@k needs k): at 1 sample the cache saves nothing."""
+    tasks = [f"t{i}" for i in range(5)]
+    fresh = fresh_counts(tasks, samples, least=least)
+    assert list(fresh.values()) == counts
+    assert saves(fresh, samples) is (sum(counts) < 5 * samples)
 
 
 class ClaimingExecutor(MockExecutor):
@@ -326,45 +359,36 @@ def test_only_the_cache_marks_an_attempt_as_drawn(tmp_path: Path) -> None:
             skill_path=str(write_skill(tmp_path / "skill")),
             executor="claiming",
             baseline_cache_dir=str(tmp_path / "cache"),
+            samples=3,
             progress=False,
         )
-        first = run_evaluation(plan, log=lambda m: None).artifact
-        second = run_evaluation(plan, log=lambda m: None).artifact
+        runs = [run_evaluation(plan, log=lambda m: None).artifact for _ in range(5)]
     finally:
         REGISTRY.reset()
-    assert all("meta" not in a for r in first["baseline_results"] for a in r["attempts"])
+    first = runs[0]
+    # the claim was dropped: nothing of the first four runs counts as drawn
+    for data in runs[:4]:
+        assert all("meta" not in a for r in data["baseline_results"] for a in r["attempts"])
+        assert data["baseline_cache"].get("attempts_from_cache", 0) == 0
     first_run = Path(first["manifest"]["run_dir"]).name
-    # the first run's attempts were its own, so they were cached and the second run drew them
-    assert second["baseline_pool"]["tasks"]["t0"]["runs"][1] == {"run_id": first_run, "attempts": 1}
+    # the first run's attempts were its own, so they were cached and the fifth run drew them
+    drawn = [r["run_id"] for r in runs[4]["baseline_pool"]["tasks"]["t0"]["runs"][1:]]
+    assert drawn[-1] == first_run and len(drawn) == 4
 
 
-# -- the drift guard ----------------------------------------------------------------------------
+# -- drift --------------------------------------------------------------------------------------
 
 MARK = "SKILL-MARK-d41"
 
 
-@pytest.mark.parametrize(
-    ("shares", "moved"),
-    [([], 0.0), ([0.0, 0.0], 0.0), ([0.5] * 16, 0.03), ([1.0, 0.75] * 10, 0.0525)],
-)
-def test_the_allowance_covers_a_5_point_drift_with_room(shares: list[float], moved: float) -> None:
-    """6 points times the mean cached share of the pools: above the bias a cache 5 points off
-    today puts into the mean difference (5 points times the same share), so a 5-point drift
-    is absorbed with a point of room, not at the edge where the pooled score test runs at its
-    own level (scripts/bench_verdicts.py --only drift)."""
-    assert DRIFT_TOLERANCE == 0.06
-    assert allowance(shares) == pytest.approx(moved)
-    bias = 0.05 * (sum(shares) / len(shares) if shares else 0.0)
-    assert allowance(shares) == pytest.approx(1.2 * bias)  # a fifth above the bias
-
-
-def test_a_baseline_that_drifted_is_not_pooled(
+def test_a_baseline_that_drifted_is_flagged_and_decides_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first run's baseline passes every task; between runs the service changes (the fake
-    server's answers to the baseline do), so the second run's fresh baseline attempts fail
-    where the cached ones passed: it does not pool, says so on stderr and in the artifact,
-    and decides on its own baseline, which it then runs in full."""
+    """Four runs fill the cache with a baseline that passes every task; then the service
+    changes (the fake server's answers to the baseline do), so the fifth run's fresh baseline
+    attempts fail where the cached ones passed. It warns on stderr and in the artifact, and
+    its verdict rests on its own attempts: the pool, which would have put the bound lower,
+    is stated beside it, not used."""
     ids = [f"t{i}" for i in range(10)]
     suite = write_suite(tmp_path / "suite", [contains_task(t, "alpha") for t in ids])
     skill = write_skill(tmp_path / "skill", f"Say alpha. {MARK}")
@@ -372,39 +396,37 @@ def test_a_baseline_that_drifted_is_not_pooled(
         "run", "--standalone", "--task-suite", str(suite), "--skill-path", str(skill),
         "--state-root", str(tmp_path / "state"), "--executor", "anthropic",
         "--model", "test-model", "--baseline-cache-dir", str(tmp_path / "cache"),
+        "--samples", "2",
     ]  # fmt: skip
     rules = [{"system_contains": MARK, "text": "alpha"}]
     with FakeAnthropic(rules=rules, default="alpha as well") as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        code, out, err = run_cli(*args, "-q")
-        first = read_json(out.strip())
-        assert first["evaluation"]["baseline_pass_rate"] == 1.0, err
+        for _ in range(4):
+            code, out, err = run_cli(*args, "-q")
+            first = read_json(out.strip())
+            assert first["evaluation"]["baseline_pass_rate"] == 1.0, err
         fake.set_rules(rules, default="nothing useful")  # the baseline's answers change
         before = fake.count
         code, out, err = run_cli(*args)
         baseline_requests = [r for r in fake.requests[before:] if MARK not in str(r.body)]
     data = read_json(out.strip())
     artifact.validate(data)
-    first_run = Path(first["manifest"]["run_dir"]).name
     cache = data["baseline_cache"]
     guard = cache["drift_guard"]
-    assert cache["hit"] and cache["pooled"] is False and cache["attempts_from_cache"] == 0
+    assert cache["hit"] and cache["pooled"] is True and cache["attempts_from_cache"] == 70
     assert guard["agree"] is False and guard["p"] < guard["level"]
     assert guard["fresh_rate"] == 0.0 and guard["cached_rate"] == 1.0
-    assert cache["runs"][0]["run_id"] == first_run and cache["runs"][0]["models"] == ["test-model"]
-    assert cache["runs"][0]["age_seconds"] >= 0
-    assert [r["run_id"] for r in cache["runs_refused"]] == [first_run]
-    assert cache["runs_refused"][0]["reason"].startswith("drift")
-    # decided on its own baseline, made in full: one attempt a task, none drawn
+    assert all(r["models"] == ["test-model"] and r["age_seconds"] >= 0 for r in cache["runs"])
+    assert cache["runs_refused"] == []
+    # decided on its own baseline: one fresh attempt a task, the drawn ones beside it
     assert len(baseline_requests) == 10
     assert _baseline_attempts(data) == dict.fromkeys(ids, 1)
-    assert all("meta" not in a or "cached_from" not in a["meta"]
-               for r in data["baseline_results"] for a in r["attempts"])  # fmt: skip
     assert data["evaluation"]["baseline_pass_rate"] == 0.0
-    assert "moved out" not in data["comparison"]["method"]
-    pool = data["baseline_pool"]
-    assert pool["pooled"] is False and pool["drift_guard"] == guard and pool["drift_allowance"] == 0
-    assert pool["runs_refused"] == cache["runs_refused"]
-    assert "baseline not pooled" in err and "decided on this run's own baseline" in err
-    assert "fresh baseline attempts pass 0% a task" in err and first_run in err
+    assert data["evaluation"]["verdict"] == "pass" and code == 0
+    bound = data["baseline_pool"]["verdict_bound"]
+    assert bound["pooled_bound"] < bound["bound"]  # the stale cache would have hurt it
+    assert data["evaluation"]["policy"]["reasoning"].count(f"{bound['bound'] * 100:+.1f}") == 1
+    assert "the cached baseline differs from today's" in err
+    assert "fresh baseline attempts pass 0% a task, the cache's 100%" in err
+    assert "the cached attempts differ from today's" in err  # the summary's cache note

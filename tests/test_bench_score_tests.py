@@ -64,7 +64,7 @@ def test_the_contract_mode_prints_the_table_for_a_rule():
     out = _run("--reps", "20", "--only", "mn-ta")
     assert "t tail on the candidate's attempts" in out
     table = out.split("design", 1)[1].split("columns:")[0]
-    assert "accumulated 3 + 3+9 cached" in table and "adaptive" not in table
+    assert "cached: 3 + 1-2 fresh a task" in table and "adaptive" not in table
     assert "target: at 3 samples an unchanged skill passes" in out
 
 

@@ -53,6 +53,7 @@ INTENDED = (
         "the demo suite's tasks carry known-good references for the judge checks (issue 31)",
     ),
     (("task_results",), "the original evaluator's standalone fields (issue 25)"),
+    (("evaluation", "mocked"), "a verdict from the mock executor says so (issue 47)"),
     *(
         (("evaluation", key), "not enough evidence told from shown worse (issue 30)")
         for key in ("insufficient", "detectable_margin", "tasks_needed")

@@ -268,7 +268,13 @@ def test_table_shows_statistics_when_present(tmp_path: Path) -> None:
     assert re.search(r"^decided by +policy non-inferior: lower end \+0.2 > -0.05", text, re.M)
     assert "conclusion" not in text
     assert re.search(r"^non-discriminating +2 tasks", text, re.M)
-    assert re.search(r"^power +detecting a 10-point lift", text, re.M)
+    # the power hint says it answers another question than the verdict's
+    assert re.search(
+        r"^power +another question than the verdict's \(how many tasks would detect an "
+        r"improvement\): detecting a 10-point lift",
+        text,
+        re.M,
+    )
     assert "baseline served from the cache (key abababababab, age 2 h, 5 attempts)" in text
     assert "candidate $0.0123" in text
 

@@ -12,6 +12,13 @@ import pytest
 
 from skill_eval.report.html import render_html
 from tests.browser import Browser, find_chromium, png_colours
+from tests.helpers import (
+    DEMO_OUTPUTS,
+    DEMO_SKILL_IMPROVED,
+    DEMO_SUITE,
+    read_json,
+    run_cli,
+)
 from tests.test_report import failing, passing
 from tests.test_report_html import hostile
 
@@ -140,3 +147,53 @@ def test_arms_are_drawn_side_by_side_with_the_reference_marked(
     # the task list below still filters
     browser.eval("document.querySelector('[data-filter=improved]').click()")
     assert browser.eval(VISIBLE) == ["uses-the-skill"]
+
+
+DRAWING = """(() => {
+  const svg = document.querySelector('svg.decision');
+  const bound = svg.querySelector('line.bound'), margin = svg.querySelector('line.margin');
+  const box = e => e.getBoundingClientRect();
+  return {
+    bound: Number(bound.dataset.value), margin: Number(margin.dataset.value),
+    boundX: box(bound).left, marginX: box(margin).left,
+    heights: [box(bound).height, box(margin).height],
+    ruled: [box(svg.querySelector('rect.ruled')).left, box(svg.querySelector('rect.ruled')).width],
+    axis: [box(svg.querySelector('line.axis')).left, box(svg.querySelector('line.axis')).width],
+    labels: Array.from(svg.querySelectorAll('text')).map(t => t.textContent),
+    decided: document.getElementById('decided').textContent,
+    color: getComputedStyle(document.getElementById('decided')).fontWeight,
+  };
+})()"""
+
+
+def test_the_demo_report_draws_the_deciding_bound_against_the_margin(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """Issue 51: the README's demo passes on its one-sided 96% lower bound, -9.6 points, just
+    above the -10-point margin; the page leads with that bound and draws it against the
+    margin line, the region it rules in shaded to the right, and the two-sided interval is
+    drawn apart, labelled for reference."""
+    code, out, err = run_cli(  # the README's demo, with the default policy
+        "run", "--skill-path", str(DEMO_SKILL_IMPROVED), "--task-suite", str(DEMO_SUITE),
+        "--mock", "--mock-outputs", str(DEMO_OUTPUTS), "--state-root", str(tmp_path / "s"), "-q",
+    )  # fmt: skip
+    assert code == 0, err
+    browser.open(_write(tmp_path, render_html(read_json(out.strip()))))
+    drawn = browser.eval(DRAWING)
+    assert drawn["bound"] == pytest.approx(-0.0963, abs=1e-4) and drawn["margin"] == -0.1
+    assert drawn["boundX"] > drawn["marginX"]  # drawn where it lies: just above the margin
+    assert all(height > 15 for height in drawn["heights"])  # both lines are drawn
+    left, width = drawn["ruled"]  # ruled in: from the bound to the axis' right end
+    axis_left, axis_width = drawn["axis"]
+    assert left == pytest.approx(drawn["boundX"], abs=2)
+    assert left + width == pytest.approx(axis_left + axis_width, abs=2)
+    assert drawn["labels"] == [
+        "one-sided 96% lower bound -9.6",
+        "margin -10",
+        "95% interval, for reference",
+    ]
+    assert drawn["decided"] == (
+        "decided by one-sided 96% lower bound -9.6 points, above the margin -10 points "
+        "(policy no-regression)"
+    )
+    assert int(drawn["color"]) >= 600  # the deciding line is not grey small print

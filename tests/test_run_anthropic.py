@@ -142,26 +142,28 @@ def test_a_full_cached_baseline_sends_no_baseline_request(
     tmp_path: Path, server: FakeAnthropic
 ) -> None:
     """Baselines accumulate: each run until the cache holds a full pool (4 x --samples attempts
-    a task) runs its own baseline and adds it; from then on the cache serves the baseline
-    beside the few fresh attempts the drift guard reads (40% of them: at 3 tasks x 1 sample,
-    one), and the rest sent is the candidate's."""
-    args = [*setup(tmp_path), "--baseline-cache-dir", str(tmp_path / "cache")]
-    for run in range(1, 5):  # --samples 1: a pool of 4
+    a task) runs its own baseline and adds it, drawing nothing (a smaller pool would save no
+    attempt); from then on the run makes only its fresh baseline attempts (at 2 samples, one a
+    task) beside the cached ones, and the rest sent is the candidate's."""
+    args = [*setup(tmp_path), "--baseline-cache-dir", str(tmp_path / "cache"), "--samples", "2"]
+    for run in range(1, 5):  # 4 runs of 2: a pool of 8
         code, out, err = run_cli(*args)
         assert code == 0, err
-        assert server.count == 6 * run  # both arms, 3 tasks
+        assert server.count == 12 * run  # both arms, 3 tasks x 2 samples
         data = read_json(out.strip())
-        assert data["baseline_pool"]["smallest"] == run
+        assert data["baseline_cache"]["attempts_from_cache"] == 0
         assert data["usage"]["baseline"]["output_tokens"] > 0  # this run paid for its own
     code, out, err = run_cli(*args)
     assert code == 0, err
-    new = server.requests[24:]
-    assert len(new) == 4 and sum(has_skill(r) for r in new) == 3
+    new = server.requests[48:]
+    assert len(new) == 9 and sum(has_skill(r) for r in new) == 6
     data = read_json(out.strip())
-    assert data["baseline_cache"]["hit"] is True and data["baseline_pool"]["smallest"] == 4
-    assert data["baseline_cache"]["drift_guard"]["fresh_attempts"] == 1
-    assert data["usage"]["baseline"]["from_cache"] == 11
-    # tokens and cost: the runs that made the cached attempts paid for them, this one for one
+    assert data["baseline_cache"]["hit"] is True and data["baseline_pool"]["smallest"] == 8
+    assert data["baseline_cache"]["drift_guard"]["fresh_attempts"] == 3
+    assert data["usage"]["baseline"]["from_cache"] == 21
+    # the verdict's baseline is this run's own: one attempt a task
+    assert [r["stats"]["n"] for r in data["baseline_results"]] == [1, 1, 1]
+    # tokens and cost: the runs that made the cached attempts paid for them, this one for three
     assert data["usage"]["baseline"]["output_tokens"] > 0
 
 

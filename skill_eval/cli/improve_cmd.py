@@ -209,8 +209,8 @@ def command(
     meaning: --max-cost-usd and --max-tokens-total cap the whole command, improver included.
 
     Prints the ranking artifact's path on stdout, progress on stderr. Exit codes: 0 a better
-    version is proposed (or the original is accepted as is), 1 none beats the original on
-    holdout, 2 bad input, 3 error.
+    version is proposed (or the original is accepted as is), 1 none was shown better at this
+    size (which is not "none is better"), 2 bad input, 3 error.
     """
     from ..improve.decide import IterationSettings
     from ..improve.run import history as show_history
@@ -259,13 +259,15 @@ def command(
 def _print_outcome(outcome: ImproveRun) -> None:
     """What the improver said and the decision on stderr, the ranking artifact's path on
     stdout; then the exit code."""
+    from ..improve.detect import NOT_SHOWN
+
     for note in outcome.notes:
         click.echo(f"improver: {note}", err=True)
     result = outcome.result
     where = f"; winner in {outcome.winner}" if outcome.winner else ""
     click.echo(
         f"{result.decision}: best {outcome.best_candidate}, "
-        f"{'proposed' if result.proposed else 'not proposed'}{where}; "
+        f"{'proposed' if result.proposed else f'not proposed ({NOT_SHOWN})'}{where}; "
         f"{result.tokens} tokens, ${result.cost_usd:.4f}",
         err=True,
     )

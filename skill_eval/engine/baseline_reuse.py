@@ -1,13 +1,14 @@
 """The baseline cache around a run's evaluation (--baseline-cache-dir). Before it, the run draws
 cached baseline attempts of earlier runs with the same baseline (stats/accumulate.py: `draw`):
-at a task where the cache holds a full pool (`pool_limit`: 4 x --samples attempts) the cached
-attempts are the run's baseline there and it makes none; elsewhere it runs its own --samples
-and the cache tops them up to the pool. Drawn attempts join the journal (so --resume and
-`rejudge` see them) with indices after the run's own, each marked with the run it came from
+at a task where the cache holds a full pool (`pool_limit`: 4 x --samples attempts) the run
+makes only its fresh attempts there (stats/drift.py: fresh_counts, 40% of its baseline, at
+least one a task) and the cached attempts fill the pool beside them; elsewhere it runs its own
+--samples and draws nothing. Drawn attempts join the journal (so --resume and `rejudge` see
+them) with indices after the run's own, each marked with the run it came from
 (`meta.cached_from`). After the evaluation, whatever happened, the run's own baseline
 attempts go back into the cache beside the earlier runs' (bounded, the oldest dropped). The
-evaluation itself knows nothing of the cache: its comparison pools whatever baseline attempts
-a task has (engine/summary.py)."""
+evaluation decides on the run's own attempts; the drawn ones give the bound the cache would
+have given (engine/summary.py, stats/drift.py: PoolShift) and the drift test's warning."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ..errors import CacheError
 from ..judges.llm import judge_model
 from ..stats import accumulate, drift
 from ..stats.accumulate import Draw, draw, pool_baseline, pool_limit
+from ..stats.drift import PoolShift
 from .attempt_store import CACHED_FROM
 from .cache import (
     BaselineCache,
@@ -158,14 +160,17 @@ def _pool(
     run_fresh: RunFresh,
     log: Log,
 ) -> _Pooling:
-    """Which cached runs this run pools: those of its agent version and resolved models
-    whose attempts agree with its fresh ones (stats/drift.py); their attempts go into `done`
-    and the journal. A resumed run keeps the pool it had: a task where it already holds
-    baseline attempts draws nothing new."""
+    """Which cached runs this run draws beside its fresh attempts: those of its agent version
+    and resolved models, where the cache holds a full pool and drawing saves attempts; their
+    attempts go into `done` and the journal, and the drift test (stats/drift.py) of its fresh
+    attempts against them warns when they differ. A resumed run keeps the pool it had: a task
+    where it already holds baseline attempts draws nothing new."""
     samples = prepared.plan.sample_count
     held = {a.task_id for a in opened.done if a.arm == "baseline"}
     tasks = [t.id for t in prepared.suite.tasks if t.id not in held]
-    out = _Pooling(fresh=drift.fresh_counts(tasks, samples))
+    out = _Pooling(fresh=drift.fresh_counts(tasks, samples, least=prepared.plan.decision.pass_k))
+    if not drift.saves(out.fresh, samples):  # the cache would save no attempt: not drawn
+        return out
     runs = []
     for run in hit.runs:
         if run.agent_version != version:
@@ -191,15 +196,15 @@ def _pool(
         for task, p in plan.items()
     }
     out.guard = drift.check({t: [a.status for a in mine.get(t, [])] for t in plan}, cached)
-    if not out.guard.agree:
+    if not out.guard.agree:  # a warning: the verdict rests on the run's own attempts anyway
         g = out.guard
         log(
-            f"warning: baseline not pooled: this run's {g.fresh_attempts} fresh baseline attempts "
-            f"pass {g.fresh_rate:.0%} a task, the cache's {g.cached_rate:.0%} (drift test "
-            f"p = {g.p:.3f}); deciding on this run's own baseline"
+            f"warning: the cached baseline differs from today's: this run's {g.fresh_attempts} "
+            f"fresh baseline attempts pass {g.fresh_rate:.0%} a task, the cache's "
+            f"{g.cached_rate:.0%} (drift test p = {g.p:.3f}); a model or service may have "
+            "changed behind the same name. The verdict rests on this run's own attempts, "
+            "as always; clear the cache (`skill-eval cache clear`) to start it afresh"
         )
-        out.refused += [_refusal(r, "drift: fresh attempts disagree") for r in kept]
-        return out
     out.counts = _add_drawn(opened, plan, by_run)
     return out
 
@@ -305,12 +310,14 @@ def pool_section(
     own_run: str,
     samples: int,
     cache: Mapping[str, Any] | None = None,
+    shift: PoolShift | None = None,
 ) -> dict[str, Any]:
-    """The artifact's `baseline_pool`: per task the baseline attempts the comparison used and
-    from which runs (stats.accumulate.pool_baseline over the run's journal: its own attempts,
-    then those drawn from each earlier run), the drift allowance they put on the bounds and,
-    from this run's `baseline_cache` section when it has one, whether it pooled and why
-    (the drift guard, the runs with their age and models, the runs refused)."""
+    """The artifact's `baseline_pool`: per task the baseline attempts of the pool and from
+    which runs (stats.accumulate.pool_baseline over the run's journal: its own attempts, then
+    those drawn from each earlier run); `shift`, the bound that decided (on the run's own
+    attempts) beside the one the pool would have given (stats/drift.py: PoolShift); and, from
+    this run's `baseline_cache` section when it has one, whether it drew from the cache and
+    the drift test (the runs with their age and models, the runs refused)."""
     own: dict[str, list[Status]] = {task: [] for task in task_ids}
     earlier: dict[str, dict[str, list[Status]]] = {}
     for attempt in sorted(attempts, key=lambda a: a.index):
@@ -328,18 +335,12 @@ def pool_section(
         pool_limit(samples),
     )
     counts = [pooled.attempts(task) for task in task_ids]
-    shares = [
-        1 - n / pooled.attempts(t)
-        for t in task_ids
-        for run, n in pooled.sources.get(t, ())[:1]
-        if run == own_run and pooled.attempts(t)
-    ]
     decided = {k: cache[k] for k in _DECIDED if cache and k in cache}
     return {
         "run_id": own_run,
         "smallest": min(counts, default=0),
         **pooled.to_dict(),
-        "drift_allowance": round(drift.allowance(shares if any(shares) else []), 6),
+        "verdict_bound": None if shift is None else shift.to_dict(),
         **decided,
     }
 

@@ -25,7 +25,7 @@ from ..executors.base import OFFLINE_EXECUTOR, ExecutorBase
 from ..executors.pricing import PriceTable, load_price_table
 from ..judges.llm import DEFAULT_JUDGE_MODEL
 from ..plan.run_plan import Records, RunPlan
-from ..stats.drift import FRESH_SHARE
+from ..stats.drift import FRESH_SHARE, fresh_counts
 from .artifact import model_graded
 from .journal import JOURNAL_NAME, Journal
 from .journal_key import journal_key
@@ -95,7 +95,8 @@ class Estimate:
         if self.reusable:
             out.append(
                 f"plan: the baseline cache may serve up to {self.reusable} baseline attempts "
-                f"(a pooled run still makes {FRESH_SHARE:.0%} itself); counted as run here"
+                f"(a run beside a full cache still makes {FRESH_SHARE:.0%} itself, at least "
+                "one a task); counted as run here"
             )
         if self.spent.total_tokens or self.spent.total_usd:
             out.append(
@@ -215,12 +216,14 @@ def _judge_prior(prepared: Prepared, notes: list[str]) -> Rate:
 
 
 def _reusable(prepared: Prepared) -> int:
-    """Baseline attempts a full cache could serve: all but the drift guard's fresh share."""
+    """Baseline attempts a full cache could serve: all but the fresh ones a run beside it
+    makes (stats/drift.py: fresh_counts; none at 1 sample)."""
     plan = prepared.plan
     if not plan.records.baseline_cache_dir or prepared.arms.baseline is None:
         return 0
-    per_task = plan.sample_count - math.floor(plan.sample_count * FRESH_SHARE)
-    return per_task * len(prepared.suite.tasks)
+    tasks = [t.id for t in prepared.suite.tasks]
+    fresh = fresh_counts(tasks, plan.sample_count, least=plan.decision.pass_k)
+    return plan.sample_count * len(tasks) - sum(fresh.values())
 
 
 def earlier_rates(prepared: Prepared) -> tuple[dict[str, Rate], int] | None:

@@ -108,6 +108,7 @@ def finish_evaluation(
             run.run_dir.name,
             plan.sample_count,
             (run.extras or {}).get("baseline_cache"),
+            analysis.pool,
         )
     data.update(run.extras or {})
     data, path = _write(plan, arms, data, run, log)

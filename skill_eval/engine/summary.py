@@ -6,15 +6,16 @@ a run (and `rejudge`, `merge`) computes again from a run's journal."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.model import Arm, Attempt, Task, Usage
-from ..stats import drift, sequential
-from ..stats.accumulate import pooled_floor
+from ..stats import sequential
+from ..stats.accumulate import own_floor, pooled_floor
 from ..stats.adaptive import Allocation
 from ..stats.analysis import Analysis, analyse
 from ..stats.decision import Decision
+from ..stats.drift import PoolShift
 from ..stats.family import bonferroni, holm_levels
 from ..stats.policy import POLICY_ALPHA, threshold_of
 from ..stats.results import TaskResult, arm_results, errored_in, pass_rate, unpaired_tasks
@@ -137,27 +138,37 @@ def summarise(
     decision: Decision,
     reference: str,
 ) -> EvaluationResult:
-    """Per-arm results and the comparisons against `reference`, from attempts (pure)."""
-    per_arm = []
+    """Per-arm results and the comparisons against `reference`, from attempts (pure). The
+    reference's attempts drawn from the baseline cache (engine/baseline_reuse.py marks them)
+    are not its results: they only give each comparison the bound they would have given
+    (stats/drift.py says why they decide nothing)."""
+    per_arm, pooled = [], None
     for arm in arms:
         mine = tuple(a for a in attempts if a.arm == arm.name)
-        results = tuple(arm_results(tasks, attempts_by(mine, arm.name), decision.pass_k))
-        per_arm.append(
-            ArmResult(
-                arm,
-                results,
-                pass_rate(results),
-                mine,
-                sum((a.usage for a in mine), Usage()),
-                round(sum(a.cost_usd for a in mine), 6),
-            )
-        )
+        own = tuple(a for a in mine if CACHED_FROM not in a.meta)
+        per_arm.append(_arm_result(arm, tasks, own, decision))
+        if arm.name == reference and len(own) < len(mine):
+            pooled = _arm_result(arm, tasks, mine, decision)
     ref = next(r for r in per_arm if r.name == reference)
     others = [r for r in per_arm if r.name != reference]
-    comparisons = tuple(compare(r, ref, decision) for r in others)
+    comparisons = tuple(compare(r, ref, decision, pooled=pooled) for r in others)
     if len(comparisons) > 1 and decision.policy in POLICY_ALPHA and not decision.early_stop:
-        comparisons = _held_over_family(others, ref, comparisons, decision)
+        comparisons = _held_over_family(others, ref, comparisons, decision, pooled)
     return EvaluationResult(tuple(per_arm), reference, comparisons, tuple(attempts))
+
+
+def _arm_result(
+    arm: Arm, tasks: Sequence[Task], mine: Sequence[Attempt], decision: Decision
+) -> ArmResult:
+    results = tuple(arm_results(tasks, attempts_by(mine, arm.name), decision.pass_k))
+    return ArmResult(
+        arm,
+        results,
+        pass_rate(results),
+        tuple(mine),
+        sum((a.usage for a in mine), Usage()),
+        round(sum(a.cost_usd for a in mine), 6),
+    )
 
 
 def _held_over_family(
@@ -165,6 +176,7 @@ def _held_over_family(
     ref: ArmResult,
     comparisons: tuple[ArmComparison, ...],
     decision: Decision,
+    pooled: ArmResult | None = None,
 ) -> tuple[ArmComparison, ...]:
     """Several candidate arms against one reference: Holm's step-down over them (at the
     policy's level / family_size), each decided and worded at the level Holm gives it."""
@@ -174,7 +186,7 @@ def _held_over_family(
     p_values = [t.paired_test().p_value(threshold, "lower") if t else 1.0 for t in tests]
     note = f"Holm over {len(comparisons)} candidates"
     levels = dict(zip((a.name for a in arms), holm_levels(p_values, base), strict=True))
-    return tuple(compare(a, ref, decision, (max(levels[a.name], 1e-9), note)) for a in arms)
+    return tuple(compare(a, ref, decision, (max(levels[a.name], 1e-9), note), pooled) for a in arms)
 
 
 def compare(
@@ -182,9 +194,12 @@ def compare(
     ref: ArmResult,
     decision: Decision,
     level: tuple[float, str] | None = None,
+    pooled: ArmResult | None = None,
 ) -> ArmComparison:
     """`arm` against `ref` over the tasks both could judge, with the policy's decision.
-    `level`: a one-sided level in place of the policy's, and what to call it (a family's)."""
+    `level`: a one-sided level in place of the policy's, and what to call it (a family's).
+    `pooled`: the reference with the attempts drawn from a full baseline cache, whose bound
+    the analysis states beside its own (`Analysis.pool`)."""
     mine, theirs = list(arm.results), list(ref.results)
     unpaired = unpaired_tasks(mine, theirs)
     rate = pass_rate([r for r in mine if r.task_id not in unpaired])
@@ -195,32 +210,45 @@ def compare(
         alpha = POLICY_ALPHA[decision.policy] / decision.family_size
         note = f"Bonferroni share: {decision.family_size} candidates compared"
     if decision.early_stop:  # decide at the look these attempts reach, at its level
-        reached = sequential.rounds_done((*arm.attempts, *ref.attempts))
+        # beside a full cache the baseline made its fresh attempts first, all of them: the
+        # candidate's rounds say which look this is
+        looked = arm.attempts if pooled is not None else (*arm.attempts, *ref.attempts)
+        reached = sequential.rounds_done(looked)
         samples = min(samples, reached) or samples
         alpha = sequential.look_alpha(
             decision.policy, decision.sample_count, decision.pass_k, samples
         )
     if level is not None:
         alpha, note = level
-    analysis = analyse(
-        mine,
-        theirs,
-        pass_k=decision.pass_k,
-        samples=samples,
-        # a baseline pooled from the cache (engine/baseline_reuse.py) has more attempts a task
-        baseline_samples=pooled_floor(
-            (r.stats.n for r in theirs if r.task_id not in unpaired), samples
-        ),
-        policy=decision.policy,
-        min_delta=decision.min_delta,
-        margin=decision.margin,
-        rates=(rate, ref_rate, delta),
-        alpha=alpha,
-        alpha_note=note,
-        # the score test reads attempts taken a fixed number per task (stats/score.py)
-        fixed_attempts=decision.budget is None and not decision.early_stop,
-        drift_allowance=drift.allowance(_cached_shares(ref, unpaired)),
-    )
+
+    def analysed(baseline: Sequence[TaskResult], floor: int | None) -> Analysis:
+        return analyse(
+            mine,
+            baseline,
+            pass_k=decision.pass_k,
+            samples=samples,
+            # beside a full cache the baseline made fewer attempts of its own (its fresh
+            # ones); pooled with the cache, more (engine/baseline_reuse.py)
+            baseline_samples=floor,
+            policy=decision.policy,
+            min_delta=decision.min_delta,
+            margin=decision.margin,
+            rates=(rate, ref_rate, delta),
+            alpha=alpha,
+            alpha_note=note,
+            # the score test reads attempts taken a fixed number per task (stats/score.py)
+            fixed_attempts=decision.budget is None and not decision.early_stop,
+        )
+
+    def counts(results: Sequence[TaskResult]) -> list[int]:
+        return [r.stats.n for r in results if r.task_id not in unpaired]
+
+    analysis = analysed(theirs, own_floor(counts(theirs), samples) if pooled else None)
+    if pooled is not None:
+        reference = analysed(pooled.results, pooled_floor(counts(pooled.results), samples))
+        own, cached = sum(counts(theirs)), sum(counts(pooled.results)) - sum(counts(theirs))
+        full = len(counts(theirs)) * decision.sample_count
+        analysis = _with_pool(analysis, reference, (own, cached, full))
     where = errored_in(mine, theirs)
     return ArmComparison(
         arm.name,
@@ -234,16 +262,14 @@ def compare(
     )
 
 
-def _cached_shares(ref: ArmResult, unpaired: Sequence[str]) -> list[float]:
-    """Per paired task, the share of the reference's judged attempts drawn from the cache
-    (engine/baseline_reuse.py marks them); empty when none was."""
-    judged: dict[str, list[bool]] = {}
-    for a in ref.attempts:
-        if a.status != "error" and a.task_id not in unpaired:
-            judged.setdefault(a.task_id, []).append(CACHED_FROM in a.meta)
-    if not any(any(marks) for marks in judged.values()):
-        return []
-    return [sum(marks) / len(marks) for marks in judged.values()]
+def _with_pool(analysis: Analysis, pooled: Analysis, made: tuple[int, int, int]) -> Analysis:
+    """`analysis` with the lower bound the cached attempts would have given pooled in beside
+    the run's own (stats/drift.py: PoolShift; `made`: own, cached and full attempts), when
+    both have one."""
+    mine, theirs = analysis.policy, pooled.policy
+    if mine is None or theirs is None or mine.lower is None or theirs.lower is None:
+        return analysis
+    return replace(analysis, pool=PoolShift("lower", mine.lower, theirs.lower, *made))
 
 
 __all__ = [

@@ -28,6 +28,7 @@ from .adapter import make_compare_fn, make_evaluate_fn
 from .backends import MOCK as MOCK_IMPROVER
 from .backends import MeteredImprover, build_improver
 from .decide import IterationSettings
+from .detect import detectable_lines
 from .evaluation import CompareFn, EvaluateFn
 from .folders import FolderError, read_skill_folder, write_versions, write_winner
 from .improver import Improver
@@ -58,7 +59,7 @@ class ImproveRun:
     @property
     def exit_code(self) -> int:
         """0 when a better version is proposed, or the original is already good enough
-        (Accept at the first iteration); 1 when no version beat the original on holdout;
+        (Accept at the first iteration); 1 when none was shown better at this size;
         the budget's code (5) when the command's cap ended the run before a proposal."""
         if self.result.proposed:
             return 0
@@ -209,6 +210,8 @@ def _warn_if_unconfirmable(
     version would be refused, whatever it does)."""
     split = set_apart_to_confirm(split_tasks(suite.tasks, s.holdout, s.seed), s.seed)
     family = max(1, s.iterate - 1)
+    for line in detectable_lines(len(split.confirm), s.confirm_samples, policy, family, s.holdout):
+        say(line)  # what the confirmation can see, before anything runs (improve/detect.py)
     if not confirmable(len(split.confirm), policy, family, s.confirm_samples):
         say(
             f"[confirm] warning: the {len(split.confirm)} task(s) set apart to confirm the pick "

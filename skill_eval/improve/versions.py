@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..stats.estimates import paired_comparison
 from ..stats.policy import POLICY_ALPHA, Policy, decide_policy
+from .detect import NOT_SHOWN
 from .evaluation import CompareFn
 from .split import Split
 
@@ -156,7 +157,8 @@ def select_and_confirm(
         proposed, gate = compare_fn(best.files, original.files, on, family)
     else:
         proposed, gate = holdout_rate_gate(best, original)
-    log(f"[select] {'proposed' if proposed else 'NOT proposed'}: {gate}")
+    said = "proposed" if proposed else f"not proposed ({NOT_SHOWN})"
+    log(f"[select] {said}: {gate}")
     return best, proposed, gate, family, confirmation
 
 

@@ -27,6 +27,7 @@ from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
 from .view import View, one_line, read_view
 
 TEMPLATES = Path(__file__).parent / "templates"
+DRAWN = 480  # the decision drawing's width in pixels
 MAX_DIFF_WORDS = 4000  # difflib is quadratic; longer outputs are compared in their first words
 # a word with the spaces after it, leading spaces, a line break
 _WORDS = re.compile(r"\S+[^\S\n]*|[^\S\n]+|\n")
@@ -123,6 +124,48 @@ def _interval(comparison: Any) -> dict[str, float] | None:
     }
 
 
+def _decision(artifact: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The drawing of what decided: the one-sided bound against the policy's threshold (the
+    margin, or 0), the point estimate, and the two-sided interval for reference, on a scale
+    that holds them all (x from 10 to DRAWN - 10). None without policy.decided_by."""
+    policy = (artifact.get("evaluation") or {}).get("policy")
+    decided = policy.get("decided_by") if isinstance(policy, Mapping) else None
+    comparison = artifact.get("comparison")
+    if not isinstance(decided, Mapping) or not isinstance(comparison, Mapping):
+        return None
+    figures = [decided.get(k) for k in ("value", "threshold", "one_sided_level")]
+    numbers = [float(x) for x in figures if isinstance(x, int | float)]
+    interval, delta = comparison.get("interval"), comparison.get("delta")
+    if len(numbers) != 3 or not isinstance(delta, int | float):
+        return None
+    bound, threshold, level = numbers
+    span = [bound, threshold, float(delta)]
+    if isinstance(interval, Sequence) and len(interval) == 2:
+        span += [float(interval[0]), float(interval[1])]
+    lo, hi = max(-1.0, min(span) - 0.05), min(1.0, max(span) + 0.05)
+
+    def x(value: float) -> float:
+        return round(10 + (value - lo) / (hi - lo) * (DRAWN - 20), 1)
+
+    side = "upper" if decided.get("bound") == "upper" else "lower"
+    return {
+        "side": side,
+        "bound": bound,
+        "threshold": threshold,
+        "level": f"{level * 100:.2f}".rstrip("0").rstrip(".") + "%",
+        "x_bound": x(bound),
+        "x_threshold": x(threshold),
+        "x_delta": x(float(delta)),
+        "x_edge": DRAWN - 10.0 if side == "lower" else 10.0,  # the side the bound rules in
+        "width": DRAWN,
+        "reference": (x(float(interval[0])), x(float(interval[1])))
+        if isinstance(interval, Sequence) and len(interval) == 2
+        else None,
+        "confidence": float(comparison.get("confidence") or 0.95),
+        "ends": (lo, hi),
+    }
+
+
 def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
     ev = artifact.get("evaluation") or {}
     skills = arm_skills(artifact)
@@ -204,6 +247,7 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         counts=counts,
         arms=_arms(artifact, view),
         interval=_interval(artifact.get("comparison")),
+        decision=_decision(artifact),
         decided_label=DECIDED_LABEL,
         reference_label=REFERENCE_LABEL,
         skill=one_line(artifact.get("task_suite_skill_id") or artifact.get("candidate_id") or "?"),

@@ -147,8 +147,8 @@ def _md_head(artifact: Mapping[str, Any], v: View) -> list[str]:
     ]
     if v.reason:
         out += [f"**Reason:** {md_escape(v.reason)}", ""]
-    if v.decision:
-        out += [f"**{DECIDED_LABEL.capitalize()}:** {md_escape(v.decision)}", ""]
+    if v.bound or v.decision:  # the bound that decided, against its threshold, leads
+        out += [f"**{DECIDED_LABEL.capitalize()}:** {md_escape(v.bound or v.decision)}", ""]
     return out
 
 

@@ -6,6 +6,7 @@ markdown for a pull request or `$GITHUB_STEP_SUMMARY` (report/markdown.py), JUni
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,9 +19,10 @@ from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown
 from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
-from .view import feedback, interval_text, one_line, read_view, tokens_text
+from .view import View, feedback, interval_text, listing, one_line, read_view, tokens_text
 
 FEEDBACK_CHARS = 100
+MAX_TASK_ROWS = 40  # over this many tasks the table shows the changed ones and counts the rest
 
 
 # --- the terminal table -------------------------------------------------------------------
@@ -36,7 +38,8 @@ def _align(rows: Sequence[Sequence[str]]) -> list[str]:
 
 def render_table(artifact: Mapping[str, Any]) -> str:
     """Plain aligned text for stderr at the end of a run: per task both arms' pass counts,
-    their difference and the judge's feedback on failures; then rates, delta, verdict."""
+    their difference and the judge's feedback on failures (over many tasks, the ones that
+    changed and counts for the rest); then the verdict, the bound that decided, rates."""
     v = read_view(artifact)
     shard = artifact.get("shard")
     lines = [
@@ -45,25 +48,86 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         if isinstance(shard, Mapping)
         else "no tasks were run"
     ]
+    if v.rows:
+        lines = _task_lines(artifact, v)
+    info = _info(artifact, v)
+    shown = [(label, text) for label, text in info if text]
+    width = max(len(label) for label, _ in shown)
+    lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in shown]
+    if columns := arm_columns(artifact):  # --arm: every arm side by side
+        table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
+        lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
+        if by_model := model_lines(artifact):  # arms on several models
+            # one_line trims; the indentation is the lines' own
+            lines += [
+                "",
+                *(x[: len(x) - len(x.lstrip())] + one_line(x, FEEDBACK_CHARS) for x in by_model),
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def _task_lines(artifact: Mapping[str, Any], v: View) -> list[str]:
+    """The per-task table; over MAX_TASK_ROWS tasks, the ones that changed (regressed
+    first, at most MAX_TASK_ROWS) and one line counting the rest."""
     costs = cost.task_costs(artifact)  # empty when nothing cost anything (the mock)
     priced = ["candidate", "baseline"] if v.paired else ["candidate"]
-    if v.rows:
-        header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else [])
-        header += [f"{arm} $/try" for arm in priced if costs] + ["feedback"]
-        lines = _align(
-            [header]
-            + [
-                [r.task_id, r.candidate]
-                + ([r.baseline, r.diff] if v.paired else [])
-                + [cost.cell(costs.get(r.task_id, {}), arm) for arm in priced if costs]
-                + [one_line(r.feedback, FEEDBACK_CHARS)]
-                for r in v.rows
-            ]
-        )
+    rows, rest = v.rows, ""
+    if len(rows) > MAX_TASK_ROWS:
+        rows, rest = _changed(v)
+    header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else [])
+    header += [f"{arm} $/try" for arm in priced if costs] + ["feedback"]
+    table = _align(
+        [header]
+        + [
+            [r.task_id, r.candidate]
+            + ([r.baseline, r.diff] if v.paired else [])
+            + [cost.cell(costs.get(r.task_id, {}), arm) for arm in priced if costs]
+            + [one_line(r.feedback, FEEDBACK_CHARS)]
+            for r in rows
+        ]
+    )
+    return table + ([rest] if rest else [])
+
+
+def _changed(v: View) -> tuple[list[Any], str]:
+    """Over many tasks: the rows that changed, regressed first (at most MAX_TASK_ROWS), and
+    a line counting every other task by what it did in both arms."""
+    moved = [r for r in v.rows if r.diff not in ("0", "n/a")]
+    moved.sort(key=lambda r: (r.task_id not in v.regressed, r.diff.startswith("+")))
+    shown = moved[:MAX_TASK_ROWS]
+    others = Counter(_kind(r, v.paired) for r in v.rows if r.diff in ("0", "n/a"))
+    counts = ", ".join(f"{n:,} {kind}" for kind, n in others.most_common())
+    more = len(moved) - len(shown)
+    head = f"... {more:,} more changed; " if more else "... "
+    return shown, (
+        f"{head}{sum(others.values()):,} of {len(v.rows):,} tasks unchanged"
+        + (f" ({counts})" if counts else "")
+        + "; every task is in the artifact and the HTML report (skill-eval report ARTIFACT "
+        "--format html)"
+    )
+
+
+def _kind(row: Any, paired: bool) -> str:
+    if row.diff not in ("0", "n/a"):
+        return "changed"
+    cells = (row.candidate, row.baseline) if paired else (row.candidate,)
+    if row.diff == "n/a" or any("err" in c or c == "-" for c in cells):
+        return "in error"
+    if all(c.startswith("0/") for c in cells):
+        return "failed in both arms" if paired else "failed"
+    if all(c.split("/")[0] == c.split("/")[-1] for c in cells):
+        return "passed in both arms" if paired else "passed"
+    return "alike in both arms"
+
+
+def _info(artifact: Mapping[str, Any], v: View) -> list[tuple[str, str | None]]:
+    """The labelled lines under the table, the verdict and the bound that decided first."""
     rates = f"candidate {v.rates['candidate']}"
     if v.paired:
         rates += f"  baseline {v.rates['baseline']}  delta {v.rates['delta']}"
     interval = interval_text(artifact.get("comparison"), with_method=False)  # methods are long
+    if interval and v.bound:  # two intervals at two levels: say which one the verdict stands on
+        interval += " (two-sided; describes the difference, decides nothing)"
     names = arm_names(artifact)
     arms = (
         "; ".join(f"{arm}: {one_line(name)}" for arm, name in names.items())
@@ -71,14 +135,13 @@ def render_table(artifact: Mapping[str, Any]) -> str:
         else ""
     )
     info = [
+        ("verdict", v.headline + (f": {v.reason}" if v.reason else "")),
+        (DECIDED_LABEL, v.bound or v.decision),
         ("arms", arms),
         ("pass rate", rates),
-        # two intervals at two levels: say which one the verdict stands on
         (REFERENCE_LABEL if v.decision else "", interval),
-        ("verdict", v.headline + (f": {v.reason}" if v.reason else "")),
-        (DECIDED_LABEL, v.decision),
-        ("regressed", ", ".join(v.regressed)),
-        ("improved", ", ".join(v.improved)),
+        ("regressed", listing(v.regressed)),
+        ("improved", listing(v.improved)),
     ]
     info.append(("errors", _errors_text(v.errors)))
     info += trigger_report.table_info(artifact)
@@ -95,19 +158,7 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     )
     info.append(("cost vs lift", cost.lift_per_dollar(artifact)))
     info += [("warning", w) for w in v.warnings]
-    shown = [(label, text) for label, text in info if text]
-    width = max(len(label) for label, _ in shown)
-    lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in shown]
-    if columns := arm_columns(artifact):  # --arm: every arm side by side
-        table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
-        lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
-        if by_model := model_lines(artifact):  # arms on several models
-            # one_line trims; the indentation is the lines' own
-            lines += [
-                "",
-                *(x[: len(x) - len(x.lstrip())] + one_line(x, FEEDBACK_CHARS) for x in by_model),
-            ]
-    return "\n".join(lines) + "\n"
+    return info
 
 
 def _errors_text(errors: Sequence[Mapping[str, Any]]) -> str:

@@ -73,7 +73,9 @@ def _question(policy: Mapping[str, Any]) -> tuple[str, str, str]:
 
 def _could(needed: Mapping[str, Any], these: int) -> str:
     """ "at about 40 tasks at 1 sample, or these 5 at 6 samples, an even result like this one
-    settles 4 times in 5" (artifacts before the plan: "... could")."""
+    settles 4 times in 5 on average over skills like it" (the plan's probability averages over
+    the true deltas a result like this one may come from: stats/plan.py; artifacts before the
+    plan: "... could")."""
     options = []
     tasks, samples = needed.get("tasks"), needed.get("samples")
     if isinstance(tasks, int) and isinstance(samples, int):
@@ -92,9 +94,11 @@ def _could(needed: Mapping[str, Any], these: int) -> str:
     like = (
         "an even result like this one"
         if not effect
-        else f"a result like this one ({float(effect):+.1f} points, shrunk toward zero)"
+        else f"a result like this one ({float(effect):+.1f} points: the middle of its bounds, "
+        "shrunk toward zero as most skills move a pass rate by little)"
     )
-    return f"at {', or '.join(options)}, {like} settles {_odds(float(probability))}"
+    odds = _odds(float(probability))
+    return f"at {', or '.join(options)}, {like} settles {odds} on average over skills like it"
 
 
 def _odds(probability: float) -> str:
@@ -135,3 +139,58 @@ def verdict_text(evaluation: Mapping[str, Any], comparison: Any) -> VerdictText:
     if cmp:
         text += f". {_moves(cmp).capitalize()}"
     return VerdictText(NOT_ENOUGH, text)
+
+
+def _model(arm: Mapping[str, Any]) -> str | None:
+    runs_on = arm.get("runs_on")
+    named = arm.get("model") or (runs_on.get("model") if isinstance(runs_on, Mapping) else None)
+    return str(named) if named else None
+
+
+def models_combined(artifact: Mapping[str, Any]) -> str | None:
+    """With --arm, when the verdict's arms (the first arm against the reference) run different
+    models: that its difference combines the skill's effect and the model's, and where the
+    per-model figures are. None otherwise."""
+    section = artifact.get("arms")
+    listed = section.get("arms") if isinstance(section, Mapping) else None
+    arms = [a for a in listed or () if isinstance(a, Mapping)]
+    reference = next((a for a in arms if a.get("reference")), None)
+    candidate = next((a for a in arms if not a.get("reference")), None)
+    if reference is None or candidate is None:
+        return None
+    mine, theirs = _model(candidate), _model(reference)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    models = section.get("models") if isinstance(section, Mapping) else None
+    per_model = isinstance(models, Mapping) and bool(models.get("lift"))
+    where = "the skill's lift per model" if per_model else "each arm's figures side by side"
+    return (
+        f"{candidate.get('name')} runs on {mine} and {reference.get('name')} on {theirs}: "
+        f"the difference combines the skill's effect with the model's (see {where})"
+    )
+
+
+def _level(value: float) -> str:
+    return f"{value * 100:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def decided_line(evaluation: Mapping[str, Any]) -> str | None:
+    """The bound that decided against its threshold, first: "one-sided 96% lower bound -9.6
+    points, above the margin -10 points (policy no-regression)"; None for artifacts without
+    `policy.decided_by` (the delta policy, older artifacts)."""
+    policy = evaluation.get("policy")
+    decided = policy.get("decided_by") if isinstance(policy, Mapping) else None
+    if not isinstance(policy, Mapping) or not isinstance(decided, Mapping):
+        return None
+    figures = [decided.get(key) for key in ("value", "threshold", "one_sided_level")]
+    numbers = [float(x) for x in figures if isinstance(x, int | float)]
+    if len(numbers) != 3:
+        return None
+    value, threshold, level = numbers
+    side = "upper" if decided.get("bound") == "upper" else "lower"
+    relation = "below" if side == "upper" else ("above" if value > threshold else "not above")
+    target = "0" if not threshold else f"the margin {_points(threshold * 100)} points"
+    return (
+        f"one-sided {_level(level)} {side} bound {value * 100:+.1f} points, {relation} "
+        f"{target} (policy {policy.get('name')})"
+    )

@@ -16,7 +16,7 @@ from typing import Any
 from ..stats.results import cause_line
 from .junit import BIDI_CHARS, journal_path, rate_text
 from .triggers import task_ids as trigger_task_ids
-from .verdict_text import MOCK_MARK, verdict_text
+from .verdict_text import MOCK_MARK, decided_line, models_combined, verdict_text
 
 # C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
 # the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
@@ -32,6 +32,21 @@ def one_line(text: Any, limit: int | None = None) -> str:
     """Text safe for one terminal or table line: no control characters, no newlines."""
     clean = _SPACE.sub(" ", CONTROL_CHARS.sub(" ", "" if text is None else str(text))).strip()
     return clean if limit is None or len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+# The power hint answers how large a suite would detect an improvement, not the verdict's
+# question: said where it is shown.
+POWER_QUESTION = "another question than the verdict's (how many tasks would detect an improvement)"
+LISTED = 12  # task ids a summary line names before it counts the rest
+
+
+def listing(ids: Iterable[Any], limit: int = LISTED) -> str:
+    """ "a, b, c" or, past `limit`, the first `limit` and "and N more (every one in the
+    artifact)"."""
+    names = [one_line(t) for t in ids]
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" and {len(names) - limit:,} more (all in the artifact)"
 
 
 def tokens_text(usage: Mapping[str, Any]) -> str:
@@ -192,6 +207,7 @@ class View:
     warnings: list[str]
     kind: str | None = None  # "not enough evidence" or "shown worse" for a fail the policy made
     mock: bool = False  # the verdict comes from the mock executor (evaluation.mocked)
+    bound: str | None = None  # the one-sided bound that decided, against its threshold
 
     @property
     def headline(self) -> str:
@@ -289,6 +305,8 @@ def read_view(artifact: Mapping[str, Any]) -> View:
     usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
     said = verdict_text(ev, artifact.get("comparison"))
     statement = one_line(said.statement) if said.statement else None
+    if statement and (combined := models_combined(artifact)):
+        statement += f" ({one_line(combined)})"
     return View(
         verdict=str(ev.get("verdict", "?")).upper(),
         reason=statement,
@@ -299,6 +317,7 @@ def read_view(artifact: Mapping[str, Any]) -> View:
         decision=_decision(ev, statement),
         kind=said.kind,
         mock=ev.get("mocked") is True,
+        bound=decided_line(ev),
         regressed=regressed,
         improved=improved,
         errors=_errors(artifact),
@@ -347,13 +366,13 @@ def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
             (
                 "non-discriminating",
                 f"{len(nd)} task{'s give' if len(nd) > 1 else ' gives'}"
-                " the same result in both arms: " + ", ".join(one_line(t) for t in nd),
+                " the same result in both arms: " + listing(nd),
             )
         )
     if artifact.get("power_hint") and not ev.get("tasks_needed"):
         # A run that lacked evidence says in its verdict line what would settle it; the power
         # hint (detecting a lift, another question) would only muddle that.
-        notes.append(("power", one_line(artifact["power_hint"])))
+        notes.append(("power", f"{POWER_QUESTION}: {one_line(artifact['power_hint'])}"))
     excluded = (
         (artifact.get("comparison") or {}).get("excluded")
         if isinstance(artifact.get("comparison"), Mapping)
@@ -363,13 +382,12 @@ def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
         notes.append(
             (
                 "excluded",
-                "left out of the comparison (no judged attempt in an arm): "
-                + ", ".join(one_line(t) for t in excluded),
+                "left out of the comparison (no judged attempt in an arm): " + listing(excluded),
             )
         )
     from .cache_note import cache_note  # it formats with this module's helpers
 
-    if (cache := cache_note(artifact.get("baseline_cache"))) is not None:
+    if cache := cache_note(artifact.get("baseline_cache"), artifact.get("baseline_pool")):
         notes.append(("cache", cache))
     if (journal := journal_path(artifact)) is not None:
         notes.append(

@@ -1,28 +1,20 @@
-"""Baseline accumulation: a run whose baseline is unchanged (same cache key) compares the
-candidate with every cached baseline attempt of earlier runs, up to a limit, plus its own, so
-each later candidate meets a sharper baseline. Pure: the engine (engine/baseline_reuse.py)
-asks `draw` which cached attempts a run takes before it runs (and at which tasks the cache
-alone fills the pool, so the run makes no baseline attempt there), the finish step states the
-pool with `pool_baseline`, and the comparison scores each task on all its baseline attempts
-(stats.analysis.task_score: the unbiased pass@k, as `pooled_score`), the pool's size at
-`pooled_floor` attempts (stats.estimates.paired_comparison's `baseline_samples`): with pass@1
-the score test on each task's attempts decides (stats/score.py), otherwise the t-floor
-interval (stats.policy.decide_policy either way).
+"""Baseline accumulation: runs with an unchanged baseline (same cache key) leave their baseline
+attempts in the cache, and a run that finds a full pool there (POOL_FACTOR x its samples per
+task, from earlier runs) makes only a share of its own baseline attempts (stats/drift.py:
+fresh_counts). Pure: the engine (engine/baseline_reuse.py) asks `draw` which cached attempts a
+run takes before it runs and at which tasks the cache fills the pool, so the run makes only its
+fresh attempts there; `pool_baseline` states the pool (the artifact's `baseline_pool`), and
+`pooled_floor` / `pooled_score` give the bound the cache would have given (stats/drift.py:
+PoolShift).
 
-Why it keeps the false-accept guarantee: cached attempts are earlier draws of the same
-baseline (same suite, skill, executor, model and settings: the cache key; what the key cannot
-see, a model or service that drifted, the drift guard of stats/drift.py checks with fresh
-attempts and the bounds' drift allowance absorbs 5 points with room), so a task's pooled
-pass rate is an unbiased estimate of its baseline pass chance with less noise; the score test
-models each arm's attempts as they are (the candidate's few, the pool's many), and the t-floor
-interval keeps the candidate's (smaller) attempt count in its floor. Which cached attempts are
-taken depends on the cache alone, never on this run's outcomes. scripts/bench_verdicts.py
-measures both rates with 9 cached attempts per task, scripts/bench_score_tests.py --grid the
-false accepts over suite shapes and sizes.
+What the pool decides: nothing. The verdict rests on the run's own baseline attempts (a cache
+that drifted from today's baseline, through a model alias that moved or a service change the
+key cannot see, would put its drift into a pooled verdict, and no bound that holds whatever the
+drift can gain from it: stats/drift.py says why). Where the cache holds less than a full pool
+the run makes every attempt of its own and draws nothing: pooling there would save no attempt.
 
-A caveat the artifact states: reusing one baseline across many candidates ties their errors
-together (an unlucky baseline makes every candidate look alike), which is why the limit caps
-how far one set of baseline attempts is leaned on, and why cached attempts expire
+A caveat the artifact states: the cached attempts shown beside a run's are earlier draws of
+the baseline as it was; the limit caps how far one set of them is leaned on, and they expire
 (--baseline-ttl).
 """
 
@@ -35,9 +27,9 @@ from typing import Any
 from ..core.model import Status
 from .estimates import pass_at_k, task_stats
 
-# At most this many baseline attempts per task and run sample, own ones included: 4 x 3 = 12
-# attempts for a 3-sample run (its 3 and 9 cached). Beyond that the candidate's own noise
-# dominates the difference (variance p(1-p)/3 + q(1-q)/12 is already 80% candidate).
+# A full pool: this many baseline attempts per task and run sample, own ones included (4 x 3 =
+# 12 for a 3-sample run), and what the cache keeps per task. A cache that holds a full pool
+# has seen the baseline about four runs' worth: enough for its drift test to mean something.
 POOL_FACTOR = 4
 
 
@@ -52,8 +44,8 @@ class CachedRun:
 
 @dataclass(frozen=True)
 class PooledBaseline:
-    """Per task, the baseline outcomes the comparison uses (this run's first, then earlier
-    runs', newest first) and where they came from: (run id, attempts used) in that order."""
+    """Per task, the baseline outcomes of the pool (this run's first, then earlier runs',
+    newest first) and where they came from: (run id, attempts used) in that order."""
 
     outcomes: dict[str, tuple[Status, ...]]
     sources: dict[str, tuple[tuple[str, int], ...]]
@@ -130,10 +122,9 @@ def pool_baseline(
 @dataclass(frozen=True)
 class Draw:
     """What a run takes from the cache at one task before it runs. `whole`: the cached
-    attempts fill the pool beside the `own` fresh attempts the run keeps for the drift guard
-    (stats/drift.py: fresh_counts; 0 without it); otherwise the run makes its own `samples`
-    (`own`) and the cache tops them up. `take`: (run id, attempts) from each cached run,
-    newest first."""
+    attempts fill the pool beside the `own` fresh attempts the run makes (stats/drift.py:
+    fresh_counts), fewer than its samples; otherwise the run makes its own `samples` (`own`)
+    and takes nothing. `take`: (run id, attempts) from each cached run, newest first."""
 
     whole: bool
     take: tuple[tuple[str, int], ...]
@@ -153,19 +144,20 @@ def draw(
     fresh: Mapping[str, int] | None = None,
 ) -> dict[str, Draw]:
     """Per task, the cached attempts a run of `samples` attempts per task takes: all the pool
-    needs beside the task's `fresh` attempts (default 0) when the earlier runs hold that many,
-    else up to `limit - samples` beside the run's own (the pool `pool_baseline` then states).
-    It depends on the cache alone, never on this run's outcomes."""
+    needs beside the task's `fresh` attempts when the earlier runs hold that many and the
+    fresh attempts are fewer than `samples` (the cache saves attempts); else none, and the run
+    makes its own `samples`. It depends on the cache alone, never on this run's outcomes."""
     if limit < 1 or samples < 1:
         raise ValueError(f"samples and limit must be >= 1, got {samples}, {limit}")
     out: dict[str, Draw] = {}
     for task in tasks:
-        keep = min(samples, (fresh or {}).get(task, 0))
+        keep = min(samples, (fresh or {}).get(task, samples))
         held = sum(n for _, n in (_counts(task, own_run, earlier)))
-        whole = held >= limit - keep
-        own = keep if whole else samples
-        taken = _top_up(task, limit - own, own_run, earlier)
-        out[task] = Draw(whole, tuple((run_id, len(extra)) for run_id, extra in taken), own)
+        if keep < samples and held >= limit - keep:
+            taken = _top_up(task, limit - keep, own_run, earlier)
+            out[task] = Draw(True, tuple((run_id, len(extra)) for run_id, extra in taken), keep)
+        else:
+            out[task] = Draw(False, (), samples)
     return out
 
 
@@ -178,11 +170,19 @@ def _counts(task: str, own_run: str, earlier: Sequence[CachedRun]) -> list[tuple
 
 
 def pooled_floor(counts: Iterable[int], samples: int) -> int | None:
-    """The baseline's attempts per task for the paired interval's pseudo-task floor: the
-    smallest judged count over the paired tasks when pooling gave every one more than
+    """The baseline's attempts per task for the comparison with the cached attempts pooled in:
+    the smallest judged count over the paired tasks when pooling gave every one more than
     `samples`; None when it did not (the arms' floors are then alike)."""
     least = min(counts, default=0)
     return least if least > samples else None
+
+
+def own_floor(counts: Iterable[int], samples: int) -> int | None:
+    """The baseline's own attempts per task beside a full cache (fewer than `samples`: the
+    fresh attempts it made, stats/drift.py): the smallest judged count over the paired tasks
+    when below `samples`; None when not (the arms' attempts are then alike)."""
+    least = min(counts, default=0)
+    return least if 0 < least < samples else None
 
 
 def pooled_score(outcomes: Sequence[Status], pass_k: int) -> float | None:

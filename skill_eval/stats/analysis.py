@@ -5,12 +5,12 @@ arms apart. Pure: no I/O."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..core.model import Status
 from . import estimates as stats
+from .drift import PoolShift
 from .evidence import NO_EVIDENCE, Evidence, assess
-from .intervals import PairedTest
 from .policy import Conclusion, Policy, PolicyDecision, conclusion, decide_policy
 from .results import TaskResult
 from .score import Tally
@@ -25,6 +25,9 @@ class Analysis:
     power_hint: str | None
     # Whether a failing policy lacked evidence, the margin the run ruled out, what would settle it.
     evidence: Evidence = NO_EVIDENCE
+    # Beside a full baseline cache: the bound the cached attempts would have given, pooled in
+    # (they decide nothing: stats/drift.py).
+    pool: PoolShift | None = None
 
 
 def task_score(result: TaskResult, pass_k: int) -> float | None:
@@ -83,17 +86,16 @@ def analyse(
     alpha_note: str = "early-stop level",
     baseline_samples: int | None = None,
     fixed_attempts: bool = True,
-    drift_allowance: float = 0.0,
 ) -> Analysis:
     """`rates` are the reported (candidate, baseline, delta) over the paired tasks; `alpha`
     a one-sided level in place of the policy's: an --early-stop look's (stats/sequential.py)
     or a family's share (stats/family.py), named by `alpha_note`. `baseline_samples`: the
-    baseline's attempts per task when it has more than `samples` (a baseline pooled from
-    the cache: stats/accumulate.py), for the interval's pseudo-task floor. `fixed_attempts`:
-    whether each task's attempts were a number fixed before the run (not placed by --budget,
-    not cut by --early-stop); with pass@1 the comparison then gets each task's tallies and
-    decides by the score test (stats/score.py). `drift_allowance`: how far the bounds move
-    out for a drift of the cached attempts in a pooled baseline (stats/drift.py)."""
+    baseline's attempts per task when they differ from `samples` (pooled with the cache:
+    more; its fresh attempts beside a full cache: fewer; stats/accumulate.py), for the
+    interval's pseudo-task floor. `fixed_attempts`: whether each task's attempts were a number
+    fixed before the run (not placed by --budget, not cut by --early-stop); with pass@1 the
+    comparison then gets each task's tallies and, when the arms' attempts differ, decides by
+    the score test (stats/score.py)."""
     if not baseline:
         return Analysis(None, None, None, (), None)
     per_task = max(1, samples // pass_k)
@@ -104,12 +106,6 @@ def analyse(
         baseline_samples=None if baseline_samples is None else max(1, baseline_samples // pass_k),
         tallies=tallies(candidate, baseline) if fixed_attempts and pass_k == 1 else None,
     )
-    if drift_allowance and comparison.n_tasks:
-        moved = replace(comparison, allowance=drift_allowance)
-        test = moved.paired_test()
-        comparison = replace(
-            moved, interval=test.interval(moved.confidence), method=_moved(moved.method, test)
-        )
     decision = decide_policy(
         policy,
         comparison,
@@ -135,9 +131,3 @@ def analyse(
         hint,
         assess(decision, comparison, pass_k),
     )
-
-
-def _moved(method: str, test: PairedTest) -> str:
-    """The comparison's method, its test's part as the allowance words it."""
-    head, sep, tail = method.partition("; ")
-    return f"{test.method}{sep}{tail}" if sep else test.method

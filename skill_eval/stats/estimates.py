@@ -153,7 +153,6 @@ class Comparison:
     baseline_samples: int | None = None  # when the baseline's attempts per task differ
     # Per paired task, in order: each arm's passes and attempts (paired_comparison's `tallies`)
     tallies: tuple[Tally, ...] | None = None
-    allowance: float = 0.0  # for drift of a pooled baseline (stats/drift.py), in the interval
 
     def paired_test(self, samples: int | None = None) -> PairedTest:
         """The test behind the interval: exact for one 0/1 outcome per task and arm (up to
@@ -166,7 +165,6 @@ class Comparison:
             self.binary,
             self.baseline_samples if samples is None else None,
             self.tallies if samples is None else None,
-            self.allowance,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -245,7 +243,8 @@ def paired_comparison(
 
     `tallies`: per task, (candidate passes, attempts, baseline passes, attempts) behind pass
     rates of attempts taken a fixed number per task (not by --budget or --early-stop): with
-    "auto" and a pooled baseline they choose the score test of stats/score.py.
+    "auto" and a baseline whose attempts differ from the candidate's (pooled with the cache,
+    or its fresh attempts beside a full cache) they choose the score test of stats/score.py.
 
     `mcnemar_p`: for 0/1 scores, the exact McNemar test on discordant tasks (b improved,
     c regressed); for fractional scores, the exact sign test on the signs of d_i.

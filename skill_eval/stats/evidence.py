@@ -47,13 +47,13 @@ def assess(
         return Evidence(bool(decision and decision.insufficient), None, None)
     if decision.lower is None:  # nothing compared: a plan names why there is no figure
         test = comparison.paired_test()
-        needed = plan(decision, test.n, test.samples, 0.0, pass_k)
+        needed = plan(decision, test.n, test.samples, pass_k)
         return Evidence(decision.insufficient, None, needed if decision.insufficient else None)
     margin = round(max(0.0, -decision.lower) * 100, 1)
     if not decision.insufficient:
         return Evidence(False, margin, None)
     test = comparison.paired_test()
-    return Evidence(True, margin, plan(decision, test.n, test.samples, test.allowance, pass_k))
+    return Evidence(True, margin, plan(decision, test.n, test.samples, pass_k))
 
 
 def of_verdict(

@@ -1,7 +1,8 @@
 """One-sided bounds and tests of a paired difference over tasks: the exact test when every task
-has one pass/fail outcome per arm (stats/exact.py), the score test when a baseline pooled from
-the cache has more pass/fail attempts per task than the candidate (stats/score.py), the t
-interval with a pseudo-task floor otherwise. `PairedTest` is what the policies, the early stop
+has one pass/fail outcome per arm (stats/exact.py), the score test when the arms made
+different numbers of pass/fail attempts a task (a baseline beside a full cache made fewer,
+stats/drift.py; one pooled with the cache, more: stats/score.py), the t interval with a
+pseudo-task floor otherwise. `PairedTest` is what the policies, the early stop
 and the planning figures ask: "does the difference lie above (or below) theta at this level,
 and where is the bound?". Pure. (t_quantile and t_upper_tail live in stats/student_t.py.)
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from .exact import EXACT_MAX_TASKS, exact_bound, exact_p
@@ -81,16 +82,13 @@ class PairedTest:
     one pass/fail outcome per arm and at most EXACT_MAX_TASKS tasks; `tallies` (each task's
     passes and attempts per arm, in the order of `diffs`) when the score test applies.
     `samples` is the attempts per task and arm behind each difference (the pseudo-task floor's
-    h = 1/samples)."""
+    h = 1/samples); `baseline_samples` the baseline's, when they differ."""
 
     diffs: tuple[float, ...]
     samples: int = 1
     counts: tuple[int, int, int] | None = None
     baseline_samples: int | None = None  # the baseline's attempts per task, when not `samples`
     tallies: tuple[Tally, ...] | None = None
-    # Moves each bound out by the bias a drift of cached baseline attempts could cause
-    # (stats/drift.py: allowance): 0 unless the baseline pools cached attempts.
-    allowance: float = 0.0
 
     @classmethod
     def of(
@@ -100,23 +98,22 @@ class PairedTest:
         binary: bool,
         baseline_samples: int | None = None,
         tallies: Sequence[Tally] | None = None,
-        allowance: float = 0.0,
     ) -> PairedTest:
         """`tallies`: every task's (candidate passes, attempts, baseline passes, attempts), when
         the scores are pass rates of attempts taken a fixed number per task; the score test
-        uses them when the baseline is pooled (`baseline_samples` above `samples`)."""
+        uses them when the arms' attempts differ (`baseline_samples` set and not `samples`)."""
         values = tuple(float(d) for d in diffs)
         counts = None
         one_each = samples == 1 and baseline_samples in (None, 1)
         if binary and one_each and 0 < len(values) <= EXACT_MAX_TASKS:
             counts = (sum(d > 0 for d in values), sum(d < 0 for d in values), len(values))
         scored = None
-        pooled = baseline_samples is not None and baseline_samples > samples
-        if counts is None and tallies and pooled:
+        unequal = baseline_samples is not None and baseline_samples != samples
+        if counts is None and tallies and unequal:
             if len(tallies) != len(values):
                 raise ValueError(f"{len(tallies)} tallies for {len(values)} differences")
             scored = tuple(tallies)
-        return cls(values, samples, counts, baseline_samples, scored, allowance)
+        return cls(values, samples, counts, baseline_samples, scored)
 
     @property
     def exact(self) -> bool:
@@ -127,13 +124,7 @@ class PairedTest:
         return len(self.diffs)
 
     def bound(self, alpha: float, side: Side) -> float:
-        """The one-sided (1 − alpha) lower or upper bound of the mean difference, moved out
-        by the allowance."""
-        if self.allowance:
-            inner = replace(self, allowance=0.0).bound(alpha, side)
-            if side == "lower":
-                return max(-1.0, inner - self.allowance)
-            return min(1.0, inner + self.allowance)
+        """The one-sided (1 − alpha) lower or upper bound of the mean difference."""
         level = _one_sided_level(alpha)
         if self.counts is not None:
             b, c, n = self.counts
@@ -161,13 +152,9 @@ class PairedTest:
         return bound > theta + EPS if side == "lower" else bound < theta - EPS
 
     def p_value(self, theta: float, side: Side) -> float:
-        """One-sided p-value for "the mean lies above theta" (side "lower") or "below"; with
-        an allowance, for "above theta + allowance" ("below theta - allowance")."""
+        """One-sided p-value for "the mean lies above theta" (side "lower") or "below"."""
         if self.n == 0:
             return 1.0
-        if self.allowance:
-            shift = self.allowance if side == "lower" else -self.allowance
-            return replace(self, allowance=0.0).p_value(theta + shift, side)
         if self.counts is not None:
             b, c, n = self.counts
             return exact_p(b, c, n, round(theta, 9), "above" if side == "lower" else "below")
@@ -181,18 +168,21 @@ class PairedTest:
 
     @property
     def method(self) -> str:
-        if self.allowance:
-            inner = replace(self, allowance=0.0).method
-            return f"{inner}, bounds moved out {self.allowance * 100:.2f} points for drift"
         if self.counts is not None:
             return (
                 "exact unconditional test on the paired pass/fail outcomes "
                 "(Tango score ordering), bounds by inversion"
             )
         if self.tallies is not None:
+            made = self.baseline_samples or self.samples
+            which = (
+                f"baseline pooled: {made} attempts a task"
+                if made > self.samples
+                else f"the baseline's own attempts beside a full cache: {made} or more a task"
+            )
             return (
-                "Miettinen-Nurminen score test on the tasks' pass/fail attempts (baseline "
-                f"pooled: {self.baseline_samples} attempts a task), bounds by inversion"
+                f"Miettinen-Nurminen score test on the tasks' pass/fail attempts ({which}), "
+                "bounds by inversion"
             )
         b = self.baseline_samples
         if b is not None and b < self.samples:

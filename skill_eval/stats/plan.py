@@ -67,21 +67,20 @@ class TasksNeeded:
 @dataclass(frozen=True)
 class Belief:
     """What a run says of the true delta (normal posterior: `mean`, `sd`) and the rule a rerun
-    is held to: `threshold`, the bound's one-sided `alpha` and drift `allowance`."""
+    is held to: `threshold` and the bound's one-sided `alpha`."""
 
     mean: float
     sd: float
     threshold: float
     alpha: float
-    allowance: float = 0.0
 
     def settle_chances(self, se: float, quantile: float) -> tuple[float, float]:
         """The chances that a rerun whose delta has standard error `se` passes and is shown
-        worse, its bound lying `quantile` standard errors (plus the allowance) from its
-        estimate, averaged over the true delta: E[Phi(x + b * delta)] over a normal delta is
-        Phi of one normal, so no integral."""
+        worse, its bound lying `quantile` standard errors from its estimate, averaged over
+        the true delta: E[Phi(x + b * delta)] over a normal delta is Phi of one normal, so no
+        integral."""
         spread = math.sqrt(se * se + self.sd * self.sd)
-        reach = quantile * se + self.allowance
+        reach = quantile * se
         up = NormalDist().cdf((self.mean - self.threshold - reach) / spread)
         down = NormalDist().cdf((self.threshold - self.mean - reach) / spread)
         return up, down
@@ -134,21 +133,19 @@ def settle_samples(
     return _smallest(samples + 1, MAX_SAMPLES, enough) if samples < MAX_SAMPLES else None
 
 
-def plan(
-    decision: PolicyDecision, n: int, samples: int, allowance: float, pass_k: int = 1
-) -> TasksNeeded:
+def plan(decision: PolicyDecision, n: int, samples: int, pass_k: int = 1) -> TasksNeeded:
     """What would settle an insufficient decision over `n` paired tasks at `samples` per task
     and arm (the comparison's units; `pass_k` converts back to attempts)."""
     base = TasksNeeded(None, samples * pass_k, None, n)
     lower, upper, theta, alpha = decision.lower, decision.upper, decision.threshold, decision.alpha
     if lower is None or upper is None or theta is None or alpha is None or n == 0:
         return replace(base, reason="no task has a result in both arms")
-    half = (upper - lower) / 2 - allowance
+    half = (upper - lower) / 2
     se = half / _quantile(alpha, n) if half > 0 else 0.0
     if se <= 0:
         return replace(base, reason="the run shows no spread to plan from")
     mean, sd = posterior((lower + upper) / 2, se)
-    belief = Belief(mean, sd, theta, alpha, allowance)
+    belief = Belief(mean, sd, theta, alpha)
     settles_as = None if mean == theta else ("pass" if mean > theta else "worse")
     tasks = settle_tasks(belief, se * math.sqrt(n))
     more = settle_samples(belief, se, n, samples)

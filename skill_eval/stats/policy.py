@@ -63,12 +63,34 @@ class PolicyDecision:
     def insufficient(self) -> bool:
         return self.outcome == "insufficient"
 
+    @property
+    def deciding(self) -> tuple[str, float] | None:
+        """The one-sided bound the outcome rests on: ("upper", value) for shown worse, else
+        ("lower", value); None without bounds (the delta policy, nothing compared)."""
+        if self.outcome == "worse" and self.upper is not None:
+            return "upper", self.upper
+        return None if self.lower is None else ("lower", self.lower)
+
     def to_dict(self) -> dict[str, Any]:
+        decided = self.deciding
+        bound = (
+            {
+                "decided_by": {
+                    "bound": decided[0],
+                    "value": round(decided[1], 4),
+                    "one_sided_level": round(1 - self.alpha, 6),
+                    "threshold": self.threshold,
+                }
+            }
+            if decided is not None and self.alpha is not None and self.threshold is not None
+            else {}
+        )
         return {
             "name": self.name,
             **self.settings,
             "passed": self.passed,
             "reasoning": self.reasoning,
+            **bound,
         }
 
 

@@ -1,6 +1,7 @@
-"""The score test of a pooled baseline: pass/fail attempts, the baseline with more attempts per
-task than the candidate (cached attempts of earlier runs pooled with this run's:
-stats/accumulate.py). Task i has the candidate's x_i passes of a_i attempts and the
+"""The score test of arms that made different numbers of pass/fail attempts a task: a baseline
+pooled with cached attempts of earlier runs (more than the candidate's: stats/accumulate.py),
+or a baseline that made only its fresh attempts beside a full cache (fewer: stats/drift.py).
+Task i has the candidate's x_i passes of a_i attempts and the
 baseline's y_i of b_i; the question is whether delta = mean_i(p_i - q_i) lies above (or below)
 theta. Pure.
 
@@ -97,8 +98,10 @@ def z_statistic(tallies: Sequence[Tally], theta: float, nurminen: bool = True) -
 
 
 def degrees_of_freedom(tallies: Sequence[Tally]) -> int:
-    """The candidate's attempts less one (at least 1)."""
-    return max(1, round(sum(t[1] for t in tallies)) - 1)
+    """The attempts of the arm that made fewer, less one (at least 1): the candidate's against
+    a pooled baseline, the baseline's own beside a full cache (stats/drift.py)."""
+    fewer = min(sum(t[1] for t in tallies), sum(t[3] for t in tallies))
+    return max(1, round(fewer) - 1)
 
 
 def score_p(tallies: Sequence[Tally], theta: float, side: Side) -> float:
