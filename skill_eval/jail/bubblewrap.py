@@ -26,6 +26,8 @@ from .providers import Launch, ProviderBase
 # The uid/gid the command has inside; they map to the harness's own outside, so the files of
 # a writable mount stay the harness's.
 INSIDE_ID = "1000"
+
+
 def binary() -> str | None:
     return shutil.which("bwrap")
 

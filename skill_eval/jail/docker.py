@@ -210,7 +210,9 @@ class Docker(ProviderBase):
             return self._missing()
         code, said = _docker("version", "--format", "{{.Server.Version}}", timeout=30)
         if code != 0:
-            return f"docker cannot reach its engine ({said}): start Docker (dockerd, Docker Desktop)"
+            return (
+                f"docker cannot reach its engine ({said}): start Docker (dockerd, Docker Desktop)"
+            )
         if self.image is not None:
             if _docker("image", "inspect", "--format", "{{.Id}}", self.image)[0] != 0:
                 return (

@@ -61,7 +61,9 @@ class DockerFiles:
         walk = Walk(caps)
         try:
             self._stream.put(b"R", path_field(os.fsencode(source)))
-            self._stream.put(*(number(n, 8) for n in (caps.files, caps.file_bytes, caps.total_bytes)))
+            self._stream.put(
+                *(number(n, 8) for n in (caps.files, caps.file_bytes, caps.total_bytes))
+            )
             return _receive(self._stream, into, walk)
         except TimeoutError:
             return walk.result(unreadable(f"no answer from the jail for {IDLE:g} s"))

@@ -260,5 +260,3 @@ def _recv_fds(sock: _socket.socket, size: int) -> tuple[bytes, list[int]]:
             usable = len(payload) - len(payload) % 4
             fds += [int.from_bytes(payload[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
     return data, fds
-
-

@@ -102,7 +102,9 @@ class ProviderBase:
 
     def variant(self, option: str) -> JailProvider:
         """The provider `NAME:option` names (`docker:IMAGE`); none takes an option here."""
-        raise JailUnavailable(f"--jail {self.name}:{option}: the {self.name} provider takes no option")
+        raise JailUnavailable(
+            f"--jail {self.name}:{option}: the {self.name} provider takes no option"
+        )
 
     def warning(self) -> str | None:
         """What a run's artifact must say of the jails this provider built (no process cap;

@@ -95,7 +95,9 @@ def through_proc(
 
     def reach(started: int) -> WorkspaceChannel | None:
         pid = first_process(started)
-        return None if pid is None else LocalRoot(Path(f"/proc/{pid}/root"), os.pidfd_open(pid), owner)
+        return (
+            None if pid is None else LocalRoot(Path(f"/proc/{pid}/root"), os.pidfd_open(pid), owner)
+        )
 
     return reach
 
