@@ -26,6 +26,7 @@ from skill_eval.jail.providers import REGISTRY
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from skill_eval.judges.pytest_run import run_pytest
 from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir
+from tests.conftest import JAIL_PROVIDERS
 from tests.test_judges_pytest import _gone, _pids_with
 
 EXEC_TESTS = """
@@ -97,7 +98,7 @@ def judge(
     return run_judge(build_judge(config), task, Work(output), context)
 
 
-@pytest.mark.parametrize("jail", ["bubblewrap", "container", "none"])
+@pytest.mark.parametrize("jail", [*JAIL_PROVIDERS, "none"])
 def test_a_forged_summary_and_exit_0_is_a_failure(tmp_path: Path, jail: str) -> None:
     if (missing := _problem(jail)) is not None:
         pytest.skip(missing)

@@ -167,7 +167,7 @@ class Mux:
         elif kind == CREDIT and chan is not None:
             chan.credit += int.from_bytes(payload, "big")
         elif kind == OPEN and not self.inside:
-            self._open(channel, int.from_bytes(payload[:4], "big"), payload[4:])
+            self._open(int.from_bytes(payload[:4], "big"), channel, payload[4:])
         elif kind == EXIT:
             self.exit_code = int.from_bytes(payload, "big", signed=True)
 
