@@ -135,6 +135,7 @@ def run_args(
     ulimits += [f"data={limits.data_mb * 1024 * 1024}"] if limits.data_mb is not None else []
     memory = [f"{limits.total_memory_mb}m"] if limits.total_memory_mb else []
     args = ["run", "-i", "--rm", "--name", name, "--pull", "never", "--log-driver", "none"]
+    args += ["--label", f"org.skill-eval.harness={os.getpid()}"]  # whose it is (docker ps)
     args += ["--network", "host" if confinement.network else "none", "--read-only"]
     args += ["--ipc", "none", "--cgroupns", "private", "--cap-drop", "ALL"]
     args += ["--security-opt", "no-new-privileges", "--user", INSIDE, "--hostname", "jail"]
@@ -220,17 +221,17 @@ class Docker(ProviderBase):
                     f"with `docker build -t {self.image} containers/agent-jail` (references/ci.md)"
                 )
         try:
-            said = _probe(self)
+            failed = _probe(self)
         except JailUnavailable as exc:
             return str(exc)
-        if said is None:
+        if failed is None:
             return None
         if self.image is None:
             return (
-                f"docker cannot start a jail on this machine's system ({said}); an engine in a "
+                f"docker cannot start a jail on this machine's system ({failed}); an engine in a "
                 f"VM cannot show it: build the agent image and pass --jail docker:{DEFAULT_IMAGE}"
             )
-        return f"docker cannot start a jail here ({said})"
+        return f"docker cannot start a jail here ({failed})"
 
     def warning(self) -> str | None:
         return pins_differ(self.image, _labels(self.image)) if self.image else None

@@ -82,6 +82,8 @@ def _receive(stream: Stream, into: Path, walk: Walk) -> Copied:
     while (kind := stream.take(1)) != b"E":
         if kind == b"O":
             return walk.result(_stopped(stream, caps))
+        if kind not in (b"D", b"F", b"L", b"S"):
+            raise ValueError(f"a malformed copy stream (record {kind!r})")
         raw = stream.path()
         if not relative(raw):
             raise ValueError(f"a path out of the workspace: {raw[:200]!r}")
@@ -105,8 +107,6 @@ def _receive(stream: Stream, into: Path, walk: Walk) -> Copied:
             _take_file(stream, into / path, size)
             walk.size += size
             walk.files += 1
-        else:
-            raise ValueError(f"a malformed copy stream (record {kind!r})")
     return walk.result()
 
 

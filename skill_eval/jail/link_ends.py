@@ -27,14 +27,18 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .link import EXIT, Mux
-else:  # run as a script: link.py, beside it, defines Mux and the frame kinds here
 
-    def _load(name: str, into: dict[str, Any]) -> None:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-        with open(path, "rb") as source:  # (importlib would cost more than the rest)
-            exec(compile(source.read(), path, "exec"), into)
 
-    _load("link.py", globals())
+def _load(name: str, into: dict[str, Any]) -> None:
+    """Run the module `name` beside this file into `into` (importlib would cost more than the
+    rest of the start-up; run as a script, this file has no package to import from)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    with open(path, "rb") as source:
+        exec(compile(source.read(), path, "exec"), into)
+
+
+if not TYPE_CHECKING:
+    _load("link.py", globals())  # Mux and the frame kinds
 
 SIGKILL, SIGPIPE, SIGXFSZ, SIGCHLD = 9, 13, 25, 17
 DRAIN = 10.0  # seconds an end relays what is left once its command ended, at most
@@ -69,8 +73,14 @@ def outside(fds: list[int], argv: list[str]) -> int:
 def inside(count: int, files: bool, argv: list[str]) -> int:
     """Run `argv` with `count` relayed sockets as its fds 3...; relay them, its stdout and its
     stderr over this process's stdin/stdout; `files`: one more channel, served here."""
-    import _signal
+    if TYPE_CHECKING:
+        import signal as _signal
+    else:
+        import _signal  # (`signal` imports enum: more than the rest of the start-up)
 
+    if os.getpid() != 1:  # its end kills every process it may signal: only in a container
+        os.write(2, b"link_ends.py: inside runs only as a container's first process\n")
+        return 125
     mux = Mux(0, 1, inside=True)
     theirs: list[int] = []
     for channel in range(1, 3 + count):
