@@ -107,6 +107,30 @@ def test_the_container_has_no_network_capability_or_writable_system() -> None:
     assert set(facts["env"]) - {"LC_CTYPE"} == {"HOME", "PATH"}, facts["env"]
 
 
+AT_THE_LINK = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("ptrace", libc.ptrace(16, 1, 0, 0), ctypes.get_errno(), flush=True)  # PTRACE_ATTACH
+try:
+    open("/proc/1/mem", "rb")
+    print("mem opened", flush=True)
+except OSError as exc:
+    print("mem", exc.errno, flush=True)
+os.kill(1, 9)  # (no error: the kernel drops it, the first process has no SIGKILL handler)
+os.kill(1, 15)
+print("still here", flush=True)
+"""
+
+
+@needs_docker
+def test_nothing_in_the_container_can_trace_read_or_stop_the_link() -> None:
+    """The container's first process relays every stream: the command's uid can neither
+    trace it, read its memory, nor kill it (the run finishes and says how it ended)."""
+    lines, ended = in_docker(AT_THE_LINK)
+    assert lines == [b"ptrace -1 1", b"mem 13", b"still here"], lines  # EPERM, EACCES
+    assert ended.code == 0
+
+
 @needs_docker
 def test_the_link_carries_every_stream_whole_under_back_pressure() -> None:
     """4 MB of stdout read slowly, 1 MB of stderr and 3 MB of stdin at once: each arrives

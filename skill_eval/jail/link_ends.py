@@ -41,6 +41,7 @@ if not TYPE_CHECKING:
     _load("link.py", globals())  # Mux and the frame kinds
 
 SIGKILL, SIGPIPE, SIGXFSZ, SIGCHLD = 9, 13, 25, 17
+PR_SET_DUMPABLE = 4
 DRAIN = 10.0  # seconds an end relays what is left once its command ended, at most
 
 
@@ -81,6 +82,7 @@ def inside(count: int, files: bool, argv: list[str]) -> int:
     if os.getpid() != 1:  # its end kills every process it may signal: only in a container
         os.write(2, b"link_ends.py: inside runs only as a container's first process\n")
         return 125
+    _undumpable()
     mux = Mux(0, 1, inside=True)
     theirs: list[int] = []
     for channel in range(1, 3 + count):
@@ -118,6 +120,18 @@ def inside(count: int, files: bool, argv: list[str]) -> int:
     mux.send(EXIT, 0, status.to_bytes(4, "big", signed=True))
     mux.flush(time.monotonic() + DRAIN)
     return status if status >= 0 else 128 - status
+
+
+def _undumpable() -> None:
+    """No process of the container's uid may trace this one or read its memory (every stream
+    of the jail passes through it): the kernel's own rule for a process not dumpable. The
+    command it starts is dumpable again (an exec resets it)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _spawn(argv: list[str], theirs: list[int]) -> int:
