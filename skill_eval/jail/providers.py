@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..core.registry import Registry
@@ -53,7 +53,6 @@ class Launch:
     own_cgroup: bool = True
     workspace: Callable[[int], WorkspaceChannel | None] = lambda pid: None
     cleanup: Callable[[], None] = lambda: None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -254,8 +253,8 @@ def install_hint() -> str:
         )
     else:
         how = (
-            "install Docker Desktop and build the agent image once (references/ci.md, "
-            "Platforms), or Podman"
+            "install Docker Desktop and build the agent image once (docker build -t "
+            "skill-eval-agent containers/agent-jail; references/ci.md), or Podman"
         )
     return how + "; or pass --no-jail to run unconfined"
 

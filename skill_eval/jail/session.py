@@ -123,6 +123,11 @@ class JailedCommand:
     def home(self) -> str:
         return str(self._host_dirs / "home") if self._host_dirs else HOME
 
+    @property
+    def python(self) -> str:
+        """The interpreter of the jail's own helpers (confine.py), as the command finds it."""
+        return self.provider.python
+
     # -- life cycle --------------------------------------------------------------------------
 
     def start(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
