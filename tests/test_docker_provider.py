@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +36,7 @@ from skill_eval.jail import Limits, providers
 from skill_eval.jail.agent_image import LABEL, PINS, pins_differ
 from skill_eval.jail.copyout import Caps
 from skill_eval.jail.docker import PROVIDER as DOCKER
+from skill_eval.jail.docker import host_root
 from skill_eval.jail.docker_files import DockerFiles
 from skill_eval.jail.session import JailedCommand
 from skill_eval.jail.tree_wire import number, path_field
@@ -395,3 +397,80 @@ def test_a_run_on_an_image_off_the_pins_says_so() -> None:
         assert "opencode-ai 0.0.1 (pinned: " in warning and "claude-code missing" in warning
     finally:
         subprocess.run(["docker", "rmi", "-f", name], capture_output=True, timeout=120)
+
+
+# -- a run on an image of its own (`docker:IMAGE`), as on Docker Desktop ---------------------------
+
+SYSTEM_PYTHON = Path("/usr/bin/python3.11")
+
+
+def _needed_libraries(programs: list[Path]) -> set[Path]:
+    found: set[Path] = set()
+    for program in programs:
+        done = subprocess.run(["ldd", str(program)], capture_output=True, text=True, timeout=60)
+        found |= {Path(p) for p in re.findall(r"(/\S+\.so[.\d]*)", done.stdout)}
+    return found
+
+
+@pytest.fixture(scope="module")
+def small_image() -> str:
+    """An image with a Python of its own (this machine's /usr/bin/python3.11 and its standard
+    library, the C libraries they load, env, prlimit, sh) and nothing of the harness's
+    interpreter, labelled at the pins: what the agent image gives the jail, without a
+    registry. Imported once per engine (its name is its content's hash)."""
+    if not SYSTEM_PYTHON.is_file() or shutil.which("ldd") is None:
+        pytest.skip("no /usr/bin/python3.11 to make a small image of")
+    stdlib = SYSTEM_PYTHON.parent.parent / "lib" / "python3.11"
+    programs = [SYSTEM_PYTHON, Path("/usr/bin/env"), Path("/usr/bin/prlimit"), Path("/bin/sh")]
+    modules = sorted((stdlib / "lib-dynload").glob("*.so"))
+    files = {*programs, *_needed_libraries([*programs, *modules])}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        with tarfile.open(fileobj=io.BytesIO(host_root())) as skeleton:
+            for member in skeleton.getmembers():  # the mountpoints and the top links
+                tar.addfile(member)
+        for path in sorted(files):  # (at its folder's real path: /bin is a link here)
+            where = os.path.join(os.path.realpath(path.parent), path.name)
+            tar.add(os.path.realpath(path), arcname=where.lstrip("/"))
+        python3 = tarfile.TarInfo("usr/bin/python3")
+        python3.type, python3.linkname = tarfile.SYMTYPE, "python3.11"
+        tar.addfile(python3)
+        skipped = {"test", "idlelib", "tkinter", "turtledemo", "__pycache__", "ensurepip"}
+        tar.add(stdlib, arcname=str(stdlib).lstrip("/"),
+                filter=lambda m: None if Path(m.name).name in skipped else m)  # fmt: skip
+    data = buffer.getvalue()
+    name = f"skill-eval-test-python:{hashlib.sha256(data).hexdigest()[:12]}"
+    labels = [a for p, v in PINS.items() for a in ("--change", f'LABEL "{LABEL}{p}"="{v}"')]
+    if subprocess.run(["docker", "image", "inspect", name], capture_output=True).returncode:
+        subprocess.run(
+            ["docker", "import", *labels, "-", name], input=data, capture_output=True, check=True
+        )
+    return name
+
+
+@needs_docker
+def test_a_jail_on_an_image_runs_the_images_python_and_its_workspace_comes_back(
+    tmp_path: Path, small_image: str
+) -> None:
+    kind = f"docker:{small_image}"
+    provider = providers.resolve(kind)  # (its probe started a jail on the image)
+    assert (provider.name, provider.python, provider.warning()) == ("docker", "python3", None)
+    seed = tmp_path / "seed"
+    (seed / "inputs").mkdir(parents=True)
+    (seed / "inputs" / "task.txt").write_text("seeded")
+    script = """
+import os, sys
+print(sys.executable, open("inputs/task.txt").read(), os.path.exists(sys.argv[0]), flush=True)
+open("out.txt", "w").write("made in the image")
+"""
+    lines: list[bytes] = []
+    with JailedCommand(kind, LIMITS) as jail:
+        assert jail.python == "python3"  # (the shell prefix runs the image's own)
+        jail.start((jail.python, "-I", "-S", "-c", script), {"PATH": "/usr/bin:/bin"})
+        jail.seed(seed)
+        ended = jail.run(b"", 120, lambda line: lines.append(line) is None)
+        copied = jail.collect(tmp_path / "back", Caps())
+    assert ended.code == 0, ended
+    assert lines == [b"/usr/bin/python3 seeded False"]  # not the harness's interpreter
+    assert (tmp_path / "back" / "out.txt").read_text() == "made in the image"
+    assert copied.files == 2 and copied.over is None
