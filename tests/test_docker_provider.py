@@ -38,7 +38,7 @@ from skill_eval.jail.copyout import Caps
 from skill_eval.jail.docker import PROVIDER as DOCKER
 from skill_eval.jail.docker import host_root
 from skill_eval.jail.docker_files import DockerFiles
-from skill_eval.jail.session import JailedCommand
+from skill_eval.jail.session import JailBroken, JailedCommand
 from skill_eval.jail.tree_wire import number, path_field
 from tests.agent_clis import PINS as TESTED_PINS
 from tests.helpers import REPO
@@ -174,7 +174,7 @@ def test_a_killed_harness_leaves_no_container(tmp_path: Path) -> None:
 import sys
 sys.path.insert(0, {str(REPO)!r})
 from skill_eval.jail import Limits
-from skill_eval.jail.session import JailedCommand
+from skill_eval.jail.session import JailBroken, JailedCommand
 jail = JailedCommand("docker", Limits(memory_mb=None, data_mb=2048, disk_mb=64))
 jail.start(["/bin/sleep", "300"], {{"PATH": "/usr/bin:/bin"}})
 print("started", flush=True)
@@ -289,6 +289,24 @@ def test_a_pytest_suite_reaches_the_same_verdicts_under_docker_as_under_bubblewr
         found[jail] = (data["evaluation"]["verdict"], candidate, baseline)
     assert found["docker"] == found["bubblewrap"], found
     assert found["docker"][1]["report-ok"] and not found["docker"][2]["report-ok"]
+
+
+@needs_docker
+def test_a_seed_over_the_jails_disk_is_refused_in_one_line_and_the_channel_holds(
+    tmp_path: Path,
+) -> None:
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "big.bin").write_bytes(b"x" * (3 * 1024 * 1024))
+    lines: list[bytes] = []
+    with JailedCommand("docker", Limits(memory_mb=None, data_mb=2048, disk_mb=1)) as jail:
+        home = jail.home
+        jail.start((*PY, f"print(open('{home}/note').read(), flush=True)"), {"PATH": "/bin"})
+        with pytest.raises(JailBroken, match=r"/workspace/big\.bin: No space left on device"):
+            jail.seed(seed)
+        jail.put(f"{home}/note", b"still in step")  # the same channel, after the refusal
+        ended = jail.run(b"", 120, lambda line: lines.append(line) is None)
+    assert lines == [b"still in step"] and ended.code == 0, ended
 
 
 # -- the copy back, as a stream ------------------------------------------------------------------

@@ -20,6 +20,11 @@ import _socket
 import os
 import stat
 
+TYPE_CHECKING = False  # (typing is not imported: this runs in a jail's first process)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 CHUNK = 1 << 20
 
 
@@ -84,47 +89,73 @@ def serve(sock: _socket.socket) -> None:
 
 
 def _write(stream: Stream, top: bytes) -> None:
-    why = None
-    try:
-        os.makedirs(top, exist_ok=True)
-    except OSError as exc:
-        why = str(exc)
+    """Make the records' tree under `top`; the first error is the answer (every record is
+    read all the same: the stream stays in step)."""
+    why = _made(_folder, top, None)
     while (kind := stream.take(1)) != b"E":
         path = stream.path()
-        if not relative(path):
-            raise EOFError("a path out of the tree")  # the harness's own stream: it is broken
+        if not relative(path) or kind not in (b"D", b"F", b"L"):
+            raise EOFError("a malformed tree")  # the harness's own stream: it is broken
         target = os.path.join(top, path)
-        mode = stream.number(4) if kind in (b"D", b"F") else 0
-        size = stream.number(8) if kind == b"F" else 0
-        link = stream.path() if kind == b"L" else b""
-        data = stream.take(size) if kind == b"F" else b""
-        if why is None:
-            why = _make(kind, target, mode, data, link)
+        if kind == b"F":
+            mode, size = stream.number(4), stream.number(8)
+            why = _file(stream, target, mode, size, why)
+        elif kind == b"D":
+            mode = stream.number(4)
+            why = why or _made(_folder, target, mode)
+        else:
+            link = stream.path()
+            why = why or _made(_link, target, link)
     stream.put(b"K" if why is None else b"O" + path_field(why.encode()[:60000]))
 
 
-def _make(kind: bytes, target: bytes, mode: int, data: bytes, link: bytes) -> str | None:
+def _made(make: Callable[[bytes, Any], None], target: bytes, detail: Any) -> str | None:
     try:
-        if kind == b"D":
-            os.makedirs(target, exist_ok=True)
-            os.chmod(target, mode & 0o7777)
-        elif kind == b"F":
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-            fd = os.open(target, flags, 0o600)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, mode & 0o7777)
-            finally:
-                os.close(fd)
-        elif kind == b"L":
-            if os.path.lexists(target):
-                os.unlink(target)
-            os.symlink(link, target)
+        make(target, detail)
     except OSError as exc:
         return f"{os.fsdecode(target)}: {exc.strerror or exc}"
     return None
+
+
+def _folder(target: bytes, mode: int | None) -> None:
+    os.makedirs(target, exist_ok=True)
+    if mode is not None:
+        os.chmod(target, mode & 0o7777)
+
+
+def _link(target: bytes, link: bytes) -> None:
+    if os.path.lexists(target):
+        os.unlink(target)
+    os.symlink(link, target)
+
+
+def _file(stream: Stream, target: bytes, mode: int, size: int, why: str | None) -> str | None:
+    """One file's bytes from the stream, written to `target` unless an error came before."""
+    fd = None
+    if why is None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        try:
+            fd = os.open(target, flags, 0o600)
+        except OSError as exc:
+            why = f"{os.fsdecode(target)}: {exc.strerror or exc}"
+    try:
+        left = size
+        while left:
+            chunk = stream.take(min(CHUNK, left))
+            left -= len(chunk)
+            view = memoryview(chunk)
+            while fd is not None and view:
+                view = view[os.write(fd, view) :]
+        if fd is not None:
+            os.fchmod(fd, mode & 0o7777)
+    except OSError as exc:
+        why = f"{os.fsdecode(target)}: {exc.strerror or exc}"
+        while left > 0:  # (the rest of its bytes are still on their way)
+            left -= len(stream.take(min(CHUNK, left)))
+    finally:
+        if fd is not None:
+            os.close(fd)
+    return why
 
 
 def _read(stream: Stream, top: bytes, caps: tuple[int, int, int]) -> None:
