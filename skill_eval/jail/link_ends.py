@@ -60,15 +60,18 @@ def outside(fds: list[int], argv: list[str]) -> int:
     mux.add(2, 2, reading=False)
     for channel, fd in enumerate(fds, start=3):
         mux.add(channel, fd)
-    while mux.wire_open:
+    while mux.wire_open and mux.exit_code is None:
         mux.step(None)
-    deadline = time.monotonic() + DRAIN  # the CLI's stdout ended: hand on what came, then go
+    deadline = time.monotonic() + DRAIN  # the command ended: hand on what came, then go
     while any(chan.pending for chan in mux.chans.values()) and time.monotonic() < deadline:
         mux.step(0.05)
     os.close(cli_in)
-    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    status = mux.exit_code if mux.exit_code is not None else code
-    return status if status >= 0 else 128 - status
+    if mux.exit_code is None:  # the CLI ended first (it could not start the container)
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        return code if code >= 0 else 128 - code
+    # The container ended: its removal is the daemon's (`--rm`), which the CLI would wait for;
+    # its result is this one's without that wait.
+    return mux.exit_code if mux.exit_code >= 0 else 128 - mux.exit_code
 
 
 def inside(count: int, files: bool, argv: list[str]) -> int:
