@@ -228,8 +228,9 @@ class Docker(ProviderBase):
             return None
         if self.image is None:
             return (
-                f"docker cannot start a jail on this machine's system ({failed}); an engine in a "
-                f"VM cannot show it: build the agent image and pass --jail docker:{DEFAULT_IMAGE}"
+                f"docker cannot start a jail on this machine's system ({failed}): the engine "
+                "must run on this machine and its uid 1000 read this Python and skill-eval's "
+                f"folder; else build the agent image and pass --jail docker:{DEFAULT_IMAGE}"
             )
         return f"docker cannot start a jail here ({failed})"
 
