@@ -150,9 +150,8 @@ HELP: dict[str, Help] = {
     ),
     "jail": (
         "The jail provider that confines what the candidate controls: auto (the default: "
-        "the first that can run here: bubblewrap, then container, then docker), bubblewrap, "
-        "container (Podman; container:IMAGE runs IMAGE), docker (the Docker CLI, no network "
-        "at all; docker:IMAGE runs IMAGE), or a plugin's (entry points "
+        "the first that can run here, bubblewrap before container), bubblewrap, container "
+        "(Podman; container:IMAGE runs IMAGE), or a plugin's (entry points "
         "skill_eval.jail_providers). Where none can run, one line says what to install."
     ),
     "no-jail": (
