@@ -42,8 +42,31 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
 
 
+def _isolating_providers() -> tuple[str, ...]:
+    """Every registered provider that confines (not `none`), from the registry itself: a new
+    built-in (or a plugin installed here) is attacked without touching this file."""
+    from skill_eval.jail.providers import REGISTRY
+
+    found = [(name, REGISTRY.get(name)) for name in REGISTRY.names()]
+    return tuple(name for name, provider in found if provider is not None and provider.isolated)
+
+
 # The jail's providers an attack test runs against (#40): each, where it can start here.
-JAIL_PROVIDERS = ("bubblewrap", "container")
+JAIL_PROVIDERS = _isolating_providers()
+
+
+def jail_params() -> list[object]:
+    """JAIL_PROVIDERS as pytest params, each skipped with its provider's own problem() where
+    it cannot start here (for tests that parametrize a name rather than take the fixture)."""
+    from skill_eval.jail.providers import REGISTRY
+
+    params = []
+    for name in JAIL_PROVIDERS:
+        provider = REGISTRY.get(name)
+        why = "not registered" if provider is None else provider.problem()
+        marks = [pytest.mark.skip(reason=f"{name}: {why}")] if why is not None else []
+        params.append(pytest.param(name, marks=marks))
+    return params
 
 
 @pytest.fixture(params=JAIL_PROVIDERS)

@@ -178,9 +178,10 @@ def test_require_names_what_to_install_when_bubblewrap_is_missing(tmp_path: Path
     )
     assert done.stdout.strip() == (
         "no jail can run here (the jail needs bubblewrap: install it (apt-get install "
-        "bubblewrap); the container provider needs podman (apt-get install podman runc)): "
-        "install bubblewrap or podman (apt-get install bubblewrap, or podman runc); or pass "
-        "--no-jail to run unconfined"
+        "bubblewrap); the container provider needs podman (apt-get install podman runc); the "
+        "docker provider needs docker (apt-get install docker.io, then dockerd)): install "
+        "bubblewrap, podman or Docker (apt-get install bubblewrap, or podman runc, or "
+        "docker.io); or pass --no-jail to run unconfined"
     )
     assert require("none") == "none"
     assert issubclass(JailUnavailable, Exception)

@@ -19,11 +19,11 @@ from tests.test_judges_e2e import make_suite, run
 
 PLUGIN = """
 from pathlib import Path
-from skill_eval.jail.providers import resolve
+from skill_eval.jail.providers import ProviderBase, resolve
 
-class Logged:
+class Logged(ProviderBase):
     '''Whatever the first provider that runs here does, each launch counted in a file.'''
-    name, isolated = "logged", True
+    name = "logged"
 
     def __init__(self):
         self.inner = resolve("auto")

@@ -15,7 +15,6 @@ needs of them.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,7 +117,7 @@ class Launcher:
                 shell_prefix=f"{RUN_DIR}/agent_shell.sh" if jailed else None,
             )
             if jailed:
-                env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
+                env["SKILL_EVAL_PYTHON"] = jail.python  # the shell prefix's interpreter
             if invocation.claude_md:
                 env.pop("CLAUDE_CODE_DISABLE_CLAUDE_MDS", None)
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
