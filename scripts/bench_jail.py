@@ -43,8 +43,11 @@ from skill_eval.executors.claude.binary import bundled_cli  # noqa: E402
 from skill_eval.executors.claude.config import ClaudeCliConfig  # noqa: E402
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor  # noqa: E402
 from skill_eval.executors.claude.launch import AGENT_LIMITS, COPY_CAPS  # noqa: E402
-from skill_eval.jail import JailKind, JailUnavailable, require  # noqa: E402
-from skill_eval.jail.providers import REGISTRY  # noqa: E402
+from skill_eval.jail import JailKind, JailUnavailable  # noqa: E402
+from skill_eval.jail.providers import (
+    REGISTRY,  # noqa: E402
+    require,  # noqa: E402
+)
 from skill_eval.jail.session import JailedCommand  # noqa: E402
 from skill_eval.judges.pytest_judge import run_pytest  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import Work
-from skill_eval.jail import Confinement, JailUnavailable, Limits, Mount, process, require
+from skill_eval.jail import Confinement, JailUnavailable, Limits, Mount, process
+from skill_eval.jail.providers import require
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from tests.test_judges_pytest import _gone
 
@@ -166,7 +167,8 @@ def test_a_timeout_kills_the_whole_jail(jail_provider: str) -> None:
 def test_require_names_what_to_install_when_bubblewrap_is_missing(tmp_path: Path) -> None:
     # A PATH without bwrap, in a fresh interpreter: the probe is cached per process.
     script = (
-        "from skill_eval.jail import require, JailUnavailable\n"
+        "from skill_eval.jail import JailUnavailable\n"
+        "from skill_eval.jail.providers import require\n"
         "try:\n    require()\nexcept JailUnavailable as exc:\n    print(exc)\n"
     )
     done = subprocess.run(

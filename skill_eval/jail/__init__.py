@@ -5,7 +5,7 @@ do; a provider (jail/providers.py, registered by name) starts it so: `bubblewrap
 runs the command as it is and is chosen only when the user says `--no-jail`. `auto`, the
 default, is the first that can run here.
 
-Where no provider works, `require` raises `JailUnavailable` naming what to install: a jail
+Where no provider works, `providers.require` raises `JailUnavailable` naming what to install: a jail
 that works in some environments and silently not in others is the bug this package avoids.
 """
 
@@ -81,14 +81,6 @@ class Confinement:
     die_with_parent: bool = True
 
 
-def require(kind: JailKind = "auto") -> JailKind:
-    """The provider `kind` resolves to when it can run here (`auto`: the first that can);
-    JailUnavailable naming what is missing otherwise."""
-    from .providers import resolve
-
-    return resolve(kind).name
-
-
 __all__ = [
     "NO_JAIL",
     "Confinement",
@@ -96,5 +88,4 @@ __all__ = [
     "JailUnavailable",
     "Limits",
     "Mount",
-    "require",
 ]

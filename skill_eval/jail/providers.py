@@ -201,6 +201,12 @@ def resolve(name: str = AUTO) -> JailProvider:
     raise JailUnavailable(f"no jail can run here ({'; '.join(problems)}): {install_hint()}")
 
 
+def require(kind: str = AUTO) -> str:
+    """The provider `kind` resolves to when it can run here (`auto`: the first that can);
+    JailUnavailable naming what is missing otherwise."""
+    return resolve(kind).name
+
+
 def chosen(name: str) -> str | None:
     """What `auto` chose and why, when it passed a provider over (for the run's first lines);
     None when the first choice ran or a name was given."""
@@ -261,6 +267,7 @@ def install_hint() -> str:
 
 __all__ = [
     "AUTO",
+    "require",
     "AUTO_ORDER",
     "NONE",
     "REGISTRY",

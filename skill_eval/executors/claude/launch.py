@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ExecutorError
-from ...jail import JailKind, Mount, require
+from ...jail import JailKind, Mount
 from ...jail.api_proxy import ApiLog, ApiProxy
 from ...jail.confine import landlock
 from ...jail.copyout import Copied
-from ...jail.providers import isolated
+from ...jail.providers import isolated, require
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
 from ..base import env_lookup
