@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.executors.claude.dialect import MESSAGES
 from skill_eval.jail import Limits, cgroup, teardown
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
@@ -264,11 +265,14 @@ def test_a_jail_without_network_reaches_the_model_api_through_the_harness(
 
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", {"x-api-key": "REAL"})
+    proxy = ApiProxy(
+        f"http://127.0.0.1:{upstream.server_address[1]}", {"x-api-key": "REAL"}, MESSAGES
+    )
     script = f"""
 import http.client, os, socket
 c = http.client.HTTPConnection("127.0.0.1", {FORWARD_PORT}, timeout=10)
-c.request("POST", "/v1/messages", body=b"hi", headers={{"x-api-key": "{proxy.placeholder}"}})
+key = "{proxy.placeholder}"
+c.request("POST", "/v1/messages", body=b'{{"model":"m"}}', headers={{"x-api-key": key}})
 print(c.getresponse().read().decode(), flush=True)
 try:
     socket.create_connection(("1.1.1.1", 443), timeout=2)
@@ -280,7 +284,7 @@ except OSError:
         lines, _, _, _ = run_script(kind, script, tmp_path, forward=proxy)
     finally:
         upstream.shutdown()
-    assert lines == [b"echo:hi", b"no network"]
+    assert lines == [b'echo:{"model":"m"}', b"no network"]
     assert seen[0]["x-api-key"] == "REAL"
 
 
@@ -306,7 +310,7 @@ def test_the_command_holds_no_fd_of_the_holder(tmp_path: Path, kind: str) -> Non
 import os
 print(sorted(int(fd) for fd in os.listdir("/proc/self/fd")), flush=True)
 """
-    proxy = ApiProxy("http://127.0.0.1:9", {})
+    proxy = ApiProxy("http://127.0.0.1:9", {}, MESSAGES)
     lines, ended, _, _ = run_script(kind, script, tmp_path, forward=proxy)
     assert ended.code == 0  # type: ignore[attr-defined]
     assert json.loads(lines[0]) == [0, 1, 2, 3]  # 3: the listing's own
@@ -347,13 +351,13 @@ def test_the_api_proxy_replaces_the_clients_credentials_only_with_its_own(
 
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", credentials)
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", credentials, MESSAGES)
     client, server_side = socket.socketpair()
     threading.Thread(target=proxy.serve, args=(server_side,), daemon=True).start()
     client.sendall(
         b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
         b"x-api-key: sk-ant-jail-x\r\nAuthorization: Bearer OAUTH-LOGIN\r\n"
-        b"Connection: close\r\n\r\nhi"
+        b"Connection: close\r\n\r\n{}"
     )
     reply = b""
     while chunk := client.recv(4096):
@@ -404,7 +408,7 @@ def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(
     if not landlock():
         pytest.skip("this kernel has no Landlock")
     lines: list[bytes] = []
-    proxy = ApiProxy("http://127.0.0.1:9", {"x-api-key": "sk-real"})
+    proxy = ApiProxy("http://127.0.0.1:9", {"x-api-key": "sk-real"}, MESSAGES)
     with JailedCommand(kind, LIMITS, forward=proxy, confine=True) as jail:
         jail.start((*PY, ESCAPEE.replace("PORT", str(FORWARD_PORT))), {"PATH": "/usr/bin:/bin"})
         ended = jail.run(b"", 30, lambda line: lines.append(line) is None)

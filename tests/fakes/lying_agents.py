@@ -63,7 +63,7 @@ key = os.environ[re.search(r'env_key="([^"]+)"', provider).group(1)]
 model = sys.argv[sys.argv.index("-m") + 1]
 request = urllib.request.Request(
     base_url + "/responses",
-    data=json.dumps({"model": model, "input": "go"}).encode(),
+    data=json.dumps({"model": model, "input": "go", "store": False}).encode(),
     headers={"authorization": "Bearer " + key, "content-type": "application/json"})
 reply = json.load(urllib.request.urlopen(request, timeout=30))
 commands = [json.loads(item["arguments"])["cmd"] for item in reply["output"]

@@ -29,6 +29,7 @@ from .codex_events import CodexReader
 from .config import CODEX_SCHEMA, CodexConfig
 from .delivery import Delivered
 from .executor import INSIDE_KEY, AgentCliExecutor
+from .responses_dialect import RESPONSES
 
 PROVIDER = "skill-eval"
 ISOLATION_CONFIG = (
@@ -56,6 +57,8 @@ class CodexExecutor(AgentCliExecutor):
 
     name = "codex"
     cli = "codex"
+    package = "@openai/codex@0.171.0"  # scripts/install_agents.sh installs this pin
+    dialect = RESPONSES
     skills_dir = ".agents/skills"
 
     def __init__(self, config: CodexConfig) -> None:

@@ -30,6 +30,7 @@ from ...jail.session import RUN_DIR, JailedCommand
 from ..agent_launch import Start
 from ..base import ExecutorSpec
 from . import binaries
+from .chat_dialect import CHAT
 from .config import OPENCODE_SCHEMA, OpenCodeConfig
 from .delivery import Delivered
 from .executor import AgentCliExecutor
@@ -58,6 +59,8 @@ class OpenCodeExecutor(AgentCliExecutor):
 
     name = "opencode"
     cli = "opencode"
+    package = "opencode-ai@1.18.33"  # scripts/install_agents.sh installs this pin
+    dialect = CHAT
     skills_dir = ".opencode/skills"
 
     def __init__(self, config: OpenCodeConfig) -> None:
