@@ -10,7 +10,9 @@ a model with Bash would (tests/test_agent_attacks.py's harness):
    (`GET /v1/files`);
 3. a fork bomb of 1,300 sleeping processes against a lower cap (the harness as root, which
    RLIMIT_NPROC exempts);
-and a probe of Claude Code's cross-session messaging socket, which takes user messages.
+and a probe of Claude Code's cross-session messaging socket, which takes user messages; and a
+Bash command trying every place it might write (`/dev/shm` was writable in a container) and
+every socket family (vsock is not confined by the network namespace).
 
 Each asserts the attack was made and that nothing of it survived: no forged tool call or
 verdict, no request upstream but the Messages API, no process past the cap or the attempt.
@@ -41,6 +43,7 @@ from tests.test_agent_attacks import (
     hostile,
     processes_with,
 )
+from tests.test_jail_session import REACH, SOCKETS, WRITABLE, reach
 
 needs_landlock = pytest.mark.skipif(not landlock(), reason="this kernel has no Landlock")
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc to build the library")
@@ -240,3 +243,16 @@ print("probed")
     assert "sent to" not in call["output"], call["output"]
     assert not [r for r in run.requests if injected in r.text]
     assert candidate["status"] == "failed", candidate["judge"]
+
+
+def test_a_bash_command_writes_only_the_documented_places_and_opens_no_vsock(
+    tmp_path: Path, jail_provider: str
+) -> None:
+    script = f"cat > reach.py <<'EOF'\n{REACH}\nEOF\npython3 reach.py\n"
+    run = attack(tmp_path, hostile(script), args=("--jail", jail_provider))
+    candidate = run.records()["candidate"]
+    (call,) = [c for c in candidate["transcript"] if c["name"] == "Bash"]
+    found = reach([line.encode() for line in call["output"].splitlines() if " " in line])
+    assert found["writable"] == WRITABLE, call["output"]  # no /dev/shm, nothing of the root
+    assert found["sockets"] == SOCKETS - {"unix"}, call["output"]  # no vsock, no Unix socket
+    assert found["io_uring"] == {"no"}

@@ -449,3 +449,59 @@ print(forked, failed, sum(p.isdigit() for p in os.listdir("/proc")), flush=True)
     found = cgroup.place()  # (None: no cgroup here; RLIMIT_NPROC held, the harness not root)
     for parent in found.parents if found else ():
         assert not list(parent.glob(f"skill-eval-{os.getpid()}-*")), "a jail's cgroup was left"
+
+
+# What a command in the jail can write and which sockets it can open (issue 50): each
+# mountpoint and the usual scratch folders tried with a new file, each socket family with a
+# new socket, io_uring (whose requests seccomp never sees) with its setup call.
+REACH = r"""
+import ctypes, os, socket
+places = {line.split()[1] for line in open("/proc/mounts")}
+places |= {"/", "/dev", "/dev/shm", "/dev/mqueue", "/run", "/var/tmp", "/etc", "/home", "/tmp"}
+writable = []
+for place in sorted(places):
+    if place.startswith(("/proc", "/sys")):
+        continue
+    path = os.path.join(place, f".probe-{os.getpid()}")
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(path)
+        writable.append(place)
+    except OSError:
+        pass
+print("writable", " ".join(writable), flush=True)
+families = {"unix": (1, 1), "inet": (2, 1), "inet6": (10, 1), "netlink": (16, 3),
+            "packet": (17, 3), "alg": (38, 5), "vsock": (40, 1)}
+opened = []
+for name, (family, kind) in families.items():
+    try:
+        socket.socket(family, kind).close()
+        opened.append(name)
+    except OSError:
+        pass
+print("sockets", " ".join(opened), flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+print("io_uring", "yes" if libc.syscall(425, 8, params) >= 0 else "no", flush=True)
+"""
+# What every jail lets its commands write, whichever provider (references/security.md), and
+# the socket families it lets them open (an agent's own domains drop unix: confine.py).
+WRITABLE = {"/tmp", "/workspace", "/home/agent"}
+SOCKETS = {"unix", "inet", "inet6", "netlink"}
+
+
+def reach(lines: list[bytes]) -> dict[str, set[str]]:
+    said = dict(line.decode().partition(" ")[::2] for line in lines)
+    return {key: set(value.split()) for key, value in said.items()}
+
+
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_jail_writes_only_its_documented_places_and_opens_no_vsock(
+    tmp_path: Path, kind: str
+) -> None:
+    lines, ended, _, _ = run_script(kind, REACH, tmp_path)
+    assert ended.code == 0, ended.stderr  # type: ignore[attr-defined]
+    found = reach(lines)
+    assert found["writable"] == WRITABLE  # no /dev/shm, no /dev/mqueue, nothing of the root
+    assert found["sockets"] == SOCKETS  # no vsock (the host, on a VM), no packet, no alg
+    assert found["io_uring"] == {"no"}
