@@ -127,7 +127,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         (--no-jail) the API itself and the real key (a placeholder when none is needed)."""
         if not isolated(self.jail):
             return self.base_url, self.config.api_key() or "no-key"
-        return f"http://127.0.0.1:{FORWARD_PORT}/v1", self._proxy.get().placeholder
+        # Inside, the forward's routes follow what the dialect strips (`/v1` for OpenAI's)
+        return f"http://127.0.0.1:{FORWARD_PORT}{self.dialect.strip}", self._proxy.get().placeholder
 
     def base_env(self, home: str, path: str = "/usr/local/bin:/usr/bin:/bin") -> dict[str, str]:
         """HOME and the XDG folders in the attempt's HOME, a PATH, the locale; no key."""
