@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -107,9 +108,15 @@ def run_args(
     """`podman run`'s arguments (after the runtime and its global flags) for `confinement`."""
     limits = confinement.limits
     size = limits.disk_mb * 1024 * 1024
+    # RLIMIT_NPROC counts a uid's processes machine-wide, and uid 1000 is every container's:
+    # a cap there would count one jail's processes against another's (a fork bomb in one
+    # attempt kept a concurrent judgement from starting). --pids-limit caps each container
+    # (its own cgroup); nproc is set as high as the runtime takes (the harness's own hard
+    # limit, at most the kernel's pid_max: runc refused more, and its default, here).
+    nproc = min(resource.getrlimit(resource.RLIMIT_NPROC)[1], _pid_max())
     ulimits = [
         "nofile=1024:1024",
-        f"nproc={limits.processes}:{limits.processes}",
+        f"nproc={nproc}:{nproc}",
         f"fsize={limits.file_size_mb * 1024 * 1024}",
     ]
     if limits.data_mb is not None:
@@ -161,6 +168,13 @@ def run_args(
     python = "python3" if image else sys.executable
     screen = [python, "-I", "-S", FILTER, "--jail", "--"]
     return [*args, "/usr/bin/env", "-i", *env, *cap, *screen, *confinement.argv]
+
+
+def _pid_max() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        return 32768  # the kernel's default
 
 
 class Container:

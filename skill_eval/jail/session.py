@@ -46,6 +46,9 @@ JAIL_FILES = Path(__file__).resolve().parent
 RUN_DIR = "/run/skill-eval"
 WORKSPACE, HOME = "/workspace", "/home/agent"
 GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
+# The holder's own kill takes up to 5 s, and longer on a busy machine (300 processes of a fork
+# bomb to reap): its `done` is waited for this long, so load delays the answer, never loses it.
+ANSWER = 60.0
 
 _live_lock = threading.Lock()
 _live: set[JailedCommand] = set()
@@ -259,7 +262,7 @@ class JailedCommand:
         read = read_lines(pipes.stream, timeout, on_line, limit)
         if read.ended_early:
             self._send(b"stop\n")
-        said = self._read_line(timeout=GRACE)
+        said = self._read_line(timeout=ANSWER)
         if not said.startswith("done "):
             self._kill()
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")
