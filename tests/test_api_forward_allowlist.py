@@ -245,6 +245,7 @@ RESPONSES_ATTACKS: dict[str, tuple[Edit, str]] = {
         body(lambda b: b["include"].append("file_search_call.results")),
         "file_search_call",
     ),
+    "an include that is no name": (body(lambda b: b["include"].append({"x": 1})), "include"),
     "another beta feature": (
         header("x-codex-beta-features", "remote_compaction_v2,other"),
         "other",
@@ -349,6 +350,52 @@ def test_the_recorded_request_goes_through_with_the_key_and_no_client_address(na
     sender = {"host", "content-length", "accept-encoding"}  # the proxy's own (identity)
     assert "x-unknown" not in names and names - sender <= dialect.headers
     assert proxy.placeholder not in json.dumps(seen.headers)
+
+
+class Brittle(ApiDialect):
+    """A plugin's dialect whose check and reply reader fail on what they did not foresee."""
+
+    routes = frozenset({"/v1/messages"})
+    headers = frozenset({"content-type"})
+
+    def check(self, request: ApiRequest) -> Refusal | None:
+        return None if request.body["model"] else None  # KeyError without a model
+
+    def replies(self) -> Any:
+        return Broken()
+
+
+class Broken:
+    def event(self, event: Any) -> list[Any]:
+        raise ValueError("not foreseen")
+
+    def done(self) -> list[Any]:
+        return []
+
+    def whole(self, body: Any) -> list[Any]:
+        raise ValueError("not foreseen")
+
+    def usage(self) -> ReplyUsage | None:
+        raise ValueError("not foreseen")
+
+
+def test_a_check_or_reader_that_fails_refuses_or_leaves_the_reply_unread() -> None:
+    """The mechanism never lets a dialect's own failure through: a check that raises is a
+    refusal (tampering), a reader that raises leaves its reply unread (then the transcript
+    cannot be checked), and the reply still reaches the agent whole."""
+    with FakeAnthropic(default="fine") as server:
+        proxy = ApiProxy(server.base_url, {}, Brittle(), on_usage=lambda usage: None)
+        log = ApiLog()
+        head = "POST /v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: "
+        refused = exchange(proxy.observed(log), f"{head}2\r\n\r\n{{}}".encode())
+        assert server.requests == []
+        said = [{"role": "user", "content": "hi"}]
+        good = json.dumps({"model": "m", "max_tokens": 5, "messages": said})
+        relayed = exchange(proxy.observed(log), f"{head}{len(good)}\r\n\r\n{good}".encode())
+    assert refused.startswith(b"HTTP/1.1 400") and b"could not be checked (KeyError)" in refused
+    assert log.tampered == 1
+    assert relayed.startswith(b"HTTP/1.1 200") and relayed.endswith(b"}")  # whole, unread
+    assert log.unread_replies == 1
 
 
 # -- the run's own hooks ------------------------------------------------------------------------

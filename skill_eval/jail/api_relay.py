@@ -128,7 +128,10 @@ class _Handler(BaseHTTPRequestHandler):
         request = ApiRequest(self.command, path, query, _lowered(self), body)
         if query not in proxy.dialect.queries:
             return Refusal(f"the query {query[:80]!r} is not one the agent's CLI sends")
-        refusal = proxy.dialect.check(request)
+        try:
+            refusal = proxy.dialect.check(request)
+        except Exception as exc:  # a body the check did not foresee is not one to forward
+            return Refusal(f"the body could not be checked ({type(exc).__name__})")
         if refusal is None and proxy.admit is not None:
             refusal = proxy.admit(request)
         return refusal

@@ -10,7 +10,8 @@ dialect's `ReplyReader` (wire.py) for the tool calls it completes and the reply'
 A call is complete, and taken, with the chunk that completes it (the reader says which event
 does; a JSON body's last byte when its length is known), before the agent can read it. An
 event that does not parse is skipped: the reply comes from the API, and the agent cannot
-have read a call from it either.
+have read a call from it either. A reader that fails on a reply leaves it unread (its calls
+unknown: the attempt's transcript cannot be checked, executors/tool_check.py).
 """
 
 from __future__ import annotations
@@ -42,14 +43,21 @@ class ReplyTap:
             return
         self.held += len(chunk)
         if self.held > MAX_REPLY_BYTES:
-            self.broken = True
-            self._buffer.clear()
+            self._give_up()
             return
         self._buffer += chunk
-        if self.stream:
-            self._lines()
-        elif self.length is not None and self.held >= self.length:
-            self._parse_whole()
+        try:
+            if self.stream:
+                self._lines()
+            elif self.length is not None and self.held >= self.length:
+                self._parse_whole()
+        except Exception:  # a reader that fails on a reply: it was not read, and says so
+            self._give_up()
+
+    def _give_up(self) -> None:
+        self.broken = True
+        self._buffer.clear()
+        self._calls.clear()
 
     def take(self) -> list[Call]:
         """The calls completed since the last take, in order."""
@@ -61,16 +69,25 @@ class ReplyTap:
         cap, so its calls are unknown."""
         if self.broken:
             return False
-        if self.stream:
-            self._lines(final=True)
-            self._end()
-        elif self._buffer:
-            self._parse_whole()
+        try:
+            if self.stream:
+                self._lines(final=True)
+                self._end()
+            elif self._buffer:
+                self._parse_whole()
+        except Exception:
+            self._give_up()
+            return False
         return True
 
     def usage(self) -> ReplyUsage | None:
         """What the reply said it cost (None: it said nothing, or was not read)."""
-        return None if self.broken else self.reader.usage()
+        if self.broken:
+            return None
+        try:
+            return self.reader.usage()
+        except Exception:
+            return None
 
     def _parse_whole(self) -> None:
         try:

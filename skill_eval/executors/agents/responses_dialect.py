@@ -95,7 +95,8 @@ class ResponsesDialect(OpenAiDialect):
             problem = Refusal("the body does not say store: false (a stored response)")
         if problem is None and "include" in body:
             include = body["include"]
-            wrong = [i for i in include if i not in INCLUDES] if isinstance(include, list) else [1]
+            listed = include if isinstance(include, list) else [include]
+            wrong = [i for i in listed if not (isinstance(i, str) and i in INCLUDES)]
             problem = Refusal(f"include asks for {str(wrong[0])[:60]}") if wrong else None
         if problem is None and "reasoning" in body:
             problem = outside(body["reasoning"], frozenset({"effort", "summary"}), "reasoning")
