@@ -37,7 +37,7 @@ from .copyout import Caps, Copied, chown_tree, copy_out
 from .ended import Ended as Ended
 from .ended import JailBroken as JailBroken
 from .ended import ended_as, launcher_said
-from .pipes import Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
+from .pipes import ANSWER, Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
 from .process import preexec_for
 from .providers import JailProvider, Launch, resolve
 
@@ -46,9 +46,6 @@ JAIL_FILES = Path(__file__).resolve().parent
 RUN_DIR = "/run/skill-eval"
 WORKSPACE, HOME = "/workspace", "/home/agent"
 GRACE = 5.0  # seconds the holder gets to kill the rest and answer before the jail is killed
-# The holder's own kill takes up to 5 s, and longer on a busy machine (300 processes of a fork
-# bomb to reap): its `done` is waited for this long, so load delays the answer, never loses it.
-ANSWER = 60.0
 
 _live_lock = threading.Lock()
 _live: set[JailedCommand] = set()
