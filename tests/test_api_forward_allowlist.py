@@ -515,3 +515,16 @@ def test_an_attempt_whose_cli_offers_a_hosted_tool_is_tampering(tmp_path: Path) 
         "POST /v1/responses: 400 (tools[0] is a hosted tool or unknown (web_search))"
     )
     assert result.meta["api_tampering"] == 1 and result.transcript == ()
+
+
+def test_a_jailed_claude_code_run_does_not_offer_its_server_side_web_search() -> None:
+    """Claude Code's WebSearch sends a request with the `web_search_20250305` server tool
+    (recorded): the forward refuses it, so a jailed run says so before any call instead."""
+    from skill_eval.executors.claude.tools import BashConfinement, ToolPlanError, plan_tools
+
+    jailed = BashConfinement(jailed=True, landlock=True)
+    with pytest.raises(ToolPlanError, match=r"task 't' allows WebSearch, .* server tool"):
+        plan_tools(("Read", "WebSearch"), installed=False, bash=jailed, task_id="t")
+    unjailed = plan_tools(("WebSearch",), installed=False, bash=BashConfinement(), task_id="t")
+    assert unjailed.tools == ("WebSearch",)
+    assert "WebFetch" in plan_tools(("WebFetch",), installed=False, bash=jailed).tools
