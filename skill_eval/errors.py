@@ -2,7 +2,7 @@
 
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations
-     │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
+     │    ├── MockOutputsError  (executors.mock_outputs) a --mock-outputs file gone wrong
      │    ├── ToolPlanError     (executors.claude.tools) a task's tools this run cannot confine
      │    └── JournalError      a journal whose records the harness did not write (bad MAC)
      ├── ProblemsError        a file with located problems, all reported (one line each)
@@ -17,6 +17,7 @@
      │    ├── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
      │    ├── JailUnavailable (jail) no jail can run here, and --no-jail was not given
      │    ├── JailBroken     (jail.ended) one run's jail misbehaved: that attempt is an error
+     │    ├── JailedCallError (judges.python_jail) a python judge's jail gave no answer
      │    └── TextModelError  (executors.text_model) a model service that gave no usable reply
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
