@@ -338,18 +338,6 @@ def validate(data: Any, where: str = "artifact") -> None:
         raise ArtifactError("\n".join(str(p) for p in problems[:5]))
 
 
-def _deepest(error: Any) -> Any:
-    """The sub-error of a oneOf/anyOf that names the field itself (comparison.interval.0,
-    not comparison), so the message points at what is wrong."""
-    while error.context:
-        error = max(error.context, key=lambda e: len(e.absolute_path))
-    return error
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def write(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """Set truth_anchor, validate and write atomically. Returns the data as written."""
     data = dict(data, truth_anchor=str(path.resolve()))
@@ -385,13 +373,25 @@ def _run_dir_of(path: Path) -> str | None:
     return found if isinstance(found, str) else None
 
 
+# What a file given as an artifact that is none is told: what an artifact is, and where.
+WHAT_IS_ONE = (
+    "an artifact is what `skill-eval run` writes, <state-root>/evaluations/*.json (the path "
+    "it prints on stdout; .skill-eval/ by default)"
+)
+
+
 def read(path: Path) -> dict[str, Any]:
-    """Read an artifact and check it against the schema."""
+    """Read an artifact and check it against the schema; a file that is no artifact at all
+    (an eval set, a suite) is said to be none, with what is one, not by its missing fields."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ArtifactError(f"artifact not found: {path}") from None
     except (OSError, ValueError) as exc:
-        raise ArtifactError(f"{path}: not a readable JSON artifact: {exc}") from None
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        msg = f"{path}: not a readable JSON artifact ({reason}); {WHAT_IS_ONE}"
+        raise ArtifactError(msg) from None
+    if not isinstance(data, dict) or not {"schema_version", "evaluation"} & set(data):
+        raise ArtifactError(f"{path}: not an evaluation artifact; {WHAT_IS_ONE}")
     validate(data, str(path))
-    return data  # type: ignore[no-any-return]
+    return data

@@ -18,7 +18,13 @@ from pathlib import Path
 from ..core.model import Suite
 from ..core.safeyaml import MAX_BYTES, MAX_NODES, YamlError, load_yaml_file
 from ..errors import Problem, SuiteError
-from .evalsets.load import is_eval_set, is_skill_folder, load_eval_sets, skill_evals
+from .evalsets.load import (
+    evals_without_skill,
+    is_eval_set,
+    is_skill_folder,
+    load_eval_sets,
+    skill_evals,
+)
 from .suite_data import (
     SUITE_VERSION,
     build_suite,
@@ -100,9 +106,9 @@ def validate_paths(paths: Iterable[str]) -> ValidationReport:
         if os.path.isdir(given) and not is_skill_folder(Path(given)):
             files = find_suites(given)
             if not files:
-                report.problems.append(
-                    Problem(given, f"no {SUITE_FILE_NAME} found below this directory")
-                )
+                why = evals_without_skill(Path(given))  # as `run` says it
+                why = why or f"no {SUITE_FILE_NAME} found below this directory"
+                report.problems.append(Problem(given, why))
         else:
             files = [given]
         for file in files:

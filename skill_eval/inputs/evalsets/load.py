@@ -38,6 +38,20 @@ def is_skill_folder(path: Path) -> bool:
     return path.is_dir() and (path / "SKILL.md").is_file()
 
 
+def evals_without_skill(path: Path) -> str | None:
+    """What `run` and `validate` both say of a folder with evals/ but no SKILL.md (None for
+    any other): not a skill folder, and how its eval set is read alone."""
+    if not path.is_dir() or is_skill_folder(path) or not (path / EVALS_FOLDER).is_dir():
+        return None
+    found = find_skill_evals(path)
+    named = next((p for p in (found.evals_json, found.trigger_set, found.suite) if p), None)
+    alone = f" (to read its eval set alone, name the file: {named})" if named else ""
+    return (
+        f"no SKILL.md in it, though it has {EVALS_FOLDER}/: a skill folder holds SKILL.md "
+        f"beside {EVALS_FOLDER}/{alone}"
+    )
+
+
 def is_eval_set(path: Path) -> bool:
     """Whether `path` names an eval set or trigger set file (JSON) rather than a suite."""
     return path.suffix.lower() == ".json" and os.path.lexists(path) and not path.is_dir()
