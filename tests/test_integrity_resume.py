@@ -140,7 +140,8 @@ def test_a_second_process_on_a_running_run_gets_a_one_line_error(tmp_path: Path)
         tmp_path / "suite",
         [{"id": "t1", "prompt": "p", "judge": {"type": "contains", "expected": ["alpha"]}}],
     )
-    outputs = write_outputs(tmp_path / "out.yaml", {"t1": "alpha"})
+    scripted = {"candidate": {"t1": "alpha"}, "baseline": {"t1": "beta"}}
+    outputs = write_outputs(tmp_path / "out.yaml", scripted)
     skill = write_skill(tmp_path / "skill")
     args = [
         "run",

@@ -225,6 +225,7 @@ def test_the_failure_trace_line_says_what_the_file_is_for(tmp_path: Path) -> Non
     path = lines[0].removeprefix("failure trace: ").split(" (")[0]
     assert Path(path).is_file() and Path(path).parent == tmp_path / "state" / "traces"
     assert lines[0].endswith(
-        "(the failed tasks and both pass rates for an improvement pipeline's generator, "
+        "(the failed tasks and the scores before and after, for an improvement pipeline's "
+        "generator, "
         "`propose.py --trace`, in the original evaluator's format: references/pipeline.md)"
     )

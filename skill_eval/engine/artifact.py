@@ -20,7 +20,7 @@ from ..core.version import __version__
 from ..errors import ArtifactError
 from ..executors.catalog import is_offline
 from ..executors.pricing import PriceTable
-from ..jail import NO_JAIL
+from ..jail import NO_JAIL, JailUnavailable
 from ..jail.providers import caps_warning, chosen, isolated, name_of
 from ..judges.base import is_deterministic
 from ..judges.observers import summarise as summarise_observers
@@ -49,13 +49,18 @@ def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
 
 def isolation(jail: str) -> dict[str, Any]:
     """The manifest's word on confinement: the jail everything the candidate controls ran
-    in (references/security.md), or the warning that there was none."""
+    in (references/security.md), the warning that there was none (--no-jail), or, where no
+    jail can run here, that the run needed none (no agent, no code judge: `needed` false)."""
     if not isolated(jail):
         return {"jail": "none", "isolated": False, "warning": NO_JAIL}
-    found: dict[str, Any] = {"jail": name_of(jail), "isolated": True}
-    if note := chosen(jail):  # auto passed a provider over: say which and why
+    try:
+        found: dict[str, Any] = {"jail": name_of(jail), "isolated": True}
+        note = chosen(jail)
+        caps = caps_warning(jail)  # (a root harness whose jails have no process cap)
+    except JailUnavailable:  # whatever needs a jail stops before any attempt: this run did not
+        return {"jail": "none", "isolated": False, "needed": False}
+    if note:  # auto passed a provider over: say which and why
         found["chosen"] = note
-    caps = caps_warning(jail)  # (a root harness whose jails have no process cap)
     return {**found, "warning": caps} if caps else found
 
 
@@ -321,12 +326,8 @@ def model_graded(tasks: Sequence[Task]) -> list[str]:
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    text = (
-        resources.files("skill_eval")
-        .joinpath("schemas/evaluation.schema.json")
-        .read_text(encoding="utf-8")
-    )
-    return json.loads(text)  # type: ignore[no-any-return]
+    shipped = resources.files("skill_eval") / "schemas" / "evaluation.schema.json"
+    return json.loads(shipped.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def validate(data: Any, where: str = "artifact") -> None:

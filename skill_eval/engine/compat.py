@@ -47,7 +47,7 @@ def standalone_fields(
 
 # What the trace a non-passing standalone run writes is for, said beside its path.
 TRACE_IS = (
-    "the failed tasks and both pass rates for an improvement pipeline's generator, "
+    "the failed tasks and the scores before and after, for an improvement pipeline's generator, "
     "`propose.py --trace`, in the original evaluator's format: references/pipeline.md"
 )
 

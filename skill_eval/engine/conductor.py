@@ -21,8 +21,13 @@ from typing import Any
 from ..core.model import Task
 from ..core.workspace import WORKSPACES_DIR
 from ..errors import JournalError, RunInterrupted
+from ..executors.catalog import runs_jailed
+from ..inputs.judge_checks import CODE_JUDGES
+from ..inputs.source_checks import judge_types
 from ..jail import NO_JAIL
+from ..jail.providers import AUTO
 from ..plan.run_plan import RunPlan
+from .artifact import isolation
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
 from .estimate import estimate_run, prices_of
@@ -40,6 +45,23 @@ def _to_stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def say_the_jail(prepared: Prepared, log: Log) -> None:
+    """The provider `--jail auto` chose, said once as a run that jails something starts (an
+    agent, a code judge): the artifact keeps it and the summary does not say it again."""
+    plan = prepared.plan
+    if plan.execution.no_jail or plan.execution.jail_provider != AUTO:
+        return  # --no-jail said so first; a named provider is the user's own word
+    executors = {prepared.executor.name, *(e.name for e in prepared.arm_executors.values())}
+    coded = any(set(judge_types(t.judge)) & CODE_JUDGES for t in prepared.suite.tasks)
+    if not coded and not any(map(runs_jailed, executors)):
+        return
+    found = isolation(plan.execution.jail)
+    if found.get("chosen"):  # it passed one over: which, and why
+        log(str(found["chosen"]))
+    else:
+        log(f"jail: auto chose the {found['jail']} provider (the first that can run here)")
+
+
 def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     """Run one evaluation end to end and write its artifact (see the module docstring).
     Raises SkillEvalError for bad inputs and harness faults, RunInterrupted on Ctrl-C."""
@@ -47,6 +69,7 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     if plan.execution.no_jail:  # said first: all that follows is worth less without a jail
         log(f"WARNING: {NO_JAIL}")
     prepared = prepare(plan, log)
+    say_the_jail(prepared, log)
     if prepared.skip is not None:
         return finish_evaluation(plan, prepared.suite, prepared.arms, _skipped(prepared), log)
     # a resumed run is priced once its journal is read (metered)

@@ -258,6 +258,7 @@ class MockGrader:
             Usage(),
             MOCK_MODEL,
             None if error is None else "mock grader: schema is not an object",
+            scripted=True,
         )
 
 

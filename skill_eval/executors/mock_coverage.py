@@ -126,7 +126,24 @@ def check_scripted(
     gaps = coverage(outputs, scripted_tasks(tasks), arms).lines(stray_only=rules)
     if gaps and strict:
         raise MockOutputsError(where, "does not script this run (--strict): " + "; ".join(gaps))
-    return [f"{where}: {gap}" for gap in gaps]
+    same = [] if gaps or rules or not _same_for_every_arm(outputs, arms) else [SAME_OUTPUTS]
+    return [f"{where}: {line}" for line in [*gaps, *same]]
+
+
+# Said when a run's arms all get one script: the usual surprise of comparing two skills.
+SAME_OUTPUTS = (
+    "every arm gets the same scripted outputs, so the arms cannot differ whatever their "
+    "skills: mock outputs are keyed by arm (candidate, baseline), not by skill"
+)
+
+
+def _same_for_every_arm(outputs: Mapping[str, Any], arms: Sequence[str]) -> bool:
+    """Whether the run's two or more arms are all answered alike (a file keyed by task, or
+    the same table under every arm's key)."""
+    if len(arms) < 2 or not keyed_by_arm(outputs):
+        return len(arms) >= 2
+    tables = [outputs.get(arm) for arm in arms]
+    return all(table == tables[0] for table in tables)
 
 
 def scripted_tasks(tasks: Sequence[Task]) -> list[str]:
@@ -141,4 +158,4 @@ def file_gaps(path: Path, tasks: Sequence[Task]) -> list[str]:
     return coverage(load_mock_outputs(path), scripted_tasks(tasks)).lines()
 
 
-__all__ = ["Coverage", "check_scripted", "coverage", "file_gaps"]
+__all__ = ["SAME_OUTPUTS", "Coverage", "check_scripted", "coverage", "file_gaps"]
