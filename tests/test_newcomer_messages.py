@@ -229,3 +229,82 @@ def test_the_failure_trace_line_says_what_the_file_is_for(tmp_path: Path) -> Non
         "generator, "
         "`propose.py --trace`, in the original evaluator's format: references/pipeline.md)"
     )
+
+
+# --- the mock grader's verdicts ----------------------------------------------------------------
+
+
+def test_the_mock_graders_verdicts_say_so_wherever_they_are_shown(tmp_path: Path) -> None:
+    from skill_eval.judges.llm import SCRIPTED
+
+    skill = write_skill(tmp_path / "pdf")
+    (skill / "evals").mkdir()
+    statements = ["The script imports pypdf", "It prints the text"]
+    evals = {
+        "evals": [{"id": 1, "prompt": "Extract text from doc.pdf", "expectations": statements}]
+    }
+    (skill / "evals" / "evals.json").write_text(json.dumps(evals), encoding="utf-8")
+    state = tmp_path / "state"
+    code, out, err = run_cli("run", str(skill), "--mock", "--state-root", str(state), "-q")
+    assert code == 4, err
+    judged = [a["judge"] for a in map(json.loads, next(state.glob("runs/*/attempts.jsonl"))
+              .read_text().splitlines()) if "judge" in a]  # fmt: skip
+    assert judged and all(
+        j["details"].startswith(f"{SCRIPTED} 2/2 expectations passed") for j in judged
+    )
+    assert all(j["data"]["scripted"] is True for j in judged)
+    [run_dir] = state.glob("runs/*")
+    code, shown, _ = run_cli("show", str(run_dir), "--task", "eval-1")
+    assert code == 0 and shown.count(f"{SCRIPTED} 2/2 expectations passed") == 2  # both arms
+    artifact = out.strip()
+    code, html, _ = run_cli("report", artifact, "--format", "html")
+    assert code == 0 and SCRIPTED in html
+
+
+def test_a_judge_model_that_answered_is_not_called_a_mock(tmp_path: Path) -> None:
+    from skill_eval.core.model import Task
+    from skill_eval.core.work import Work
+    from skill_eval.judges import build_judge, run_judge
+    from skill_eval.judges.expectations import TOOL_NAME
+    from skill_eval.judges.llm import SCRIPTED
+    from tests.fakes.anthropic_server import FakeAnthropic
+    from tests.helpers import graded_context
+
+    config = {"type": "expectations", "expectations": ["Says hello"]}
+    task = Task(id="t", prompt="Greet", judge=config)
+    reply = {"e1": {"verdict": "PASS", "evidence": "It says hello."}}
+    with FakeAnthropic(rules=[{"tool_choice_name": TOOL_NAME, "tool_input": reply}]) as fake:
+        options = {"base_url": fake.base_url, "max_retries": 0}
+        real = graded_context(
+            tmp_path, "anthropic", env={"ANTHROPIC_API_KEY": "k"}, options=options
+        )
+        by_model = run_judge(build_judge(config), task, Work("hello"), real)
+    by_mock = run_judge(build_judge(config), task, Work("hello"), graded_context(tmp_path))
+    assert by_model.passed and by_model.details.startswith("1/1 expectations passed")
+    assert SCRIPTED not in by_model.details and "scripted" not in by_model.data
+    assert by_mock.passed and by_mock.details.startswith(f"{SCRIPTED} 1/1 expectations passed")
+
+
+# --- mock outputs are keyed by arm, not by skill -----------------------------------------------
+
+
+def test_a_run_whose_arms_get_the_same_scripted_outputs_says_so(tmp_path: Path) -> None:
+    from skill_eval.executors.mock_coverage import SAME_OUTPUTS
+
+    outputs = tmp_path / "outputs.yaml"
+    outputs.write_text(
+        "\n".join(f"{t}: same text" for t in (
+            "added-and-fixed", "breaking-change", "issue-credits", "security-section",
+            "title-heading",
+        )) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    code, out, err = demo_run(tmp_path, "--mock", "--mock-outputs", str(outputs), "-q")
+    said = f"{outputs}: {SAME_OUTPUTS}"
+    assert f"warning: {said}" in err.splitlines()  # before the run, and in its summary
+    assert said in json.loads(Path(out.strip()).read_text())["warnings"]
+    assert SAME_OUTPUTS.endswith(
+        "mock outputs are keyed by arm (candidate, baseline), not by skill"
+    )
+    code, out, err = demo_run(tmp_path, "--mock", "--mock-outputs", str(DEMO_OUTPUTS), "-q")
+    assert SAME_OUTPUTS not in err  # the demo's arms differ
