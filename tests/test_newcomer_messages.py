@@ -5,6 +5,7 @@ one), with no traceback and the right exit code."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -259,6 +260,8 @@ def test_the_mock_graders_verdicts_say_so_wherever_they_are_shown(tmp_path: Path
     artifact = out.strip()
     code, html, _ = run_cli("report", artifact, "--format", "html")
     assert code == 0 and SCRIPTED in html
+    counts = re.findall(r"judges \$[0-9.]+ \((\d+) (calls?)\)", err)  # "1 call", "2 calls"
+    assert counts and all((n == "1") == (word == "call") for n, word in counts), err
 
 
 def test_a_judge_model_that_answered_is_not_called_a_mock(tmp_path: Path) -> None:
