@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import click  # noqa: E402
 
 from skill_eval.cli.common import interrupted  # noqa: E402
-from skill_eval.cli.run_cmd import plan_from_command, stop_on_sigterm  # noqa: E402
 from skill_eval.cli.run_flags import run_flags  # noqa: E402
+from skill_eval.cli.run_one import plan_from_command, stop_on_sigterm  # noqa: E402
 from skill_eval.engine.conductor import run_evaluation  # noqa: E402
 from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa: E402
 

@@ -29,6 +29,7 @@ import pytest
 
 from skill_eval.jail import providers
 from skill_eval.jail.bubblewrap import problem as jail_problem
+from tests.conftest import JAIL_PROVIDERS
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import run_cli, write_suite
 
@@ -392,8 +393,8 @@ def test_nothing_outside_the_workspace_changes(tmp_path: Path, jail_provider: st
 # -- 5. a flooded workspace ------------------------------------------------------------------
 
 
-# The disk cap is the provider's (a tmpfs of bubblewrap's or of the runtime's) and runs on
-# both; the counts and the copy's cap per file are the copy out's, the same on both.
+# The disk cap is the provider's (a tmpfs of bubblewrap's or of a runtime's) and runs on
+# each; the counts and the copy's cap per file are the copy out's, the same on both.
 @pytest.mark.parametrize(
     ("flood", "said", "jail"),
     [
@@ -408,7 +409,7 @@ def test_nothing_outside_the_workspace_changes(tmp_path: Path, jail_provider: st
                 r"big\.bin \(\d+ bytes\) is over the copy's size",
                 jail,
             )
-            for jail in ("bubblewrap", "container")
+            for jail in JAIL_PROVIDERS
         ),
         # sparse, within the disk cap, beyond the copy's cap per file
         (

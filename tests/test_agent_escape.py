@@ -16,7 +16,7 @@ Each asserts the attack was made and that nothing of it survived: no forged tool
 verdict, no request upstream but the Messages API, no process past the cap or the attempt.
 Each runs on every jail provider that can start here (the `jail_provider` fixture,
 tests/conftest.py): the three are three different mechanisms (the read-only root and the
-Landlock/seccomp domains, the process cap, the socket filter), so all run on both.
+Landlock/seccomp domains, the process cap, the socket filter), so all run on each.
 """
 
 from __future__ import annotations

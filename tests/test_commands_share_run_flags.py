@@ -7,7 +7,6 @@ launches and the run's manifest."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -186,36 +185,6 @@ def test_the_jail_reaches_reviews_qa_runs(tmp_path: Path, monkeypatch: pytest.Mo
     assert runs
     for path in runs:
         assert read_json(path)["manifest"]["isolation"]["jail"] == "none"
-
-
-@pytest.fixture
-def logged_provider(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> Path:
-    """A jail provider from a plugin's entry point that logs each launch (then runs it in
-    whatever provider runs here); the file its launches are logged in."""
-    from skill_eval.jail import providers
-    from tests.test_jail_providers import PLUGIN, _no_jail_here
-
-    if (why := _no_jail_here()) is not None:
-        pytest.skip(why)
-    site = tmp_path / "site"
-    dist = site / "logged_jail-0.1.dist-info"
-    dist.mkdir(parents=True)
-    (site / "logged_jail.py").write_text(PLUGIN, encoding="utf-8")
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: logged-jail\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (dist / "entry_points.txt").write_text(
-        "[skill_eval.jail_providers]\nlogged = logged_jail:PROVIDER\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "logged_jail", raising=False)  # another test's copy
-    providers.REGISTRY.reset()  # as in a new process: plugins load on first use
-    providers.resolve.cache_clear()
-    request.addfinalizer(providers.REGISTRY.reset)
-    request.addfinalizer(providers.resolve.cache_clear)
-    return site / "launches"
 
 
 def test_the_jail_reaches_improves_judgements(tmp_path: Path, logged_provider: Path) -> None:

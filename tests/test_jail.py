@@ -18,7 +18,8 @@ from pathlib import Path
 
 from skill_eval.core.model import JudgeResult, Task
 from skill_eval.core.work import Work
-from skill_eval.jail import Confinement, JailUnavailable, Limits, Mount, process, require
+from skill_eval.jail import Confinement, JailUnavailable, Limits, Mount, process
+from skill_eval.jail.providers import require
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from tests.test_judges_pytest import _gone
 
@@ -166,7 +167,8 @@ def test_a_timeout_kills_the_whole_jail(jail_provider: str) -> None:
 def test_require_names_what_to_install_when_bubblewrap_is_missing(tmp_path: Path) -> None:
     # A PATH without bwrap, in a fresh interpreter: the probe is cached per process.
     script = (
-        "from skill_eval.jail import require, JailUnavailable\n"
+        "from skill_eval.jail import JailUnavailable\n"
+        "from skill_eval.jail.providers import require\n"
         "try:\n    require()\nexcept JailUnavailable as exc:\n    print(exc)\n"
     )
     done = subprocess.run(
@@ -178,9 +180,10 @@ def test_require_names_what_to_install_when_bubblewrap_is_missing(tmp_path: Path
     )
     assert done.stdout.strip() == (
         "no jail can run here (the jail needs bubblewrap: install it (apt-get install "
-        "bubblewrap); the container provider needs podman (apt-get install podman runc)): "
-        "install bubblewrap or podman (apt-get install bubblewrap, or podman runc); or pass "
-        "--no-jail to run unconfined"
+        "bubblewrap); the container provider needs podman (apt-get install podman runc); the "
+        "docker provider needs docker (apt-get install docker.io, then dockerd)): install "
+        "bubblewrap, podman or Docker (apt-get install bubblewrap, or podman runc, or "
+        "docker.io); or pass --no-jail to run unconfined"
     )
     assert require("none") == "none"
     assert issubclass(JailUnavailable, Exception)

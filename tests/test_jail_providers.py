@@ -17,32 +17,6 @@ from skill_eval.jail.container import PROVIDER as CONTAINER
 from tests.helpers import write_outputs, write_skill
 from tests.test_judges_e2e import make_suite, run
 
-PLUGIN = """
-from pathlib import Path
-from skill_eval.jail.providers import resolve
-
-class Logged:
-    '''Whatever the first provider that runs here does, each launch counted in a file.'''
-    name, isolated = "logged", True
-
-    def __init__(self):
-        self.inner = resolve("auto")
-        self.python = self.inner.python
-
-    def problem(self):
-        return self.inner.problem()
-
-    def inside_fds(self, fds):
-        return self.inner.inside_fds(fds)
-
-    def launch(self, confinement, fds, timeout=None):
-        with open(Path(__file__).parent / "launches", "a") as log:
-            log.write(" ".join(confinement.argv[:1]) + "\\n")
-        return self.inner.launch(confinement, fds, timeout)
-
-PROVIDER = Logged
-"""
-
 FAKE_BWRAP = "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
 CASES = {
     "report": ({"type": "pytest", "test_file": "fixtures/test_report.py"}, '{"status": "ok"}', "no")
@@ -58,33 +32,14 @@ def _no_jail_here() -> str | None:
 
 
 def test_a_plugins_provider_from_an_entry_point_runs_the_judgement(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    tmp_path: Path, logged_provider: Path
 ) -> None:
-    if (why := _no_jail_here()) is not None:
-        pytest.skip(why)
-    site = tmp_path / "site"
-    dist = site / "logged_jail-0.1.dist-info"
-    dist.mkdir(parents=True)
-    (site / "logged_jail.py").write_text(PLUGIN, encoding="utf-8")
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: logged-jail\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (dist / "entry_points.txt").write_text(
-        "[skill_eval.jail_providers]\nlogged = logged_jail:PROVIDER\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delitem(sys.modules, "logged_jail", raising=False)  # another test's copy
-    providers.REGISTRY.reset()  # as in a new process: plugins load on first use
-    providers.resolve.cache_clear()
-    request.addfinalizer(providers.REGISTRY.reset)
-    request.addfinalizer(providers.resolve.cache_clear)
-
     data = run(tmp_path, CASES, "--jail", "logged")
     assert data["manifest"]["isolation"] == {"jail": "logged", "isolated": True}
     candidate, baseline = data["candidate_results"][0], data["baseline_results"][0]
     assert (candidate["passed"], baseline["passed"]) == (True, False), data
     assert "test_status_ok" in baseline["details"]
-    launches = (site / "launches").read_text().splitlines()
+    launches = logged_provider.read_text().splitlines()
     # one jailed pytest judgement per arm, and the check on an empty output before the run:
     # every judge's code runs in the run's jail
     assert len(launches) == 3, launches

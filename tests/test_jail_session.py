@@ -1,8 +1,8 @@
 """An agent attempt's jail (#28): a command held by the holder around a tmpfs workspace, seeded
 before and copied out after; nothing it starts survives it; its stdout cannot be forged from
 inside; the workspace is capped in bytes and copied out within caps, links never followed.
-Each runs on bubblewrap and on the container provider (Podman): a provider that cannot start
-here skips, naming why (the `none` kind runs everywhere)."""
+Each runs on every jail provider (bubblewrap, Podman, Docker: tests/conftest.py): a provider
+that cannot start here skips, naming why (the `none` kind runs everywhere)."""
 
 from __future__ import annotations
 
@@ -20,20 +20,12 @@ import pytest
 
 from skill_eval.jail import Limits, cgroup, teardown
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
-from skill_eval.jail.bubblewrap import problem as jail_problem
-from skill_eval.jail.container import PROVIDER as CONTAINER
 from skill_eval.jail.copyout import Caps
 from skill_eval.jail.session import JailedCommand
+from tests.conftest import jail_params
 
-needs_jail = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
-needs_container = pytest.mark.skipif(
-    CONTAINER.problem() is not None, reason=str(CONTAINER.problem())
-)
 # Every attack runs against each provider that can start here (#40).
-JAILS = [
-    pytest.param("bubblewrap", marks=needs_jail),
-    pytest.param("container", marks=needs_container),
-]
+JAILS = jail_params()
 LIMITS = Limits(memory_mb=None, data_mb=2048, disk_mb=64)
 PY = (sys.executable, "-I", "-S", "-c")
 

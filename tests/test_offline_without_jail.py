@@ -1,7 +1,7 @@
-"""What runs offline on a machine with neither bubblewrap nor Podman (issue 53), as the README
-and references/interop.md say: every README command a newcomer runs first, taken from the
-README itself, run by the real CLI under a PATH holding everything this machine's PATH holds
-but `bwrap`, `podman` and `docker`. The demo, your own suite's dry run, the trigger demo and a
+"""What runs offline on a machine with no jail (no bubblewrap, Podman or Docker; issue 53), as
+the README and references/interop.md say: every README command a newcomer runs first, taken
+from the README itself, run by the real CLI under a PATH holding everything this machine's PATH
+holds but `bwrap`, `podman` and `docker`. The demo, your own suite's dry run, the trigger demo and a
 skill's own evals under `--mock` run (the manifest says no jail was needed); the agent demo,
 whose one task is judged by `pytest`, stops before any attempt in one line naming that task;
 `--no-jail` runs it and says so once. Where a jail runs, which one `auto` chose is said once,
@@ -100,18 +100,18 @@ def test_the_readme_says_which_runs_need_a_jail() -> None:
     assert (
         "The `anthropic`, `openai` and `mock` executors need no jail, nor do judges other than "
         "`pytest` and `python`: the demo above, your own suite's dry run, the trigger demo and "
-        "`run my-skill --mock` run where neither can." in platforms
+        "`run my-skill --mock` run where none can." in platforms
     )
     assert (
-        "The bundled agent demo dry-runs offline where bubblewrap or Podman runs: one task's "
-        "judge is a `pytest`, and code a judge runs is jailed under `--mock` too (without a jail "
-        "the run stops naming that task; `--no-jail` runs it unconfined)"
+        "The bundled agent demo dry-runs offline where a jail runs: one task's judge is a "
+        "`pytest`, and code a judge runs is jailed under `--mock` too (without a jail the run "
+        "stops naming that task; `--no-jail` runs it unconfined)"
     ) in prose(section("Agent tasks"))
     interop = prose((REPO / "references" / "interop.md").read_text(encoding="utf-8"))
     assert (
-        "What runs offline on a machine with neither bubblewrap nor Podman: `run SKILL_DIR "
-        "--mock` (an eval set's checks, input `files` included, make no judge that runs code), "
-        "`validate` and `gate`."
+        "What runs offline on a machine with no jail (no bubblewrap, Podman or Docker): `run "
+        "SKILL_DIR --mock` (an eval set's checks, input `files` included, make no judge that "
+        "runs code), `validate` and `gate`."
     ) in interop
 
 

@@ -26,6 +26,7 @@ from skill_eval.jail.providers import REGISTRY
 from skill_eval.judges import JudgeContext, build_judge, run_judge
 from skill_eval.judges.pytest_run import run_pytest
 from skill_eval.judges.pytest_sandbox import judgement_dir, remove_dir
+from tests.conftest import JAIL_PROVIDERS
 from tests.test_judges_pytest import _gone, _pids_with
 
 EXEC_TESTS = """
@@ -97,7 +98,7 @@ def judge(
     return run_judge(build_judge(config), task, Work(output), context)
 
 
-@pytest.mark.parametrize("jail", ["bubblewrap", "container", "none"])
+@pytest.mark.parametrize("jail", [*JAIL_PROVIDERS, "none"])
 def test_a_forged_summary_and_exit_0_is_a_failure(tmp_path: Path, jail: str) -> None:
     if (missing := _problem(jail)) is not None:
         pytest.skip(missing)
@@ -230,10 +231,15 @@ def test_limits_are_set_in_the_judgement(tmp_path: Path, jail_provider: str) -> 
         tmp_path,
         {
             "test_limits.py": """
-        import resource
+        import glob, resource
 
         def test_limits():
-            assert resource.getrlimit(resource.RLIMIT_NPROC) == (20, 20)
+            # the process cap: RLIMIT_NPROC, or (docker: the rlimit is per uid on the whole
+            # host, so it would be shared by every jail) the jail's own cgroup's pids.max
+            caps = {open(f).read().strip() for f in glob.glob("/sys/fs/cgroup/**/pids.max",
+                                                               recursive=True)}
+            nproc = resource.getrlimit(resource.RLIMIT_NPROC)
+            assert nproc == (20, 20) or caps == {"20"}, (nproc, caps)
             assert resource.getrlimit(resource.RLIMIT_AS)[0] == 700 * 1024 ** 2
             assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == 9 * 1024 ** 2
         """

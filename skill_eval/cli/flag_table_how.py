@@ -61,9 +61,11 @@ HOW: tuple[Section, ...] = (
             flag(
                 "jail",
                 "The jail provider that confines what the candidate controls: auto (the default: "
-                "the first that can run here, bubblewrap before container), bubblewrap, container "
-                "(Podman; container:IMAGE runs IMAGE), or a plugin's (entry points "
-                "skill_eval.jail_providers). Where none can run, one line says what to install.",
+                "the first that can run here, bubblewrap, then container, then docker; it says "
+                "which), bubblewrap, container (Podman; container:IMAGE runs IMAGE), docker (the "
+                "Docker CLI, no network at all; docker:IMAGE runs IMAGE: Docker Desktop on macOS "
+                "and Windows), or a plugin's (entry points skill_eval.jail_providers). Where none "
+                "can run, one line says what to install.",
                 "--jail",
                 metavar="NAME",
                 default=None,

@@ -33,7 +33,7 @@ def command(run_dirs: tuple[str, ...], output: str, journal_key: str | None) -> 
     """
     from ..engine.merge import merge
     from .common import verdict_exit
-    from .run_cmd import summary
+    from .run_one import summary
 
     outcome = merge(run_dirs, output, journal_key=journal_key)
     click.echo(summary(outcome), err=True)

@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from .common import verdict_exit
-from .run_cmd import summary
 from .run_flags import flag
+from .run_one import summary
 
 
 @click.command("rejudge")

@@ -21,7 +21,7 @@ def load(path: Path) -> tuple[str, list[Any]]:
     from ..engine import artifact
     from ..judges.observers import summary_lines
     from ..report.task_details import from_artifact, read_journal
-    from ..report.view import one_line
+    from ..report.text import one_line
 
     if path.is_dir():
         if not (path / "run.json").is_file() or not (path / "attempts.jsonl").is_file():
@@ -55,7 +55,7 @@ def _at(data: Any, *keys: str) -> Any:
 def _arms_note(listed: Any, reference: Any) -> str:
     """`  arms a, b, none (reference)` for an --arm run (run.json's or the artifact's list of
     arms), else nothing."""
-    from ..report.view import one_line
+    from ..report.text import one_line
 
     if not isinstance(listed, list):
         return ""
@@ -68,7 +68,7 @@ def attempt_line(a: Any) -> str:
     """`#0 passed  ✓ contains 1.00 found all 3 ...`: the attempt and each judge's say, then
     its observers' readings after `~` (never part of the judgement)."""
     from ..judges.observers import reading_text
-    from ..report.view import one_line
+    from ..report.text import one_line
 
     marks = "  ".join(
         f"{m.mark} {m.name}"

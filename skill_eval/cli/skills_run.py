@@ -43,7 +43,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
     """Run every skill's evals; the worst exit code."""
     from ..interop.change_plan import plan_change
     from ..interop.delivery import as_it_ships
-    from .run_cmd import plan_of, show_plan
+    from .run_one import plan_of, show_plan
 
     changed, summary_file, evals_from, allow_unjudged, dry_run = _own_flags(kwargs)
     # --skill-mode on the line or in the config file beats delivering the skill as it ships
@@ -71,7 +71,7 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
     for run in plan.runs:
         flags = {
             **kwargs,
-            "task_suite": str(run.suite),
+            "task_suite": str(run.suite.resolve()),  # a --resume from elsewhere finds it
             "skill_path": str(run.skill_dir.resolve()),
             "standalone": True,
             "no_baseline": kwargs["no_baseline"] or run.no_baseline,
@@ -121,7 +121,7 @@ def _evaluate(label: str, plan: RunPlan, budget: SharedBudget) -> tuple[SkillRow
     """One skill's evaluation (interop/skill_evaluations.py): its row and exit code."""
     from ..interop.delivery import delivery_line
     from ..interop.skill_evaluations import evaluate_one
-    from .run_cmd import run_plan, summary
+    from .run_one import run_plan, summary
 
     if budget.spent_out:
         return SkillRow(label, note=f"not run: {SPENT}"), EXIT_BUDGET

@@ -26,7 +26,7 @@ def rich_console() -> Any:
 def safe(text: Any) -> str:
     """Untrusted text for the terminal: no control characters (no escape sequences), tabs and
     newlines kept."""
-    from ..report.view import CONTROL_CHARS
+    from ..report.text import CONTROL_CHARS
 
     return CONTROL_CHARS.sub(" ", "" if text is None else str(text)).replace("\r", "")
 

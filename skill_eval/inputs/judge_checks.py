@@ -77,7 +77,8 @@ def _environment_problem(task: Task, jail: JailKind) -> str | None:
     types = set(judge_types(task.judge))
     if not types & CODE_JUDGES:
         return None
-    from ..jail import JailUnavailable, require
+    from ..jail import JailUnavailable
+    from ..jail.providers import require
 
     if "pytest" in types:
         from ..judges.pytest_judge import pytest_problem

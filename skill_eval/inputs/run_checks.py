@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..core.model import Suite, Task
 from ..errors import SuiteError
-from ..jail import JailUnavailable, require
-from ..jail.providers import isolated
+from ..jail import JailUnavailable
+from ..jail.providers import isolated, require
 from ..judges.base import build_judge
 from .judge_checks import CODE_JUDGES, check_judges, locate
 from .source_checks import judge_types, python_problems

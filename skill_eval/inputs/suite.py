@@ -18,13 +18,7 @@ from pathlib import Path
 from ..core.model import Suite
 from ..core.safeyaml import MAX_BYTES, MAX_NODES, YamlError, load_yaml_file
 from ..errors import Problem, SuiteError
-from .evalsets.load import (
-    evals_without_skill,
-    is_eval_set,
-    is_skill_folder,
-    load_eval_sets,
-    skill_evals,
-)
+from .evalsets.shapes import is_eval_set, is_skill_folder
 from .suite_data import (
     SUITE_VERSION,
     build_suite,
@@ -50,12 +44,13 @@ def load_suite(
     """
     shown = os.fspath(path)
     file = Path(path)
-    if is_skill_folder(file):
-        found = skill_evals(file)  # a suite of our own in evals/, or its eval sets
-        if found.suite is not None:
+    if is_skill_folder(file) or is_eval_set(file):
+        # the eval-set reader (and the judges it maps checks to) loads only for these
+        from .evalsets.load import load_eval_sets, skill_evals
+
+        found = skill_evals(file) if is_skill_folder(file) else None
+        if found is not None and found.suite is not None:  # a suite of our own in evals/
             return load_suite(found.suite, max_bytes=max_bytes, max_nodes=max_nodes)
-        return load_eval_sets(file)
-    if is_eval_set(file):
         return load_eval_sets(file)
     if file.is_dir():
         file = file / SUITE_FILE_NAME
@@ -106,6 +101,8 @@ def validate_paths(paths: Iterable[str]) -> ValidationReport:
         if os.path.isdir(given) and not is_skill_folder(Path(given)):
             files = find_suites(given)
             if not files:
+                from .evalsets.load import evals_without_skill  # an error's words
+
                 why = evals_without_skill(Path(given))  # as `run` says it
                 why = why or f"no {SUITE_FILE_NAME} found below this directory"
                 report.problems.append(Problem(given, why))

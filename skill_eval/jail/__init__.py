@@ -1,10 +1,11 @@
 """The jail: how anything the candidate controls is started (code a judge runs on an output,
 later the agent and its tools). One seam: a `Confinement` says what the process may see and
 do; a provider (jail/providers.py, registered by name) starts it so: `bubblewrap` on Linux,
-`container` (Podman), plugins; `none` runs the command as it is and is chosen only when the
-user says `--no-jail`. `auto`, the default, is the first that can run here.
+`container` (Podman), `docker` (the Docker CLI, macOS and Windows too), plugins; `none`
+runs the command as it is and is chosen only when the user says `--no-jail`. `auto`, the
+default, is the first that can run here.
 
-Where no provider works, `require` raises `JailUnavailable` naming what to install: a jail
+Where no provider works, `providers.require` raises `JailUnavailable` naming what to install: a jail
 that works in some environments and silently not in others is the bug this package avoids.
 """
 
@@ -17,7 +18,7 @@ from typing import Literal
 
 from ..errors import ExecutorError
 
-# A jail provider's name (`bubblewrap`, `container`, `none`, a plugin's), or `auto`.
+# A jail provider's name (`bubblewrap`, `container`, `docker`, `none`, a plugin's), or `auto`.
 JailKind = str
 
 
@@ -80,14 +81,6 @@ class Confinement:
     die_with_parent: bool = True
 
 
-def require(kind: JailKind = "auto") -> JailKind:
-    """The provider `kind` resolves to when it can run here (`auto`: the first that can);
-    JailUnavailable naming what is missing otherwise."""
-    from .providers import resolve
-
-    return resolve(kind).name
-
-
 __all__ = [
     "NO_JAIL",
     "Confinement",
@@ -95,5 +88,4 @@ __all__ = [
     "JailUnavailable",
     "Limits",
     "Mount",
-    "require",
 ]

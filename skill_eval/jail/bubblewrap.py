@@ -20,33 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import Confinement, Limits
-from .providers import Launch
+from .host_view import ETC, NETWORK_ETC, SYSTEM_DIRS, interpreter_dirs
+from .providers import Launch, ProviderBase
 
 # The uid/gid the command has inside; they map to the harness's own outside, so the files of
 # a writable mount stay the harness's.
 INSIDE_ID = "1000"
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# What programs read from /etc to start, resolve names and check certificates; never the
-# whole /etc (shadow, machine secrets, the user's tool configs).
-_ETC = (
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "alternatives",
-    "ssl",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "hosts",
-    "nsswitch.conf",
-    "host.conf",
-    "gai.conf",
-    "localtime",
-    "passwd",
-    "group",
-    "mime.types",
-    "os-release",
-)
-_NETWORK_ETC = ("resolv.conf",)
 
 
 def binary() -> str | None:
@@ -66,29 +45,14 @@ def disables_userns() -> bool:
     return b"--disable-userns" in said.stdout + said.stderr
 
 
-def interpreter_dirs() -> list[tuple[str, str]]:
-    """(host folder, path inside) pairs this Python needs that the system folders may not
-    hold: a pyenv or venv anywhere on disk (even under /tmp, even reached through a link),
-    each shown read-only at the path Python knows it by and at its real path."""
-    found: list[tuple[str, str]] = []
-    for path in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable)):
-        real = os.path.realpath(path)
-        for target in dict.fromkeys((os.path.abspath(path), real)):
-            if not any(
-                target == d or target.startswith(d + "/") for d in (*(t for _, t in found), "/usr")
-            ):
-                found.append((real, target))
-    return found
-
-
 def system_view(network: bool) -> list[str]:
     args: list[str] = []
-    for folder in _SYSTEM_DIRS:
+    for folder in SYSTEM_DIRS:
         if os.path.islink(folder):
             args += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             args += ["--ro-bind", folder, folder]
-    for name in (*_ETC, *(_NETWORK_ETC if network else ())):
+    for name in (*ETC, *(NETWORK_ETC if network else ())):
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     for source, target in interpreter_dirs():
         args += ["--ro-bind", source, target]
@@ -217,23 +181,32 @@ def problem() -> str | None:
     return None
 
 
-class Bubblewrap:
-    """The `bubblewrap` provider: bwrap started by the harness, its fds passed as they are."""
+class Bubblewrap(ProviderBase):
+    """The `bubblewrap` provider: bwrap started by the harness, its fds passed as they are;
+    the harness makes each jail's cgroup (jail/cgroup.py)."""
 
-    name, isolated, python = "bubblewrap", True, sys.executable
+    name, own_cgroup = "bubblewrap", True
 
     def problem(self) -> str | None:
         return problem()
 
-    def inside_fds(self, fds: Sequence[int]) -> list[int]:
-        return list(fds)
+    def warning(self) -> str | None:
+        from .cgroup import problem as no_cgroup  # (a root harness's jails: no process cap)
+
+        return no_cgroup()
+
+    def forget(self) -> None:
+        problem.cache_clear()
 
     def launch(
         self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
     ) -> Launch:
         from .pipes import first_child
+        from .workspace_channel import through_proc
 
-        return Launch(argv(confinement), fds, env={"PATH": os.defpath}, first_process=first_child)
+        return Launch(
+            argv(confinement), fds, env={"PATH": os.defpath}, workspace=through_proc(first_child)
+        )
 
 
 PROVIDER = Bubblewrap()

@@ -9,7 +9,7 @@ Its root: by default (`--jail container`) an empty folder of the harness's with 
 system folders, a short list of /etc files and this interpreter shown read-only, the same
 view bubblewrap gives; `--jail container:IMAGE` runs IMAGE instead (the repo's Dockerfile
 builds one with Python and the agent CLIs; the jail's helpers then run under its `python3`).
-Docker's CLI has no `--preserve-fds`: the probe says so and names Podman.
+Docker's CLI has no `--preserve-fds`: Docker has a provider of its own (jail/docker.py).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import Confinement, Mount
-from .bubblewrap import _ETC, _NETWORK_ETC, _SYSTEM_DIRS, interpreter_dirs
-from .providers import Launch
+from .host_view import ETC, NETWORK_ETC, SYSTEM_DIRS, interpreter_dirs
+from .providers import Launch, ProviderBase
+from .workspace_channel import through_proc
 
 INSIDE = (1000, 1000)  # the command's uid and gid
 # Tried in order until a probe container starts: the runtime's defaults, then runc (crun
@@ -42,8 +43,8 @@ _PROBE_TIMEOUT = 60
 
 
 def runtime() -> str | None:
-    """The container CLI: podman, else docker (which the probe then refuses, see above)."""
-    return shutil.which("podman") or shutil.which("docker")
+    """The container CLI: podman (Docker's is the docker provider's, jail/docker.py)."""
+    return shutil.which("podman")
 
 
 @functools.cache
@@ -51,7 +52,7 @@ def skeleton() -> Path:
     """An empty root the host's folders are shown in (removed when the harness exits)."""
     root = Path(tempfile.mkdtemp(prefix="skill-eval-rootfs-"))
     root.chmod(0o755)
-    for name in _SYSTEM_DIRS:
+    for name in SYSTEM_DIRS:
         if os.path.islink(name):
             (root / name.lstrip("/")).symlink_to(os.readlink(name))
     for name in ("proc", "dev", "sys", "tmp", "etc", "run", "home", "workspace"):
@@ -64,10 +65,10 @@ def skeleton() -> Path:
 def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[str]:
     args: list[str] = ["--tmpfs", f"/tmp:rw,size={size},mode=1777,notmpcopyup"]
     if image is None:  # the host's system, as bubblewrap shows it
-        for folder in _SYSTEM_DIRS:
+        for folder in SYSTEM_DIRS:
             if os.path.isdir(folder) and not os.path.islink(folder):
                 args += ["-v", f"{folder}:{folder}:ro"]
-        for name in (*_ETC, *(_NETWORK_ETC if confinement.network else ())):
+        for name in (*ETC, *(NETWORK_ETC if confinement.network else ())):
             if os.path.exists(f"/etc/{name}"):
                 args += ["-v", f"/etc/{name}:/etc/{name}:ro"]
         for source, target in interpreter_dirs():
@@ -146,10 +147,8 @@ def run_args(
     return [*args, "/usr/bin/env", "-i", *env, *cap, *confinement.argv]
 
 
-class Container:
+class Container(ProviderBase):
     """The `container` provider (see the module's docstring); `variant(IMAGE)` runs IMAGE."""
-
-    isolated = True
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image
@@ -161,6 +160,9 @@ class Container:
 
     def inside_fds(self, fds: Sequence[int]) -> list[int]:
         return list(range(3, 3 + len(fds)))
+
+    def forget(self) -> None:
+        Container.problem.cache_clear()
 
     def launch(
         self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
@@ -178,9 +180,10 @@ class Container:
             move_fds=tuple(zip(fds, inside, strict=True)),
             env={"PATH": os.environ.get("PATH", os.defpath)},
             own_cgroup=False,
-            first_process=lambda pid: _first_process(prefix, name),
+            workspace=through_proc(
+                lambda pid: _first_process(prefix, name), INSIDE if os.geteuid() == 0 else None
+            ),
             cleanup=_cleanup(prefix, name),
-            owner=INSIDE if os.geteuid() == 0 else None,
         )
 
     @functools.cache  # noqa: B019 (one probe per provider and process)
@@ -190,11 +193,6 @@ class Container:
             return f"the container provider needs Podman; none is installed on {sys.platform}"
         if cli is None:
             return "the container provider needs podman (apt-get install podman runc)"
-        if os.path.basename(cli) == "docker":
-            return (
-                "the container provider needs podman: docker's CLI cannot pass the jail's "
-                "sockets into a container (no --preserve-fds)"
-            )
         said = _probe(cli, self.image)
         return None if said is None else f"podman cannot start a jail here ({said})"
 

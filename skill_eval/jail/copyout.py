@@ -39,8 +39,26 @@ class Copied:
     over: str | None = None
 
 
+def too_many(caps: Caps) -> str:
+    return f"the workspace holds more than {caps.files} files (folders and links count)"
+
+
+def too_big(path: str, size: int, caps: Caps) -> str:
+    return (
+        f"{path} ({size} bytes) is over the copy's size caps "
+        f"({caps.file_bytes} bytes per file, {caps.total_bytes} in all)"
+    )
+
+
+def unreadable(why: str) -> str:
+    return f"the workspace could not be read back ({why})"
+
+
 @dataclass
-class _Walk:
+class Walk:
+    """A copy under way: what it counted and named so far (docker_files.py counts a copy
+    that comes as a stream the same way)."""
+
     caps: Caps
     entries: int = 0
     files: int = 0
@@ -61,7 +79,7 @@ def copy_out(source: Path, into: Path, caps: Caps) -> Copied:
     if into.exists():
         shutil.rmtree(into)
     into.mkdir(mode=0o700, parents=True)
-    walk = _Walk(caps)
+    walk = Walk(caps)
     pending = [Path()]
     try:
         while pending:
@@ -69,12 +87,12 @@ def copy_out(source: Path, into: Path, caps: Caps) -> Copied:
             if over is not None:
                 return walk.result(over)
     except OSError as exc:
-        return walk.result(f"the workspace could not be read back ({exc.strerror or exc})")
+        return walk.result(unreadable(str(exc.strerror or exc)))
     return walk.result()
 
 
 def _copy_folder(
-    source: Path, into: Path, relative: Path, pending: list[Path], walk: _Walk
+    source: Path, into: Path, relative: Path, pending: list[Path], walk: Walk
 ) -> str | None:
     """Copy one folder's entries (its subfolders go on `pending`); why the copy must stop."""
     caps = walk.caps
@@ -82,7 +100,7 @@ def _copy_folder(
         for entry in sorted(entries, key=lambda e: e.name):
             walk.entries += 1
             if walk.entries > caps.files:
-                return f"the workspace holds more than {caps.files} files (folders and links count)"
+                return too_many(caps)
             path = relative / entry.name
             info = entry.stat(follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):
@@ -93,10 +111,7 @@ def _copy_folder(
             elif not stat.S_ISREG(info.st_mode):
                 walk.note(walk.special, path)
             elif info.st_size > caps.file_bytes or walk.size + info.st_size > caps.total_bytes:
-                return (
-                    f"{path.as_posix()} ({info.st_size} bytes) is over the copy's size caps "
-                    f"({caps.file_bytes} bytes per file, {caps.total_bytes} in all)"
-                )
+                return too_big(path.as_posix(), info.st_size, caps)
             else:
                 walk.size += _copy_file(source / path, into / path, caps.file_bytes)
                 walk.files += 1

@@ -1,16 +1,21 @@
 """The jail's providers, by name: who builds the confinement a `Confinement` describes. Built-ins
-are `bubblewrap` (Linux user namespaces), `container` (Podman or Docker, one container per
-jail) and `none` (the user's --no-jail); plugins add more through the entry-point group
-`skill_eval.jail_providers` (a remote sandbox: Modal, E2B, a Kubernetes pod). `auto` is the
+are `bubblewrap` (Linux user namespaces), `container` (Podman, one container per jail),
+`docker` (the Docker CLI: Docker Desktop, Colima, OrbStack, Docker Engine) and `none` (the
+user's --no-jail); plugins add more through the entry-point group `skill_eval.jail_providers`
+(a remote sandbox: Modal, E2B, a Kubernetes pod), subclassing `ProviderBase`. `auto` is the
 first of AUTO_ORDER whose probe passes. Only this package compares a provider's name: the
-rest of the harness asks `resolve(name).isolated`.
+rest of the harness asks `isolated(name)` and `resolve(name)`.
 
-The contract (docs/architecture.md, "Jail providers"):
+The contract (docs/architecture.md, "Jail providers"), ProviderBase's defaults where a
+provider says nothing:
 
-    provider.name, provider.isolated, provider.python
+    provider.name, provider.isolated, provider.python, provider.own_cgroup
     provider.problem() -> str | None        # a probe: why it cannot run here, or None
     provider.inside_fds(fds) -> [int]      # the numbers the jail sees the harness's fds by
-    provider.launch(confinement, fds, timeout) -> Launch
+    provider.launch(confinement, fds, timeout) -> Launch   # its `workspace`: the channel
+    provider.variant(option) -> provider    # `--jail NAME:OPTION` (an image, say)
+    provider.warning() -> str | None        # what a run's artifact says of its jails
+    provider.forget()                      # the next problem() probes again
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..core.registry import Registry
 from . import Confinement, JailUnavailable
 
+if TYPE_CHECKING:
+    from .workspace_channel import WorkspaceChannel
+
 AUTO, NONE = "auto", "none"
-AUTO_ORDER = ("bubblewrap", "container")  # `auto` tries these, in this order
+AUTO_ORDER = ("bubblewrap", "container", "docker")  # `auto` tries these, in this order
 
 
 @dataclass(frozen=True)
@@ -33,9 +41,9 @@ class Launch:
     """How the harness starts one confined command: `argv` with `pass_fds` kept open,
     `move_fds` (harness fd -> number) renumbered in the child before exec, `env` and `cwd`
     of the process it starts; `own_cgroup`: the harness makes the jail's cgroup (False: the
-    runtime caps it); `first_process(pid)`: the host pid of the jail's first process given
-    the started one's (None: not reachable through /proc); `cleanup()` removes whatever the
-    runtime left once the jail ended (a container)."""
+    runtime caps it); `workspace(pid)`: the channel to the started jail's files and its end,
+    given the started process's pid (None: the jail shows none; workspace_channel.py);
+    `cleanup()` removes whatever the runtime left once the jail ended (a container)."""
 
     argv: Sequence[str]
     pass_fds: Sequence[int] = ()
@@ -43,10 +51,8 @@ class Launch:
     env: dict[str, str] | None = None
     cwd: str = "/"
     own_cgroup: bool = True
-    first_process: Callable[[int], int | None] = lambda pid: None
+    workspace: Callable[[int], WorkspaceChannel | None] = lambda pid: None
     cleanup: Callable[[], None] = lambda: None
-    owner: tuple[int, int] | None = None  # uid, gid files the harness puts inside must have
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -56,6 +62,7 @@ class JailProvider(Protocol):
     name: str
     isolated: bool  # False only for `none`: the command runs with the harness's rights
     python: str  # the interpreter the jail's own helpers (holder.py, pytest) run under
+    own_cgroup: bool  # the harness makes its jails' cgroup (jail/cgroup.py), not a runtime
 
     def problem(self) -> str | None: ...
 
@@ -65,17 +72,52 @@ class JailProvider(Protocol):
         self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
     ) -> Launch: ...
 
+    def variant(self, option: str) -> JailProvider: ...
 
-class Unjailed:
-    """`none`: the command as it is, in the harness's own world (--no-jail)."""
+    def warning(self) -> str | None: ...
 
-    name, isolated, python = NONE, False, sys.executable
+    def forget(self) -> None: ...
+
+
+class ProviderBase:
+    """The contract's defaults: a provider (built-in or a plugin's) subclasses this and says
+    what differs. `launch` it must write."""
+
+    name: str = ""
+    isolated: bool = True
+    python: str = sys.executable
+    own_cgroup: bool = False
 
     def problem(self) -> str | None:
         return None
 
     def inside_fds(self, fds: Sequence[int]) -> list[int]:
         return list(fds)
+
+    def launch(
+        self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
+    ) -> Launch:
+        raise NotImplementedError
+
+    def variant(self, option: str) -> JailProvider:
+        """The provider `NAME:option` names (`docker:IMAGE`); none takes an option here."""
+        raise JailUnavailable(
+            f"--jail {self.name}:{option}: the {self.name} provider takes no option"
+        )
+
+    def warning(self) -> str | None:
+        """What a run's artifact must say of the jails this provider built (no process cap;
+        an image whose agents are not at their pins), or None."""
+        return None
+
+    def forget(self) -> None:
+        """Forget what problem() found (the machine changed: a tool installed, PATH)."""
+
+
+class Unjailed(ProviderBase):
+    """`none`: the command as it is, in the harness's own world (--no-jail)."""
+
+    name, isolated, own_cgroup = NONE, False, True
 
     def launch(
         self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
@@ -90,11 +132,13 @@ UNJAILED = Unjailed()
 
 def _coerce(value: Any) -> JailProvider:
     """What a `skill_eval.jail_providers` entry point may load: a provider, or a
-    zero-argument callable returning one."""
-    if not isinstance(value, JailProvider) and callable(value):
+    zero-argument callable (its class) returning one."""
+    if isinstance(value, type) or (not isinstance(value, JailProvider) and callable(value)):
         value = value()
     if not isinstance(value, JailProvider):
-        raise TypeError(f"expected a jail provider, got {type(value).__name__}")
+        raise TypeError(
+            f"expected a jail provider (a subclass of ProviderBase), got {type(value).__name__}"
+        )
     return value
 
 
@@ -106,6 +150,7 @@ REGISTRY: Registry[JailProvider] = Registry(
     builtins={
         "bubblewrap": "bubblewrap:PROVIDER",
         "container": "container:PROVIDER",
+        "docker": "docker:PROVIDER",
         NONE: "providers:UNJAILED",
     },
     coerce=_coerce,
@@ -122,27 +167,18 @@ def register_provider(provider: JailProvider) -> JailProvider:
 def forget_probes() -> None:
     """Forget what every provider's probe found and what `auto` chose: the next run probes
     again (after the machine changed: a tool installed, PATH changed; tests use it)."""
-    from . import bubblewrap
-
     resolve.cache_clear()
-    bubblewrap.problem.cache_clear()
     for name in REGISTRY.names():
-        clear = getattr(getattr(type(REGISTRY.get(name)), "problem", None), "cache_clear", None)
-        if callable(clear):  # a probe cached per provider
-            clear()
+        if (provider := REGISTRY.get(name)) is not None:
+            provider.forget()
 
 
 def _named(name: str) -> JailProvider:
-    base, _, option = name.partition(":")  # `container:IMAGE`: a provider's one option
+    base, _, option = name.partition(":")  # `docker:IMAGE`: a provider's one option
     provider = REGISTRY.get(base)
     if provider is None:
         raise JailUnavailable(f"--jail: {REGISTRY.unknown(base)}, or auto")
-    variant = getattr(provider, "variant", None)
-    if option and callable(variant):
-        provider = variant(option)
-    elif option:
-        raise JailUnavailable(f"--jail {name}: the {base} provider takes no option")
-    return provider
+    return provider.variant(option) if option else provider
 
 
 @functools.cache
@@ -165,6 +201,12 @@ def resolve(name: str = AUTO) -> JailProvider:
     raise JailUnavailable(f"no jail can run here ({'; '.join(problems)}): {install_hint()}")
 
 
+def require(kind: str = AUTO) -> str:
+    """The provider `kind` resolves to when it can run here (`auto`: the first that can);
+    JailUnavailable naming what is missing otherwise."""
+    return resolve(kind).name
+
+
 def chosen(name: str) -> str | None:
     """What `auto` chose and why, when it passed a provider over (for the run's first lines);
     None when the first choice ran or a name was given."""
@@ -182,8 +224,14 @@ def chosen(name: str) -> str | None:
 
 
 def isolated(name: str) -> bool:
-    """Whether the jail `name` confines anything (False only for `none`)."""
-    return name != NONE
+    """Whether the jail `name` confines anything: its provider's word (`auto` picks among
+    isolating ones). Never probes; a name no provider has is left to `resolve` to refuse."""
+    if name == AUTO:
+        return True
+    try:
+        return _named(name).isolated
+    except JailUnavailable:
+        return True
 
 
 def name_of(name: str) -> str:
@@ -192,13 +240,9 @@ def name_of(name: str) -> str:
 
 
 def caps_warning(name: str) -> str | None:
-    """Why the jails of `name` have no process cap, when they have none: the harness makes
-    bubblewrap's cgroup (jail/cgroup.py); a container runtime caps its own."""
-    if name_of(name) != "bubblewrap":
-        return None
-    from .cgroup import problem
-
-    return problem()
+    """What the artifact must say of the jails of `name` (its provider's warning: no process
+    cap where the harness makes the cgroup and cannot; an image not at the pins), or None."""
+    return resolve(name).warning() if isolated(name) else None
 
 
 def _other_ways(failed: str) -> str:
@@ -209,21 +253,27 @@ def _other_ways(failed: str) -> str:
 def install_hint() -> str:
     """What to install, per OS, for a jail to run here."""
     if sys.platform.startswith("linux"):
-        how = "install bubblewrap or podman (apt-get install bubblewrap, or podman runc)"
-    elif sys.platform == "darwin":
-        how = "install Podman (brew install podman; podman machine init --now) or Docker Desktop"
+        how = (
+            "install bubblewrap, podman or Docker (apt-get install bubblewrap, or podman runc, "
+            "or docker.io)"
+        )
     else:
-        how = "install Podman Desktop or Docker Desktop"
+        how = (
+            "install Docker Desktop and build the agent image once (docker build -t "
+            "skill-eval-agent containers/agent-jail; references/ci.md), or Podman"
+        )
     return how + "; or pass --no-jail to run unconfined"
 
 
 __all__ = [
     "AUTO",
+    "require",
     "AUTO_ORDER",
     "NONE",
     "REGISTRY",
     "JailProvider",
     "Launch",
+    "ProviderBase",
     "caps_warning",
     "chosen",
     "install_hint",

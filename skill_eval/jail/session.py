@@ -11,7 +11,9 @@ the command started is dead.
 
 With kind `none` (the user's --no-jail) the same steps run the command as it is, in host
 temporary folders, so the executor has one path. The command's stdout is a socket: nothing
-in the jail can reopen it through /proc and write into the stream the harness reads.
+in the jail can reopen it through /proc and write into the stream the harness reads. The
+jail's files are reached through the channel its provider's launch gives
+(workspace_channel.py): /proc for a jail on this machine, a stream for one on another.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ from . import Confinement, JailKind, Limits, Mount, teardown
 from .api_proxy import FORWARD_PORT, Forward
 from .capping import Capping
 from .cgroup import Cgroup
-from .copyout import Caps, Copied, chown_tree, copy_out
+from .copyout import Caps, Copied
 from .ended import Ended as Ended
 from .ended import JailBroken as JailBroken
 from .ended import ended_as, launcher_said
-from .pipes import Read, Tail, close_fd, feed, pidfd_kill, read_lines, relay_api
+from .pipes import Read, Tail, close_fd, feed, read_lines, relay_api
 from .process import preexec_for
 from .providers import JailProvider, Launch, resolve
+from .workspace_channel import LocalRoot, WorkspaceChannel
 
 # This package's folder, read-only in the jail: holder.py, confine.py, agent_shell.sh
 JAIL_FILES = Path(__file__).resolve().parent
@@ -97,15 +100,16 @@ class JailedCommand:
         self._launch: Launch | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._pipes: _Pipes | None = None
-        self._child: int | None = None  # a pidfd of the jail's first process
-        self._bwrap_err: IO[bytes] | None = None  # what bwrap said (a file: never a SIGPIPE)
-        self._root: Path | None = None
+        self._reach: WorkspaceChannel | None = None  # the jail's files, and its end
+        self._launcher_err: IO[bytes] | None = None  # what bwrap or a runtime said (a file:
+        # never a SIGPIPE)
         self._host_dirs: Path | None = None
         self._cgroup: Cgroup | None = None  # the jail's process and memory caps
         if not self.provider.isolated:
             self._host_dirs = Path(tempfile.mkdtemp(prefix="skill-eval-unjailed-"))
             for name in ("workspace", "home"):
                 (self._host_dirs / name).mkdir(mode=0o700)
+            self._reach = LocalRoot(Path("/"))
             with _live_lock:  # from now on: cancel_all deletes the folders
                 _live.add(self)
 
@@ -119,17 +123,10 @@ class JailedCommand:
     def home(self) -> str:
         return str(self._host_dirs / "home") if self._host_dirs else HOME
 
-    def _on_host(self, inside: str) -> Path:
-        if self._host_dirs is not None:
-            return Path(inside)
-        if self._root is None:
-            raise JailBroken("the jail is not started")
-        return self._root / inside.lstrip("/")
-
     @property
-    def workspace_on_host(self) -> Path:
-        """The workspace as the harness reaches it (through /proc while the jail lives)."""
-        return self._on_host(self.workspace)
+    def python(self) -> str:
+        """The interpreter of the jail's own helpers (confine.py), as the command finds it."""
+        return self.provider.python
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -167,7 +164,7 @@ class JailedCommand:
             limits=self.limits,
             die_with_parent=False,
         )
-        self._bwrap_err = tempfile.TemporaryFile()
+        self._launcher_err = tempfile.TemporaryFile()
         launch = self._launch = self.provider.launch(confinement, inside)
         self._cgroup = Cgroup.make(self.limits) if launch.own_cgroup else None
         # Caps go on the jail's processes as they start (capping.py): no preexec function
@@ -179,7 +176,7 @@ class JailedCommand:
             launch.argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=self._bwrap_err,
+            stderr=self._launcher_err,
             pass_fds=tuple(launch.pass_fds),
             start_new_session=True,
             env=launch.env,
@@ -194,16 +191,13 @@ class JailedCommand:
         try:
             if self._read_line(timeout=60) != "ready":
                 raise JailBroken(
-                    f"the jail did not start: {launcher_said(self._proc, self._bwrap_err)}"
+                    f"the jail did not start: {launcher_said(self._proc, self._launcher_err)}"
                 )
-            pid = launch.first_process(self._proc.pid)
-            if pid is None:
+            self._reach = launch.workspace(self._proc.pid)
+            if self._reach is None:
                 raise JailBroken(f"the {self.provider.name} jail started, but shows no process")
             if capping is not None:
                 capping.finish()
-            # Killed through this pidfd: the whole jail ends with its first process.
-            self._child = os.pidfd_open(pid)
-            self._root = Path(f"/proc/{pid}/root")
         except BaseException:
             self.close()
             raise
@@ -221,24 +215,17 @@ class JailedCommand:
 
     def seed(self, source: Path) -> None:
         """Copy the harness-made tree `source` into the workspace before the command runs."""
-        shutil.copytree(source, self.workspace_on_host, symlinks=True, dirs_exist_ok=True)
-        self._own(self.workspace_on_host)
+        self._need_reach().seed(source, self.workspace)
 
     def put(self, path: str, data: bytes, mode: int = 0o600) -> None:
         """Write a file the command needs (a system prompt, a login) at `path` (a path as the
         command sees it, under its HOME or workspace) before the command runs."""
-        target = self._on_host(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        self._own(self._on_host(self.home) if path.startswith(self.home) else target)
+        self._need_reach().put(path, data, mode)
 
-    def _own(self, top: Path) -> None:
-        """Files the harness put in the jail belong to the command's uid there (a rootful
-        container's uid 1000; bubblewrap maps the harness's own uid)."""
-        if self._launch is not None and self._launch.owner is not None:
-            chown_tree(top, self._launch.owner)
+    def _need_reach(self) -> WorkspaceChannel:
+        if self._reach is None:
+            raise JailBroken("the jail is not started")
+        return self._reach
 
     def run(
         self,
@@ -268,7 +255,7 @@ class JailedCommand:
 
     def collect(self, into: Path, caps: Caps) -> Copied:
         """Copy the final workspace into `into` (emptied first), within `caps`."""
-        return copy_out(self.workspace_on_host, into, caps)
+        return self._need_reach().collect(self.workspace, into, caps)
 
     def close(self) -> None:
         """Release the jail (it and everything in it ends) and free what the harness held;
@@ -294,16 +281,15 @@ class JailedCommand:
             except subprocess.TimeoutExpired:
                 self._kill()
             self._proc = None
-        if self._child is not None:
-            pidfd_kill(self._child)  # no-op when it ended with the jail, as it should
-            close_fd(self._child)
-            self._child = None
+        if self._reach is not None:
+            self._reach.close()
+            self._reach = None
         if self._cgroup is not None:
             self._cgroup.close()  # empty by now; what is not dies first
             self._cgroup = None
-        if self._bwrap_err is not None:
-            self._bwrap_err.close()
-            self._bwrap_err = None
+        if self._launcher_err is not None:
+            self._launcher_err.close()
+            self._launcher_err = None
         if self._launch is not None:
             self._launch.cleanup()  # whatever the runtime left (a container)
             self._launch = None
@@ -350,9 +336,9 @@ class JailedCommand:
         return data.decode("utf-8", "replace").strip()
 
     def _kill(self) -> None:
-        proc, child = self._proc, self._child
-        if child is not None:
-            pidfd_kill(child)
+        proc, reach = self._proc, self._reach
+        if reach is not None:
+            reach.kill()
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..core.model import JudgeResult, Task
 from ..core.work import Work
-from ..jail import Limits, require
+from ..jail import Limits
+from ..jail.providers import require
 from .base import JudgeContext, JudgeSpec, PreflightSettings
 from .fixtures import FIXTURES_DIR, fixture_problem, resolve_fixture
 from .pytest_run import DEFAULT_LIMITS, run_pytest

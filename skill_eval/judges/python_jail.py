@@ -30,7 +30,7 @@ from ..core.bounded import FileTooLarge
 from ..core.model import Task
 from ..core.work import Work
 from ..jail import Confinement, JailKind, JailUnavailable, Limits, Mount, process
-from ..jail.bubblewrap import _SYSTEM_DIRS, interpreter_dirs
+from ..jail.host_view import SYSTEM_DIRS, interpreter_dirs
 from ..jail.providers import JailProvider, resolve
 from .pytest_channel import Channel
 from .pytest_sandbox import judgement_dir, remove_dir, temp_parent
@@ -50,7 +50,7 @@ class JailedCallError(Exception):
 
 def _visible(path: str) -> bool:
     """Whether the jail shows `path` already (the system folders, this interpreter)."""
-    shown = [*_SYSTEM_DIRS, *(target for _, target in interpreter_dirs())]
+    shown = [*SYSTEM_DIRS, *(target for _, target in interpreter_dirs())]
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in shown)
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import triggers as trigger_report
-from .view import count_cell, one_line
+from .text import one_line
+from .view import count_cell
 
 ROWS = (
     ("runs on", "runs_on"),

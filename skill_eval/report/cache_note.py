@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .view import _number, one_line
+from .text import number_text, one_line
 
 
 def cache_note(cache: Any, pool: Any = None) -> str | None:
@@ -21,7 +21,7 @@ def cache_note(cache: Any, pool: Any = None) -> str | None:
     if cache.get("key"):
         details.append(f"key {one_line(cache['key'])[:12]}")
     if isinstance(cache.get("age_seconds"), int | float):
-        details.append(f"age {_number(cache['age_seconds'] / 3600)} h")
+        details.append(f"age {number_text(cache['age_seconds'] / 3600)} h")
     runs = cache.get("runs_from_cache")
     if runs == 0:
         return _not_drawn(cache)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..stats.estimates import Comparison, paired_comparison
-from .view import one_line
+from .text import one_line
 
 ARMS = ("candidate", "baseline")
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .markdown import md_escape
-from .view import one_line
+from .text import one_line
 
 TITLE = "skill-eval offline gate: are the changed skills' evals sound?"
 NOT_A_VERDICT = (

@@ -22,9 +22,10 @@ from .arm_table import arm_columns, model_lines
 from .arm_table import task_ids as arm_task_ids
 from .arms import arm_skills
 from .task_details import TaskDetail, from_artifact
+from .text import one_line
 from .triggers import table_info
 from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
-from .view import View, one_line, read_view
+from .view import View, read_view
 
 TEMPLATES = Path(__file__).parent / "templates"
 DRAWN = 480  # the decision drawing's width in pixels

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .html import TEMPLATES
-from .view import one_line
+from .text import one_line
 
 CHART_W, CHART_H, PAD = 360, 120, 20
 

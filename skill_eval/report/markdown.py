@@ -13,8 +13,9 @@ from .arm_table import arm_columns, model_lines
 from .arm_table import rows as arm_rows
 from .arm_table import task_ids as arm_task_ids
 from .arms import arm_names
+from .text import CONTROL_CHARS, one_line
 from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
-from .view import CONTROL_CHARS, View, one_line, read_view, tokens_text
+from .view import View, read_view, tokens_text
 
 MD_FEEDBACK_CHARS = 120
 MD_MAX_ERRORS = 20

@@ -18,8 +18,9 @@ from .arm_table import rows as arm_rows
 from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown
+from .text import one_line
 from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
-from .view import View, feedback, interval_text, listing, one_line, read_view, tokens_text
+from .view import View, feedback, interval_text, listing, read_view, tokens_text
 
 FEEDBACK_CHARS = 100
 MAX_TASK_ROWS = 40  # over this many tasks the table shows the changed ones and counts the rest

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .markdown import md_escape
+from .text import one_line
 from .verdict_text import MOCK_MARK
-from .view import one_line
 
 HEADERS = ("skill", "tasks", "candidate", "baseline", "lift [95% interval]", "verdict")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.blobs import OutputRef, TranscriptRef, read_checked
-from .view import one_line
+from .text import one_line
 
 ARMS = ("candidate", "baseline")
 SEVERITY_ORDER = ("blocker", "important", "suggestion")

@@ -8,30 +8,18 @@ model or a judge is cleaned of control characters before it is shown.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..stats.results import cause_line
-from .junit import BIDI_CHARS, journal_path, rate_text
+from .cache_note import cache_note
+from .junit import journal_path, rate_text
+from .text import number_text, one_line
 from .triggers import task_ids as trigger_task_ids
 from .verdict_text import MOCK_MARK, decided_line, models_combined, verdict_text
 
-# C0/C1 controls except tab, newline and carriage return (whitespace, handled apart), and
-# the bidirectional controls that reorder what a reader sees (report_junit.BIDI_CHARS)
-CONTROL_CHARS = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff" + BIDI_CHARS + "]"
-)
-_SPACE = re.compile(r"\s+")
-
 Result = Mapping[str, Any]
-
-
-def one_line(text: Any, limit: int | None = None) -> str:
-    """Text safe for one terminal or table line: no control characters, no newlines."""
-    clean = _SPACE.sub(" ", CONTROL_CHARS.sub(" ", "" if text is None else str(text))).strip()
-    return clean if limit is None or len(clean) <= limit else clean[: limit - 3] + "..."
 
 
 # The power hint answers how large a suite would detect an improvement, not the verdict's
@@ -72,15 +60,8 @@ def _signed_rate(value: Any) -> str:
     return "n/a" if value is None else rate_text(value, signed=True)
 
 
-def _number(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    text = f"{float(value):.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
 def _signed(value: Any) -> str:
-    text = _number(value)
+    text = number_text(value)
     return text if text in ("0", "n/a") or text.startswith("-") else "+" + text
 
 
@@ -249,7 +230,7 @@ def interval_text(comparison: Any, with_method: bool = True) -> str | None:
     if comparison.get("delta") is not None:
         parts.append(f"paired delta {_signed(comparison['delta'])}")
     confidence = comparison.get("confidence")
-    level = f"{_number(confidence * 100)}% " if isinstance(confidence, int | float) else ""
+    level = f"{number_text(confidence * 100)}% " if isinstance(confidence, int | float) else ""
     if isinstance(interval, Sequence) and len(interval) == 2:
         method = comparison.get("method")
         low, high = (_signed(round(float(x), 2)) for x in interval)
@@ -260,7 +241,7 @@ def interval_text(comparison: Any, with_method: bool = True) -> str | None:
     elif "interval" in comparison:
         parts.append(f"{level}interval n/a")
     if comparison.get("mcnemar_p") is not None:
-        parts.append(f"McNemar p = {_number(comparison['mcnemar_p'])}")
+        parts.append(f"McNemar p = {number_text(comparison['mcnemar_p'])}")
     return ", ".join(parts) or None
 
 
@@ -385,7 +366,6 @@ def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "left out of the comparison (no judged attempt in an arm): " + listing(excluded),
             )
         )
-    from .cache_note import cache_note  # it formats with this module's helpers
 
     if cache := cache_note(artifact.get("baseline_cache"), artifact.get("baseline_pool")):
         notes.append(("cache", cache))

@@ -25,10 +25,10 @@ from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.execution import SkillMode
 from ...core.model import ExecutionRequest, ExecutionResult
 from ...errors import ExecutorError
-from ...jail import JailKind, Mount, require
+from ...jail import JailKind, Mount
 from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from ...jail.confine import abi
-from ...jail.providers import isolated, name_of
+from ...jail.providers import isolated, name_of, require
 from ...jail.session import JailBroken, JailedCommand
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup

@@ -18,7 +18,6 @@ holder out of reach), as Claude Code's Bash.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +139,7 @@ class OpenCodeExecutor(AgentCliExecutor):
         env.update(OPENCODE_SWITCHES)
         if self.confined:  # each bash command in a Landlock domain of its own
             env["SHELL"] = f"{RUN_DIR}/agent_shell_c.sh"
-            env["SKILL_EVAL_PYTHON"] = sys.executable
+            env["SKILL_EVAL_PYTHON"] = jail.python
         files = {}
         if delivery.system is not None:
             files[f"{jail.home}/{SYSTEM_FILE}"] = delivery.system.encode("utf-8")

@@ -15,16 +15,15 @@ needs of them.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import ExecutorError
-from ...jail import JailKind, Mount, require
+from ...jail import JailKind, Mount
 from ...jail.api_proxy import ApiLog, ApiProxy
 from ...jail.confine import landlock
 from ...jail.copyout import Copied
-from ...jail.providers import isolated
+from ...jail.providers import isolated, require
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
 from ..base import env_lookup
@@ -118,7 +117,7 @@ class Launcher:
                 shell_prefix=f"{RUN_DIR}/agent_shell.sh" if jailed else None,
             )
             if jailed:
-                env["SKILL_EVAL_PYTHON"] = sys.executable  # the shell prefix's interpreter
+                env["SKILL_EVAL_PYTHON"] = jail.python  # the shell prefix's interpreter
             if invocation.claude_md:
                 env.pop("CLAUDE_CODE_DISABLE_CLAUDE_MDS", None)
             argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]

@@ -27,15 +27,12 @@ from ...skills.plans import read_frontmatter
 from ..suite_data import SUITE_VERSION, build_suite, check_suite_data
 from .folder import SkillEvals, find_skill_evals, read_eval_file, read_trigger_file
 from .records import EVALS_FOLDER, EvalsFile, bad, collapse, default_files_root
+from .shapes import is_eval_set, is_skill_folder
 from .tasks import map_tasks
 from .triggers import TriggerSet
 
 TRIGGER_FORMAT = "trigger set"
 NO_EVALS = "no evals (evals/evals.json, a trigger set or evals/task_suite.yaml)"
-
-
-def is_skill_folder(path: Path) -> bool:
-    return path.is_dir() and (path / "SKILL.md").is_file()
 
 
 def evals_without_skill(path: Path) -> str | None:
@@ -50,11 +47,6 @@ def evals_without_skill(path: Path) -> str | None:
         f"no SKILL.md in it, though it has {EVALS_FOLDER}/: a skill folder holds SKILL.md "
         f"beside {EVALS_FOLDER}/{alone}"
     )
-
-
-def is_eval_set(path: Path) -> bool:
-    """Whether `path` names an eval set or trigger set file (JSON) rather than a suite."""
-    return path.suffix.lower() == ".json" and os.path.lexists(path) and not path.is_dir()
 
 
 def skill_evals(folder: Path) -> SkillEvals:
