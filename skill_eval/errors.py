@@ -2,7 +2,7 @@
 
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations
-     │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
+     │    ├── MockOutputsError  (executors.mock_outputs) a --mock-outputs file gone wrong
      │    ├── ToolPlanError     (executors.claude.tools) a task's tools this run cannot confine
      │    └── JournalError      a journal whose records the harness did not write (bad MAC)
      ├── ProblemsError        a file with located problems, all reported (one line each)

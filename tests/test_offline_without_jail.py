@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.jail.container import PROVIDER as CONTAINER
-from tests.helpers import REPO, journal_records, read_json, write_skill
+from tests.helpers import REPO, jail_missing, journal_records, read_json, write_skill
 from tests.test_jail_providers import FAKE_BWRAP
 
 JAILS = ("bwrap", "podman", "docker")
@@ -184,7 +184,19 @@ def test_the_agent_demo_stops_in_one_line_and_runs_once_told_no_jail(
         "run here ("
     ), line
     assert line.endswith("or pass --no-jail to run unconfined") and "Traceback" not in line
+    for package in ("apt-get install bubblewrap", "podman runc", "docker.io"):
+        assert line.count(package) == 1, line  # each provider's fix said once
     assert not (state / "runs").exists()  # before any attempt
+
+    done = skill_eval(["validate", "task_suites/demo-agent"], no_jail_path, REPO)
+    assert done.returncode == 0, done.stderr  # a warning: the check could not run here
+    [warning] = done.stderr.strip().splitlines()
+    assert warning.endswith(
+        "not checked on its reference and an empty output: no jail can run here (the jail "
+        "needs bubblewrap: install it (apt-get install bubblewrap); the container provider "
+        "needs podman (apt-get install podman runc); the docker provider needs docker "
+        "(apt-get install docker.io, then dockerd))"
+    )  # no advice to pass --no-jail, which validate does not take
 
     done = skill_eval([*agent_demo, "--no-jail"], no_jail_path, REPO, state)
     assert done.returncode == 0, done.stderr  # the pytest judge reads the workspace unjailed
@@ -215,3 +227,18 @@ def test_auto_says_the_provider_it_chose_once_as_the_run_starts(tmp_path: Path) 
     assert said[0].startswith("jail: auto chose the container provider (bubblewrap: ")
     assert done.stderr.index(said[0]) < done.stderr.index("plan: attempts to run")
     assert isolation(done)["jail"] == "container" and isolation(done)["chosen"] == said[0]
+
+
+@pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
+def test_auto_says_bubblewrap_once_and_a_named_provider_nothing(tmp_path: Path) -> None:
+    [agent_demo] = commands(section("Agent tasks"))
+    done = skill_eval(agent_demo, os.environ["PATH"], REPO, tmp_path / "state")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("jail: ")]
+    assert said == ["jail: auto chose the bubblewrap provider (the first that can run here)"]
+    assert done.stderr.index(said[0]) < done.stderr.index("plan: attempts to run")
+    done = skill_eval([*agent_demo, "--jail", "bubblewrap"], os.environ["PATH"], REPO, tmp_path)
+    assert done.returncode == 0 and "jail: " not in done.stderr, done.stderr  # the user's word
+    [demo] = commands(section("Quickstart"))  # nothing jailed: nothing said
+    done = skill_eval(demo, os.environ["PATH"], REPO, tmp_path / "state")
+    assert done.returncode == 0 and "jail" not in done.stderr, done.stderr

@@ -12,6 +12,7 @@ Suite and configuration errors stop the run in `prepare`, before any model call.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -24,10 +25,9 @@ from ..errors import JournalError, RunInterrupted
 from ..executors.catalog import runs_jailed
 from ..inputs.judge_checks import CODE_JUDGES
 from ..inputs.source_checks import judge_types
-from ..jail import NO_JAIL
-from ..jail.providers import AUTO
+from ..jail import NO_JAIL, JailUnavailable
+from ..jail.providers import choice_line
 from ..plan.run_plan import RunPlan
-from .artifact import isolation
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
 from .estimate import estimate_run, prices_of
@@ -49,17 +49,14 @@ def say_the_jail(prepared: Prepared, log: Log) -> None:
     """The provider `--jail auto` chose, said once as a run that jails something starts (an
     agent, a code judge): the artifact keeps it and the summary does not say it again."""
     plan = prepared.plan
-    if plan.execution.no_jail or plan.execution.jail_provider != AUTO:
-        return  # --no-jail said so first; a named provider is the user's own word
+    if plan.execution.no_jail:
+        return  # said first, as the run began
     executors = {prepared.executor.name, *(e.name for e in prepared.arm_executors.values())}
     coded = any(set(judge_types(t.judge)) & CODE_JUDGES for t in prepared.suite.tasks)
-    if not coded and not any(map(runs_jailed, executors)):
-        return
-    found = isolation(plan.execution.jail)
-    if found.get("chosen"):  # it passed one over: which, and why
-        log(str(found["chosen"]))
-    else:
-        log(f"jail: auto chose the {found['jail']} provider (the first that can run here)")
+    if coded or any(map(runs_jailed, executors)):
+        with contextlib.suppress(JailUnavailable):  # (its preflight passed: it resolves)
+            if line := choice_line(plan.execution.jail):
+                log(line)
 
 
 def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:

@@ -87,8 +87,8 @@ def _environment_problem(task: Task, jail: JailKind) -> str | None:
             return ""
     try:
         require(jail)
-    except JailUnavailable as exc:
-        return str(exc)
+    except JailUnavailable as exc:  # what is missing: `validate` has no --no-jail to offer
+        return exc.why
     return None
 
 

@@ -62,8 +62,8 @@ def _jail_for_code(suite: Suite, shown: str, jail: str) -> None:
         where = locate(Path(suite.path), shown, [(coded[0], "judge", "")])[0]
         kinds = " and ".join(sorted(set(judge_types(coded[0].judge)) & CODE_JUDGES))
         more = f" (and {len(coded) - 1} more task(s))" if len(coded) > 1 else ""
-        said = f"its {kinds} judge runs code, only in a jail{more}: {exc}"
-        raise JailUnavailable(str(replace(where, message=said))) from None
+        said = f"its {kinds} judge runs code, only in a jail{more}: {exc.why}"
+        raise JailUnavailable(str(replace(where, message=said)), way_out=exc.way_out) from None
 
 
 def skill_use_warnings(
