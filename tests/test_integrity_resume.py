@@ -140,8 +140,7 @@ def test_a_second_process_on_a_running_run_gets_a_one_line_error(tmp_path: Path)
         tmp_path / "suite",
         [{"id": "t1", "prompt": "p", "judge": {"type": "contains", "expected": ["alpha"]}}],
     )
-    scripted = {"candidate": {"t1": "alpha"}, "baseline": {"t1": "beta"}}
-    outputs = write_outputs(tmp_path / "out.yaml", scripted)
+    outputs = write_outputs(tmp_path / "out.yaml", {"t1": "alpha"})
     skill = write_skill(tmp_path / "skill")
     args = [
         "run",

@@ -304,7 +304,8 @@ def test_a_run_whose_arms_get_the_same_scripted_outputs_says_so(tmp_path: Path) 
     )  # fmt: skip
     code, out, err = demo_run(tmp_path, "--mock", "--mock-outputs", str(outputs), "-q")
     said = f"{outputs}: {SAME_OUTPUTS}"
-    assert f"warning: {said}" in err.splitlines()  # before the run, and in its summary
+    assert f"warning             {said}" in err.splitlines()  # in the summary, with the verdict
+    assert f"warning: {said}" not in err  # not before the run: nothing to fix first
     assert said in json.loads(Path(out.strip()).read_text())["warnings"]
     assert SAME_OUTPUTS.endswith(
         "mock outputs are keyed by arm (candidate, baseline), not by skill"

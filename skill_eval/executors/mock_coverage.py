@@ -126,8 +126,18 @@ def check_scripted(
     gaps = coverage(outputs, scripted_tasks(tasks), arms).lines(stray_only=rules)
     if gaps and strict:
         raise MockOutputsError(where, "does not script this run (--strict): " + "; ".join(gaps))
-    same = [] if gaps or rules or not _same_for_every_arm(outputs, arms) else [SAME_OUTPUTS]
-    return [f"{where}: {line}" for line in [*gaps, *same]]
+    return [f"{where}: {gap}" for gap in gaps]
+
+
+def scripted_notes(
+    source: Path | None, outputs: Mapping[str, Any], tasks: Sequence[Task], arms: Sequence[str]
+) -> list[str]:
+    """The run's note on its scripted outputs (MockExecutor.run_notes): every arm gets the
+    same ones (a file keyed by task, or one table under every arm), when they script it all."""
+    gaps = coverage(outputs, scripted_tasks(tasks), arms).lines()
+    if gaps or not _same_for_every_arm(outputs, arms):
+        return []
+    return [f"{source or Path('mock_outputs')}: {SAME_OUTPUTS}"]
 
 
 # Said when a run's arms all get one script: the usual surprise of comparing two skills.
@@ -158,4 +168,11 @@ def file_gaps(path: Path, tasks: Sequence[Task]) -> list[str]:
     return coverage(load_mock_outputs(path), scripted_tasks(tasks)).lines()
 
 
-__all__ = ["SAME_OUTPUTS", "Coverage", "check_scripted", "coverage", "file_gaps"]
+__all__ = [
+    "SAME_OUTPUTS",
+    "Coverage",
+    "check_scripted",
+    "coverage",
+    "file_gaps",
+    "scripted_notes",
+]
