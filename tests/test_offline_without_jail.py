@@ -115,6 +115,7 @@ def test_the_readme_says_which_runs_need_a_jail() -> None:
     ) in interop
 
 
+@pytest.mark.slow  # real runs of the README's commands in subprocesses
 def test_the_demo_own_suite_and_trigger_demo_run_with_no_jail_on_path(
     tmp_path: Path, no_jail_path: str
 ) -> None:
@@ -145,6 +146,7 @@ def test_the_demo_own_suite_and_trigger_demo_run_with_no_jail_on_path(
     assert isolation(done) == NEEDED_NONE
 
 
+@pytest.mark.slow  # real runs of the README's commands in subprocesses
 def test_a_skills_own_evals_with_input_files_run_under_mock_with_no_jail(
     tmp_path: Path, no_jail_path: str
 ) -> None:
@@ -170,6 +172,7 @@ def test_a_skills_own_evals_with_input_files_run_under_mock_with_no_jail(
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow  # real runs of the README's commands in subprocesses
 def test_the_agent_demo_stops_in_one_line_and_runs_once_told_no_jail(
     tmp_path: Path, no_jail_path: str
 ) -> None:
@@ -210,6 +213,7 @@ def test_the_agent_demo_stops_in_one_line_and_runs_once_told_no_jail(
     assert statuses[("candidate", "sales-report-tested")] == "passed"  # pytest on the copy
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CONTAINER.problem() is not None, reason=str(CONTAINER.problem()))
 def test_auto_says_the_provider_it_chose_once_as_the_run_starts(tmp_path: Path) -> None:
     """A bubblewrap that AppArmor stops (a stand-in `bwrap`) and Podman: auto chooses the
@@ -229,6 +233,7 @@ def test_auto_says_the_provider_it_chose_once_as_the_run_starts(tmp_path: Path) 
     assert isolation(done)["jail"] == "container" and isolation(done)["chosen"] == said[0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(jail_missing() is not None, reason=str(jail_missing()))
 def test_auto_says_bubblewrap_once_and_a_named_provider_nothing(tmp_path: Path) -> None:
     [agent_demo] = commands(section("Agent tasks"))
