@@ -26,9 +26,10 @@
      │    ├── ReplyError      (evaluators.scoring) an evaluator's reply that cannot be scored
      │    ├── ProposalError   (improve.improver) an improver's proposal that cannot be applied
      │    ├── NonFiniteNumber (judges.json_output) JSON output holding NaN, Infinity or 1e999
-     │    ├── TooLarge        (jail.api_relay) a jail's request body over the forward's cap
-     │    ├── BadFraming      (jail.api_relay) a jail's request body whose framing cannot be read
-     │    └── ClientGone      (jail.api_relay) a jail that hung up or went silent mid-request
+     │    ├── TooLarge        (jail.api_body) a jail's request body over the forward's cap
+     │    ├── OverHeld        (jail.api_body) a body past what one jail may hold at once
+     │    ├── BadFraming      (jail.api_body) a jail's request body whose framing cannot be read
+     │    └── ClientGone      (jail.api_body) a jail that hung up or went silent mid-request
      ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      ├── RunAborted           code inside a run (a plugin) raised SystemExit: no artifact

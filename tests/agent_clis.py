@@ -18,11 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skill_eval.executors.agents.codex import CodexExecutor
+from skill_eval.executors.agents.opencode import OpenCodeExecutor
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import REPO
 
 AGENTS_BIN = REPO / ".tools" / "agents" / "node_modules" / ".bin"
-PINS = {"opencode": "1.18.33", "codex": "0.171.0"}
+# The pins each executor declares (its `package`, named when the CLI is missing).
+PINS = {
+    executor.cli: executor.package.rpartition("@")[2]
+    for executor in (OpenCodeExecutor, CodexExecutor)
+}
 MODEL = "fake-model"
 DATA = REPO / "tests" / "data" / "agents"
 # Codex's npm package bundles ripgrep; OpenCode needs an `rg` on PATH (offline it would try to

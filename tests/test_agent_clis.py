@@ -7,11 +7,14 @@ skill invocation as each shows it in its JSON events, and an API error storm rea
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from skill_eval.executors.agents.codex import CodexExecutor
+from skill_eval.executors.agents.opencode import OpenCodeExecutor
 from tests.agent_clis import (
     MODEL,
     PINS,
@@ -26,6 +29,7 @@ from tests.agent_clis import (
     run_agent,
 )
 from tests.fakes.openai_server import FakeOpenAI, Fault
+from tests.helpers import REPO
 
 pytestmark = pytest.mark.slow
 needs_opencode = pytest.mark.skipif(
@@ -219,3 +223,13 @@ def test_codex_reads_a_500_storm_as_a_failed_turn(tmp_path: Path) -> None:
     assert not [e for e in run.of_type("item.completed") if e["item"]["type"] == "agent_message"]
     (failed,) = run.of_type("turn.failed")
     assert failed["error"]["message"]  # its text is Codex's own ("high demand"), not the body's
+
+
+def test_each_agent_executor_declares_the_pin_the_install_script_installs() -> None:
+    """The package and version an executor names when its CLI is missing are what
+    scripts/install_agents.sh installs (and what these tests were recorded against)."""
+    script = (REPO / "scripts" / "install_agents.sh").read_text(encoding="utf-8")
+    pinned = dict(re.findall(r'^([A-Z]+)_VERSION="\$\{[A-Z]+_VERSION:-([0-9.]+)\}"$', script, re.M))
+    assert OpenCodeExecutor.package == f"opencode-ai@{pinned['OPENCODE']}"
+    assert CodexExecutor.package == f"@openai/codex@{pinned['CODEX']}"
+    assert '"opencode-ai@$OPENCODE_VERSION" "@openai/codex@$CODEX_VERSION"' in script

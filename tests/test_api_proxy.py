@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from skill_eval.executors.claude.dialect import MESSAGES
 from skill_eval.jail.api_proxy import ApiProxy
 
 
 @dataclass
 class Upstream:
-    """A loopback API: answers each POST with `echo:BODY` (or `size` bytes for a body of
-    `big`), counting connections; `close_after` closes each connection after that reply."""
+    """A loopback API: answers each POST with `echo:BODY` (or 1 MB for a body naming the
+    model `big`), counting connections; `close_after` closes each connection after that
+    reply."""
 
     connections: set[tuple[str, int]] = field(default_factory=set)
     close_after: bool = False
@@ -37,7 +39,7 @@ def upstream() -> Iterator[Upstream]:
         def do_POST(self) -> None:  # noqa: N802 - the base class's name
             state.connections.add(self.client_address)
             body = self.rfile.read(int(self.headers["Content-Length"]))
-            reply = b"x" * 1_000_000 if body == b"big" else b"echo:" + body
+            reply = b"x" * 1_000_000 if body == said(b"big") else b"echo:" + body
             self.send_response(200)
             self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
@@ -56,8 +58,14 @@ def upstream() -> Iterator[Upstream]:
     server.server_close()
 
 
-def ask(proxy: ApiProxy, body: bytes, *, read_all: bool = True) -> bytes:
+def said(model: bytes) -> bytes:
+    """A Messages body the forward passes, told apart by its model."""
+    return b'{"model":"%s","max_tokens":1,"messages":[]}' % model
+
+
+def ask(proxy: ApiProxy, model: bytes, *, read_all: bool = True) -> bytes:
     """One request from a jail's connection (closed after it); the reply as the jail read it."""
+    body = said(model)
     client, jail_side = socket.socketpair()
     worker = threading.Thread(target=proxy.serve, args=(jail_side,), daemon=True)
     worker.start()
@@ -74,32 +82,34 @@ def ask(proxy: ApiProxy, body: bytes, *, read_all: bool = True) -> bytes:
 
 
 def test_requests_from_many_jails_share_one_upstream_connection(upstream: Upstream) -> None:
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {"x-api-key": "REAL"})
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {"x-api-key": "REAL"}, MESSAGES)
     replies = [ask(proxy, b"r%d" % i) for i in range(5)]
-    assert [r.rsplit(b"\r\n\r\n", 1)[1] for r in replies] == [b"echo:r%d" % i for i in range(5)]
+    assert [r.rsplit(b"\r\n\r\n", 1)[1] for r in replies] == [
+        b"echo:" + said(b"r%d" % i) for i in range(5)
+    ]
     assert len(upstream.connections) == 1
 
 
 def test_a_connection_the_upstream_closed_is_replaced_not_reused(upstream: Upstream) -> None:
     upstream.close_after = True  # it says so (Connection: close) ...
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {})
-    assert ask(proxy, b"a").endswith(b"echo:a") and ask(proxy, b"b").endswith(b"echo:b")
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {}, MESSAGES)
+    assert ask(proxy, b"a").endswith(said(b"a")) and ask(proxy, b"b").endswith(said(b"b"))
     assert len(upstream.connections) == 2
     upstream.close_after = False
     ask(proxy, b"c")
     for idle in list(proxy._idle):  # ... or not: it goes away while idle
         assert idle.sock is not None
         idle.sock.shutdown(socket.SHUT_RDWR)
-    assert ask(proxy, b"d").endswith(b"echo:d")  # sent again on a new connection
+    assert ask(proxy, b"d").endswith(said(b"d"))  # sent again on a new connection
     assert len(upstream.connections) == 4
 
 
 def test_a_reply_the_jail_stopped_reading_never_reaches_the_next_request(
     upstream: Upstream,
 ) -> None:
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {})
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {}, MESSAGES)
     ask(proxy, b"big", read_all=False)  # the jail hung up after a few KB of a 1 MB reply
-    assert ask(proxy, b"next").endswith(b"\r\n\r\necho:next")
+    assert ask(proxy, b"next").endswith(b"\r\n\r\necho:" + said(b"next"))
     assert len(upstream.connections) == 2  # the half-read connection was closed
 
 
@@ -108,14 +118,17 @@ def test_a_jail_cannot_smuggle_a_reply_onto_another_jails_request(upstream: Upst
     (Transfer-Encoding beside a Content-Length, a second request hidden after the first), so
     that a kept-alive connection would carry an extra reply for the next jail to read. The
     proxy frames each request itself: the hidden one is only ever the sender's own."""
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {})
-    hidden = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nforged"
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.port}", {}, MESSAGES)
+    forged = said(b"forged")
+    hidden = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(forged)
+    hidden += forged
     attacker, jail_side = socket.socketpair()
     worker = threading.Thread(target=proxy.serve, args=(jail_side,), daemon=True)
     worker.start()
+    first = said(b"first")
     attacker.sendall(
         b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
-        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden
+        b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(first), first) + hidden
     )
     attacker.shutdown(socket.SHUT_WR)
     seen = b""
@@ -123,7 +136,7 @@ def test_a_jail_cannot_smuggle_a_reply_onto_another_jails_request(upstream: Upst
         seen += chunk
     attacker.close()
     worker.join(10)
-    assert b"echo:forged" in seen  # the hidden request was answered, to its sender
-    for body in (b"one", b"two"):  # every later jail reads its own reply, on the shared link
-        assert ask(proxy, body).endswith(b"\r\n\r\necho:" + body)
+    assert b"echo:" + first in seen and b"echo:" + forged in seen  # both to their sender
+    for model in (b"one", b"two"):  # every later jail reads its own reply, on the shared link
+        assert ask(proxy, model).endswith(b"\r\n\r\necho:" + said(model))
     assert len(upstream.connections) == 1

@@ -1,11 +1,12 @@
 """The jail's API proxy is an allow-list with bounds (issue 39): a route Claude Code does not
 call in a run (`GET /v1/files`, `DELETE /v1/files/x`, batches, skills, the organisation's
 keys) is a 403 recorded in the attempt's ApiLog and never reaches the upstream, with or
-without the key; a body over the cap is refused before it is read whole, a body under it is
-streamed (the proxy's memory stays bounded, whatever its size); a silent connection is
-closed; a jail holding more connections than its cap has the rest turned away. And the
-proxy reads the model's tool calls from the replies it relays (JSON and server-sent events,
-both API families). Real sockets; the upstream a loopback fake that records what reached it.
+without the key; a body over the cap is refused before it is read; a body under it is read
+whole (the dialect's allow-list reads it) within the jail's budget of bodies held at once (the
+proxy's memory stays bounded however many a jail sends); a silent connection is closed; a jail
+holding more connections than its cap has the rest turned away. And the proxy reads the
+model's tool calls from the replies it relays (JSON and server-sent events, each dialect).
+Real sockets; the upstream a loopback fake that records what reached it.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ from typing import Any
 
 import pytest
 
+from skill_eval.executors.agents.chat_dialect import CHAT
+from skill_eval.executors.agents.responses_dialect import RESPONSES
+from skill_eval.executors.claude.dialect import MESSAGES
 from skill_eval.jail.api_log import ApiLog
-from skill_eval.jail.api_proxy import MAX_REQUEST_BYTES, ApiProxy
+from skill_eval.jail.api_proxy import MAX_HELD_BYTES, MAX_REQUEST_BYTES, ApiProxy
 from skill_eval.jail.pipes import relay_api
+from skill_eval.jail.wire import ApiDialect
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -40,6 +45,21 @@ FORBIDDEN = [
     ("POST", "v1/messages"),
 ]
 MESSAGE = b'{"model":"claude-x","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}'
+
+
+def messages(url: str, key: str | None = None, **options: Any) -> ApiProxy:
+    """A proxy speaking Claude Code's Messages dialect to `url`."""
+    return ApiProxy(url, MESSAGES.credentials(key), MESSAGES, **options)
+
+
+def openai(url: str, key: str | None, dialect: ApiDialect) -> ApiProxy:
+    return ApiProxy(url, dialect.credentials(key), dialect)
+
+
+def sized(size: int) -> bytes:
+    """A Messages body of exactly `size` bytes (its text padded)."""
+    head, tail = b'{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"', b'"}]}'
+    return head + b"x" * (size - len(head) - len(tail)) + tail
 
 
 def exchange(forward: Any, request: bytes, *, shut: bool = True) -> bytes:
@@ -72,7 +92,7 @@ def test_a_route_the_agent_does_not_need_is_refused_recorded_and_never_sent(
     method: str, path: str
 ) -> None:
     with FakeAnthropic() as server:
-        proxy = ApiProxy(server.base_url, {"x-api-key": "sk-ant-REAL"})
+        proxy = messages(server.base_url, "sk-ant-REAL")
         log = ApiLog()
         reply = exchange(proxy.observed(log), raw(method, path, b"{}"))
         assert server.requests == []  # nothing reached the upstream, with the key or without
@@ -86,7 +106,7 @@ def test_a_route_the_agent_does_not_need_is_refused_recorded_and_never_sent(
 @pytest.mark.parametrize("path", ["/v1/messages", "/v1/messages?beta=true"])
 def test_the_messages_api_is_forwarded_with_the_real_key(path: str) -> None:
     with FakeAnthropic(default="PONG") as server:
-        proxy = ApiProxy(server.base_url, {"x-api-key": "sk-ant-REAL"})
+        proxy = messages(server.base_url, "sk-ant-REAL")
         log = ApiLog()
         reply = exchange(proxy.observed(log), raw("POST", path, MESSAGE, proxy.placeholder))
         count = exchange(proxy, raw("POST", "/v1/messages/count_tokens", MESSAGE))
@@ -100,15 +120,18 @@ def test_the_messages_api_is_forwarded_with_the_real_key(path: str) -> None:
     assert log.requests == 1 and log.record() == {}
 
 
-# -- request bodies: capped, streamed -----------------------------------------------------------
+# -- request bodies: capped, held within the jail's budget --------------------------------------
 
 
 class Sink:
-    """A loopback upstream that reads each body in 64 KiB pieces, keeping only its size."""
+    """A loopback upstream that reads each body in 64 KiB pieces, keeping only its size; its
+    replies wait for `go` (set: at once)."""
 
     def __init__(self) -> None:
         self.sizes: list[int] = []
-        sizes = self.sizes
+        self.go = threading.Event()
+        self.go.set()
+        sizes, go = self.sizes, self.go
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -118,6 +141,7 @@ class Sink:
                 if size is None:
                     return  # cut short: no whole request came
                 sizes.append(size)
+                go.wait(120)
                 self.send_response(200)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
@@ -155,7 +179,7 @@ def sink() -> Iterator[Sink]:
 
 
 def test_a_body_over_the_cap_is_refused_unread(sink: Sink) -> None:
-    proxy = ApiProxy(sink.url, {"x-api-key": "sk-ant-REAL"})
+    proxy = messages(sink.url, "sk-ant-REAL")
     log = ApiLog()
     head = (
         f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_REQUEST_BYTES + 1}\r\n\r\n"
@@ -166,7 +190,7 @@ def test_a_body_over_the_cap_is_refused_unread(sink: Sink) -> None:
 
 
 def test_a_chunked_body_over_the_cap_is_cut_off_and_never_completes_upstream(sink: Sink) -> None:
-    proxy = ApiProxy(sink.url, {})
+    proxy = messages(sink.url)
     piece = b"x" * (1024 * 1024)
     body = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for _ in range(33)) + b"0\r\n\r\n"
     head = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -177,38 +201,56 @@ def test_a_chunked_body_over_the_cap_is_cut_off_and_never_completes_upstream(sin
 
 @pytest.mark.parametrize("size", [1000, 3 * 1024 * 1024])
 def test_a_chunked_body_under_the_cap_goes_on_whole(sink: Sink, size: int) -> None:
-    proxy = ApiProxy(sink.url, {})
-    piece = b"x" * 1000
-    body = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for _ in range(size // 1000))
+    proxy = messages(sink.url)
+    data = sized(size)
+    pieces = [data[i : i + 1000] for i in range(0, size, 1000)]
+    body = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces)
     head = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
     reply = exchange(proxy, head + body + b"0\r\n\r\n")
-    assert reply.startswith(b"HTTP/1.1 200") and sink.sizes == [size // 1000 * 1000]
+    assert reply.startswith(b"HTTP/1.1 200") and sink.sizes == [size]
 
 
-def test_a_big_body_is_streamed_in_bounded_memory(sink: Sink) -> None:
-    """Four 24 MiB bodies at once: the proxy holds at most about 1 MiB of each (what it may
-    send again), where it held each whole before (four bodies of 64 MiB took 982 MiB)."""
-    proxy = ApiProxy(sink.url, {"x-api-key": "sk-ant-REAL"})
+def test_a_jail_holds_at_most_its_budget_of_bodies_at_once(sink: Sink) -> None:
+    """Four 24 MiB bodies at once from one jail: the proxy reads each whole (its allow-list
+    reads all of it), but holds at most MAX_HELD_BYTES of them: the two that fit go on (their
+    replies wait until all four were answered or sent), the others are turned away with a
+    503 before they are read. Before bodies were read whole, they were streamed; before that,
+    four bodies of 64 MiB took 982 MiB."""
+    proxy = messages(sink.url, "sk-ant-REAL")
+    forward = proxy.observed(ApiLog())  # one jail: one budget
     size = 24 * 1024 * 1024
-    request = raw("POST", "/v1/messages", b"x" * size)  # made before the measure starts
+    assert 2 * size <= MAX_HELD_BYTES < 3 * size
+    request = raw("POST", "/v1/messages", sized(size))  # made before the measure starts
+    replies: list[bytes] = []
+    sink.go.clear()  # the first two stay held until the test lets them go
     tracemalloc.start()
     try:
         threads = [
-            threading.Thread(target=exchange, args=(proxy, request), daemon=True) for _ in range(4)
+            threading.Thread(target=lambda: replies.append(exchange(forward, request)))
+            for _ in range(4)
         ]
         for thread in threads:
             thread.start()
+        deadline = time.monotonic() + 120
+        while len(replies) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the two turned away answer at once; the others wait for `go`
+        turned = list(replies)
+        sink.go.set()
         for thread in threads:
-            thread.join(60)
+            thread.join(120)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert sink.sizes == [size] * 4
-    assert peak < 16 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+        sink.go.set()
+    assert len(turned) == 2 and all(r.startswith(b"HTTP/1.1 503") for r in turned), turned
+    assert b"request bodies already" in turned[0]
+    assert sink.sizes == [size] * 2 and len(replies) == 4
+    # held: two bodies; parsed: one at a time, its text decoded twice on the way
+    assert peak < 5 * size, f"peak {peak / 2**20:.1f} MiB"
 
 
 def test_a_silent_connection_is_closed(sink: Sink) -> None:
-    proxy = ApiProxy(sink.url, {}, client_timeout=0.3)
+    proxy = messages(sink.url, client_timeout=0.3)
     log = ApiLog()
     started = time.monotonic()
     reply = exchange(
@@ -226,7 +268,7 @@ def test_a_silent_connection_is_closed(sink: Sink) -> None:
 
 
 def test_connections_past_the_jails_cap_are_turned_away_and_recorded(sink: Sink) -> None:
-    proxy = ApiProxy(sink.url, {}, client_timeout=30)
+    proxy = messages(sink.url, client_timeout=30)
     log = ApiLog()
     channel, holder = socket.socketpair()
     relay = threading.Thread(target=relay_api, args=(channel, proxy.observed(log), 4), daemon=True)
@@ -272,7 +314,7 @@ TOOL_RULE = {
 def test_the_model_tool_calls_are_read_from_a_messages_reply(stream: bool) -> None:
     body = MESSAGE[:-1] + (b',"stream":true}' if stream else b"}")
     with FakeAnthropic(rules=[TOOL_RULE]) as server:
-        proxy = ApiProxy(server.base_url, {})
+        proxy = messages(server.base_url)
         log = ApiLog()
         exchange(proxy.observed(log), raw("POST", "/v1/messages", body))
         exchange(proxy.observed(log), raw("POST", "/v1/messages", body))
@@ -298,10 +340,10 @@ def test_the_model_tool_calls_are_read_from_a_messages_reply(stream: bool) -> No
 def test_the_model_tool_calls_are_read_from_an_openai_reply(path: str, stream: bool) -> None:
     chat = path.endswith("completions")
     said = {"role": "user", "content": "hi"}
-    fields = f'"messages":[{_json(said)}]' if chat else '"input":"hi"'
+    fields = f'"messages":[{_json(said)}]' if chat else '"input":"hi","store":false'
     body = f'{{"model":"m",{fields},"stream":{str(stream).lower()}}}'.encode()
     with FakeOpenAI(rules=[TOOL_RULE]) as server:
-        proxy = ApiProxy.openai(f"{server.base_url}/v1", "sk-REAL")
+        proxy = openai(f"{server.base_url}/v1", "sk-REAL", CHAT if chat else RESPONSES)
         log = ApiLog()
         exchange(proxy.observed(log), raw("POST", path, body))
     calls = log.sent()
@@ -321,7 +363,7 @@ def test_a_call_is_recorded_before_the_agent_can_read_it(stream: bool) -> None:
     trigger attempt stops at the skill's invocation): the call must be in the record by then."""
     body = MESSAGE[:-1] + (b',"stream":true}' if stream else b"}")
     with FakeAnthropic(rules=[TOOL_RULE]) as server:
-        proxy = ApiProxy(server.base_url, {})
+        proxy = messages(server.base_url)
         log = ApiLog()
         client, jail_side = socket.socketpair()
         threading.Thread(target=proxy.observed(log).serve, args=(jail_side,), daemon=True).start()

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.executors.agents.chat_dialect import CHAT
+from skill_eval.executors.agents.responses_dialect import RESPONSES
 from skill_eval.jail import Limits
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from skill_eval.jail.bubblewrap import problem as jail_problem
@@ -87,10 +89,20 @@ def ask(
     return got
 
 
+def openai(url: str, key: str | None, path: str = "/v1/responses") -> ApiProxy:
+    """A proxy speaking the dialect of `path`'s CLI: Chat Completions (OpenCode), else
+    Responses (Codex)."""
+    dialect = CHAT if "chat" in path else RESPONSES
+    return ApiProxy(url, dialect.credentials(key), dialect)
+
+
 def post(path: str, token: str, method: str = "POST") -> bytes:
+    """A request as the CLI of `path` sends it (a body its dialect passes)."""
+    chat = '{"model":"m","messages":[{"role":"user","content":"hi"}]}'
+    body = chat if "chat" in path else '{"model":"m","input":"hi","store":false}'
     return (
-        f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
-        f"Authorization: Bearer {token}\r\nConnection: close\r\n\r\nhi"
+        f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+        f"Authorization: Bearer {token}\r\nConnection: close\r\n\r\n{body}"
     ).encode()
 
 
@@ -99,13 +111,13 @@ def post(path: str, token: str, method: str = "POST") -> bytes:
     [
         ("/v1", "/v1/chat/completions", "/v1/chat/completions"),
         ("/v1", "/v1/responses", "/v1/responses"),
-        ("/openai/v1", "/v1/responses?x=1", "/openai/v1/responses?x=1"),
+        ("/openai/v1", "/v1/responses", "/openai/v1/responses"),
     ],
 )
 def test_the_placeholder_becomes_the_key_below_the_upstreams_path(
     upstream: Upstream, base: str, asked: str, forwarded: str
 ) -> None:
-    proxy = ApiProxy.openai(f"http://127.0.0.1:{upstream.port}{base}", "sk-REAL")
+    proxy = openai(f"http://127.0.0.1:{upstream.port}{base}", "sk-REAL", asked)
     log = ApiLog()
     reply = b"".join(ask(proxy, post(asked, proxy.placeholder), log, upstream))
     assert reply.startswith(b"HTTP/1.1 200") and b"data: two" in reply
@@ -117,19 +129,26 @@ def test_the_placeholder_becomes_the_key_below_the_upstreams_path(
 
 
 def test_without_a_key_the_placeholder_goes_on_for_a_local_server(upstream: Upstream) -> None:
-    proxy = ApiProxy.openai(f"http://127.0.0.1:{upstream.port}/v1", None)
+    proxy = openai(f"http://127.0.0.1:{upstream.port}/v1", None, "/v1/chat/completions")
     ask(proxy, post("/v1/chat/completions", proxy.placeholder), upstream=upstream)
     assert upstream.seen[0][2]["authorization"] == f"Bearer {proxy.placeholder}"
 
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("GET", "/v1/models"), ("POST", "/v1/files"), ("GET", "/v1/responses"), ("POST", "/v1")],
+    [
+        ("GET", "/v1/models"),
+        ("POST", "/v1/files"),
+        ("GET", "/v1/responses"),
+        ("POST", "/v1"),
+        ("POST", "/v1/chat/completions"),  # the other dialect's: Codex speaks Responses only
+        ("POST", "/v1/responses/compact"),
+    ],
 )
 def test_anything_but_the_model_endpoints_is_refused_unforwarded(
     upstream: Upstream, method: str, path: str
 ) -> None:
-    proxy = ApiProxy.openai(f"http://127.0.0.1:{upstream.port}/v1", "sk-REAL")
+    proxy = openai(f"http://127.0.0.1:{upstream.port}/v1", "sk-REAL")
     log = ApiLog()
     reply = b"".join(ask(proxy, post(path, proxy.placeholder, method), log))
     assert reply.startswith(b"HTTP/1.1 403") and b"is not allowed" in reply
@@ -139,7 +158,7 @@ def test_anything_but_the_model_endpoints_is_refused_unforwarded(
 
 def test_events_pass_as_they_come_and_errors_are_counted(upstream: Upstream) -> None:
     upstream.status = 503
-    proxy = ApiProxy.openai(f"http://127.0.0.1:{upstream.port}/v1", "sk-REAL")
+    proxy = openai(f"http://127.0.0.1:{upstream.port}/v1", "sk-REAL")
     log = ApiLog()
     chunks = ask(proxy, post("/v1/responses", proxy.placeholder), log, upstream)
     # the first event was not held back for the second: the client had it before it was sent
@@ -153,7 +172,7 @@ def test_an_unreachable_upstream_is_counted_as_status_0() -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proxy = ApiProxy.openai(f"http://127.0.0.1:{port}/v1", "sk-REAL")
+    proxy = openai(f"http://127.0.0.1:{port}/v1", "sk-REAL")
     log = ApiLog()
     reply = b"".join(ask(proxy, post("/v1/responses", "x"), log))
     assert reply.startswith(b"HTTP/1.1 400") and b"nothing listens at http://127.0.0.1" in reply
@@ -185,7 +204,7 @@ def test_a_confined_cli_reaches_the_forward_and_nothing_of_the_holder(
     tmp_path: Path, confine: bool
 ) -> None:
     lines: list[bytes] = []
-    proxy = ApiProxy.openai("http://127.0.0.1:9/v1", None)
+    proxy = openai("http://127.0.0.1:9/v1", None)
     limits = Limits(memory_mb=None, data_mb=2048, disk_mb=64)
     with JailedCommand("bubblewrap", limits, forward=proxy, confine=confine) as jail:
         jail.start((sys.executable, "-I", "-S", "-c", PROBE), {"PATH": "/usr/bin:/bin"})

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.core.model import ExecutionRequest, Task
+from skill_eval.executors.agents.chat_dialect import CHAT
 from skill_eval.executors.base import create_executor
 from skill_eval.jail.api_proxy import ApiLog, ApiProxy
 from tests.agent_runs import needs
@@ -123,12 +124,12 @@ def test_the_forward_says_nothing_listens_until_the_upstream_has_answered(closed
     """The agent CLIs reach the API through the jail's forward: a refused upstream before any
     reply is a 400 (no CLI retries it) naming the URL, and the proxy reports it; a refusal
     after a reply is a 502 (an outage, which the CLIs retry)."""
-    proxy = ApiProxy.openai(f"{closed}/v1", None)
+    proxy = ApiProxy(f"{closed}/v1", {}, CHAT)
     reply = ask_through(proxy)
     assert reply.startswith(b"HTTP/1.1 400") and f"nothing listens at {closed}".encode() in reply
     assert proxy.unreachable()
     with FakeOpenAI(default="hi") as server:
-        running = ApiProxy.openai(server.v1_url, None)
+        running = ApiProxy(server.v1_url, {}, CHAT)
         assert ask_through(running).startswith(b"HTTP/1.1 200")
     assert ask_through(running).startswith(b"HTTP/1.1 502")  # the same port, closed now
     assert not running.unreachable()

@@ -32,8 +32,9 @@ from typing import Any
 
 import pytest
 
+from skill_eval.executors.catalog import pinned_packages
 from skill_eval.jail import Limits, providers
-from skill_eval.jail.agent_image import LABEL, PINS, pins_differ
+from skill_eval.jail.agent_image import LABEL, pins_differ
 from skill_eval.jail.copyout import Caps
 from skill_eval.jail.docker import PROVIDER as DOCKER
 from skill_eval.jail.docker import host_root
@@ -42,6 +43,8 @@ from skill_eval.jail.session import JailBroken, JailedCommand
 from skill_eval.jail.tree_wire import number, path_field
 from tests.agent_clis import PINS as TESTED_PINS
 from tests.helpers import REPO
+
+PINS = pinned_packages()  # the agent executors' own (ExecutorSpec.package)
 
 needs_docker = pytest.mark.skipif(
     DOCKER.problem() is not None, reason=f"docker: {DOCKER.problem()}"
@@ -389,13 +392,13 @@ def test_the_image_pins_are_the_install_scripts_and_the_dockerfiles() -> None:
 
 def test_an_image_off_the_pins_or_unlabelled_is_named() -> None:
     good = {LABEL + package: version for package, version in PINS.items()}
-    assert pins_differ("img", good) is None
-    off = pins_differ("img", {**good, LABEL + "opencode-ai": "1.0.0"})
+    assert pins_differ("img", good, PINS) is None
+    off = pins_differ("img", {**good, LABEL + "opencode-ai": "1.0.0"}, PINS)
     assert off == (
         "the docker image img holds agent CLIs not at skill-eval's pins: opencode-ai 1.0.0 "
         f"(pinned: {PINS['opencode-ai']})"
     )
-    assert "no org.skill-eval.npm.* labels" in (pins_differ("img", {"maintainer": "x"}) or "")
+    assert "no org.skill-eval.npm.* labels" in (pins_differ("img", {"maintainer": "x"}, PINS) or "")
 
 
 @needs_docker
@@ -411,7 +414,7 @@ def test_a_run_on_an_image_off_the_pins_says_so() -> None:
         check=True,
     )
     try:
-        warning = DOCKER.variant(name).warning() or ""
+        warning = DOCKER.variant(name).image_warning(PINS) or ""
         assert "opencode-ai 0.0.1 (pinned: " in warning and "claude-code missing" in warning
     finally:
         subprocess.run(["docker", "rmi", "-f", name], capture_output=True, timeout=120)

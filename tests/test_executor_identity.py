@@ -6,6 +6,7 @@ registry: a new executor (a plugin here) shows up in each one without touching a
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,14 +50,9 @@ FLAG_NAMES: dict[tuple[str, str], int] = {
     ("cli/flag_table.py", "WHAT"): 1,  # the --mock flag, declared once
     ("plan/checks.py", "MOCK_FLAG"): 1,  # --mock by its Python name, read by every command
 }
-# An API's wire format that shares a name with an executor (the jail's proxy reads each
-# dialect's replies; jail/ sits below executors): a protocol, not an executor. These modules
-# come with #39's proxy.
-WIRE_FORMATS = {
-    ("jail/api_proxy.py", "ApiProxy"),
-    ("jail/model_replies.py", "Dialect"),
-    ("jail/model_replies.py", "ReplyTap"),
-}
+# The agent CLIs the jail runs: jail/ keeps the mechanism and names none of them (each
+# executor declares its wire format, jail/wire.py, and hands it to the forward).
+AGENTS = re.compile(r"claude|codex|opencode", re.IGNORECASE)
 # Being reworked by the coordinator's improve/review executor options (issue 38), which removes
 # the names there: drop these entries with that change.
 PENDING: tuple[str, ...] = ()
@@ -109,8 +105,6 @@ def test_no_executor_name_outside_executors() -> None:
         if rel.startswith("executors/") or rel.startswith(PENDING):
             continue
         for line, owner, literal in name_literals(path.read_text(encoding="utf-8"), names):
-            if (rel, owner) in WIRE_FORMATS:
-                continue
             if (rel, owner) in FLAG_NAMES:
                 counts[rel, owner] = counts.get((rel, owner), 0) + 1
             else:
@@ -120,6 +114,32 @@ def test_no_executor_name_outside_executors() -> None:
     )
     # a flag's name stays where it is, and nothing else joins it there
     assert counts == FLAG_NAMES
+
+
+def agent_names(source: str) -> Iterator[tuple[int, str]]:
+    """(line, word) of each mention of an agent CLI in `source`: in code, strings, comments
+    and docstrings alike."""
+    for number, line in enumerate(source.splitlines(), 1):
+        for found in AGENTS.finditer(line):
+            yield number, found.group(0)
+
+
+def test_no_module_of_the_jail_names_an_agent() -> None:
+    """jail/ is the mechanism (the forward, the providers, the holder, the filters); what an
+    agent CLI speaks or needs is declared by its executor."""
+    found = [
+        f"skill_eval/{path.relative_to(PACKAGE).as_posix()}:{line}: {word}"
+        for path in sorted((PACKAGE / "jail").rglob("*.py"))
+        for line, word in agent_names(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "jail/ names an agent CLI:\n" + "\n".join(found)
+
+
+def test_the_agent_scan_sees_code_strings_and_comments() -> None:
+    source = (
+        'import x\nROUTES = {"/v1/messages"}  # Claude Code\nDialect = "codex"\n"""OpenCode."""\n'
+    )
+    assert list(agent_names(source)) == [(2, "Claude"), (3, "codex"), (4, "OpenCode")]
 
 
 def test_the_scan_sees_comparisons_defaults_and_lists() -> None:

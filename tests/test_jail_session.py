@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from skill_eval.executors.claude.dialect import MESSAGES
 from skill_eval.jail import Limits, cgroup, teardown
 from skill_eval.jail.api_proxy import FORWARD_PORT, ApiProxy
 from skill_eval.jail.copyout import Caps
@@ -256,11 +257,14 @@ def test_a_jail_without_network_reaches_the_model_api_through_the_harness(
 
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", {"x-api-key": "REAL"})
+    proxy = ApiProxy(
+        f"http://127.0.0.1:{upstream.server_address[1]}", {"x-api-key": "REAL"}, MESSAGES
+    )
     script = f"""
 import http.client, os, socket
 c = http.client.HTTPConnection("127.0.0.1", {FORWARD_PORT}, timeout=10)
-c.request("POST", "/v1/messages", body=b"hi", headers={{"x-api-key": "{proxy.placeholder}"}})
+key = "{proxy.placeholder}"
+c.request("POST", "/v1/messages", body=b'{{"model":"m"}}', headers={{"x-api-key": key}})
 print(c.getresponse().read().decode(), flush=True)
 try:
     socket.create_connection(("1.1.1.1", 443), timeout=2)
@@ -272,7 +276,7 @@ except OSError:
         lines, _, _, _ = run_script(kind, script, tmp_path, forward=proxy)
     finally:
         upstream.shutdown()
-    assert lines == [b"echo:hi", b"no network"]
+    assert lines == [b'echo:{"model":"m"}', b"no network"]
     assert seen[0]["x-api-key"] == "REAL"
 
 
@@ -298,7 +302,7 @@ def test_the_command_holds_no_fd_of_the_holder(tmp_path: Path, kind: str) -> Non
 import os
 print(sorted(int(fd) for fd in os.listdir("/proc/self/fd")), flush=True)
 """
-    proxy = ApiProxy("http://127.0.0.1:9", {})
+    proxy = ApiProxy("http://127.0.0.1:9", {}, MESSAGES)
     lines, ended, _, _ = run_script(kind, script, tmp_path, forward=proxy)
     assert ended.code == 0  # type: ignore[attr-defined]
     assert json.loads(lines[0]) == [0, 1, 2, 3]  # 3: the listing's own
@@ -339,13 +343,13 @@ def test_the_api_proxy_replaces_the_clients_credentials_only_with_its_own(
 
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", credentials)
+    proxy = ApiProxy(f"http://127.0.0.1:{upstream.server_address[1]}", credentials, MESSAGES)
     client, server_side = socket.socketpair()
     threading.Thread(target=proxy.serve, args=(server_side,), daemon=True).start()
     client.sendall(
         b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
         b"x-api-key: sk-ant-jail-x\r\nAuthorization: Bearer OAUTH-LOGIN\r\n"
-        b"Connection: close\r\n\r\nhi"
+        b"Connection: close\r\n\r\n{}"
     )
     reply = b""
     while chunk := client.recv(4096):
@@ -396,7 +400,7 @@ def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(
     if not landlock():
         pytest.skip("this kernel has no Landlock")
     lines: list[bytes] = []
-    proxy = ApiProxy("http://127.0.0.1:9", {"x-api-key": "sk-real"})
+    proxy = ApiProxy("http://127.0.0.1:9", {"x-api-key": "sk-real"}, MESSAGES)
     with JailedCommand(kind, LIMITS, forward=proxy, confine=True) as jail:
         jail.start((*PY, ESCAPEE.replace("PORT", str(FORWARD_PORT))), {"PATH": "/usr/bin:/bin"})
         ended = jail.run(b"", 30, lambda line: lines.append(line) is None)
@@ -408,10 +412,13 @@ def test_code_that_escapes_a_shell_finds_nothing_more_than_the_cli_had(
 
 @pytest.mark.parametrize("kind", JAILS)
 def test_a_fork_bomb_stops_at_the_jails_process_cap_even_as_root(tmp_path: Path, kind: str) -> None:
-    script = """
+    """Its sleepers (600 s each) are gone long before they would end: they died with the
+    jail, however long a busy machine takes to fork them or to kill them."""
+    marker = f"bomb-{os.getpid()}-{time.monotonic_ns()}"
+    script = f"""
 import os, time
 forked = failed = 0
-for _ in range(1300):
+for _ in range(1300):  # {marker}
     try:
         pid = os.fork()
     except OSError:
@@ -419,21 +426,79 @@ for _ in range(1300):
         continue
     if pid == 0:
         os.close(1)
-        time.sleep(60)
+        time.sleep(600)
         os._exit(0)
     forked += 1
 print(forked, failed, sum(p.isdigit() for p in os.listdir("/proc")), flush=True)
 """
     lines: list[bytes] = []
     limits = Limits(memory_mb=None, data_mb=2048, disk_mb=64, processes=100)
-    started = time.monotonic()
     with JailedCommand(kind, limits) as jail:
         jail.start((*PY, script), {"PATH": "/usr/bin:/bin"})
-        jail.run(b"", 60, lambda line: lines.append(line) is None)
+        jail.run(b"", 300, lambda line: lines.append(line) is None)  # only a hang takes 300 s
     forked, failed, live = map(int, lines[0].split())
     assert forked > 50 and failed > 1000 and live <= 100, (forked, failed, live)
-    assert time.monotonic() - started < 30  # the sleepers died with the jail
     teardown.wait()  # a jail's end runs on a thread of its own
+    deadline = time.monotonic() + 120
+    while (alive := _alive(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive == [], "the sleepers outlived their jail"
     found = cgroup.place()  # (None: no cgroup here; RLIMIT_NPROC held, the harness not root)
     for parent in found.parents if found else ():
         assert not list(parent.glob(f"skill-eval-{os.getpid()}-*")), "a jail's cgroup was left"
+
+
+# What a command in the jail can write and which sockets it can open (issue 50): each
+# mountpoint and the usual scratch folders tried with a new file, each socket family with a
+# new socket, io_uring (whose requests seccomp never sees) with its setup call.
+REACH = r"""
+import ctypes, os, socket
+places = {line.split()[1] for line in open("/proc/mounts")}
+places |= {"/", "/dev", "/dev/shm", "/dev/mqueue", "/run", "/var/tmp", "/etc", "/home", "/tmp"}
+writable = []
+for place in sorted(places):
+    if place.startswith(("/proc", "/sys")):
+        continue
+    path = os.path.join(place, f".probe-{os.getpid()}")
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(path)
+        writable.append(place)
+    except OSError:
+        pass
+print("writable", " ".join(writable), flush=True)
+families = {"unix": (1, 1), "inet": (2, 1), "inet6": (10, 1), "netlink": (16, 3),
+            "packet": (17, 3), "alg": (38, 5), "vsock": (40, 1)}
+opened = []
+for name, (family, kind) in families.items():
+    try:
+        socket.socket(family, kind).close()
+        opened.append(name)
+    except OSError:
+        pass
+print("sockets", " ".join(opened), flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+print("io_uring", "yes" if libc.syscall(425, 8, params) >= 0 else "no", flush=True)
+"""
+# What every jail lets its commands write, whichever provider (references/security.md), and
+# the socket families it lets them open (an agent's own domains drop unix: confine.py).
+WRITABLE = {"/tmp", "/workspace", "/home/agent"}
+SOCKETS = {"unix", "inet", "inet6", "netlink"}
+
+
+def reach(lines: list[bytes]) -> dict[str, set[str]]:
+    said = dict(line.decode().partition(" ")[::2] for line in lines)
+    return {key: set(value.split()) for key, value in said.items()}
+
+
+@pytest.mark.parametrize("kind", JAILS)
+def test_a_jail_writes_only_its_documented_places_and_opens_no_vsock(
+    tmp_path: Path, kind: str
+) -> None:
+    lines, ended, _, _ = run_script(kind, REACH, tmp_path)
+    assert ended.code == 0, ended.stderr  # type: ignore[attr-defined]
+    found = reach(lines)
+    assert found["writable"] == WRITABLE  # no /dev/shm, no /dev/mqueue, nothing of the root
+    assert found["sockets"] == SOCKETS  # no vsock (the host, on a VM), no packet, no alg
+    assert found["io_uring"] == {"no"}

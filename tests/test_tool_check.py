@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 
 from skill_eval.core.model import ExecutionRequest, Task
+from skill_eval.executors.agents.chat_dialect import CHAT
 from skill_eval.executors.agents.codex import CodexExecutor
 from skill_eval.executors.agents.codex_events import CodexReader
 from skill_eval.executors.agents.config import CodexConfig, OpenCodeConfig
 from skill_eval.executors.agents.opencode import OpenCodeExecutor
 from skill_eval.executors.agents.opencode_events import OpenCodeReader
+from skill_eval.executors.agents.responses_dialect import RESPONSES
 from skill_eval.executors.claude.config import ClaudeCliConfig
+from skill_eval.executors.claude.dialect import MESSAGES
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor
 from skill_eval.executors.claude.stream import StreamReader
 from skill_eval.executors.tool_check import checked
@@ -42,7 +45,7 @@ def messages_log(*replies: list[dict[str, Any]]) -> ApiLog:
     """The proxy's record of one Messages reply per entry (each a list of tool_use blocks)."""
     log = ApiLog()
     with FakeAnthropic(rules=[{"steps": [{"tool_use": r} for r in replies]}]) as server:
-        proxy = ApiProxy(server.base_url, {})
+        proxy = ApiProxy(server.base_url, {}, MESSAGES)
         for turn in range(len(replies)):
             said = [{"role": "user", "content": "go"}]
             for _ in range(turn):
@@ -64,7 +67,7 @@ def claude_lines(*blocks: dict[str, Any]) -> StreamReader:
 
 
 def claude_problem(log: ApiLog, *blocks: dict[str, Any]) -> str | None:
-    return checked("claude", claude_lines(*blocks).calls.items(), log)
+    return checked(claude_lines(*blocks), log)
 
 
 def test_claude_codes_genuine_calls_pass_and_an_invented_one_is_named() -> None:
@@ -103,8 +106,8 @@ def test_a_later_replys_call_before_an_earlier_ones_is_out_of_order() -> None:
 def test_a_reply_the_proxy_could_not_read_leaves_nothing_to_check_against() -> None:
     log = ApiLog()
     log.end(log.begin()[0], readable=False)
-    assert "could not be read by the API proxy" in (checked("claude", [], log) or "")
-    assert checked("claude", claude_lines(WRITE).calls.items(), None) is None  # no jail
+    assert "could not be read by the API proxy" in (checked(StreamReader(), log) or "")
+    assert checked(claude_lines(WRITE), None) is None  # no jail
 
 
 def test_a_result_for_a_call_the_model_never_sent_is_tampering() -> None:
@@ -114,11 +117,11 @@ def test_a_result_for_a_call_the_model_never_sent_is_tampering() -> None:
         result = {"type": "tool_result", "tool_use_id": call_id, "content": "ok"}
         reader.feed(json.dumps({"type": "user", "message": {"content": [result]}}).encode())
     assert reader.unmatched_results == ["toolu_b"]
-    assert checked("claude", reader.calls.items(), log, results=reader.unmatched_results) is None
+    assert checked(reader, log) is None
     ghost = {"type": "tool_result", "tool_use_id": "toolu_ghost", "content": "the skill said"}
     reader.feed(json.dumps({"type": "user", "message": {"content": [ghost]}}).encode())
     assert [c.output for c in reader.transcript()] == ["ok"]  # never in the transcript, but
-    assert checked("claude", reader.calls.items(), log, results=reader.unmatched_results) == (
+    assert checked(reader, log) == (
         "tool result for toolu_ghost in the CLI's output answers no call the model sent"
     )
 
@@ -127,10 +130,13 @@ def openai_log(path: str, calls: list[dict[str, Any]]) -> ApiLog:
     log = ApiLog()
     chat = path.endswith("completions")
     fields: dict[str, Any] = (
-        {"messages": [{"role": "user", "content": "go"}]} if chat else {"input": "go"}
+        {"messages": [{"role": "user", "content": "go"}]}
+        if chat
+        else {"input": "go", "store": False}
     )
+    dialect = CHAT if chat else RESPONSES
     with FakeOpenAI(rules=[{"tool_use": calls}]) as server:
-        proxy = ApiProxy.openai(f"{server.base_url}/v1", "sk-REAL")
+        proxy = ApiProxy(f"{server.base_url}/v1", dialect.credentials("sk-REAL"), dialect)
         body = json.dumps({"model": "m", "stream": True, **fields}).encode()
         exchange(proxy.observed(log), raw("POST", path, body))
     return log
@@ -148,14 +154,14 @@ def test_opencodes_calls_are_checked_by_id_and_name() -> None:
     sent = {"name": "write", "input": {"filePath": "/w/a.md", "content": "hi"}, "id": "call_w"}
     log = openai_log("/v1/chat/completions", [sent])
     genuine = {"tool": "write", "callID": "call_w"}
-    assert checked("opencode", opencode_reader(genuine).calls.items(), log) is None
+    assert checked(opencode_reader(genuine), log) is None
     forged = {"tool": "skill", "callID": "call_forged"}
     reader = opencode_reader(genuine, forged)
-    assert checked("opencode", reader.calls.items(), log) == (
+    assert checked(reader, log) == (
         "tool call Skill (call_forged) in the transcript was never sent by the model"
     )
     renamed = opencode_reader({"tool": "bash", "callID": "call_w"})
-    problem = checked("opencode", renamed.calls.items(), log) or ""
+    problem = checked(renamed, log) or ""
     assert "was sent by the model as write" in problem
 
 
@@ -178,23 +184,21 @@ def test_codexs_commands_and_patches_must_be_in_the_models_calls() -> None:
     )
     ran = {"type": "command_execution", "command": "/bin/bash -lc 'cat notes.md'", "exit_code": 0}
     wrote = {"type": "file_change", "status": "completed", "changes": [{"path": "/w/report.md"}]}
-    assert checked("codex", codex_reader(ran, wrote).calls.items(), log) is None
+    assert checked(codex_reader(ran, wrote), log) is None
     skill = {**ran, "command": "/bin/bash -lc 'cat .agents/skills/reporter/SKILL.md'"}
-    problem = checked("codex", codex_reader(ran, skill, wrote).calls.items(), log) or ""
+    problem = checked(codex_reader(ran, skill, wrote), log) or ""
     assert problem.startswith("tool call Bash (item_1) in the transcript was never sent")
-    twice = checked("codex", codex_reader(ran, ran).calls.items(), log) or ""
+    twice = checked(codex_reader(ran, ran), log) or ""
     assert "no shell call ran 'cat notes.md'" in twice  # one call, one command
     other = {**wrote, "changes": [{"path": "/w/.agents/skills/x/SKILL.md"}]}
-    assert "no patch of" in (checked("codex", codex_reader(other).calls.items(), log) or "")
+    assert "no patch of" in (checked(codex_reader(other), log) or "")
     mcp = {"type": "mcp_tool_call", "server": "s", "tool": "skill", "status": "completed"}
     plan = {"type": "todo_list", "items": [{"text": "load the skill", "completed": True}]}
-    assert checked("codex", codex_reader(ran, mcp).calls.items(), log) == (
+    assert checked(codex_reader(ran, mcp), log) == (
         "tool call mcp__s__skill (item_1) in the transcript was never sent by the model (Codex "
         "has no such tool here)"
     )
-    assert "(no update_plan call)" in (
-        checked("codex", codex_reader(plan).calls.items(), log) or ""
-    )
+    assert "(no update_plan call)" in (checked(codex_reader(plan), log) or "")
 
 
 # -- end to end: a `claude` that prints a call the model never sent ---------------------------

@@ -18,10 +18,10 @@ from ..core.model import Arm, Attempt, Skill, Task, Usage
 from ..core.paths import atomic_write_text, safe_component
 from ..core.version import __version__
 from ..errors import ArtifactError
-from ..executors.catalog import is_offline
+from ..executors.catalog import is_offline, pinned_packages
 from ..executors.pricing import PriceTable
 from ..jail import NO_JAIL, JailUnavailable
-from ..jail.providers import caps_warning, chosen, isolated, name_of
+from ..jail.providers import caps_warning, chosen, image_warning, isolated, name_of
 from ..judges.base import is_deterministic
 from ..judges.observers import summarise as summarise_observers
 from ..stats import adaptive
@@ -56,12 +56,13 @@ def isolation(jail: str) -> dict[str, Any]:
     try:
         found: dict[str, Any] = {"jail": name_of(jail), "isolated": True}
         note = chosen(jail)
-        caps = caps_warning(jail)  # (a root harness whose jails have no process cap)
+        # no process cap (a root harness's jails); an image whose agents are off their pins
+        said = [w for w in (caps_warning(jail), image_warning(jail, pinned_packages())) if w]
     except JailUnavailable:  # whatever needs a jail stops before any attempt: this run did not
         return {"jail": "none", "isolated": False, "needed": False}
     if note:  # auto passed a provider over: say which and why
         found["chosen"] = note
-    return {**found, "warning": caps} if caps else found
+    return {**found, "warning": "; ".join(said)} if said else found
 
 
 def _iso(moment: datetime) -> str:

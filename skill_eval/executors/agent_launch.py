@@ -1,7 +1,7 @@
 """One agent CLI run in a jail of its own: what every jailed agent executor does the same way
 (Claude Code, OpenCode, Codex), whatever the CLI and its event stream.
 
-    proxy = ProxySlot(lambda: ApiProxy.openai(base_url, key))    # one per executor
+    proxy = ProxySlot(lambda: ApiProxy(base_url, dialect.credentials(key), dialect))
     run = AgentRun(kind, mounts, prepare, on_line, timeout, workspace=ws, forward=proxy.get())
     done = launch(run)            # done.ended (exit code, timeout, stderr), done.copied
 

@@ -200,6 +200,9 @@ class ExecutorSpec:
     offline: bool = False
     serves_skill_files: bool = False
     skill_roots: tuple[str, ...] = ()
+    # `package`: the npm package its agent CLI is pinned at, `name@version` ("" for none):
+    # what installs it, and what an image a jail runs must hold (executors/catalog.py).
+    package: str = ""
 
     def config(self, values: Mapping[str, Any] | None = None, **more: Any) -> Any:
         """This executor's config from plain values, checked against `schema` first; an

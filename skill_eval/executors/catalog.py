@@ -57,6 +57,18 @@ def executors_with_option(option: str) -> list[str]:
     return executors_where(lambda s: option in (s.schema.get("properties") or {}))
 
 
+def pinned_packages() -> dict[str, str]:
+    """The npm package each registered agent CLI is pinned at (ExecutorSpec.package), as
+    {package: version}: what an image a jail runs must hold (jail/agent_image.py)."""
+    pins: dict[str, str] = {}
+    for name in executor_names():
+        spec = _spec(name)
+        if spec is not None and spec.package:
+            package, _, version = spec.package.rpartition("@")
+            pins[package] = version
+    return pins
+
+
 def skill_roots() -> tuple[SkillRoot, ...]:
     """Every folder, over the registered executors, an agent loads a project's skills from
     (ExecutorSpec.skill_roots) as (parent, folder) pairs: a Read of `<root>/<name>/SKILL.md`
@@ -98,6 +110,7 @@ __all__ = [
     "invokes_skill",
     "is_offline",
     "loads_skills",
+    "pinned_packages",
     "runs_jailed",
     "serves_skill_files",
     "skill_invocations",

@@ -3,65 +3,54 @@ the tool calls of every model reply it relays (jail/api_log.py); an attempt's tr
 from the CLI's output, must hold no call the model never sent. A call in the transcript with
 no counterpart in the replies, under another name or with another input, or out of the order
 the replies came in, is tampering (something in the jail wrote to the CLI's output): the
-attempt is an error naming it, never judged. So is a tool result (Claude Code prints results
-apart from calls) for an id the model never sent.
+attempt is an error naming it, never judged. So is a request the forward's allow-list refused
+(the dialect's: nothing the CLI sends), and a tool result for an id the model never sent.
 
-    problem = checked("claude", reader.calls.items(), log, results=reader.unmatched_results)
-    problem = checked("codex", reader.calls.items(), log)       # "opencode" too
+    problem = checked(reader, log)       # the reader's own rule: reader.tampering(sent, ranks)
     if problem: return tampered(problem, log)
 
-Claude Code and OpenCode print the model's own call ids (`toolu_...`, `call_...`): each call
-is found by its id, its name must match (OpenCode's under Claude Code's names), and for Claude
-Code its input too (both trimmed alike). Calls of one reply keep their order, and a call never
-comes after one whose request went out only once its own reply had ended. Codex prints ids of
-its own: each command it ran must be in a shell call the model sent (each call once), each
-file it changed named in an apply_patch the model sent, a plan in an update_plan call; an MCP
-or web search call is invented (neither is on in the jail; a Skill is its command's). A call
-the model sent that the transcript lacks is no tampering (a stream cut and retried, a run
-stopped early).
+Each agent's event reader owns its rule (`CallReader.tampering`); the common one is
+`by_id`: each call found by the model's own id (`toolu_...`, `call_...`), its name the
+model's under the reader's name map, its input the same when the reader says so; the calls of
+one reply in their order, and never a call after one whose request went out only once its
+own reply had ended. A call the model sent that the transcript lacks is no tampering (a stream
+cut and retried, a run stopped early).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from ..core.execution import ExecutionResult
 from ..core.transcript import INPUT_LIMIT, PendingCall, trim_value
 from ..jail.api_log import ApiLog, SentCall
 
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
-SHELL_TOOLS = frozenset({"shell", "exec_command", "local_shell_call", "container.exec"})
+
+class CallReader(Protocol):
+    """An event reader whose transcript can be checked against what the model sent."""
+
+    def tampering(self, sent: Sequence[SentCall], ranks: Mapping[int, int]) -> str | None:
+        """Why its transcript is not what the model `sent` (`ranks`: each reply's rank among
+        the replies ended, ApiLog.ranks), or None."""
+        ...
 
 
-def checked(
-    agent: str,
-    calls: Iterable[tuple[str, PendingCall]],
-    log: ApiLog | None,
-    *,
-    results: Iterable[str] = (),
-) -> str | None:
-    """The tampering `log` shows in an attempt's `calls` (id, call) and in the ids of its tool
-    `results` that answer none of them, or None; None without a log (no jail: nothing outside
-    the agent saw its replies)."""
+def checked(reader: CallReader, log: ApiLog | None) -> str | None:
+    """The tampering `log` shows in the attempt `reader` read, or None; None without a log
+    (no jail: nothing outside the agent saw its requests and replies)."""
     if log is None:
         return None
+    if log.tampering:
+        more = f" (and {log.tampered - 1} more)" if log.tampered > 1 else ""
+        said = log.tampering[0]
+        return f"the API forward refused a request the agent's CLI never sends: {said}{more}"
     if log.unread_replies:
         return (
             f"{log.unread_replies} of the model's replies could not be read by the API proxy, "
             "so the transcript's tool calls cannot be checked against them"
         )
-    sent = log.sent()
-    if problem := tampering(agent, list(calls), sent, log.ranks()):
-        return problem
-    ids = {c.id for c in sent}
-    unanswered = next((r for r in results if r not in ids), None)
-    if unanswered is not None:  # its call may be past the transcript's cap, never unsent
-        return (
-            f"tool result for {unanswered[:80]} in the CLI's output answers no call the model sent"
-        )
-    return None
+    return reader.tampering(log.sent(), log.ranks())
 
 
 def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
@@ -74,27 +63,28 @@ def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
     return ExecutionResult(error=f"tampering: {problem}", retryable=False, meta=meta)
 
 
-def tampering(
-    agent: str,
-    calls: Sequence[tuple[str, PendingCall]],
+def by_id(
+    calls: Iterable[tuple[str, PendingCall]],
     sent: Sequence[SentCall],
     ranks: Mapping[int, int],
+    *,
+    name: Callable[[str], str] = str,
+    same_input: bool = False,
 ) -> str | None:
-    """Why the transcript's `calls` are not what the model `sent` (`ranks`: each reply's rank
-    among the replies ended, ApiLog.ranks), or None."""
-    if agent == "codex":
-        return _codex(calls, sent)
-    by_id = {c.id: (index, c) for index, c in enumerate(sent)}
+    """Why the transcript's `calls` (id, call) are not what the model `sent`, each found by
+    the model's id: its name as `name` maps the model's, its input the same (trimmed alike)
+    when `same_input`, in the order the model sent them; or None."""
+    by = {c.id: (index, c) for index, c in enumerate(sent)}
     seen_opened, last_in_reply = 0, dict[int, int]()
     for call_id, call in calls:
-        found = by_id.get(call_id)
+        found = by.get(call_id)
         said = f"tool call {call.name} ({call_id[:80]}) in the transcript"
         if found is None:
             return f"{said} was never sent by the model"
         index, model = found
-        if _name(agent, model.name) != call.name:
+        if name(model.name) != call.name:
             return f"{said} was sent by the model as {model.name[:80]}"
-        if agent == "claude" and trim_value(_mapping(model.input), INPUT_LIMIT) != call.input:
+        if same_input and trim_value(_mapping(model.input), INPUT_LIMIT) != call.input:
             return f"{said} has another input than the model sent"
         ended = ranks.get(model.reply)
         early = ended is not None and ended <= seen_opened  # ended before an earlier's request
@@ -105,61 +95,18 @@ def tampering(
     return None
 
 
-def _name(agent: str, tool: str) -> str:
-    if agent == "opencode":
-        from .agents.opencode_events import TOOL_NAMES
-
-        return TOOL_NAMES.get(tool, tool)
-    return tool
+def unanswered(results: Iterable[str], sent: Sequence[SentCall]) -> str | None:
+    """Why a tool result's id answers no call the model sent (its call may be past the
+    transcript's cap, never unsent), or None."""
+    ids = {c.id for c in sent}
+    ghost = next((r for r in results if r not in ids), None)
+    if ghost is None:
+        return None
+    return f"tool result for {ghost[:80]} in the CLI's output answers no call the model sent"
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _codex(calls: Sequence[tuple[str, PendingCall]], sent: Sequence[SentCall]) -> str | None:
-    shells = [c for c in sent if c.name in SHELL_TOOLS]
-    patched = [p.strip() for c in sent for s in _strings(c.input) for p in _patch_files(s)]
-    used: set[int] = set()
-    for call_id, call in calls:
-        said = f"tool call {call.name} ({call_id[:80]}) in the transcript"
-        if call.name == "Bash":
-            command = str(call.input.get("command") or "")
-            match = next(
-                (
-                    i
-                    for i, c in enumerate(shells)
-                    if i not in used and any(command in s for s in _strings(c.input))
-                ),
-                None,
-            )
-            if match is None:
-                return f"{said} was never sent by the model (no shell call ran {command[:80]!r})"
-            used.add(match)
-        elif call.name in ("Write", "Edit", "Delete", "apply_patch"):
-            path = str(call.input.get("file_path") or "")
-            if not any(path == p or path.endswith("/" + p.lstrip("./")) for p in patched):
-                return f"{said} was never sent by the model (no patch of {path[:120]!r})"
-        elif call.name == "TodoWrite":
-            if not any(c.name == "update_plan" for c in sent):
-                return f"{said} was never sent by the model (no update_plan call)"
-        elif call.name != "Skill":  # its Bash is checked; MCP and web search are off in the jail
-            return f"{said} was never sent by the model (Codex has no such tool here)"
-    return None
-
-
-def _patch_files(text: str) -> Iterator[str]:
-    for match in _PATCH_FILE.finditer(text):
-        yield match.group(1) or match.group(2)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a call's input (nested lists and mappings included)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+__all__ = ["CallReader", "by_id", "checked", "tampered", "unanswered"]

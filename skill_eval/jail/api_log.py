@@ -1,8 +1,10 @@
 """One attempt's traffic as the jail's API proxy saw it: the replies by status (was the API
 failing when the attempt ended?), the requests it refused (a route not allowed, a body over
-the cap, a connection over the jail's cap), and the tool calls the model sent in its replies,
-reply by reply: the record an attempt's transcript is checked against (executors/tool_check.py),
-since the proxy is outside the jail and nothing in it can add to what the model said.
+the cap, a connection over the jail's cap), the requests its dialect's allow-list refused
+(`tampering`: nothing the agent's CLI sends), each reply's usage, and the tool calls the model
+sent in its replies, reply by reply: the record an attempt's transcript is checked against
+(executors/tool_check.py), since the proxy is outside the jail and nothing in it can add to
+what the model said.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from .wire import ReplyUsage
+
 ERRORS_KEPT = 32  # the last statuses an ApiLog keeps, for "was the API failing at the end?"
 REFUSALS_KEPT = 50  # refused requests named in the record (all are counted)
 MAX_SENT_CALLS = 20_000  # tool calls kept per attempt (a transcript keeps 5,000)
+MAX_USAGES = 10_000  # replies' usage kept per attempt (a long attempt makes a few hundred)
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,9 @@ class ApiLog:
         self.calls: list[SentCall] = []
         self.unread_replies = 0  # 2xx model replies whose tool calls could not be read
         self.ended: dict[int, int] = {}  # reply number -> its rank among the replies ended
+        self.tampering: list[str] = []  # requests the dialect refused (the first few named)
+        self.tampered = 0
+        self.usages: list[ReplyUsage] = []
         self._begun = 0
 
     def saw(self, status: int) -> None:
@@ -59,6 +67,21 @@ class ApiLog:
             self.refusals += 1
             if len(self.refused) < REFUSALS_KEPT:
                 self.refused.append(what[:200])
+
+    def tamper(self, what: str) -> None:
+        """A request the dialect's allow-list refused (`what`: why, in one line): refused
+        too, and the attempt is tampering (tool_check.py)."""
+        with self._lock:
+            self.tampered += 1
+            if len(self.tampering) < REFUSALS_KEPT:
+                self.tampering.append(what[:300])
+        self.refuse(what)
+
+    def replied(self, usage: ReplyUsage) -> None:
+        """One reply's usage, as the proxy read it."""
+        with self._lock:
+            if len(self.usages) < MAX_USAGES:
+                self.usages.append(usage)
 
     def begin(self) -> tuple[int, int]:
         """A request goes upstream: its reply's number, and how many replies had ended."""
@@ -117,4 +140,10 @@ class ApiLog:
         with self._lock:
             if not self.refusals:
                 return {}
-            return {"api_refused": self.refusals, "api_refused_first": list(self.refused)}
+            record: dict[str, Any] = {
+                "api_refused": self.refusals,
+                "api_refused_first": list(self.refused),
+            }
+            if self.tampered:
+                record["api_tampering"] = self.tampered
+            return record

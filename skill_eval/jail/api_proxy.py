@@ -4,22 +4,25 @@ this proxy forwards the requests to the real API and adds the real credentials o
 The agent only ever holds a placeholder key, so nothing it runs can read the key from its
 environment; and the jail reaches the model API and nothing else.
 
-    proxy = ApiProxy("https://api.anthropic.com", {"x-api-key": key})
-    env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{FORWARD_PORT}"
-    env["ANTHROPIC_API_KEY"] = proxy.placeholder
+    dialect = MessagesDialect()           # the executor's: its routes, allow-list, replies
+    proxy = ApiProxy("https://api.example.com", dialect.credentials(key), dialect)
+    env["BASE_URL"] = f"http://127.0.0.1:{FORWARD_PORT}"
+    env["API_KEY"] = proxy.placeholder
     JailedCommand(..., forward=proxy.observed(log))   # each connection: serve(connection)
 
-An allow-list with bounds (api_relay.py serves each connection): only the routes the agent
-needs are forwarded (`POST /v1/messages` and `/v1/messages/count_tokens` for Claude Code;
-`POST /v1/chat/completions` and `/v1/responses`, below the upstream's own path, for
-OpenCode and Codex), anything else is a 403 recorded in the attempt's `ApiLog` and never
-reaches the upstream; a request body is streamed, at most MAX_REQUEST_BYTES (the Messages
-API's own limit, 32 MB: nothing the API would take is refused); a jail's connection that
-sends nothing for CLIENT_TIMEOUT seconds is closed; and a jail holds at most
-MAX_CONNECTIONS at once (pipes.relay_api turns the rest away with a 503). The credential
-headers the client sends are replaced, never forwarded. Each reply is relayed chunk by chunk
-(server-sent events as the API sends them) and read on the way for the model's tool calls
-(model_replies.py), which the attempt's transcript is checked against.
+An allow-list with bounds (api_relay.py serves each connection): only the dialect's routes
+are forwarded (POST, below the upstream's own path), anything else is a 403 recorded in the
+attempt's `ApiLog` and never reaches the upstream; a request body is read whole before
+anything goes upstream, at most MAX_REQUEST_BYTES (the Messages API's own limit, 32 MB:
+nothing the API would take is refused), a jail holding at most MAX_HELD_BYTES of bodies at
+once; the body and headers are checked against the dialect's allow-list (wire.py: a refusal
+is a 4xx and a `tampering` record) and then the run's own `admit` hook; only the dialect's
+headers pass, the credential headers the client sends replaced by ours; a jail's connection
+that sends nothing for CLIENT_TIMEOUT seconds is closed; and a jail holds at most
+MAX_CONNECTIONS at once (pipes.relay_api turns the rest away with a 503). Each reply is
+relayed chunk by chunk (server-sent events as the API sends them) and read on the way for
+the model's tool calls and its usage (model_replies.py, by the dialect's reader): the calls
+an attempt's transcript is checked against, the usage the `on_usage` hook hears.
 Upstream connections are kept alive and reused across requests and attempts (one TLS context
 per proxy): a request costs what the CLI's own would, not a new TLS handshake each time.
 """
@@ -38,19 +41,13 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from .api_log import ApiLog
-from .api_relay import MAX_REQUEST_BYTES, relay
-from .model_replies import Dialect
+from .api_relay import MAX_HELD_BYTES, MAX_REQUEST_BYTES, Held, relay
+from .wire import Admission, ApiDialect, UsageHook
 
 FORWARD_PORT = 8790  # where the API is, inside a jail (the holder listens there)
 UPSTREAM_TIMEOUT = 600.0
 CLIENT_TIMEOUT = 60.0  # a jail's connection silent this long (mid-request, or idle) is closed
 MAX_CONNECTIONS = 32  # open connections per jail (a CLI keeps a few; subagents add some)
-# What Claude Code 2.1.330 calls in a run (nonessential traffic off, as the executor sets it):
-# the Messages API, and token counting, which the CLI may ask for as its context grows.
-ANTHROPIC_ROUTES = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
-# What an OpenAI-style agent reaches (`base URL` + these, the base URL inside the jail ending
-# in /v1): Chat Completions (OpenCode) and Responses (Codex).
-OPENAI_ROUTES = frozenset({"/v1/chat/completions", "/v1/responses"})
 MAX_IDLE = 16  # upstream connections kept open between requests
 
 
@@ -65,21 +62,21 @@ class Forward(Protocol):
 class ApiProxy:
     """Forwards to `upstream` (a base URL), sending `credentials` (header -> value) in place of
     whatever credential headers the client sent (or the client's own, when `credentials` is
-    empty: a subscription login or a local server without a key). `routes`: the only request
-    paths forwarded (POST only), with `strip` taken off their front before the upstream's own
-    path goes there; `dialect`: how its replies read (model_replies); `client_timeout`: how
-    long a jail's connection may stay silent. One per executor; thread-safe."""
+    empty: a subscription login or a local server without a key). `dialect`: the wire format
+    (wire.py: its routes, allow-list, headers and how its replies read); `client_timeout`: how
+    long a jail's connection may stay silent; `admit`: asked of each request the dialect
+    passed (a Refusal stops it); `on_usage`: told each reply's usage. One per executor;
+    thread-safe."""
 
     def __init__(
         self,
         upstream: str,
         credentials: Mapping[str, str],
+        dialect: ApiDialect,
         *,
-        routes: frozenset[str] = ANTHROPIC_ROUTES,
-        strip: str = "",
-        placeholder_prefix: str = "sk-ant-jail-",
-        dialect: Dialect = "anthropic",
         client_timeout: float = CLIENT_TIMEOUT,
+        admit: Admission | None = None,
+        on_usage: UsageHook | None = None,
     ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -88,37 +85,26 @@ class ApiProxy:
         self._answered = threading.Event()
         self._refused = threading.Event()
         self.credentials = {k.lower(): v for k, v in credentials.items()}
-        self.placeholder = placeholder_prefix + secrets.token_hex(16)
-        self.routes, self.strip, self.dialect = routes, strip, dialect
+        self.dialect = dialect
+        self.placeholder = dialect.placeholder_prefix + secrets.token_hex(16)
         self.client_timeout = client_timeout
+        self.admit, self.on_usage = admit, on_usage
         # Loading the CA bundle costs tens of ms of CPU: once per proxy, not per request.
         self._tls = ssl.create_default_context() if parts.scheme == "https" else None
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
 
-    @classmethod
-    def openai(cls, base_url: str, key: str | None) -> ApiProxy:
-        """A proxy for an OpenAI-style API at `base_url` (which ends where `/chat/completions`
-        follows, e.g. `https://api.openai.com/v1`): the agent inside uses
-        `http://127.0.0.1:FORWARD_PORT/v1` and `Authorization: Bearer <placeholder>`, which
-        becomes the real key (none: the placeholder goes on, for a local server)."""
-        credentials = {"authorization": f"Bearer {key}"} if key else {}
-        return cls(
-            base_url,
-            credentials,
-            routes=OPENAI_ROUTES,
-            strip="/v1",
-            placeholder_prefix="sk-jail-",
-            dialect="openai",
-        )
-
     def observed(self, log: ApiLog) -> Forward:
         """This proxy, recording one attempt's connections into `log`."""
         return _Observed(self, log)
 
-    def serve(self, connection: socket.socket, log: ApiLog | None = None) -> None:
-        """Answer the HTTP requests of one connection from a jail, then close it."""
-        relay(self, connection, log)
+    def serve(
+        self, connection: socket.socket, log: ApiLog | None = None, held: Held | None = None
+    ) -> None:
+        """Answer the HTTP requests of one connection from a jail, then close it: the
+        forward's one entry point, whatever carried the connection out of the jail. `held`:
+        the jail's budget of request bodies held at once (one of its own when None)."""
+        relay(self, connection, log, held or Held(MAX_HELD_BYTES))
 
     def turn_away(self, connection: socket.socket, why: str, log: ApiLog | None = None) -> None:
         """Refuse a connection unread (the jail is at its cap): a 503 if it fits at once."""
@@ -182,10 +168,10 @@ class ApiProxy:
 
     def path(self, method: str, request_path: str) -> str | None:
         """The upstream path of a request; None when it is not forwarded."""
-        if method != "POST" or request_path.split("?", 1)[0] not in self.routes:
+        if method != "POST" or request_path.split("?", 1)[0] not in self.dialect.routes:
             return None
         base = self.upstream.path.rstrip("/")
-        return f"{base}{request_path.removeprefix(self.strip)}"
+        return f"{base}{request_path.removeprefix(self.dialect.strip)}"
 
 
 def _alive(connection: http.client.HTTPConnection) -> bool:
@@ -202,23 +188,26 @@ def _alive(connection: http.client.HTTPConnection) -> bool:
 
 
 class _Observed:
+    """The proxy as one jail sees it: its log, and its own budget of held bodies (a jail
+    cannot hold memory another jail's requests need)."""
+
     def __init__(self, proxy: ApiProxy, log: ApiLog) -> None:
         self.proxy, self.log = proxy, log
+        self.held = Held(MAX_HELD_BYTES)
 
     def serve(self, connection: socket.socket) -> None:
-        self.proxy.serve(connection, self.log)
+        self.proxy.serve(connection, self.log, self.held)
 
     def turn_away(self, connection: socket.socket, why: str) -> None:
         self.proxy.turn_away(connection, why, self.log)
 
 
 __all__ = [
-    "ANTHROPIC_ROUTES",
     "CLIENT_TIMEOUT",
     "FORWARD_PORT",
     "MAX_CONNECTIONS",
+    "MAX_HELD_BYTES",
     "MAX_REQUEST_BYTES",
-    "OPENAI_ROUTES",
     "ApiLog",
     "ApiProxy",
     "Forward",

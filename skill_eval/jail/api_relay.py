@@ -1,10 +1,12 @@
 """One jail connection served by the API proxy (api_proxy.py): each request checked against
-the proxy's routes (anything else a 403, recorded, never sent upstream), its body streamed to
-the upstream as it is read (at most MAX_REQUEST_BYTES, else a 413; only the first RESEND_BYTES
-held, so that a request on a kept-alive connection the upstream closed can go again), the
-reply relayed chunk by chunk and read on the way for the model's tool calls (model_replies).
-A connection silent for the proxy's `client_timeout` seconds is closed. The proxy frames every
-request itself: whatever framing the jail's bytes claim, one request upstream is one read here.
+the proxy's routes (anything else a 403, recorded, never sent upstream), its body read whole
+(api_body.py: capped, and held within the jail's budget), checked against the dialect's
+allow-list and the run's admission hook (wire.py: a refusal is a 4xx, recorded, never sent
+upstream), sent with the dialect's headers only and our credentials (sent again once when a
+kept-alive connection the upstream closed loses it), the reply relayed chunk by chunk and read
+on the way for the model's tool calls and usage (model_replies.py). A connection silent for
+the proxy's `client_timeout` seconds is closed. The proxy frames every request itself:
+whatever framing the jail's bytes claim, one request upstream is one read here.
 """
 
 from __future__ import annotations
@@ -12,21 +14,28 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
-from ..errors import OutputRejected
+from .api_body import (
+    MAX_HELD_BYTES,
+    MAX_REQUEST_BYTES,
+    BadFraming,
+    ClientGone,
+    Held,
+    OverHeld,
+    TooLarge,
+    parsed,
+    read_body,
+)
 from .api_log import ApiLog
 from .model_replies import ReplyTap
+from .wire import ApiRequest, Refusal
 
 if TYPE_CHECKING:
     from .api_proxy import ApiProxy
 
-MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's own cap on a request (32 MB)
-RESEND_BYTES = 1024 * 1024  # a body this small is held whole, and sent again if need be
 PIECE = 65536
-CREDENTIAL_HEADERS = frozenset({"x-api-key", "authorization"})
 # Never forwarded: they describe one connection, not the request (and the reply comes back
 # unencoded, so that the proxy can read it).
 HOP_BY_HOP = frozenset(
@@ -50,26 +59,12 @@ HOP_BY_HOP = frozenset(
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
-class TooLarge(OutputRejected):
-    """The request's body is over MAX_REQUEST_BYTES."""
-
-    def __init__(self, message: str = "the request's body is over the cap") -> None:
-        super().__init__(message)
-
-
-class BadFraming(OutputRejected):
-    """The request's body framing cannot be read (a bad Content-Length or chunk size)."""
-
-
-class ClientGone(OutputRejected):
-    """The jail's side failed while its body was read: it hung up, or went silent."""
-
-
-def relay(proxy: ApiProxy, connection: socket.socket, log: ApiLog | None) -> None:
-    """Answer the HTTP requests of one connection from a jail, then close it."""
+def relay(proxy: ApiProxy, connection: socket.socket, log: ApiLog | None, held: Held) -> None:
+    """Answer the HTTP requests of one connection from a jail, then close it; `held`: the
+    jail's budget of request bodies held at once."""
     try:
         connection.settimeout(proxy.client_timeout)
-        _Handler(connection, "jail", _Served(proxy, log))  # type: ignore[arg-type]
+        _Handler(connection, "jail", _Served(proxy, log, held))  # type: ignore[arg-type]
     except OSError:
         pass  # the jail hung up, or was silent too long
     finally:
@@ -77,68 +72,10 @@ def relay(proxy: ApiProxy, connection: socket.socket, log: ApiLog | None) -> Non
 
 
 class _Served:
-    """What one connection's handler reads: the proxy and the attempt's log."""
+    """What one connection's handler reads: the proxy, the attempt's log, the jail's budget."""
 
-    def __init__(self, proxy: ApiProxy, log: ApiLog | None) -> None:
-        self.proxy, self.log = proxy, log
-
-
-class _Body:
-    """A request's body as it is read: pieces of at most PIECE bytes, MAX_REQUEST_BYTES in
-    all (TooLarge past it); `length` None for a chunked body."""
-
-    def __init__(self, handler: BaseHTTPRequestHandler) -> None:
-        self.rfile = handler.rfile
-        self.chunked = "chunked" in handler.headers.get("Transfer-Encoding", "").lower()
-        self.length: int | None = None
-        if not self.chunked:
-            try:
-                self.length = int(handler.headers.get("Content-Length") or 0)
-            except ValueError:
-                raise BadFraming("Content-Length is not a number") from None
-            if self.length < 0:
-                raise BadFraming("Content-Length is negative")
-            if self.length > MAX_REQUEST_BYTES:
-                raise TooLarge
-
-    def pieces(self) -> Iterator[bytes]:
-        try:
-            yield from self._pieces()
-        except OSError as exc:
-            raise ClientGone(type(exc).__name__) from None
-
-    def _pieces(self) -> Iterator[bytes]:
-        if self.length is not None:
-            left = self.length
-            while left:
-                piece = self.rfile.read(min(left, PIECE))
-                if not piece:
-                    raise ConnectionResetError("the body was cut short")
-                left -= len(piece)
-                yield piece
-            return
-        total = 0
-        while True:
-            line = self.rfile.readline(1026)
-            try:
-                size = int(line.split(b";")[0].strip() or b"x", 16)
-            except ValueError:
-                raise BadFraming("a chunk size is not a number") from None
-            if size == 0:
-                for _ in range(64):  # the trailer, if any, up to its empty line
-                    if self.rfile.readline(1026) in (b"\r\n", b"\n", b""):
-                        return
-                raise BadFraming("the trailer does not end")
-            total += size
-            if size < 0 or total > MAX_REQUEST_BYTES:
-                raise TooLarge
-            while size:
-                piece = self.rfile.read(min(size, PIECE))
-                if not piece:
-                    raise ConnectionResetError("the body was cut short")
-                size -= len(piece)
-                yield piece
-            self.rfile.readline(1026)
+    def __init__(self, proxy: ApiProxy, log: ApiLog | None, held: Held) -> None:
+        self.proxy, self.log, self.held = proxy, log, held
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -152,30 +89,18 @@ class _Handler(BaseHTTPRequestHandler):
         return "jail"
 
     def _forward(self) -> None:
-        proxy, log = self.server.proxy, self.server.log
+        proxy, held = self.server.proxy, self.server.held
         path = proxy.path(self.command, self.path)
         if path is None:
             self._refuse(403, "permission_error", "is not allowed through the jail's forward")
             return
         try:
-            body = _Body(self)
+            data = read_body(self, held)
         except TooLarge:
             self._refuse(413, "request_too_large", "is over the request cap")
             return
-        except BadFraming as exc:
-            self._refuse(400, "invalid_request_error", f"has a bad body ({exc})")
-            return
-        # The client's credential headers are replaced by ours; with none of ours (a
-        # subscription login, whose token the CLI holds and sends itself) they pass.
-        dropped = HOP_BY_HOP | CREDENTIAL_HEADERS if proxy.credentials else HOP_BY_HOP
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in dropped}
-        headers.update(proxy.credentials)
-        headers["Host"] = proxy.upstream.netloc
-        reply = log.begin() if log is not None else (0, 0)  # before: what had ended by now
-        try:
-            upstream, response = _send(proxy, self.command, path, headers, body)
-        except TooLarge:
-            self._refuse(413, "request_too_large", "is over the request cap")
+        except OverHeld as exc:
+            self._refuse(503, "overloaded_error", f"waits: {exc}")
             return
         except BadFraming as exc:
             self._refuse(400, "invalid_request_error", f"has a bad body ({exc})")
@@ -183,6 +108,50 @@ class _Handler(BaseHTTPRequestHandler):
         except ClientGone:
             self.close_connection = True
             return
+        try:
+            refusal = self._checked(data)
+            if refusal is not None:
+                self._refuse(refusal.status, refusal.kind, refusal.reason, refusal.tampering)
+                return
+            self._pass(path, data)
+        finally:
+            held.give(len(data))
+
+    def _checked(self, data: bytes) -> Refusal | None:
+        """Why the request is not forwarded (the dialect's allow-list, then the run's own
+        admission), or None."""
+        proxy = self.server.proxy
+        body = parsed(data, self.server.held)
+        if isinstance(body, Refusal):
+            return body
+        path, _, query = self.path.partition("?")
+        request = ApiRequest(self.command, path, query, _lowered(self), body)
+        if query not in proxy.dialect.queries:
+            return Refusal(f"the query {query[:80]!r} is not one the agent's CLI sends")
+        try:
+            refusal = proxy.dialect.check(request)
+        except Exception as exc:  # a body the check did not foresee is not one to forward
+            return Refusal(f"the body could not be checked ({type(exc).__name__})")
+        if refusal is None and proxy.admit is not None:
+            refusal = proxy.admit(request)
+        return refusal
+
+    def _pass(self, path: str, data: bytes) -> None:
+        """Send the request upstream with the dialect's headers and our credentials, and
+        relay the reply."""
+        proxy, log = self.server.proxy, self.server.log
+        dialect = proxy.dialect
+        # The client's credential headers are replaced by ours; with none of ours (a
+        # subscription login, whose token the CLI holds and sends itself) they pass.
+        dropped = HOP_BY_HOP | dialect.credential_headers if proxy.credentials else HOP_BY_HOP
+        headers = {
+            k: v for k, v in _lowered(self).items() if k in dialect.headers and k not in dropped
+        }
+        headers.update(proxy.credentials)
+        headers["Host"] = proxy.upstream.netloc
+        reply = log.begin() if log is not None else (0, 0)  # before: what had ended by now
+        try:
+            upstream, response = _send(proxy, self.command, path, headers, data)
         except (OSError, http.client.HTTPException) as exc:
             if log is not None:
                 log.saw(0)
@@ -207,13 +176,16 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             proxy.release(upstream, relayed and not response.will_close)
 
-    def _refuse(self, status: int, kind: str, why: str) -> None:
-        """A request not forwarded: recorded, answered, the connection closed (its body, if
-        any, is not read)."""
+    def _refuse(self, status: int, kind: str, why: str, tampering: bool = False) -> None:
+        """A request not forwarded: recorded (as tampering when its dialect refused it),
+        answered, the connection closed (a body not read is left unread)."""
         self.close_connection = True
         said = f"{self.command} {self.path.split('?', 1)[0]}"[:200]
-        if self.server.log is not None:
-            self.server.log.refuse(f"{said}: {status}")
+        log = self.server.log
+        if log is not None:
+            log.tamper(f"{said}: {status} ({why})") if tampering else log.refuse(
+                f"{said}: {status}"
+            )
         self._reply(status, _error(kind, f"{said} {why}"))
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _forward
@@ -252,8 +224,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Tapped:
-    """One reply's tool calls, read as it is relayed into the attempt's log (a 2xx reply of
-    an attempt with a log; nothing otherwise)."""
+    """One reply's tool calls and usage, read as it is relayed into the attempt's log and
+    the proxy's usage hook (a 2xx reply someone listens for; nothing otherwise)."""
 
     def __init__(
         self,
@@ -262,23 +234,43 @@ class _Tapped:
         response: http.client.HTTPResponse,
         reply: tuple[int, int],
     ) -> None:
-        self.log = log if 200 <= response.status < 300 else None
+        ok = 200 <= response.status < 300
+        self.log = log if ok else None
+        self.on_usage = proxy.on_usage if ok else None
         length = response.getheader("Content-Length")
         known = int(length) if length and length.isdigit() else None
-        self.tap = ReplyTap(proxy.dialect, response.getheader("Content-Type") or "", known)
+        content_type = response.getheader("Content-Type") or ""
+        self.tap = ReplyTap(proxy.dialect.replies(), content_type, known)
+        self.reading = self.log is not None or self.on_usage is not None
         self.reply, self.opened = reply
 
     def feed(self, chunk: bytes) -> None:
-        if self.log is not None:
+        if self.reading:
             self.tap.feed(chunk)
-            if calls := self.tap.take():
+            if (calls := self.tap.take()) and self.log is not None:
                 self.log.called(self.reply, self.opened, calls)
 
     def finish(self) -> None:
+        if not self.reading:
+            return
+        readable = self.tap.finish()
+        usage = self.tap.usage()
         if self.log is not None:
-            readable = self.tap.finish()
             self.log.called(self.reply, self.opened, self.tap.take())
             self.log.end(self.reply, readable)
+            if usage is not None:
+                self.log.replied(usage)
+        if usage is not None and self.on_usage is not None:
+            self.on_usage(usage)
+
+
+def _lowered(handler: BaseHTTPRequestHandler) -> dict[str, str]:
+    """The request's headers by lower-cased name, a header sent twice as one (", ")."""
+    headers: dict[str, str] = {}
+    for key, value in handler.headers.items():
+        name = key.lower()
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
 
 
 def _error(kind: str, message: str) -> str:
@@ -288,45 +280,10 @@ def _error(kind: str, message: str) -> str:
 
 
 def _send(
-    proxy: ApiProxy, method: str, path: str, headers: dict[str, str], body: _Body
-) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-    """Send one request upstream as its body is read; the connection and its response. A body
-    of at most RESEND_BYTES is held whole and sent again on a new connection when a kept-alive
-    one turns out closed; a longer one goes on as it comes (the connection was checked open
-    just before, so such a loss needs the upstream to close it in that instant)."""
-    pieces = body.pieces()
-    first = bytearray()
-    for piece in pieces:
-        first += piece
-        if len(first) >= RESEND_BYTES:
-            break
-    else:
-        return _send_whole(proxy, method, path, headers, bytes(first))
-    connection, _ = proxy.checkout()
-    try:
-        connection.putrequest(method, path, skip_host=True)
-        for key, value in headers.items():
-            connection.putheader(key, value)
-        if body.length is not None:
-            connection.putheader("Content-Length", str(body.length))
-        else:
-            connection.putheader("Transfer-Encoding", "chunked")
-        connection.endheaders()
-        frame = (lambda p: b"%x\r\n%s\r\n" % (len(p), p)) if body.chunked else bytes
-        connection.send(frame(bytes(first)))
-        for piece in pieces:
-            connection.send(frame(piece))
-        if body.chunked:
-            connection.send(b"0\r\n\r\n")
-        return connection, connection.getresponse()
-    except BaseException:
-        connection.close()
-        raise
-
-
-def _send_whole(
     proxy: ApiProxy, method: str, path: str, headers: dict[str, str], data: bytes
 ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    """Send one request upstream, whole; the connection and its response. Sent again on a
+    new connection when a kept-alive one turns out closed before any reply."""
     while True:
         connection, reused = proxy.checkout()
         try:
@@ -339,3 +296,6 @@ def _send_whole(
         except BaseException:
             connection.close()
             raise
+
+
+__all__ = ["MAX_HELD_BYTES", "MAX_REQUEST_BYTES", "Held", "relay"]

@@ -3,7 +3,9 @@ namespace per confined command. Inside: the system folders and this interpreter 
 a size-capped empty /tmp, a fresh /proc that shows only the jail's own processes, and the
 confinement's mounts; nothing of the state root, the suite, the user's home or other
 attempts. The jail's own root and /dev are read-only: /tmp and the confinement's tmpfs and
-`rw` mounts are the only places it can write (no /etc/ld.so.preload of its own). No nested
+`rw` mounts are the only places it can write (no /etc/ld.so.preload of its own, no /dev/shm).
+Its processes run under confine.py's jail filter (loaded by bwrap's `--seccomp`): a socket
+only of the families it allows (no vsock), no io_uring. No nested
 user namespace (bubblewrap 0.8 and up). bwrap's own PID 1 reaps the tree: when the command
 ends, whatever it started dies.
 """
@@ -59,8 +61,9 @@ def system_view(network: bool) -> list[str]:
     return args
 
 
-def argv(confinement: Confinement) -> list[str]:
-    """bwrap's argv for `confinement`."""
+def argv(confinement: Confinement, seccomp: int | None = None) -> list[str]:
+    """bwrap's argv for `confinement`; `seccomp`: an fd bwrap reads the jail's seccomp
+    program from (confine.jail_filter)."""
     bwrap = binary()
     if bwrap is None:
         raise FileNotFoundError("bwrap")
@@ -101,6 +104,8 @@ def argv(confinement: Confinement) -> list[str]:
             args += [flag, str(mount.source), mount.target]
     # last, once every mount point exists: the rest of the jail's own tree cannot change
     args += ["--remount-ro", "/", "--remount-ro", "/dev", "--clearenv"]
+    if seccomp is not None:
+        args += ["--seccomp", str(seccomp)]
     for key, value in confinement.env.items():
         args += ["--setenv", key, value]
     return [*args, "--chdir", confinement.cwd, "--", *confinement.argv]
@@ -201,11 +206,26 @@ class Bubblewrap(ProviderBase):
     def launch(
         self, confinement: Confinement, fds: Sequence[int], timeout: float | None = None
     ) -> Launch:
-        from .pipes import first_child
+        """The jail runs under confine.jail_filter (its socket families, no io_uring), which
+        bwrap reads from a memfd passed with the jail's own fds."""
+        from .confine import jail_filter
+        from .pipes import close_fd, first_child
         from .workspace_channel import through_proc
 
+        program = os.memfd_create("skill-eval-seccomp")
+        try:
+            os.write(program, jail_filter())
+            os.lseek(program, 0, os.SEEK_SET)
+            args = argv(confinement, seccomp=program)
+        except BaseException:
+            close_fd(program)
+            raise
         return Launch(
-            argv(confinement), fds, env={"PATH": os.defpath}, workspace=through_proc(first_child)
+            args,
+            (*fds, program),
+            env={"PATH": os.defpath},
+            workspace=through_proc(first_child),
+            cleanup=lambda: close_fd(program),
         )
 
 

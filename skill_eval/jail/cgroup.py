@@ -193,8 +193,10 @@ def _cap(folder: Path, limits: Limits, version: int) -> None:
 
 
 def _remove(folder: Path) -> None:
-    """rmdir `folder` after killing what is in it; a few tries while the dying are reaped."""
-    deadline = time.monotonic() + 2
+    """rmdir `folder` after killing what is in it; tries while the dying are reaped (off the
+    attempt's path: teardown.py), for as long as a busy machine takes to reap a fork bomb's
+    hundreds (2 s left a jail's cgroup behind under load)."""
+    deadline = time.monotonic() + 30
     while True:
         try:
             folder.rmdir()

@@ -4,22 +4,26 @@ starts cannot trace, read the memory or /proc fds of, or signal any process outs
 domain (the agent's CLI, the jail's holder), and (Landlock ABI 4 and up) cannot open or
 accept a TCP connection: the model API the jail forwards is the agent's, not its tools'.
 
-Claude Code runs it through CLAUDE_CODE_SHELL_PREFIX for every Bash call, OpenCode as its
-$SHELL (agent_shell_c.sh). The jail's holder first puts the whole agent CLI (Claude Code,
-OpenCode, Codex) in a domain of its own with `restrict(..., connect_ports=(FORWARD_PORT,))`
-before it runs a single instruction: it and everything it starts may reach the model API and
-nothing else, and cannot signal or trace the holder; for Codex, whose commands run in a shell
-the model chooses, that domain is the only fence between its commands and the holder.
-Unprivileged (no capability, no namespace), so it works inside the jail where a nested
-bubblewrap cannot mount its /proc. Where Landlock is missing it refuses to run the command:
-the executor checks first (`python confine.py --check`) and does not offer Bash there.
+An agent CLI runs it as the prefix of each shell command (agent_shell.sh) or as its $SHELL
+(agent_shell_c.sh). The jail's holder first puts the whole agent CLI in a domain of its own
+with `restrict(..., connect_ports=(FORWARD_PORT,))` before it runs a single instruction: it
+and everything it starts may reach the model API and nothing else, and cannot signal or trace
+the holder; for a CLI whose commands run in a shell the model chooses, that domain is the
+only fence between its commands and the holder. Unprivileged (no capability, no namespace),
+so it works inside the jail where a nested bubblewrap cannot mount its /proc. Where Landlock
+is missing it refuses to run the command: the executor checks first (`python confine.py
+--check`) and does not offer a shell there.
 
 Every domain also keeps its processes from reaching into one another, which Landlock allows
 within a domain: a seccomp filter refuses ptrace, process_vm_readv/writev and pidfd_getfd (no
 fd taken from the agent's CLI, no code written into it), and no file under /proc opens for
 writing (no /proc/PID/mem). A command that escapes the shell prefix before this domain (a
-startup file Claude Code sources first) is still in the CLI's own domain: it finds nothing
-more than the CLI had, which is the API forward.
+startup file the CLI sources first) is still in the CLI's own domain: it finds nothing more
+than the CLI had, which is the API forward.
+
+The jail itself, whichever provider built it, runs under `jail_filter()`: bubblewrap loads it
+with `--seccomp`, a container's first command is `confine.py --jail -- ARGV`. Its sockets are
+those of JAIL_FAMILIES, no io_uring, no foreign ABI.
 
 Standard library only, no site packages (-S): it starts in a few milliseconds.
 """
@@ -46,7 +50,13 @@ _SYSCALLS = {
     "x86_64": (0xC000003E, 0x40000000, 41, (101, 310, 311, 438)),
     "aarch64": (0xC00000B7, 0xFFFFFFFF, 198, (117, 270, 271, 438)),
 }
-AF_UNIX = 1
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+# The socket families a jail's processes may open (jail_filter); the agent's own domains
+# (restrict) drop AF_UNIX. Every other family is refused: vsock (not confined by the network
+# namespace: on a virtual machine it may reach the host), packet, Bluetooth, CAN, ...
+JAIL_FAMILIES = (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK)
+AGENT_FAMILIES = (AF_INET, AF_INET6, AF_NETLINK)
+IO_URING = (425, 426, 427)  # io_uring_setup, _enter, _register: the same on every architecture
 
 
 def abi(libc: ctypes.CDLL) -> int:
@@ -107,42 +117,67 @@ def _writable_tops() -> list[int]:
 
 
 def _no_reaching_in(libc: ctypes.CDLL) -> None:
-    """A seccomp filter: ptrace, process_vm_readv/writev, pidfd_getfd and a Unix socket of
-    one's own (socket(AF_UNIX): no connection to a socket by its path, such as Claude Code's
-    cross-session inbox; socketpair still works) fail with EPERM, and so does every call of
-    another ABI (i386, x32) than this machine's own."""
+    """A seccomp filter: ptrace, process_vm_readv/writev, pidfd_getfd and io_uring fail with
+    EPERM, a socket of a family outside AGENT_FAMILIES too (no Unix socket of one's own: no
+    connection to a socket by its path, such as an agent's cross-session inbox; socketpair
+    still works; no vsock, no packet socket), and so does every call of another ABI (i386,
+    x32) than this machine's own."""
+    _install(libc, program(reaching_in=True, families=AGENT_FAMILIES))
+
+
+def program(*, reaching_in: bool, families: tuple[int, ...]) -> bytes:
+    """The seccomp program (struct sock_filter[]) for this machine: a socket only of
+    `families`, no io_uring (whose requests seccomp never sees), no call of a foreign ABI,
+    and (`reaching_in`) none of the calls that reach into another process; each refused
+    with EPERM. OSError where this machine's numbers are not known."""
     known = _SYSCALLS.get(os.uname().machine)
     if known is None:
         raise OSError(95, f"no seccomp filter for {os.uname().machine}")
     arch, foreign, socket, numbers = known
+    denied = (*(numbers if reaching_in else ()), *IO_URING)
     deny, allow = 0x00050000 | 1, 0x7FFF0000  # SECCOMP_RET_ERRNO | EPERM; SECCOMP_RET_ALLOW
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     # (code, jump if true, jump if false, k); a jump names its target: "deny" or "allow"
-    program: list[tuple[int, int | str, int | str, int]] = [
+    steps: list[tuple[int, int | str, int | str, int]] = [
         (ld, 0, 0, 4),  # the call's ABI
         (jeq, 0, "deny", arch),
         (ld, 0, 0, 0),  # its number
         (jge, "deny", 0, foreign),
-        *((jeq, "deny", 0, nr) for nr in numbers),
+        *((jeq, "deny", 0, nr) for nr in denied),
         (jeq, 0, "allow", socket),
         (ld, 0, 0, 16),  # socket's first argument: the address family
-        (jeq, "deny", "allow", AF_UNIX),
+        *((jeq, "allow", 0, family) for family in families),
+        (ret, 0, 0, deny),
         (ret, 0, 0, allow),
         (ret, 0, 0, deny),
     ]
-    where = {"allow": len(program) - 2, "deny": len(program) - 1}
-    code = b"".join(
+    where = {"allow": len(steps) - 2, "deny": len(steps) - 1}
+    return b"".join(
         struct.pack("HBBI", op, *(where[j] - i - 1 if isinstance(j, str) else j for j in to), k)
-        for i, (op, *to, k) in enumerate(program)
+        for i, (op, *to, k) in enumerate(steps)
     )
+
+
+def _install(libc: ctypes.CDLL, code: bytes) -> None:
     buffer = ctypes.create_string_buffer(code)
-    fprog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(buffer))
+    fprog = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer))
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.c_char_p(fprog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
+def jail_filter() -> bytes:
+    """The program every jail's processes run under, whichever provider started it: a socket
+    only of JAIL_FAMILIES, no io_uring, no foreign ABI."""
+    return program(reaching_in=False, families=JAIL_FAMILIES)
+
+
 def main(argv: list[str]) -> int:
     libc = ctypes.CDLL(None, use_errno=True)
+    if argv[:2] == ["--jail", "--"] and len(argv) > 2:  # a jail's first command (container.py)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _install(libc, jail_filter())
+        os.execvp(argv[2], argv[2:])
     version = abi(libc)
     if argv[:1] == ["--check"]:
         print(version)

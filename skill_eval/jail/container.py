@@ -1,9 +1,11 @@
 """The container provider: one Podman container per jail (`podman run --rm`), with no network
 (`--network none`), a read-only root, `--pids-limit`, `--memory`, a run-time cap
-(`--timeout`), all capabilities dropped, no new privileges, uid 1000 inside, and removed at
-the end. The harness's sockets enter with `--preserve-fds` (renumbered from 3): the jail's
-holder passes each model-API connection out over one of them, so the API key never enters
-and the container needs no network at all.
+(`--timeout`), all capabilities dropped, no new privileges, uid 1000 inside, no /dev/shm
+(`--ipc none`) and a masked /dev/mqueue, the jail's seccomp filter (confine.py: its socket
+families, no io_uring) on its first command, and removed at the end. The harness's sockets
+enter with `--preserve-fds` (renumbered from 3): the jail's holder passes each model-API
+connection out over one of them, so the API key never enters and the container needs no
+network at all.
 
 Its root: by default (`--jail container`) an empty folder of the harness's with the host's
 system folders, a short list of /etc files and this interpreter shown read-only, the same
@@ -17,6 +19,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -32,6 +35,9 @@ from .providers import Launch, ProviderBase
 from .workspace_channel import through_proc
 
 INSIDE = (1000, 1000)  # the command's uid and gid
+# The jail's seccomp filter (confine.py) comes in at this path; the command starts under it.
+FILTER = "/run/skill-eval-filter/confine.py"
+CONFINE = Path(__file__).resolve().parent / "confine.py"
 # Tried in order until a probe container starts: the runtime's defaults, then runc (crun
 # refuses a hybrid cgroup v1 layout), then cgroupfs (no systemd to ask).
 _GLOBAL_FLAGS: tuple[tuple[str, ...], ...] = (
@@ -64,6 +70,7 @@ def skeleton() -> Path:
 
 def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[str]:
     args: list[str] = ["--tmpfs", f"/tmp:rw,size={size},mode=1777,notmpcopyup"]
+    args += ["-v", f"{CONFINE}:{FILTER}:ro"]
     if image is None:  # the host's system, as bubblewrap shows it
         for folder in SYSTEM_DIRS:
             if os.path.isdir(folder) and not os.path.islink(folder):
@@ -83,7 +90,7 @@ def _mount_args(confinement: Confinement, size: int, image: str | None) -> list[
 def _mountpoint(target: str) -> None:
     """The skeleton's folder a tmpfs is mounted on, mode 1777: the runtime gives the tmpfs the
     mode of a folder already there (it made /home/agent 0755 in every jail after the first,
-    and Claude Code, uid 1000, could not write its HOME)."""
+    and the agent, uid 1000, could not write its HOME)."""
     folder = skeleton() / target.lstrip("/")
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o1777)
@@ -102,9 +109,15 @@ def run_args(
     """`podman run`'s arguments (after the runtime and its global flags) for `confinement`."""
     limits = confinement.limits
     size = limits.disk_mb * 1024 * 1024
+    # RLIMIT_NPROC counts a uid's processes machine-wide, and uid 1000 is every container's:
+    # a cap there would count one jail's processes against another's (a fork bomb in one
+    # attempt kept a concurrent judgement from starting). --pids-limit caps each container
+    # (its own cgroup); nproc is set as high as the runtime takes (the harness's own hard
+    # limit, at most the kernel's pid_max: runc refused more, and its default, here).
+    nproc = min(resource.getrlimit(resource.RLIMIT_NPROC)[1], _pid_max())
     ulimits = [
         "nofile=1024:1024",
-        f"nproc={limits.processes}:{limits.processes}",
+        f"nproc={nproc}:{nproc}",
         f"fsize={limits.file_size_mb * 1024 * 1024}",
     ]
     if limits.data_mb is not None:
@@ -118,6 +131,12 @@ def run_args(
         "--read-only-tmpfs=false",
         "--network",
         "host" if confinement.network else "none",
+        # No /dev/shm, a read-only /dev/mqueue: /tmp and the confinement's tmpfs and `rw`
+        # mounts are the only places the command can write, as under bubblewrap.
+        "--ipc",
+        "none",
+        "--security-opt",
+        "mask=/dev/mqueue",
         "--cgroupns=private",
         "--cap-drop",
         "ALL",
@@ -144,7 +163,19 @@ def run_args(
     # RLIMIT_AS per process, as bubblewrap's jail has it: no runtime's --ulimit takes `as`.
     space = limits.memory_mb and limits.memory_mb * 1024 * 1024
     cap = ["/usr/bin/prlimit", f"--as={space}:{space}", "--"] if space else []
-    return [*args, "/usr/bin/env", "-i", *env, *cap, *confinement.argv]
+    # The jail's seccomp filter (a socket only of the families confine.py allows, no
+    # io_uring): what bwrap's --seccomp does, done by the command's first process here, since
+    # the runtime's own profile allows every socket family (vsock included).
+    python = "python3" if image else sys.executable
+    screen = [python, "-I", "-S", FILTER, "--jail", "--"]
+    return [*args, "/usr/bin/env", "-i", *env, *cap, *screen, *confinement.argv]
+
+
+def _pid_max() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        return 32768  # the kernel's default
 
 
 class Container(ProviderBase):

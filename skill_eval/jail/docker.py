@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tarfile
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from . import Confinement, JailUnavailable, Mount
@@ -153,7 +153,11 @@ def run_args(
     # RLIMIT_AS per process, as bubblewrap's jail has it: docker's --ulimit takes no `as`.
     space = limits.memory_mb and limits.memory_mb * 1024 * 1024
     cap = ["/usr/bin/prlimit", f"--as={space}:{space}", "--"] if space else []
-    inside = [python, "-I", "-S", f"{LINK_DIR}/link_ends.py", "inside", "--count", str(count)]
+    # The link's inside end starts under the jail's seccomp filter (confine.py: its socket
+    # families, no io_uring), as a container's first command does, so all it starts does too.
+    screen = [python, "-I", "-S", f"{LINK_DIR}/confine.py", "--jail", "--"]
+    inside = [*screen, python, "-I", "-S", f"{LINK_DIR}/link_ends.py", "inside"]
+    inside += ["--count", str(count)]
     # `env -i`: the command's environment is the confinement's alone (docker adds PATH,
     # HOSTNAME and HOME to the first process's, which no flag removes).
     return [*args, image, *inside, "--files", "--", "/usr/bin/env", "-i", *env, *cap,
@@ -234,8 +238,8 @@ class Docker(ProviderBase):
             )
         return f"docker cannot start a jail here ({failed})"
 
-    def warning(self) -> str | None:
-        return pins_differ(self.image, _labels(self.image)) if self.image else None
+    def image_warning(self, pins: Mapping[str, str]) -> str | None:
+        return pins_differ(self.image, _labels(self.image), pins) if self.image else None
 
     def forget(self) -> None:
         Docker.problem.cache_clear()

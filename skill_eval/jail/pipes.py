@@ -19,6 +19,10 @@ from .api_proxy import MAX_CONNECTIONS, Forward
 # A stream line longer than this is cut (a message is a few KB; a tool result a few MB).
 MAX_LINE = 8 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
+# How long the harness waits for the holder's `done`: the holder's own kill of what is left
+# takes up to 5 s, and longer on a busy machine (a fork bomb's hundreds to reap), so load
+# delays the answer, never loses it (the attempt errored with the holder "not answering").
+ANSWER = 60.0
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -76,6 +76,8 @@ class JailProvider(Protocol):
 
     def warning(self) -> str | None: ...
 
+    def image_warning(self, pins: Mapping[str, str]) -> str | None: ...
+
     def forget(self) -> None: ...
 
 
@@ -106,8 +108,14 @@ class ProviderBase:
         )
 
     def warning(self) -> str | None:
-        """What a run's artifact must say of the jails this provider built (no process cap;
-        an image whose agents are not at their pins), or None."""
+        """What a run's artifact must say of the jails this provider built (a root harness
+        whose jails have no process cap), or None."""
+        return None
+
+    def image_warning(self, pins: Mapping[str, str]) -> str | None:
+        """What a run's artifact must say of the image its jails ran, when it runs one of its
+        own (docker:IMAGE) whose npm packages are not at `pins` ({package: version}, the
+        agent executors' own: ExecutorSpec.package); None otherwise."""
         return None
 
     def forget(self) -> None:
@@ -252,6 +260,12 @@ def name_of(name: str) -> str:
     return resolve(name).name if isolated(name) else NONE
 
 
+def image_warning(name: str, pins: Mapping[str, str]) -> str | None:
+    """What the image a provider's jails run says against the agents' pins (None: fine, or
+    no image of its own)."""
+    return resolve(name).image_warning(pins) if isolated(name) else None
+
+
 def caps_warning(name: str) -> str | None:
     """What the artifact must say of the jails of `name` (its provider's warning: no process
     cap where the harness makes the cgroup and cannot; an image not at the pins), or None."""
@@ -289,6 +303,7 @@ __all__ = [
     "caps_warning",
     "choice_line",
     "chosen",
+    "image_warning",
     "install_hint",
     "isolated",
     "name_of",

@@ -39,7 +39,7 @@ from .copyout import Caps, Copied
 from .ended import Ended as Ended
 from .ended import JailBroken as JailBroken
 from .ended import ended_as, launcher_said
-from .pipes import Read, Tail, close_fd, feed, read_lines, relay_api
+from .pipes import ANSWER, Read, Tail, close_fd, feed, read_lines, relay_api
 from .process import preexec_for
 from .providers import JailProvider, Launch, resolve
 from .workspace_channel import LocalRoot, WorkspaceChannel
@@ -246,7 +246,7 @@ class JailedCommand:
         read = read_lines(pipes.stream, timeout, on_line, limit)
         if read.ended_early:
             self._send(b"stop\n")
-        said = self._read_line(timeout=GRACE)
+        said = self._read_line(timeout=ANSWER)
         if not said.startswith("done "):
             self._kill()
             raise JailBroken(f"the jail's holder did not answer ({said or 'no reply'})")

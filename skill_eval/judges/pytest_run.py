@@ -172,7 +172,7 @@ def run_pytest(
             Mount("ro", f"{JUDGE_DIR}/output.txt", work_dir / "output.txt"),
             Mount("ro", HARNESS_DIR, harness),
         ]
-        if workspace is not None:  # agent tasks: the final workspace (mounted, or its copy)
+        if workspace is not None:  # agent tasks: the final workspace (unjailed: the copy itself)
             env["AI_WORKSPACE"] = str(cwd / "workspace" if jailed else workspace)
             mounts.append(Mount("ro", f"{JUDGE_DIR}/workspace", workspace))
         ini, python = seen_harness / "pytest.ini", provider.python

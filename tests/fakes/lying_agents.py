@@ -16,10 +16,12 @@ each is standard library only and installed as a self-contained copy (`install`)
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 FORGE = "forge"  # beside the binary: print an invented call too
+TOOLS = "tools.json"  # beside the codex binary: the tools its request offers
 
 OPENCODE = r"""
 import json, os, sys, urllib.request
@@ -53,7 +55,7 @@ say("step_finish", {"type": "step-finish", "reason": "stop", "cost": 0,
 """
 
 CODEX = r"""
-import json, os, re, shlex, sys, urllib.request
+import json, os, re, shlex, sys, urllib.error, urllib.request
 if "--version" in sys.argv:
     print("codex-cli 0.171.0"); sys.exit(0)
 sys.stdin.read()
@@ -61,11 +63,18 @@ provider = next(a for a in sys.argv if a.startswith("model_providers."))
 base_url = re.search(r'base_url="([^"]+)"', provider).group(1)
 key = os.environ[re.search(r'env_key="([^"]+)"', provider).group(1)]
 model = sys.argv[sys.argv.index("-m") + 1]
+said = {"model": model, "input": "go", "store": False}
+tools = os.path.join(os.path.dirname(sys.argv[0]), "tools.json")  # tools it offers, if any
+if os.path.exists(tools):
+    said["tools"] = json.load(open(tools))
 request = urllib.request.Request(
     base_url + "/responses",
-    data=json.dumps({"model": model, "input": "go"}).encode(),
+    data=json.dumps(said).encode(),
     headers={"authorization": "Bearer " + key, "content-type": "application/json"})
-reply = json.load(urllib.request.urlopen(request, timeout=30))
+try:
+    reply = json.load(urllib.request.urlopen(request, timeout=30))
+except urllib.error.HTTPError:
+    reply = {"output": []}  # refused: it says so on its stream as the real one would not
 commands = [json.loads(item["arguments"])["cmd"] for item in reply["output"]
             if item["type"] == "function_call" and item["name"] == "exec_command"]
 if os.path.exists(os.path.join(os.path.dirname(sys.argv[0]), "forge")):
@@ -84,14 +93,22 @@ say({"type": "turn.completed", "usage": {"input_tokens": 1, "cached_input_tokens
 """
 
 
-def install(bin_dir: Path, name: str, *, forge: bool = False) -> str:
+def install(
+    bin_dir: Path, name: str, *, forge: bool = False, hosted_tool: dict[str, object] | None = None
+) -> str:
     """Write the self-contained `name` ("opencode" or "codex") into `bin_dir`, run by this
-    interpreter, with its `forge` file when `forge`; its path."""
+    interpreter, with its `forge` file when `forge`, and (codex) a `hosted_tool` its request
+    offers; its path."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     binary = bin_dir / name
     source = {"opencode": OPENCODE, "codex": CODEX}[name]
     binary.write_text(f"#!{sys.executable}\n{source}", encoding="utf-8")
     binary.chmod(0o755)
+    offered = bin_dir / TOOLS
+    if hosted_tool is not None:
+        offered.write_text(json.dumps([hosted_tool]), encoding="utf-8")
+    else:
+        offered.unlink(missing_ok=True)
     marker = bin_dir / FORGE
     if forge:
         marker.write_text("", encoding="utf-8")

@@ -19,7 +19,6 @@ INSTALL_HINT = (
     "install the pinned version with scripts/install_agents.sh (from a skill-eval checkout: "
     "npm, into .tools/agents), or npm install -g {package}"
 )
-PACKAGES = {"opencode": "opencode-ai", "codex": "@openai/codex"}
 # Codex's platform packages and the folder of its native binary in them.
 _CODEX_TARGETS = {
     "x86_64": ("codex-linux-x64", "x86_64-unknown-linux-musl"),
@@ -46,13 +45,15 @@ def find_cli(name: str, given: str | None) -> str | None:
     return str(pinned) if pinned.is_file() and os.access(pinned, os.X_OK) else None
 
 
-def not_found(name: str, given: str | None) -> str:
+def not_found(name: str, package: str, given: str | None) -> str:
+    """Why CLI `name` (npm `package`, `name@version` when pinned) was not found, and how to
+    get it."""
     option = f"{name}_bin"
     if given:
         return f"{name} CLI not found: {given!r} (--executor-option {option}=...)"
     return (
         f"{name} CLI not found in PATH (nor in {checkout_bin()}): "
-        + INSTALL_HINT.format(package=PACKAGES[name])
+        + INSTALL_HINT.format(package=package)
         + f"; or name it with --executor-option {option}=PATH"
     )
 

@@ -29,6 +29,7 @@ from .codex_events import CodexReader
 from .config import CODEX_SCHEMA, CodexConfig
 from .delivery import Delivered
 from .executor import INSIDE_KEY, AgentCliExecutor
+from .responses_dialect import RESPONSES
 
 PROVIDER = "skill-eval"
 ISOLATION_CONFIG = (
@@ -56,6 +57,8 @@ class CodexExecutor(AgentCliExecutor):
 
     name = "codex"
     cli = "codex"
+    package = "@openai/codex@0.171.0"  # scripts/install_agents.sh installs this pin
+    dialect = RESPONSES
     skills_dir = ".agents/skills"
 
     def __init__(self, config: CodexConfig) -> None:
@@ -159,6 +162,7 @@ class CodexExecutor(AgentCliExecutor):
 
 SPEC = ExecutorSpec(
     name="codex",
+    package=CodexExecutor.package,
     skill_roots=(CodexExecutor.skills_dir, ".codex/skills"),
     summary="one jailed Codex CLI run per attempt (@openai/codex on PATH, or the pinned one "
     "scripts/install_agents.sh installs) against an OpenAI-style Responses API",

@@ -19,13 +19,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.model import ExecutionResult, Usage
-from ...jail.api_proxy import ApiLog
+from ...jail.api_log import ApiLog, SentCall
 from ..catalog import skill_roots
+from .codex_check import codex_tampering
 from .events import EventReader, api_failure, stderr_tail
 
 AGENT = "codex"
@@ -64,6 +65,9 @@ class CodexReader(EventReader):
     failed: str | None = None
     reconnects: int = 0
     last_error: str = ""
+
+    def tampering(self, sent: Sequence[SentCall], ranks: Mapping[int, int]) -> str | None:
+        return codex_tampering(self.calls.items(), sent)  # its ids are its own: by content
 
     def event(self, event: Mapping[str, Any]) -> bool:
         kind = event.get("type")

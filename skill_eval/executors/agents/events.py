@@ -11,7 +11,7 @@ is not a JSON object is counted and skipped, never trusted.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +27,10 @@ from ...core.transcript import (
     trim_value,
 )
 from ...core.work import ToolCall
+from ...jail.api_log import ApiLog, SentCall
 from ..catalog import invokes_skill
 from ..errors_map import fatal_status, retryable_message, retryable_status
+from ..tool_check import by_id
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -64,6 +66,21 @@ class EventReader:
 
     def event(self, event: Mapping[str, Any]) -> bool:
         raise NotImplementedError
+
+    def result(self, exit_code: int | None, stderr: str, api: ApiLog | None) -> ExecutionResult:
+        """The attempt, once the CLI ended with `exit_code` (None: killed)."""
+        raise NotImplementedError
+
+    def tool_name(self, sent: str) -> str:
+        """The transcript's name of a tool the model called `sent` (the agent's own names
+        may be mapped to Claude Code's)."""
+        return sent
+
+    def tampering(self, sent: Sequence[SentCall], ranks: Mapping[int, int]) -> str | None:
+        """Why the transcript is not what the model sent (executors/tool_check.py): by the
+        model's own call ids, names under `tool_name`; a reader whose CLI prints ids of its
+        own says its rule instead."""
+        return by_id(self.calls.items(), sent, ranks, name=self.tool_name)
 
     # -- calls -------------------------------------------------------------------------------
 

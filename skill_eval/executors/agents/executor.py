@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.execution import SkillMode
@@ -30,6 +30,7 @@ from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from ...jail.confine import abi
 from ...jail.providers import isolated, name_of, require
 from ...jail.session import JailBroken, JailedCommand
+from ...jail.wire import ApiDialect
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
 from ..base import ExecutorBase, env_lookup
 from ..catalog import skill_invocations
@@ -61,12 +62,16 @@ def landlock() -> bool:
 
 class AgentCliExecutor(CliRuns, ExecutorBase):
     """One jailed agent CLI run per attempt; a subclass says which CLI and how to run it
-    (`mounts`, `start`, `reader`, `tools_record`). Thread-safe."""
+    (`cli`, `package`, `dialect`, `mounts`, `start`, `reader`, `tools_record`). Thread-safe."""
 
     uses_workspace = True
     can_act = True  # the agent's tools act in the attempt's workspace
     can_trigger = True  # an installed skill, and a stop at its invocation
-    cli = "agent"  # "opencode", "codex": its binary's name
+    cli = "agent"  # its binary's name
+    package = ""  # what installs it (`npm-package@version`), named when it is missing
+    # The wire format the jail's API forward speaks for it (jail/wire.py): its routes,
+    # request allow-list, headers and how its replies read.
+    dialect: ClassVar[ApiDialect]
     skills_dir = ".agents/skills"  # where, in the workspace, it finds a project's skills
     context_file = CONTEXT_FILE  # both read AGENTS.md (context mode: delivery.py)
 
@@ -80,7 +85,11 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         self.jail: JailKind = config.jail
         self.confined = isolated(self.jail) and landlock()
         self.base_url = config.resolved_base_url()
-        self._proxy = ProxySlot(lambda: ApiProxy.openai(self.base_url, config.api_key()))
+        self._proxy = ProxySlot(
+            lambda: ApiProxy(
+                self.base_url, self.dialect.credentials(config.api_key()), self.dialect
+            )
+        )
         CliRuns.__init__(self)
 
     # -- what a subclass says ----------------------------------------------------------------
@@ -94,8 +103,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
     def start(self, jail: JailedCommand, request: ExecutionRequest, delivery: Delivered) -> Start:
         raise NotImplementedError
 
-    def reader(self, stop_at_skill: str | None) -> Any:
-        """The event reader of one attempt (an EventReader with `result`)."""
+    def reader(self, stop_at_skill: str | None) -> EventReader:
+        """The event reader of one attempt (its `result`, and its `tampering` rule)."""
         raise NotImplementedError
 
     def tools_record(self, request: ExecutionRequest) -> dict[str, Any]:
@@ -118,7 +127,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         (--no-jail) the API itself and the real key (a placeholder when none is needed)."""
         if not isolated(self.jail):
             return self.base_url, self.config.api_key() or "no-key"
-        return f"http://127.0.0.1:{FORWARD_PORT}/v1", self._proxy.get().placeholder
+        # Inside, the forward's routes follow what the dialect strips (`/v1` for OpenAI's)
+        return f"http://127.0.0.1:{FORWARD_PORT}{self.dialect.strip}", self._proxy.get().placeholder
 
     def base_env(self, home: str, path: str = "/usr/local/bin:/usr/bin:/bin") -> dict[str, str]:
         """HOME and the XDG folders in the attempt's HOME, a PATH, the locale; no key."""
@@ -138,7 +148,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
 
     def preflight(self) -> None:
         if self.program is None:
-            raise ExecutorError(binaries.not_found(self.cli, self._given))
+            raise ExecutorError(binaries.not_found(self.cli, self.package, self._given))
         if isolated(self.jail):
             require(self.jail)
         if not self.model:
@@ -157,7 +167,9 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
         if self.program is None:
-            return ExecutionResult(error=binaries.not_found(self.cli, self._given), fatal=True)
+            return ExecutionResult(
+                error=binaries.not_found(self.cli, self.package, self._given), fatal=True
+            )
         watch = request.settings.stop_on_skill  # a trigger task: did the agent invoke it?
         problem = self.check_request(request)
         if watch and request.skill is None:
@@ -218,7 +230,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             **log.record(),
         }
         jailed = isolated(self.jail)
-        if jailed and (problem := checked(self.cli, reader.calls.items(), log)):
+        if jailed and (problem := checked(reader, log)):
             return tampered(problem, log)
         if ended.timed_out:
             result = self._timed_out(request.timeout_seconds, log, reader)

@@ -29,6 +29,7 @@ from ...jail.session import RUN_DIR, JailedCommand
 from ..agent_launch import Start
 from ..base import ExecutorSpec
 from . import binaries
+from .chat_dialect import CHAT
 from .config import OPENCODE_SCHEMA, OpenCodeConfig
 from .delivery import Delivered
 from .executor import AgentCliExecutor
@@ -57,6 +58,8 @@ class OpenCodeExecutor(AgentCliExecutor):
 
     name = "opencode"
     cli = "opencode"
+    package = "opencode-ai@1.18.33"  # scripts/install_agents.sh installs this pin
+    dialect = CHAT
     skills_dir = ".opencode/skills"
 
     def __init__(self, config: OpenCodeConfig) -> None:
@@ -188,6 +191,7 @@ def _host_path(rg: str | None) -> str:
 
 SPEC = ExecutorSpec(
     name="opencode",
+    package=OpenCodeExecutor.package,
     skill_roots=(OpenCodeExecutor.skills_dir, ".opencode/skill"),  # the singular, too
     summary="one jailed OpenCode run per attempt (opencode-ai on PATH, or the pinned one "
     "scripts/install_agents.sh installs) against an OpenAI-style Chat Completions API",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.model import ExecutionResult, Usage
-from ...jail.api_proxy import ApiLog
+from ...jail.api_log import ApiLog
 from .events import EventReader, api_failure, snake_keys, stderr_tail
 
 AGENT = "opencode"
@@ -53,6 +53,9 @@ class OpenCodeReader(EventReader):
     steps: int = 0
     error: Mapping[str, Any] | None = None
     _step_texts: tuple[str, ...] = ()
+
+    def tool_name(self, sent: str) -> str:
+        return TOOL_NAMES.get(sent, sent)
 
     def event(self, event: Mapping[str, Any]) -> bool:
         kind = event.get("type")

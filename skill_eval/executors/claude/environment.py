@@ -123,6 +123,9 @@ def child_env(
             env[variable] = proxy.placeholder
     if shell_prefix is not None:
         env["CLAUDE_CODE_SHELL_PREFIX"] = shell_prefix
+        # Claude Code's cross-session inbox (an address and a token it gives every Bash
+        # command): the prefix unsets them, so no command can reach it.
+        env["SKILL_EVAL_UNSET"] = "CLAUDE_CODE_MESSAGING_SOCKET CLAUDE_CODE_MESSAGING_TOKEN"
     return env
 
 

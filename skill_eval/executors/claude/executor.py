@@ -240,8 +240,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         ended, reader = launched.ended, launched.reader
         if (nobody := self._launcher.unreachable()) is not None:  # no attempt could reach it
             return ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
-        calls, results = reader.calls.items(), reader.unmatched_results
-        if problem := checked("claude", calls, launched.api, results=results):
+        if problem := checked(reader, launched.api):
             return tampered(problem, launched.api)
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
@@ -328,6 +327,8 @@ def _text_model(config: ClaudeCliConfig, settings: Any) -> Any:
 
 SPEC = ExecutorSpec(
     name="claude-cli",
+    # the CLI claude-agent-sdk bundles (the `agent` extra); scripts/install_claude_cli.sh
+    package="@anthropic-ai/claude-code@2.1.330",
     skill_roots=(ClaudeCodeExecutor.skills_dir,),
     summary="one jailed Claude Code run per attempt (the CLI bundled by claude-agent-sdk, or "
     "`claude` on PATH)",

@@ -30,6 +30,7 @@ from ..base import env_lookup
 from ..reachability import probe
 from .binary import program_dir
 from .config import ClaudeCliConfig
+from .dialect import MESSAGES
 from .environment import api_credentials, child_env, cloud_provider, login_file, upstream
 from .stream import StreamReader
 
@@ -90,7 +91,7 @@ class Launcher:
 
     def _make_proxy(self) -> ApiProxy:
         headers, _ = api_credentials(self.lookup)
-        return ApiProxy(upstream(self.lookup, self.config.base_url), headers)
+        return ApiProxy(upstream(self.lookup, self.config.base_url), headers, MESSAGES)
 
     def proxy(self) -> ApiProxy:
         return self._proxy.get()

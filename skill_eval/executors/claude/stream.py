@@ -14,7 +14,7 @@ is not JSON is counted and skipped, never trusted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,9 +31,11 @@ from ...core.transcript import (
     trim_value,
 )
 from ...core.work import ToolCall
+from ...jail.api_log import SentCall
 from ..catalog import invokes_skill
 from ..errors_map import fatal_status, retryable_message, retryable_status
 from ..pricing import load_price_table
+from ..tool_check import by_id, unanswered
 
 # Result fields the attempt's record keeps.
 RESULT_META = (
@@ -67,6 +69,14 @@ class StreamReader:
     # Ids of tool results that answer no call above (kept for tool_check: the model must
     # have sent them, else the result is invented).
     unmatched_results: list[str] = field(default_factory=list)
+
+    def tampering(self, sent: Sequence[SentCall], ranks: Mapping[int, int]) -> str | None:
+        """Why the transcript is not what the model sent (executors/tool_check.py): Claude
+        Code prints the model's ids, names and inputs as they came, and its tool results
+        apart (each must answer a call the model sent)."""
+        return by_id(self.calls.items(), sent, ranks, same_input=True) or unanswered(
+            self.unmatched_results, sent
+        )
 
     def feed(self, line: bytes) -> bool:
         """Take one line; False when the CLI may be stopped: the attempt has its answer (a

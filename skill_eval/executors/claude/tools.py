@@ -27,6 +27,10 @@ from ...errors import UsageError
 
 # Installed mode without a tool list: load the skill and read its files, change nothing.
 INSTALLED_DEFAULT = ("Skill", "Read", "Glob", "Grep")
+# Tools Claude Code carries out with a server tool of the API (its WebSearch sends a request
+# with `web_search_*`): the jail's forward refuses those (dialect.py), so a jailed run does not
+# offer them.
+SERVER_TOOLS = frozenset({"WebSearch"})
 # Tools whose path is checked against the working directory under acceptEdits.
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
 SANDBOX_SETTINGS = {
@@ -131,6 +135,13 @@ def plan_tools(
     if not specs and installed:
         specs = INSTALLED_DEFAULT
     names = list(dict.fromkeys(tool_name(s) for s in specs))
+    if bash.jailed and (server := [n for n in names if n in SERVER_TOOLS]):
+        where = f"task {task_id!r}" if task_id else "--allowed-tools"
+        raise ToolPlanError(
+            f"{where} allows {server[0]}, which Claude Code runs as a server tool on the API's "
+            "side (a request the model's provider carries out on the web): the jail's forward "
+            "never carries one; drop it, or pass --no-jail"
+        )
     if installed and "Skill" not in names:
         names.append("Skill")
     allowed = [s for s in specs if tool_name(s) not in FILE_TOOLS and tool_name(s) != "Bash"]
