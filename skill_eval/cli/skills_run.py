@@ -132,7 +132,8 @@ def _evaluate(label: str, plan: RunPlan, budget: SharedBudget) -> tuple[SkillRow
         click.echo(f"{label}: not run: {said}", err=True)
         code = error.exit_code if error is not None else EXIT_ERROR
         return SkillRow(label, note=f"not run: {(said.splitlines() or ['?'])[0]}"), code
-    click.echo(f"{delivery_line(done.outcome.artifact)}\n{summary(done.outcome)}", err=True)
+    said = summary(done.outcome, ran_here=True)
+    click.echo(f"{delivery_line(done.outcome.artifact)}\n{said}", err=True)
     click.echo(str(done.outcome.path))
     return SkillRow(label, done.outcome.artifact), verdict_exit(done.outcome.artifact)
 
