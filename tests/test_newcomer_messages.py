@@ -312,3 +312,26 @@ def test_a_run_whose_arms_get_the_same_scripted_outputs_says_so(tmp_path: Path) 
     )
     code, out, err = demo_run(tmp_path, "--mock", "--mock-outputs", str(DEMO_OUTPUTS), "-q")
     assert SAME_OUTPUTS not in err  # the demo's arms differ
+
+
+def test_a_skill_with_no_evals_is_nothing_to_run_not_a_pass(tmp_path: Path) -> None:
+    """`run SKILL_DIR` on a skill that keeps no evals ran nothing: one line saying so and what
+    to do, exit 2 (before, exit 0, as if it had passed). Beside a skill that has evals, it is
+    listed and the other runs."""
+    bare = write_skill(tmp_path / "skills" / "bare")
+    code, out, err = run_cli("run", str(bare), "--mock", "--state-root", str(tmp_path / "s"))
+    assert (code, out) == (2, ""), err
+    assert err == (
+        "Error: bare: no evals (evals/evals.json, a trigger set or evals/task_suite.yaml): "
+        "nothing to run; write the skill's evals/evals.json (references/interop.md), or give "
+        "a suite with --task-suite FILE --skill-path SKILL_DIR\n"
+    )
+    judged = write_skill(tmp_path / "skills" / "judged")
+    (judged / "evals").mkdir()
+    evals = {"skill_name": "judged", "evals": [{"id": 1, "prompt": "p", "expectations": ["x"]}]}
+    (judged / "evals" / "evals.json").write_text(json.dumps(evals), encoding="utf-8")
+    code, out, err = run_cli(
+        "run", str(tmp_path / "skills"), "--mock", "--state-root", str(tmp_path / "s")
+    )
+    assert len(out.split()) == 1 and "Error:" not in err, err  # judged ran
+    assert "bare" in err and "no evals" in err
