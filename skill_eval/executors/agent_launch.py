@@ -24,7 +24,7 @@ from ..core.bounded import MAX_STREAM_BYTES
 from ..jail import JailKind, Limits, Mount
 from ..jail.api_proxy import ApiLog, ApiProxy
 from ..jail.copyout import Caps, Copied
-from ..jail.providers import isolated
+from ..jail.providers import image_version, isolated
 from ..jail.session import Ended, JailedCommand, cancel_all
 from .reachability import nothing_listens
 
@@ -114,7 +114,27 @@ class ProxySlot:
         return nothing_listens(proxy.url) if proxy is not None and proxy.unreachable() else None
 
 
-__all__ = ["AGENT_LIMITS", "COPY_CAPS", "AgentRun", "Done", "ProxySlot", "Start", "launch"]
+def image_cli_version(kind: JailKind, package: str) -> str:
+    """The version of the agent CLI a jail of `kind` runs from its own image: its label for
+    npm `package` (ExecutorSpec.package, `name@pin`), not the host's `--version` (there may
+    be no host CLI, or one Linux cannot run). "unknown ..." when the image has no label."""
+    name = package.rpartition("@")[0] or package
+    found = image_version(kind, name)
+    if found is None:
+        return f"unknown (the jail's image records no version of {name})"
+    return f"{found} ({name}, from the jail image's label)"
+
+
+__all__ = [
+    "AGENT_LIMITS",
+    "COPY_CAPS",
+    "AgentRun",
+    "Done",
+    "ProxySlot",
+    "Start",
+    "image_cli_version",
+    "launch",
+]
 
 
 class CliRuns:

@@ -3,7 +3,8 @@ Windows, `--jail docker:IMAGE`): containers/agent-jail/Dockerfile builds it with
 pytest and the agent CLIs, pinned, and labels it with the version of each npm package it
 installed. A run on an image whose labels differ from the pins (or that has none: not built
 from that Dockerfile) says so in its artifact: its agents are not the ones skill-eval is
-tested against.
+tested against. The executors run that image's CLIs (providers.image_programs: by their
+command name, on IMAGE_PATH) and take their versions from those labels.
 
 The pins are the agent executors' own (ExecutorSpec.package, executors/catalog.py
 `pinned_packages`), handed in: the jail names no agent. tests/test_docker_provider.py keeps
@@ -16,6 +17,9 @@ from collections.abc import Mapping
 
 DEFAULT_IMAGE = "skill-eval-agent"
 LABEL = "org.skill-eval.npm."  # + the npm package's name: the version the image holds
+# The PATH a program of the image runs with: `npm install -g` puts the agent CLIs in
+# /usr/local/bin (the Dockerfile), the system's programs are in /usr/bin and /bin.
+IMAGE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def pins_differ(image: str, labels: Mapping[str, str], pins: Mapping[str, str]) -> str | None:
@@ -36,4 +40,4 @@ def pins_differ(image: str, labels: Mapping[str, str], pins: Mapping[str, str]) 
     return f"the docker image {image} holds agent CLIs not at skill-eval's pins: {', '.join(off)}"
 
 
-__all__ = ["DEFAULT_IMAGE", "LABEL", "pins_differ"]
+__all__ = ["DEFAULT_IMAGE", "IMAGE_PATH", "LABEL", "pins_differ"]

@@ -17,7 +17,8 @@ provider makes, `skill-eval-host:*`) with this machine's system folders, a short
 files and this interpreter mounted read-only, the view bubblewrap gives; that needs the
 daemon on this machine. Elsewhere, or with `--jail docker:IMAGE`, an image with python3 (and
 pytest, and the agent CLIs): containers/agent-jail/Dockerfile builds one (agent_image.py
-says when its agents are not at the pins).
+says when its agents are not at the pins). With such an image the executors run its own
+agent CLIs (image_programs), never a host binary: on macOS that is a binary Linux cannot run.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from . import Confinement, JailUnavailable, Mount
-from .agent_image import DEFAULT_IMAGE, pins_differ
+from .agent_image import DEFAULT_IMAGE, LABEL, pins_differ
 from .docker_files import DockerFiles
 from .host_view import etc_files, interpreter_dirs, system_folders, top_links
 from .providers import Launch, ProviderBase
@@ -240,6 +241,14 @@ class Docker(ProviderBase):
 
     def image_warning(self, pins: Mapping[str, str]) -> str | None:
         return pins_differ(self.image, _labels(self.image), pins) if self.image else None
+
+    def image_programs(self) -> bool:
+        # An image of its own holds the agent CLIs (the host's may be a macOS binary); the
+        # host-view image shows this machine's system, whose CLIs run as under bubblewrap.
+        return self.image is not None
+
+    def image_version(self, package: str) -> str | None:
+        return _labels(self.image).get(LABEL + package) if self.image else None
 
     def forget(self) -> None:
         Docker.problem.cache_clear()

@@ -15,6 +15,8 @@ provider says nothing:
     provider.launch(confinement, fds, timeout) -> Launch   # its `workspace`: the channel
     provider.variant(option) -> provider    # `--jail NAME:OPTION` (an image, say)
     provider.warning() -> str | None        # what a run's artifact says of its jails
+    provider.image_programs() -> bool      # programs run from its own image, by name on PATH
+    provider.image_version(package) -> str | None   # an npm package's version its image holds
     provider.forget()                      # the next problem() probes again
 """
 
@@ -78,6 +80,10 @@ class JailProvider(Protocol):
 
     def image_warning(self, pins: Mapping[str, str]) -> str | None: ...
 
+    def image_programs(self) -> bool: ...
+
+    def image_version(self, package: str) -> str | None: ...
+
     def forget(self) -> None: ...
 
 
@@ -116,6 +122,17 @@ class ProviderBase:
         """What a run's artifact must say of the image its jails ran, when it runs one of its
         own (docker:IMAGE) whose npm packages are not at `pins` ({package: version}, the
         agent executors' own: ExecutorSpec.package); None otherwise."""
+        return None
+
+    def image_programs(self) -> bool:
+        """Whether the jail runs programs its provider's own image holds (an agent CLI by its
+        command name, on IMAGE_PATH), not the host's shown read-only: a Linux container
+        cannot run a macOS binary (Docker Desktop). False: the host's (the default)."""
+        return False
+
+    def image_version(self, package: str) -> str | None:
+        """The version of npm package `package` the provider's image says it holds (its
+        agent_image.LABEL label), when image_programs(); None: unknown or no image."""
         return None
 
     def forget(self) -> None:
@@ -266,6 +283,29 @@ def image_warning(name: str, pins: Mapping[str, str]) -> str | None:
     return resolve(name).image_warning(pins) if isolated(name) else None
 
 
+def image_programs(name: str) -> bool:
+    """Whether the jail `name` runs its image's own programs (an agent CLI by its command
+    name) instead of the host's: asked of the provider without a probe when named, of the
+    one `auto` picks otherwise (False when none can run here: the preflight says why)."""
+    if not isolated(name):
+        return False
+    try:
+        return _unprobed(name).image_programs()
+    except JailUnavailable:
+        return False
+
+
+def image_version(name: str, package: str) -> str | None:
+    """The version of npm package `package` the jail `name`'s image holds (its label), when
+    it runs its image's programs; None otherwise."""
+    return _unprobed(name).image_version(package) if image_programs(name) else None
+
+
+def _unprobed(name: str) -> JailProvider:
+    """The provider `name` names, not probed (`auto`: the one it picks, which probes)."""
+    return _named(name) if name != AUTO else resolve(name)
+
+
 def caps_warning(name: str) -> str | None:
     """What the artifact must say of the jails of `name` (its provider's warning: no process
     cap where the harness makes the cgroup and cannot; an image not at the pins), or None."""
@@ -303,6 +343,8 @@ __all__ = [
     "caps_warning",
     "choice_line",
     "chosen",
+    "image_programs",
+    "image_version",
     "image_warning",
     "install_hint",
     "isolated",

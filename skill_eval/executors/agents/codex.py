@@ -102,7 +102,7 @@ class CodexExecutor(AgentCliExecutor):
         env["CODEX_HOME"] = f"{jail.home}/.codex"
         env[INSIDE_KEY] = self.api()[1]
         argv = [
-            str(self.program),
+            str(self.command()),
             "exec",
             "--json",
             "--skip-git-repo-check",

@@ -28,10 +28,10 @@ from ...errors import ExecutorError
 from ...jail import JailKind, Mount
 from ...jail.api_proxy import FORWARD_PORT, ApiLog, ApiProxy
 from ...jail.confine import abi
-from ...jail.providers import isolated, name_of, require
+from ...jail.providers import image_programs, isolated, name_of, require
 from ...jail.session import JailBroken, JailedCommand
 from ...jail.wire import ApiDialect
-from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, launch
+from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, image_cli_version, launch
 from ..base import ExecutorBase, env_lookup
 from ..catalog import skill_invocations
 from ..claude import binary as claude_binary
@@ -95,8 +95,10 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
     # -- what a subclass says ----------------------------------------------------------------
 
     def mounts(self) -> list[Mount]:
-        """Read-only host paths the CLI needs in the jail (its binary's folder, tools)."""
-        assert self.program is not None
+        """Read-only host paths the CLI needs in the jail (its binary's folder, tools); none
+        when the jail runs its image's own CLI."""
+        if self.in_image() or self.program is None:
+            return []
         folder = binaries.program_dir(self.program)
         return [Mount("ro", str(folder), folder)]
 
@@ -121,6 +123,16 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         return {}
 
     # -- shared ------------------------------------------------------------------------------
+
+    def in_image(self) -> bool:
+        """Whether attempts start the jail image's own CLI (Docker Desktop's agent image),
+        not the host's: the host may have none, or one Linux cannot run."""
+        return image_programs(self.jail)
+
+    def command(self) -> str | None:
+        """What an attempt starts: the image's CLI by its name (on the image's PATH), else
+        the host's program (shown read-only), None when neither is there."""
+        return self.cli if self.in_image() else self.program
 
     def api(self) -> tuple[str, str]:
         """(base URL, key) as the CLI sees them: the jail's forward and the placeholder, or
@@ -147,7 +159,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         return env
 
     def preflight(self) -> None:
-        if self.program is None:
+        if self.command() is None:
             raise ExecutorError(binaries.not_found(self.cli, self.package, self._given))
         if isolated(self.jail):
             require(self.jail)
@@ -166,7 +178,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
-        if self.program is None:
+        if self.command() is None:
             return ExecutionResult(
                 error=binaries.not_found(self.cli, self.package, self._given), fatal=True
             )
@@ -297,6 +309,8 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         return {**record, **(self.tools_record(request) if request is not None else {})}
 
     def ask_version(self) -> str | None:
+        if self.in_image():  # the image's CLI: the version its label records
+            return image_cli_version(self.jail, self.package)
         if self.program is None:
             return None
         cache = Path(self.config.version_cache) if self.config.version_cache else None

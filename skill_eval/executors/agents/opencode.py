@@ -69,7 +69,7 @@ class OpenCodeExecutor(AgentCliExecutor):
 
     def preflight(self) -> None:
         super().preflight()
-        if self.rg is None:
+        if self.rg is None and not self.in_image():  # (the agent image holds its own rg)
             raise ExecutorError(
                 "OpenCode's skill tool needs ripgrep (rg) on PATH, and offline it cannot "
                 "download one: apt-get install ripgrep, or scripts/install_agents.sh (Codex's "
@@ -78,7 +78,7 @@ class OpenCodeExecutor(AgentCliExecutor):
 
     def mounts(self) -> list[Mount]:
         mounts = super().mounts()
-        if self.rg is not None:
+        if self.rg is not None and not self.in_image():
             mounts.append(Mount("ro", f"{TOOLS_DIR}/rg", Path(self.rg)))
         return mounts
 
@@ -148,7 +148,7 @@ class OpenCodeExecutor(AgentCliExecutor):
             files[f"{jail.home}/{SYSTEM_FILE}"] = delivery.system.encode("utf-8")
         # --title: no title-generation request; --pure: no external plugins; the prompt on
         # stdin (no argv limit).
-        argv = [str(self.program), "run", "--pure", "--format", "json", "--title", "skill-eval"]
+        argv = [str(self.command()), "run", "--pure", "--format", "json", "--title", "skill-eval"]
         return Start(argv, env, files)
 
     def reader(self, stop_at_skill: str | None) -> OpenCodeReader:

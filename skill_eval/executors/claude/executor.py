@@ -28,7 +28,7 @@ from ...jail.confine import abi
 from ...jail.providers import isolated, name_of
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
-from ..agent_launch import CliRuns
+from ..agent_launch import CliRuns, image_cli_version
 from ..base import CHEAP_MODEL, ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
 from ..catalog import skill_invocations
 from ..tool_check import checked, tampered
@@ -113,7 +113,8 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             config.trigger_model or self._env("SKILL_EVAL_TRIGGER_MODEL") or CHEAP_MODEL
         )
         self._binary = binaries.resolve(config.claude_bin)
-        self._launcher = Launcher(config, self._binary) if self._binary else None
+        # (a jail running its image's own CLI needs no host binary: Launcher.program)
+        self._launcher = Launcher(config, self._binary)
         jailed = isolated(config.jail)
         self.bash = BashConfinement(
             jailed=jailed,
@@ -124,10 +125,10 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         CliRuns.__init__(self)
 
     def binary(self) -> str | None:
-        return self._binary
+        return self._launcher.program()
 
     def preflight(self) -> None:
-        if self._launcher is None:
+        if self._launcher.program() is None:
             raise ExecutorError(binaries.not_found_message(self.config.claude_bin))
         self._launcher.check()
         if not has_auth(self._env):
@@ -174,7 +175,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
             return ExecutionResult(error="cancelled", retryable=False)
-        if self._launcher is None:
+        if self._launcher.program() is None:
             return ExecutionResult(
                 error=binaries.not_found_message(self.config.claude_bin), fatal=True
             )
@@ -212,7 +213,6 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         return replace(result, meta=meta)
 
     def _attempt(self, request: ExecutionRequest, plan: ToolPlan, watch: bool) -> ExecutionResult:
-        assert self._launcher is not None
         mode = request.settings.mode(self.config.skill_mode)
         system, prompt = compose_prompt(request.skill, request.task.prompt, mode)
         workspace = Path(request.workspace) if request.workspace is not None else None
@@ -257,6 +257,8 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         return result
 
     def ask_version(self) -> str | None:
+        if self._launcher.in_image():  # the image's CLI: the version its label records
+            return image_cli_version(self.config.jail, SPEC.package)
         if self._binary is None:
             return None
         cache = Path(self.config.version_cache) if self.config.version_cache else None

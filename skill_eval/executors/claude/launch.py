@@ -20,10 +20,11 @@ from pathlib import Path
 
 from ...errors import ExecutorError
 from ...jail import JailKind, Mount
+from ...jail.agent_image import IMAGE_PATH
 from ...jail.api_proxy import ApiLog, ApiProxy
 from ...jail.confine import landlock
 from ...jail.copyout import Copied
-from ...jail.providers import isolated, require
+from ...jail.providers import image_programs, isolated, require
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
 from ..base import env_lookup
@@ -35,6 +36,7 @@ from .environment import api_credentials, child_env, cloud_provider, login_file,
 from .stream import StreamReader
 
 SYSTEM_FILE = ".skill-eval-system-prompt.md"  # in the child's HOME
+IMAGE_CLI = "claude"  # the command an agent image holds (npm install -g @anthropic-ai/claude-code)
 
 
 @dataclass(frozen=True)
@@ -66,13 +68,24 @@ class Launched:
 
 
 class Launcher:
-    """Runs the CLI for one executor (or grader, or text model); thread-safe."""
+    """Runs the CLI for one executor (or grader, or text model); thread-safe. `binary`: the
+    host's CLI (binary.resolve), None when there is none; a jail that runs its image's own
+    programs (Docker Desktop's agent image) needs none and runs the image's `claude`."""
 
-    def __init__(self, config: ClaudeCliConfig, binary: str) -> None:
+    def __init__(self, config: ClaudeCliConfig, binary: str | None) -> None:
         self.config, self.binary = config, binary
         self.lookup = env_lookup(config.env)
         self.jail: JailKind = config.jail
         self._proxy = ProxySlot(self._make_proxy)
+
+    def in_image(self) -> bool:
+        """Whether runs start the jail image's own CLI rather than the host's."""
+        return image_programs(self.jail)
+
+    def program(self) -> str | None:
+        """What a run starts: the image's `claude` (found on IMAGE_PATH inside), else the
+        host's binary (shown read-only), None when neither is there."""
+        return IMAGE_CLI if self.in_image() else self.binary
 
     def check(self) -> None:
         """Raise ExecutorError when no run can work here (no jail, another cloud's API,
@@ -102,6 +115,12 @@ class Launcher:
         return self._proxy.unreachable() if isolated(self.jail) else None
 
     def run(self, invocation: Invocation) -> Launched:
+        program = self.program()
+        if program is None:
+            raise OSError("no claude CLI to run")
+        in_image = self.in_image()
+        # the host's CLI is shown read-only at its own path; the image's is there already
+        mounts = [] if in_image else [Mount("ro", str(program_dir(program)), program_dir(program))]
         jailed = isolated(self.jail)
         proxy = self.proxy() if jailed else None
         log = ApiLog() if jailed else None
@@ -119,9 +138,11 @@ class Launcher:
             )
             if jailed:
                 env["SKILL_EVAL_PYTHON"] = jail.python  # the shell prefix's interpreter
+            if in_image:  # the host's PATH names the host's folders (macOS's, say)
+                env["PATH"] = IMAGE_PATH
             if invocation.claude_md:
                 env.pop("CLAUDE_CODE_DISABLE_CLAUDE_MDS", None)
-            argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose"]
+            argv = [program, "-p", "--output-format", "stream-json", "--verbose"]
             argv += invocation.args
             files = {}
             login = login_file(self.lookup)
@@ -136,7 +157,7 @@ class Launcher:
         done = launch(
             AgentRun(
                 self.jail,
-                [Mount("ro", str(program_dir(self.binary)), program_dir(self.binary))],
+                mounts,
                 prepare,
                 reader.feed,
                 invocation.timeout,

@@ -37,16 +37,16 @@ def reply_arguments(model: str) -> tuple[str, ...]:
     )
 
 
-def _launcher(config: ClaudeCliConfig) -> Launcher | None:
-    binary = binaries.resolve(config.claude_bin)
-    return Launcher(config, binary) if binary is not None else None
+def _launcher(config: ClaudeCliConfig) -> Launcher:
+    return Launcher(config, binaries.resolve(config.claude_bin))
 
 
 def _reply(
-    launcher: Launcher | None, system: str, prompt: str, model: str, timeout: float
+    launcher: Launcher, system: str, prompt: str, model: str, timeout: float
 ) -> ExecutionResult | None:
-    """One reply of `model` to `prompt` under `system`; None when no CLI was found."""
-    if launcher is None:
+    """One reply of `model` to `prompt` under `system`; None when no CLI was found (neither
+    the host's nor, in a jail that runs its image's programs, the image's)."""
+    if launcher.program() is None:
         return None
     try:
         launcher.check()  # no jail here (and no --no-jail): say so, never a traceback
