@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from skill_eval.errors import ExecutorError
 from skill_eval.executors.agents.codex import CodexExecutor
 from skill_eval.executors.agents.config import CodexConfig, OpenCodeConfig
 from skill_eval.executors.agents.opencode import OpenCodeExecutor
@@ -119,6 +121,27 @@ def agent_image() -> str:
         pytest.skip(made.stderr.strip().splitlines()[-1])
     assert made.returncode == 0, made.stderr
     return IMAGE
+
+
+def test_the_preflight_on_an_image_asks_for_no_host_cli(
+    agent_image: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "docker").symlink_to(str(shutil.which("docker")))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # docker; no agent CLI
+    env = {"OPENAI_API_KEY": "sk-test"}
+    for jail in (f"docker:{agent_image}", "bubblewrap"):
+        for executor in (
+            OpenCodeExecutor(
+                OpenCodeConfig(jail=jail, opencode_bin=NO_HOST_CLI, model="m", env=env)
+            ),
+            CodexExecutor(CodexConfig(jail=jail, codex_bin=NO_HOST_CLI, model="m", env=env)),
+        ):
+            if jail == "bubblewrap":  # the host's CLI, which is not there
+                with pytest.raises(ExecutorError, match="CLI not found"):
+                    executor.preflight()
+            else:
+                executor.preflight()  # (its probe started a jail on the image)
 
 
 @pytest.mark.slow  # the real CLI, two attempts
