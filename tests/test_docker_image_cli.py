@@ -12,6 +12,7 @@ absent (making it takes minutes; SKILL_EVAL_MAKE_TEST_IMAGE=1 makes it once)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -186,8 +187,49 @@ def _bundled_version(binary: str) -> str:
 
 
 def _manifest_executor(artifact: Path) -> dict[str, Any]:
-    import json
-
     data = json.loads(artifact.read_text())
     found: dict[str, Any] = data["manifest"]["executor"]
     return found
+
+
+# -- every agent on the agent image the Dockerfile builds --------------------------------------
+
+BUILT = "skill-eval-agent"  # containers/agent-jail/Dockerfile's image, as ci.md builds it
+
+
+def _built_image() -> str:
+    if (problem := DOCKER.problem()) is not None:
+        pytest.skip(f"docker: {problem}")
+    if subprocess.run(["docker", "image", "inspect", BUILT], capture_output=True).returncode:
+        pytest.skip(
+            f"no {BUILT} image: build it with `docker build -t {BUILT} containers/agent-jail` "
+            "(no registry: --build-arg BASE=<a bookworm image with node and npm>, ci.md)"
+        )
+    return BUILT
+
+
+@pytest.mark.slow  # the real CLIs, the agent demo's 10 attempts each
+@pytest.mark.parametrize("agent", ["claude", "opencode", "codex"])
+def test_the_agent_demo_on_the_built_image_runs_its_clis_with_no_host_cli(
+    tmp_path: Path, agent: str
+) -> None:
+    from tests.agent_runs import EXECUTOR, run_agent
+    from tests.agent_scripts import AGENT_EXPECTED, agent_rules
+    from tests.test_agent_executors import AGENT_ARGS, statuses
+
+    image = _built_image()
+    option = {"claude": ["--claude-bin", NO_HOST_CLI]}.get(
+        agent, ["--executor-option", f"{agent}_bin={NO_HOST_CLI}"]
+    )
+    args = [*AGENT_ARGS, "--jail", f"docker:{image}", *option]
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}  # (docker; no agent CLI)
+    run = run_agent(tmp_path, agent, args, agent_rules(agent), env=env)
+    assert run.code == 0, run.err
+    assert statuses(run) == AGENT_EXPECTED, run.records()
+    assert run.data()["evaluation"]["verdict"] == "pass"
+    executor = _manifest_executor(run.artifact)
+    package = {"claude": "@anthropic-ai/claude-code", "opencode": "opencode-ai"}.get(
+        agent, "@openai/codex"
+    )
+    assert executor["version"].endswith(f"({package}, from the jail image's label)"), executor
+    assert executor["kind"] == EXECUTOR[agent]
