@@ -161,6 +161,11 @@ class OpenCodeExecutor(AgentCliExecutor):
             bash = "in the jail, each command in its own Landlock domain (no network)"
         return self.tools(request).isolation(bash)
 
+    def _ripgrep(self) -> str:
+        if self.in_image():
+            return "the jail image's own"
+        return "shown read-only" if self.rg else "missing"
+
     def describe(self) -> dict[str, Any]:
         mode = self.config.skill_mode
         planned = plan_tools(self.config.allowed_tools, installed=mode == "installed")
@@ -179,7 +184,7 @@ class OpenCodeExecutor(AgentCliExecutor):
                 "context_file": "AGENTS.md in the workspace (context mode)",
                 "permission": planned.permission(),
                 "max_turns": self.config.max_turns,
-                "ripgrep": "shown read-only" if self.rg else "missing",
+                "ripgrep": self._ripgrep(),
             },
         }
 
