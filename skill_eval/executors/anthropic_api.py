@@ -238,6 +238,8 @@ class AnthropicExecutor(ExecutorBase):
             folder,
             max_tool_turns=self.config.max_tool_turns,
             timeout_seconds=request.timeout_seconds,
+            budget=self.budget,
+            price=lambda turn: self.prices.cost(turn.model or self.model, turn.usage)[0],
         )
         return end.result(self.prices, self.model, time.monotonic() - started)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core.budget import Budget
 from ..core.execution import SKILL_MODES as SKILL_MODES
 from ..core.execution import SkillMode as SkillMode
 from ..core.model import ExecutionRequest, ExecutionResult, Skill, Task
@@ -24,6 +25,7 @@ from .builtin import BUILTIN_EXECUTORS
 from .builtin import DEFAULT_EXECUTOR as DEFAULT_EXECUTOR
 from .builtin import OFFLINE_EXECUTOR as OFFLINE_EXECUTOR
 from .grader import Grader, GraderSettings
+from .pricing import PriceTable, load_price_table
 from .text_model import TextModel, TextModelSettings
 
 if TYPE_CHECKING:
@@ -71,6 +73,8 @@ class ExecutorBase:
       artifact and the run's fingerprint, on Ctrl-C.
     - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
     - `prepares_requests`, `prepare(requests, log)`, `prepared_output(request)`: batch mode.
+    - `prices`, `use_budget(budget)`: what its model calls cost, and the run's budget it
+      charges each reply to as it comes and asks before each request (core/budget.py).
     """
 
     name = "base"
@@ -99,9 +103,21 @@ class ExecutorBase:
     # then hands them over with the run's BatchLog, and batches the model-graded judgements of
     # what `prepared_output` already answered (judges/batch_judging.py, executors/batch_grading.py).
     prepares_requests = False
+    # The prices its attempts are charged at: --price-file over the built-in table
+    # (executors/pricing.py); an executor with a price file of its own sets its own.
+    prices: PriceTable = load_price_table()
+    # The run's budget (None: no cap). An executor that can charges each model reply to it as
+    # it comes and sends no request once it refuses, marking its result `charged`; any other
+    # result is charged by the runner when the attempt returns (engine/jobs.py).
+    budget: Budget | None = None
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         raise NotImplementedError
+
+    def use_budget(self, budget: Budget | None) -> None:
+        """Charge this run's model calls to `budget` (the runner hands every executor of a
+        run the run's meter)."""
+        self.budget = budget
 
     def preflight(self) -> None:
         """Raise ExecutorError when the executor cannot run here (missing binary, key...)."""

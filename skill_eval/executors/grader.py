@@ -74,6 +74,7 @@ class Reply:
     model: str = ""
     error: str | None = None
     transient: bool = True
+    batch: bool = False  # answered from a Message Batch (billed at the batch discount)
 
 
 class Grader(Protocol):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
+from ...core.budget import Budget
 from ...core.model import ExecutionRequest, ExecutionResult
 from ...errors import ExecutorError
 from ...jail.confine import abi
@@ -29,14 +30,23 @@ from ...jail.providers import isolated, name_of
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
-from ..base import CHEAP_MODEL, ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from ..agent_spending import AgentSpending, stopped_attempt
+from ..base import (
+    CHEAP_MODEL,
+    DEFAULT_MODEL,
+    ExecutorBase,
+    ExecutorSpec,
+    compose_prompt,
+    env_lookup,
+)
 from ..catalog import skill_invocations
+from ..pricing import load_price_table
 from ..tool_check import checked, tampered
 from . import binary as binaries
 from . import context as claude_md
 from .config import SCHEMA, ClaudeCliConfig
 from .environment import ISOLATION_ENV, child_env, has_auth
-from .launch import Invocation, Launcher
+from .launch import Invocation, Launched, Launcher
 from .tools import BashConfinement, ToolPlan, ToolPlanError, plan_tools, sandbox_available
 
 NO_AUTH = (
@@ -108,12 +118,16 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
     def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config
         self._env = env_lookup(config.env)
-        self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        # Passed as --model whatever Claude Code's own default: the verdict names its model.
+        self.model = config.model or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
         self.trigger_model = (
             config.trigger_model or self._env("SKILL_EVAL_TRIGGER_MODEL") or CHEAP_MODEL
         )
+        self.prices = load_price_table(Path(config.price_file) if config.price_file else None)
+        # each reply the jail's forward relays, priced and charged; requests refused when spent
+        self.spending = AgentSpending(self.prices, self.model)
         self._binary = binaries.resolve(config.claude_bin)
-        self._launcher = Launcher(config, self._binary) if self._binary else None
+        self._launcher = Launcher(config, self._binary, self.spending) if self._binary else None
         jailed = isolated(config.jail)
         self.bash = BashConfinement(
             jailed=jailed,
@@ -125,6 +139,9 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
 
     def binary(self) -> str | None:
         return self._binary
+
+    def use_budget(self, budget: Budget | None) -> None:
+        self.budget = self.spending.budget = budget
 
     def preflight(self) -> None:
         if self._launcher is None:
@@ -165,8 +182,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             args.append("--disable-slash-commands")
         # A trigger task asks whether the skill is picked up: a cheap check, at its own model.
         model = self.trigger_model if request.settings.stop_on_skill else self.model
-        if model:
-            args += ["--model", model]
+        args += ["--model", model]
         if (turns := request.settings.turns(self.config.max_turns)) is not None:
             args += ["--max-turns", str(turns)]
         return tuple(args)
@@ -237,11 +253,21 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
                 claude_md=context,
             )
         )
-        ended, reader = launched.ended, launched.reader
         if (nobody := self._launcher.unreachable()) is not None:  # no attempt could reach it
             return ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
-        if problem := checked(reader, launched.api):
-            return tampered(problem, launched.api)
+        log = launched.api
+        if log is None:  # no jail (--no-jail): the CLI's own account of its cost
+            return self._outcome(launched, request)
+        if problem := checked(launched.reader, log):
+            return self.spending.settle(tampered(problem, log), log)
+        result = self.spending.settle(self._outcome(launched, request), log)
+        why = self.spending.stopped(log)
+        return result if why is None else stopped_attempt(why, result)
+
+    def _outcome(self, launched: Launched, request: ExecutionRequest) -> ExecutionResult:
+        """How the CLI's run ended: out of time, over the stream's cap, its result, or a
+        workspace that could not be read back."""
+        ended, reader = launched.ended, launched.reader
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
         if ended.overflow:
@@ -276,6 +302,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             "version": self.version(),
             "model": self.model,
             "trigger_model": self.trigger_model,
+            "prices": self.prices.describe(),
             "skill_mode": self.config.skill_mode,
             "isolation": {
                 "jail": name_of(self.config.jail),

@@ -26,6 +26,7 @@ from ...jail.copyout import Copied
 from ...jail.providers import isolated, require
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
+from ..agent_spending import AgentSpending
 from ..base import env_lookup
 from ..reachability import probe
 from .binary import program_dir
@@ -66,10 +67,13 @@ class Launched:
 
 
 class Launcher:
-    """Runs the CLI for one executor (or grader, or text model); thread-safe."""
+    """Runs the CLI for one executor (or grader, or text model); thread-safe. `spending`:
+    the executor's, whose hooks its jail's forward calls (None: nothing is metered there)."""
 
-    def __init__(self, config: ClaudeCliConfig, binary: str) -> None:
-        self.config, self.binary = config, binary
+    def __init__(
+        self, config: ClaudeCliConfig, binary: str, spending: AgentSpending | None = None
+    ) -> None:
+        self.config, self.binary, self.spending = config, binary, spending
         self.lookup = env_lookup(config.env)
         self.jail: JailKind = config.jail
         self._proxy = ProxySlot(self._make_proxy)
@@ -91,7 +95,10 @@ class Launcher:
 
     def _make_proxy(self) -> ApiProxy:
         headers, _ = api_credentials(self.lookup)
-        return ApiProxy(upstream(self.lookup, self.config.base_url), headers, MESSAGES)
+        url, spending = upstream(self.lookup, self.config.base_url), self.spending
+        if spending is None:
+            return ApiProxy(url, headers, MESSAGES)
+        return ApiProxy(url, headers, MESSAGES, admit=spending.admit, on_usage=spending.heard)
 
     def proxy(self) -> ApiProxy:
         return self._proxy.get()
