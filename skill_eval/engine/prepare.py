@@ -19,7 +19,7 @@ from typing import Any
 
 from ..backends import Backend, create_backend
 from ..core.model import Suite
-from ..errors import CacheError, JudgeError, UsageError
+from ..errors import CacheError, JudgeError, SkillEvalError, UsageError
 from ..executors.base import ExecutorBase, agent_task_problem, create_executor
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
@@ -56,10 +56,15 @@ class Prepared:
     # executor's describe()); empty for the two-arm run, whose arms `executor` runs.
     arm_executors: Mapping[str, ExecutorBase] = field(default_factory=dict)
     arm_describe: Mapping[str, Any] = field(default_factory=dict)
+    # What a real run would need and this machine lacks (a key, the agent's binary, a jail),
+    # one line each: prepared with `preflight=False` (a dry run), found and not raised.
+    missing: tuple[str, ...] = ()
 
 
-def prepare(plan: RunPlan, log: Log) -> Prepared:
-    """Resolve and check every input of `plan` (see the module docstring)."""
+def prepare(plan: RunPlan, log: Log, *, preflight: bool = True) -> Prepared:
+    """Resolve and check every input of `plan` (see the module docstring). Without
+    `preflight` (a dry run) what the executors and judges would need to run here is listed
+    in `missing` instead of raised."""
     check_records(plan)
     shard = parse_shard(plan.execution.shard)
     backend = create_backend(
@@ -82,10 +87,14 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
         arms.listed, lambda n, m, model: build_executor(plan, suite, n, m, model)
     )
     arms, skip = _decided_without_running(plan, arms, log)
+    missing: list[str] = []
     if skip is None:
         arms = _checked_runs(plan, suite, arms, executor, by_arm, log)
         for each in distinct(by_arm) or [executor]:
-            preflight(plan, suite, each)
+            if preflight:
+                check_can_run(plan, suite, each)
+            else:
+                missing += [m for m in missing_to_run(plan, suite, each) if m not in missing]
     return Prepared(
         plan,
         suite,
@@ -99,6 +108,7 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
         skip,
         by_arm,
         describe_arms(arms.listed, by_arm),
+        tuple(missing),
     )
 
 
@@ -246,18 +256,42 @@ def _checked_runs(
     return replace(arms, warnings=(*arms.warnings, *found)) if found else arms
 
 
-def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
+def check_can_run(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
     """The executor can run here (binary, key, its jail) and the judges can judge (evaluator
     skills, python callables, pytest and its jail): an error before any attempt."""
     executor.preflight()
-    settings = PreflightSettings(
+    if problems := preflight_judges(suite.tasks, _preflight_settings(plan)):
+        raise JudgeError("\n".join(problems))
+
+
+def missing_to_run(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> list[str]:
+    """What `check_can_run` would stop at, every line of it, raised by nothing."""
+    found: list[str] = []
+    try:
+        executor.preflight()
+    except SkillEvalError as exc:
+        found += str(exc).splitlines()
+    try:
+        found += preflight_judges(suite.tasks, _preflight_settings(plan))
+    except SkillEvalError as exc:  # a preflight that stops outright (no jail for its code)
+        found.append(str(exc))
+    return found
+
+
+def _preflight_settings(plan: RunPlan) -> PreflightSettings:
+    return PreflightSettings(
         tuple(plan.judging.evaluators_dirs),
         Path.cwd(),
         jailed=not plan.execution.no_jail,
         jail=plan.execution.jail,
     )
-    if problems := preflight_judges(suite.tasks, settings):
-        raise JudgeError("\n".join(problems))
 
 
-__all__ = ["Prepared", "build_executor", "check_records", "preflight", "prepare"]
+__all__ = [
+    "Prepared",
+    "build_executor",
+    "check_can_run",
+    "check_records",
+    "missing_to_run",
+    "prepare",
+]

@@ -26,6 +26,7 @@ from .builtin import DEFAULT_EXECUTOR as DEFAULT_EXECUTOR
 from .builtin import OFFLINE_EXECUTOR as OFFLINE_EXECUTOR
 from .grader import Grader, GraderSettings
 from .pricing import PriceTable, load_price_table
+from .request_frame import AGENT_OVERHEAD, AGENT_TURNS, RequestFrame
 from .text_model import TextModel, TextModelSettings
 
 if TYPE_CHECKING:
@@ -73,16 +74,15 @@ class ExecutorBase:
       artifact and the run's fingerprint, on Ctrl-C.
     - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
     - `prepares_requests`, `prepare(requests, log)`, `prepared_output(request)`: batch mode.
-    - `prices`, `use_budget(budget)`: what its model calls cost, and the run's budget it
-      charges each reply to as it comes and asks before each request (core/budget.py).
+    - `prices`, `use_budget(budget)`, `request_frame(task)`: its calls' cost, the budget
+      (core/budget.py), and what an attempt sends, for the estimate.
     """
 
     name = "base"
     # Its own config dataclass (an ExecutorConfig subclass, or a plugin's own config class).
     config: Any = None
     # Whether attempts run in a working directory: the runner then makes one per attempt
-    # (`request.workspace`), snapshots what changed in it and deletes it after judging. Text
-    # executors leave it False and are spared a directory per attempt.
+    # (`request.workspace`), snapshots it and deletes it after judging (text executors: no).
     uses_workspace = False
     # Whether the agent can act (tools that read and write files): agent tasks (`files:`,
     # `allowed_tools:`) need it; a text-only executor (the Messages API) refuses them up front.
@@ -99,25 +99,27 @@ class ExecutorBase:
     # before any call. An executor honours the request's mode (`request.settings.mode(...)`).
     skills_dir: str | None = None
     context_file: str | None = None
-    # Whether it wants every request of a run before the jobs start (`prepare`): the runner
-    # then hands them over with the run's BatchLog, and batches the model-graded judgements of
-    # what `prepared_output` already answered (judges/batch_judging.py, executors/batch_grading.py).
+    # Whether it wants every request of a run before the jobs start (`prepare`), with the run's
+    # BatchLog; the judgements of what `prepared_output` answered are batched too.
     prepares_requests = False
-    # The prices its attempts are charged at: --price-file over the built-in table
-    # (executors/pricing.py); an executor with a price file of its own sets its own.
+    # What its calls cost (--price-file over the built-in table: executors/pricing.py), and
+    # the run's budget (None: no cap), charged each reply as it comes where the executor can
+    # (its result then `charged`; the runner charges any other: engine/jobs.py).
     prices: PriceTable = load_price_table()
-    # The run's budget (None: no cap). An executor that can charges each model reply to it as
-    # it comes and sends no request once it refuses, marking its result `charged`; any other
-    # result is charged by the runner when the attempt returns (engine/jobs.py).
     budget: Budget | None = None
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         raise NotImplementedError
 
     def use_budget(self, budget: Budget | None) -> None:
-        """Charge this run's model calls to `budget` (the runner hands every executor of a
-        run the run's meter)."""
+        """Charge this run's model calls to `budget` (the runner gives it the run's meter)."""
         self.budget = budget
+
+    def request_frame(self, task: Task) -> RequestFrame:
+        """What an attempt of `task` sends besides its prompt and skill (request_frame.py)."""
+        if self.can_act and task.is_agent_task:
+            return RequestFrame(AGENT_OVERHEAD, AGENT_TURNS, tool_turns=True)
+        return RequestFrame()
 
     def preflight(self) -> None:
         """Raise ExecutorError when the executor cannot run here (missing binary, key...)."""

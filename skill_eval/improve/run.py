@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.model import Suite
 from ..engine.judging import close_judge_cache, judge_context
-from ..engine.prepare import build_executor, check_records, preflight
+from ..engine.prepare import build_executor, check_can_run, check_records
 from ..engine.spend import Meter, command_meter
 from ..errors import BudgetExhausted, SkillEvalError, UsageError
 from ..executors.base import ExecutorBase
@@ -98,7 +98,7 @@ def _executor(plan: RunPlan, suite: Suite) -> ExecutorBase:
             f"{exc} (improve scores its own versions as arms {', '.join(IMPROVE_ARMS)}: "
             "give scripted outputs as {task_id: output}, which every version gets, or none)"
         ) from None
-    preflight(plan, suite, executor)
+    check_can_run(plan, suite, executor)
     return executor
 
 

@@ -97,6 +97,9 @@ class JudgeContext:
     env: Mapping[str, str] | None = None  # environment for the harness side (API keys)
     # Where code a judge runs on an output is confined ("none" only with --no-jail).
     jail: JailKind = "auto"
+    # The model of a judge that names none (the plan's Judging.default_model; None:
+    # judges/llm.py default_judge_model()).
+    default_model: str | None = None
 
 
 class Judge(Protocol):

@@ -23,7 +23,7 @@ from typing import Any
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.budget import Budget
-from ...core.model import ExecutionRequest, ExecutionResult
+from ...core.model import ExecutionRequest, ExecutionResult, Task
 from ...errors import ExecutorError
 from ...jail.confine import abi
 from ...jail.providers import isolated, name_of
@@ -41,6 +41,7 @@ from ..base import (
 )
 from ..catalog import skill_invocations
 from ..pricing import load_price_table
+from ..request_frame import AGENT_TURNS, RequestFrame
 from ..tool_check import checked, tampered
 from . import binary as binaries
 from . import context as claude_md
@@ -55,6 +56,11 @@ NO_AUTH = (
     "(credentials in ~/.claude/.credentials.json); or use --mock"
 )
 EMPTY_MCP = '{"mcpServers":{}}'
+# Tokens of what Claude Code 2.1.330 sends with every request besides the task and the skill
+# (its system prompt, the environment message), and of each tool it offers: measured against
+# tests/fakes (scripts/estimate_error.py), for the estimate (request_frame).
+PROMPT_TOKENS = 4_200
+TOOL_TOKENS = 450
 
 
 def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
@@ -144,11 +150,37 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         self.budget = self.spending.budget = budget
 
     def preflight(self) -> None:
+        """Every reason this machine cannot run it, one line each (a dry run lists them)."""
+        problems: list[ExecutorError] = []
         if self._launcher is None:
-            raise ExecutorError(binaries.not_found_message(self.config.claude_bin))
-        self._launcher.check()
+            problems.append(ExecutorError(binaries.not_found_message(self.config.claude_bin)))
+        else:
+            try:
+                self._launcher.check()
+            except ExecutorError as exc:
+                problems.append(exc)
         if not has_auth(self._env):
-            raise ExecutorError(NO_AUTH)
+            problems.append(ExecutorError(NO_AUTH))
+        if len(problems) > 1:
+            raise ExecutorError("\n".join(map(str, problems)))
+        if problems:
+            raise problems[0]
+
+    def request_frame(self, task: Task) -> RequestFrame:
+        """Claude Code's prompt and the tools the task is offered in every request, its whole
+        history cached; an agent task's several turns, a text task's one (two when the skill
+        is installed: its Skill call first), a trigger attempt's one."""
+        settings = task.execution_settings()
+        installed = settings.mode(self.config.skill_mode) == "installed"
+        specs = settings.tools if settings.tools is not None else self.config.allowed_tools
+        try:
+            tools = len(plan_tools(specs, installed=installed, bash=self.bash).tools)
+        except ToolPlanError:
+            tools = len(specs)
+        acts = task.is_agent_task and not settings.stop_on_skill
+        turns = AGENT_TURNS if acts else 1 + (installed and not settings.stop_on_skill)
+        overhead = PROMPT_TOKENS + TOOL_TOKENS * tools
+        return RequestFrame(overhead, turns, tool_turns=acts, cache="conversation")
 
     def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
         settings = request.settings  # the task's tools, else --allowed-tools
