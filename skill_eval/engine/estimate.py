@@ -195,7 +195,7 @@ def _arm_rate(
     for task in tasks:
         watching = task.execution_settings().stop_on_skill and described.get("trigger_model")
         model = described.get("trigger_model") if watching else described.get("model")
-        frame = executor.request_frame(task)
+        frame = executor.request_frame(task, arm.skill is not None)
         by_model.setdefault(model, []).append(
             attempt_spend(task, arm.skill, frame, mode, share, kind)
         )

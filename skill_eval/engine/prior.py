@@ -121,23 +121,26 @@ def attempt_spend(
     """One attempt of `task` with `skill` delivered in `mode`, on an executor of `frame`;
     `share`: the part of the arm's one cache write this attempt bears (1 / its attempts)."""
     skill_tokens = tokens(len(skill.content)) if skill is not None else 0.0
-    shared = frame.overhead + (skill_tokens if mode != "prepend" else 0.0)
+    shared = frame.overhead + (skill_tokens if mode in ("system", "context") else 0.0)
     own = tokens(len(task.prompt or task.query or "")) + (skill_tokens if mode == "prepend" else 0)
     chars = answer_chars(task)
     out = tokens(chars) if chars is not None else float(PRIOR_OUT[kind])
     calls = tool_calls(task) if frame.tool_turns else None
     turns = 1 + calls if calls is not None else frame.turns
-    step = out / turns + (TOOL_RESULT if turns > 1 else 0)  # what each turn adds to the history
+    # What each turn after the first adds to the history: the reply before it and its tool
+    # result (an installed skill's SKILL.md comes back as the first one).
+    added = [out / turns + TOOL_RESULT] * (turns - 1)
+    if added and mode == "installed":
+        added[0] += skill_tokens
+    sent = [sum(added[:k]) for k in range(turns)]  # the history each request resends
     if frame.cache == "none" or (frame.cache == "prefix" and shared < MIN_CACHED_TOKENS):
-        history = turns * (shared + own) + step * turns * (turns - 1) / 2
-        return Spend(input=history, output=out)
+        return Spend(input=sum(shared + own + h for h in sent), output=out)
     if frame.cache == "prefix":  # the shared part cached, the rest sent whole each turn
-        history = turns * own + step * turns * (turns - 1) / 2
         read = shared * (turns - share)
-        return Spend(input=history, output=out, cache_write=shared * share, cache_read=read)
-    # "conversation": each turn reads what the last one wrote and writes what is new
-    written = shared * share + own + step * (turns - 1)
-    read = shared * (1 - share) + sum(shared + own + step * k for k in range(turns - 1))
+        return Spend(sum(own + h for h in sent), out, shared * share, read)
+    # "conversation": each turn reads what the last one sent and writes what is new
+    written = shared * share + own + sum(added)
+    read = shared * (1 - share) + sum(shared + own + h for h in sent[:-1])
     return Spend(output=out, cache_write=written, cache_read=read)
 
 

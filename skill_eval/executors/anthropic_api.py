@@ -208,7 +208,7 @@ class AnthropicExecutor(ExecutorBase):
                 f"the anthropic SDK is not installed ({exc}): pip install anthropic"
             ) from None
 
-    def request_frame(self, task: Task) -> RequestFrame:
+    def request_frame(self, task: Task, skilled: bool) -> RequestFrame:
         """One request; in system mode the skill is its cached system prompt."""
         return RequestFrame(cache="prefix" if self.config.skill_mode == "system" else "none")
 

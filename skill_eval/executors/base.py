@@ -74,7 +74,7 @@ class ExecutorBase:
       artifact and the run's fingerprint, on Ctrl-C.
     - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
     - `prepares_requests`, `prepare(requests, log)`, `prepared_output(request)`: batch mode.
-    - `prices`, `use_budget(budget)`, `request_frame(task)`: its calls' cost, the budget
+    - `prices`, `use_budget(budget)`, `request_frame(task, skilled)`: its calls' cost, the budget
       (core/budget.py), and what an attempt sends, for the estimate.
     """
 
@@ -115,8 +115,8 @@ class ExecutorBase:
         """Charge this run's model calls to `budget` (the runner gives it the run's meter)."""
         self.budget = budget
 
-    def request_frame(self, task: Task) -> RequestFrame:
-        """What an attempt of `task` sends besides its prompt and skill (request_frame.py)."""
+    def request_frame(self, task: Task, skilled: bool) -> RequestFrame:
+        """An attempt's frame (request_frame.py); `skilled`: its arm has a skill."""
         if self.can_act and task.is_agent_task:
             return RequestFrame(AGENT_OVERHEAD, AGENT_TURNS, tool_turns=True)
         return RequestFrame()

@@ -166,9 +166,9 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         if problems:
             raise problems[0]
 
-    def request_frame(self, task: Task) -> RequestFrame:
+    def request_frame(self, task: Task, skilled: bool) -> RequestFrame:
         """Claude Code's prompt and the tools the task is offered in every request, its whole
-        history cached; an agent task's several turns, a text task's one (two when the skill
+        history cached; an agent task's several turns, a text task's one (two when a skill
         is installed: its Skill call first), a trigger attempt's one."""
         settings = task.execution_settings()
         installed = settings.mode(self.config.skill_mode) == "installed"
@@ -178,7 +178,8 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         except ToolPlanError:
             tools = len(specs)
         acts = task.is_agent_task and not settings.stop_on_skill
-        turns = AGENT_TURNS if acts else 1 + (installed and not settings.stop_on_skill)
+        invoked = installed and skilled and not settings.stop_on_skill
+        turns = AGENT_TURNS if acts else 1 + invoked
         overhead = PROMPT_TOKENS + TOOL_TOKENS * tools
         return RequestFrame(overhead, turns, tool_turns=acts, cache="conversation")
 
