@@ -8,6 +8,7 @@ and the error, in dollars and in tokens.
     python scripts/estimate_error.py [--executor anthropic --executor claude-cli]
                                      [--tasks 4] [--samples 2] [--skill-chars 6000]
                                      [--mode system|installed] [--size short ...]
+                                     [--model ID (default: the executors' default)]
 
 Prints figures (references/cost.md quotes them); asserts nothing.
 """
@@ -28,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from click.testing import CliRunner  # noqa: E402
 
 from skill_eval.cli import cli  # noqa: E402
+from skill_eval.executors.base import DEFAULT_MODEL  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 DESCRIPTION = "Writes quarterly revenue summaries."
-MODEL = "claude-sonnet-4-6"  # $3 / $15 a million tokens in the built-in table
 # Characters of a reference answer, by suite.
 SIZES = {"short": 120, "medium": 1_500, "long": 7_000}
 WORDS = (
@@ -121,8 +122,17 @@ def rules_for(written: Sequence[Mapping[str, Any]], mode: str) -> list[dict[str,
 
 
 def measure(
-    executor: str, size: str, root: Path, tasks: int, samples: int, skill_chars: int, mode: str
+    executor: str,
+    size: str,
+    root: Path,
+    settings: argparse.Namespace,
 ) -> dict[str, Any]:
+    tasks, samples, skill_chars, mode = (
+        settings.tasks,
+        settings.samples,
+        settings.skill_chars,
+        settings.mode,
+    )
     suite, written = write_suite(root / "suite", size, tasks)
     skill = write_skill(root / "skill", skill_chars)
     rules = rules_for(written, mode)
@@ -131,7 +141,7 @@ def measure(
         os.environ["ANTHROPIC_API_KEY"] = "bench-key"
         run = [
             *("run", "--task-suite", str(suite), "--skill-path", str(skill)),
-            *("--executor", executor, "--model", MODEL, "--samples", str(samples)),
+            *("--executor", executor, "--model", settings.model, "--samples", str(samples)),
             *("--state-root", str(root / "state"), "--policy", "delta", "-q"),
             *("--concurrency", "2", "--skill-mode", mode),
         ]
@@ -164,20 +174,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--skill-chars", type=int, default=6_000)
     parser.add_argument("--mode", choices=["system", "installed"], default="system")
+    parser.add_argument("--model", default=DEFAULT_MODEL)
     args = parser.parse_args(argv)
     executors = args.executor or ["anthropic", "claude-cli"]
     print(
         f"{args.tasks} tasks x {args.samples} samples x 2 arms a suite, a {args.skill_chars:,}"
-        f"-character SKILL.md in {args.mode} mode, {MODEL}; fresh state root (the prior's "
+        f"-character SKILL.md in {args.mode} mode, {args.model}; fresh state root (the prior's "
         "estimate)"
     )
     print(f"{'executor':<11} {'suite':<7} {'estimate':>10} {'actual':>10} {'error':>7}   tokens")
     for executor in executors:
         for size in args.size or list(SIZES):
             with tempfile.TemporaryDirectory() as tmp:
-                row = measure(
-                    executor, size, Path(tmp), args.tasks, args.samples, args.skill_chars, args.mode
-                )
+                row = measure(executor, size, Path(tmp), args)
             usd_error = row["usd_error"]
             print(
                 f"{executor:<11} {size:<7} ${row['estimate_usd']:>9.4f} ${row['actual_usd']:>9.4f}"

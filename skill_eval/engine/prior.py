@@ -24,9 +24,8 @@ from typing import Any
 
 from ..core.model import Skill, Task
 from ..executors.pricing import ModelPrice, PriceTable
-from ..executors.request_frame import MIN_CACHED_TOKENS, RequestFrame
+from ..executors.request_frame import CHARS_PER_TOKEN, MIN_CACHED_TOKENS, RequestFrame
 
-CHARS_PER_TOKEN = 4
 PRIOR_OUT = {"text": 500, "agent": 2_000}  # output tokens of an attempt the suite does not size
 JUDGE_FRAME = 1_000  # a judgement's own instructions and rubric, in tokens
 JUDGE_OUT = 300  # a judgement's reply (its JSON verdict and reasons), in tokens

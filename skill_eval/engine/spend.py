@@ -14,7 +14,7 @@ executor's table. Attempts drawn from the baseline cache and cached judgements c
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,11 +100,6 @@ def finished(attempt: Attempt) -> bool:
     return attempt.status != "error" and drawn_from(attempt) is None
 
 
-def stopped(attempts: Sequence[Attempt]) -> int:
-    """How many of `attempts` the budget stopped (core/budget.py)."""
-    return sum(a.status == "error" and stopped_by_budget(a.meta) for a in attempts)
-
-
 class Meter:
     """A run's (or a command's) spending against its caps, thread-safe: the budget its
     executors charge each reply to and ask before each request (`refusal`, `charge`), and
@@ -125,6 +120,7 @@ class Meter:
         self.tokens = already.total_tokens
         self.reached: str | None = None
         self.finished = 0  # attempts run to an end (not in error, not drawn from the cache)
+        self.stopped = 0  # attempts the budget stopped mid-way (core/budget.py)
         self._lock = threading.Lock()
 
     def count_finished(self, attempts: Iterable[Attempt]) -> None:
@@ -150,11 +146,11 @@ class Meter:
     def add(self, attempt: Attempt, *, own_charged: bool = False) -> bool:
         """Count a recorded attempt: its judgement's calls, and its own cost unless its
         replies were charged as they came (`own_charged`). True once a cap is reached."""
-        spent = spent_on(attempt, self.prices)
-        if own_charged:
-            spent = judged(attempt.judge, self.prices) if drawn_from(attempt) is None else Spent()
+        own = own_charged and drawn_from(attempt) is None
+        spent = judged(attempt.judge, self.prices) if own else spent_on(attempt, self.prices)
         with self._lock:
             self.finished += finished(attempt)
+            self.stopped += attempt.status == "error" and stopped_by_budget(attempt.meta)
         return self.charge(spent.total_usd, spent.total_tokens)
 
     def _over(self) -> str | None:
@@ -206,7 +202,6 @@ __all__ = [
     "judged",
     "recorded_calls",
     "spent_on",
-    "stopped",
     "tokens_of",
     "total",
 ]

@@ -23,6 +23,8 @@ Cache = Literal["none", "prefix", "conversation"]
 # The API caches nothing shorter than this (Anthropic's minimum for most models): a skill
 # below it is read at the full input price every time.
 MIN_CACHED_TOKENS = 1024
+# Characters a token, the estimate's rule of thumb for English text and code.
+CHARS_PER_TOKEN = 4
 # An agent attempt whose task gives no reference to count its tool calls by: this many
 # requests (the agent reads, acts, checks, answers), each resending what came before.
 AGENT_TURNS = 4
@@ -43,4 +45,11 @@ class RequestFrame:
     cache: Cache = "none"
 
 
-__all__ = ["AGENT_OVERHEAD", "AGENT_TURNS", "MIN_CACHED_TOKENS", "Cache", "RequestFrame"]
+__all__ = [
+    "AGENT_OVERHEAD",
+    "AGENT_TURNS",
+    "CHARS_PER_TOKEN",
+    "MIN_CACHED_TOKENS",
+    "Cache",
+    "RequestFrame",
+]

@@ -47,6 +47,7 @@ from . import binary as binaries
 from . import context as claude_md
 from .config import SCHEMA, ClaudeCliConfig
 from .environment import ISOLATION_ENV, child_env, has_auth
+from .footprint import frame_tokens
 from .launch import Invocation, Launched, Launcher
 from .tools import BashConfinement, ToolPlan, ToolPlanError, plan_tools, sandbox_available
 
@@ -56,11 +57,6 @@ NO_AUTH = (
     "(credentials in ~/.claude/.credentials.json); or use --mock"
 )
 EMPTY_MCP = '{"mcpServers":{}}'
-# Tokens of what Claude Code 2.1.330 sends with every request besides the task and the skill
-# (its system prompt, the environment message), and of each tool it offers: measured against
-# tests/fakes (scripts/estimate_error.py), for the estimate (request_frame).
-PROMPT_TOKENS = 4_200
-TOOL_TOKENS = 450
 
 
 def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
@@ -174,13 +170,14 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         installed = settings.mode(self.config.skill_mode) == "installed"
         specs = settings.tools if settings.tools is not None else self.config.allowed_tools
         try:
-            tools = len(plan_tools(specs, installed=installed, bash=self.bash).tools)
+            tools = plan_tools(specs, installed=installed, bash=self.bash).tools
         except ToolPlanError:
-            tools = len(specs)
+            tools = tuple(specs)
         acts = task.is_agent_task and not settings.stop_on_skill
         invoked = installed and skilled and not settings.stop_on_skill
         turns = AGENT_TURNS if acts else 1 + invoked
-        overhead = PROMPT_TOKENS + TOOL_TOKENS * tools
+        model = self.trigger_model if settings.stop_on_skill else self.model
+        overhead = frame_tokens(model, [t.split("(", 1)[0] for t in tools])
         return RequestFrame(overhead, turns, tool_turns=acts, cache="conversation")
 
     def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
