@@ -2,7 +2,7 @@
 
     SkillEvalError            anything the harness reports as a one-line error
      ├── UsageError           bad flags or flag combinations
-     │    ├── MockOutputsError  (executors.mock) a --mock-outputs file gone wrong
+     │    ├── MockOutputsError  (executors.mock_outputs) a --mock-outputs file gone wrong
      │    ├── ToolPlanError     (executors.claude.tools) a task's tools this run cannot confine
      │    └── JournalError      a journal whose records the harness did not write (bad MAC)
      ├── ProblemsError        a file with located problems, all reported (one line each)
@@ -17,6 +17,7 @@
      │    ├── RunStopped      an attempt showed no attempt can succeed (401/403, unknown model)
      │    ├── JailUnavailable (jail) no jail can run here, and --no-jail was not given
      │    ├── JailBroken     (jail.ended) one run's jail misbehaved: that attempt is an error
+     │    ├── JailedCallError (judges.python_jail) a python judge's jail gave no answer
      │    └── TextModelError  (executors.text_model) a model service that gave no usable reply
      ├── JudgeError           a judge configuration that cannot be built
      ├── CacheError           a cache directory that cannot be used
@@ -31,13 +32,14 @@
      │    ├── BadFraming      (jail.api_body) a jail's request body whose framing cannot be read
      │    └── ClientGone      (jail.api_body) a jail that hung up or went silent mid-request
      ├── FileTooLarge         (core.bounded) a file over what the harness reads of one
+     ├── NotUtf8              (core.utf8) a text file that is not UTF-8 (its reader names it)
      ├── ReviewError          (review.stages) a review stage that never gave a usable reply
      ├── RunAborted           code inside a run (a plugin) raised SystemExit: no artifact
      ├── BudgetExhausted      --max-cost-usd / --max-tokens-total refused or stopped a run
      └── RunInterrupted       Ctrl-C or SIGTERM during a run: what finished is saved
 
 Also ValueError (they were ValueErrors before the tree, and callers catch them as such):
-YamlError, ToolPlanError, FrontmatterNotClosed, FolderError, UnsafeCacheEntry and every
+YamlError, ToolPlanError, FrontmatterNotClosed, FolderError, UnsafeCacheEntry, NotUtf8 and every
 OutputRejected. Each class carries its exit code (`exit_code`): 2 bad input, the default;
 3 a harness fault (ExecutorError, ReviewError, RunAborted); 5 BudgetExhausted; 130
 RunInterrupted. The command

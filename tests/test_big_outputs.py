@@ -246,7 +246,7 @@ def test_an_old_baseline_cache_entry_with_inline_outputs_still_hits(tmp_path: Pa
     cache._cache.set("key", {"created_at": cache.clock(), "attempts": [old]})
     hit = cache.get("key")
     cache.close()
-    assert hit is not None and hit.attempts[0].work.text == "x" * 9000
+    assert hit is not None and hit.attempts[0].load_work().text == "x" * 9000
 
 
 def test_resume_of_a_journal_written_before_blobs(tmp_path: Path) -> None:

@@ -83,18 +83,18 @@ def test_a_short_output_stays_inline_a_long_one_becomes_a_preview(tmp_path: Path
     long = store_attempt(attempt(long_text), store, max_preview_chars=100)
     assert long.output_ref == OutputRef(sha(long_text), len(long_text), f"blobs/{sha(long_text)}")
     assert len(long.output) < 400 and long.output.startswith("begin ")
-    assert long.full_output() == long_text and long.work.text == long_text
+    assert long.full_output() == long_text and long.load_work().text == long_text
     record = long.to_dict()
     assert record["output_blob"] == f"blobs/{sha(long_text)}"
     assert read_output(record, tmp_path) == long_text
-    assert Attempt.from_dict(record, blob_root=tmp_path).work.text == long_text
+    assert Attempt.from_dict(record, blob_root=tmp_path).load_work().text == long_text
 
 
 def test_records_from_before_blobs_still_read(tmp_path: Path) -> None:
     old = attempt("y" * 9000).to_dict()  # an attempt that never had a ref: inline, no fields
     assert "output_sha256" not in old and "output_blob" not in old
     back = Attempt.from_dict(old)
-    assert back.output_ref is None and back.work.text == "y" * 9000
+    assert back.output_ref is None and back.load_work().text == "y" * 9000
     assert read_output(old, None) == "y" * 9000
     stored = store_attempt(back, BlobStore(tmp_path), 100)  # journaled again: measured now
     assert stored.output_ref is not None and stored.output_ref.blob is not None
@@ -139,7 +139,7 @@ def test_a_blob_that_does_not_match_its_sha256_is_not_read(tmp_path: Path) -> No
     stored = store_attempt(attempt("q" * 9000), BlobStore(tmp_path), 100)
     (tmp_path / "blobs" / sha("q" * 9000)).write_text("q" * 4000)  # truncated
     with pytest.raises(FileNotFoundError, match="does not match its sha256"):
-        _ = stored.work
+        _ = stored.load_work()
     calls = tuple(
         ToolCall("Read", {"file_path": f"f{i}.txt"}, True, "c " * 3000) for i in range(60)
     )
@@ -147,7 +147,7 @@ def test_a_blob_that_does_not_match_its_sha256_is_not_read(tmp_path: Path) -> No
     assert long.transcript_ref is not None
     (tmp_path / long.transcript_ref.blob).write_text("not json")
     with pytest.raises(FileNotFoundError):
-        _ = long.work
+        _ = long.load_work()
 
 
 def test_the_journal_stores_blobs_before_the_record_and_reads_them_back(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_the_journal_stores_blobs_before_the_record_and_reads_them_back(tmp_path
     assert (tmp_path / "blobs" / sha(text)).read_text() == text
     assert (tmp_path / "attempts.jsonl").stat().st_size < 2000
     [back] = Journal(tmp_path / "attempts.jsonl").read()
-    assert back == recorded and back.work.text == text
+    assert back == recorded and back.load_work().text == text
 
 
 def test_a_long_transcript_is_a_blob_and_the_record_keeps_its_ends(tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ def test_a_long_transcript_is_a_blob_and_the_record_keeps_its_ends(tmp_path: Pat
     assert stored.transcript[-1].input["file_path"] == "f99.txt"
     assert len(json.dumps(stored.to_dict())) < 30_000
     back = Attempt.from_dict(json.loads(json.dumps(stored.to_dict())), blob_root=tmp_path)
-    assert back.work.transcript == calls
+    assert back.load_work().transcript == calls
     few = store_attempt(attempt("done", transcript=calls[:3]), BlobStore(tmp_path))
     assert few.transcript_ref is None and few.transcript == calls[:3]
 
@@ -182,7 +182,7 @@ def test_a_missing_blob_is_a_clear_error_not_a_preview_judged_as_the_output(tmp_
     stored = store_attempt(attempt("q" * 9000), BlobStore(tmp_path), 100)
     (tmp_path / "blobs" / sha("q" * 9000)).unlink()
     with pytest.raises(FileNotFoundError):
-        _ = stored.work
+        _ = stored.load_work()
 
 
 def test_only_a_non_default_cut_enters_the_fingerprint() -> None:

@@ -170,6 +170,7 @@ def test_the_exit_codes_of_the_tree() -> None:
     """Bad input exits 2 unless a class says otherwise; harness faults 3; a run's cap 5; an
     interrupt 130."""
     faults = {"ExecutorError", "RunStopped", "JailUnavailable", "JailBroken", "TextModelError"}
+    faults |= {"JailedCallError"}
     faults |= {"ReviewError", "RunAborted"}
     codes = {name: _error_class(name).exit_code for name in drawn_tree()}
     assert {n for n, c in codes.items() if c == 3} == faults

@@ -64,6 +64,8 @@ def test_tests_needing_os_packages_skip_with_the_reason_where_they_are_missing(
     assert proc.returncode in (0, 5), proc.stdout + proc.stderr  # 5: every test skipped
     assert "failed" not in summary and "error" not in summary, proc.stdout
     skips = re.findall(r"^SKIPPED \[(\d+)\] [^:]+:\d+: (.*)$", proc.stdout, re.M)
-    assert sum(int(count) for count, _ in skips) == 15 + 21, proc.stdout
+    # 16 need Chromium or bubblewrap alone (the verdicts' HTML drawing added one browser
+    # test, #51), 21 the agents' jails
+    assert sum(int(count) for count, _ in skips) == 16 + 21, proc.stdout
     for _count, reason in skips:  # each says what to install
         assert "install" in reason, reason

@@ -129,7 +129,7 @@ def test_changed_since_keeps_the_skills_a_change_touched(tmp_path: Path) -> None
     code, _, err = run_cli("run", str(folder), "--changed-since", "nope", "--mock")
     assert (
         code == 2
-        and err.startswith("Error: --changed-since: git rev-parse")
+        and err.startswith("Error: --changed-since: 'nope' is not in this checkout")
         and err.count("\n") == 1
     ), err
 

@@ -103,7 +103,8 @@ def test_attempt_keeps_meta_transcript_and_files_through_the_journal(tmp_path: P
         "files": [{"path": "notes/a.md", "size": 3, "sha256": FILES.files[0].sha256}]
     }
     back = journal.read()[0]
-    assert back.work == attempt.work and back.work.digest() == attempt.work.digest()
+    read, written = back.load_work(), attempt.load_work()
+    assert read == written and read.digest() == written.digest()
     assert back.meta["latency_ms"] == 12
 
 

@@ -164,7 +164,7 @@ def test_text_executor_gives_text_only_work_and_gets_no_directory(tmp_path: Path
     [attempt] = runner_for(tmp_path, executor, build_judge(TASK.judge)).run(
         plan_jobs([ARM], [TASK], 1)
     )
-    assert attempt.status == "passed" and attempt.work == Work("x")
+    assert attempt.status == "passed" and attempt.load_work() == Work("x")
     assert executor.workspaces == [None]
     mock = create_executor("mock", {"mock_outputs": {"candidate": {"t1": "x"}}})
     assert getattr(mock, "uses_workspace", False) is False

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from .choices import Choice
 
 
 @click.command("gate")
@@ -20,7 +21,7 @@ from ..errors import UsageError
 )
 @click.option(
     "--evals-from",
-    type=click.Choice(["head", "base"]),
+    type=Choice(["head", "base"]),
     default="head",
     show_default=True,
     help="base: judge each changed skill by the evals REF holds for it, where it has any (a "

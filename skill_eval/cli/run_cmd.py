@@ -110,7 +110,7 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
         show_plan(plan)
         sys.exit(0)
     outcome = run_plan(plan)
-    click.echo(summary(outcome), err=True)
+    click.echo(summary(outcome, ran_here=True), err=True)
     click.echo(str(outcome.path))
     if summary_file:
         from ..report.skills_table import SkillRow

@@ -77,15 +77,19 @@ def stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, handler)
 
 
-def summary(outcome: EvaluationOutcome) -> str:
-    """The end-of-run report for stderr: the per-task table, rates, verdict, artifact path."""
+def summary(outcome: EvaluationOutcome, *, ran_here: bool = False) -> str:
+    """The end-of-run report for stderr: the per-task table, rates, verdict, artifact path.
+    `ran_here`: the run just ran in this process, whose first lines said its jail (--no-jail,
+    what auto chose: engine/conductor.py), so they are not said again; a merged or rejudged
+    run's summary says them first."""
     from ..report.render import render_table
 
     lines = [render_table(outcome.artifact).rstrip()]
     isolation = outcome.artifact.get("manifest", {}).get("isolation", {})
-    if isolation.get("chosen"):
+    if isolation.get("chosen") and not ran_here:
         lines.insert(0, str(isolation["chosen"]))
-    if isolation.get("warning"):  # said first: the rest of the summary is worth less without a jail
+    unjailed = ran_here and isolation.get("isolated") is False  # --no-jail: said first
+    if isolation.get("warning") and not unjailed:  # first: the rest is worth less without one
         lines.insert(0, f"WARNING: {isolation['warning']}")
     cause = first_error(outcome.artifact)
     if cause is not None:

@@ -95,6 +95,9 @@ def run_skills(skill_dirs: Sequence[str], kwargs: dict[str, Any], ctx: click.Con
     for name, error in plan.unreadable:
         click.echo(f"{name}: evals cannot be read: {error}", err=True)
     if not plan.runs and not plan.unreadable:
+        empty = [*change.unjudged, *(p.resolve().name for p in plan.without_evals)]
+        if not changed and empty:  # the skills asked for have nothing to run
+            raise UsageError(_nothing_to_run(empty))
         click.echo("no skill with evals to run", err=True)
     if rows:
         click.echo(skills_text(rows), err=True)
@@ -132,7 +135,8 @@ def _evaluate(label: str, plan: RunPlan, budget: SharedBudget) -> tuple[SkillRow
         click.echo(f"{label}: not run: {said}", err=True)
         code = error.exit_code if error is not None else EXIT_ERROR
         return SkillRow(label, note=f"not run: {(said.splitlines() or ['?'])[0]}"), code
-    click.echo(f"{delivery_line(done.outcome.artifact)}\n{summary(done.outcome)}", err=True)
+    said = summary(done.outcome, ran_here=True)
+    click.echo(f"{delivery_line(done.outcome.artifact)}\n{said}", err=True)
     click.echo(str(done.outcome.path))
     return SkillRow(label, done.outcome.artifact), verdict_exit(done.outcome.artifact)
 
@@ -145,6 +149,16 @@ def _unrun_rows(change: ChangePlan, allow_unjudged: bool) -> list[SkillRow]:
     rows += [SkillRow(p.resolve().name, note=NO_EVALS) for p in change.plan.without_evals]
     unreadable = change.plan.unreadable
     return rows + [SkillRow(name, note=f"evals cannot be read: {e}") for name, e in unreadable]
+
+
+def _nothing_to_run(skills: Sequence[str]) -> str:
+    """Why `run SKILL_DIR...` ran nothing: the skills named hold no evals."""
+    names = ", ".join(skills[:5])
+    more = f" and {len(skills) - 5} more" if len(skills) > 5 else ""
+    return (
+        f"{names}{more}: {NO_EVALS}: nothing to run; write the skill's evals/evals.json "
+        "(references/interop.md), or give a suite with --task-suite FILE --skill-path SKILL_DIR"
+    )
 
 
 def _only_unreadable(change: ChangePlan) -> bool:

@@ -261,11 +261,12 @@ class JudgeResult:
 class Attempt:
     """One execution of one task with one arm, with its judgement, as journaled.
 
-    `output`, `transcript` and `files` are what the attempt produced (see `work`); `meta` is
+    `output`, `transcript` and `files` are what the attempt produced (see `load_work`); `meta` is
     what the executor reported about the call (latency, stop reason, model id, ...).
     Once journaled (engine/attempt_store.py), a long output is held as its preview:
     `output_ref.blob` names the blob with the whole of it under `blob_root` (the run
-    directory), and `work` reads it from there; likewise a long transcript (`transcript_ref`)."""
+    directory), and `load_work()` reads it from there; likewise a long transcript
+    (`transcript_ref`)."""
 
     arm: ArmName
     task_id: str
@@ -289,10 +290,9 @@ class Attempt:
     transcript_ref: TranscriptRef | None = None  # set when the transcript is a blob
     blob_root: Path | None = field(default=None, compare=False)  # where blobs/ is
 
-    @property
-    def work(self) -> Work:
-        """What the judges read: the whole output and transcript (from their blobs when the
-        attempt holds previews; FileNotFoundError when a blob is gone)."""
+    def load_work(self) -> Work:
+        """What the judges read: the whole output and transcript, read from their blobs when
+        the attempt holds previews (FileNotFoundError when a blob is gone)."""
         ref = self.output_ref
         return Work(
             text=self.full_output(),

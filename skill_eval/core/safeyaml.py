@@ -26,6 +26,7 @@ from yaml.resolver import Resolver
 from yaml.scanner import ScannerError
 
 from ..errors import Problem, ProblemsError
+from .utf8 import NotUtf8, utf8_text
 
 MAX_BYTES = 1024 * 1024
 # Alias expansion is judged by ratio: the nodes a document holds once aliases are expanded may
@@ -99,20 +100,9 @@ def read_text_file(
             ]
         )
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise YamlError(
-            [
-                Problem(
-                    shown,
-                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at "
-                    f"offset {exc.start}); save the file as UTF-8",
-                    line=line,
-                )
-            ]
-        ) from None
-    return raw, text
+        return raw, utf8_text(raw)
+    except NotUtf8 as exc:
+        raise YamlError([Problem(shown, str(exc), line=exc.line)]) from None
 
 
 def load_yaml_text(

@@ -20,7 +20,7 @@ from ..core.version import __version__
 from ..errors import ArtifactError
 from ..executors.catalog import is_offline, pinned_packages
 from ..executors.pricing import PriceTable
-from ..jail import NO_JAIL
+from ..jail import NO_JAIL, JailUnavailable
 from ..jail.providers import caps_warning, chosen, image_warning, isolated, name_of
 from ..judges.base import is_deterministic
 from ..judges.observers import summarise as summarise_observers
@@ -49,14 +49,19 @@ def default_path(state_root: Path, run_id: str, candidate_id: str) -> Path:
 
 def isolation(jail: str) -> dict[str, Any]:
     """The manifest's word on confinement: the jail everything the candidate controls ran
-    in (references/security.md), or the warning that there was none."""
+    in (references/security.md), the warning that there was none (--no-jail), or, where no
+    jail can run here, that the run needed none (no agent, no code judge: `needed` false)."""
     if not isolated(jail):
         return {"jail": "none", "isolated": False, "warning": NO_JAIL}
-    found: dict[str, Any] = {"jail": name_of(jail), "isolated": True}
-    if note := chosen(jail):  # auto passed a provider over: say which and why
+    try:
+        found: dict[str, Any] = {"jail": name_of(jail), "isolated": True}
+        note = chosen(jail)
+        # no process cap (a root harness's jails); an image whose agents are off their pins
+        said = [w for w in (caps_warning(jail), image_warning(jail, pinned_packages())) if w]
+    except JailUnavailable:  # whatever needs a jail stops before any attempt: this run did not
+        return {"jail": "none", "isolated": False, "needed": False}
+    if note:  # auto passed a provider over: say which and why
         found["chosen"] = note
-    # a root harness whose jails have no process cap; an image whose agents are off their pins
-    said = [w for w in (caps_warning(jail), image_warning(jail, pinned_packages())) if w]
     return {**found, "warning": "; ".join(said)} if said else found
 
 
@@ -322,12 +327,8 @@ def model_graded(tasks: Sequence[Task]) -> list[str]:
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    text = (
-        resources.files("skill_eval")
-        .joinpath("schemas/evaluation.schema.json")
-        .read_text(encoding="utf-8")
-    )
-    return json.loads(text)  # type: ignore[no-any-return]
+    shipped = resources.files("skill_eval") / "schemas" / "evaluation.schema.json"
+    return json.loads(shipped.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def validate(data: Any, where: str = "artifact") -> None:
@@ -337,18 +338,6 @@ def validate(data: Any, where: str = "artifact") -> None:
     problems = schema_problems(data, schema(), path=where)
     if problems:
         raise ArtifactError("\n".join(str(p) for p in problems[:5]))
-
-
-def _deepest(error: Any) -> Any:
-    """The sub-error of a oneOf/anyOf that names the field itself (comparison.interval.0,
-    not comparison), so the message points at what is wrong."""
-    while error.context:
-        error = max(error.context, key=lambda e: len(e.absolute_path))
-    return error
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def write(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -386,13 +375,25 @@ def _run_dir_of(path: Path) -> str | None:
     return found if isinstance(found, str) else None
 
 
+# What a file given as an artifact that is none is told: what an artifact is, and where.
+WHAT_IS_ONE = (
+    "an artifact is what `skill-eval run` writes, <state-root>/evaluations/*.json (the path "
+    "it prints on stdout; .skill-eval/ by default)"
+)
+
+
 def read(path: Path) -> dict[str, Any]:
-    """Read an artifact and check it against the schema."""
+    """Read an artifact and check it against the schema; a file that is no artifact at all
+    (an eval set, a suite) is said to be none, with what is one, not by its missing fields."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ArtifactError(f"artifact not found: {path}") from None
     except (OSError, ValueError) as exc:
-        raise ArtifactError(f"{path}: not a readable JSON artifact: {exc}") from None
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        msg = f"{path}: not a readable JSON artifact ({reason}); {WHAT_IS_ONE}"
+        raise ArtifactError(msg) from None
+    if not isinstance(data, dict) or not {"schema_version", "evaluation"} & set(data):
+        raise ArtifactError(f"{path}: not an evaluation artifact; {WHAT_IS_ONE}")
     validate(data, str(path))
-    return data  # type: ignore[no-any-return]
+    return data

@@ -45,6 +45,13 @@ def standalone_fields(
     return results, counts
 
 
+# What the trace a non-passing standalone run writes is for, said beside its path.
+TRACE_IS = (
+    "the failed tasks and the scores before and after, for an improvement pipeline's generator, "
+    "`propose.py --trace`, in the original evaluator's format: references/pipeline.md"
+)
+
+
 def write_trace(
     data: Mapping[str, Any], tasks: Sequence[Task], state_root: Path, min_pass_rate: float
 ) -> Path | None:

@@ -12,6 +12,7 @@ Suite and configuration errors stop the run in `prepare`, before any model call.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -21,7 +22,11 @@ from typing import Any
 from ..core.model import Task
 from ..core.workspace import WORKSPACES_DIR
 from ..errors import JournalError, RunInterrupted
-from ..jail import NO_JAIL
+from ..executors.catalog import runs_jailed
+from ..inputs.judge_checks import CODE_JUDGES
+from ..inputs.source_checks import judge_types
+from ..jail import NO_JAIL, JailUnavailable
+from ..jail.providers import choice_line
 from ..plan.run_plan import RunPlan
 from .baseline_reuse import reusing_baselines
 from .cache import drawn_from
@@ -40,6 +45,20 @@ def _to_stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def say_the_jail(prepared: Prepared, log: Log) -> None:
+    """The provider `--jail auto` chose, said once as a run that jails something starts (an
+    agent, a code judge): the artifact keeps it and the summary does not say it again."""
+    plan = prepared.plan
+    if plan.execution.no_jail:
+        return  # said first, as the run began
+    executors = {prepared.executor.name, *(e.name for e in prepared.arm_executors.values())}
+    coded = any(set(judge_types(t.judge)) & CODE_JUDGES for t in prepared.suite.tasks)
+    if coded or any(map(runs_jailed, executors)):
+        with contextlib.suppress(JailUnavailable):  # (its preflight passed: it resolves)
+            if line := choice_line(plan.execution.jail):
+                log(line)
+
+
 def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     """Run one evaluation end to end and write its artifact (see the module docstring).
     Raises SkillEvalError for bad inputs and harness faults, RunInterrupted on Ctrl-C."""
@@ -47,6 +66,7 @@ def run_evaluation(plan: RunPlan, log: Log | None = None) -> EvaluationOutcome:
     if plan.execution.no_jail:  # said first: all that follows is worth less without a jail
         log(f"WARNING: {NO_JAIL}")
     prepared = prepare(plan, log)
+    say_the_jail(prepared, log)
     if prepared.skip is not None:
         return finish_evaluation(plan, prepared.suite, prepared.arms, _skipped(prepared), log)
     # a resumed run is priced once its journal is read (metered)

@@ -113,7 +113,7 @@ def finish_evaluation(
     data.update(run.extras or {})
     data, path = _write(plan, arms, data, run, log)
     if trace := compat.write_trace(data, suite.tasks, run.state_root, plan.decision.min_pass_rate):
-        log(f"failure trace: {trace}")  # the original evaluator's, for its pipeline
+        log(f"failure trace: {trace} ({compat.TRACE_IS})")
     return EvaluationOutcome(data, path.resolve(), run.run_dir)
 
 

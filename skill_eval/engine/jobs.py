@@ -346,7 +346,7 @@ def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
     if over:  # the agent's doing: a failure, nothing read
         judge = JudgeResult(False, 0.0, over, data={"over_limit": True})
     else:
-        judge = _judge(env, task, attempt.work)
+        judge = _judge(env, task, attempt.load_work())
     error = f"judge error: {judge.error}" if judge.error else None  # not the skill's fault
     return replace(attempt, judge=judge, error=error, status="error" if error else status_of(judge))
 

@@ -241,7 +241,8 @@ def _checked_runs(
 ) -> Arms:
     """Each executor checks its own inputs against the tasks and the arms it runs (the mock:
     what its scripted outputs leave unscripted); its warnings are logged and kept with the
-    arms', an error under --strict. Arms on one executor share its options: asked once."""
+    arms', an error under --strict, and its notes kept for the summary. Arms on one executor
+    share its options: asked once."""
     runs: dict[str, tuple[ExecutorBase, list[str]]] = {}
     for arm in arms.every:
         runs_on = by_arm.get(arm.name, executor)
@@ -253,6 +254,9 @@ def _checked_runs(
     ]
     for warning in found:
         log(f"warning: {warning}")
+    # notes change how the verdict reads: said with it, in the summary, not before the run
+    notes = [n for runs_on, names in runs.values() for n in runs_on.run_notes(suite.tasks, names)]
+    found += notes
     return replace(arms, warnings=(*arms.warnings, *found)) if found else arms
 
 

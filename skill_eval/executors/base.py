@@ -131,6 +131,12 @@ class ExecutorBase:
         its scripted outputs; an executor with no inputs of its own has nothing to say."""
         return []
 
+    def run_notes(self, tasks: Sequence[Task], arms: Sequence[str]) -> list[str]:
+        """What the run's summary must say of its inputs because it changes how the verdict
+        reads (not a gap to fix before the run: said at the end, with the verdict). The mock:
+        every arm gets the same scripted outputs. Nothing by default."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """What identifies this executor's results: kind, version, model, isolation."""
         model = self.config.model if isinstance(self.config, ExecutorConfig) else None

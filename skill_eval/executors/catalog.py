@@ -6,6 +6,7 @@ executor declares these on its spec and every answer here includes it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import fields
 from typing import Any
 
 from ..core import transcript
@@ -90,6 +91,13 @@ def skill_invocations(
     )
 
 
+def runs_jailed(name: str) -> bool:
+    """Whether executor `name` starts its work in the run's jail (an agent CLI): its config
+    has the `jail` field the run fills (plan/executor_options.py executor_config)."""
+    spec = _spec(name)
+    return spec is not None and "jail" in {f.name for f in fields(spec.config_cls)}
+
+
 def invokes_skill(tool: str, tool_input: Any, skill: str) -> bool:
     """core.transcript.invokes_skill with every registered agent's skill folders."""
     return transcript.invokes_skill(tool, tool_input, skill, roots=skill_roots())
@@ -103,6 +111,7 @@ __all__ = [
     "is_offline",
     "loads_skills",
     "pinned_packages",
+    "runs_jailed",
     "serves_skill_files",
     "skill_invocations",
     "skill_roots",

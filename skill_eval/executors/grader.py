@@ -66,7 +66,9 @@ class Reply:
     """A model's structured reply. `data` is the JSON object it gave (not validated against the
     schema: callers check the fields they need); `error` is set when there is no usable reply,
     and `transient` then says whether asking again may help (timeouts, 429, 5xx, dropped
-    connections, a reply with no JSON) or not (no key, no CLI, 401/403/404, a bad backend)."""
+    connections, a reply with no JSON) or not (no key, no CLI, 401/403/404, a bad backend).
+    `scripted`: no model gave it (the mock grader's fixed answer), which a verdict built from
+    it says wherever it is shown."""
 
     data: dict[str, Any] | None
     raw_text: str
@@ -75,6 +77,7 @@ class Reply:
     error: str | None = None
     transient: bool = True
     batch: bool = False  # answered from a Message Batch (billed at the batch discount)
+    scripted: bool = False
 
 
 class Grader(Protocol):

@@ -46,7 +46,7 @@ from ..skills.install import plan_install
 from .base import ExecutorBase, ExecutorConfig, ExecutorSpec, config_schema
 from .catalog import skill_invocations
 from .grader import GradeRequest, GraderSettings, Reply, extract_judgement
-from .mock_coverage import check_scripted
+from .mock_coverage import check_scripted, scripted_notes
 from .mock_outputs import (
     keyed_by_arm,
     load_mock_outputs,
@@ -93,6 +93,13 @@ class MockExecutor(ExecutorBase):
         return check_scripted(
             self.source, self.outputs, tasks, arms, strict=strict, rules=self.config.mock_rules
         )
+
+    def run_notes(self, tasks: Sequence[Task], arms: Sequence[str]) -> list[str]:
+        """Every arm answered alike by the scripted outputs (mock_coverage.scripted_notes): its
+        arms cannot differ, whatever their skills."""
+        if not self.outputs or self.config.mock_rules:
+            return []
+        return scripted_notes(self.source, self.outputs, tasks, arms)
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         table = self.outputs
@@ -258,6 +265,7 @@ class MockGrader:
             Usage(),
             MOCK_MODEL,
             None if error is None else "mock grader: schema is not an object",
+            scripted=True,
         )
 
 

@@ -129,6 +129,33 @@ def check_scripted(
     return [f"{where}: {gap}" for gap in gaps]
 
 
+def scripted_notes(
+    source: Path | None, outputs: Mapping[str, Any], tasks: Sequence[Task], arms: Sequence[str]
+) -> list[str]:
+    """The run's note on its scripted outputs (MockExecutor.run_notes): every arm gets the
+    same ones (a file keyed by task, or one table under every arm), when they script it all."""
+    gaps = coverage(outputs, scripted_tasks(tasks), arms).lines()
+    if gaps or not _same_for_every_arm(outputs, arms):
+        return []
+    return [f"{source or Path('mock_outputs')}: {SAME_OUTPUTS}"]
+
+
+# Said when a run's arms all get one script: the usual surprise of comparing two skills.
+SAME_OUTPUTS = (
+    "every arm gets the same scripted outputs, so the arms cannot differ whatever their "
+    "skills: mock outputs are keyed by arm (candidate, baseline), not by skill"
+)
+
+
+def _same_for_every_arm(outputs: Mapping[str, Any], arms: Sequence[str]) -> bool:
+    """Whether the run's two or more arms are all answered alike (a file keyed by task, or
+    the same table under every arm's key)."""
+    if len(arms) < 2 or not keyed_by_arm(outputs):
+        return len(arms) >= 2
+    tables = [outputs.get(arm) for arm in arms]
+    return all(table == tables[0] for table in tables)
+
+
 def scripted_tasks(tasks: Sequence[Task]) -> list[str]:
     """The ids of the tasks an output must be scripted for: a trigger task's unscripted
     outcome is a real one (not triggered), so it is not a gap."""
@@ -141,4 +168,11 @@ def file_gaps(path: Path, tasks: Sequence[Task]) -> list[str]:
     return coverage(load_mock_outputs(path), scripted_tasks(tasks)).lines()
 
 
-__all__ = ["Coverage", "check_scripted", "coverage", "file_gaps"]
+__all__ = [
+    "SAME_OUTPUTS",
+    "Coverage",
+    "check_scripted",
+    "coverage",
+    "file_gaps",
+    "scripted_notes",
+]

@@ -15,6 +15,7 @@ import yaml
 
 from ..core.model import ARM_NAMES
 from ..core.safeyaml import describe_syntax_error
+from ..core.utf8 import NotUtf8, utf8_text
 from ..core.validation import closest_name
 from ..errors import UsageError
 from .mock_work import OUTPUT_KEYS, check_output, clean_output
@@ -34,7 +35,7 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
     """Read and check a mock outputs file (YAML or JSON, JSON being YAML)."""
     text = ""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = utf8_text(path.read_bytes())
         # JSON is YAML, but the JSON parser reads a 50 MB output in a blink, YAML's in minutes.
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except FileNotFoundError:
@@ -42,6 +43,8 @@ def load_mock_outputs(path: Path) -> dict[str, Any]:
     except yaml.MarkedYAMLError as exc:
         message, line = describe_syntax_error(exc, text)
         raise MockOutputsError(path, f"cannot read mock outputs: {message}", line) from None
+    except NotUtf8 as exc:  # in the words a suite's YAML gets (core/utf8.py)
+        raise MockOutputsError(path, str(exc), exc.line) from None
     except json.JSONDecodeError as exc:
         raise MockOutputsError(
             path, f"cannot read mock outputs: {exc.msg} (column {exc.colno})", exc.lineno

@@ -33,7 +33,7 @@ from .reference import Sample, sample_work
 from .source_checks import judge_types
 
 CHECK_WORKERS = 4  # pytest and python judgements run as jailed processes: a few at once
-_CODE_JUDGES = frozenset({"pytest", "python"})  # judge types that run the suite's code
+CODE_JUDGES = frozenset({"pytest", "python"})  # judge types that run the suite's code
 MESSAGE_CHARS = 240
 
 
@@ -75,7 +75,7 @@ def _environment_problem(task: Task, jail: JailKind) -> str | None:
     pytest and python judges, whose code runs jailed); checked without importing the pytest
     judge for suites that have none."""
     types = set(judge_types(task.judge))
-    if not types & _CODE_JUDGES:
+    if not types & CODE_JUDGES:
         return None
     from ..jail import JailUnavailable
     from ..jail.providers import require
@@ -87,8 +87,8 @@ def _environment_problem(task: Task, jail: JailKind) -> str | None:
             return ""
     try:
         require(jail)
-    except JailUnavailable as exc:
-        return str(exc)
+    except JailUnavailable as exc:  # what is missing: `validate` has no --no-jail to offer
+        return exc.why
     return None
 
 
@@ -142,7 +142,7 @@ def python_loads(tasks: Sequence[Task], jail: JailKind) -> dict[str, list[tuple[
 
 def _run_all(tasks: list[Task], check: Callable[[Task], TaskCheck]) -> list[TaskCheck]:
     """Each task's check; concurrently when some judges start processes (pytest, python)."""
-    if sum(bool(set(judge_types(t.judge)) & _CODE_JUDGES) for t in tasks) < 2:
+    if sum(bool(set(judge_types(t.judge)) & CODE_JUDGES) for t in tasks) < 2:
         return [check(t) for t in tasks]
     from concurrent.futures import ThreadPoolExecutor
 
@@ -225,6 +225,7 @@ def _lines(path: Path, shown: str) -> dict[tuple[str | int, ...], int]:
 
 
 __all__ = [
+    "CODE_JUDGES",
     "JudgeChecks",
     "TaskCheck",
     "check_judges",

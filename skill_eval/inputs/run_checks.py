@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from ..core.model import Suite, Task
 from ..errors import SuiteError
+from ..jail import JailUnavailable
+from ..jail.providers import isolated, require
 from ..judges.base import build_judge
-from .judge_checks import check_judges
+from .judge_checks import CODE_JUDGES, check_judges, locate
 from .source_checks import judge_types, python_problems
 from .suite import SUITE_FILE_NAME
 
@@ -34,6 +38,7 @@ def check_suite(suite: Suite, given: str, jail: str = "auto") -> list[str]:
         raise SuiteError(
             f"{shown}: Python files that do not compile", path=shown, problems=problems
         )
+    _jail_for_code(suite, shown, jail)
     checks = check_judges(suite, shown, jail=jail)
     if checks.errors:
         raise SuiteError(
@@ -42,6 +47,23 @@ def check_suite(suite: Suite, given: str, jail: str = "auto") -> list[str]:
     # an eval set's own: its skill's files given to the baseline, a skill name not the folder's
     source = list(suite.source.warnings) if suite.source is not None else []
     return [str(problem) for problem in checks.warnings] + source
+
+
+def _jail_for_code(suite: Suite, shown: str, jail: str) -> None:
+    """A judge that runs the suite's code (pytest, python) runs only in a jail, under --mock
+    too: where none can run here the run stops now, naming the first such task, once (its
+    preflight would stop it after a warning saying the same)."""
+    coded = [t for t in suite.tasks if set(judge_types(t.judge)) & CODE_JUDGES]
+    if not coded or not isolated(jail):
+        return
+    try:
+        require(jail)
+    except JailUnavailable as exc:
+        where = locate(Path(suite.path), shown, [(coded[0], "judge", "")])[0]
+        kinds = " and ".join(sorted(set(judge_types(coded[0].judge)) & CODE_JUDGES))
+        more = f" (and {len(coded) - 1} more task(s))" if len(coded) > 1 else ""
+        said = f"its {kinds} judge runs code, only in a jail{more}: {exc.why}"
+        raise JailUnavailable(str(replace(where, message=said)), way_out=exc.way_out) from None
 
 
 def skill_use_warnings(

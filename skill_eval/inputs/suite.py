@@ -101,9 +101,11 @@ def validate_paths(paths: Iterable[str]) -> ValidationReport:
         if os.path.isdir(given) and not is_skill_folder(Path(given)):
             files = find_suites(given)
             if not files:
-                report.problems.append(
-                    Problem(given, f"no {SUITE_FILE_NAME} found below this directory")
-                )
+                from .evalsets.load import evals_without_skill  # an error's words
+
+                why = evals_without_skill(Path(given))  # as `run` says it
+                why = why or f"no {SUITE_FILE_NAME} found below this directory"
+                report.problems.append(Problem(given, why))
         else:
             files = [given]
         for file in files:

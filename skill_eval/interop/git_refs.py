@@ -57,10 +57,29 @@ def check_ref(ref: str, top: Path, what: str = "--changed-since") -> str:
     if not ref or ref.startswith("-") or any(ord(c) < 32 or c == "\x7f" for c in ref):
         raise UsageError(f"{what}: {ref!r} is not a git ref")
     asked = ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"]
-    found = git(asked, top, what).decode().strip()
+    try:
+        found = git(asked, top, what).decode().strip()
+    except UsageError:  # --quiet: a ref that is not there fails without a word
+        found = ""
     if not found:
-        raise UsageError(f"{what}: {ref!r} names no commit here")
+        raise UsageError(f"{what}: {_not_here(ref, top)}")
     return found
+
+
+def _not_here(ref: str, top: Path) -> str:
+    """Why `ref` names nothing here, and how to fetch it: a shallow clone (actions/checkout's
+    default) holds only the pull request's commit, so the base branch is the usual miss."""
+    remote, _, branch = ref.partition("/")
+    try:
+        remotes = git(["remote"], top).decode().split()
+    except UsageError:
+        remotes = []
+    fetch = f"git fetch {remote} {branch}" if branch and remote in remotes else "git fetch"
+    return (
+        f"{ref!r} is not in this checkout (no branch, tag or commit of that name here); fetch "
+        f"it first (`{fetch}`), or in GitHub Actions give actions/checkout `fetch-depth: 0` "
+        "(a shallow clone holds only the pull request's commit)"
+    )
 
 
 def changed_paths(commit: str, top: Path, what: str = "--changed-since") -> list[Path]:

@@ -161,7 +161,8 @@ def check_skill(skill: JudgedSkill, jail: JailKind = "auto") -> SkillCheck:
         for shown, path in _suites(check):
             _check_suite(check, shown, path, jail)
     except ExecutorError as exc:  # no jail to run the evals' code in: a fault of this machine
-        check.unchecked.append(str(exc))
+        # (what is missing; the gate has no --no-jail to offer)
+        check.unchecked.append(exc.why if isinstance(exc, JailUnavailable) else str(exc))
     except (SkillEvalError, OSError) as exc:
         check.problems.append(f"its evals cannot be read: {exc}")
     if check.tasks == 0 and not check.problems and not check.unchecked:

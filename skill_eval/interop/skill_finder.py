@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..inputs.evalsets.load import evals_without_skill
 
 SKILL_FILE = "SKILL.md"
 MAX_FOLDERS = 50_000  # folders looked at in one walk: a tree past this is refused
@@ -69,7 +70,8 @@ def find_skills(paths: Sequence[str]) -> list[SkillFolder]:
         elif path.is_dir():
             skills = _walk(path)
             if not skills:
-                raise UsageError(f"{path}: no SKILL.md in it or in its folders", path=given)
+                why = evals_without_skill(path) or "no SKILL.md in it or in its folders"
+                raise UsageError(f"{path}: {why}", path=given)  # as `validate` says it
             found += [SkillFolder(p, p.relative_to(path).as_posix()) for p in skills]
         else:
             raise UsageError(f"{path}: not a skill folder (no such folder)", path=given)

@@ -31,7 +31,14 @@ NO_JAIL = (
 
 
 class JailUnavailable(ExecutorError):
-    """No jail can be built here (no bubblewrap, no user namespaces, not Linux)."""
+    """No jail can be built here (no bubblewrap, no user namespaces, not Linux). `why` says
+    what is missing and what to install; `way_out` what a command with `--no-jail` (or
+    `--jail`) may do instead, said after it: a command without those flags (`validate`, the
+    gate) says `why` alone."""
+
+    def __init__(self, why: str, *, way_out: str | None = None) -> None:
+        super().__init__(f"{why}; {way_out}" if way_out else why)
+        self.why, self.way_out = why, way_out
 
 
 @dataclass(frozen=True)

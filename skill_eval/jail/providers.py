@@ -197,7 +197,7 @@ def resolve(name: str = AUTO) -> JailProvider:
         provider = _named(name)
         missing = provider.problem()
         if missing is not None:
-            raise JailUnavailable(f"{missing}; {_other_ways(provider.name)}")
+            raise JailUnavailable(missing, way_out=_other_ways(provider.name))
         return provider
     problems = []
     for candidate in AUTO_ORDER:
@@ -206,7 +206,9 @@ def resolve(name: str = AUTO) -> JailProvider:
         if missing is None:
             return provider
         problems.append(missing)
-    raise JailUnavailable(f"no jail can run here ({'; '.join(problems)}): {install_hint()}")
+    # each problem names what to install for its provider (on Linux): said once, not again
+    why = f"no jail can run here ({'; '.join(problems)})" + install_hint()
+    raise JailUnavailable(why, way_out=UNCONFINED)
 
 
 def require(kind: str = AUTO) -> str:
@@ -229,6 +231,17 @@ def chosen(name: str) -> str | None:
     if not skipped:
         return None
     return f"jail: auto chose the {provider.name} provider ({'; '.join(skipped)})"
+
+
+def choice_line(name: str) -> str | None:
+    """What a run that jails something says as it starts of the provider `auto` chose (and
+    why, when it passed one over); None for a provider the user named."""
+    if name != AUTO:
+        return None
+    said = chosen(name)
+    return (
+        said or f"jail: auto chose the {resolve(name).name} provider (the first that can run here)"
+    )
 
 
 def isolated(name: str) -> bool:
@@ -259,24 +272,23 @@ def caps_warning(name: str) -> str | None:
     return resolve(name).warning() if isolated(name) else None
 
 
+UNCONFINED = "or pass --no-jail to run unconfined"  # the way out of every missing jail
+
+
 def _other_ways(failed: str) -> str:
     others = [c for c in AUTO_ORDER if c != failed]
-    return f"try --jail {' or --jail '.join(others)}, or pass --no-jail to run unconfined"
+    return f"try --jail {' or --jail '.join(others)}, {UNCONFINED}"
 
 
 def install_hint() -> str:
-    """What to install, per OS, for a jail to run here."""
+    """What to install for a jail to run here, beyond what each provider's problem says: on
+    Linux nothing (each names its package); elsewhere the one provider that serves it."""
     if sys.platform.startswith("linux"):
-        how = (
-            "install bubblewrap, podman or Docker (apt-get install bubblewrap, or podman runc, "
-            "or docker.io)"
-        )
-    else:
-        how = (
-            "install Docker Desktop and build the agent image once (docker build -t "
-            "skill-eval-agent containers/agent-jail; references/ci.md), or Podman"
-        )
-    return how + "; or pass --no-jail to run unconfined"
+        return ""
+    return (
+        ": install Docker Desktop and build the agent image once (docker build -t "
+        "skill-eval-agent containers/agent-jail; references/ci.md), or Podman"
+    )
 
 
 __all__ = [
@@ -289,8 +301,9 @@ __all__ = [
     "Launch",
     "ProviderBase",
     "caps_warning",
-    "image_warning",
+    "choice_line",
     "chosen",
+    "image_warning",
     "install_hint",
     "isolated",
     "name_of",

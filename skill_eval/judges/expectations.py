@@ -21,7 +21,7 @@ from ..core.model import JudgeResult, Task
 from ..core.work import Work
 from .base import JudgeContext, JudgeSpec
 from .judge_cache import cached_judgement, judge_cache_key
-from .llm import LLMReply, judge_model, request_structured
+from .llm import LLMReply, judge_model, request_structured, said_as_scripted
 from .work_judges import describe_work
 
 # Bumped whenever the prompt or the reply schema changes: cached judgements stop applying.
@@ -192,7 +192,7 @@ class ExpectationsJudge:
             model=model,
             max_tokens=max_tokens,
         )
-        result = grade_reply(reply, self.statements)
+        result = said_as_scripted(grade_reply(reply, self.statements), reply.scripted)
         if ctx.cache is not None and result.error is None:
             ctx.cache.put(key, result.to_dict())
         return result

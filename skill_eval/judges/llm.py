@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.model import JudgeResult
 from ..errors import ExecutorError
 from ..executors.base import CHEAP_MODEL, OFFLINE_EXECUTOR, create_grader, get_executor_spec
 from ..executors.grader import (
@@ -138,6 +139,20 @@ def request_structured(
         )
 
 
+# The first words of a verdict the mock grader gave (--mock): its PASS is no model's.
+SCRIPTED = "[mock grader: a fixed answer, no model judged this]"
+
+
+def said_as_scripted(result: JudgeResult, scripted: bool) -> JudgeResult:
+    """`result`, and when it rests on a scripted reply (Reply.scripted) that said first in its
+    details, which every report shows (the summary's feedback, `show`, markdown, HTML,
+    JUnit), and `data["scripted"]`, which a cached copy keeps."""
+    if not scripted:
+        return result
+    data = {**result.data, "scripted": True}
+    return replace(result, details=f"{SCRIPTED} {result.details}".rstrip(), data=data)
+
+
 @dataclass(frozen=True)
 class JudgeSettings:
     """A `JudgeContext` as plain data (picklable), for a process that rebuilds it (a Ray
@@ -207,4 +222,6 @@ __all__ = [
     "grader_or_unavailable",
     "judge_model",
     "request_structured",
+    "said_as_scripted",
+    "SCRIPTED",
 ]

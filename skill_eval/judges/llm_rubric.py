@@ -20,7 +20,7 @@ from ..core.model import ErrorKind, JudgeResult, Task
 from ..core.work import Work
 from .base import JudgeContext, JudgeSpec, clamp_score
 from .judge_cache import JUDGE_PROMPT_VERSION, cached_judgement, judge_cache_key
-from .llm import LLMReply, judge_model, request_structured
+from .llm import LLMReply, judge_model, request_structured, said_as_scripted
 from .work_judges import describe_work
 
 DEFAULT_THRESHOLD = 0.7
@@ -134,7 +134,7 @@ class LLMRubricJudge:
         reply = request_structured(
             ctx, system=SYSTEM, prompt=prompt, schema=REPLY_SCHEMA, tool_name=TOOL_NAME, model=model
         )
-        result = score_reply(reply, self.threshold)
+        result = said_as_scripted(score_reply(reply, self.threshold), reply.scripted)
         if ctx.cache is not None and result.error is None:
             ctx.cache.put(key, result.to_dict())
         return result

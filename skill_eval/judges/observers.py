@@ -194,7 +194,7 @@ def _observe_one(spec: Spec, task: Task, attempt: Attempt, ctx: JudgeContext) ->
     if kind == "length":
         return _flag(_length(spec, attempt), spec.get("budget"))
     judge = build_judge({k: v for k, v in spec.items() if k not in _OWN_KEYS})
-    result = run_judge(judge, task, attempt.work, ctx)
+    result = run_judge(judge, task, attempt.load_work(), ctx)
     reading: dict[str, Any] = {
         "type": kind,
         "value": round(result.score, 4),

@@ -29,6 +29,7 @@ from typing import Any
 from ..core.bounded import FileTooLarge
 from ..core.model import Task
 from ..core.work import Work
+from ..errors import ExecutorError
 from ..jail import Confinement, JailKind, JailUnavailable, Limits, Mount, process
 from ..jail.host_view import SYSTEM_DIRS, interpreter_dirs
 from ..jail.providers import JailProvider, resolve
@@ -44,7 +45,7 @@ _RUNNER = Path(__file__).with_name("python_runner.py")
 _PASSED_THROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
-class JailedCallError(Exception):
+class JailedCallError(ExecutorError):
     """The jailed process gave no answer: it could not start, timed out or died."""
 
 

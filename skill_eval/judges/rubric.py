@@ -38,7 +38,7 @@ from ..evaluators.scoring import (
 )
 from .base import JudgeContext, JudgeSpec, PreflightSettings
 from .judge_cache import judge_cache_key
-from .llm import judge_model, request_structured
+from .llm import judge_model, request_structured, said_as_scripted
 from .work_judges import describe_work
 
 DEFAULT_THRESHOLD = 0.7
@@ -206,7 +206,7 @@ class RubricJudge:
         if cached is not None:
             try:
                 stored = cached["data"]["evaluation"]
-                return self._result(
+                again = self._result(
                     selection,
                     source,
                     _reparse(stored),
@@ -215,6 +215,7 @@ class RubricJudge:
                     backend=backend,
                     cached=True,
                 )
+                return said_as_scripted(again, bool(cached["data"].get("scripted")))
             except (KeyError, TypeError, ValueError):
                 pass  # an entry of another shape: judge again
         shown = describe_work(work) if self.config.get("include_work") else work.text
@@ -251,6 +252,7 @@ class RubricJudge:
             backend=backend,
             cached=False,
         )
+        result = said_as_scripted(result, reply.scripted)
         if ctx.cache is not None:
             ctx.cache.put(key, result.to_dict())
         return result

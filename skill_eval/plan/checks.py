@@ -18,6 +18,7 @@ from ..executors.base import (
 )
 from ..executors.catalog import executors_with_option, has_option
 from ..stats.policy import POLICIES
+from .executor_options import SHORTHANDS, given
 from .kinds import KEEP_POLICIES, RUNNERS
 from .sections import Decision, Execution, ExecutorChoice, Inputs, Judging, Records
 
@@ -54,6 +55,8 @@ def check_counts(decision: Decision, execution: Execution, records: Records) -> 
     for flag, count in (("--pass-k", decision.pass_k), ("--samples", decision.samples)):
         if count is not None and count > MAX_SAMPLES:  # every attempt is planned up front
             raise UsageError(f"{flag} must be at most {MAX_SAMPLES}, got {count}")
+    if decision.samples is not None and decision.samples < 1:
+        raise UsageError(f"--samples must be at least 1, got {decision.samples}")
     if decision.samples is not None and decision.samples < decision.pass_k:
         raise UsageError(
             f"--samples ({decision.samples}) must be at least --pass-k ({decision.pass_k})"
@@ -71,7 +74,10 @@ def check_counts(decision: Decision, execution: Execution, records: Records) -> 
         ("--eval-threshold", decision.eval_threshold, -1e9, 1e9),
     ):
         if not low <= value <= high:
-            raise UsageError(f"{name} must be between {low:g} and {high:g}, got {value}")
+            raise UsageError(
+                f"{name} must be between {low:g} and {high:g}, got {value:g}"
+                f"{_as_fraction(name, value, low)}"
+            )
     if records.max_preview_chars < 100:  # a preview must show something of both ends
         raise UsageError(
             f"--max-preview-chars must be at least 100, got {records.max_preview_chars}"
@@ -97,6 +103,35 @@ def check_shorthand_values(values: Mapping[str, Any]) -> None:
         raise UsageError(f"--max-tokens must be at least 1, got {max_tokens}")
     if max_turns is not None and max_turns < 1:
         raise UsageError(f"--max-turns must be at least 1, got {max_turns}")
+
+
+def _as_fraction(flag: str, value: float, low: float) -> str:
+    """The fraction a rate given in points meant (`--margin 10` or `-10`, as the summary
+    speaks of points: 0.10), or a margin given with a sign; nothing for another value."""
+    if low == -1e9 or not -100 <= value <= 100:
+        return ""
+    if abs(value) > 1:
+        meant, slip = value / 100, "a fraction, not points"
+    elif low == 0 and value < 0:
+        meant, slip = value, "a size, without a sign"
+    else:
+        return ""
+    meant = abs(meant) if low == 0 else meant  # --margin 10 points below: 0.10
+    return f" ({slip}: did you mean {flag} {meant:.2f}?)"
+
+
+def check_offline_shorthands(executor: str, values: Mapping[str, Any]) -> None:
+    """A shorthand flag only the offline executor takes (--mock-outputs, --mock-rules) on
+    another executor: the fix is --mock, which the option check's list would not say."""
+    for short in SHORTHANDS:
+        if not given(values.get(short.param)) or has_option(executor, short.option):
+            continue
+        if executors_with_option(short.option) == [OFFLINE_EXECUTOR]:
+            raise UsageError(
+                f"{short.flag}: the {executor!r} executor this run uses has no option "
+                f"{short.option!r}; only the {OFFLINE_EXECUTOR!r} executor takes it (no model "
+                "is called): add --mock"
+            )
 
 
 def check_choices(
@@ -292,6 +327,7 @@ __all__ = [
     "check_counts",
     "check_executors",
     "check_inputs",
+    "check_offline_shorthands",
     "check_scale",
     "check_shorthand_values",
     "executor_named",

@@ -28,6 +28,7 @@ from .checks import (
     check_counts,
     check_executors,
     check_inputs,
+    check_offline_shorthands,
     check_scale,
     check_shorthand_values,
     executor_of_flags,
@@ -188,6 +189,7 @@ def _check(sections: Mapping[str, Any], mock: bool, shorthands: Mapping[str, Any
     check_shorthand_values(shorthands)
     check_choices(execution, executor, decision, records)
     check_executors(executor, judging, mock)
+    check_offline_shorthands(executor.name, shorthands)
     check_scale(execution, executor, decision, records, bool(shorthands.get("batch")))
     check_budget(decision, execution, inputs, records, bool(shorthands.get("batch")))
     check_arm_flags(inputs, decision, records, bool(shorthands.get("batch")))

@@ -197,4 +197,5 @@ def _judges_cost(usage: Mapping[str, Any]) -> str:
     calls = int(usage.get("judge_calls") or 0)
     if not calls:
         return ""
-    return f", judges ${float(usage.get('judge_cost_usd') or 0):.4f} ({calls} calls)"
+    cost = float(usage.get("judge_cost_usd") or 0)
+    return f", judges ${cost:.4f} ({calls} call{'s' if calls != 1 else ''})"

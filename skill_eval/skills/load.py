@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.model import Skill
+from ..core.utf8 import NotUtf8, utf8_text
 from ..errors import SkillError
 from .lint import Finding, lint_text
 from .plans import read_frontmatter
@@ -69,9 +70,9 @@ def lint_skill(path: str | Path) -> list[Finding]:
     file, directory = skill_file(path)
     data = read_skill_bytes(file)
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:  # there is a SKILL.md, and this is what is wrong with it
-        return [Finding(str(file), data.count(b"\n", 0, exc.start) + 1, "error", _not_utf8(exc))]
+        text = utf8_text(data)
+    except NotUtf8 as exc:  # there is a SKILL.md, and this is what is wrong with it
+        return [Finding(str(file), exc.line, "error", f"SKILL.md is {exc}")]
     return lint_text(text, str(file), _lint_folder(file, directory))
 
 
@@ -112,16 +113,9 @@ def read_skill_text(file: Path) -> str:
     """The SKILL.md's text; SkillError when it cannot be read, is over 1 MiB or not UTF-8."""
     data = read_skill_bytes(file)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SkillError(f"{file}: {_not_utf8(exc)}", path=str(file)) from None
-
-
-def _not_utf8(exc: UnicodeDecodeError) -> str:
-    return (
-        f"SKILL.md is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
-        f"{exc.start}); save the file as UTF-8"
-    )
+        return utf8_text(data)
+    except NotUtf8 as exc:
+        raise SkillError(f"{file}:{exc.line}: SKILL.md is {exc}", path=str(file)) from None
 
 
 def read_skill_bytes(file: Path) -> bytes:

@@ -35,6 +35,20 @@ TRIGGER_FORMAT = "trigger set"
 NO_EVALS = "no evals (evals/evals.json, a trigger set or evals/task_suite.yaml)"
 
 
+def evals_without_skill(path: Path) -> str | None:
+    """What `run` and `validate` both say of a folder with evals/ but no SKILL.md (None for
+    any other): not a skill folder, and how its eval set is read alone."""
+    if not path.is_dir() or is_skill_folder(path) or not (path / EVALS_FOLDER).is_dir():
+        return None
+    found = find_skill_evals(path)
+    named = next((p for p in (found.evals_json, found.trigger_set, found.suite) if p), None)
+    alone = f" (to read its eval set alone, name the file: {named})" if named else ""
+    return (
+        f"no SKILL.md in it, though it has {EVALS_FOLDER}/: a skill folder holds SKILL.md "
+        f"beside {EVALS_FOLDER}/{alone}"
+    )
+
+
 def skill_evals(folder: Path) -> SkillEvals:
     """The skill folder's eval files; a located error when it has none."""
     found = find_skill_evals(folder)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...core.bounded import mib, read_bounded
 from ...core.safeyaml import MAX_BYTES
+from ...core.utf8 import NotUtf8, utf8_text
 from ...errors import Problem, SuiteError
 
 # The most text one field of an eval may hold: a suite file holds no more in all (a prompt
@@ -24,9 +25,10 @@ EVALS_FOLDER = "evals"
 NAME_KEY = "eval_name"
 
 
-def bad(path: Path, where: str, message: str) -> SuiteError:
-    """The error of an eval set that cannot be read: `FILE: FIELD: why`, one line, exit 2."""
-    problem = Problem(str(path), message, field=where)
+def bad(path: Path, where: str, message: str, line: int | None = None) -> SuiteError:
+    """The error of an eval set that cannot be read: `FILE[:LINE]: FIELD: why`, one line,
+    exit 2."""
+    problem = Problem(str(path), message, field=where, line=line)
     return SuiteError(str(problem), path=str(path), problems=[problem])
 
 
@@ -105,10 +107,12 @@ def read_json(path: Path, what: str) -> Any:
             path, "", "is a link; eval files are read as files of their own, never through one"
         )
     try:
-        text = read_bounded(path).decode("utf-8")
+        text = utf8_text(read_bounded(path))
     except FileNotFoundError:
         raise bad(path, "", f"{what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except NotUtf8 as exc:  # in the words a suite's YAML gets (core/utf8.py)
+        raise bad(path, "", str(exc), exc.line) from None
+    except OSError as exc:
         raise bad(path, "", f"cannot read the {what}: {exc}") from None
     try:
         data = json.loads(text)

@@ -22,6 +22,7 @@ from typing import Any
 
 from ...core.bounded import FileTooLarge, mib, read_bounded
 from ...core.paths import inside
+from ...core.utf8 import NotUtf8, utf8_text
 from .checks import CHECK_FIELDS, read_checks, read_statements
 from .records import (
     MAX_TEXT_BYTES,
@@ -122,14 +123,14 @@ def _prompt_file(name: Any, path: Path, where: str) -> str:
     if not is_text(name) or not inside(folder, file) or file.is_symlink():
         raise bad(path, where, f"must name a file beside {path.name} (no link, no `..`): {name!r}")
     try:
-        text = read_bounded(file, MAX_TEXT_BYTES).decode("utf-8")
+        text = utf8_text(read_bounded(file, MAX_TEXT_BYTES))
     except FileNotFoundError:
         raise bad(path, where, f"not found: {name!r} (looked in {folder})") from None
     except FileTooLarge:
         raise bad(
             path, where, f"{name!r} is over the {mib(MAX_TEXT_BYTES)} a prompt may hold"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, NotUtf8) as exc:
         raise bad(path, where, f"cannot read {name!r}: {exc}") from None
     if not text.strip():
         raise bad(path, where, f"{name!r} is empty")
