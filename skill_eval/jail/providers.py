@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .workspace_channel import WorkspaceChannel
 
 AUTO, NONE = "auto", "none"
+UNAVAILABLE = "unavailable"  # what a manifest names where no jail can run (a dry run only)
 AUTO_ORDER = ("bubblewrap", "container", "docker")  # `auto` tries these, in this order
 
 
@@ -256,8 +257,12 @@ def isolated(name: str) -> bool:
 
 
 def name_of(name: str) -> str:
-    """The provider `name` resolves to here (auto: the one it picks), for manifests."""
-    return resolve(name).name if isolated(name) else NONE
+    """The provider `name` resolves to here (auto: the one it picks), for manifests; a dry
+    run on a machine with no jail gets UNAVAILABLE (a real run stops at its preflight first)."""
+    try:
+        return resolve(name).name if isolated(name) else NONE
+    except JailUnavailable:
+        return UNAVAILABLE
 
 
 def image_warning(name: str, pins: Mapping[str, str]) -> str | None:
