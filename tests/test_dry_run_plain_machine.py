@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from skill_eval.executors.base import DEFAULT_MODEL
-from tests.helpers import REPO, write_skill
+from tests.fakes.fake_claude import install
+from tests.helpers import REPO, run_cli, write_skill
 
 # claude_agent_sdk hidden (find_spec returns None for a module set to None), so no bundled CLI.
 ENTRY = (
@@ -22,7 +23,7 @@ ENTRY = (
 )
 
 
-def test_a_dry_run_needs_no_key_no_binary_and_no_jail(tmp_path: Path) -> None:
+def _skill(tmp_path: Path) -> Path:
     skill = write_skill(tmp_path / "summaries")
     (skill / "evals").mkdir()
     evals = {
@@ -38,6 +39,11 @@ def test_a_dry_run_needs_no_key_no_binary_and_no_jail(tmp_path: Path) -> None:
         ],
     }
     (skill / "evals" / "evals.json").write_text(json.dumps(evals), encoding="utf-8")
+    return skill
+
+
+def test_a_dry_run_needs_no_key_no_binary_and_no_jail(tmp_path: Path) -> None:
+    skill = _skill(tmp_path)
     empty_path = tmp_path / "bin"
     empty_path.mkdir()  # no claude, no bwrap, no podman, no docker
     env = {"HOME": str(tmp_path / "home"), "PATH": str(empty_path), "PYTHONPATH": str(REPO)}
@@ -70,5 +76,17 @@ def test_a_dry_run_needs_no_key_no_binary_and_no_jail(tmp_path: Path) -> None:
     assert any("claude CLI not found" in line for line in to_fix), text
     assert any("no jail can run here" in line for line in to_fix), text
     assert any("authentication" in line for line in to_fix), text
-    made = {p.name for p in (tmp_path / "state").iterdir()}
-    assert not made & {"runs", "evaluations", "traces"}, made  # nothing ran
+    assert not (tmp_path / "state").exists()  # nothing written under the state root
+
+
+def test_a_dry_run_on_the_agent_writes_nothing_under_the_state_root(tmp_path: Path) -> None:
+    """With the CLI found (a fake `claude` that answers `--version`), the dry run asks its
+    version and remembers none of it: the state root is not even made (issue 52)."""
+    fake = install(tmp_path / "bin")
+    state = tmp_path / "state"
+    code, out, err = run_cli(
+        "run", str(_skill(tmp_path)), "--dry-run", "--claude-bin", fake,
+        "--state-root", str(state),
+    )  # fmt: skip
+    assert code == 0 and "attempts to run: candidate 3, baseline 3" in out, err
+    assert not state.exists()

@@ -80,11 +80,13 @@ def prepare(plan: RunPlan, log: Log, *, preflight: bool = True) -> Prepared:
     judge_warnings = check_suite(suite, plan.inputs.task_suite, plan.execution.jail)
     check_budget_size(plan, suite)
     state_root = Path(plan.records.state_root).resolve()
-    state_root.mkdir(parents=True, exist_ok=True)
-    executor = build_executor(plan, suite)
+    if preflight:  # a dry run writes nothing under the state root
+        state_root.mkdir(parents=True, exist_ok=True)
+    executor = build_executor(plan, suite, dry=not preflight)
     arms = _arms(plan, suite, executor, state_root, log, judge_warnings)
     by_arm = build_arm_executors(
-        arms.listed, lambda n, m, model: build_executor(plan, suite, n, m, model)
+        arms.listed,
+        lambda n, m, model: build_executor(plan, suite, n, m, model, dry=not preflight),
     )
     arms, skip = _decided_without_running(plan, arms, log)
     missing: list[str] = []
@@ -150,14 +152,17 @@ def build_executor(
     name: str | None = None,
     skill_mode: str | None = None,
     model: str | None = None,
+    *,
+    dry: bool = False,
 ) -> ExecutorBase:
     """The plan's executor (or executor `name` an arm runs on, in `skill_mode`, on `model`
-    when the arm names one), refusing up
+    when the arm names one; `dry`: for a dry run, which writes nothing), refusing up
     front the tasks it cannot run (agent tasks with an executor that cannot act, trigger
     tasks without an executor that can tell whether the skill was invoked: the judges'
     roles say) and a context mode it cannot deliver."""
     name = name or plan.executor.name
-    executor = create_executor(name, executor_config(plan, name, skill_mode, model))
+    config = executor_config(plan, name, skill_mode, model, remember_versions=not dry)
+    executor = create_executor(name, config)
     problem = agent_task_problem(executor, name, suite.tasks)
     for role in roles_of(suite.tasks):
         problem = problem or role.executor_problem(executor, name, suite.tasks)
