@@ -40,7 +40,9 @@ from .choices import Choice
     metavar="NAME",
     default="auto",
     show_default=True,
-    help="Where the evals' code (python and pytest judges) runs: auto, bubblewrap, container.",
+    help="Where the evals' code (python and pytest judges) runs: auto (the first of "
+    "bubblewrap, container, docker that runs here), bubblewrap, container, docker, or a "
+    "plugin's provider.",
 )
 def command(
     paths: tuple[str, ...],

@@ -25,8 +25,9 @@ from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.budget import Budget
 from ...core.model import ExecutionRequest, ExecutionResult, Task
 from ...errors import ExecutorError, SkillEvalError
+from ...jail import JailUnavailable
 from ...jail.confine import abi
-from ...jail.providers import JailUnavailable, isolated, name_of, require
+from ...jail.providers import isolated, name_of, require
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
