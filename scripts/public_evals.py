@@ -18,6 +18,8 @@ real public skills copied for reading; none ships with skill-eval.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -39,14 +41,20 @@ def skill_folders(corpus: Path) -> list[Path]:
 
 
 def judge(folder: Path, timeout: float) -> tuple[str, str]:
-    """(verdict, what the gate said of it) for one skill folder, judged from a copy."""
+    """(verdict, what the gate said of it) for one skill folder, judged in a rebuilt copy of
+    its repository (the skill at its path, what the corpus kept of the repository's root
+    beside it, a git repository as the original is)."""
     with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / folder.name.replace("+", "-").lstrip("_") or "skill"
-        shutil.copytree(folder, copy, ignore=lambda _d, names: CORPUS_ONLY & set(names))
+        repo = Path(tmp) / "repo"
+        skill = repo / source_path(folder)
+        shutil.copytree(folder, skill, ignore=lambda _d, names: CORPUS_ONLY & set(names))
+        if (folder / "_repo").is_dir():
+            shutil.copytree(folder / "_repo", repo, dirs_exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
         try:
             done = subprocess.run(
-                ["skill-eval", "gate", str(copy), "--allow-unjudged"],
-                capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                ["skill-eval", "gate", str(skill), "--allow-unjudged"],
+                capture_output=True, text=True, timeout=timeout, cwd=repo,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             return "not sound", f"no answer in {timeout:g} s"
@@ -54,15 +62,26 @@ def judge(folder: Path, timeout: float) -> tuple[str, str]:
     if "not judged (no evals)" in said:
         outside = (folder / "_repo" / "evals").is_dir()
         return "no evals", "evals at the repository root" if outside else ""
-    if "cannot be read" in said:
-        return "unreadable", _line_with(said, "cannot be read")
-    if done.returncode == 0 and "sound" in said:
+    row = _line_with(said, "NOT SOUND") or _line_with(said, "cannot be read")
+    if done.returncode == 0 and not row:
         return "sound", ""
-    return "not sound", _line_with(said, copy.name) or said.strip().splitlines()[-1]
+    loaded = re.search(r"\s(?:its own|base's)\s+(\d+)\s", row)
+    if loaded is None or loaded[1] == "0":  # no task came out of the evals
+        return "unreadable", row.split("NOT SOUND: ")[-1]
+    return "not sound", row.split("NOT SOUND: ")[-1]
+
+
+def source_path(folder: Path) -> str:
+    """Where the skill lies in its repository (SOURCE.json's `path`; `.`: the root)."""
+    try:
+        path = json.loads((folder / "SOURCE.json").read_text(encoding="utf-8"))["path"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "skill"
+    return "skill" if path in ("", ".") else str(path)
 
 
 def _line_with(text: str, needle: str) -> str:
-    return next((line.strip() for line in text.splitlines() if needle in line), "")[:200]
+    return next((line.strip() for line in text.splitlines() if needle in line), "")[:300]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
