@@ -20,7 +20,7 @@ from typing import Any
 from ..backends import Backend, create_backend
 from ..core.model import Suite
 from ..errors import CacheError, JudgeError, SkillEvalError, UsageError
-from ..executors.base import ExecutorBase, agent_task_problem, create_executor
+from ..executors.base import ExecutorBase, create_executor
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
 from ..inputs.suite import load_suite
@@ -176,6 +176,21 @@ def build_executor(
     if problem is not None:
         raise UsageError(problem)
     return executor
+
+
+def agent_task_problem(executor: ExecutorBase, executor_name: str, tasks: Any) -> str | None:
+    """Why `executor` cannot run these tasks (an agent task with an executor that cannot
+    act), naming the first such task and the executor to use; None when it can."""
+    if executor.can_act:
+        return None
+    task = next((t for t in tasks if t.is_agent_task), None)
+    if task is None:
+        return None
+    return (
+        f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
+        f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
+        "--executor claude-cli, or --mock for a dry run"
+    )
 
 
 def _arms(

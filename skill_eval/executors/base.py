@@ -165,21 +165,6 @@ class ExecutorBase:
         return None
 
 
-def agent_task_problem(executor: ExecutorBase, executor_name: str, tasks: Any) -> str | None:
-    """Why `executor` cannot run these tasks (an agent task with an executor that cannot
-    act), naming the first such task and the executor to use; None when it can."""
-    if executor.can_act:
-        return None
-    task = next((t for t in tasks if t.is_agent_task), None)
-    if task is None:
-        return None
-    return (
-        f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
-        f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
-        "--executor claude-cli, or --mock for a dry run"
-    )
-
-
 class _Adapted(ExecutorBase):
     """A bare `run()` object (a plugin) given the default lifecycle."""
 

@@ -256,6 +256,16 @@ def isolated(name: str) -> bool:
         return True
 
 
+def missing(name: str) -> str | None:
+    """Why no jail `name` names can run here (None: one can, or `name` needs none)."""
+    try:
+        if isolated(name):
+            require(name)
+    except JailUnavailable as exc:
+        return str(exc)
+    return None
+
+
 def name_of(name: str) -> str:
     """The provider `name` resolves to here (auto: the one it picks), for manifests; a dry
     run on a machine with no jail gets UNAVAILABLE (a real run stops at its preflight first)."""
@@ -298,10 +308,10 @@ def install_hint() -> str:
 
 __all__ = [
     "AUTO",
-    "require",
     "AUTO_ORDER",
     "NONE",
     "REGISTRY",
+    "UNAVAILABLE",
     "JailProvider",
     "Launch",
     "ProviderBase",
@@ -311,7 +321,9 @@ __all__ = [
     "image_warning",
     "install_hint",
     "isolated",
+    "missing",
     "name_of",
     "register_provider",
+    "require",
     "resolve",
 ]

@@ -24,10 +24,9 @@ from typing import Any
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.budget import Budget
 from ...core.model import ExecutionRequest, ExecutionResult, Task
-from ...errors import ExecutorError, SkillEvalError
-from ...jail import JailUnavailable
+from ...errors import ExecutorError
 from ...jail.confine import abi
-from ...jail.providers import isolated, name_of, require
+from ...jail.providers import isolated, missing, name_of
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns
@@ -148,14 +147,11 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
 
     def preflight(self) -> None:
         """Every reason this machine cannot run it, one line each (a dry run lists them)."""
-        problems: list[SkillEvalError] = []
+        problems: list[ExecutorError] = []
         if self._launcher is None:
             problems.append(ExecutorError(binaries.not_found_message(self.config.claude_bin)))
-            try:  # the launcher checks the jail; without a binary there is none to ask
-                if isolated(self.config.jail):
-                    require(self.config.jail)
-            except JailUnavailable as exc:
-                problems.append(exc)
+            if (no_jail := missing(self.config.jail)) is not None:  # the launcher's check
+                problems.append(ExecutorError(no_jail))
         else:
             try:
                 self._launcher.check()
