@@ -13,14 +13,20 @@ from typing import Any
 import pytest
 
 from skill_eval.core.budget import BUDGET_STOPPED
-from skill_eval.core.model import ExecutionRequest, Task, Usage
+from skill_eval.core.model import ExecutionRequest, Task
 from skill_eval.engine.spend import Meter
 from skill_eval.executors.anthropic_api import AnthropicConfig, AnthropicExecutor
 from skill_eval.executors.base import create_executor
-from skill_eval.executors.pricing import load_price_table
 from skill_eval.skills import load_skill
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.helpers import journal_records, read_json, run_cli, write_skill, write_suite
+from tests.helpers import (
+    journal_records,
+    read_json,
+    replies_cost,
+    run_cli,
+    write_skill,
+    write_suite,
+)
 
 MODEL = "claude-sonnet-4-6"  # $15 a million output tokens: 20,000 out is $0.30
 BIG = {"output_tokens": 20_000}
@@ -40,16 +46,6 @@ def guide_skill(root: Path) -> Path:
     (folder / "references").mkdir()
     (folder / "references" / "guide.md").write_text("indent with tabs", encoding="utf-8")
     return folder
-
-
-def replies_cost(fake: FakeAnthropic) -> float:
-    """What the fake's answered replies cost at the built-in prices (its own account)."""
-    prices = load_price_table()
-    return sum(
-        prices.cost(str(r.reply["model"]), Usage.from_dict(r.reply["usage"]))[0]
-        for r in fake.requests_to("/v1/messages")
-        if r.status == 200 and isinstance(r.reply, dict)
-    )
 
 
 def test_a_cap_crossed_inside_an_attempt_stops_its_next_request(tmp_path: Path) -> None:

@@ -15,18 +15,18 @@ from typing import Any
 import pytest
 
 from skill_eval.core.budget import BUDGET_STOPPED
-from skill_eval.core.model import ExecutionRequest, Task, Usage
+from skill_eval.core.model import ExecutionRequest, Task
 from skill_eval.core.workspace import AttemptWorkspace
 from skill_eval.engine.spend import Meter
 from skill_eval.executors.claude.binary import bundled_cli
 from skill_eval.executors.claude.config import ClaudeCliConfig
 from skill_eval.executors.claude.executor import ClaudeCodeExecutor
-from skill_eval.executors.pricing import load_price_table
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.helpers import (
     jail_missing,
     journal_records,
     read_json,
+    replies_cost,
     run_cli,
     write_skill,
     write_suite,
@@ -45,16 +45,6 @@ def write(name: str) -> dict[str, Any]:
     return {
         "tool_use": {"name": "Write", "input": {"file_path": f"{{cwd}}/{name}", "content": "x"}}
     }
-
-
-def replies_cost(fake: FakeAnthropic) -> float:
-    """What the fake's answered replies cost at the built-in prices (its own account)."""
-    prices = load_price_table()
-    return sum(
-        prices.cost(str(r.reply["model"]), Usage.from_dict(r.reply["usage"]))[0]
-        for r in fake.requests_to("/v1/messages")
-        if r.status == 200 and isinstance(r.reply, dict)
-    )
 
 
 def test_an_attempt_that_times_out_costs_what_its_replies_cost(tmp_path: Path) -> None:
