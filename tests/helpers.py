@@ -6,12 +6,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from click.testing import CliRunner
 
 from skill_eval.cli import cli
+from skill_eval.core.execution import Usage
+from skill_eval.executors.pricing import load_price_table
+
+if TYPE_CHECKING:
+    from tests.fakes.anthropic_server import FakeAnthropic
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_SUITE = REPO / "task_suites" / "demo" / "task_suite.yaml"
@@ -141,3 +146,13 @@ def write_signed_journal(path: Path, records: list[dict[str, Any]], state_root: 
         lines.append(json.dumps({**record, "mac": mac}) + "\n")
         previous = mac
     path.write_text("".join(lines), encoding="utf-8")
+
+
+def replies_cost(fake: FakeAnthropic) -> float:
+    """What the fake's answered replies cost at the built-in prices (its own account)."""
+    prices = load_price_table()
+    return sum(
+        prices.cost(str(r.reply["model"]), Usage.from_dict(r.reply["usage"]))[0]
+        for r in fake.requests_to("/v1/messages")
+        if r.status == 200 and isinstance(r.reply, dict)
+    )

@@ -377,6 +377,25 @@ def test_every_eval_file_in_evals_is_run_or_listed_with_why(tmp_path: Path) -> N
     assert code == 0 and "evals/local-evals.json: not read" in err, err
 
 
+def test_several_eval_sets_and_no_evals_json_are_each_listed_with_why(tmp_path: Path) -> None:
+    """A skill keeping several eval sets in evals/ and no evals.json (as public skills do: one
+    file a topic) has nothing run; `run` and the gate say of each file why and how to run it,
+    instead of a bare "no evals"."""
+    topic = [{"query": "Plan a ticket app", "expected_behavior": "a view and a tool"}]
+    folder = skill(tmp_path, [], architecture__json=topic, ui__json=topic)
+    (folder / "evals" / "evals.json").unlink()
+    code, _, err = run_cli("run", str(folder), "--mock", "--state-root", str(tmp_path / "s"))
+    assert code == 2 and "nothing to run" in err, err
+    for name in ("architecture.json", "ui.json"):
+        assert (
+            f"notes: evals/{name}: not read: an eval set (1 evals); with several here and no "
+            f"evals.json, none is read; run it with --task-suite {folder / 'evals' / name}"
+        ) in err, err
+    code, out, err = run_cli("gate", str(folder))  # no ref: listed, not failed, not "sound"
+    assert code == 0 and "No changed skill has evals: nothing was checked." in out + err
+    assert "evals/architecture.json: not read: an eval set (1 evals)" in out + err
+
+
 def test_with_no_evals_json_the_one_eval_set_there_is_read(tmp_path: Path) -> None:
     """A file named like a trigger set that holds evals (no should_trigger) is read as
     evals: content decides, not the name."""

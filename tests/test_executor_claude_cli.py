@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from skill_eval.core.model import ExecutionRequest, ExecutionResult, Skill, Task
+from skill_eval.core.model import ExecutionRequest, ExecutionResult, Skill, Task, Usage
 from skill_eval.core.workspace import AttemptWorkspace
 from skill_eval.errors import ExecutorError
 from skill_eval.executors.base import SKILL_BEGIN, create_executor
@@ -123,7 +123,9 @@ def test_the_child_gets_the_allow_list_a_placeholder_key_and_isolating_flags(
     skill = Skill(name="s", content="SKILL-X")
     result, ws = attempt(executor, tmp_path, skill=skill)
     assert result.error is None and result.output == "echo: hello", result.error
-    assert result.cost_usd == 0.0012 and result.usage.input_tokens == 10
+    # the fake CLI's result line claims $0.0012 and 10 tokens; it sent no request through the
+    # forward, and an attempt costs what the forward relayed (issue 49)
+    assert result.cost_usd == 0 and result.usage == Usage()
     assert result.meta["session_id"] == "fake-session" and result.meta["api_retries"] == 0
     assert result.meta["isolation"]["jail"] == "bubblewrap"
     (call,) = calls(ws.path)
@@ -259,10 +261,14 @@ def test_garbage_on_stdout_is_counted_and_never_trusted(fake_bin: str, tmp_path:
 
 
 @needs_jail
-def test_an_is_error_result_keeps_its_class_and_cost(fake_bin: str, tmp_path: Path) -> None:
+def test_an_is_error_result_keeps_its_class_and_costs_what_its_replies_cost(
+    fake_bin: str, tmp_path: Path
+) -> None:
+    """The fake CLI claims $0.0012 in its result line but sent no request through the
+    forward: the attempt costs what the forward relayed, nothing (issue 49)."""
     result, _ = attempt(make(fake_bin), tmp_path, "IS_ERROR")
     assert result.error and result.retryable and "429" in result.error
-    assert result.cost_usd == 0.0012 and not result.fatal
+    assert result.cost_usd == 0 and not result.fatal
 
 
 @needs_jail
@@ -374,7 +380,8 @@ def test_a_missing_cli_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert str(info.value).startswith(NOT_FOUND + " ")
     assert "bash scripts/install_claude_cli.sh" in str(info.value)
     assert "--executor anthropic" in str(info.value) and "--mock" in str(info.value)
-    assert executor.run(request()).error == str(info.value)
+    # preflight lists every reason (no key here either); an attempt names the missing CLI
+    assert executor.run(request()).error == str(info.value).splitlines()[0]
 
 
 def test_a_missing_explicit_claude_bin_is_named(

@@ -314,17 +314,21 @@ HOW: tuple[Section, ...] = (
         (
             flag(
                 "dry-run",
-                "Print the run's plan (attempts per arm, judge calls, cached baseline attempts, "
-                "tokens and dollars with their basis) and exit 0: no model call, no run directory.",
+                "Print the run's plan (the executor and model, attempts per arm, judge calls, "
+                "cached baseline attempts, tokens and dollars with their basis) and what a real "
+                "run still needs here (a key, the agent CLI, a jail), and exit 0: no model call, "
+                "no run directory, no key needed.",
                 "--dry-run",
                 is_flag=True,
             ),
             flag(
                 "max-cost-usd",
                 "Cap what the whole command spends (attempts and judge calls; improve's improver "
-                "and review's role models too; earlier sessions of a resumed run too): an "
-                "estimate over it refuses a run before its first call; reaching it starts no new "
-                "attempt, keeps the finished ones (resume with a higher cap) and exits 5.",
+                "and review's role models too; earlier sessions of a resumed run too), each "
+                "model reply counted as it comes: an estimate over it refuses a run before its "
+                "first call; reaching it refuses every further model request (running attempts "
+                "end as stopped, not failed), keeps the finished ones (resume with a higher cap) "
+                "and exits 5.",
                 "--max-cost-usd",
                 type=float,
                 default=None,

@@ -40,7 +40,9 @@ from .choices import Choice
     metavar="NAME",
     default="auto",
     show_default=True,
-    help="Where the evals' code (python and pytest judges) runs: auto, bubblewrap, container.",
+    help="Where the evals' code (python and pytest judges) runs: auto (the first of "
+    "bubblewrap, container, docker that runs here), bubblewrap, container, docker, or a "
+    "plugin's provider.",
 )
 def command(
     paths: tuple[str, ...],
@@ -58,13 +60,15 @@ def command(
     written, every deterministic judge must pass its task's reference (where there is one)
     and fail an empty output, and SKILL.md must lint without errors; model-graded checks and
     trigger queries are listed as not checked offline. A skill whose evals this change
-    removed or emptied fails; one with no evals at all is not judged, which fails unless
-    --allow-unjudged. Code the evals name runs only in the jail, with no secret.
+    removed or emptied fails; one with no evals at all is not judged, which, when a change
+    is judged (--changed-since), fails unless --allow-unjudged. Code the evals name runs
+    only in the jail, with no secret.
 
     \b
     Exit codes:
     0  every changed skill's evals are sound (or there is no changed skill)
-    1  some are not, or were removed, or a skill is not judged (without --allow-unjudged)
+    1  some are not, or were removed, or a changed skill is not judged (--changed-since,
+       without --allow-unjudged)
     3  a check could not run here (no jail for the evals' code)
     2  bad input or usage
     """

@@ -125,7 +125,7 @@ def plan_of(kwargs: dict[str, Any], ctx: click.Context) -> RunPlan:
 
 def show_plan(plan: RunPlan) -> None:
     """--dry-run: the run's plan and price on stdout; no model call, no run directory."""
-    from ..engine.estimate import dry_run
+    from ..engine.dry_run import dry_run
 
     for line in dry_run(plan, note):
         click.echo(line)

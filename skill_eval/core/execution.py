@@ -118,6 +118,16 @@ class Usage:
             self.cache_read_input_tokens + other.cache_read_input_tokens,
         )
 
+    @property
+    def total(self) -> int:
+        """Every token the call was billed for: input, cache writes and reads, output."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
     def to_dict(self) -> dict[str, int]:
         return {
             "input_tokens": self.input_tokens,
@@ -130,6 +140,27 @@ class Usage:
     def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
         data = data or {}
         return cls(**{k: int(data.get(k) or 0) for k in cls().to_dict()})
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One model call a judgement (or another step) made: the model that answered, what it
+    used, and whether it went through the Message Batches API (billed at a discount)."""
+
+    model: str
+    usage: Usage
+    batch: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            **self.usage.to_dict(),
+            **({"batch": True} if self.batch else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelCall:
+        return cls(str(data.get("model") or ""), Usage.from_dict(data), bool(data.get("batch")))
 
 
 @dataclass(frozen=True)
@@ -151,3 +182,6 @@ class ExecutionResult:
     # execution that outran its timeout): the runner records the attempt as `failed`, not
     # `error`, so an output cannot drop its task from both pass rates by misbehaving.
     output_caused: bool = False
+    # Its usage and cost were charged to the executor's budget reply by reply as they came
+    # (core/budget.py); False: the runner charges them when the attempt returns.
+    charged: bool = False

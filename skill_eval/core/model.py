@@ -16,6 +16,7 @@ from .blobs import OutputRef, TranscriptRef, read_checked
 from .execution import Delivery, ExecutionSettings
 from .execution import ExecutionRequest as ExecutionRequest  # re-exported: the seam's records
 from .execution import ExecutionResult as ExecutionResult
+from .execution import ModelCall as ModelCall
 from .execution import SkillMode as SkillMode
 from .execution import Usage as Usage
 from .work import Snapshot, ToolCall, Work
@@ -191,7 +192,10 @@ class Arm:
 class JudgeResult:
     """What a judge says of one output. `error` is set when the judge itself could not judge;
     `error_kind` then says whether a retry may help (unset counts as permanent: only a judge
-    that knows its cause is passing can ask for a retry)."""
+    that knows its cause is passing can ask for a retry). `calls` are the model calls the
+    judgement made, each with its model and usage, recorded at the grader seam
+    (judges/base.py `run_judge`), whatever the judge writes in its `data`: what the run's
+    meter and the artifact's usage sum."""
 
     passed: bool
     score: float
@@ -199,6 +203,7 @@ class JudgeResult:
     error: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
     error_kind: ErrorKind | None = None
+    calls: tuple[ModelCall, ...] = ()
 
     @property
     def transient(self) -> bool:
@@ -216,10 +221,13 @@ class JudgeResult:
             out["error_kind"] = "transient" if self.transient else "permanent"
         if self.data:
             out["data"] = dict(self.data)
+        if self.calls:
+            out["calls"] = [call.to_dict() for call in self.calls]
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeResult:
+        calls = data.get("calls")
         return cls(
             passed=bool(data["passed"]),
             score=float(data["score"]),
@@ -229,6 +237,9 @@ class JudgeResult:
             error_kind=data.get("error_kind")
             if data.get("error_kind") in ("transient", "permanent")
             else None,
+            calls=tuple(ModelCall.from_dict(c) for c in calls if isinstance(c, Mapping))
+            if isinstance(calls, list)
+            else (),
         )
 
     @classmethod

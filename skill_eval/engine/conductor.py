@@ -94,7 +94,7 @@ def _evaluator(prepared: Prepared, opened: OpenRun, meter: Meter | None) -> Eval
         journal=opened.journal,
         done=opened.done,
         backend=prepared.backend,
-        stop_when=meter.add if meter is not None else None,
+        meter=meter,
     )
 
 

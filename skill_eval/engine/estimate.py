@@ -1,52 +1,42 @@
 """What a run will cost before it costs it (`run --dry-run`, and the first lines of every run):
 attempts per arm, model-graded judge calls, baseline attempts the cache may serve, and tokens
-and dollars with their basis. No model is called.
+and dollars with their basis, for the model each executor names. No model is called.
 
 The basis is, first, earlier runs of the same suite (its sha256) with the same model in the
-state root: their artifacts' usage per attempt, judges included. Else a prior: the prompt and
-the arm's skill at 4 characters a token in (plus AGENT_PRIOR_IN for an agent's own system
-prompt, tools and turns), PRIOR_OUT tokens out an attempt, JUDGE_PRIOR a judgement, priced
-with the executor's price table. A model with no known price leaves the dollars unknown.
+state root: their artifacts' usage per attempt, judges included. Else the prior
+(engine/prior.py): the size of a good answer as the suite gives it (a task's reference, an
+eval's expected output), the prompt and the skill, the executor's request frame and its prompt
+cache, priced with the executor's table. A model with no known price leaves the dollars
+unknown (--max-tokens-total caps what it spends).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.model import Attempt, Task
+from ..core.model import Arm, Attempt, Task
 from ..errors import BudgetExhausted
-from ..executors.base import OFFLINE_EXECUTOR, ExecutorBase
-from ..executors.pricing import PriceTable, load_price_table
-from ..judges.llm import DEFAULT_JUDGE_MODEL
-from ..plan.run_plan import Records, RunPlan
+from ..executors.base import ExecutorBase, ExecutorConfig
+from ..executors.catalog import is_offline
+from ..executors.pricing import PriceTable
+from ..judges.base import JudgeContext
+from ..judges.llm import judge_model
+from ..plan.run_plan import Records
 from ..stats.drift import FRESH_SHARE, fresh_counts
 from .artifact import model_graded
-from .journal import JOURNAL_NAME, Journal
-from .journal_key import journal_key
-from .prepare import Prepared, prepare
+from .prepare import Prepared
+from .prior import CHARS_PER_TOKEN, Rate, attempt_spend, judgement_spend, mean, price_of
 from .runner import plan_jobs
-from .spend import Spent, total
+from .spend import ARTIFACT_TOKENS, Spent
 
-CHARS_PER_TOKEN = 4
-PRIOR_OUT = {"text": 500, "agent": 2_000}  # output tokens an attempt, by executor kind
-AGENT_PRIOR_IN = 25_000  # an agent's system prompt, tool definitions and turns, an attempt
-JUDGE_PRIOR = (1_500, 300)  # tokens in and out of one model-graded judgement
 HISTORY_RUNS = 20  # the newest artifacts read for a basis
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Rate:
-    """The cost of one attempt (or judgement): dollars (None: no known price) and tokens."""
-
-    usd: float | None
-    tokens: int
+NO_MODEL = "the mock executor calls no model: no tokens, no dollars"
 
 
 @dataclass(frozen=True)
@@ -135,7 +125,8 @@ def estimate_run(prepared: Prepared) -> Estimate:
     budget = plan.decision.budget
     if budget is not None:  # placed adaptively: the budget, shared evenly by the arms
         share = budget / max(1, len(jobs))
-        attempts = {arm.name: budget // len(arms) for arm in arms}
+        each, extra = divmod(budget, len(arms))
+        attempts = {a.name: each + (i < extra) for i, a in enumerate(arms)}
         judge_calls = math.ceil(judge_calls * share)
     notes: list[str] = []
     runs_on = {a.name: prepared.arm_executors.get(a.name, prepared.executor) for a in arms}
@@ -147,13 +138,14 @@ def estimate_run(prepared: Prepared) -> Estimate:
         basis = f"basis: {count} earlier run(s) of this suite and model in the state root"
         judgement = Rate(0.0, 0)  # their figures include their judges'
     else:
-        rates = {a.name: _prior(a.skill, suite.tasks, runs_on[a.name], notes) for a in arms}
-        judgement = _judge_prior(prepared, notes)
+        rates = {
+            a.name: _arm_rate(a, suite.tasks, runs_on[a.name], attempts[a.name], notes)
+            for a in arms
+        }
+        judgement = _judge_rate(prepared, [t for t in suite.tasks if t.id in graded], notes)
         basis = (
-            f"basis: prior, prompt and skill at {CHARS_PER_TOKEN} chars a token in, "
-            f"{PRIOR_OUT['text']} tokens out a text attempt, {PRIOR_OUT['agent']} out and "
-            f"{AGENT_PRIOR_IN:,} more in an agent attempt, {JUDGE_PRIOR[0]}+{JUDGE_PRIOR[1]} "
-            "a judgement"
+            "basis: prior, the suite's reference answers (else a fixed size), the prompt and "
+            f"skill at {CHARS_PER_TOKEN} chars a token, the executor's own prompt and cache"
         )
     return Estimate(
         attempts, judge_calls, rates, judgement, basis, _reusable(prepared), tuple(notes)
@@ -167,52 +159,71 @@ def _mean(rates: Sequence[Rate]) -> Rate:
 
 
 def prices_of(executor: ExecutorBase) -> PriceTable:
-    """The executor's price table (--price-file), else the built-in one."""
-    table = getattr(executor, "prices", None)
-    return table if isinstance(table, PriceTable) else load_price_table()
+    """The executor's price table (--price-file over the built-in one)."""
+    return executor.prices
 
 
-def _priced(
-    executor: ExecutorBase, model: str | None, tokens_in: int, tokens_out: int, notes: list[str]
+def _note(notes: list[str], note: str) -> None:
+    if note not in notes:
+        notes.append(note)
+
+
+def _priced(model: str | None, rate: Rate, notes: list[str]) -> Rate:
+    """`rate` as it is, or with no dollars and a note when `model` has no known price."""
+    if rate.usd is None:
+        _note(
+            notes,
+            f"no known price for model {model or '(none named)'!r}: dollars unknown "
+            "(--price-file adds one; --max-tokens-total caps tokens)",
+        )
+    return rate
+
+
+def _arm_rate(
+    arm: Arm, tasks: Sequence[Task], executor: ExecutorBase, attempts: int, notes: list[str]
 ) -> Rate:
-    tokens = tokens_in + tokens_out
-    if executor.name == OFFLINE_EXECUTOR:
-        note = "the mock executor calls no model: no tokens, no dollars"
-        if note not in notes:
-            notes.append(note)
+    """An attempt's mean prior rate with this arm's skill on its executor, over the tasks."""
+    if is_offline(executor.name):
+        _note(notes, NO_MODEL)
         return Rate(0.0, 0)
-    price = prices_of(executor).lookup(model) if model else None
-    if price is None:
-        note = f"no known price for model {model or '(the executor default)'!r}: dollars unknown"
-        if note not in notes:
-            notes.append(note + " (--price-file adds one; --max-tokens-total caps tokens)")
-        return Rate(None, tokens)
-    return Rate((tokens_in * price.input + tokens_out * price.output) / 1_000_000, tokens)
-
-
-def _prior(skill: Any, tasks: Sequence[Task], executor: ExecutorBase, notes: list[str]) -> Rate:
-    """An attempt's prior rate with this skill and executor, over the suite's tasks."""
-    skill_chars = len(skill.content) if skill is not None else 0
-    prompt_chars = sum(len(t.prompt or t.query or "") for t in tasks) / max(1, len(tasks))
-    tokens_in = round((prompt_chars + skill_chars) / CHARS_PER_TOKEN)
-    kind = "agent" if executor.can_act else "text"
-    tokens_in += AGENT_PRIOR_IN if kind == "agent" else 0
     described = executor.describe()
-    rate = _priced(executor, described.get("model"), tokens_in, PRIOR_OUT[kind], notes)
-    # Attempts that watch for the skill (trigger tasks) run on the executor's trigger model
-    watching = sum(t.execution_settings().stop_on_skill for t in tasks)
-    if not watching or not described.get("trigger_model"):
-        return rate
-    trigger = _priced(executor, described["trigger_model"], tokens_in, PRIOR_OUT[kind], notes)
-    return _mean([rate] * (len(tasks) - watching) + [trigger] * watching)
+    config = executor.config
+    mode = config.skill_mode if isinstance(config, ExecutorConfig) else "system"
+    share = 1 / max(1, attempts)  # of the arm's one write of its cached prefix
+    kind = "agent" if executor.can_act else "text"
+    by_model: dict[str | None, list[Any]] = {}
+    for task in tasks:
+        watching = task.execution_settings().stop_on_skill and described.get("trigger_model")
+        model = described.get("trigger_model") if watching else described.get("model")
+        frame = executor.request_frame(task, arm.skill is not None)
+        by_model.setdefault(model, []).append(
+            attempt_spend(task, arm.skill, frame, mode, share, kind)
+        )
+    rates = []
+    for model, spends in by_model.items():
+        rate = mean(spends).rate(price_of(executor.prices, model))
+        rates += [_priced(model, rate, notes)] * len(spends)
+    return _mean(rates)
 
 
-def _judge_prior(prepared: Prepared, notes: list[str]) -> Rate:
+def _judge_rate(prepared: Prepared, graded: Sequence[Task], notes: list[str]) -> Rate:
+    """A model-graded judgement's mean prior rate, at each judge's own model (the plan's
+    judging section resolves it: --judge-model, the judge's `judge_model`, the default)."""
     judging = prepared.plan.judging
-    if (judging.executor or prepared.executor.name) == OFFLINE_EXECUTOR:
+    if not graded or is_offline(judging.executor or prepared.executor.name):
         return Rate(0.0, 0)  # the mock grader: no model
-    model = judging.model or os.environ.get("SKILL_EVAL_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL
-    return _priced(prepared.executor, model, JUDGE_PRIOR[0], JUDGE_PRIOR[1], notes)
+    ctx = JudgeContext(
+        suite_dir=prepared.suite.directory,
+        judge_model=judging.model,
+        default_model=judging.default_model,
+    )
+    prices = prepared.executor.prices
+    rates = []
+    for task in graded:
+        model = judge_model(ctx, task.judge)
+        rate = judgement_spend(task).rate(price_of(prices, model))
+        rates.append(_priced(model, rate, notes))
+    return _mean(rates)
 
 
 def _reusable(prepared: Prepared) -> int:
@@ -226,6 +237,18 @@ def _reusable(prepared: Prepared) -> int:
     return plan.sample_count * len(tasks) - sum(fresh.values())
 
 
+@dataclass
+class _Sums:
+    """One arm's spending summed over earlier runs: dollars, tokens, attempts made."""
+
+    usd: float = 0.0
+    tokens: int = 0
+    made: int = 0
+
+    def rate(self) -> Rate:
+        return Rate(self.usd / self.made, round(self.tokens / self.made))
+
+
 def earlier_rates(prepared: Prepared) -> tuple[dict[str, Rate], int] | None:
     """Per arm, the mean cost and tokens of an attempt (judges included) in the newest
     artifacts of this suite and model under the state root; None when there are none."""
@@ -235,7 +258,7 @@ def earlier_rates(prepared: Prepared) -> tuple[dict[str, Rate], int] | None:
         files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
         return None
-    sums: dict[str, list[float]] = {}  # arm -> [usd, tokens, attempts]
+    sums: dict[str, _Sums] = {}
     runs = 0
     for path in files[:HISTORY_RUNS]:
         usage = _matching_usage(path, prepared.suite.sha256, model)
@@ -246,22 +269,13 @@ def earlier_rates(prepared: Prepared) -> tuple[dict[str, Rate], int] | None:
             if not isinstance(figures, Mapping):
                 continue
             made = int(figures.get("attempts") or 0) - int(figures.get("from_cache") or 0)
-            row = sums.setdefault(str(arm), [0.0, 0.0, 0.0])
-            row[0] += float(figures.get("cost_usd") or 0)
-            row[0] += float(figures.get("judge_cost_usd") or 0)
-            row[1] += sum(int(figures.get(k) or 0) for k in TOKEN_KEYS)
-            row[2] += max(0, made)
-    rates = {arm: Rate(u / n, round(t / n)) for arm, (u, t, n) in sums.items() if n}
+            row = sums.setdefault(str(arm), _Sums())
+            row.usd += float(figures.get("cost_usd") or 0)
+            row.usd += float(figures.get("judge_cost_usd") or 0)
+            row.tokens += sum(int(figures.get(k) or 0) for k in ARTIFACT_TOKENS)
+            row.made += max(0, made)
+    rates = {arm: row.rate() for arm, row in sums.items() if row.made}
     return (rates, runs) if rates else None
-
-
-TOKEN_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "judge_tokens",
-)
 
 
 def _matching_usage(path: Path, sha256: str, model: Any) -> Mapping[str, Any] | None:
@@ -285,36 +299,6 @@ def _matching_usage(path: Path, sha256: str, model: Any) -> Mapping[str, Any] | 
     return usage if isinstance(usage, Mapping) else None
 
 
-def dry_run(plan: RunPlan, log: Callable[[str], None]) -> list[str]:
-    """--dry-run: the plan's inputs prepared and checked, its plan and price; no model call
-    and no run directory. A resumed run is priced from its journal."""
-    prepared = prepare(plan, log)
-    if prepared.skip is not None:
-        return [f"plan: nothing runs: {prepared.skip.verdict} ({prepared.skip.reason})"]
-    estimate = estimate_run(prepared)
-    if plan.records.resume:
-        done = read_journal(Path(plan.records.resume), plan)
-        estimate = estimate.after(done, total(done, prices_of(prepared.executor)))
-    lines = estimate.lines()
-    warning = None
-    try:
-        warning = check_caps(estimate, plan.records)
-    except BudgetExhausted as exc:
-        lines.append(f"cap: a run would stop here, exit {exc.exit_code}: {exc}")
-    if warning is not None:
-        lines.append(f"warning: {warning}")
-    return lines
-
-
-def read_journal(run_dir: Path, plan: RunPlan) -> list[Attempt]:
-    """The attempts a run directory's journal holds (none when it has none)."""
-    path = run_dir / JOURNAL_NAME
-    if not path.is_file():
-        return []
-    key = journal_key(plan.records.journal_key, Path(plan.records.state_root))
-    return Journal(path, plan.records.max_preview_chars, key).read()
-
-
 def check_caps(estimate: Estimate, records: Records) -> str | None:
     """Refuse a run whose estimate is over a cap (BudgetExhausted, nothing ran); a warning
     when the dollars cannot be checked before the run."""
@@ -334,8 +318,8 @@ def check_caps(estimate: Estimate, records: Records) -> str | None:
         )
     if cap is not None and cost is None:
         return (
-            "--max-cost-usd: a model here has no known price, so the estimate cannot be "
-            "checked against it; the run counts the cost its executors report"
+            "--max-cost-usd: a model here has no known price, so its dollars cannot be "
+            "counted (they count as $0); --max-tokens-total caps what it spends"
         )
     return None
 

@@ -30,6 +30,7 @@ from .progress import Progress
 from .rounds import with_looks, within_budget
 from .runner import Journal, Runner, RunSettings, plan_jobs
 from .shards import Shard, parse_shard
+from .spend import Meter
 from .summary import ArmComparison, ArmResult, EvaluationResult, compare, summarise
 
 
@@ -48,6 +49,7 @@ def evaluate(
     progress: Callable[[Attempt], None] | None = None,
     backend: Backend | None = None,
     stop_when: Callable[[Attempt], bool] | None = None,
+    meter: Meter | None = None,
 ) -> EvaluationResult:
     """Run every arm on every task `decision.sample_count` times, judge, and compare.
 
@@ -64,8 +66,10 @@ def evaluate(
     a shard); `workspaces` which final workspaces are kept, and where. With `decision.budget`
     the attempts run in two rounds, the second placed by the first's outcomes
     (engine/rounds.py); with `decision.early_stop`, in looks that may end the run early.
-    `stop_when` is told of each finished attempt: once it says True no new attempt starts
-    (a cost cap)."""
+    `stop_when` is told of each finished attempt: once it says True no new attempt starts.
+    `meter` holds the run to its caps (engine/spend.py): every executor charges each model
+    reply to it as it comes and sends nothing more once a cap is reached (the attempts it
+    stops end as errors of the budget's kind, core/budget.py), and no new attempt starts."""
     decision = decision or Decision()
     execution = execution or Execution()
     reference = _check_arms(arms, reference)
@@ -88,6 +92,7 @@ def evaluate(
             batch_status=progress.batch if isinstance(progress, Progress) else None,
             workspaces=workspaces or WorkspaceSettings(),
             stop_when=stop_when,
+            meter=meter,
         ),
         backend=backend,
         arm_executors=others,

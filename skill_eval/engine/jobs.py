@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core.attempt_policy import AttemptPolicy
 from ..core.blobs import measure
+from ..core.budget import Budget
 from ..core.execution import SKILL_META
 from ..core.model import (
     Arm,
@@ -32,6 +33,7 @@ from ..core.model import (
     ExecutionResult,
     JudgeResult,
     Task,
+    Usage,
     status_of,
 )
 from ..core.paths import safe_component
@@ -112,17 +114,21 @@ class AttemptJob:
 @dataclass(frozen=True)
 class Finished:
     """What `run_attempt` returns: the attempt (None when it was not started because the run
-    had stopped), and whether the executor said no attempt of this run can succeed."""
+    had stopped, or its budget was spent), whether the executor said no attempt of this run
+    can succeed, and whether the attempt's own spending (every try's) was charged to the
+    run's budget where it ran (False: the driver charges it when it records the attempt)."""
 
     attempt: Attempt | None
     fatal: bool = False
+    charged: bool = False
 
 
 class AttemptEnv:
     """The live objects jobs of one run use in this process: executor (and the executors of
     arms another one runs, by arm name), judges (by task id; built from the task's config
     when absent), judge context, attempt policy (retries, output cut), and a stop event that
-    cuts backoff waits short and keeps queued jobs from starting."""
+    cuts backoff waits short and keeps queued jobs from starting, and the run's budget (None:
+    no cap, or a process that does not hold it), which each try's spending is charged to."""
 
     def __init__(
         self,
@@ -135,8 +141,9 @@ class AttemptEnv:
         sleep: Callable[[float], None] | None = None,
         stop: threading.Event | None = None,
         arm_executors: Mapping[str, ExecutorBase] | None = None,
+        budget: Budget | None = None,
     ) -> None:
-        self.executor, self.ctx, self.policy = executor, ctx, policy
+        self.executor, self.ctx, self.policy, self.budget = executor, ctx, policy, budget
         self.arm_executors = dict(arm_executors or {})
         self.judges: dict[str, Judge] = dict(judges or {})
         self.workspaces = workspaces or WorkspaceSettings()
@@ -167,7 +174,11 @@ class AttemptEnv:
         return min(delay, self.policy.backoff_cap) * (0.5 + random.random() / 2)
 
     def retrying(self, tries: int) -> bool:
-        return not self.stop.is_set() and tries <= self.policy.max_retries
+        return not self.stop.is_set() and not self.spent() and tries <= self.policy.max_retries
+
+    def spent(self) -> bool:
+        """Whether the run's budget refuses any further model request."""
+        return self.budget is not None and self.budget.refusal() is not None
 
     def close(self) -> None:
         """Close what an environment built for one job opened (its judge-cache handle)."""
@@ -212,7 +223,7 @@ def run_attempt(job: AttemptJob) -> Finished:
 
 def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
     """Execute (with retries), snapshot the workspace, judge, and finish the workspace."""
-    if env.stop.is_set():  # queued before the run stopped: start nothing new
+    if env.stop.is_set() or env.spent():  # queued before the run stopped: start nothing new
         return Finished(None)
     started_at = now_iso()
     executor = env.executor_for(job.arm.name)
@@ -278,7 +289,7 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
     )
     if result.fatal:  # no attempt of this run can succeed: nothing else starts here
         env.stop.set()
-    return Finished(attempt, fatal=result.fatal)
+    return Finished(attempt, fatal=result.fatal, charged=env.budget is not None)
 
 
 def _copy_in(env: AttemptEnv, workspace: AttemptWorkspace | None, task: Task) -> str | None:
@@ -343,8 +354,10 @@ def judge_attempt(env: AttemptEnv, attempt: Attempt, task: Task) -> Attempt:
 def _execute(
     env: AttemptEnv, executor: ExecutorBase | None, request: ExecutionRequest
 ) -> tuple[ExecutionResult, int]:
-    """Run the task, retrying what is not the skill's fault: (result, tries)."""
-    tries = 0
+    """Run the task, retrying what is not the skill's fault: (result, tries). The result
+    carries what every try cost (a try that failed was paid for too), each try charged to
+    the run's budget unless its executor charged it reply by reply."""
+    tries, usage, cost = 0, Usage(), 0.0
     while True:
         tries += 1
         try:
@@ -356,6 +369,10 @@ def _execute(
             result = ExecutionResult(
                 error=f"executor crashed: {type(exc).__name__}: {exc}\n{traceback_tail(exc)}"
             )
+        if env.budget is not None and not result.charged:
+            env.budget.charge(result.cost_usd, result.usage.total)
+        usage, cost = usage + result.usage, cost + result.cost_usd
+        result = replace(result, usage=usage, cost_usd=cost)
         if result.fatal:
             return result, tries
         if not result.error or not result.retryable or not env.retrying(tries):

@@ -54,6 +54,7 @@ def judge_context(
     return JudgeContext(
         suite_dir=suite_dir,
         judge_model=judging.model,
+        default_model=judging.default_model,
         cache=cache,
         backend_options=options,
         grader=grader,

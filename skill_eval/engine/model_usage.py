@@ -2,10 +2,11 @@
 sees that the candidate ran on one model and its cheap checks (trigger tasks, model-graded
 judges) on another.
 
-An attempt counts under the model its executor recorded (the API reply's `model`, Claude
-Code's `models`: several when it used more than one, then named together); a judgement under
-the model its judge recorded. Attempts drawn from the baseline cache and cached judgements
-cost this run nothing and are left out; a run that called no model (the mock) has no entry.
+An attempt counts under the model its executor recorded (the API reply's `model`, the models
+an agent's replies named: several when it used more than one, then named together); a
+judgement under the model of each call it made (`JudgeResult.calls`). Attempts drawn from the
+baseline cache and cached judgements cost this run nothing and are left out; a run that called
+no model (the mock) has no entry.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from ..core.model import Attempt, Usage
 from ..executors.pricing import PriceTable, load_price_table
 from .cache import drawn_from
-from .spend import judge_calls
+from .spend import call_cost
 
 ROLES = ("attempts", "trigger attempts", "judgements")
 UNRECORDED = "(model not recorded)"
@@ -72,10 +73,10 @@ def usage_by_model(
             role = "trigger attempts" if attempt.task_id in trigger_tasks else "attempts"
             row = rows.setdefault(model or UNRECORDED, _Row())
             row.add(role, attempt.usage, attempt.cost_usd)
-        data = attempt.judge.data if attempt.judge is not None else None
-        for judge_model, usage in judge_calls(data):
-            cost, _note = table.cost(judge_model, usage)
-            rows.setdefault(judge_model, _Row()).add("judgements", usage, cost)
+        for call in attempt.judge.calls if attempt.judge is not None else ():
+            rows.setdefault(call.model, _Row()).add(
+                "judgements", call.usage, call_cost(call, table)
+            )
     return {model: rows[model].to_dict() for model in sorted(rows)}
 
 

@@ -86,7 +86,11 @@ def run_ingredients(prepared: Prepared) -> dict[str, str]:
             decision=plan.decision,
             judge_backend=judge_backend_name(plan),
             judge_model=judge_model(
-                JudgeContext(suite_dir=suite.directory, judge_model=plan.judging.model)
+                JudgeContext(
+                    suite_dir=suite.directory,
+                    judge_model=plan.judging.model,
+                    default_model=plan.judging.default_model,
+                )
             ),
             evaluator_dirs=evaluator_dirs(plan),
             # a shard resumes only itself; a non-default cut changes what judges see

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..backends import Backend, create_backend
 from ..core.model import Suite
-from ..errors import CacheError, JudgeError, UsageError
-from ..executors.base import ExecutorBase, agent_task_problem, create_executor
+from ..errors import CacheError, JudgeError, SkillEvalError, UsageError
+from ..executors.base import ExecutorBase, create_executor
 from ..inputs.arms import Arms, new_run_id, resolve_arms, void_reason
 from ..inputs.run_checks import check_suite, skill_use_warnings
 from ..inputs.suite import load_suite
@@ -56,10 +56,15 @@ class Prepared:
     # executor's describe()); empty for the two-arm run, whose arms `executor` runs.
     arm_executors: Mapping[str, ExecutorBase] = field(default_factory=dict)
     arm_describe: Mapping[str, Any] = field(default_factory=dict)
+    # What a real run would need and this machine lacks (a key, the agent's binary, a jail),
+    # one line each: prepared with `preflight=False` (a dry run), found and not raised.
+    missing: tuple[str, ...] = ()
 
 
-def prepare(plan: RunPlan, log: Log) -> Prepared:
-    """Resolve and check every input of `plan` (see the module docstring)."""
+def prepare(plan: RunPlan, log: Log, *, preflight: bool = True) -> Prepared:
+    """Resolve and check every input of `plan` (see the module docstring). Without
+    `preflight` (a dry run) what the executors and judges would need to run here is listed
+    in `missing` instead of raised."""
     check_records(plan)
     shard = parse_shard(plan.execution.shard)
     backend = create_backend(
@@ -75,17 +80,23 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
     judge_warnings = check_suite(suite, plan.inputs.task_suite, plan.execution.jail)
     check_budget_size(plan, suite)
     state_root = Path(plan.records.state_root).resolve()
-    state_root.mkdir(parents=True, exist_ok=True)
-    executor = build_executor(plan, suite)
+    if preflight:  # a dry run writes nothing under the state root
+        state_root.mkdir(parents=True, exist_ok=True)
+    executor = build_executor(plan, suite, dry=not preflight)
     arms = _arms(plan, suite, executor, state_root, log, judge_warnings)
     by_arm = build_arm_executors(
-        arms.listed, lambda n, m, model: build_executor(plan, suite, n, m, model)
+        arms.listed,
+        lambda n, m, model: build_executor(plan, suite, n, m, model, dry=not preflight),
     )
     arms, skip = _decided_without_running(plan, arms, log)
+    missing: list[str] = []
     if skip is None:
         arms = _checked_runs(plan, suite, arms, executor, by_arm, log)
         for each in distinct(by_arm) or [executor]:
-            preflight(plan, suite, each)
+            if preflight:
+                check_can_run(plan, suite, each)
+            else:
+                missing += [m for m in missing_to_run(plan, suite, each) if m not in missing]
     return Prepared(
         plan,
         suite,
@@ -99,6 +110,7 @@ def prepare(plan: RunPlan, log: Log) -> Prepared:
         skip,
         by_arm,
         describe_arms(arms.listed, by_arm),
+        tuple(missing),
     )
 
 
@@ -140,14 +152,17 @@ def build_executor(
     name: str | None = None,
     skill_mode: str | None = None,
     model: str | None = None,
+    *,
+    dry: bool = False,
 ) -> ExecutorBase:
     """The plan's executor (or executor `name` an arm runs on, in `skill_mode`, on `model`
-    when the arm names one), refusing up
+    when the arm names one; `dry`: for a dry run, which writes nothing), refusing up
     front the tasks it cannot run (agent tasks with an executor that cannot act, trigger
     tasks without an executor that can tell whether the skill was invoked: the judges'
     roles say) and a context mode it cannot deliver."""
     name = name or plan.executor.name
-    executor = create_executor(name, executor_config(plan, name, skill_mode, model))
+    config = executor_config(plan, name, skill_mode, model, remember_versions=not dry)
+    executor = create_executor(name, config)
     problem = agent_task_problem(executor, name, suite.tasks)
     for role in roles_of(suite.tasks):
         problem = problem or role.executor_problem(executor, name, suite.tasks)
@@ -161,6 +176,21 @@ def build_executor(
     if problem is not None:
         raise UsageError(problem)
     return executor
+
+
+def agent_task_problem(executor: ExecutorBase, executor_name: str, tasks: Any) -> str | None:
+    """Why `executor` cannot run these tasks (an agent task with an executor that cannot
+    act), naming the first such task and the executor to use; None when it can."""
+    if executor.can_act:
+        return None
+    task = next((t for t in tasks if t.is_agent_task), None)
+    if task is None:
+        return None
+    return (
+        f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
+        f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
+        "--executor claude-cli, or --mock for a dry run"
+    )
 
 
 def _arms(
@@ -250,18 +280,42 @@ def _checked_runs(
     return replace(arms, warnings=(*arms.warnings, *found)) if found else arms
 
 
-def preflight(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
+def check_can_run(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> None:
     """The executor can run here (binary, key, its jail) and the judges can judge (evaluator
     skills, python callables, pytest and its jail): an error before any attempt."""
     executor.preflight()
-    settings = PreflightSettings(
+    if problems := preflight_judges(suite.tasks, _preflight_settings(plan)):
+        raise JudgeError("\n".join(problems))
+
+
+def missing_to_run(plan: RunPlan, suite: Suite, executor: ExecutorBase) -> list[str]:
+    """What `check_can_run` would stop at, every line of it, raised by nothing."""
+    found: list[str] = []
+    try:
+        executor.preflight()
+    except SkillEvalError as exc:
+        found += str(exc).splitlines()
+    try:
+        found += preflight_judges(suite.tasks, _preflight_settings(plan))
+    except SkillEvalError as exc:  # a preflight that stops outright (no jail for its code)
+        found.append(str(exc))
+    return found
+
+
+def _preflight_settings(plan: RunPlan) -> PreflightSettings:
+    return PreflightSettings(
         tuple(plan.judging.evaluators_dirs),
         Path.cwd(),
         jailed=not plan.execution.no_jail,
         jail=plan.execution.jail,
     )
-    if problems := preflight_judges(suite.tasks, settings):
-        raise JudgeError("\n".join(problems))
 
 
-__all__ = ["Prepared", "build_executor", "check_records", "preflight", "prepare"]
+__all__ = [
+    "Prepared",
+    "build_executor",
+    "check_can_run",
+    "check_records",
+    "missing_to_run",
+    "prepare",
+]

@@ -45,6 +45,7 @@ from .jobs import (
 from .journal import JOURNAL_NAME, Journal
 from .requests import request_of
 from .shipped import AttemptShipment
+from .spend import Meter
 
 __all__ = [
     "JOURNAL_NAME",
@@ -73,9 +74,12 @@ class RunSettings:
     sleep: Callable[[float], None] | None = None  # injectable for tests; default waits on stop
     # Where attempts' workspaces are made, which are kept after judging, where and how big.
     workspaces: WorkspaceSettings = field(default_factory=WorkspaceSettings)
-    # Told of each finished attempt; True: start no new attempt, let the running ones finish
-    # (a run's cost cap: engine/spend.py).
+    # Told of each finished attempt; True: start no new attempt, let the running ones finish.
     stop_when: Callable[[Attempt], bool] | None = None
+    # The run's caps (engine/spend.py): its executors charge each model reply to it and ask it
+    # before each request; the runner adds each recorded attempt's judgement (and what its
+    # executor did not charge). Once a cap is reached nothing new starts.
+    meter: Meter | None = None
 
 
 def plan_jobs(arms: Sequence[Arm], tasks: Sequence[Task], samples: int) -> list[AttemptJob]:
@@ -109,6 +113,9 @@ class Runner:
         self.stop = threading.Event()
         self.key = uuid.uuid4().hex
         self._env: AttemptEnv | None = None
+        if settings.meter is not None:  # each reply charged as it comes (core/budget.py)
+            for each in self.executors:
+                each.use_budget(settings.meter)
 
     def spec(self) -> RunSpec:
         """How another process rebuilds this run's executor and judges (see engine/jobs.py)."""
@@ -141,6 +148,7 @@ class Runner:
                 sleep=s.sleep,
                 stop=self.stop,
                 arm_executors=self.arm_executors,
+                budget=s.meter,
             )
         return self._env
 
@@ -216,6 +224,9 @@ class Runner:
             )
         if self.settings.progress is not None:
             self.settings.progress(attempt)
+        meter = self.settings.meter
+        if meter is not None and meter.add(attempt, own_charged=finished.charged):
+            self.stop.set()  # queued jobs start nothing; running ones are refused requests
         if self.settings.stop_when is not None and self.settings.stop_when(attempt):
             self.stop.set()  # queued jobs start nothing (jobs.execute_job); none is cancelled
         return attempt

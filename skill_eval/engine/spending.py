@@ -1,7 +1,8 @@
 """A run's price and its spending, around its attempts: `announce` says the plan and what it
 will cost before anything runs (a cap the estimate is over stops the run there), and `metered`
-holds every finished attempt against the caps while the run goes on, ending a run the cap
-stopped short as BudgetExhausted (never a pass). The caps are the plan's (--max-cost-usd,
+holds the run to its caps while it goes on (its executors charge each model reply to the meter
+and are refused further requests once a cap is reached; engine/spend.py), ending a run the
+cap stopped short as BudgetExhausted (never a pass). The caps are the plan's (--max-cost-usd,
 --max-tokens-total); engine/estimate.py prices, engine/spend.py counts."""
 
 from __future__ import annotations
@@ -52,9 +53,14 @@ def metered(
         return  # no cap reached, or reached by the last attempts: the run is whole
     where = str(opened.path)
     flag = "--max-cost-usd" if meter.max_cost_usd is not None else "--max-tokens-total"
+    stopped = (
+        f", {meter.stopped} stopped mid-way by the cap (not failures: run again on resume)"
+        if meter.stopped
+        else ""
+    )
     raise BudgetExhausted(
         f"budget exhausted, no verdict (not a pass): {meter.reached}; {meter.finished} of "
-        f"{planned} attempts finished and are kept in {where}; finish the run with "
+        f"{planned} attempts finished and are kept in {where}{stopped}; finish the run with "
         f"skill-eval run --resume {where} {flag} HIGHER",
         where,
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.model import ExecutionRequest, ExecutionResult, Usage
+from ..core.model import ExecutionRequest, ExecutionResult, Task, Usage
 from ..errors import ExecutorError
 from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
 from .adaptive import AimdController, CallGate
@@ -32,6 +32,7 @@ from .base import (
 from .errors_map import fatal_status, parse_retry_after, retryable_status
 from .pricing import PriceTable, load_price_table
 from .reachability import FirstContact, probe
+from .request_frame import RequestFrame
 from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failure
 
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
@@ -207,6 +208,10 @@ class AnthropicExecutor(ExecutorBase):
                 f"the anthropic SDK is not installed ({exc}): pip install anthropic"
             ) from None
 
+    def request_frame(self, task: Task, skilled: bool) -> RequestFrame:
+        """One request; in system mode the skill is its cached system prompt."""
+        return RequestFrame(cache="prefix" if self.config.skill_mode == "system" else "none")
+
     def _get_client(self) -> Any:
         with self._lock:
             if self._client is None:
@@ -238,6 +243,8 @@ class AnthropicExecutor(ExecutorBase):
             folder,
             max_tool_turns=self.config.max_tool_turns,
             timeout_seconds=request.timeout_seconds,
+            budget=self.budget,
+            price=lambda turn: self.prices.cost(turn.model or self.model, turn.usage)[0],
         )
         return end.result(self.prices, self.model, time.monotonic() - started)
 

@@ -91,6 +91,8 @@ class BatchAnthropicExecutor(AnthropicExecutor):
         model = str(getattr(message, "model", None) or self.model)
         first = _usage_of(message)
         saved = self.prices.cost(model, first)[0] - self.prices.cost(model, first, batch=True)[0]
+        if result.charged and self.budget is not None:  # charged at the full price as it came
+            self.budget.charge(-saved, 0)
         return replace(
             result,
             cost_usd=round(max(0.0, result.cost_usd - saved), 8),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core.budget import Budget
 from ..core.execution import SKILL_MODES as SKILL_MODES
 from ..core.execution import SkillMode as SkillMode
 from ..core.model import ExecutionRequest, ExecutionResult, Skill, Task
@@ -24,6 +25,8 @@ from .builtin import BUILTIN_EXECUTORS
 from .builtin import DEFAULT_EXECUTOR as DEFAULT_EXECUTOR
 from .builtin import OFFLINE_EXECUTOR as OFFLINE_EXECUTOR
 from .grader import Grader, GraderSettings
+from .pricing import PriceTable, load_price_table
+from .request_frame import AGENT_OVERHEAD, AGENT_TURNS, RequestFrame
 from .text_model import TextModel, TextModelSettings
 
 if TYPE_CHECKING:
@@ -71,14 +74,15 @@ class ExecutorBase:
       artifact and the run's fingerprint, on Ctrl-C.
     - `concurrency_level`: (level, ceiling) when it adapts its own concurrency, for progress.
     - `prepares_requests`, `prepare(requests, log)`, `prepared_output(request)`: batch mode.
+    - `prices`, `use_budget(budget)`, `request_frame(task, skilled)`: its calls' cost, the budget
+      (core/budget.py), and what an attempt sends, for the estimate.
     """
 
     name = "base"
     # Its own config dataclass (an ExecutorConfig subclass, or a plugin's own config class).
     config: Any = None
     # Whether attempts run in a working directory: the runner then makes one per attempt
-    # (`request.workspace`), snapshots what changed in it and deletes it after judging. Text
-    # executors leave it False and are spared a directory per attempt.
+    # (`request.workspace`), snapshots it and deletes it after judging (text executors: no).
     uses_workspace = False
     # Whether the agent can act (tools that read and write files): agent tasks (`files:`,
     # `allowed_tools:`) need it; a text-only executor (the Messages API) refuses them up front.
@@ -95,13 +99,27 @@ class ExecutorBase:
     # before any call. An executor honours the request's mode (`request.settings.mode(...)`).
     skills_dir: str | None = None
     context_file: str | None = None
-    # Whether it wants every request of a run before the jobs start (`prepare`): the runner
-    # then hands them over with the run's BatchLog, and batches the model-graded judgements of
-    # what `prepared_output` already answered (judges/batch_judging.py, executors/batch_grading.py).
+    # Whether it wants every request of a run before the jobs start (`prepare`), with the run's
+    # BatchLog; the judgements of what `prepared_output` answered are batched too.
     prepares_requests = False
+    # What its calls cost (--price-file over the built-in table: executors/pricing.py), and
+    # the run's budget (None: no cap), charged each reply as it comes where the executor can
+    # (its result then `charged`; the runner charges any other: engine/jobs.py).
+    prices: PriceTable = load_price_table()
+    budget: Budget | None = None
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         raise NotImplementedError
+
+    def use_budget(self, budget: Budget | None) -> None:
+        """Charge this run's model calls to `budget` (the runner gives it the run's meter)."""
+        self.budget = budget
+
+    def request_frame(self, task: Task, skilled: bool) -> RequestFrame:
+        """An attempt's frame (request_frame.py); `skilled`: its arm has a skill."""
+        if self.can_act and task.is_agent_task:
+            return RequestFrame(AGENT_OVERHEAD, AGENT_TURNS, tool_turns=True)
+        return RequestFrame()
 
     def preflight(self) -> None:
         """Raise ExecutorError when the executor cannot run here (missing binary, key...)."""
@@ -145,21 +163,6 @@ class ExecutorBase:
         """The whole output `prepare` already holds for `request` (no tool turn follows), or
         None: what the judgement batch may judge before the attempt runs."""
         return None
-
-
-def agent_task_problem(executor: ExecutorBase, executor_name: str, tasks: Any) -> str | None:
-    """Why `executor` cannot run these tasks (an agent task with an executor that cannot
-    act), naming the first such task and the executor to use; None when it can."""
-    if executor.can_act:
-        return None
-    task = next((t for t in tasks if t.is_agent_task), None)
-    if task is None:
-        return None
-    return (
-        f"task {task.id!r} is an agent task (it has files: or allowed_tools:), and the "
-        f"{executor_name!r} executor cannot act (no tools, no workspace): run it with "
-        "--executor claude-cli, or --mock for a dry run"
-    )
 
 
 class _Adapted(ExecutorBase):

@@ -31,7 +31,7 @@ class BatchedGrader:
         if got is None:
             return self.inner.complete(request)
         message, nonce = got
-        return reply_of(message, replace(request, nonce=nonce))
+        return replace(reply_of(message, replace(request, nonce=nonce)), batch=True)
 
 
 class BatchingAnthropicGrader(AnthropicGrader):

@@ -76,6 +76,7 @@ class Reply:
     model: str = ""
     error: str | None = None
     transient: bool = True
+    batch: bool = False  # answered from a Message Batch (billed at the batch discount)
     scripted: bool = False
 
 

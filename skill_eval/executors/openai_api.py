@@ -146,11 +146,14 @@ class OpenAIExecutor(ExecutorBase):
             )
         folder = skill_folder(request.skill)
         started = time.monotonic()
+        model = self.model
         end = converse(
-            _Chat(self.client, build_body(self.config, self.model, request, folder)),
+            _Chat(self.client, build_body(self.config, model, request, folder)),
             folder,
             max_tool_turns=self.config.max_tool_turns,
             timeout_seconds=request.timeout_seconds,
+            budget=self.budget,
+            price=lambda turn: self.prices.cost(turn.model or model, turn.usage)[0],
         )
         return end.result(self.prices, self.model, time.monotonic() - started)
 

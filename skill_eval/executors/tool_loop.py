@@ -11,10 +11,11 @@ to retry it or to stop the run.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from ..core.budget import Budget, stopped_for_budget
 from ..core.model import ExecutionResult, Usage
 from ..core.work import ToolCall
 from ..skills.files import TOOL_NAME, SkillFolder
@@ -89,12 +90,14 @@ class Dialogue(Protocol):
 @dataclass(frozen=True)
 class LoopEnd:
     """How the loop ended: the model's last turn, or the error attempt that ended it; usage
-    over every request, the tool calls answered, and how many requests were sent."""
+    over every request, the tool calls answered, how many requests were sent, and whether
+    each reply was charged to the run's budget as it came."""
 
     last: ModelTurn | ExecutionResult
     usage: Usage
     calls: tuple[ToolCall, ...]
     requests: int
+    charged: bool = False
 
     def result(self, prices: PriceTable, model: str, seconds: float) -> ExecutionResult:
         """The attempt: the last turn's text, usage and cost over all its requests (`model`
@@ -102,8 +105,9 @@ class LoopEnd:
         cost."""
         if isinstance(self.last, ExecutionResult):
             if self.usage == Usage():
-                return self.last
-            return replace(self.last, usage=self.usage, cost_usd=prices.cost(model, self.usage)[0])
+                return replace(self.last, charged=self.charged)
+            cost = prices.cost(model, self.usage)[0]
+            return replace(self.last, usage=self.usage, cost_usd=cost, charged=self.charged)
         model = self.last.model or model
         cost, note = prices.cost(model, self.usage)
         meta: dict[str, Any] = {
@@ -117,8 +121,16 @@ class LoopEnd:
         if note:
             meta["price"] = note
         return ExecutionResult(
-            output=self.last.text, usage=self.usage, cost_usd=cost, meta=meta, transcript=self.calls
+            output=self.last.text,
+            usage=self.usage,
+            cost_usd=cost,
+            meta=meta,
+            transcript=self.calls,
+            charged=self.charged,
         )
+
+
+Price = Callable[[ModelTurn], float]
 
 
 def converse(
@@ -127,12 +139,17 @@ def converse(
     *,
     max_tool_turns: int,
     timeout_seconds: float,
+    budget: Budget | None = None,
+    price: Price = lambda turn: 0.0,
 ) -> LoopEnd:
     """Ask until the model answers without a tool call; with no `folder` that is one request.
-    The request numbered `max_tool_turns` is the last: it may not call a tool."""
+    The request numbered `max_tool_turns` is the last: it may not call a tool. With a
+    `budget`, no request goes once it refuses (the attempt ends stopped, core/budget.py) and
+    each reply is charged to it at `price` as it comes."""
     started = time.monotonic()
     usage, requests = Usage(), 0
     calls: list[ToolCall] = []
+    charged = budget is not None
     while True:
         requests += 1
         last = folder is not None and requests >= max_tool_turns
@@ -143,13 +160,18 @@ def converse(
                 retryable=True,
                 error_type="timeout",
             )
-            return LoopEnd(timeout, usage, tuple(calls), requests - 1)
+            return LoopEnd(timeout, usage, tuple(calls), requests - 1, charged)
+        if budget is not None and (why := budget.refusal()) is not None:
+            stopped = stopped_for_budget(why, Usage(), 0.0)
+            return LoopEnd(stopped, usage, tuple(calls), requests - 1, charged)
         turn = dialogue.ask(last, left)
         if isinstance(turn, ExecutionResult):
-            return LoopEnd(turn, usage, tuple(calls), requests)
+            return LoopEnd(turn, usage, tuple(calls), requests, charged)
         usage += turn.usage
+        if budget is not None:
+            budget.charge(price(turn), turn.usage.total)
         if folder is None or not turn.uses or last:
-            return LoopEnd(turn, usage, tuple(calls), requests)
+            return LoopEnd(turn, usage, tuple(calls), requests, charged)
         dialogue.add(turn, [answer(folder, use, calls) for use in turn.uses])
 
 

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.model import Arm, Attempt, Skill, Suite
+from ..core.model import Arm, Skill, Suite
 from ..engine.evaluation import default_judge_context, evaluate
+from ..engine.spend import Meter
 from ..executors.base import ExecutorBase, create_executor
 from ..judges.base import JudgeContext
 from ..plan.run_plan import Execution
@@ -43,9 +44,6 @@ def _only(suite: Suite, task_ids: Sequence[str]) -> Suite:
     return replace(suite, tasks=tuple(t for t in suite.tasks if t.id in wanted))
 
 
-StopWhen = Callable[[Attempt], bool]
-
-
 def make_evaluate_fn(
     suite: Suite,
     executor: ExecutorBase | str,
@@ -53,11 +51,12 @@ def make_evaluate_fn(
     decision: Decision | None = None,
     execution: Execution | None = None,
     judge_context: JudgeContext | None = None,
-    stop_when: StopWhen | None = None,
+    meter: Meter | None = None,
 ) -> EvaluateFn:
     """`evaluate_fn(skill_files, task_ids) -> EvalSummary` over `suite` with `executor`, the
-    plan's `decision` and `execution` sections (default: one attempt a task) and its meter
-    (`stop_when`). The judge context (and so its judge cache) is shared by every call."""
+    plan's `decision` and `execution` sections (default: one attempt a task) and the
+    command's `meter` (engine/spend.py). The judge context (and so its judge cache) is
+    shared by every call."""
     runner = create_executor(executor) if isinstance(executor, str) else executor
     ctx = judge_context or default_judge_context(suite, runner.name)
 
@@ -73,7 +72,7 @@ def make_evaluate_fn(
                 decision=decision,
                 execution=execution,
                 judge_context=ctx,
-                stop_when=stop_when,
+                meter=meter,
             )
         arm = result.arm("version")
         per_task = {r.task_id: TaskOutcome(r.passed, r.score, r.details) for r in arm.results}
@@ -97,7 +96,7 @@ def make_compare_fn(
     decision: Decision | None = None,
     execution: Execution | None = None,
     judge_context: JudgeContext | None = None,
-    stop_when: StopWhen | None = None,
+    meter: Meter | None = None,
     stopped: Callable[[], str | None] = lambda: None,
 ) -> CompareFn:
     """`compare_fn(best, original, task_ids, family) -> (passed, reason)`: the paired
@@ -125,7 +124,7 @@ def make_compare_fn(
                 decision=replace(base, family_size=max(1, family)),
                 execution=execution,
                 judge_context=ctx,
-                stop_when=stop_when,
+                meter=meter,
             )
         if (why := stopped()) is not None:
             return False, f"not confirmed: the budget ran out ({why})"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.model import Suite
 from ..engine.judging import close_judge_cache, judge_context
-from ..engine.prepare import build_executor, check_records, preflight
+from ..engine.prepare import build_executor, check_can_run, check_records
 from ..engine.spend import Meter, command_meter
 from ..errors import BudgetExhausted, SkillEvalError, UsageError
 from ..executors.base import ExecutorBase
@@ -98,7 +98,7 @@ def _executor(plan: RunPlan, suite: Suite) -> ExecutorBase:
             f"{exc} (improve scores its own versions as arms {', '.join(IMPROVE_ARMS)}: "
             "give scripted outputs as {task_id: output}, which every version gets, or none)"
         ) from None
-    preflight(plan, suite, executor)
+    check_can_run(plan, suite, executor)
     return executor
 
 
@@ -247,14 +247,13 @@ def _judged_by(
     """The loop's evaluate_fn (the plan's attempts a task) and, with a holdout to confirm
     on, its compare_fn (`s.confirm_samples` attempts a task and arm), sharing one judge cache
     and one meter for the whole run."""
-    stop_when = meter.add if meter is not None else None
     evaluate_fn = make_evaluate_fn(
         suite,
         executor,
         decision=plan.decision,
         execution=plan.execution,
         judge_context=ctx,
-        stop_when=stop_when,
+        meter=meter,
     )
     if s.holdout <= 0:
         return evaluate_fn, None
@@ -264,7 +263,7 @@ def _judged_by(
         decision=replace(plan.decision, samples=s.confirm_samples),
         execution=plan.execution,
         judge_context=ctx,
-        stop_when=stop_when,
+        meter=meter,
         stopped=(lambda: meter.reached) if meter is not None else (lambda: None),
     )
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..inputs.evalsets.folder import find_skill_evals
 from .judged_change import EvalsFrom, judge_change
 from .skill_finder import find_skills
 from .skill_runs import SkillsPlan, plan_skill_runs
@@ -54,8 +55,12 @@ def plan_change(
         baseline_named=baseline_named,
         labels={j.judged_dir: j.label for j in runnable},
     )
+    unjudged = [j for j in judged if j.state == "unjudged"]  # what its evals/ holds, unread
+    unread = [
+        f"{j.label}: {u}" for j in unjudged for u in find_skill_evals(j.judged_dir).unread_lines()
+    ]
     return ChangePlan(
-        plan,
+        replace(plan, notes=(*plan.notes, *unread)),
         len(folders),
         len(judged),
         tuple(j.label for j in judged if j.state == "removed"),

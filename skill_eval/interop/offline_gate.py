@@ -154,7 +154,8 @@ def check_skill(skill: JudgedSkill, jail: JailKind = "auto") -> SkillCheck:
         )
         return check
     if skill.state == "unjudged":
-        check.outcome = "not judged"
+        check.outcome = "not judged"  # eval files it holds that are not read say why
+        check.notes += list(find_skill_evals(skill.judged_dir).unread_lines())
         return check
     _lint(check)
     try:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .workspace_channel import WorkspaceChannel
 
 AUTO, NONE = "auto", "none"
+UNAVAILABLE = "unavailable"  # what a manifest names where no jail can run (a dry run only)
 AUTO_ORDER = ("bubblewrap", "container", "docker")  # `auto` tries these, in this order
 
 
@@ -272,9 +273,23 @@ def isolated(name: str) -> bool:
         return True
 
 
+def missing(name: str) -> str | None:
+    """Why no jail `name` names can run here (None: one can, or `name` needs none)."""
+    try:
+        if isolated(name):
+            require(name)
+    except JailUnavailable as exc:
+        return str(exc)
+    return None
+
+
 def name_of(name: str) -> str:
-    """The provider `name` resolves to here (auto: the one it picks), for manifests."""
-    return resolve(name).name if isolated(name) else NONE
+    """The provider `name` resolves to here (auto: the one it picks), for manifests; a dry
+    run on a machine with no jail gets UNAVAILABLE (a real run stops at its preflight first)."""
+    try:
+        return resolve(name).name if isolated(name) else NONE
+    except JailUnavailable:
+        return UNAVAILABLE
 
 
 def image_warning(name: str, pins: Mapping[str, str]) -> str | None:
@@ -333,10 +348,10 @@ def install_hint() -> str:
 
 __all__ = [
     "AUTO",
-    "require",
     "AUTO_ORDER",
     "NONE",
     "REGISTRY",
+    "UNAVAILABLE",
     "JailProvider",
     "Launch",
     "ProviderBase",
@@ -348,7 +363,9 @@ __all__ = [
     "image_warning",
     "install_hint",
     "isolated",
+    "missing",
     "name_of",
     "register_provider",
+    "require",
     "resolve",
 ]

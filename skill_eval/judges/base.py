@@ -8,14 +8,15 @@ the judge marks transient (`JudgeResult.failure(..., transient=True)`) are retri
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import validation
-from ..core.model import JudgeResult, Task
+from ..core.model import JudgeResult, ModelCall, Task, Usage
 from ..core.registry import Registry
 from ..core.validation import join_field
 from ..core.work import Work
@@ -96,6 +97,9 @@ class JudgeContext:
     env: Mapping[str, str] | None = None  # environment for the harness side (API keys)
     # Where code a judge runs on an output is confined ("none" only with --no-jail).
     jail: JailKind = "auto"
+    # The model of a judge that names none (the plan's Judging.default_model; None:
+    # judges/llm.py default_judge_model()).
+    default_model: str | None = None
 
 
 class Judge(Protocol):
@@ -242,9 +246,38 @@ def traceback_tail(exc: BaseException, lines: int = 12) -> str:
     return "\n".join(text[-lines:])
 
 
+class _Counted:
+    """The context's grader as one judgement sees it: each reply that used tokens is kept as
+    a ModelCall (its model and usage), the judgement's `calls`, whatever the judge records of
+    it in its data. A judge asking through `ctx.grader` cannot leave a call out."""
+
+    def __init__(self, inner: Grader) -> None:
+        self.inner, self.name = inner, inner.name
+        self.calls: list[ModelCall] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request: GradeRequest) -> Reply:
+        reply = self.inner.complete(request)
+        if reply.usage != Usage():  # a reply that billed nothing (the mock's, a refusal)
+            with self._lock:
+                self.calls.append(ModelCall(reply.model or request.model, reply.usage, reply.batch))
+        return reply
+
+    def __getattr__(self, name: str) -> Any:  # the mock grader's record (`requests`), ...
+        return getattr(self.inner, name)
+
+
 def run_judge(judge: Judge, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
     """Judge one attempt's work; a judge that raises yields a permanent error result instead
-    (the same work raises again), with the traceback's tail in its details."""
+    (the same work raises again), with the traceback's tail in its details. The result's
+    `calls` are the model calls the judgement made through the context's grader (a judge
+    made of judges: every part's)."""
+    counted = _Counted(ctx.grader)
+    result = _judged(judge, task, work, replace(ctx, grader=counted))
+    return replace(result, calls=tuple(counted.calls))
+
+
+def _judged(judge: Judge, task: Task, work: Work, ctx: JudgeContext) -> JudgeResult:
     try:
         result = judge.judge(task, work, ctx)
     except KeyboardInterrupt:  # Ctrl-C stops the run (cleanly, by the runner), not a judgement

@@ -36,16 +36,26 @@ DEFAULT_JUDGE_MODEL = CHEAP_MODEL
 LLMReply = Reply  # the name judges and tests have used
 
 
+def default_judge_model(env: Mapping[str, str] | None = None) -> str:
+    """The model of a judge that names none: SKILL_EVAL_JUDGE_MODEL (in `env`, then the
+    process environment), else DEFAULT_JUDGE_MODEL. A run plan resolves it once
+    (`Judging.default_model`)."""
+    return (
+        (env or {}).get("SKILL_EVAL_JUDGE_MODEL")
+        or os.environ.get("SKILL_EVAL_JUDGE_MODEL")
+        or DEFAULT_JUDGE_MODEL
+    )
+
+
 def judge_model(ctx: JudgeContext, config: Mapping[str, Any] | None = None) -> str:
     """The model a judge uses: --judge-model, then the judge config's `judge_model`, then
-    SKILL_EVAL_JUDGE_MODEL, then DEFAULT_JUDGE_MODEL."""
-    env = ctx.env if ctx.env is not None else os.environ
+    the context's default (the plan's `Judging.default_model`; a context built without a
+    plan: `default_judge_model()`)."""
     return (
         ctx.judge_model
         or (config or {}).get("judge_model")
-        or env.get("SKILL_EVAL_JUDGE_MODEL")
-        or os.environ.get("SKILL_EVAL_JUDGE_MODEL")
-        or DEFAULT_JUDGE_MODEL
+        or ctx.default_model
+        or default_judge_model(ctx.env)
     )
 
 
@@ -158,6 +168,7 @@ class JudgeSettings:
     cache: str | None = None
     env: Mapping[str, str] | None = None
     jail: JailKind = "auto"
+    default_model: str | None = None
 
     @classmethod
     def of(cls, ctx: JudgeContext) -> JudgeSettings:
@@ -174,6 +185,7 @@ class JudgeSettings:
             else str(cache.directory),
             dict(ctx.env) if ctx.env else None,
             ctx.jail,
+            ctx.default_model,
         )
 
     def context(self) -> JudgeContext:
@@ -194,6 +206,7 @@ class JudgeSettings:
             cache=cache,
             env=self.env,
             jail=self.jail,
+            default_model=self.default_model,
         )
 
 
@@ -204,6 +217,7 @@ __all__ = [
     "Reply",
     "UnavailableGrader",
     "build_grader",
+    "default_judge_model",
     "extract_json_object",
     "grader_or_unavailable",
     "judge_model",

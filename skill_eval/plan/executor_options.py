@@ -343,6 +343,8 @@ def executor_config(
     name: str | None = None,
     skill_mode: str | None = None,
     model: str | None = None,
+    *,
+    remember_versions: bool = True,
     **extra: Any,
 ) -> Any:
     """The config object of the plan's executor (or of `name`, another executor an arm runs
@@ -360,7 +362,10 @@ def executor_config(
         "skill_mode": skill_mode or plan.executor.skill_mode,
         "model": plan.executor.model if main else None,
         "concurrency": plan.execution.concurrency,
-        "version_cache": str(Path(plan.records.state_root) / VERSION_CACHE_NAME),
+        # a dry run writes nothing under the state root, not even this cache
+        "version_cache": str(Path(plan.records.state_root) / VERSION_CACHE_NAME)
+        if remember_versions
+        else None,
         "jail": plan.execution.jail,
         # an agent CLI resends a request that failed transiently (counted as api_retries)
         "claude_max_retries": plan.execution.max_retries,

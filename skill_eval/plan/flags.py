@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.validation import did_you_mean
 from ..executors.base import OFFLINE_EXECUTOR
+from ..judges.llm import default_judge_model
 from .arms import parse_arm, parse_arms, reference_of, stored_arms
 from .checks import (
     check_arm_flags,
@@ -74,7 +75,10 @@ RENAMED = {
 RESOLVED = frozenset({"standalone", "mock", "executor", "no_judge_cache"})
 # Fields that are not flags (derived from the flags above, or the executor's options).
 NOT_FLAGS = frozenset(
-    {"mode", "name", "options", "cache", "grader_options", "arm_options", "family_size"}
+    {
+        *("mode", "name", "options", "cache", "grader_options", "arm_options"),
+        *("family_size", "default_model"),
+    }
 )
 
 
@@ -132,6 +136,8 @@ def plan_from_flags(
     judging: Judging = sections["judging"]
     if mock and judging.executor is None:
         judging = replace(judging, executor=OFFLINE_EXECUTOR)
+    if judging.default_model is None:
+        judging = replace(judging, default_model=default_judge_model())
     check_tables(executor_tables)
     tables = {t.name: t for t in executor_tables}
     arm_options = {

@@ -95,10 +95,14 @@ class ExecutorChoice:
 @dataclass(frozen=True)
 class Judging:
     """Model-graded judges. `executor` None: the executor's own grader when it has one,
-    else the mock grader. `grader_options` go to that grader's config (today: claude_bin)."""
+    else the mock grader. `grader_options` go to that grader's config (today: claude_bin).
+    `model` (--judge-model) beats a judge's own `judge_model`; `default_model` is the model
+    of a judge that names none: SKILL_EVAL_JUDGE_MODEL, else the cheap model, resolved once
+    when the plan is built (what the judges, the fingerprint and the estimate read)."""
 
     executor: str | None = None
     model: str | None = None
+    default_model: str | None = None
     cache: bool = True  # --no-judge-cache turns it off
     cache_dir: str | None = None  # default <state-root>/judge-cache
     evaluators_dirs: tuple[str, ...] = ()

@@ -3,8 +3,8 @@ cost column of the reports and the line "cost +40% ($0.0120 -> $0.0170 a task) f
 points".
 
 A task's cost in an arm is the mean over its attempts of what one attempt cost (the
-executor's reported cost, plus its model-graded judgements priced from the usage and model
-they record), whoever paid for it: an attempt drawn from the baseline cache counts at what it
+executor's cost, plus its model-graded judgements' calls priced from the model and usage
+each records), whoever paid for it: an attempt drawn from the baseline cache counts at what it
 cost the run that made it, so the arms compare. Mock runs cost nothing and show no cost.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..engine.spend import judge_calls
+from ..engine.spend import call_cost, recorded_calls
 from ..executors.pricing import PriceTable, load_price_table
 
 ARMS = (("candidate", "candidate_results"), ("baseline", "baseline_results"))
@@ -22,8 +22,7 @@ ARMS = (("candidate", "candidate_results"), ("baseline", "baseline_results"))
 def attempt_usd(attempt: Mapping[str, Any], prices: PriceTable) -> float:
     """One attempt's cost with its judgement's, in dollars."""
     judge = attempt.get("judge")
-    data = judge.get("data") if isinstance(judge, Mapping) else None
-    judged = sum(prices.cost(model, usage)[0] for model, usage in judge_calls(data))
+    judged = sum(call_cost(c, prices) for c in recorded_calls(judge))
     return float(attempt.get("cost_usd") or 0) + judged
 
 

@@ -128,6 +128,8 @@ def _headline(report: Report) -> str:
     code = report.exit_code
     if not report.skills:
         return "No changed skill: nothing to check."
+    if code == 0 and all(s.outcome == "not judged" for s in report.skills):
+        return "No changed skill has evals: nothing was checked."
     if code == 0:
         return "The changed skills' evals are sound."
     if code == 3:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
+from ...core.budget import Budget
 from ...core.execution import SkillMode
 from ...core.model import ExecutionRequest, ExecutionResult
 from ...errors import ExecutorError
@@ -32,6 +33,7 @@ from ...jail.providers import image_programs, isolated, name_of, require
 from ...jail.session import JailBroken, JailedCommand
 from ...jail.wire import ApiDialect
 from ..agent_launch import AgentRun, CliRuns, ProxySlot, Start, image_cli_version, launch
+from ..agent_spending import AgentSpending, stopped_attempt
 from ..base import ExecutorBase, env_lookup
 from ..catalog import skill_invocations
 from ..claude import binary as claude_binary
@@ -79,6 +81,9 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         self.config = config
         self._env = env_lookup(config.env)
         self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        self.prices = load_price_table(Path(config.price_file) if config.price_file else None)
+        # each reply the jail's forward relays, priced and charged; requests refused when spent
+        self.spending = AgentSpending(self.prices, self.model)
         self._given = binary_option
         self.binary = binaries.find_cli(self.cli, binary_option)
         self.program = binaries.native(self.binary) if self.binary else None
@@ -87,7 +92,11 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         self.base_url = config.resolved_base_url()
         self._proxy = ProxySlot(
             lambda: ApiProxy(
-                self.base_url, self.dialect.credentials(config.api_key()), self.dialect
+                self.base_url,
+                self.dialect.credentials(config.api_key()),
+                self.dialect,
+                admit=self.spending.admit,
+                on_usage=self.spending.heard,
             )
         )
         CliRuns.__init__(self)
@@ -133,6 +142,9 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         """What an attempt starts: the image's CLI by its name (on the image's PATH), else
         the host's program (shown read-only), None when neither is there."""
         return self.cli if self.in_image() else self.program
+
+    def use_budget(self, budget: Budget | None) -> None:
+        self.budget = self.spending.budget = budget
 
     def api(self) -> tuple[str, str]:
         """(base URL, key) as the CLI sees them: the jail's forward and the placeholder, or
@@ -243,7 +255,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         }
         jailed = isolated(self.jail)
         if jailed and (problem := checked(reader, log)):
-            return tampered(problem, log)
+            return self.spending.settle(tampered(problem, log), log)
         if ended.timed_out:
             result = self._timed_out(request.timeout_seconds, log, reader)
         elif ended.overflow:
@@ -264,6 +276,10 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             )
         if (nobody := self._proxy.unreachable()) is not None:  # no attempt could reach it
             result = ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
+        elif jailed:  # what its replies cost, as the forward saw them
+            result = self.spending.settle(result, log)
+            why = self.spending.stopped(log)
+            result = result if why is None else stopped_attempt(why, result)
         return replace(result, meta={**result.meta, **api_meta})
 
     def _timed_out(self, timeout: float, log: ApiLog, reader: EventReader) -> ExecutionResult:
@@ -294,7 +310,7 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             or not (result.usage.input_tokens or result.usage.output_tokens)
         ):
             return result
-        cost, note = load_price_table(self.config.price_file).cost(self.model, result.usage)
+        cost, note = self.prices.cost(self.model, result.usage)
         meta = {**result.meta, "price_note": note} if note else result.meta
         return replace(result, cost_usd=cost, meta=meta)
 

@@ -26,6 +26,7 @@ class ClaudeCliConfig(ExecutorConfig):
     version_cache: str | None = None  # JSON file remembering `claude --version` per binary
     unsandboxed_bash: bool = False  # without a jail: Bash without Claude Code's sandbox
     jail: str = "auto"  # a jail provider (jail/providers.py); "none" only with --no-jail
+    price_file: str | None = None  # prices per model over the built-in table (pricing.py)
 
 
 SCHEMA: dict[str, Any] = config_schema(
@@ -41,5 +42,6 @@ SCHEMA: dict[str, Any] = config_schema(
         "version_cache": {"type": ["string", "null"], "format": "path"},
         "unsandboxed_bash": {"type": "boolean"},
         "jail": {"type": "string", "minLength": 1},
+        "price_file": {"type": ["string", "null"], "format": "path"},
     },
 )

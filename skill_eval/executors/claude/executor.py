@@ -22,21 +22,33 @@ from pathlib import Path
 from typing import Any
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
-from ...core.model import ExecutionRequest, ExecutionResult
+from ...core.budget import Budget
+from ...core.model import ExecutionRequest, ExecutionResult, Task
 from ...errors import ExecutorError
 from ...jail.confine import abi
-from ...jail.providers import isolated, name_of
+from ...jail.providers import isolated, missing, name_of
 from ...jail.session import JailBroken
 from ...skills.install import install_skill
 from ..agent_launch import CliRuns, image_cli_version
-from ..base import CHEAP_MODEL, ExecutorBase, ExecutorSpec, compose_prompt, env_lookup
+from ..agent_spending import AgentSpending, stopped_attempt
+from ..base import (
+    CHEAP_MODEL,
+    DEFAULT_MODEL,
+    ExecutorBase,
+    ExecutorSpec,
+    compose_prompt,
+    env_lookup,
+)
 from ..catalog import skill_invocations
+from ..pricing import load_price_table
+from ..request_frame import AGENT_TURNS, RequestFrame
 from ..tool_check import checked, tampered
 from . import binary as binaries
 from . import context as claude_md
 from .config import SCHEMA, ClaudeCliConfig
 from .environment import ISOLATION_ENV, child_env, has_auth
-from .launch import Invocation, Launcher
+from .footprint import frame_tokens
+from .launch import Invocation, Launched, Launcher
 from .tools import BashConfinement, ToolPlan, ToolPlanError, plan_tools, sandbox_available
 
 NO_AUTH = (
@@ -108,13 +120,17 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
     def __init__(self, config: ClaudeCliConfig) -> None:
         self.config = config
         self._env = env_lookup(config.env)
-        self.model = config.model or self._env("SKILL_EVAL_MODEL")
+        # Passed as --model whatever Claude Code's own default: the verdict names its model.
+        self.model = config.model or self._env("SKILL_EVAL_MODEL") or DEFAULT_MODEL
         self.trigger_model = (
             config.trigger_model or self._env("SKILL_EVAL_TRIGGER_MODEL") or CHEAP_MODEL
         )
+        self.prices = load_price_table(Path(config.price_file) if config.price_file else None)
+        # each reply the jail's forward relays, priced and charged; requests refused when spent
+        self.spending = AgentSpending(self.prices, self.model)
         self._binary = binaries.resolve(config.claude_bin)
         # (a jail running its image's own CLI needs no host binary: Launcher.program)
-        self._launcher = Launcher(config, self._binary)
+        self._launcher = Launcher(config, self._binary, self.spending)
         jailed = isolated(config.jail)
         self.bash = BashConfinement(
             jailed=jailed,
@@ -127,12 +143,45 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
     def binary(self) -> str | None:
         return self._launcher.program()
 
+    def use_budget(self, budget: Budget | None) -> None:
+        self.budget = self.spending.budget = budget
+
     def preflight(self) -> None:
+        """Every reason this machine cannot run it, one line each (a dry run lists them)."""
+        problems: list[ExecutorError] = []
         if self._launcher.program() is None:
-            raise ExecutorError(binaries.not_found_message(self.config.claude_bin))
-        self._launcher.check()
+            problems.append(ExecutorError(binaries.not_found_message(self.config.claude_bin)))
+            if (no_jail := missing(self.config.jail)) is not None:  # the launcher's check
+                problems.append(ExecutorError(no_jail))
+        else:
+            try:
+                self._launcher.check()
+            except ExecutorError as exc:
+                problems.append(exc)
         if not has_auth(self._env):
-            raise ExecutorError(NO_AUTH)
+            problems.append(ExecutorError(NO_AUTH))
+        if len(problems) > 1:
+            raise ExecutorError("\n".join(map(str, problems)))
+        if problems:
+            raise problems[0]
+
+    def request_frame(self, task: Task, skilled: bool) -> RequestFrame:
+        """Claude Code's prompt and the tools the task is offered in every request, its whole
+        history cached; an agent task's several turns, a text task's one (two when a skill
+        is installed: its Skill call first), a trigger attempt's one."""
+        settings = task.execution_settings()
+        installed = settings.mode(self.config.skill_mode) == "installed"
+        specs = settings.tools if settings.tools is not None else self.config.allowed_tools
+        try:
+            tools = plan_tools(specs, installed=installed, bash=self.bash).tools
+        except ToolPlanError:
+            tools = tuple(specs)
+        acts = task.is_agent_task and not settings.stop_on_skill
+        invoked = installed and skilled and not settings.stop_on_skill
+        turns = AGENT_TURNS if acts else 1 + invoked
+        model = self.trigger_model if settings.stop_on_skill else self.model
+        overhead = frame_tokens(model, [t.split("(", 1)[0] for t in tools])
+        return RequestFrame(overhead, turns, tool_turns=acts, cache="conversation")
 
     def tool_plan(self, request: ExecutionRequest) -> ToolPlan:
         settings = request.settings  # the task's tools, else --allowed-tools
@@ -166,8 +215,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             args.append("--disable-slash-commands")
         # A trigger task asks whether the skill is picked up: a cheap check, at its own model.
         model = self.trigger_model if request.settings.stop_on_skill else self.model
-        if model:
-            args += ["--model", model]
+        args += ["--model", model]
         if (turns := request.settings.turns(self.config.max_turns)) is not None:
             args += ["--max-turns", str(turns)]
         return tuple(args)
@@ -237,11 +285,21 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
                 claude_md=context,
             )
         )
-        ended, reader = launched.ended, launched.reader
         if (nobody := self._launcher.unreachable()) is not None:  # no attempt could reach it
             return ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
-        if problem := checked(reader, launched.api):
-            return tampered(problem, launched.api)
+        log = launched.api
+        if log is None:  # no jail (--no-jail): the CLI's own account of its cost
+            return self._outcome(launched, request)
+        if problem := checked(launched.reader, log):
+            return self.spending.settle(tampered(problem, log), log)
+        result = self.spending.settle(self._outcome(launched, request), log)
+        why = self.spending.stopped(log)
+        return result if why is None else stopped_attempt(why, result)
+
+    def _outcome(self, launched: Launched, request: ExecutionRequest) -> ExecutionResult:
+        """How the CLI's run ended: out of time, over the stream's cap, its result, or a
+        workspace that could not be read back."""
+        ended, reader = launched.ended, launched.reader
         if ended.timed_out:
             return timeout_result(request.timeout_seconds, transcript=reader.transcript())
         if ended.overflow:
@@ -278,6 +336,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             "version": self.version(),
             "model": self.model,
             "trigger_model": self.trigger_model,
+            "prices": self.prices.describe(),
             "skill_mode": self.config.skill_mode,
             "isolation": {
                 "jail": name_of(self.config.jail),

@@ -27,6 +27,7 @@ from ...jail.copyout import Copied
 from ...jail.providers import image_programs, isolated, require
 from ...jail.session import RUN_DIR, Ended, JailBroken, JailedCommand
 from ..agent_launch import AGENT_LIMITS, COPY_CAPS, AgentRun, ProxySlot, Start, launch
+from ..agent_spending import AgentSpending
 from ..base import env_lookup
 from ..reachability import probe
 from .binary import program_dir
@@ -70,10 +71,14 @@ class Launched:
 class Launcher:
     """Runs the CLI for one executor (or grader, or text model); thread-safe. `binary`: the
     host's CLI (binary.resolve), None when there is none; a jail that runs its image's own
-    programs (Docker Desktop's agent image) needs none and runs the image's `claude`."""
+    programs (Docker Desktop's agent image) needs none and runs the image's `claude`.
+    `spending`: the executor's, whose hooks its jail's forward calls (None: nothing is
+    metered there)."""
 
-    def __init__(self, config: ClaudeCliConfig, binary: str | None) -> None:
-        self.config, self.binary = config, binary
+    def __init__(
+        self, config: ClaudeCliConfig, binary: str | None, spending: AgentSpending | None = None
+    ) -> None:
+        self.config, self.binary, self.spending = config, binary, spending
         self.lookup = env_lookup(config.env)
         self.jail: JailKind = config.jail
         self._proxy = ProxySlot(self._make_proxy)
@@ -104,7 +109,10 @@ class Launcher:
 
     def _make_proxy(self) -> ApiProxy:
         headers, _ = api_credentials(self.lookup)
-        return ApiProxy(upstream(self.lookup, self.config.base_url), headers, MESSAGES)
+        url, spending = upstream(self.lookup, self.config.base_url), self.spending
+        if spending is None:
+            return ApiProxy(url, headers, MESSAGES)
+        return ApiProxy(url, headers, MESSAGES, admit=spending.admit, on_usage=spending.heard)
 
     def proxy(self) -> ApiProxy:
         return self._proxy.get()
