@@ -47,9 +47,6 @@ if [[ $mode == bundled ]]; then
     [[ -n "$CLAUDE" && -x "$CLAUDE" ]] || missing "no claude binary (pip install 'skill-eval[agent]', or pass its path)"
     version="$("$CLAUDE" --version | awk '{print $1}')"
     [[ -n "$version" ]] || missing "$CLAUDE --version said nothing"
-    packages=python3,python3-pytest,ca-certificates
-else
-    packages=python3,python3-pytest,ca-certificates,nodejs,npm
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/skill-eval-agent-image.XXXXXX")"
@@ -60,7 +57,7 @@ if [[ -n "${ROOTFS:-}" ]]; then  # a root debootstrapped before (the same comman
     [[ -x "$ROOTFS/usr/bin/python3" ]] || missing "ROOTFS=$ROOTFS holds no python3"
     cp -a "$ROOTFS" "$root"
 else
-    debootstrap --variant=minbase --include="$packages" \
+    debootstrap --variant=minbase --include=python3,python3-pytest,ca-certificates \
         bookworm "$root" "$MIRROR" >"$work/debootstrap.log" 2>&1 \
         || { tail -n 5 "$work/debootstrap.log" >&2; missing "debootstrap failed (above)"; }
     echo "make_test_agent_image: debootstrap took $((SECONDS - started)) s" >&2
@@ -68,6 +65,14 @@ fi
 rm -rf "$root/var/cache/apt/archives"/*.deb
 
 if [[ $mode == dockerfile ]]; then
+    # node and npm from Debian, in the root (not debootstrap's --include: npm's many packages
+    # fail its configuring stage)
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    chroot "$root" /bin/sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm' >"$work/apt.log" 2>&1 \
+        || { tail -n 5 "$work/apt.log" >&2; missing "apt-get install nodejs npm failed (above)"; }
+    : >"$root/etc/resolv.conf"
+    rm -rf "$root/var/cache/apt/archives"/*.deb "$root/var/lib/apt/lists"/*
+    echo "make_test_agent_image: node and npm in $((SECONDS - started)) s" >&2
     # npm trusts this machine's extra CAs only when told: NODE_EXTRA_CA_CERTS in the base
     if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
         cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"

@@ -129,7 +129,6 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
         # each reply the jail's forward relays, priced and charged; requests refused when spent
         self.spending = AgentSpending(self.prices, self.model)
         self._binary = binaries.resolve(config.claude_bin)
-        # (a jail running its image's own CLI needs no host binary: Launcher.program)
         self._launcher = Launcher(config, self._binary, self.spending)
         jailed = isolated(config.jail)
         self.bash = BashConfinement(
