@@ -24,7 +24,7 @@ from ..core.model import JudgeResult
 from ..core.paths import inside
 from ..core.work import Work
 from ..jail import Confinement, JailKind, JailUnavailable, Limits, Mount, process
-from ..jail.providers import isolated, resolve
+from ..jail.providers import AUTO, isolated, resolve
 from .fixtures import FIXTURES_DIR
 from .pytest_channel import CHANNEL_ENV, Channel
 from .pytest_sandbox import judgement_dir, remove_dir
@@ -180,7 +180,9 @@ def run_pytest(
         confinement = Confinement(tuple(argv), str(cwd), env, tuple(mounts), limits=limits)
         isolation: Isolation = provider.name
         started = time.monotonic()
-        finished = process.run(isolation, confinement, timeout, (channel.child_fd,), channel.start)
+        # the kind as given (docker:IMAGE keeps its image); auto's choice is the provider's name
+        kind = provider.name if jail == AUTO else jail
+        finished = process.run(kind, confinement, timeout, (channel.child_fd,), channel.start)
         channel.close()
         log = _tail_lines(finished.tail)
         if finished.code is None:

@@ -32,7 +32,7 @@ from ..core.work import Work
 from ..errors import ExecutorError
 from ..jail import Confinement, JailKind, JailUnavailable, Limits, Mount, process
 from ..jail.host_view import SYSTEM_DIRS, interpreter_dirs
-from ..jail.providers import JailProvider, resolve
+from ..jail.providers import AUTO, JailProvider, resolve
 from .pytest_channel import Channel
 from .pytest_sandbox import judgement_dir, remove_dir, temp_parent
 from .workspace_copy import readonly_copy, writable
@@ -136,8 +136,9 @@ def _run(order: dict[str, Any], jail: JailKind, extra: dict[str, Any] | None = N
         confinement = Confinement(
             argv, cwd, env, tuple(mounts + (_mounts(folders) if jailed else [])), limits=LIMITS
         )
+        kind = provider.name if jail == AUTO else jail  # docker:IMAGE keeps its image
         finished = process.run(
-            provider.name, confinement, TIMEOUT_SECONDS, (channel.child_fd,), channel.start
+            kind, confinement, TIMEOUT_SECONDS, (channel.child_fd,), channel.start
         )
         channel.close()
         done = [e for e in channel.events() if e.get("event") == "done"]
