@@ -210,10 +210,22 @@ def test_a_killed_run_resumes_without_repeating_finished_attempts(tmp_path: Path
         assert data["evaluation"]["execution_pass_rate"] == 1.0
 
 
+def _deaf_to_sigint() -> None:
+    """The child starts with SIGINT ignored and blocked, as a shell's `&` or a parent whose
+    thread blocked it would start it (both are inherited across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 @pytest.mark.parametrize(
-    "sig", [pytest.param(signal.SIGINT, marks=pytest.mark.slow), signal.SIGTERM]
+    ("sig", "deaf"),
+    [
+        pytest.param(signal.SIGINT, False, marks=pytest.mark.slow, id="sigint"),
+        pytest.param(signal.SIGTERM, False, id="sigterm"),
+        pytest.param(signal.SIGINT, True, id="sigint-started-ignored"),
+    ],
 )
-def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig) -> None:
+def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig, deaf) -> None:
     # Replies take ten minutes: a process that waited for the requests in flight would not exit
     # within communicate()'s timeout. What is asserted is what it said and saved, not speed.
     with FakeAnthropic(rules=RULES, default="nothing", latency=600.0) as fake:
@@ -226,6 +238,7 @@ def test_interrupt_saves_progress_and_says_how_to_resume(tmp_path: Path, sig) ->
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_deaf_to_sigint if deaf else None,
         )
         deadline = time.monotonic() + 180  # polled: generous for a loaded machine
         while fake.count < 2 and time.monotonic() < deadline:

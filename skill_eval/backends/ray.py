@@ -14,6 +14,8 @@ credentials.
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -42,7 +44,17 @@ def import_ray() -> Any:
 def run_remote(fn: Callable[[Any, Any], Any], item: Any, shared: Any) -> Any:
     """On the worker: `fn(item, shared)` (a shipment's worker makes itself interruptible:
     an attempt's stops its executor on the way out)."""
+    _hear_cancel()
     return fn(item, shared)
+
+
+def _hear_cancel() -> None:
+    """Ray cancels a task by interrupting the worker's main thread as SIGINT would, which does
+    nothing where SIGINT is ignored: a cluster started from a shell's `&` (or any parent that
+    ignored or blocked it) hands that to its workers, and their tasks could not be stopped."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _plain(fn: Callable[[Any], Any]) -> Callable[[Any, Any], tuple[Any, None]]:

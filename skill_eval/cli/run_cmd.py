@@ -21,7 +21,7 @@ from .run_one import (
     plan_of,
     run_plan,
     show_plan,
-    stop_on_sigterm,
+    stop_on_signals,
     summary,
 )
 from .skills_run import append_summary, run_skills
@@ -85,7 +85,7 @@ def command(skill_dirs: tuple[str, ...], **kwargs: Any) -> None:
     3  error verdict, or a harness fault (executor cannot run, run stopped)
     2  bad input or usage
     """
-    stop_on_sigterm()
+    stop_on_signals()
     ctx = click.get_current_context()
     if skill_dirs:
         sys.exit(run_skills(skill_dirs, kwargs, ctx))

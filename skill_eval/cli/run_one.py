@@ -67,14 +67,18 @@ def _runner(backend: str | None, runner: str, ctx: click.Context) -> str:
     return runner if runner_given else backend
 
 
-def stop_on_sigterm() -> None:
-    """A `kill` stops a run the way Ctrl-C does: finished attempts saved, resumable."""
+def stop_on_signals() -> None:
+    """A `kill` (SIGTERM) or Ctrl-C (SIGINT) stops a run: finished attempts saved, resumable.
+    SIGINT too where Python started with it ignored or blocked (a shell's `&`, a process that
+    inherited its parent's mask), which would otherwise leave the run deaf to it."""
 
     def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def summary(outcome: EvaluationOutcome, *, ran_here: bool = False) -> str:
@@ -153,6 +157,6 @@ __all__ = [
     "plan_of",
     "run_plan",
     "show_plan",
-    "stop_on_sigterm",
+    "stop_on_signals",
     "summary",
 ]
