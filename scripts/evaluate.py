@@ -20,7 +20,7 @@ import click  # noqa: E402
 
 from skill_eval.cli.common import interrupted  # noqa: E402
 from skill_eval.cli.run_flags import run_flags  # noqa: E402
-from skill_eval.cli.run_one import plan_from_command, stop_on_sigterm  # noqa: E402
+from skill_eval.cli.run_one import plan_from_command, stop_on_signals  # noqa: E402
 from skill_eval.engine.conductor import run_evaluation  # noqa: E402
 from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa: E402
 
@@ -29,7 +29,7 @@ from skill_eval.errors import RunInterrupted, SkillEvalError, UsageError  # noqa
 @run_flags(compatibility=True)
 def evaluate(**kwargs: Any) -> None:
     """Evaluate a candidate skill by executing a task suite (compatibility entry point)."""
-    stop_on_sigterm()
+    stop_on_signals()
     try:
         outcome = run_evaluation(plan_from_command(kwargs, click.get_current_context()))
     except RunInterrupted as exc:
