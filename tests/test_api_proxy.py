@@ -7,6 +7,7 @@ the jail's side is a socket pair handed to `serve`, as relay_api does."""
 from __future__ import annotations
 
 import http.server
+import itertools
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,7 +25,9 @@ class Upstream:
     model `big`), counting connections; `close_after` closes each connection after that
     reply."""
 
-    connections: set[tuple[str, int]] = field(default_factory=set)
+    # one entry per connection: (client address, handler id), the id telling apart two
+    # connections that came from the same reused ephemeral port
+    connections: set[tuple[tuple[str, int], int]] = field(default_factory=set)
     close_after: bool = False
     port: int = 0
 
@@ -32,12 +35,17 @@ class Upstream:
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
     state = Upstream()
+    counted = itertools.count()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:  # one handler per connection
+            super().setup()
+            self.number = next(counted)
+
         def do_POST(self) -> None:  # noqa: N802 - the base class's name
-            state.connections.add(self.client_address)
+            state.connections.add((self.client_address, self.number))
             body = self.rfile.read(int(self.headers["Content-Length"]))
             reply = b"x" * 1_000_000 if body == said(b"big") else b"echo:" + body
             self.send_response(200)
