@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +157,17 @@ def replies_cost(fake: FakeAnthropic) -> float:
         for r in fake.requests_to("/v1/messages")
         if r.status == 200 and isinstance(r.reply, dict)
     )
+
+
+def path_without(names: tuple[str, ...], into: Path) -> str:
+    """One directory of links to every program on PATH but `names` (the first of each name
+    wins, as on PATH)."""
+    into.mkdir()
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(directory):
+            continue
+        for entry in os.scandir(directory):
+            link = into / entry.name
+            if entry.name not in names and not os.path.lexists(link):
+                link.symlink_to(entry.path)
+    return str(into)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import REPO
+from tests.helpers import REPO, path_without
 
 HIDDEN = ("bwrap", "socat", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # The tests that need an OS package the README's command does not install.
@@ -33,25 +33,11 @@ NEEDS_OS_PACKAGES = (
 )
 
 
-def _path_without(names: tuple[str, ...], into: Path) -> str:
-    """One directory of links to every program on PATH but `names` (the first of each name
-    wins, as on PATH)."""
-    into.mkdir()
-    for directory in os.environ.get("PATH", "").split(os.pathsep):
-        if not os.path.isdir(directory):
-            continue
-        for entry in os.scandir(directory):
-            link = into / entry.name
-            if entry.name not in names and not os.path.lexists(link):
-                link.symlink_to(entry.path)
-    return str(into)
-
-
 def test_tests_needing_os_packages_skip_with_the_reason_where_they_are_missing(
     tmp_path: Path,
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SKILL_EVAL_CHROMIUM"}
-    env["PATH"] = _path_without(HIDDEN, tmp_path / "bin")
+    env["PATH"] = path_without(HIDDEN, tmp_path / "bin")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rs", *NEEDS_OS_PACKAGES],
         cwd=REPO,

@@ -20,30 +20,16 @@ from pathlib import Path
 import pytest
 
 from skill_eval.jail.container import PROVIDER as CONTAINER
-from tests.helpers import REPO, jail_missing, journal_records, read_json, write_skill
+from tests.helpers import REPO, jail_missing, journal_records, path_without, read_json, write_skill
 from tests.test_jail_providers import FAKE_BWRAP
 
 JAILS = ("bwrap", "podman", "docker")
 README = REPO / "README.md"
 
 
-def _path_without(names: tuple[str, ...], into: Path) -> str:
-    """One folder of links to every program on PATH but `names` (the first of each name wins,
-    as on PATH)."""
-    into.mkdir()
-    for directory in os.environ.get("PATH", "").split(os.pathsep):
-        if not os.path.isdir(directory):
-            continue
-        for entry in os.scandir(directory):
-            link = into / entry.name
-            if entry.name not in names and not os.path.lexists(link):
-                link.symlink_to(entry.path)
-    return str(into)
-
-
 @pytest.fixture(scope="module")
 def no_jail_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return _path_without(JAILS, tmp_path_factory.mktemp("path") / "bin")
+    return path_without(JAILS, tmp_path_factory.mktemp("path") / "bin")
 
 
 def skill_eval(
