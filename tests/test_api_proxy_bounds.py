@@ -17,6 +17,7 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ import pytest
 from skill_eval.executors.agents.chat_dialect import CHAT
 from skill_eval.executors.agents.responses_dialect import RESPONSES
 from skill_eval.executors.claude.dialect import MESSAGES
+from skill_eval.jail.api_body import Held, read_body
 from skill_eval.jail.api_log import ApiLog
 from skill_eval.jail.api_proxy import MAX_HELD_BYTES, MAX_REQUEST_BYTES, ApiProxy
 from skill_eval.jail.pipes import relay_api
@@ -245,8 +247,31 @@ def test_a_jail_holds_at_most_its_budget_of_bodies_at_once(sink: Sink) -> None:
     assert len(turned) == 2 and all(r.startswith(b"HTTP/1.1 503") for r in turned), turned
     assert b"request bodies already" in turned[0]
     assert sink.sizes == [size] * 2 and len(replies) == 4
-    # held: two bodies; parsed: one at a time, its text decoded twice on the way
-    assert peak < 5 * size, f"peak {peak / 2**20:.1f} MiB"
+    # held: two bodies (each read into one buffer of its length, not grown then copied: that
+    # took 121 MiB when two reads overlapped); parsed: one at a time, its text decoded twice
+    assert peak < 4.5 * size, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_a_body_is_read_into_one_buffer_of_its_length() -> None:
+    """Growing a buffer piece by piece, then copying it out, held each body twice over for
+    a moment: two such reads at once took the proxy past its bound."""
+    size = 24 * 1024 * 1024
+    ours, theirs = socket.socketpair()
+    body = sized(size)
+    sender = threading.Thread(target=lambda: (theirs.sendall(body), theirs.close()))
+    handler = SimpleNamespace(headers={"Content-Length": str(size)}, rfile=ours.makefile("rb"))
+    held = Held(MAX_HELD_BYTES)
+    tracemalloc.start()
+    try:
+        sender.start()
+        data = read_body(handler, held)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        sender.join(30)
+        ours.close()
+    assert data == body and held.used == size
+    assert peak < 1.2 * size, f"peak {peak / 2**20:.1f} MiB"
 
 
 def test_a_silent_connection_is_closed(sink: Sink) -> None:

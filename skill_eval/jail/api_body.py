@@ -91,17 +91,15 @@ def read_body(handler: BaseHTTPRequestHandler, held: Held) -> bytes:
 
 
 def _whole(handler: BaseHTTPRequestHandler, length: int) -> bytes:
-    data, left = bytearray(), length
+    # One read of the declared length: the buffered reader fills one bytes object of that
+    # size (a bytearray grown piece by piece, then copied, held twice the body for a moment)
     try:
-        while left:
-            piece = handler.rfile.read(min(left, PIECE))
-            if not piece:
-                raise ConnectionResetError("the body was cut short")
-            left -= len(piece)
-            data += piece
+        data = handler.rfile.read(length)
     except OSError as exc:
         raise ClientGone(type(exc).__name__) from None
-    return bytes(data)
+    if len(data) < length:
+        raise ClientGone("ConnectionResetError")  # the body was cut short
+    return data
 
 
 def _gather(pieces: Iterator[bytes], held: Held) -> bytes:
