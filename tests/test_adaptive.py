@@ -124,9 +124,11 @@ def test_the_executor_learns_from_the_servers_429s() -> None:
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(executor.run, [_request(i) for i in range(8)]))
         limited = server.bucket.limited if server.bucket else 0
-    failed = [r for r in results if r.error]
+    failed = [r for r in results if r.failure]
     assert limited > 0 and len(failed) == limited  # no retries here: each 429 is a result
-    assert all(r.retryable and r.meta["status"] == 429 and r.retry_after == 1 for r in failed)
+    assert all(
+        r.failure.retry and r.meta["status"] == 429 and r.failure.retry_after == 1 for r in failed
+    )
     gate = executor.gate
     assert gate is not None and gate.throttles == limited
     assert executor.concurrency_level is not None and executor.concurrency_level[0] < 8

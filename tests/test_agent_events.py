@@ -55,7 +55,7 @@ def test_opencode_tools_read_as_claude_codes() -> None:
         ("customthing", {"some_field": 1}, True),
     ]
     assert result.transcript[3].output == "edit said"
-    assert result.output == "Wrote report.md" and result.error is None
+    assert result.output == "Wrote report.md" and result.failure is None
     usage = result.usage  # 1000 prompt tokens of which 400 cached; 7 out of which 2 reasoning
     assert (usage.input_tokens, usage.cache_read_input_tokens, usage.output_tokens) == (600, 400, 7)
     assert len(skill_invocations(result.transcript, "csv-report")) == 1
@@ -69,7 +69,7 @@ def test_opencode_stops_at_the_watched_skill_and_only_there() -> None:
         lines(oc_tool("c", "read", filePath="/w/.opencode/skills/pdf/SKILL.md"))[0]
     )
     result = reader.result(None, "", None)
-    assert result.error is None and result.meta["stopped"] == "skill invoked"
+    assert result.failure is None and result.meta["stopped"] == "skill invoked"
 
 
 def test_an_opencode_api_error_is_an_error_classed_by_its_status() -> None:
@@ -78,8 +78,12 @@ def test_an_opencode_api_error_is_an_error_classed_by_its_status() -> None:
         error = {"name": "APIError", "data": {"message": "Overloaded", "statusCode": status}}
         reader.feed(lines({"type": "error", "error": error})[0])
         result = reader.result(1, "", None)
-        assert result.error and f"(HTTP {status})" in result.error and not result.output
-        assert (result.retryable, result.fatal) == (retryable, fatal)
+        assert (
+            result.failure.message
+            and f"(HTTP {status})" in result.failure.message
+            and not result.output
+        )
+        assert (result.failure.retry, result.failure.stops_run) == (retryable, fatal)
 
 
 def test_opencode_without_a_status_takes_the_proxys_last() -> None:
@@ -89,14 +93,18 @@ def test_opencode_without_a_status_takes_the_proxys_last() -> None:
     log.saw(200)
     log.saw(503)
     result = reader.result(1, "", log)
-    assert "(HTTP 503)" in str(result.error) and result.retryable
+    assert "(HTTP 503)" in result.failure.message and result.failure.retry
 
 
 def test_opencode_dying_without_an_error_event_is_a_retryable_error() -> None:
     reader = OpenCodeReader()
     reader.feed(b"not json")
     result = reader.result(-9, "boom\n", None)
-    assert result.retryable and "exit code -9" in str(result.error) and "boom" in str(result.error)
+    assert (
+        result.failure.retry
+        and "exit code -9" in result.failure.message
+        and "boom" in result.failure.message
+    )
     assert result.meta["unreadable_lines"] == 1
 
 
@@ -151,7 +159,7 @@ def test_codex_commands_patches_and_a_skill_read() -> None:
         ("Write", {"file_path": "/workspace/report.md"}, True, True),
         ("Edit", {"file_path": "/w/o"}, True, True),
     ]
-    assert result.output == "Done" and result.error is None
+    assert result.output == "Done" and result.failure is None
     assert result.meta["agent_notes"] == ["Model metadata for `m` not found."]
     u = result.usage  # Codex's 1000 input tokens hold the 400 cached ones
     assert (u.input_tokens, u.cache_read_input_tokens, u.output_tokens) == (600, 400, 7)
@@ -165,7 +173,7 @@ def test_codex_stops_before_the_command_that_loads_the_watched_skill() -> None:
         lines(cx_command("i3", "sed -n 1,80p .agents/skills/pdf-tools/SKILL.md", False))[0]
     )
     result = reader.result(None, "", None)
-    assert result.error is None and result.meta["stopped"] == "skill invoked"
+    assert result.failure is None and result.meta["stopped"] == "skill invoked"
     skill = result.transcript[-2]
     assert (skill.name, dict(skill.input), skill.completed) == (
         "Skill",
@@ -194,8 +202,12 @@ def test_a_failed_codex_turn_is_an_error_with_the_proxys_status() -> None:
         log = ApiLog()
         log.saw(last)
         result = reader.result(1, "", log)
-        assert result.error and f"(HTTP {last})" in result.error and not result.output
-        assert (result.retryable, result.fatal) == (retryable, fatal)
+        assert (
+            result.failure.message
+            and f"(HTTP {last})" in result.failure.message
+            and not result.output
+        )
+        assert (result.failure.retry, result.failure.stops_run) == (retryable, fatal)
         assert result.meta["reconnects"] == 1
 
 
@@ -203,7 +215,7 @@ def test_a_failed_codex_turn_without_a_status_is_still_a_retryable_error() -> No
     reader = CodexReader()
     reader.feed(lines({"type": "turn.failed", "error": {"message": "stream disconnected"}})[0])
     result = reader.result(1, "", None)
-    assert result.error and result.retryable and not result.fatal
+    assert result.failure.message and result.failure.retry and not result.failure.stops_run
 
 
 def test_codex_without_a_completed_turn_is_no_answer() -> None:
@@ -214,4 +226,8 @@ def test_codex_without_a_completed_turn_is_no_answer() -> None:
         )[0]
     )
     result = reader.result(0, "", None)
-    assert result.error and "without a completed turn" in result.error and result.retryable
+    assert (
+        result.failure.message
+        and "without a completed turn" in result.failure.message
+        and result.failure.retry
+    )

@@ -493,13 +493,13 @@ def test_an_attempt_whose_cli_asks_for_an_mcp_server_is_tampering(tmp_path: Path
         )
         result = ClaudeCodeExecutor(config).run(_request(tmp_path))
         assert server.requests == []
-    assert (result.error or "").startswith(
+    assert result.failure.message.startswith(
         "tampering: the API forward refused a request the agent's CLI never sends: "
         "POST /v1/messages: 400"
     )
-    assert "mcp-client-2025-04-04" in (result.error or "")  # the header is read first
+    assert "mcp-client-2025-04-04" in result.failure.message  # the header is read first
     assert result.meta["error_type"] == "tampering" and result.meta["api_tampering"] == 1
-    assert not result.retryable and result.transcript == ()
+    assert not result.failure.retry and result.transcript == ()
 
 
 @needs_jail
@@ -510,7 +510,7 @@ def test_an_attempt_whose_cli_offers_a_hosted_tool_is_tampering(tmp_path: Path) 
         executor = CodexExecutor(CodexConfig(codex_bin=binary, base_url=url, model="m"))
         result = executor.run(_request(tmp_path))
         assert server.requests == []
-    assert (result.error or "").startswith(
+    assert result.failure.message.startswith(
         "tampering: the API forward refused a request the agent's CLI never sends: "
         "POST /v1/responses: 400 (tools[0] is a hosted tool or unknown (web_search))"
     )

@@ -147,7 +147,7 @@ def test_a_trigger_attempt_stops_at_the_skills_invocation() -> None:
         stop_at="pdf",
     )
     result = reader.result(None, "")
-    assert result.error is None and result.meta["stopped"] == "skill invoked"
+    assert result.failure is None and result.meta["stopped"] == "skill invoked"
     assert [c.name for c in result.transcript] == ["Read", "Skill"]
     assert result.usage.input_tokens == 7  # summed from the replies: no result message
 
@@ -167,18 +167,22 @@ def test_a_trigger_attempt_stops_at_the_skills_invocation() -> None:
 def test_api_errors_keep_their_classes(status: int, retryable: bool, fatal: bool) -> None:
     final = {"type": "result", "is_error": True, "result": "API Error", "api_error_status": status}
     result = from_result(final)
-    assert result.error and f"HTTP {status}" in result.error and result.output == ""
-    assert (result.retryable, result.fatal) == (retryable, fatal)
-    assert not result.output_caused
+    assert (
+        result.failure.message
+        and f"HTTP {status}" in result.failure.message
+        and result.output == ""
+    )
+    assert (result.failure.retry, result.failure.stops_run) == (retryable, fatal)
+    assert result.failure.ends_as != "failed"
 
 
 def test_max_turns_is_the_outputs_own_failure_and_a_message_may_say_overloaded() -> None:
     turns = from_result({"subtype": "error_max_turns", "is_error": True, "result": ""})
-    assert turns.error and turns.output_caused and not turns.retryable
+    assert turns.failure.message and turns.failure.ends_as == "failed" and not turns.failure.retry
     other = from_result({"subtype": "error_during_execution", "is_error": True})
-    assert other.error and not other.output_caused
-    assert from_result({"is_error": True, "result": "Overloaded, please retry"}).retryable
-    assert not from_result({"is_error": True, "result": "something odd"}).retryable
+    assert other.failure.message and other.failure.ends_as != "failed"
+    assert from_result({"is_error": True, "result": "Overloaded, please retry"}).failure.retry
+    assert not from_result({"is_error": True, "result": "something odd"}).failure.retry
 
 
 def test_a_retry_of_an_error_no_retry_heals_stops_the_cli() -> None:
@@ -188,8 +192,8 @@ def test_a_retry_of_an_error_no_retry_heals_stops_the_cli() -> None:
     fatal = {**retry, "error_status": 401, "error": "authentication_failed"}
     assert not reader.feed(json.dumps(fatal).encode())
     result = reader.result(None, "")
-    assert result.fatal and not result.retryable and result.meta["api_retries"] == 2
-    assert (result.error or "").startswith("claude CLI error: (HTTP 401) authentication_failed")
+    assert result.failure.stops_run and not result.failure.retry and result.meta["api_retries"] == 2
+    assert result.failure.message.startswith("claude CLI error: (HTTP 401) authentication_failed")
 
 
 def test_a_stream_without_a_result_is_a_retryable_error_naming_the_retries() -> None:
@@ -199,10 +203,10 @@ def test_a_stream_without_a_result_is_a_retryable_error_naming_the_retries() -> 
     )
     reader.feed(b"not json")
     result = reader.result(1, "first\nboom\n")
-    assert result.retryable and "exit code 1; 2 API retries, the last HTTP 529" in (
-        result.error or ""
+    assert result.failure.retry and "exit code 1; 2 API retries, the last HTTP 529" in (
+        result.failure.message or ""
     )
-    assert "stderr: first | boom" in (result.error or "")
+    assert "stderr: first | boom" in result.failure.message
     assert result.meta["api_retries"] == 2 and result.meta["unreadable_lines"] == 1
 
 
@@ -259,7 +263,7 @@ def test_output_usage_cost_and_the_model_asked_for(tmp_path: Path) -> None:
         ws = AttemptWorkspace.create(tmp_path)
         result = executor.run(request(workspace=ws.path))
         (body,) = [r.json for r in server.requests_to("/v1/messages")]
-    assert result.error is None, result.error
+    assert result.failure is None, result.failure.message
     assert result.output == "PONG" and result.usage.output_tokens > 0 and result.cost_usd > 0
     assert body["model"] == "claude-sonnet-4-5" and body.get("tools", []) == []
     assert result.meta["api_retries"] == 0 and result.meta["num_turns"] == 1
@@ -284,7 +288,7 @@ def test_writes_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     ws = AttemptWorkspace.create(tmp_path)
     with FakeAnthropic(rules=rules) as server:
         result = real_executor(server).run(request(workspace=ws.path, allowed_tools=("Write",)))
-    assert result.error is None, result.error
+    assert result.failure is None, result.failure.message
     assert not outside.exists() and not (ws.root / "escaped.md").exists()
     assert (ws.path / "inside.md").read_text(encoding="utf-8") == "inside"
     assert [(c.name, c.ok) for c in result.transcript] == [
@@ -320,7 +324,7 @@ def test_installed_mode_reads_the_skills_own_files(tmp_path: Path) -> None:
         executor = real_executor(server, skill_mode="installed")
         result = executor.run(request(skill=skill_folder(tmp_path), workspace=ws.path))
         first = server.requests_to("/v1/messages")[0].json
-    assert result.error is None, result.error
+    assert result.failure is None, result.failure.message
     (read,) = result.transcript
     assert read.name == "Read" and read.ok and "REFERENCE-CONTENT-7f3a" in read.output
     assert "REFERENCE-CONTENT-7f3a" in result.output
@@ -338,7 +342,7 @@ def test_the_skill_reaches_the_model_only_in_its_arm(tmp_path: Path, mode: str) 
         seen = []
         for skill in (skill_folder(tmp_path), None):
             ws = AttemptWorkspace.create(tmp_path)
-            assert executor.run(request(skill=skill, workspace=ws.path)).error is None
+            assert executor.run(request(skill=skill, workspace=ws.path)).failure is None
             seen.append(server.requests_to("/v1/messages"))
             server.reset()
     with_skill, without = seen
@@ -368,7 +372,7 @@ def test_an_installed_skills_body_loads_when_invoked(tmp_path: Path) -> None:
         executor = real_executor(server, skill_mode="installed")
         result = executor.run(request(skill=skill_folder(tmp_path), workspace=ws.path))
         requests = server.requests_to("/v1/messages")
-    assert result.error is None and result.output == "PONG"
+    assert result.failure is None and result.output == "PONG"
     assert any("DEMO-BODY" in r.messages_text for r in requests)
     assert [(c.name, c.completed) for c in result.transcript] == [("Skill", True)]
     assert result.meta["skill_invocations"] == 1
@@ -395,7 +399,7 @@ def test_bash_runs_in_the_jail_and_cannot_reach_out(tmp_path: Path) -> None:
     ws = AttemptWorkspace.create(tmp_path)
     with FakeAnthropic(rules=rules) as server:
         result = real_executor(server).run(request(workspace=ws.path, allowed_tools=("Bash",)))
-    assert result.error is None, result.error
+    assert result.failure is None, result.failure.message
     assert "Landlock" in result.meta["isolation"]["bash"]
     assert (ws.path / "inside.txt").read_text() == "in\n"
     assert not outside.exists()
@@ -435,7 +439,7 @@ def test_user_and_project_setup_do_not_leak(
         for skill in (skill_folder(tmp_path), None):
             ws = AttemptWorkspace.create(parent)
             result = executor.run(request(skill=skill, workspace=ws.path))
-            assert result.error is None, result.error
+            assert result.failure is None, result.failure.message
             seen.append(
                 "\n".join(
                     r.text + json.dumps(r.json.get("tools", [])) + r.model
@@ -467,8 +471,10 @@ def test_api_errors_from_the_real_cli_keep_their_classes(
         ws = AttemptWorkspace.create(tmp_path)
         result = real_executor(server, claude_max_retries=0).run(request(workspace=ws.path))
         count = len(server.requests_to("/v1/messages"))
-    assert result.error and result.output == ""
-    assert (result.retryable, result.fatal) == (retryable, fatal), result.error
+    assert result.failure.message and result.output == ""
+    assert (result.failure.retry, result.failure.stops_run) == (retryable, fatal), (
+        result.failure.message
+    )
     if retryable:
         assert count == 1  # the CLI's own retries off (claude_max_retries 0): one request
 
@@ -485,9 +491,9 @@ def test_the_cli_is_stopped_at_its_first_retry_of_an_error_no_retry_heals(
         result = real_executor(server, claude_max_retries=5).run(request(workspace=ws.path))
         count = len(server.requests_to("/v1/messages"))
     # one request: stopped before its first resend, whatever the machine's load
-    assert result.fatal and not result.retryable and count == 1
+    assert result.failure.stops_run and not result.failure.retry and count == 1
     if fault == "authentication":  # (it does not retry a 403)
-        assert "stopped at the CLI's first retry" in (result.error or "")
+        assert "stopped at the CLI's first retry" in result.failure.message
 
 
 @needs_cli
@@ -496,7 +502,7 @@ def test_a_transient_error_is_one_resent_request_counted_in_the_record(tmp_path:
         ws = AttemptWorkspace.create(tmp_path)
         result = real_executor(server, claude_max_retries=2).run(request(workspace=ws.path))
         count = len(server.requests_to("/v1/messages"))
-    assert (result.error, result.output) == (None, "PONG")
+    assert (result.failure, result.output) == (None, "PONG")
     assert result.meta["api_retries"] == 1 and count == 2
 
 

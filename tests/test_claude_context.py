@@ -138,7 +138,7 @@ def test_the_agent_reads_the_skills_files_through_the_index(tmp_path: Path) -> N
     with FakeAnthropic(rules=rules, default="PONG") as server:
         result = executor(server).run(request(folder_skill(tmp_path), ws.path))
         (first, _) = server.requests_to("/v1/messages")
-    assert result.error is None, result.error
+    assert result.failure is None, result.failure.message
     (read,) = result.transcript
     assert read.ok and "REFERENCE-7f3a" in read.output and "REFERENCE-7f3a" in result.output
     assert first.text.count("Contents of ") == 1  # one context file, ours
@@ -156,7 +156,10 @@ def test_a_task_that_brings_its_own_claude_md_is_refused_before_the_agent_starts
     with FakeAnthropic(default="PONG") as server:
         result = executor(server).run(request(folder_skill(tmp_path), ws.path))
         assert server.requests_to("/v1/messages") == []
-    assert result.fatal and "the task's files hold inputs/CLAUDE.md" in (result.error or "")
+    assert (
+        result.failure.stops_run
+        and "the task's files hold inputs/CLAUDE.md" in result.failure.message
+    )
     assert not (ws.path / "CLAUDE.md").exists()
 
 
@@ -171,9 +174,11 @@ def test_without_the_jail_a_claude_md_above_the_workspace_is_refused(
     with FakeAnthropic(default="PONG") as server:
         unjailed = executor(server, jail="none")
         result = unjailed.run(request(folder_skill(tmp_path), ws.path))
-        assert result.error is None, result.error
+        assert result.failure is None, result.failure.message
         (sent,) = server.requests_to("/v1/messages")
         assert sent.text.count("Contents of ") == 1 and "# Skill: demo" in sent.text
         (tmp_path / "CLAUDE.md").write_text("HOST-CONTEXT")
         refused = unjailed.run(request(folder_skill(tmp_path / "again"), ws.path))
-    assert refused.fatal and f"{tmp_path / 'CLAUDE.md'} exists" in (refused.error or "")
+    assert (
+        refused.failure.stops_run and f"{tmp_path / 'CLAUDE.md'} exists" in refused.failure.message
+    )

@@ -95,15 +95,17 @@ def test_a_refusal_before_any_reply_is_fatal_and_after_one_an_outage(
     fake = FakeOpenAI if executor == "openai" else FakeAnthropic
     options = {"model": "m"} if executor == "openai" else {"env": {"ANTHROPIC_API_KEY": "k"}}
     first = create_executor(executor, {**options, "base_url": closed}).run(request())
-    assert first.fatal and not first.retryable
-    assert first.error is not None and first.error.startswith(f"nothing listens at {closed} ")
+    assert first.failure.stops_run and not first.failure.retry
+    assert first.failure is not None and first.failure.message.startswith(
+        f"nothing listens at {closed} "
+    )
     with fake(default="hi") as server:
         url = server.v1_url if executor == "openai" else server.base_url
         running = create_executor(executor, {**options, "base_url": url})
-        assert running.run(request()).error is None
+        assert running.run(request()).failure is None
     later = running.run(request())  # the same port, nobody there any more
-    assert later.error is not None and "nothing listens" not in later.error
-    assert later.retryable and not later.fatal
+    assert later.failure is not None and "nothing listens" not in later.failure.message
+    assert later.failure.retry and not later.failure.stops_run
 
 
 def ask_through(proxy: ApiProxy) -> bytes:

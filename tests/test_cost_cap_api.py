@@ -64,8 +64,8 @@ def test_a_cap_crossed_inside_an_attempt_stops_its_next_request(tmp_path: Path) 
         result = executor.run(ExecutionRequest(task, "candidate", 0, skill, 60.0))
         sent, paid = fake.count, replies_cost(fake)
     assert sent == 2  # the second reply crossed $0.50: the third request never went
-    assert result.meta["error_type"] == BUDGET_STOPPED and not result.retryable
-    assert result.error is not None and "budget is spent" in result.error
+    assert result.meta["error_type"] == BUDGET_STOPPED and not result.failure.retry
+    assert result.failure is not None and "budget is spent" in result.failure.message
     assert result.charged and result.usage.output_tokens == 40_000
     assert result.cost_usd == pytest.approx(paid) and meter.cost_usd == pytest.approx(paid)
     assert paid > 0.6

@@ -75,7 +75,7 @@ def test_an_attempt_that_times_out_costs_what_its_replies_cost(tmp_path: Path) -
         # far longer than the first reply takes, however loaded the machine
         result = executor.run(ExecutionRequest(task, "baseline", 0, None, 45.0, workspace.path))
         paid, metered, asked = replies_cost(fake), meter.cost_usd, fake.count
-    assert asked == 2 and result.error is not None and "timed out" in result.error
+    assert asked == 2 and result.failure is not None and "timed out" in result.failure.message
     assert result.usage.output_tokens == 20_000 and paid > 0.3
     assert result.cost_usd == pytest.approx(paid) and metered == pytest.approx(paid)
     assert result.charged and result.meta["models"] == [MODEL]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from skill_eval.core.budget import BUDGET_STOPPED
+from skill_eval.core.failure import Failure
 from skill_eval.core.model import (
     Arm,
     Attempt,
@@ -209,7 +210,7 @@ class FlakyPaidExecutor(ExecutorBase):
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         self.tries += 1
         if self.tries == 1:
-            return ExecutionResult(error="overloaded", retryable=True, cost_usd=0.25)
+            return ExecutionResult(failure=Failure.transient("overloaded"), cost_usd=0.25)
         return ExecutionResult(output="x", usage=Usage(10, 5), cost_usd=0.5)
 
 

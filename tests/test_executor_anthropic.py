@@ -64,7 +64,7 @@ def run(
 
 def test_system_mode_sends_skill_as_cached_system_block(fake: FakeAnthropic) -> None:
     result = run(make(fake, skill_mode="system"))
-    assert result.error is None and result.output == "WITH SKILL"
+    assert result.failure is None and result.output == "WITH SKILL"
     body = fake.requests_to("/v1/messages")[0].json
     assert body["system"] == [
         {"type": "text", "text": SKILL.content, "cache_control": {"type": "ephemeral"}}
@@ -81,7 +81,7 @@ def test_system_mode_reuses_the_cached_skill_across_attempts(fake: FakeAnthropic
 
 def test_prepend_mode_puts_skill_before_task(fake: FakeAnthropic) -> None:
     result = run(make(fake, skill_mode="prepend"))
-    assert result.error is None
+    assert result.failure is None
     body = fake.requests_to("/v1/messages")[0].json
     assert "system" not in body
     content = body["messages"][0]["content"]
@@ -105,7 +105,7 @@ def test_installed_mode_is_refused(fake: FakeAnthropic) -> None:
     with pytest.raises(ExecutorError, match="installed.*not supported|not supported.*installed"):
         executor.preflight()
     result = run(executor)
-    assert result.error and not result.retryable and fake.count == 0
+    assert result.failure.message and not result.failure.retry and fake.count == 0
 
 
 def test_model_max_tokens_temperature_reach_request(fake: FakeAnthropic) -> None:
@@ -141,7 +141,7 @@ def test_preflight_reads_key_from_environment(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
     executor = make(fake, env={})
     executor.preflight()
-    assert run(executor).error is None
+    assert run(executor).failure is None
 
 
 def test_describe(fake: FakeAnthropic) -> None:
@@ -179,9 +179,9 @@ def test_status_faults_are_retryable(
 ) -> None:
     fake.set_faults([fault])
     result = run(make(fake))
-    assert result.error and result.retryable
-    assert result.meta["status"] == status and f"HTTP {status}" in result.error
-    assert result.retry_after == retry_after
+    assert result.failure.message and result.failure.retry
+    assert result.meta["status"] == status and f"HTTP {status}" in result.failure.message
+    assert result.failure.retry_after == retry_after
     assert fake.count == 1  # the SDK did not retry on its own
 
 
@@ -189,7 +189,7 @@ def test_status_faults_are_retryable(
 def test_transport_faults_are_retryable(fake: FakeAnthropic, kind: str) -> None:
     fake.set_faults([kind])
     result = run(make(fake))
-    assert result.error and result.retryable and result.output == ""
+    assert result.failure.message and result.failure.retry and result.output == ""
     assert result.meta["error_type"] == ("malformed" if kind == "malformed" else "connection")
     assert fake.count == 1
 
@@ -197,14 +197,16 @@ def test_transport_faults_are_retryable(fake: FakeAnthropic, kind: str) -> None:
 def test_fault_then_success(fake: FakeAnthropic) -> None:
     fake.set_faults([{"kind": "overloaded", "first": 1}])
     executor = make(fake)
-    assert run(executor).retryable
+    assert run(executor).failure.retry
     assert run(executor).output == "WITH SKILL"
 
 
 def test_timeout_is_retryable(fake: FakeAnthropic) -> None:
     fake.set_rules([{"text": "slow", "latency": 3}])
     result = run(make(fake), timeout=0.3)
-    assert result.error and result.retryable and result.meta["error_type"] == "timeout"
+    assert (
+        result.failure.message and result.failure.retry and result.meta["error_type"] == "timeout"
+    )
 
 
 def test_connection_refused_after_a_reply_is_retryable() -> None:
@@ -214,9 +216,9 @@ def test_connection_refused_after_a_reply_is_retryable() -> None:
         executor = create_executor(
             "anthropic", AnthropicConfig(base_url=server.base_url, env={"ANTHROPIC_API_KEY": "k"})
         )
-        assert not run(executor).error  # type: ignore[arg-type]
+        assert run(executor).failure is None  # type: ignore[arg-type]
     result = run(executor)  # type: ignore[arg-type]
-    assert result.error and result.retryable and not result.fatal
+    assert result.failure.message and result.failure.retry and not result.failure.stops_run
 
 
 def test_not_found_is_not_retryable(fake: FakeAnthropic) -> None:
@@ -225,7 +227,7 @@ def test_not_found_is_not_retryable(fake: FakeAnthropic) -> None:
         AnthropicConfig(base_url=fake.base_url + "/nowhere", env={"ANTHROPIC_API_KEY": "k"}),
     )
     result = run(executor)  # type: ignore[arg-type]
-    assert result.error and not result.retryable and result.meta["status"] == 404
+    assert result.failure.message and not result.failure.retry and result.meta["status"] == 404
 
 
 @pytest.mark.parametrize(
@@ -253,8 +255,10 @@ def test_status_classification(status: int, retryable: bool) -> None:
     client = anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1")
     exc = client._make_status_error_from_response(response)
     result = classify_exception(exc)
-    assert result.retryable is retryable and result.meta["status"] == status
-    assert "why" in (result.error or "") and result.retry_after == 2.0
+    assert result.failure.retry is retryable and result.meta["status"] == status
+    assert "why" in result.failure.message
+    # the service's wait is kept for a retry; a reply no retry heals has none to wait for
+    assert result.failure.retry_after == (2.0 if retryable else None)
 
 
 # -- usage and cost ---------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def test_the_child_gets_the_allow_list_a_placeholder_key_and_isolating_flags(
     assert isinstance(executor, ClaudeCodeExecutor)
     skill = Skill(name="s", content="SKILL-X")
     result, ws = attempt(executor, tmp_path, skill=skill)
-    assert result.error is None and result.output == "echo: hello", result.error
+    assert result.failure is None and result.output == "echo: hello", result.failure
     # the fake CLI's result line claims $0.0012 and 10 tokens; it sent no request through the
     # forward, and an attempt costs what the forward relayed (issue 49)
     assert result.cost_usd == 0 and result.usage == Usage()
@@ -158,7 +158,7 @@ def test_without_a_jail_the_child_runs_in_host_temp_folders_removed_after(
 ) -> None:
     executor = make(fake_bin, jail="none")
     result, ws = attempt(executor, tmp_path)
-    assert result.error is None and result.meta["isolation"]["jail"] == "none"
+    assert result.failure is None and result.meta["isolation"]["jail"] == "none"
     (call,) = calls(ws.path)
     home = Path(call["env"]["HOME"])
     assert home.name == "home" and home.parent.name.startswith("skill-eval-unjailed-")
@@ -186,7 +186,7 @@ def test_installed_mode_copies_the_skill_folder_and_takes_it_back(
     skill = Skill(name="My Skill!", content="new text", directory=skill_dir)
     with_skill, ws = attempt(executor, tmp_path, "WRITE_FILE", skill=skill)
     without, bare = attempt(executor, tmp_path, skill=None)
-    assert with_skill.error is None and without.error is None
+    assert with_skill.failure is None and without.failure is None
     files = calls(ws.path)[0]["cwd_files"]
     assert len(files) == 2 and all(f.startswith(".claude/skills/My_Skill-") for f in files)
     assert {Path(f).name for f in files} == {"SKILL.md", "helper.py"}
@@ -209,7 +209,7 @@ def test_installed_mode_never_copies_links_out(fake_bin: str, tmp_path: Path) ->
     os.mkfifo(skill_dir / "pipe")  # would block a copy that opened it
     executor = make(fake_bin, skill_mode="installed")
     result, ws = attempt(executor, tmp_path, skill=Skill("s", "new", directory=skill_dir))
-    assert result.error is None, result.error
+    assert result.failure is None, result.failure.message
     # Links out of the folder (a file, a folder), the dangling link and the FIFO are left
     # out: a link that leaves the skill folder is never followed (skills/install.py).
     assert sorted(Path(f).name for f in calls(ws.path)[0]["cwd_files"]) == ["SKILL.md"]
@@ -225,7 +225,7 @@ def test_a_skill_given_as_a_file_is_installed_alone(fake_bin: str, tmp_path: Pat
     (project / "deep" / "secrets" / ".env").write_text("TOKEN=1")
     executor = make(fake_bin, skill_mode="installed")
     result, ws = attempt(executor, tmp_path, skill=load_skill(project / "SKILL.md"))
-    assert result.error is None
+    assert result.failure is None
     assert calls(ws.path)[0]["cwd_files"] == [".claude/skills/proj/SKILL.md"]
 
 
@@ -238,7 +238,7 @@ def test_only_a_subscription_login_goes_into_the_jail(fake_bin: str, tmp_path: P
     (real / "settings.json").write_text("{}")
     subscription, ws1 = attempt(make(fake_bin, env={"FAKE_CLAUDE_LOG": LOG}), tmp_path)
     api_key, ws2 = attempt(make(fake_bin), tmp_path)
-    assert subscription.error is None and api_key.error is None
+    assert subscription.failure is None and api_key.failure is None
     assert calls(ws1.path)[0]["config_files"] == [".credentials.json"]
     assert calls(ws2.path)[0]["config_files"] == []
 
@@ -249,14 +249,22 @@ def test_only_a_subscription_login_goes_into_the_jail(fake_bin: str, tmp_path: P
 @needs_jail
 def test_a_crash_is_a_retryable_error_with_its_stderr(fake_bin: str, tmp_path: Path) -> None:
     result, _ = attempt(make(fake_bin), tmp_path, "CRASH")
-    assert result.error and result.retryable and "simulated crash" in result.error
-    assert "gave no result (exit code 1" in result.error and result.meta["exit_code"] == 1
+    assert (
+        result.failure.message
+        and result.failure.retry
+        and "simulated crash" in result.failure.message
+    )
+    assert "gave no result (exit code 1" in result.failure.message and result.meta["exit_code"] == 1
 
 
 @needs_jail
 def test_garbage_on_stdout_is_counted_and_never_trusted(fake_bin: str, tmp_path: Path) -> None:
     result, _ = attempt(make(fake_bin), tmp_path, "GARBAGE")
-    assert result.error and result.retryable and "gave no result" in result.error
+    assert (
+        result.failure.message
+        and result.failure.retry
+        and "gave no result" in result.failure.message
+    )
     assert result.meta["unreadable_lines"] == 1 and result.output == ""
 
 
@@ -267,8 +275,8 @@ def test_an_is_error_result_keeps_its_class_and_costs_what_its_replies_cost(
     """The fake CLI claims $0.0012 in its result line but sent no request through the
     forward: the attempt costs what the forward relayed, nothing (issue 49)."""
     result, _ = attempt(make(fake_bin), tmp_path, "IS_ERROR")
-    assert result.error and result.retryable and "429" in result.error
-    assert result.cost_usd == 0 and not result.fatal
+    assert result.failure.message and result.failure.retry and "429" in result.failure.message
+    assert result.cost_usd == 0 and not result.failure.stops_run
 
 
 @needs_jail
@@ -278,7 +286,11 @@ def test_a_timeout_kills_everything_in_the_jail(fake_bin: str, tmp_path: Path) -
     # 10 s: time for the jail and the fake CLI to start its grandchild on a loaded machine
     result, _ = attempt(make(fake_bin), tmp_path, f"HANG marker={marker}", timeout=10)
     assert time.monotonic() - started < 120  # a missed timeout would wait out its sleep
-    assert result.error and "timed out after 10s" in result.error and result.retryable
+    assert (
+        result.failure.message
+        and "timed out after 10s" in result.failure.message
+        and result.failure.retry
+    )
     assert result.meta["error_type"] == "timeout"
     assert gone(marker)
 
@@ -298,9 +310,9 @@ def test_cancel_kills_running_attempts_and_refuses_new_ones(fake_bin: str, tmp_p
     executor.cancel()
     worker.join(120)  # at once; uncancelled, it would wait out its 600 s
     assert not worker.is_alive()
-    assert results[0].error == "cancelled" and not results[0].retryable
+    assert results[0].failure.message == "cancelled" and not results[0].failure.retry
     assert gone(marker)
-    assert attempt(executor, tmp_path)[0].error == "cancelled"
+    assert attempt(executor, tmp_path)[0].failure.message == "cancelled"
 
 
 HARNESS_DIES = """
@@ -381,7 +393,7 @@ def test_a_missing_cli_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert "bash scripts/install_claude_cli.sh" in str(info.value)
     assert "--executor anthropic" in str(info.value) and "--mock" in str(info.value)
     # preflight lists every reason (no key here either); an attempt names the missing CLI
-    assert executor.run(request()).error == str(info.value).splitlines()[0]
+    assert executor.run(request()).failure.message == str(info.value).splitlines()[0]
 
 
 def test_a_missing_explicit_claude_bin_is_named(
@@ -393,7 +405,7 @@ def test_a_missing_explicit_claude_bin_is_named(
     with pytest.raises(ExecutorError) as info:
         make(missing).preflight()
     assert str(info.value) == message
-    assert make(missing).run(request()).error == message
+    assert make(missing).run(request()).failure.message == message
     (tmp_path / "plain").write_text("")
     with pytest.raises(ExecutorError, match="is not executable \\(--claude-bin\\)"):
         make(str(tmp_path / "plain")).preflight()
@@ -448,4 +460,4 @@ def test_cancel_without_a_jail_deletes_the_login_copy_before_it_returns(
     executor.cancel()
     assert list(temp.iterdir()) == []  # deleted by cancel() itself, before it returned
     worker.join(10)
-    assert results[0].error == "cancelled" and gone(marker)
+    assert results[0].failure.message == "cancelled" and gone(marker)

@@ -101,7 +101,7 @@ def test_the_first_body_by_skill_mode(tmp_path: Path) -> None:
 def test_skill_in_the_system_message_and_usage(fake: FakeOpenAI, tmp_path: Path) -> None:
     skill = load_skill(write_skill(tmp_path / "marked", "SKILL-MARK: be terse."))
     result = make(fake).run(request(skill))
-    assert result.error is None and result.output == "with the skill"
+    assert result.failure is None and result.output == "with the skill"
     (record,) = fake.requests
     assert record.path == "/v1/chat/completions" and "SKILL-MARK" in record.system
     assert "tools" not in record.json  # a one-file skill sends no tool
@@ -115,7 +115,7 @@ def test_the_model_reads_the_skill_folder_over_several_turns(
 ) -> None:
     (tmp_path / "outside.txt").write_text("OUTSIDE", encoding="utf-8")
     result = make(fake).run(request(guided_skill(tmp_path)))
-    assert result.error is None
+    assert result.failure is None
     assert result.output.startswith("alpha, as the guide says: refused:")
     assert result.transcript == (
         ToolCall(name=READ, input={"path": "references/guide.md"}, ok=True, output=GUIDE),
@@ -145,7 +145,7 @@ def test_the_model_reads_the_skill_folder_over_several_turns(
 def test_the_last_tool_turn_offers_no_more_calls(fake: FakeOpenAI, tmp_path: Path) -> None:
     result = make(fake, max_tool_turns=2).run(request(guided_skill(tmp_path)))
     assert [r.json.get("tool_choice") for r in fake.requests] == [None, "none"]
-    assert result.error is None and len(result.transcript) == 1
+    assert result.failure is None and len(result.transcript) == 1
 
 
 def test_cached_tokens_and_a_price_file(tmp_path: Path) -> None:
@@ -181,17 +181,25 @@ def test_errors_are_classed_never_failures(
 ) -> None:
     with FakeOpenAI(faults=[fault]) as server:
         result = make(server).run(request(None))
-    assert result.error is not None and result.output == ""
-    assert (result.retryable, result.fatal, result.meta.get("status")) == (retryable, fatal, status)
+    assert result.failure is not None and result.output == ""
+    assert (result.failure.retry, result.failure.stops_run, result.meta.get("status")) == (
+        retryable,
+        fatal,
+        status,
+    )
     if fault.kind == "rate_limit":
-        assert result.retry_after == 7 and "rate_limit_exceeded" in result.error
+        assert result.failure.retry_after == 7 and "rate_limit_exceeded" in result.failure.message
 
 
 def test_a_slow_server_is_a_retryable_timeout() -> None:
     with FakeOpenAI(latency=3) as server:
         executor = make(server)
         result = executor.run(replace(request(None), timeout_seconds=0.5))
-    assert result.error is not None and result.retryable and result.meta["error_type"] == "timeout"
+    assert (
+        result.failure is not None
+        and result.failure.retry
+        and result.meta["error_type"] == "timeout"
+    )
 
 
 def test_key_rules_and_preflight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

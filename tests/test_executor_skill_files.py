@@ -91,7 +91,7 @@ def test_the_model_reads_the_guide_and_never_what_lies_outside(
     fake: FakeAnthropic, tmp_path: Path, mode: str
 ) -> None:
     result = run(make(fake, skill_mode=mode), guide_skill(tmp_path))
-    assert result.error is None and result.output == "answer after reading"
+    assert result.failure is None and result.output == "answer after reading"
     first, second, third = fake.requests_to("/v1/messages")
     assert [t["name"] for t in first.json["tools"]] == [READ]
     prompt = json.dumps(first.json["system"] if mode == "system" else first.json["messages"])
@@ -151,7 +151,7 @@ def test_one_file_skills_and_the_baseline_send_no_tool(fake: FakeAnthropic, tmp_
     )
     for skill in (alone, None):
         result = run(executor, skill)
-        assert result.error is None and result.transcript == ()
+        assert result.failure is None and result.transcript == ()
     assert fake.count == 2  # one request each: no loop
     assert all("tools" not in r.json for r in fake.requests)
     assert "read_skill_file" not in json.dumps([r.body for r in fake.requests])
@@ -170,7 +170,7 @@ def test_the_loop_is_bounded(tmp_path: Path) -> None:
         bodies = [r.json for r in fake.requests]
     assert len(bodies) == 3
     assert "tool_choice" not in bodies[0] and bodies[2]["tool_choice"] == {"type": "none"}
-    assert result.error is None and result.output == "still reading"
+    assert result.failure is None and result.output == "still reading"
     assert len(result.transcript) == 2  # the last turn's call is never answered
     assert result.meta["stop_reason"] == "tool_use"
 
@@ -227,7 +227,7 @@ def test_a_fault_mid_loop_is_retryable_and_keeps_what_was_spent(
 ) -> None:
     fake.add_fault("overloaded", nth=2, retry_after=0)
     result = run(make(fake, model="claude-sonnet-4-6"), guide_skill(tmp_path))
-    assert result.error and result.retryable and result.meta["status"] == 529
+    assert result.failure.message and result.failure.retry and result.meta["status"] == 529
     first = Usage.from_dict(fake.requests[0].reply["usage"])
     assert result.usage == first and result.cost_usd > 0
     assert fake.count == 2

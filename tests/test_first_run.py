@@ -339,10 +339,10 @@ def test_claude_cli_auth_and_model_errors_are_fatal() -> None:
             "result": text,
         }
 
-    assert from_result(result(401, "Invalid API key")).fatal
-    assert from_result(result(404, "There's an issue with the selected model")).fatal
+    assert from_result(result(401, "Invalid API key")).failure.stops_run
+    assert from_result(result(404, "There's an issue with the selected model")).failure.stops_run
     limited = from_result(result(429, "Rate limited"))
-    assert limited.retryable and not limited.fatal
+    assert limited.failure.retry and not limited.failure.stops_run
 
 
 @pytest.mark.skipif(

@@ -79,9 +79,11 @@ def _run(tmp_path: Path, claude: str, body: str, n_tasks: int, *extra: str) -> d
 
 def test_a_max_turns_result_is_output_caused() -> None:
     result = from_result({"subtype": "error_max_turns", "is_error": True, "result": ""})
-    assert result.error and result.output_caused and not result.retryable
+    assert (
+        result.failure.message and result.failure.ends_as == "failed" and not result.failure.retry
+    )
     other = from_result({"subtype": "error_during_execution", "is_error": True})
-    assert other.error and not other.output_caused
+    assert other.failure.message and other.failure.ends_as != "failed"
 
 
 @needs_jail

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from skill_eval.core.attempt_policy import AttemptPolicy
+from skill_eval.core.failure import Failure
 from skill_eval.core.model import Arm, ExecutionRequest, ExecutionResult, JudgeResult, Skill, Task
 from skill_eval.engine.runner import Journal, Runner, RunSettings, plan_jobs
 from skill_eval.errors import RunStopped
@@ -49,7 +50,8 @@ class ScriptedExecutor(ExecutorBase):
         with self.lock:
             self.running -= 1
         if tries <= self.failures:
-            return ExecutionResult(error="529 overloaded", retryable=self.retryable, retry_after=0)
+            overloaded = Failure.transient("529 overloaded", after=0)
+            return ExecutionResult(failure=overloaded if self.retryable else overloaded.final())
         return ExecutionResult(output="ok" if request.skill else "no")
 
 
@@ -147,7 +149,7 @@ def test_a_fatal_executor_error_stops_the_run_at_the_first_attempt(tmp_path: Pat
             with self.lock:
                 self.calls.append((request.arm, request.task.id, request.attempt))
             return ExecutionResult(
-                error="HTTP 401 authentication_error: invalid x-api-key", fatal=True
+                failure=Failure.setup("HTTP 401 authentication_error: invalid x-api-key")
             )
 
     executor = BadKey()

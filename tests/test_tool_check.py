@@ -249,15 +249,17 @@ def test_an_attempt_whose_cli_claims_a_call_the_api_never_returned_is_an_error(
         result = ClaudeCodeExecutor(config).run(request)
         assert [r.path for r in server.requests] == ["/v1/messages"]
     if not forge:
-        assert result.error is None, result.error
+        assert result.failure is None, result.failure.message
         assert [c.name for c in result.transcript] == ["Write"]
         return
-    assert result.error == "tampering: " + (
+    assert result.failure.message == "tampering: " + (
         "tool call Skill (toolu_forged) in the transcript was never sent by the model"
         if forge == "call"
         else "tool result for toolu_forged in the CLI's output answers no call the model sent"
     )
-    assert not result.retryable and not result.output_caused and result.transcript == ()
+    assert (
+        not result.failure.retry and result.failure.ends_as != "failed" and result.transcript == ()
+    )
     assert result.meta["error_type"] == "tampering" and result.meta["api_tool_calls"] == 1
 
 
@@ -300,10 +302,12 @@ def test_an_agent_cli_claiming_a_call_the_api_never_returned_is_an_error(
         path = "/v1/chat/completions" if agent == "opencode" else "/v1/responses"
         assert [r.path for r in server.requests] == [path]
     if not forge:
-        assert result.error is None, result.error
+        assert result.failure is None, result.failure.message
         assert [c.name for c in result.transcript] == [name]
         assert result.meta["api_requests"] == 1
         return
-    assert result.error == f"tampering: {said}"
-    assert not result.retryable and not result.output_caused and result.transcript == ()
+    assert result.failure.message == f"tampering: {said}"
+    assert (
+        not result.failure.retry and result.failure.ends_as != "failed" and result.transcript == ()
+    )
     assert result.meta["error_type"] == "tampering" and result.meta["api_tool_calls"] == 1

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from skill_eval.core.failure import Failure
 from skill_eval.core.model import (
     Attempt,
     ExecutionRequest,
@@ -135,12 +136,16 @@ def test_judge_names_the_query_and_needs_the_skill_name(tmp_path: Path) -> None:
 
 def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> None:
     turns = ExecutionResult(
-        error="claude CLI error: max turns", output_caused=True, meta={"subtype": "error_max_turns"}
+        failure=Failure.output("claude CLI error: max turns"),
+        meta={"subtype": "error_max_turns"},
     )
-    assert watched_outcome(turns).error is None
-    timeout = ExecutionResult(error="timed out", retryable=True, output_caused=True)
-    assert watched_outcome(timeout).error == "timed out"
-    assert not watched_outcome(timeout).output_caused and watched_outcome(timeout).retryable
+    assert watched_outcome(turns).failure is None
+    timeout = ExecutionResult(failure=Failure.output("timed out", retry=True))
+    assert watched_outcome(timeout).failure.message == "timed out"
+    assert (
+        watched_outcome(timeout).failure.ends_as != "failed"
+        and watched_outcome(timeout).failure.retry
+    )
     # The 529 stream the CLI sends: the "API Error" text is not the model's answer.
     overloaded = read_stream(
         {
@@ -155,11 +160,15 @@ def test_outcome_turn_limit_is_judged_timeout_and_api_errors_stay_errors() -> No
             "result": "API Error: 529 Overloaded",
         },
     )
-    assert overloaded.error and overloaded.retryable and "529" in overloaded.error
-    assert watched_outcome(overloaded).error == overloaded.error
+    assert (
+        overloaded.failure.message
+        and overloaded.failure.retry
+        and "529" in overloaded.failure.message
+    )
+    assert watched_outcome(overloaded).failure.message == overloaded.failure.message
     use = {"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "pdf"}}
     stopped = read_stream({"type": "assistant", "message": {"content": [use]}}, stop_at="pdf")
-    assert stopped.error is None and [c.name for c in stopped.transcript] == ["Skill"]
+    assert stopped.failure is None and [c.name for c in stopped.transcript] == ["Skill"]
 
 
 def read_stream(*events: dict[str, Any], stop_at: str | None = None) -> ExecutionResult:

@@ -233,7 +233,7 @@ def test_claude_cli_takes_back_what_it_put_in_the_workspace(tmp_path: Path, fake
             workspace=ws.path,
         )
     )
-    assert result.error is None
+    assert result.failure is None
     assert sorted(p.name for p in ws.root.iterdir()) == ["work"]  # no config dir, no creds
     # the task file went in and came back; the skill install is gone
     assert sorted(p.name for p in ws.path.iterdir()) == ["given.txt", "notes"]

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .execution import ExecutionResult, Usage
+from .failure import Failure
 
 # Attempt.meta["error_type"] of an attempt the budget stopped (engine/spending.py reads it).
 BUDGET_STOPPED = "budget"
@@ -38,8 +39,7 @@ def stopped_for_budget(why: str, usage: Usage, cost_usd: float) -> ExecutionResu
     """The attempt the budget stopped, with what its replies cost before it did; `charged`:
     every one of them was charged as it came."""
     return ExecutionResult(
-        error=f"stopped: the run's budget is spent ({why})",
-        retryable=False,
+        failure=Failure(f"stopped: the run's budget is spent ({why})"),
         usage=usage,
         cost_usd=cost_usd,
         meta={"error_type": BUDGET_STOPPED},

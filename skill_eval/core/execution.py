@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .failure import Failure
 from .work import ToolCall
 
 if TYPE_CHECKING:  # model imports this module; the request only names its types
@@ -163,25 +164,75 @@ class ModelCall:
         return cls(str(data.get("model") or ""), Usage.from_dict(data), bool(data.get("batch")))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ExecutionResult:
-    """What an executor returns. `error` set means the attempt is an error, not a failure;
-    `retryable` says whether trying again may help (rate limits, overload, timeouts); `fatal`
-    that no attempt of this run can succeed (bad credentials, unknown model): the run stops."""
+    """What an executor returns: an output to judge, or a `failure` saying why there is none
+    and what the runner does with the attempt (core/failure.py: an error, the output's own
+    failure, or the run stops; retried or not).
+
+    Executors written before `Failure` pass its loose keywords instead (`error`, `retryable`,
+    `fatal`, `retry_after`, `output_caused`); they still construct the same result, folded
+    into `failure` by `Failure.from_flags`. Only the constructor takes them: a result is read
+    through `failure`."""
 
     output: str = ""
-    error: str | None = None
-    retryable: bool = False
-    fatal: bool = False
-    retry_after: float | None = None
+    failure: Failure | None = None
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     meta: Mapping[str, Any] = field(default_factory=dict)
     transcript: tuple[ToolCall, ...] = ()  # the agent's tool calls, when the executor has them
-    # The error was caused by the output itself (an agent stopped at its turn limit, an
-    # execution that outran its timeout): the runner records the attempt as `failed`, not
-    # `error`, so an output cannot drop its task from both pass rates by misbehaving.
-    output_caused: bool = False
     # Its usage and cost were charged to the executor's budget reply by reply as they came
     # (core/budget.py); False: the runner charges them when the attempt returns.
     charged: bool = False
+
+    def __init__(
+        self,
+        output: str = "",
+        failure: Failure | None = None,
+        *,
+        usage: Usage | None = None,
+        cost_usd: float = 0.0,
+        meta: Mapping[str, Any] | None = None,
+        transcript: tuple[ToolCall, ...] = (),
+        charged: bool = False,
+        error: str | None = None,
+        retryable: bool = False,
+        fatal: bool = False,
+        retry_after: float | None = None,
+        output_caused: bool = False,
+    ) -> None:
+        if failure is not None and not isinstance(failure, Failure):
+            raise TypeError(f"ExecutionResult.failure must be a Failure, not {failure!r}")
+        flagged = retryable or fatal or output_caused or retry_after is not None
+        if error or flagged:
+            failure = _from_keywords(failure, error, retryable, fatal, retry_after, output_caused)
+        set_field = object.__setattr__  # frozen: the one place its fields are set
+        set_field(self, "output", output)
+        set_field(self, "failure", failure)
+        set_field(self, "usage", Usage() if usage is None else usage)
+        set_field(self, "cost_usd", cost_usd)
+        set_field(self, "meta", {} if meta is None else meta)
+        set_field(self, "transcript", transcript)
+        set_field(self, "charged", charged)
+
+
+def _from_keywords(
+    failure: Failure | None,
+    error: str | None,
+    retryable: bool,
+    fatal: bool,
+    retry_after: float | None,
+    output_caused: bool,
+) -> Failure:
+    """The Failure a plugin's loose keywords describe; a clear TypeError when they cannot."""
+    if failure is not None:
+        raise TypeError("ExecutionResult takes failure= or the error keywords, not both")
+    if not error:
+        raise TypeError("ExecutionResult: retryable/fatal/retry_after/output_caused need error=")
+    return Failure.from_flags(
+        error,
+        retryable=retryable,
+        fatal=fatal,
+        retry_after=retry_after,
+        output_caused=output_caused,
+    )

@@ -26,6 +26,7 @@ from ..core.attempt_policy import AttemptPolicy
 from ..core.blobs import measure
 from ..core.budget import Budget
 from ..core.execution import SKILL_META
+from ..core.failure import Failure
 from ..core.model import (
     Arm,
     Attempt,
@@ -237,8 +238,11 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
         missing = _copy_in(env, workspace, job.task)
         request = request_of(job, workspace.path if workspace else None)
         result, tries = (
-            (ExecutionResult(error=missing), 0) if missing else _execute(env, executor, request)
+            (ExecutionResult(failure=Failure(missing)), 0)
+            if missing
+            else _execute(env, executor, request)
         )
+        failure = result.failure
         # Encoded and hashed once; cut (and marked) past --max-output-bytes: not an error.
         output, output_ref = measure(result.output, env.policy.max_output_bytes)
         attempt = Attempt(
@@ -249,7 +253,7 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             output=output,
             output_ref=output_ref,
             judge=None,
-            error=result.error,
+            error=failure.message if failure else None,
             duration_ms=0,
             tries=tries,
             usage=result.usage,
@@ -259,9 +263,9 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
             files=workspace.snapshot() if workspace else None,
             meta=_meta(result, request),
         )
-        if not result.error:
+        if failure is None:
             attempt = judge_attempt(env, attempt, job.task)
-        elif result.output_caused:  # the output's own doing: a failure, never excluded
+        elif failure.status == "failed":  # the output's own doing: a failure, never excluded
             attempt = replace(
                 attempt,
                 status="failed",
@@ -269,7 +273,7 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
                 judge=JudgeResult(
                     False,
                     0.0,
-                    f"counted as a failure: {result.error}",
+                    f"counted as a failure: {failure.message}",
                     data={"output_caused": True},
                 ),
             )
@@ -287,9 +291,10 @@ def execute_job(env: AttemptEnv, job: AttemptJob) -> Finished:
         meta=meta,
         files=rehomed(attempt.files, kept.path if kept else None),
     )
-    if result.fatal:  # no attempt of this run can succeed: nothing else starts here
+    stops = failure is not None and failure.stops_run
+    if stops:  # no attempt of this run can succeed: nothing else starts here
         env.stop.set()
-    return Finished(attempt, fatal=result.fatal, charged=env.budget is not None)
+    return Finished(attempt, fatal=stops, charged=env.budget is not None)
 
 
 def _copy_in(env: AttemptEnv, workspace: AttemptWorkspace | None, task: Task) -> str | None:
@@ -366,18 +371,16 @@ def _execute(
             result = executor.run(request)
         except Exception as exc:
             # A bug in the executor: the same input raises again, so it is not retried.
-            result = ExecutionResult(
-                error=f"executor crashed: {type(exc).__name__}: {exc}\n{traceback_tail(exc)}"
-            )
+            crash = f"executor crashed: {type(exc).__name__}: {exc}\n{traceback_tail(exc)}"
+            result = ExecutionResult(failure=Failure(crash))
         if env.budget is not None and not result.charged:
             env.budget.charge(result.cost_usd, result.usage.total)
         usage, cost = usage + result.usage, cost + result.cost_usd
         result = replace(result, usage=usage, cost_usd=cost)
-        if result.fatal:
+        failure = result.failure
+        if failure is None or not failure.retried(env.retrying(tries)):
             return result, tries
-        if not result.error or not result.retryable or not env.retrying(tries):
-            return result, tries
-        env.sleep(env.backoff(tries, result.retry_after))
+        env.sleep(env.backoff(tries, failure.retry_after))
 
 
 def _judge(env: AttemptEnv, task: Task, work: Work) -> JudgeResult:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.failure import Failure
 from ..core.model import ExecutionRequest, ExecutionResult, Task, Usage
 from ..errors import ExecutorError
 from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
@@ -29,11 +30,11 @@ from .base import (
     compose_prompt,
     env_lookup,
 )
-from .errors_map import fatal_status, parse_retry_after, retryable_status
+from .errors_map import parse_retry_after, status_failure
 from .pricing import PriceTable, load_price_table
 from .reachability import FirstContact, probe
 from .request_frame import RequestFrame
-from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failure
+from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failed
 
 MISSING_KEY = "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=... or use --mock"
 SUPPORTED_MODES = ("system", "prepend")
@@ -74,29 +75,25 @@ def classify_exception(exc: BaseException) -> ExecutionResult:
             body_error.get("message") if isinstance(body_error, Mapping) else None
         ) or exc.message
         retry_after = parse_retry_after(dict(exc.response.headers))
-        return failure(
-            f"HTTP {status} {err_type or 'error'}: {detail}",
-            retryable=retryable_status(status),
-            retry_after=retry_after,
-            fatal=fatal_status(status),
+        return failed(
+            status_failure(f"HTTP {status} {err_type or 'error'}: {detail}", status, retry_after),
             status=status,
             error_type=err_type,
             request_id=getattr(exc, "request_id", None),
         )
     if isinstance(exc, anthropic.APITimeoutError):
-        return failure(f"timeout: {exc.message}", retryable=True, error_type="timeout")
+        return failed(Failure.transient(f"timeout: {exc.message}"), error_type="timeout")
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         why = f"{exc.message} ({type(cause).__name__}: {cause})" if cause else exc.message
-        return failure(f"connection error: {why}", retryable=True, error_type="connection")
+        return failed(Failure.transient(f"connection error: {why}"), error_type="connection")
     if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
         # json.JSONDecodeError is a ValueError: a 200 whose body is not JSON.
-        return failure(
-            f"malformed response: {type(exc).__name__}: {exc}",
-            retryable=True,
+        return failed(
+            Failure.transient(f"malformed response: {type(exc).__name__}: {exc}"),
             error_type="malformed",
         )
-    return failure(f"{type(exc).__name__}: {exc}", retryable=False, error_type="unexpected")
+    return failed(Failure(f"{type(exc).__name__}: {exc}"), error_type="unexpected")
 
 
 def _message_text(message: Any) -> str | None:
@@ -226,9 +223,11 @@ class AnthropicExecutor(ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self.config.skill_mode not in SUPPORTED_MODES:
-            return failure(
-                f"skill mode {self.config.skill_mode!r} is not supported by the anthropic executor",
-                retryable=False,
+            return failed(
+                Failure(
+                    f"skill mode {self.config.skill_mode!r} is not supported by the anthropic "
+                    "executor"
+                )
             )
         return self.converse(request)
 
@@ -307,7 +306,7 @@ class _Messages:
                 message = self.executor._create(self.params, timeout)
         except Exception as exc:  # every SDK failure becomes data on the attempt
             if (nobody := contact.fatal(exc)) is not None:  # a closed port, as a 401 does
-                return failure(nobody, retryable=False, fatal=True, error_type="refused")
+                return failed(Failure.setup(nobody), error_type="refused")
             if getattr(exc, "status_code", None) is not None:
                 contact.answered()
             return classify_exception(exc)
@@ -315,9 +314,8 @@ class _Messages:
         text = _message_text(message)
         if text is None:
             shown = message if isinstance(message, str) else type(message).__name__
-            return failure(
-                f"malformed response: not a Message: {str(shown)[:200]}",
-                retryable=True,
+            return failed(
+                Failure.transient(f"malformed response: not a Message: {str(shown)[:200]}"),
                 error_type="malformed",
             )
         uses = tuple(

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.attempt_policy import AttemptPolicy
+from ..core.failure import Failure
 from ..core.model import ExecutionResult
 from ..errors import ExecutorError
-from .errors_map import fatal_status, retryable_status
+from .errors_map import status_failure
 
 BATCH_RECORD = "batch"  # the journal record kind of a sent batch (`Journal.note`)
 # Error types a batch reports per request, as the HTTP status a direct call would have got.
@@ -112,9 +113,7 @@ def request_failure(error_type: str | None, message: str, **meta: Any) -> Execut
     """A batch request's error as an error attempt, classified as a direct call's would be."""
     status = _ERROR_STATUS.get(error_type or "", 500)
     return ExecutionResult(
-        error=f"batch request {error_type or 'error'}: {message}",
-        retryable=retryable_status(status),
-        fatal=fatal_status(status),
+        failure=status_failure(f"batch request {error_type or 'error'}: {message}", status),
         meta={"status": status, "error_type": error_type, **meta},
     )
 
@@ -133,8 +132,7 @@ def outcome(result: Any, batch_id: str) -> Any:
         )
     # canceled or expired (24 hours passed): the service's doing, worth another batch
     return ExecutionResult(
-        error=f"batch request {kind}",
-        retryable=True,
+        failure=Failure.transient(f"batch request {kind}"),
         meta={"error_type": kind, "batch_id": batch_id},
     )
 
@@ -157,12 +155,10 @@ class BatchSession:
             try:
                 return fn()
             except Exception as exc:  # SDK errors: classified like an attempt's
-                failed = self.classify(exc)
-                if not failed.retryable or tries > self.log.attempts.max_retries:
-                    raise ExecutorError(f"Message Batches: {what}: {failed.error}") from None
-                self.log.sleep(
-                    failed.retry_after if failed.retry_after is not None else next(delays)
-                )
+                why = self.classify(exc).failure or Failure(str(exc))
+                if not why.retried(tries <= self.log.attempts.max_retries):
+                    raise ExecutorError(f"Message Batches: {what}: {why.message}") from None
+                self.log.sleep(why.retry_after if why.retry_after is not None else next(delays))
 
     def create(self, requests: Mapping[str, Mapping[str, Any]]) -> str:
         """Send one batch; its id."""
@@ -228,9 +224,9 @@ def send_all(
             got = results.get(cid)
             if got is None:  # an ended batch that does not list a request: a failed try
                 got = ExecutionResult(
-                    error=f"batch {batch_id} has no result for this request", retryable=True
+                    failure=Failure.transient(f"batch {batch_id} has no result for this request")
                 )
-            if isinstance(got, ExecutionResult) and got.retryable:
+            if isinstance(got, ExecutionResult) and got.failure and got.failure.retry:
                 tries[cid] = tries.get(cid, 0) + 1
                 last[cid] = got
                 continue
@@ -258,9 +254,11 @@ def send_all(
         if not collect(batch_id, todo):  # the service lost a batch it just made: a try
             for cid in todo:
                 tries[cid] = tries.get(cid, 0) + 1
-                last[cid] = ExecutionResult(error=f"batch {batch_id} is gone", retryable=True)
+                gone = Failure.transient(f"batch {batch_id} is gone")
+                last[cid] = ExecutionResult(failure=gone)
     for cid in pending:  # out of retries: the last error stands
-        done[cid] = replace(last[cid], retryable=False)
+        spent = last[cid].failure
+        done[cid] = replace(last[cid], failure=spent.final() if spent else None)
     return done
 
 

@@ -14,6 +14,8 @@ import re
 import time
 from collections.abc import Mapping
 
+from ..core.failure import Failure
+
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 FATAL_STATUSES = frozenset({401, 403, 404})
 
@@ -37,6 +39,16 @@ def retryable_status(status: int | None) -> bool:
 def fatal_status(status: int | None) -> bool:
     """True for statuses that say the run's set-up is wrong (credentials, model name)."""
     return status in FATAL_STATUSES
+
+
+def status_failure(message: str, status: int | None, retry_after: float | None = None) -> Failure:
+    """An HTTP error reply as a Failure: the run stops for 401/403/404, a retryable status is
+    retried (after `retry_after` when the service asked), any other stays an error."""
+    if fatal_status(status):
+        return Failure.setup(message)
+    if retryable_status(status):
+        return Failure.transient(message, after=retry_after)
+    return Failure(message)
 
 
 def retryable_message(message: str | None) -> bool:

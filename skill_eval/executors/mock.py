@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.failure import Failure
 from ..core.model import ARM_NAMES, ExecutionRequest, ExecutionResult, Task, Usage
 from ..core.work import ToolCall
 from ..skills.context import plan_context
@@ -111,7 +112,9 @@ class MockExecutor(ExecutorBase):
         meta = _would_deliver(request, mode)
         if request.settings.stop_on_skill and request.skill is None:  # a trigger task
             return ExecutionResult(
-                error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
+                failure=Failure.setup(
+                    f"trigger task {request.task.id!r} needs a skill in every arm"
+                )
             )
         if request.skill is not None and mode == "installed":
             if work.triggered:  # the call Claude Code makes when it loads the skill
@@ -123,9 +126,10 @@ class MockExecutor(ExecutorBase):
         if work.files:
             if request.workspace is None:
                 return ExecutionResult(
-                    error=f"mock outputs script files for task "
-                    f"{request.task.id!r}, which is not an agent "
-                    "task (give it files: or allowed_tools:)"
+                    failure=Failure(
+                        f"mock outputs script files for task {request.task.id!r}, which is not "
+                        "an agent task (give it files: or allowed_tools:)"
+                    )
                 )
             write_files(request.workspace, work.files)
         return ExecutionResult(output=work.text, meta=meta, transcript=work.tools)

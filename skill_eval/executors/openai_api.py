@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.failure import Failure
 from ..core.model import ExecutionRequest, ExecutionResult
 from ..errors import ExecutorError
 from ..skills.files import READ_TOOL, TOOL_NAME, SkillFolder, skill_folder
@@ -35,7 +36,7 @@ from .base import (
 from .openai_http import DEFAULT_BASE_URL, ChatClient, is_local, message_of, text_of, usage_of
 from .pricing import PriceTable, load_price_table
 from .reachability import probe
-from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failure
+from .tool_loop import ModelTurn, ToolAnswer, ToolUse, converse, failed
 
 SUPPORTED_MODES = ("system", "prepend")
 # READ_TOOL as a Chat Completions function tool.
@@ -139,10 +140,11 @@ class OpenAIExecutor(ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self.config.skill_mode not in SUPPORTED_MODES or not self.model:
-            return failure(
-                f"the openai executor cannot run skill mode {self.config.skill_mode!r} "
-                f"with model {self.model!r}",
-                retryable=False,
+            return failed(
+                Failure(
+                    f"the openai executor cannot run skill mode {self.config.skill_mode!r} "
+                    f"with model {self.model!r}"
+                )
             )
         folder = skill_folder(request.skill)
         started = time.monotonic()

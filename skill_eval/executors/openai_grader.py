@@ -71,8 +71,10 @@ class OpenAIGrader:
             error = f"openai judge call failed: {type(exc).__name__}: {exc}"
             return Reply(None, "", model=request.model, error=error, transient=False)
         if isinstance(completion, ExecutionResult):
-            error = f"judge model API error: {completion.error}"
-            return Reply(None, "", model=request.model, error=error, transient=completion.retryable)
+            why = completion.failure
+            error = f"judge model API error: {why.message if why else 'no completion'}"
+            transient = why is not None and why.retry
+            return Reply(None, "", model=request.model, error=error, transient=transient)
         return reply_of(completion, request)
 
 
@@ -123,7 +125,8 @@ class OpenAITextModel:
         }
         completion = self._client.complete(body, self.settings.timeout)
         if isinstance(completion, ExecutionResult):
-            raise TextModelError(f"{request.label}: model call failed: {completion.error}")
+            why = completion.failure.message if completion.failure else "no completion"
+            raise TextModelError(f"{request.label}: model call failed: {why}")
         message = message_of(completion) or {}
         answered = str(completion.get("model") or request.model)
         return TextReply(text_of(message), usage_of(completion), answered)

@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.failure import Failure
 from ..core.model import ExecutionResult, Usage
-from .errors_map import fatal_status, parse_retry_after, retryable_status
+from .errors_map import parse_retry_after, status_failure
 from .reachability import FirstContact
-from .tool_loop import failure
+from .tool_loop import failed
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_BODY_BYTES = 32 * 1024 * 1024  # a completion larger than this is refused, not read
@@ -123,11 +124,12 @@ class ChatClient:
             answer = self._post(body, left)
             if not isinstance(answer, ExecutionResult):
                 return answer
-            if not answer.retryable or attempt == self.max_retries:
+            why = answer.failure
+            if why is None or not why.retried(attempt < self.max_retries):
                 return answer
-            wait = answer.retry_after if answer.retry_after is not None else 0.5 * 2**attempt
+            wait = why.retry_after if why.retry_after is not None else 0.5 * 2**attempt
             self._sleep(min(wait, MAX_BACKOFF_SECONDS, max(0.0, deadline - time.monotonic())))
-        return failure(f"timeout: no completion within {timeout:g}s", retryable=True)
+        return failed(Failure.transient(f"timeout: no completion within {timeout:g}s"))
 
     def _post(self, body: Mapping[str, Any], timeout: float) -> dict[str, Any] | ExecutionResult:
         import httpx2
@@ -138,30 +140,27 @@ class ChatClient:
                 data = _read_capped(response)
                 status, headers = response.status_code, dict(response.headers)
         except httpx2.TimeoutException as exc:
-            return failure(f"timeout: {type(exc).__name__}", retryable=True, error_type="timeout")
+            return failed(Failure.transient(f"timeout: {type(exc).__name__}"), error_type="timeout")
         except httpx2.HTTPError as exc:  # refused, reset, dropped mid-body, bad URL
             if (nobody := self.contact.fatal(exc)) is not None:
-                return failure(nobody, retryable=False, fatal=True, error_type="refused")
+                return failed(Failure.setup(nobody), error_type="refused")
             why = f"{type(exc).__name__}: {exc}"
-            return failure(f"connection error: {why}", retryable=True, error_type="connection")
+            return failed(Failure.transient(f"connection error: {why}"), error_type="connection")
         if data is None:
-            return failure(
-                f"malformed response: over {MAX_BODY_BYTES} bytes",
-                retryable=False,
-                error_type="malformed",
+            return failed(
+                Failure(f"malformed response: over {MAX_BODY_BYTES} bytes"), error_type="malformed"
             )
         if status != 200:
             return _status_failure(status, data, headers)
         try:
             completion = json.loads(data)
         except (ValueError, RecursionError) as exc:
-            return failure(
-                f"malformed response: not JSON ({exc})", retryable=True, error_type="malformed"
+            return failed(
+                Failure.transient(f"malformed response: not JSON ({exc})"), error_type="malformed"
             )
         if message_of(completion) is None:
-            return failure(
-                f"malformed response: not a chat completion: {data[:200]!r}",
-                retryable=True,
+            return failed(
+                Failure.transient(f"malformed response: not a chat completion: {data[:200]!r}"),
                 error_type="malformed",
             )
         return dict(completion)
@@ -198,11 +197,12 @@ def _status_failure(status: int, data: bytes, headers: Mapping[str, str]) -> Exe
     else:
         kind, detail = None, str(error) if error else data[:300].decode("utf-8", "replace")
     lowered = {k.lower(): v for k, v in headers.items()}
-    return failure(
-        f"HTTP {status} {kind or 'error'}: {detail.strip()[:500]}",
-        retryable=retryable_status(status),
-        retry_after=parse_retry_after(headers),
-        fatal=fatal_status(status),
+    return failed(
+        status_failure(
+            f"HTTP {status} {kind or 'error'}: {detail.strip()[:500]}",
+            status,
+            parse_retry_after(headers),
+        ),
         status=status,
         error_type=str(kind) if kind else None,
         request_id=lowered.get("x-request-id"),

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.execution import ExecutionResult
+from ..core.failure import Failure
 from ..core.transcript import INPUT_LIMIT, PendingCall, trim_value
 from ..jail.api_log import ApiLog, SentCall
 
@@ -60,7 +61,7 @@ def tampered(problem: str, log: ApiLog | None) -> ExecutionResult:
     meta: dict[str, Any] = {"error_type": "tampering"}
     if log is not None:
         meta.update(api_requests=log.requests, api_tool_calls=len(log.sent()), **log.record())
-    return ExecutionResult(error=f"tampering: {problem}", retryable=False, meta=meta)
+    return ExecutionResult(failure=Failure(f"tampering: {problem}"), meta=meta)
 
 
 def by_id(

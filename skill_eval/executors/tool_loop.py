@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..core.budget import Budget, stopped_for_budget
+from ..core.failure import Failure
 from ..core.model import ExecutionResult, Usage
 from ..core.work import ToolCall
 from ..skills.files import TOOL_NAME, SkillFolder
@@ -24,23 +25,9 @@ from .pricing import PriceTable
 TRANSCRIPT_CHARS = 2000  # of each tool result kept in the attempt's record (the model saw all)
 
 
-def failure(
-    message: str,
-    *,
-    retryable: bool,
-    retry_after: float | None = None,
-    fatal: bool = False,
-    **meta: Any,
-) -> ExecutionResult:
-    """An error attempt (not the skill's fault) with what the runner needs to retry it, or
-    to stop the run (`fatal`)."""
-    return ExecutionResult(
-        error=message,
-        retryable=retryable,
-        retry_after=retry_after,
-        fatal=fatal,
-        meta={k: v for k, v in meta.items() if v is not None},
-    )
+def failed(why: Failure, **meta: Any) -> ExecutionResult:
+    """An attempt that ended in `why`, with `meta` (its None values left out) on its record."""
+    return ExecutionResult(failure=why, meta={k: v for k, v in meta.items() if v is not None})
 
 
 @dataclass(frozen=True)
@@ -155,9 +142,10 @@ def converse(
         last = folder is not None and requests >= max_tool_turns
         left = timeout_seconds - (time.monotonic() - started)
         if left <= 0:
-            timeout = failure(
-                f"timeout: {requests - 1} requests took over {timeout_seconds:g}s",
-                retryable=True,
+            timeout = failed(
+                Failure.transient(
+                    f"timeout: {requests - 1} requests took over {timeout_seconds:g}s"
+                ),
                 error_type="timeout",
             )
             return LoopEnd(timeout, usage, tuple(calls), requests - 1, charged)
@@ -198,5 +186,5 @@ __all__ = [
     "ToolUse",
     "answer",
     "converse",
-    "failure",
+    "failed",
 ]

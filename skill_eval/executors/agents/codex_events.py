@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...core.failure import Failure
 from ...core.model import ExecutionResult, Usage
 from ...jail.api_log import ApiLog, SentCall
 from ..catalog import skill_roots
@@ -165,18 +166,20 @@ class CodexReader(EventReader):
             status = api.last_error() if api is not None else None
             if status is None and (named := _STATUS.search(self.failed)):
                 status = int(named.group(1))
-            failure = api_failure(AGENT, status or None, f"turn failed: {self.failed}", **more)
-            if not status:  # a failed turn is the service's, whatever its words say
-                return replace(failure, retryable=True)
-            return failure
+            ended = api_failure(AGENT, status or None, f"turn failed: {self.failed}", **more)
+            if not status and ended.failure is not None:
+                # a failed turn is the service's, whatever its words say
+                return replace(ended, failure=replace(ended.failure, retry=True))
+            return ended
         if not self.completed or exit_code != 0:
             tail = stderr_tail(stderr)
             meta.update(error_type="no_result", exit_code=exit_code)
             last = f"; its last error: {self.last_error}" if self.last_error else ""
             return ExecutionResult(
-                error=f"codex ended without a completed turn (exit code {exit_code}){last}"
-                + (f"; stderr: {tail}" if tail else ""),
-                retryable=True,
+                failure=Failure.transient(
+                    f"codex ended without a completed turn (exit code {exit_code}){last}"
+                    + (f"; stderr: {tail}" if tail else "")
+                ),
                 **more,
             )
         return ExecutionResult(output=self.last_text, **more)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.bounded import MAX_TRANSCRIPT_CALLS
+from ...core.failure import Failure
 from ...core.model import ExecutionResult, Usage
 from ...core.transcript import (
     INPUT_LIMIT,
@@ -29,7 +30,7 @@ from ...core.transcript import (
 from ...core.work import ToolCall
 from ...jail.api_log import ApiLog, SentCall
 from ..catalog import invokes_skill
-from ..errors_map import fatal_status, retryable_message, retryable_status
+from ..errors_map import retryable_message, status_failure
 from ..tool_check import by_id
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -125,14 +126,11 @@ class EventReader:
 def api_failure(agent: str, status: int | None, message: str, **more: Any) -> ExecutionResult:
     """An attempt the model API failed: fatal for 401/403/404 (every attempt would), else
     retryable when the status (or, without one, the message) says a retry may heal it."""
-    retryable = retryable_status(status) if status is not None else retryable_message(message)
-    shown = f"(HTTP {status}) {message}" if status is not None else message
-    return ExecutionResult(
-        error=f"{agent} API error: {shown}"[:1000],
-        retryable=retryable,
-        fatal=fatal_status(status),
-        **more,
-    )
+    if status is None:
+        text = f"{agent} API error: {message}"[:1000]
+        return ExecutionResult(failure=Failure(text, retry=retryable_message(message)), **more)
+    text = f"{agent} API error: (HTTP {status}) {message}"[:1000]
+    return ExecutionResult(failure=status_failure(text, status), **more)
 
 
 def stderr_tail(stderr: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.budget import Budget
 from ...core.execution import SkillMode
+from ...core.failure import Failure
 from ...core.model import ExecutionRequest, ExecutionResult
 from ...errors import ExecutorError
 from ...jail import JailKind, Mount
@@ -189,10 +190,10 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
-            return ExecutionResult(error="cancelled", retryable=False)
+            return ExecutionResult(failure=Failure("cancelled"))
         if self.command() is None:
             return ExecutionResult(
-                error=binaries.not_found(self.cli, self.package, self._given), fatal=True
+                failure=Failure.setup(binaries.not_found(self.cli, self.package, self._given))
             )
         watch = request.settings.stop_on_skill  # a trigger task: did the agent invoke it?
         problem = self.check_request(request)
@@ -204,19 +205,20 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         if problem is None:  # the task's own files in the way: every attempt would fail alike
             problem = delivery_problem(skill, mode, workspace, self.skills_dir)
         if problem is not None:
-            return ExecutionResult(error=problem, fatal=True)
+            return ExecutionResult(failure=Failure.setup(problem))
         started = time.monotonic()
         try:
             delivery = deliver(skill, request.task.prompt, mode, workspace, self.skills_dir)
             result = self._attempt(request, delivery, watch, workspace)
         except (OSError, JailBroken) as exc:
-            result = ExecutionResult(error=f"cannot run {self.cli}: {exc}", retryable=True)
+            result = ExecutionResult(failure=Failure.transient(f"cannot run {self.cli}: {exc}"))
         finally:  # the delivered skill is ours, not the agent's work
             clear(workspace, planted(skill, mode, self.skills_dir))
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
-            result = ExecutionResult(error="cancelled", retryable=False)
-        if watch and result.error is not None and result.output_caused:
-            result = replace(result, output_caused=False)  # says nothing about triggering
+            result = ExecutionResult(failure=Failure("cancelled"))
+        if watch and result.failure is not None and result.failure.ends_as == "failed":
+            # says nothing about triggering: an error, not the output's failure
+            result = replace(result, failure=replace(result.failure, ends_as="error"))
         meta = {
             **result.meta,
             **self.request_meta(request),
@@ -260,22 +262,22 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
             result = self._timed_out(request.timeout_seconds, log, reader)
         elif ended.overflow:
             result = ExecutionResult(
-                error=f"{self.cli} wrote more than {mib(MAX_STREAM_BYTES)} of events in one "
-                "attempt; it was stopped and the attempt counts as a failure",
-                output_caused=True,
+                failure=Failure.output(
+                    f"{self.cli} wrote more than {mib(MAX_STREAM_BYTES)} of events in one "
+                    "attempt; it was stopped and the attempt counts as a failure"
+                ),
                 meta={"error_type": "stream_over_cap"},
             )
         else:
             result = self._priced(reader.result(ended.code, ended.stderr, log))
-        if done.copied is not None and done.copied.over is not None and result.error is None:
+        if done.copied is not None and done.copied.over is not None and result.failure is None:
+            over = done.copied.over
             result = replace(
                 result,
-                error=f"the attempt's workspace could not be read back: {done.copied.over}",
-                output_caused=True,
-                retryable=False,
+                failure=Failure.output(f"the attempt's workspace could not be read back: {over}"),
             )
         if (nobody := self._proxy.unreachable()) is not None:  # no attempt could reach it
-            result = ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
+            result = ExecutionResult(failure=Failure.setup(nobody), meta={"error_type": "refused"})
         elif jailed:  # what its replies cost, as the forward saw them
             result = self.spending.settle(result, log)
             why = self.spending.stopped(log)
@@ -288,16 +290,17 @@ class AgentCliExecutor(CliRuns, ExecutorBase):
         more: dict[str, Any] = {"transcript": reader.transcript(), "usage": reader.usage}
         if log.failing():
             return ExecutionResult(
-                error=f"{self.cli} timed out after {timeout:g}s while the API was failing "
-                f"(its last reply: HTTP {log.last_error() or 'unreachable'})",
-                retryable=True,
+                failure=Failure.transient(
+                    f"{self.cli} timed out after {timeout:g}s while the API was failing "
+                    f"(its last reply: HTTP {log.last_error() or 'unreachable'})"
+                ),
                 meta={"error_type": "api_failing"},
                 **more,
             )
         return ExecutionResult(
-            error=f"{self.cli} timed out after {timeout:g}s (its jail killed)",
-            retryable=True,
-            output_caused=True,
+            failure=Failure.output(
+                f"{self.cli} timed out after {timeout:g}s (its jail killed)", retry=True
+            ),
             meta={"error_type": "timeout"},
             **more,
         )

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.failure import Failure
 from ...core.model import ExecutionResult, Usage
 from ...jail.api_log import ApiLog
 from .events import EventReader, api_failure, snake_keys, stderr_tail
@@ -129,9 +130,10 @@ class OpenCodeReader(EventReader):
             tail = stderr_tail(stderr)
             meta.update(error_type="no_result", exit_code=exit_code)
             return ExecutionResult(
-                error=f"opencode ended without an answer (exit code {exit_code})"
-                + (f"; stderr: {tail}" if tail else ""),
-                retryable=True,
+                failure=Failure.transient(
+                    f"opencode ended without an answer (exit code {exit_code})"
+                    + (f"; stderr: {tail}" if tail else "")
+                ),
                 **more,
             )
         return ExecutionResult(output=self.last_text, cost_usd=self.cost, **more)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ...core.bounded import MAX_STREAM_BYTES, mib
 from ...core.budget import Budget
+from ...core.failure import Failure
 from ...core.model import ExecutionRequest, ExecutionResult, Task
 from ...errors import ExecutorError
 from ...jail.confine import abi
@@ -63,9 +64,9 @@ def timeout_result(timeout: float, **more: Any) -> ExecutionResult:
     """An attempt that ran past its time: retried (a slow service may heal), then counted as
     the output's failure (the agent ran past its task's time)."""
     return ExecutionResult(
-        error=f"claude CLI timed out after {timeout:g}s (its jail killed)",
-        retryable=True,
-        output_caused=True,
+        failure=Failure.output(
+            f"claude CLI timed out after {timeout:g}s (its jail killed)", retry=True
+        ),
         meta={"error_type": "timeout"},
         **more,
     )
@@ -75,11 +76,11 @@ def overflow_result() -> ExecutionResult:
     """An attempt whose message stream went past MAX_STREAM_BYTES: the agent's doing (what
     the stream holds is what it read and printed), so a failure, not retried."""
     return ExecutionResult(
-        error=f"Claude Code wrote more than {mib(MAX_STREAM_BYTES)} of messages in one "
-        "attempt; it was stopped and the attempt counts as a failure (skill-eval reads no "
-        "more of one attempt)",
-        retryable=False,
-        output_caused=True,
+        failure=Failure.output(
+            f"Claude Code wrote more than {mib(MAX_STREAM_BYTES)} of messages in one "
+            "attempt; it was stopped and the attempt counts as a failure (skill-eval reads no "
+            "more of one attempt)"
+        ),
         meta={"error_type": "stream_over_cap"},
     )
 
@@ -90,20 +91,15 @@ def watched_outcome(result: ExecutionResult) -> ExecutionResult:
     (not triggered, unless the transcript shows the invocation). Anything else that went
     wrong (a timeout, a crash, an API error such as 529) stays an error, retried and
     reported, never "did not trigger", and never a failure caused by the output."""
+    failure = result.failure
     if (
-        result.error
+        failure is not None
         and result.meta.get("subtype") == "error_max_turns"
         and result.meta.get("api_error_status") is None
     ):
-        return replace(
-            result,
-            error=None,
-            retryable=False,
-            output_caused=False,
-            meta={**result.meta, "ended": "max turns"},
-        )
-    if result.error is not None and result.output_caused:
-        return replace(result, output_caused=False)
+        return replace(result, failure=None, meta={**result.meta, "ended": "max turns"})
+    if failure is not None and failure.ends_as == "failed":
+        return replace(result, failure=replace(failure, ends_as="error"))
     return result
 
 
@@ -221,32 +217,34 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
 
     def run(self, request: ExecutionRequest) -> ExecutionResult:
         if self._cancelled.is_set():
-            return ExecutionResult(error="cancelled", retryable=False)
+            return ExecutionResult(failure=Failure("cancelled"))
         if self._launcher.program() is None:
             return ExecutionResult(
-                error=binaries.not_found_message(self.config.claude_bin), fatal=True
+                failure=Failure.setup(binaries.not_found_message(self.config.claude_bin))
             )
         try:
             plan = self.tool_plan(request)
         except ToolPlanError as exc:  # every attempt of this task would fail alike
-            return ExecutionResult(error=str(exc), fatal=True)
+            return ExecutionResult(failure=Failure.setup(str(exc)))
         watch = request.settings.stop_on_skill  # a trigger task: did the agent invoke it?
         if watch and request.skill is None:
             return ExecutionResult(
-                error=f"trigger task {request.task.id!r} needs a skill in every arm", fatal=True
+                failure=Failure.setup(
+                    f"trigger task {request.task.id!r} needs a skill in every arm"
+                )
             )
         started = time.monotonic()
         try:
             result = self._attempt(request, plan, watch)
         except (OSError, JailBroken) as exc:
-            result = ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=True)
+            result = ExecutionResult(failure=Failure.transient(f"cannot run claude CLI: {exc}"))
         finally:
             if request.workspace is not None:  # the installed skill is ours, not the agent's
                 _remove_tree(Path(request.workspace) / ".claude")
                 if request.settings.mode(self.config.skill_mode) == "context":
                     claude_md.remove(Path(request.workspace))
         if self._cancelled.is_set():  # whatever failed after cancel() failed because of it
-            result = ExecutionResult(error="cancelled", retryable=False)
+            result = ExecutionResult(failure=Failure("cancelled"))
         result = watched_outcome(result) if watch else result
         meta = {
             **result.meta,
@@ -272,7 +270,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             install_skill(request.skill, workspace)
         context = mode == "context" and request.skill is not None and workspace is not None
         if context and (problem := claude_md.place(request, workspace, self.config.jail)):
-            return ExecutionResult(error=problem, fatal=True)  # every attempt would be alike
+            return ExecutionResult(failure=Failure.setup(problem))  # every attempt alike
         launched = self._launcher.run(
             Invocation(
                 self.arguments(plan, request),
@@ -285,7 +283,7 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             )
         )
         if (nobody := self._launcher.unreachable()) is not None:  # no attempt could reach it
-            return ExecutionResult(error=nobody, fatal=True, meta={"error_type": "refused"})
+            return ExecutionResult(failure=Failure.setup(nobody), meta={"error_type": "refused"})
         log = launched.api
         if log is None:  # no jail (--no-jail): the CLI's own account of its cost
             return self._outcome(launched, request)
@@ -305,11 +303,10 @@ class ClaudeCodeExecutor(CliRuns, ExecutorBase):
             return overflow_result()
         result = reader.result(ended.code, ended.stderr)
         if launched.copied is not None and launched.copied.over is not None:
+            over = launched.copied.over
             return replace(
                 result,
-                error=f"the attempt's workspace could not be read back: {launched.copied.over}",
-                output_caused=True,
-                retryable=False,
+                failure=Failure.output(f"the attempt's workspace could not be read back: {over}"),
             )
         return result
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...core.failure import Failure
 from ...core.model import ExecutionResult
 from ...errors import ExecutorError
 from ..grader import GradeRequest, GraderSettings, Reply, answer_format, extract_judgement
@@ -60,11 +61,11 @@ def _reply(
             )
         )
     except (OSError, ExecutorError) as exc:  # JailBroken and JailUnavailable are these
-        return ExecutionResult(error=f"cannot run claude CLI: {exc}", retryable=False)
+        return ExecutionResult(failure=Failure(f"cannot run claude CLI: {exc}"))
     if done.ended.timed_out:
-        return ExecutionResult(error=f"timed out after {timeout:g}s", retryable=True)
+        return ExecutionResult(failure=Failure.transient(f"timed out after {timeout:g}s"))
     if done.ended.overflow:
-        return ExecutionResult(error="the reply's stream went past its cap", retryable=False)
+        return ExecutionResult(failure=Failure("the reply's stream went past its cap"))
     return done.reader.result(done.ended.code, done.ended.stderr)
 
 
@@ -104,14 +105,14 @@ class ClaudeCliGrader:
                 "claude-cli). Install it or use --mock for testing.",
                 transient=False,
             )
-        if result.error is not None:
+        if (failure := result.failure) is not None:
             return Reply(
                 None,
                 result.output,
                 result.usage,
                 model,
-                f"claude CLI judge failed: {result.error[:300]}",
-                transient=result.retryable and not result.fatal,
+                f"claude CLI judge failed: {failure.message[:300]}",
+                transient=failure.retry,  # a failure that stops the run is never retried
             )
         data, error = extract_judgement(result.output, request.nonce)
         return Reply(
@@ -140,8 +141,8 @@ class ClaudeCliTextModel:
         result = _reply(self._launcher, request.system, request.prompt, request.model, timeout)
         if result is None:
             raise TextModelError(binaries.not_found_message(self.config.claude_bin))
-        if result.error is not None:
+        if (failure := result.failure) is not None:
             raise TextModelError(
-                f"{request.label}: claude CLI failed: {result.error.splitlines()[0][:300]}"
+                f"{request.label}: claude CLI failed: {failure.message.splitlines()[0][:300]}"
             )
         return TextReply(result.output, result.usage, request.model)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core.bounded import MAX_TRANSCRIPT_CALLS
+from ...core.failure import EndsAs, Failure
 from ...core.model import ExecutionResult, Usage
 from ...core.transcript import (
     INPUT_LIMIT,
@@ -174,10 +175,11 @@ class StreamReader:
             return self._stopped(transcript, meta)
         if self.final is None and fatal_status(self.last_retry_status):
             return ExecutionResult(
-                error=f"claude CLI error: (HTTP {self.last_retry_status}) "
-                f"{self.last_retry_error or 'API error'} (stopped at the CLI's first retry: "
-                "it cannot heal)",
-                fatal=True,
+                failure=Failure.setup(
+                    f"claude CLI error: (HTTP {self.last_retry_status}) "
+                    f"{self.last_retry_error or 'API error'} (stopped at the CLI's first retry: "
+                    "it cannot heal)"
+                ),
                 transcript=transcript,
                 meta={**meta, "api_error_status": self.last_retry_status},
             )
@@ -189,9 +191,10 @@ class StreamReader:
                 else ""
             )
             return ExecutionResult(
-                error=f"claude CLI gave no result (exit code {exit_code}{retried})"
-                + (f"; stderr: {tail}" if tail else ""),
-                retryable=True,
+                failure=Failure.transient(
+                    f"claude CLI gave no result (exit code {exit_code}{retried})"
+                    + (f"; stderr: {tail}" if tail else "")
+                ),
                 transcript=transcript,
                 meta={**meta, "error_type": "no_result", "exit_code": exit_code},
             )
@@ -246,19 +249,13 @@ def from_result(final: Mapping[str, Any], last_text: str = "") -> ExecutionResul
         else str(final.get("subtype") or "is_error")
     )
     status = final.get("api_error_status")
-    fatal = False
-    max_turns = final.get("subtype") == "error_max_turns"
+    # stopping at --max-turns is the agent's own doing
+    ends_as: EndsAs = "failed" if final.get("subtype") == "error_max_turns" else "error"
     if isinstance(status, int):
-        retryable, fatal = retryable_status(status), fatal_status(status)
+        retry = retryable_status(status)
         message = f"(HTTP {status}) {message}"
+        ends_as = "stop" if fatal_status(status) else ends_as
     else:
-        retryable = not max_turns and retryable_message(message)
-    return ExecutionResult(
-        error=f"claude CLI error: {message}",
-        retryable=retryable,
-        fatal=fatal,
-        usage=usage,
-        cost_usd=cost,
-        meta=meta,
-        output_caused=max_turns,  # stopping at --max-turns is the agent's own doing
-    )
+        retry = ends_as != "failed" and retryable_message(message)
+    failure = Failure(f"claude CLI error: {message}", ends_as, retry=retry and ends_as != "stop")
+    return ExecutionResult(failure=failure, usage=usage, cost_usd=cost, meta=meta)
