@@ -98,7 +98,8 @@ def test_arms_are_drawn_side_by_side_with_the_reference_marked(
     tmp_path: Path, browser: Browser
 ) -> None:
     """A four-arm run (--arm, the mock's dry run of the agent demo): one column per arm, the
-    reference marked, each arm's pass rate, whether its skill fired, and its tasks."""
+    reference marked, each arm's pass rate and whether its skill fired; each task's counts and
+    attempts for every arm in the task list."""
     from tests.helpers import REPO, read_json, run_cli
 
     agent = REPO / "task_suites" / "demo-agent"
@@ -139,11 +140,25 @@ def test_arms_are_drawn_side_by_side_with_the_reference_marked(
     assert cells("lift")[0] == "+1.0000 (1.0000 vs 0.0000, 1 task)"
     bars = browser.eval("document.querySelectorAll('#arms svg.ratebar').length")
     assert bars == 4 + 2  # a pass-rate bar per arm, a fired bar per arm that invokes the skill
+    # each task's row in the task list counts every arm, and its details show every arm's
+    # attempts side by side
     tasks = browser.eval(
-        "Array.from(document.querySelectorAll('#arms tr.arm-task')).map(r => [r.dataset.task,"
-        " ...Array.from(r.querySelectorAll('td')).map(td => td.textContent)])"
+        "Array.from(document.querySelectorAll('details.task')).map(d => [d.dataset.task,"
+        " ...Array.from(d.querySelectorAll('summary span.count[data-arm]'))"
+        ".map(s => s.textContent)])"
     )
-    assert tasks[3] == ["uses-the-skill", "1/1", "0/1", "1/1", "0/1"]
+    assert tasks[3] == [
+        "uses-the-skill",
+        "installed 1/1",
+        "context 0/1",
+        "nudged 1/1",
+        "none 0/1",
+    ]
+    sides = browser.eval(
+        "Array.from(document.querySelectorAll('details.task')[3].querySelectorAll('.side'))"
+        ".map(s => [s.dataset.arm, s.querySelectorAll('.attempt').length])"
+    )
+    assert sides == [["installed", 1], ["context", 1], ["nudged", 1], ["none", 1]]
     # the task list below still filters
     browser.eval("document.querySelector('[data-filter=improved]').click()")
     assert browser.eval(VISIBLE) == ["uses-the-skill"]

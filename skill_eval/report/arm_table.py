@@ -1,20 +1,19 @@
-"""The arms of a run with --arm as every report shows them side by side: one column per arm
-(the reference marked) with where it ran and how the skill reached it, its pass rate, whether
-the skill fired, its paired difference from the reference with the interval and the policy's
-decision, the lift when the skill fired, its cost, and its result on each task; with arms on
-several models, lines for the skill's lift per model and the change between models. Read
-defensively from the artifact's `arms` section (engine/arm_figures.py); an artifact without
-one shows nothing here. Text is cleaned with `one_line`; each renderer escapes it."""
+"""The figures of a run with --arm that every report shows side by side, one column per arm
+(the reference marked): where it ran and how the skill reached it, its pass rate, whether the
+skill fired, its paired difference from the reference with the interval and the policy's
+decision, the lift when the skill fired, its cost; with arms on several models, lines for the
+skill's lift per model and the change between models. Read defensively from the artifact's
+`arms` section (engine/arm_figures.py) into each arm of the report's view
+(report/arm_view.py); a two-arm run has no such figures. Text is cleaned with `one_line`;
+each renderer escapes it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from . import triggers as trigger_report
 from .text import one_line
-from .view import count_cell
 
 ROWS = (
     ("runs on", "runs_on"),
@@ -29,21 +28,17 @@ ROWS = (
 )
 
 
-@dataclass(frozen=True)
-class ArmColumn:
-    """One arm, every cell as text (`rate` and `fired_rate` also as numbers, for bars)."""
-
-    name: str
-    reference: bool
-    cells: Mapping[str, str]
-    rate: float | None
-    fired_rate: float | None
-    tasks: Mapping[str, str]  # task id -> pass count cell ("2/3 +1 err")
-    triggers: str  # TPR, FPR and accuracy (trigger tasks), or ""
+class Column(Protocol):
+    """An arm as the side-by-side table reads it (report/arm_view.py's ArmView)."""
 
     @property
-    def heading(self) -> str:
-        return f"{self.name} (reference)" if self.reference else self.name
+    def heading(self) -> str: ...
+
+    @property
+    def figures(self) -> Mapping[str, str]: ...
+
+    @property
+    def triggers(self) -> str: ...
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -108,7 +103,12 @@ def _decision(comparison: Mapping[str, Any]) -> str:
     return f"{one_line(policy.get('name') or '?')}: {'pass' if policy.get('passed') else 'fail'}"
 
 
-def _column(arm: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> ArmColumn:
+def figures(
+    arm: Mapping[str, Any], comparison: Mapping[str, Any] | None
+) -> tuple[dict[str, str], float | None, str]:
+    """An --arm arm's cells of the table (one per ROWS key) from its `arms.arms` entry and its
+    comparison with the reference (None for the reference), the rate its skill fired at (for
+    a bar) and its trigger figures ("" without trigger tasks)."""
     runs_on = _mapping(arm.get("runs_on"))
     where = " ".join(
         one_line(x)
@@ -132,19 +132,10 @@ def _column(arm: Mapping[str, Any], comparison: Mapping[str, Any] | None) -> Arm
         cells["decision"] = _decision(comparison)
         cells["lift"] = _lift(comparison.get("when_fired"))
         cells["lift_not"] = _lift(comparison.get("when_not_fired"))
-    fired = _mapping(arm.get("fired"))
     triggers = arm.get("triggers")
-    return ArmColumn(
-        one_line(arm.get("name") or "?"),
-        reference,
+    return (
         cells,
-        _number(arm.get("pass_rate")),
-        _number(fired.get("rate")),
-        {
-            one_line(r.get("task_id")): count_cell(r)
-            for r in arm.get("results") or ()
-            if isinstance(r, Mapping)
-        },
+        _number(_mapping(arm.get("fired")).get("rate")),
         trigger_report.arm_line(triggers) if isinstance(triggers, Mapping) else "",
     )
 
@@ -189,35 +180,14 @@ def model_lines(artifact: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def arm_columns(artifact: Mapping[str, Any]) -> list[ArmColumn]:
-    """One column per arm of the artifact's `arms` section, in the run's order; [] without."""
-    section = artifact.get("arms")
-    if not isinstance(section, Mapping):
-        return []
-    comparisons = {
-        str(c.get("arm")): c for c in section.get("comparisons") or () if isinstance(c, Mapping)
-    }
-    return [
-        _column(arm, comparisons.get(str(arm.get("name"))))
-        for arm in section.get("arms") or ()
-        if isinstance(arm, Mapping)
-    ]
-
-
-def task_ids(columns: Sequence[ArmColumn]) -> list[str]:
-    """Every task any arm has a result for, in the order first seen."""
-    return list(dict.fromkeys(t for column in columns for t in column.tasks))
-
-
-def rows(columns: Sequence[ArmColumn], with_tasks: bool = True) -> list[list[str]]:
-    """The side-by-side table: a header of arm names, a row per figure, a row per task."""
+def rows(columns: Sequence[Column]) -> list[list[str]]:
+    """The side-by-side table: a header of arm names and a row per figure (each arm's result
+    on each task is in the reports' per-task table, one column an arm)."""
     table = [["", *(c.heading for c in columns)]]
-    table += [[label, *(c.cells[key] for c in columns)] for label, key in ROWS]
+    table += [[label, *(c.figures[key] for c in columns)] for label, key in ROWS]
     if any(c.triggers for c in columns):
         table.append(["triggers", *(c.triggers or "-" for c in columns)])
-    if with_tasks:
-        table += [[task, *(c.tasks.get(task, "-") for c in columns)] for task in task_ids(columns)]
     return table
 
 
-__all__ = ["ROWS", "ArmColumn", "arm_columns", "model_lines", "rows", "task_ids"]
+__all__ = ["ROWS", "Column", "figures", "model_lines", "rows"]

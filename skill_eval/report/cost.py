@@ -10,7 +10,7 @@ cost the run that made it, so the arms compare. Mock runs cost nothing and show 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..engine.spend import call_cost, recorded_calls
@@ -26,12 +26,17 @@ def attempt_usd(attempt: Mapping[str, Any], prices: PriceTable) -> float:
     return float(attempt.get("cost_usd") or 0) + judged
 
 
-def task_costs(artifact: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """{task id: {arm: mean dollars an attempt}}; empty when no attempt cost anything."""
+def task_costs(
+    artifact: Mapping[str, Any],
+    arms: Iterable[tuple[str, Iterable[Mapping[str, Any]]]] | None = None,
+) -> dict[str, dict[str, float]]:
+    """{task id: {arm: mean dollars an attempt}} of `arms` (name, its results), by default
+    the candidate's and the baseline's; empty when no attempt cost anything."""
     prices = load_price_table()
     costs: dict[str, dict[str, float]] = {}
-    for arm, key in ARMS:
-        for result in artifact.get(key) or []:
+    tables = arms if arms is not None else ((arm, artifact.get(key) or []) for arm, key in ARMS)
+    for arm, results in tables:
+        for result in results:
             attempts = [a for a in result.get("attempts") or [] if isinstance(a, Mapping)]
             if attempts:
                 spent = [attempt_usd(a, prices) for a in attempts]

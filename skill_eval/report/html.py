@@ -18,9 +18,7 @@ from typing import Any
 from ..judges.observers import reading_text, summary_lines
 from . import cost
 from .arm_table import ROWS as ARM_ROWS
-from .arm_table import arm_columns, model_lines
-from .arm_table import task_ids as arm_task_ids
-from .arms import arm_skills
+from .arm_table import model_lines
 from .task_details import TaskDetail, from_artifact
 from .text import one_line
 from .triggers import table_info
@@ -77,8 +75,8 @@ def _task_context(
     task: TaskDetail, view: View, agreement: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     row = next((r for r in view.rows if r.task_id == task.task_id), None)
-    cand = task.attempts.get("candidate", [])
-    base = task.attempts.get("baseline", [])
+    pair = [view.role(role) for role in ("candidate", "baseline")]
+    cand, base = (task.attempts.get(a.name, []) if a else [] for a in pair)
     diff = word_diff(base[0].output, cand[0].output) if cand and base else None
     tags = [_movement(task.task_id, view)]
     if task.flaky or (row is not None and row.label == "flaky"):
@@ -90,11 +88,8 @@ def _task_context(
     return {
         "id": task.task_id,
         "prompt": task.prompt,
-        "arms": {"candidate": cand, "baseline": base},
-        "counts": {
-            "candidate": row.candidate if row else "-",
-            "baseline": row.baseline if row else "-",
-        },
+        "arms": {a.name: task.attempts.get(a.name, []) for a in view.arms},
+        "counts": {a.name: row.cells[i] if row else "-" for i, a in enumerate(view.arms)},
         "delta": row.diff if row else "n/a",
         "feedback": row.feedback if row else "",
         "tags": tags,
@@ -168,22 +163,19 @@ def _decision(artifact: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
-    ev = artifact.get("evaluation") or {}
-    skills = arm_skills(artifact)
-    per_task_cost = cost.per_task(cost.task_costs(artifact))
+    """A card per arm: its rate, cost and tokens."""
+    per_task_cost = cost.per_task(cost.task_costs(artifact, view.result_tables()))
     out = []
-    for arm, key in (("candidate", "execution_pass_rate"), ("baseline", "baseline_pass_rate")):
-        if arm == "baseline" and not view.paired:
-            continue
-        label, skill = skills.get(arm, (arm, ""))
-        usage = view.usage.get(arm) or {}
+    for arm in view.arms:
+        usage = arm.usage or {}
         out.append(
             {
-                "arm": arm,
-                "label": one_line(label),
-                "skill": one_line(skill),
-                "rate": _rate_value(ev.get(key)),
-                "rate_text": view.rates[arm],
+                "arm": arm.name,
+                "fill": "baseline" if arm.reference else "candidate",
+                "label": one_line(arm.label or arm.name),
+                "skill": one_line(arm.skill),
+                "rate": arm.rate,
+                "rate_text": arm.rate_text,
                 "cost": float(usage.get("cost_usd") or 0),
                 "input_tokens": int(usage.get("input_tokens") or 0),
                 "output_tokens": int(usage.get("output_tokens") or 0),
@@ -192,7 +184,7 @@ def _arms(artifact: Mapping[str, Any], view: View) -> list[dict[str, Any]]:
                 "attempts": int(usage.get("attempts") or 0),
                 "judge_calls": int(usage.get("judge_calls") or 0),
                 "judge_cost": float(usage.get("judge_cost_usd") or 0),
-                "per_task": per_task_cost.get(arm),
+                "per_task": per_task_cost.get(arm.name),
             }
         )
     return out
@@ -222,7 +214,10 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         for t in (measured.get("tasks") or [] if isinstance(measured, Mapping) else [])
         if isinstance(t, Mapping)
     }
-    tasks = [_task_context(t, view, by_task.get(t.task_id)) for t in from_artifact(artifact)]
+    tasks = [
+        _task_context(t, view, by_task.get(t.task_id))
+        for t in from_artifact(artifact, every_arm=True)
+    ]
     counts = {
         tag: sum(tag in t["tags"] for t in tasks)
         for tag in ("improved", "regressed", "flaky", "errors", "judge-disagrees")
@@ -241,7 +236,6 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         lstrip_blocks=True,
     )
     cache_notes = [text for label, text in view.notes if label == "cache"]
-    columns = arm_columns(artifact)  # --arm: every arm side by side
     return env.get_template("report.html.j2").render(
         view=view,
         tasks=tasks,
@@ -260,11 +254,10 @@ def render_html(artifact: Mapping[str, Any]) -> str:
         observer_lines=summary_lines(artifact.get("observers")),
         reading_text=reading_text,
         trigger_lines=[f"{label} {text}".strip() for label, text in table_info(artifact)],
-        arm_columns=columns,
         arm_model_lines=model_lines(artifact),
         arm_rows=ARM_ROWS,
-        arm_tasks=arm_task_ids(columns),
-        arm_triggers=any(c.triggers for c in columns),
-        task_costs=cost.task_costs(artifact),
+        arm_triggers=any(a.triggers for a in view.arms),
+        pair=[view.role("candidate"), view.role("baseline")],
+        task_costs=cost.task_costs(artifact, view.result_tables()),
         lift_per_dollar=cost.lift_per_dollar(artifact),
     )

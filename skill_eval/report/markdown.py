@@ -9,10 +9,9 @@ from typing import Any
 
 from . import cost
 from . import triggers as trigger_report
-from .arm_table import arm_columns, model_lines
+from .arm_table import model_lines
 from .arm_table import rows as arm_rows
-from .arm_table import task_ids as arm_task_ids
-from .arms import arm_names
+from .arm_view import ArmView
 from .text import CONTROL_CHARS, one_line
 from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
 from .view import View, read_view, tokens_text
@@ -45,43 +44,42 @@ def _md_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str) 
     ]
 
 
+def _title(arm: ArmView) -> str:
+    """A column's heading: `Candidate`, `Baseline`, or an --arm arm's name as given."""
+    return arm.name.capitalize() if arm.name == arm.role else md_escape(arm.name)
+
+
 def _md_rates(v: View) -> list[str]:
-    arms = list(("candidate", "baseline")[: 2 if v.paired else 1])
+    arms = v.arms
     pad = [""] if v.paired else []
-    rows = [["Pass rate", *(v.rates[a] for a in arms)] + ([v.rates["delta"]] if v.paired else [])]
+
+    def row(title: str, cell: Any) -> list[str]:
+        return [title, *(cell(a) for a in arms), *pad]
+
+    rows = [["Pass rate", *(a.rate_text for a in arms)] + ([v.delta] if v.paired else [])]
     if v.usage:
-        rows.append(
-            [
-                "Cost (USD)",
-                *(f"{float(v.usage.get(a, {}).get('cost_usd') or 0):.4f}" for a in arms),
-                *pad,
-            ]
-        )
-        if any((v.usage.get(a) or {}).get("judge_calls") for a in arms):
+        rows.append(row("Cost (USD)", lambda a: f"{float(_usage(a).get('cost_usd') or 0):.4f}"))
+        if any(_usage(a).get("judge_calls") for a in arms):
             rows.append(
-                [
+                row(
                     "Judges' cost (USD)",
-                    *(f"{float(v.usage.get(a, {}).get('judge_cost_usd') or 0):.4f}" for a in arms),
-                    *pad,
-                ]
+                    lambda a: f"{float(_usage(a).get('judge_cost_usd') or 0):.4f}",
+                )
             )
         rows.append(
-            [
-                "Tokens (in + cache write + cache read / out)",
-                *(tokens_text(v.usage.get(a, {})) for a in arms),
-                *pad,
-            ]
+            row("Tokens (in + cache write + cache read / out)", lambda a: tokens_text(_usage(a)))
         )
     if v.errors:
         rows.append(
-            [
-                "Attempts in error",
-                *(str(sum(e.get("arm") == a for e in v.errors)) for a in arms),
-                *pad,
-            ]
+            row("Attempts in error", lambda a: str(sum(e.get("arm") == a.name for e in v.errors)))
         )
-    header = ["", "Candidate"] + (["Baseline", "Delta"] if v.paired else [])
-    return _md_table(header, rows, "lrrr")
+    delta = "Delta" + (f" ({md_escape(v.pair_names)})" if v.pair_names else "")
+    header = ["", *(_title(a) for a in arms)] + ([delta] if v.paired else [])
+    return _md_table(header, rows, "l" + "r" * (len(header) - 1))
+
+
+def _usage(arm: ArmView) -> Mapping[str, Any]:
+    return arm.usage or {}
 
 
 def _md_errors(errors: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -116,7 +114,8 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
             out += [f"{shown[0].upper() + shown[1:]}.", ""]
     if lift := cost.lift_per_dollar(artifact):
         out += [f"Cost against lift: {md_escape(lift)}.", ""]
-    out += _md_arms(artifact) + _md_tasks(v, cost.task_costs(artifact)) + _md_changes(v)
+    costs = cost.task_costs(artifact, v.result_tables())
+    out += _md_arms(artifact, v) + _md_tasks(v, costs) + _md_changes(v)
     out += trigger_report.markdown(artifact, md_escape)
     if v.errors:
         out += _md_errors(v.errors)
@@ -134,16 +133,18 @@ def render_markdown(artifact: Mapping[str, Any], *, artifact_path: str | None = 
 
 def _md_head(artifact: Mapping[str, Any], v: View) -> list[str]:
     """The headline, what was compared with what, and why the verdict is what it is."""
-    names = arm_names(artifact)
+    cand, base = v.role("candidate"), v.role("baseline")
     against = (
-        f"vs {md_escape(names.get('baseline') or 'baseline')}" if v.paired else "(no baseline)"
+        f"vs {md_escape((base.described if base else '') or 'baseline')}"
+        if v.paired
+        else "(no baseline)"
     )
     out = [
         f"## skill-eval: {v.headline}",
         "",
         f"Suite **{md_escape(artifact.get('task_suite_skill_id') or '?')}**: candidate "
         f"**{md_escape(artifact.get('candidate_id'))}** "
-        f"— {md_escape(names.get('candidate') or 'candidate')} — {against}.",
+        f"— {md_escape((cand.described if cand else '') or 'candidate')} — {against}.",
         "",
     ]
     if v.reason:
@@ -153,25 +154,18 @@ def _md_head(artifact: Mapping[str, Any], v: View) -> list[str]:
     return out
 
 
-def _md_arms(artifact: Mapping[str, Any]) -> list[str]:
-    """--arm: every arm side by side, one column each (the per-task rows folded away)."""
-    columns = arm_columns(artifact)
-    if not columns:
+def _md_arms(artifact: Mapping[str, Any], v: View) -> list[str]:
+    """--arm: every arm's figures side by side, one column each (each arm's result on each
+    task is a column of the per-task table)."""
+    if not v.listed:
         return []
-    header, *figures = arm_rows(columns, with_tasks=False)
+    header, *figures = arm_rows(v.arms)
     table = _md_table(
         [md_escape(h) for h in header],
         ([md_escape(cell) for cell in row] for row in figures),
         "l" * len(header),
     )
-    per_task = _md_table(
-        ["Task", *(md_escape(c.heading) for c in columns)],
-        (
-            [md_escape(task), *(c.tasks.get(task, "-") for c in columns)]
-            for task in arm_task_ids(columns)
-        ),
-        "l" + "r" * len(columns),
-    )
+    by_model = model_lines(artifact)
     return [
         "### Arms",
         "",
@@ -180,14 +174,8 @@ def _md_arms(artifact: Mapping[str, Any]) -> list[str]:
         "",
         *table,
         "",
-        *(f"    {line}" for line in model_lines(artifact)),
-        *([""] if model_lines(artifact) else []),
-        f"<details><summary>Per task and arm ({len(arm_task_ids(columns))} tasks)</summary>",
-        "",
-        *per_task,
-        "",
-        "</details>",
-        "",
+        *(f"    {line}" for line in by_model),
+        *([""] if by_model else []),
     ]
 
 
@@ -196,19 +184,20 @@ def _md_tasks(v: View, costs: Mapping[str, Mapping[str, float]]) -> list[str]:
     when attempts cost anything."""
     if not v.rows:
         return ["No task was run.", ""]
-    priced = (["candidate", "baseline"] if v.paired else ["candidate"]) if costs else []
-    header = ["Task", "Candidate"] + (["Baseline", "Diff"] if v.paired else [])
-    header += [f"{arm.capitalize()} $/try" for arm in priced] + ["Feedback"]
+    priced = v.arms if costs else []
+    diff = "Diff" + (f" ({md_escape(v.pair_names)})" if v.pair_names else "")
+    header = ["Task", *(_title(a) for a in v.arms)] + ([diff] if v.paired else [])
+    header += [f"{_title(a)} $/try" for a in priced] + ["Feedback"]
     per_task = _md_table(
         header,
         (
-            [md_escape(r.task_id), r.candidate]
-            + ([r.baseline, r.diff] if v.paired else [])
-            + [cost.cell(costs.get(r.task_id, {}), arm) for arm in priced]
+            [md_escape(r.task_id), *r.cells]
+            + ([r.diff] if v.paired else [])
+            + [cost.cell(costs.get(r.task_id, {}), a.name) for a in priced]
             + [md_escape(f"[{r.label}] {r.feedback}" if r.label else r.feedback, MD_FEEDBACK_CHARS)]
             for r in v.rows
         ),
-        ("lrrr" if v.paired else "lr") + "r" * len(priced) + "l",
+        "l" + "r" * (len(header) - 2) + "l",
     )
     if len(v.rows) > MD_COLLAPSE_TASKS:
         return [

@@ -13,14 +13,13 @@ from typing import Any
 from ..engine import artifact as artifact_mod
 from . import cost
 from . import triggers as trigger_report
-from .arm_table import arm_columns, model_lines
+from .arm_table import model_lines
 from .arm_table import rows as arm_rows
-from .arms import arm_names
 from .junit import render_junit
 from .markdown import md_escape, render_markdown
 from .text import one_line
 from .verdict_text import DECIDED_LABEL, REFERENCE_LABEL
-from .view import View, feedback, interval_text, listing, read_view, tokens_text
+from .view import Row, View, feedback, interval_text, listing, read_view, tokens_text
 
 FEEDBACK_CHARS = 100
 MAX_TASK_ROWS = 40  # over this many tasks the table shows the changed ones and counts the rest
@@ -38,9 +37,10 @@ def _align(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def render_table(artifact: Mapping[str, Any]) -> str:
-    """Plain aligned text for stderr at the end of a run: per task both arms' pass counts,
-    their difference and the judge's feedback on failures (over many tasks, the ones that
-    changed and counts for the rest); then the verdict, the bound that decided, rates."""
+    """Plain aligned text for stderr at the end of a run: per task each arm's pass counts,
+    the difference of the verdict's pair and the judge's feedback on failures (over many
+    tasks, the ones that changed and counts for the rest); then the verdict, the bound that
+    decided, rates; with --arm, every arm's figures side by side."""
     v = read_view(artifact)
     shard = artifact.get("shard")
     lines = [
@@ -55,8 +55,8 @@ def render_table(artifact: Mapping[str, Any]) -> str:
     shown = [(label, text) for label, text in info if text]
     width = max(len(label) for label, _ in shown)
     lines += [""] + [f"{label.ljust(width)}  {text}" for label, text in shown]
-    if columns := arm_columns(artifact):  # --arm: every arm side by side
-        table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(columns)]
+    if v.listed:  # --arm: every arm's figures side by side
+        table = [[one_line(cell, FEEDBACK_CHARS) for cell in row] for row in arm_rows(v.arms)]
         lines += ["", "arms side by side (each compared with the reference)", *_align(table)]
         if by_model := model_lines(artifact):  # arms on several models
             # one_line trims; the indentation is the lines' own
@@ -70,19 +70,21 @@ def render_table(artifact: Mapping[str, Any]) -> str:
 def _task_lines(artifact: Mapping[str, Any], v: View) -> list[str]:
     """The per-task table; over MAX_TASK_ROWS tasks, the ones that changed (regressed
     first, at most MAX_TASK_ROWS) and one line counting the rest."""
-    costs = cost.task_costs(artifact)  # empty when nothing cost anything (the mock)
-    priced = ["candidate", "baseline"] if v.paired else ["candidate"]
+    # empty when nothing cost anything (the mock)
+    costs = cost.task_costs(artifact, v.result_tables())
+    names = [a.name for a in v.arms]
     rows, rest = v.rows, ""
     if len(rows) > MAX_TASK_ROWS:
         rows, rest = _changed(v)
-    header = ["task", "candidate"] + (["baseline", "diff"] if v.paired else [])
-    header += [f"{arm} $/try" for arm in priced if costs] + ["feedback"]
+    diff = "diff" + (f" ({v.pair_names})" if v.pair_names else "")
+    header = ["task", *names] + ([diff] if v.paired else [])
+    header += [f"{arm} $/try" for arm in names if costs] + ["feedback"]
     table = _align(
         [header]
         + [
-            [r.task_id, r.candidate]
-            + ([r.baseline, r.diff] if v.paired else [])
-            + [cost.cell(costs.get(r.task_id, {}), arm) for arm in priced if costs]
+            [r.task_id, *r.cells]
+            + ([r.diff] if v.paired else [])
+            + [cost.cell(costs.get(r.task_id, {}), arm) for arm in names if costs]
             + [one_line(r.feedback, FEEDBACK_CHARS)]
             for r in rows
         ]
@@ -92,7 +94,7 @@ def _task_lines(artifact: Mapping[str, Any], v: View) -> list[str]:
 
 def _changed(v: View) -> tuple[list[Any], str]:
     """Over many tasks: the rows that changed, regressed first (at most MAX_TASK_ROWS), and
-    a line counting every other task by what it did in both arms."""
+    a line counting every other task by what it did in every arm."""
     moved = [r for r in v.rows if r.diff not in ("0", "n/a")]
     moved.sort(key=lambda r: (r.task_id not in v.regressed, r.diff.startswith("+")))
     shown = moved[:MAX_TASK_ROWS]
@@ -108,31 +110,32 @@ def _changed(v: View) -> tuple[list[Any], str]:
     )
 
 
-def _kind(row: Any, paired: bool) -> str:
+def _kind(row: Row, paired: bool) -> str:
     if row.diff not in ("0", "n/a"):
         return "changed"
-    cells = (row.candidate, row.baseline) if paired else (row.candidate,)
+    cells = row.cells
+    every = "both arms" if len(cells) == 2 else "every arm"
     if row.diff == "n/a" or any("err" in c or c == "-" for c in cells):
         return "in error"
     if all(c.startswith("0/") for c in cells):
-        return "failed in both arms" if paired else "failed"
+        return f"failed in {every}" if paired else "failed"
     if all(c.split("/")[0] == c.split("/")[-1] for c in cells):
-        return "passed in both arms" if paired else "passed"
-    return "alike in both arms"
+        return f"passed in {every}" if paired else "passed"
+    return f"alike in {every}"
 
 
 def _info(artifact: Mapping[str, Any], v: View) -> list[tuple[str, str | None]]:
     """The labelled lines under the table, the verdict and the bound that decided first."""
-    rates = f"candidate {v.rates['candidate']}"
+    rates = "  ".join(f"{a.name} {a.rate_text}" for a in v.arms)
     if v.paired:
-        rates += f"  baseline {v.rates['baseline']}  delta {v.rates['delta']}"
+        rates += f"  delta {v.delta}" + (f" ({v.pair_names})" if v.pair_names else "")
     interval = interval_text(artifact.get("comparison"), with_method=False)  # methods are long
     if interval and v.bound:  # two intervals at two levels: say which one the verdict stands on
         interval += " (two-sided; describes the difference, decides nothing)"
-    names = arm_names(artifact)
+    described = [a for a in v.arms if a.described]
     arms = (
-        "; ".join(f"{arm}: {one_line(name)}" for arm, name in names.items())
-        if v.paired or len(names) > 1
+        "; ".join(f"{a.name}: {one_line(a.described)}" for a in described)
+        if v.paired or len(described) > 1
         else ""
     )
     info = [
@@ -144,7 +147,7 @@ def _info(artifact: Mapping[str, Any], v: View) -> list[tuple[str, str | None]]:
         ("regressed", listing(v.regressed)),
         ("improved", listing(v.improved)),
     ]
-    info.append(("errors", _errors_text(v.errors)))
+    info.append(("errors", _errors_text(v)))
     info += trigger_report.table_info(artifact)
     info += v.notes
     info.append(
@@ -162,11 +165,13 @@ def _info(artifact: Mapping[str, Any], v: View) -> list[tuple[str, str | None]]:
     return info
 
 
-def _errors_text(errors: Sequence[Mapping[str, Any]]) -> str:
+def _errors_text(v: View) -> str:
     """How many attempts ended in error, per arm (nothing when none did)."""
+    errors = v.errors
     if not errors:
         return ""
-    named = dict.fromkeys(["candidate", "baseline", *(str(e.get("arm")) for e in errors)])
+    order = [a.name for a in v.arms] if v.listed else ["candidate", "baseline"]
+    named = dict.fromkeys([*order, *(str(e.get("arm")) for e in errors)])
     split = ", ".join(
         f"{arm} {n}" for arm in named if (n := sum(e.get("arm") == arm for e in errors))
     )

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..stats.results import cause_line
+from .arm_view import ArmView, counts, paired, read_arms, status
 from .cache_note import cache_note
 from .junit import journal_path, rate_text
 from .text import number_text, one_line
-from .triggers import task_ids as trigger_task_ids
 from .verdict_text import MOCK_MARK, decided_line, models_combined, verdict_text
 
 Result = Mapping[str, Any]
@@ -52,10 +52,6 @@ def tokens_text(usage: Mapping[str, Any]) -> str:
     )
 
 
-def _rate(value: Any) -> str:
-    return rate_text(value) if value is not None else "n/a"
-
-
 def _signed_rate(value: Any) -> str:
     return "n/a" if value is None else rate_text(value, signed=True)
 
@@ -68,36 +64,10 @@ def _signed(value: Any) -> str:
 # --- reading the artifact -----------------------------------------------------------------
 
 
-def _status(result: Result) -> str:
-    if result.get("status") in ("passed", "failed", "error"):
-        return str(result["status"])
-    return "passed" if result.get("passed") else "error" if result.get("error") else "failed"
-
-
-def _counts(result: Result) -> tuple[int, int, int]:
-    """(passes, judged attempts, attempts in error) of one arm on one task."""
-    if result.get("attempts"):
-        statuses = [a.get("status") for a in result["attempts"]]
-        errors = statuses.count("error")
-        return statuses.count("passed"), len(statuses) - errors, errors
-    if _status(result) == "error":  # an older artifact without attempts
-        return 0, 0, 1
-    return int(bool(result.get("passed"))), 1, 0
-
-
-def count_cell(result: Result | None) -> str:
-    if result is None:
-        return "-"
-    passes, judged, errors = _counts(result)
-    if judged == 0:
-        return f"{errors} err"
-    return f"{passes}/{judged}" + (f" +{errors} err" if errors else "")
-
-
 def _diff(candidate: Result | None, baseline: Result | None) -> str:
     fractions = []
     for result in (candidate, baseline):
-        passes, judged, _ = _counts(result) if result is not None else (0, 0, 0)
+        passes, judged, _ = counts(result) if result is not None else (0, 0, 0)
         if not judged:
             return "n/a"
         fractions.append(passes / judged)
@@ -114,32 +84,29 @@ def feedback(result: Result | None) -> str:
     traceback, the last line naming the error), one line, not truncated."""
     if result is None:
         return ""
-    if _status(result) == "error":
+    if status(result) == "error":
         return "error: " + _cause(result.get("error") or result.get("details") or "?")
     attempts = result.get("attempts") or ()
     for attempt in attempts:
         if attempt.get("status") == "failed":
             return _cause((attempt.get("judge") or {}).get("details") or "failed")
-    if not attempts and _status(result) == "failed":
+    if not attempts and status(result) == "failed":
         return _cause(result.get("details") or "failed")
     errors = [a for a in attempts if a.get("status") == "error"]
     return "error: " + _cause(errors[0].get("error") or "?") if errors else ""
 
 
-def _both_feedback(candidate: Result | None, baseline: Result | None) -> str:
-    """The candidate's feedback, and the baseline's when it failed too (said once if the
-    same)."""
+def _both_feedback(
+    candidate: Result | None, baseline: Result | None, name: str = "baseline"
+) -> str:
+    """The candidate's feedback, and the baseline's (the arm `name`) when it failed too
+    (said once if the same)."""
     cand, base = feedback(candidate), feedback(baseline)
     if not base:
         return cand
     if base == cand:
         return f"{cand} (both arms)"
-    return f"{cand}; baseline: {base}" if cand else f"baseline: {base}"
-
-
-def _tasks_passed(results: Iterable[Result]) -> str:
-    judged = [r for r in results if _status(r) != "error"]
-    return f"{sum(bool(r.get('passed')) for r in judged)}/{len(judged)}"
+    return f"{cand}; {name}: {base}" if cand else f"{name}: {base}"
 
 
 def _errors(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -160,10 +127,12 @@ def _errors(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 @dataclass(frozen=True)
-class _Row:
+class Row:
+    """One task: each arm's pass count (in the view's order of arms), the difference and the
+    feedback of the verdict's pair (candidate against baseline), a stats label."""
+
     task_id: str
-    candidate: str
-    baseline: str
+    cells: tuple[str, ...]
     diff: str
     feedback: str
     label: str | None
@@ -176,14 +145,14 @@ class View:
     verdict: str
     reason: str | None  # the verdict in plain words (report/verdict_text.py), or its reason
     paired: bool
-    rows: list[_Row]
-    rates: dict[str, str]  # candidate, baseline, delta
+    arms: list[ArmView]  # in order: the candidate first, or an --arm run's arms as listed
+    rows: list[Row]
+    delta: str  # the verdict pair's difference in pass rate
     interval: str | None
     decision: str | None
     regressed: list[str]
     improved: list[str]
     errors: list[Mapping[str, Any]]
-    usage: dict[str, Mapping[str, Any]]
     notes: list[tuple[str, str]]
     warnings: list[str]
     kind: str | None = None  # "not enough evidence" or "shown worse" for a fail the policy made
@@ -199,6 +168,38 @@ class View:
             + (f" ({self.kind})" if self.kind else "")
             + (f" {MOCK_MARK}" if self.mock else "")
         )
+
+    @property
+    def rates(self) -> dict[str, str]:
+        """Each arm's pass rate text by name, and the `delta`."""
+        return {a.name: a.rate_text for a in self.arms} | {"delta": self.delta}
+
+    @property
+    def usage(self) -> dict[str, Mapping[str, Any]]:
+        """Each arm's usage by name, of the arms that have one."""
+        return {a.name: a.usage for a in self.arms if a.usage is not None}
+
+    @property
+    def listed(self) -> bool:
+        """An --arm run: its arms have the side-by-side figures (report/arm_table.py)."""
+        return any(a.figures for a in self.arms)
+
+    def role(self, role: str) -> ArmView | None:
+        """The arm playing `role` in the verdict (`candidate`, `baseline`), or None."""
+        return next((a for a in self.arms if a.role == role), None)
+
+    def result_tables(self) -> list[tuple[str, list[Result]]]:
+        """(name, its results) of each arm: what report/cost.py prices a task from."""
+        return [(a.name, list(a.results.values())) for a in self.arms]
+
+    @property
+    def pair_names(self) -> str:
+        """`installed vs none`: the verdict's pair when its arms have names of their own, else
+        "" (the candidate and the baseline need no saying)."""
+        cand, base = self.role("candidate"), self.role("baseline")
+        if cand is None or base is None or (cand.name, base.name) == ("candidate", "baseline"):
+            return ""
+        return f"{cand.name} vs {base.name}"
 
 
 def _moves(
@@ -216,7 +217,7 @@ def _moves(
         if (
             cand
             and base
-            and "error" not in (_status(cand), _status(base))
+            and "error" not in (status(cand), status(base))
             and bool(cand.get("passed")) != bool(base.get("passed"))
         ):
             moved[bool(cand.get("passed"))].append(task_id)
@@ -270,20 +271,25 @@ def _label(result: Result | None) -> str | None:
 def read_view(artifact: Mapping[str, Any]) -> View:
     """What every report shows of `artifact`, read once and defensively."""
     ev = artifact.get("evaluation") or {}
-    arms = (artifact.get("manifest") or {}).get("arms") or {}
-    cand = {one_line(r.get("task_id")): r for r in artifact.get("candidate_results") or ()}
-    base = {one_line(r.get("task_id")): r for r in artifact.get("baseline_results") or ()}
-    pairs = [(t, cand.get(t), base.get(t)) for t in [*cand, *(t for t in base if t not in cand)]]
-    paired = (
-        bool(base) or arms.get("baseline") is not None or ev.get("baseline_pass_rate") is not None
-    )
+    arms = read_arms(artifact)
+    by_role = {a.role: a for a in arms}
+    cand = by_role["candidate"].results if "candidate" in by_role else {}
+    base = by_role["baseline"].results if "baseline" in by_role else {}
+    reference = by_role["baseline"].name if "baseline" in by_role else "baseline"
+    ids = list(dict.fromkeys(t for a in arms for t in a.results))
+    pairs = [(t, cand.get(t), base.get(t)) for t in ids]
+    is_paired = paired(artifact)
     rows = [
-        _Row(t, count_cell(c), count_cell(b), _diff(c, b), _both_feedback(c, b), _label(c))
+        Row(
+            t,
+            tuple(a.cell(t) for a in arms),
+            _diff(c, b),
+            _both_feedback(c, b, reference),
+            _label(c),
+        )
         for t, c, b in pairs
     ]
-    regressed, improved = _moves(artifact, pairs) if paired and pairs else ([], [])
-    raw_usage = artifact.get("usage")
-    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    regressed, improved = _moves(artifact, pairs) if is_paired and pairs else ([], [])
     said = verdict_text(ev, artifact.get("comparison"))
     statement = one_line(said.statement) if said.statement else None
     if statement and (combined := models_combined(artifact)):
@@ -291,9 +297,10 @@ def read_view(artifact: Mapping[str, Any]) -> View:
     return View(
         verdict=str(ev.get("verdict", "?")).upper(),
         reason=statement,
-        paired=paired,
+        paired=is_paired,
+        arms=arms,
         rows=rows,
-        rates=_rates(artifact, cand, base),
+        delta=_signed_rate(ev.get("delta")),
         interval=interval_text(artifact.get("comparison")),
         decision=_decision(ev, statement),
         kind=said.kind,
@@ -302,38 +309,9 @@ def read_view(artifact: Mapping[str, Any]) -> View:
         regressed=regressed,
         improved=improved,
         errors=_errors(artifact),
-        usage={
-            arm: usage[arm]
-            for arm in ("candidate", "baseline")[: 2 if paired else 1]
-            if isinstance(usage.get(arm), Mapping)
-        },
         notes=_notes(artifact),
         warnings=[one_line(w) for w in artifact.get("warnings") or ()],
     )
-
-
-def _rates(
-    artifact: Mapping[str, Any], cand: Mapping[str, Result], base: Mapping[str, Result]
-) -> dict[str, str]:
-    """Each arm's pass rate with its tasks passed, and the delta."""
-    ev = artifact.get("evaluation") or {}
-    rates = {
-        "candidate": _rate(ev.get("execution_pass_rate")),
-        "baseline": _rate(ev.get("baseline_pass_rate")),
-        "delta": _signed_rate(ev.get("delta")),
-    }
-    # With a baseline, the rates cover only tasks judged in both arms.
-    both = set(cand) & set(base) if base else set(cand)
-    judged = {
-        t for t in both if _status(cand[t]) != "error" and (not base or _status(base[t]) != "error")
-    }
-    triggers = trigger_task_ids(artifact)
-    if set(cand) - triggers:  # a mixed suite's pass rates cover its ordinary tasks alone
-        judged -= triggers
-    for arm, results in (("candidate", cand), ("baseline", base)):
-        if results:
-            rates[arm] += f" ({_tasks_passed(r for t, r in results.items() if t in judged)})"
-    return rates
 
 
 def _notes(artifact: Mapping[str, Any]) -> list[tuple[str, str]]:
