@@ -252,6 +252,37 @@ def test_a_jail_holds_at_most_its_budget_of_bodies_at_once(sink: Sink) -> None:
     assert peak < 4.5 * size, f"peak {peak / 2**20:.1f} MiB"
 
 
+def test_a_big_bodys_parsed_form_lives_only_under_its_jails_lock(sink: Sink) -> None:
+    """Two 24 MiB bodies at once, each admitted slowly: the second is parsed only once the
+    first's parsed form is gone. The lock once covered the parse alone, and a form kept for
+    its check beside the next one's parse took the proxy to 120 MiB."""
+
+    def slow_admission(request: Any) -> None:
+        time.sleep(1.0)  # the first's check still holds its parsed body when the second is read
+
+    proxy = ApiProxy(sink.url, MESSAGES.credentials("k"), MESSAGES, admit=slow_admission)
+    forward = proxy.observed(ApiLog())
+    size = 24 * 1024 * 1024
+    request = raw("POST", "/v1/messages", sized(size))
+    replies: list[bytes] = []
+    tracemalloc.start()
+    try:
+        threads = [
+            threading.Thread(target=lambda: replies.append(exchange(forward, request)))
+            for _ in range(2)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(replies) == 2 and all(r.startswith(b"HTTP/1.1 200") for r in replies)
+    # held: two bodies; parsed and checked: one, its text decoded twice on the way
+    assert peak < 4.5 * size, f"peak {peak / 2**20:.1f} MiB"
+
+
 def test_a_body_is_read_into_one_buffer_of_its_length() -> None:
     """Growing a buffer piece by piece, then copying it out, held each body twice over for
     a moment: two such reads at once took the proxy past its bound."""

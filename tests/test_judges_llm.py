@@ -335,14 +335,14 @@ def test_judge_replies_go_through_the_executors_stream_reader() -> None:
         "usage": {"input_tokens": 5, "output_tokens": 2},
     }
     reply = read_stream(ok)
-    assert (extract_json_object(reply.output), reply.error, reply.usage.input_tokens) == (
+    assert (extract_json_object(reply.output), reply.failure, reply.usage.input_tokens) == (
         {"score": 0.7},
         None,
         5,
     )
     failed = {"type": "result", "is_error": True, "result": "rate limited"}
-    assert "rate limited" in (read_stream(failed).error or "")
-    assert "gave no result" in (StreamReader().result(1, "boom").error or "")
+    assert "rate limited" in getattr(read_stream(failed).failure, "message", "")
+    assert "gave no result" in getattr(StreamReader().result(1, "boom").failure, "message", "")
     quoting = {
         "type": "result",
         "is_error": False,

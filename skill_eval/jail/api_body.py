@@ -5,7 +5,7 @@ refused); at most MAX_HELD_BYTES held at once by one jail (`Held`: a jail cannot
 harness hold its 32 connections' bodies at once, nor take memory another jail's requests
 need); and parsed as JSON only when it has at most MAX_JSON_ITEMS objects, arrays and commas
 (json.loads makes an object of each: `[[],[],...]` would take twenty times its bytes), one
-big body at a time per jail.
+big body parsed and checked at a time per jail.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -143,7 +144,14 @@ def _chunks(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
         raise ClientGone(type(exc).__name__) from None
 
 
-def parsed(data: bytes, held: Held) -> Any:
+def one_big_at_a_time(data: bytes, held: Held) -> AbstractContextManager[Any]:
+    """The lock a big body is parsed and checked under (nothing for a small one): its parsed
+    form, as big again as its text, lives only under it, so a jail's connections hold at most
+    one such form at once beside their bodies."""
+    return held.parsing if len(data) > BIG else nullcontext()
+
+
+def parsed(data: bytes) -> Any:
     """The body as JSON (None when empty); a Refusal when it is not JSON, or holds more
     items than MAX_JSON_ITEMS (no CLI sends such a body: the jail wrote it)."""
     if not data.strip():
@@ -152,10 +160,7 @@ def parsed(data: bytes, held: Held) -> Any:
     if items > MAX_JSON_ITEMS:
         return Refusal(f"the body holds more than {MAX_JSON_ITEMS} JSON items")
     try:
-        if len(data) <= BIG:
-            return json.loads(data)
-        with held.parsing:
-            return json.loads(data)
+        return json.loads(data)
     except (ValueError, RecursionError):
         return Refusal("the body is not JSON")
 
@@ -169,6 +174,7 @@ __all__ = [
     "Held",
     "OverHeld",
     "TooLarge",
+    "one_big_at_a_time",
     "parsed",
     "read_body",
 ]

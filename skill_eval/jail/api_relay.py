@@ -25,6 +25,7 @@ from .api_body import (
     Held,
     OverHeld,
     TooLarge,
+    one_big_at_a_time,
     parsed,
     read_body,
 )
@@ -119,9 +120,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _checked(self, data: bytes) -> Refusal | None:
         """Why the request is not forwarded (the dialect's allow-list, then the run's own
-        admission), or None."""
+        admission), or None. A big body's parsed form lives only under its jail's lock."""
+        with one_big_at_a_time(data, self.server.held):
+            return self._check(data)
+
+    def _check(self, data: bytes) -> Refusal | None:
         proxy = self.server.proxy
-        body = parsed(data, self.server.held)
+        body = parsed(data)
         if isinstance(body, Refusal):
             return body
         path, _, query = self.path.partition("?")
