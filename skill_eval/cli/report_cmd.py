@@ -70,7 +70,7 @@ def command(artifact_path: str, fmt: str, output: str | None) -> None:
     junit     JUnit XML, one test case per task (the candidate's result) and one for
               the verdict, failing as the exit code of `run` would
     json      the artifact itself, re-checked against its schema
-    html      one self-contained page (no network): both arms side by side, word
+    html      one self-contained page (no network): the arms side by side, word
               diffs, judge details, filters and search
 
     Exit codes: 0 rendered, 2 missing, unreadable or invalid artifact.
