@@ -84,6 +84,17 @@ def exchange(forward: Any, request: bytes, *, shut: bool = True) -> bytes:
     return reply
 
 
+def started_exchanges(forward: Any, request: bytes, n: int, replies: list[bytes]) -> list[Any]:
+    """`n` exchanges of `request` with `forward` at once, each reply appended to `replies`."""
+    threads = [
+        threading.Thread(target=lambda: replies.append(exchange(forward, request)))
+        for _ in range(n)
+    ]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
 def raw(method: str, path: str, body: bytes = b"", key: str = "sk-ant-jail-x") -> bytes:
     head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nConnection: close\r\n"
     return f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
@@ -227,12 +238,7 @@ def test_a_jail_holds_at_most_its_budget_of_bodies_at_once(sink: Sink) -> None:
     sink.go.clear()  # the first two stay held until the test lets them go
     tracemalloc.start()
     try:
-        threads = [
-            threading.Thread(target=lambda: replies.append(exchange(forward, request)))
-            for _ in range(4)
-        ]
-        for thread in threads:
-            thread.start()
+        threads = started_exchanges(forward, request, 4, replies)
         deadline = time.monotonic() + 120
         while len(replies) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)  # the two turned away answer at once; the others wait for `go`
@@ -267,12 +273,7 @@ def test_a_big_bodys_parsed_form_lives_only_under_its_jails_lock(sink: Sink) -> 
     replies: list[bytes] = []
     tracemalloc.start()
     try:
-        threads = [
-            threading.Thread(target=lambda: replies.append(exchange(forward, request)))
-            for _ in range(2)
-        ]
-        for thread in threads:
-            thread.start()
+        threads = started_exchanges(forward, request, 2, replies)
         for thread in threads:
             thread.join(120)
         _, peak = tracemalloc.get_traced_memory()
