@@ -284,14 +284,28 @@ def test_a_big_bodys_parsed_form_lives_only_under_its_jails_lock(sink: Sink) -> 
     assert peak < 4.5 * size, f"peak {peak / 2**20:.1f} MiB"
 
 
-def test_a_body_is_read_into_one_buffer_of_its_length() -> None:
+def _chunked(body: bytes, piece: int = 65536) -> bytes:
+    framed = [
+        b"%x\r\n%s\r\n" % (len(body[i : i + piece]), body[i : i + piece])
+        for i in range(0, len(body), piece)
+    ]
+    return b"".join(framed) + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_body_is_read_into_one_buffer_of_its_length(framing: str) -> None:
     """Growing a buffer piece by piece, then copying it out, held each body twice over for
-    a moment: two such reads at once took the proxy past its bound."""
+    a moment: two such reads at once took the proxy past its bound. A chunked body grows
+    one buffer and is handed on as it is."""
     size = 24 * 1024 * 1024
     ours, theirs = socket.socketpair()
     body = sized(size)
-    sender = threading.Thread(target=lambda: (theirs.sendall(body), theirs.close()))
-    handler = SimpleNamespace(headers={"Content-Length": str(size)}, rfile=ours.makefile("rb"))
+    if framing == "chunked":
+        sent, headers = _chunked(body), {"Transfer-Encoding": "chunked"}
+    else:
+        sent, headers = body, {"Content-Length": str(size)}
+    sender = threading.Thread(target=lambda: (theirs.sendall(sent), theirs.close()))
+    handler = SimpleNamespace(headers=headers, rfile=ours.makefile("rb"))
     held = Held(MAX_HELD_BYTES)
     tracemalloc.start()
     try:

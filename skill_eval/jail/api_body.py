@@ -67,7 +67,7 @@ class Held:
             self.used -= size
 
 
-def read_body(handler: BaseHTTPRequestHandler, held: Held) -> bytes:
+def read_body(handler: BaseHTTPRequestHandler, held: Held) -> bytes | bytearray:
     """The request's whole body (b"" without one), its bytes taken from `held` (the caller
     gives back len(result) once it is sent); TooLarge, OverHeld, BadFraming or ClientGone
     when it cannot be read, with nothing left taken."""
@@ -103,7 +103,9 @@ def _whole(handler: BaseHTTPRequestHandler, length: int) -> bytes:
     return data
 
 
-def _gather(pieces: Iterator[bytes], held: Held) -> bytes:
+def _gather(pieces: Iterator[bytes], held: Held) -> bytearray:
+    # Handed on as it grew (json.loads and the upstream send take a bytearray): copying it
+    # out to bytes would hold the body twice over for a moment.
     data = bytearray()
     try:
         for piece in pieces:
@@ -113,7 +115,7 @@ def _gather(pieces: Iterator[bytes], held: Held) -> bytes:
     except BaseException:
         held.give(len(data))
         raise
-    return bytes(data)
+    return data
 
 
 def _chunks(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
@@ -144,14 +146,14 @@ def _chunks(handler: BaseHTTPRequestHandler) -> Iterator[bytes]:
         raise ClientGone(type(exc).__name__) from None
 
 
-def one_big_at_a_time(data: bytes, held: Held) -> AbstractContextManager[Any]:
+def one_big_at_a_time(data: bytes | bytearray, held: Held) -> AbstractContextManager[Any]:
     """The lock a big body is parsed and checked under (nothing for a small one): its parsed
     form, as big again as its text, lives only under it, so a jail's connections hold at most
     one such form at once beside their bodies."""
     return held.parsing if len(data) > BIG else nullcontext()
 
 
-def parsed(data: bytes) -> Any:
+def parsed(data: bytes | bytearray) -> Any:
     """The body as JSON (None when empty); a Refusal when it is not JSON, or holds more
     items than MAX_JSON_ITEMS (no CLI sends such a body: the jail wrote it)."""
     if not data.strip():

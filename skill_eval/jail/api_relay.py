@@ -118,13 +118,13 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             held.give(len(data))
 
-    def _checked(self, data: bytes) -> Refusal | None:
+    def _checked(self, data: bytes | bytearray) -> Refusal | None:
         """Why the request is not forwarded (the dialect's allow-list, then the run's own
         admission), or None. A big body's parsed form lives only under its jail's lock."""
         with one_big_at_a_time(data, self.server.held):
             return self._check(data)
 
-    def _check(self, data: bytes) -> Refusal | None:
+    def _check(self, data: bytes | bytearray) -> Refusal | None:
         proxy = self.server.proxy
         body = parsed(data)
         if isinstance(body, Refusal):
@@ -141,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
             refusal = proxy.admit(request)
         return refusal
 
-    def _pass(self, path: str, data: bytes) -> None:
+    def _pass(self, path: str, data: bytes | bytearray) -> None:
         """Send the request upstream with the dialect's headers and our credentials, and
         relay the reply."""
         proxy, log = self.server.proxy, self.server.log
@@ -285,7 +285,7 @@ def _error(kind: str, message: str) -> str:
 
 
 def _send(
-    proxy: ApiProxy, method: str, path: str, headers: dict[str, str], data: bytes
+    proxy: ApiProxy, method: str, path: str, headers: dict[str, str], data: bytes | bytearray
 ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
     """Send one request upstream, whole; the connection and its response. Sent again on a
     new connection when a kept-alive one turns out closed before any reply."""
