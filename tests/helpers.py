@@ -128,6 +128,20 @@ def jail_missing() -> str | None:
     return problem()
 
 
+def checkout_closed_to_others() -> str | None:
+    """Why a container's jail (another user) cannot run this checkout's code, or None: a
+    folder on sys.path is closed to other users (a clone made in a `mktemp -d` folder)."""
+    from skill_eval.judges.python_jail import import_folders
+
+    shown = import_folders()[0]  # the folders the jail mounts as they are
+    closed = [f for f in shown if os.path.isdir(f) and os.stat(f).st_mode & 0o005 != 0o005]
+    return (
+        f"{closed[0]} is closed to other users, and a container's jail runs as one"
+        if closed
+        else None
+    )
+
+
 def journal_records(path: Path) -> list[dict[str, Any]]:
     """The attempt records of a journal file, in order (its signed header and notes left out)."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()

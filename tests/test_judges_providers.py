@@ -16,6 +16,7 @@ import pytest
 
 from skill_eval.jail.providers import REGISTRY
 from tests.helpers import (
+    checkout_closed_to_others,
     journal_records,
     read_json,
     run_cli,
@@ -87,6 +88,8 @@ def test_every_judge_reading_the_workspace_works_under_the_provider(
 ) -> None:
     if provider != "none" and (why := REGISTRY.get(provider).problem()) is not None:  # type: ignore[union-attr]
         pytest.skip(f"{provider}: {why}")
+    if provider == "container" and (closed := checkout_closed_to_others()) is not None:
+        pytest.skip(closed)  # test_a_folder_closed_to_the_containers_user_is_named covers it
     modules = tmp_path / "modules"
     modules.mkdir()
     (modules / "workspace_judge.py").write_text(PYTHON_JUDGE, encoding="utf-8")
@@ -140,3 +143,30 @@ def test_the_agent_demos_pytest_judge_gives_the_same_verdicts_unjailed(tmp_path:
     assert unjailed == jailed
     assert jailed[("candidate", "sales-report-tested")] == "passed"  # pytest on AI_WORKSPACE
     assert jailed[("baseline", "sales-report-tested")] == "failed"
+
+
+def test_a_folder_closed_to_the_containers_user_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The container's jail runs as another user: a python judge's module in a folder of mode
+    0700 cannot be imported there. The run stops in one line that names the folder and the
+    fix, not only the interpreter's `Permission denied`."""
+    if (why := REGISTRY.get("container").problem()) is not None:  # type: ignore[union-attr]
+        pytest.skip(f"container: {why}")
+    modules = tmp_path / "closed"
+    modules.mkdir()
+    (modules / "closed_judge.py").write_text(PYTHON_JUDGE, encoding="utf-8")
+    modules.chmod(0o700)
+    monkeypatch.syspath_prepend(str(modules))
+    judge = {"type": "python", "callable": "closed_judge:check"}
+    tasks = [{"id": "closed", "prompt": "p", "reference": "ok", "judge": judge}]
+    code, _, err = run_cli(
+        "run",
+        "--standalone",
+        *("--task-suite", str(write_suite(tmp_path / "suite", tasks))),
+        *("--skill-path", str(write_skill(tmp_path / "s")), "--mock"),
+        *("--state-root", str(tmp_path / "state"), "--jail", "container", "-q"),
+    )
+    assert code != 0 and "Traceback" not in err
+    assert f"not found (install it, or put its folder on PYTHONPATH); {modules} cannot" in err
+    assert f"`chmod o+rx {modules}`" in err, err

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import REPO, jail_missing, write_skill
+from tests.helpers import REPO, checkout_closed_to_others, jail_missing, write_skill
 
 GATE = REPO / "scripts" / "pr_gate.sh"
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -362,6 +362,8 @@ def test_offline_under_an_apparmor_bwrap_runs_the_evals_code_in_a_container(
 
     if CONTAINER.problem() is not None:
         pytest.skip(str(CONTAINER.problem()))
+    if (closed := checkout_closed_to_others()) is not None:
+        pytest.skip(closed)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "bwrap").write_text(f"#!/bin/sh\necho '{said}' >&2\nexit 1\n")

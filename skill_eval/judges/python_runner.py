@@ -59,7 +59,10 @@ def load_problem(spec: str) -> str | None:
             and module_name.startswith(exc.name)
             and module_name[len(exc.name) :][:1] in ("", ".")
         ):
-            return f"module {module_name!r} not found (install it, or put its folder on PYTHONPATH)"
+            return (
+                f"module {module_name!r} not found (install it, or put its folder on PYTHONPATH)"
+                + _closed_folder()
+            )
         return f"importing module {module_name!r} failed: ModuleNotFoundError: {exc}"
     except (Exception, SystemExit) as exc:  # its top-level code may raise anything
         return f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
@@ -72,6 +75,18 @@ def load_problem(spec: str) -> str | None:
     if not callable(obj):
         return f"{spec!r} is a {type(obj).__name__}, not a callable"
     return None
+
+
+def _closed_folder() -> str:
+    """Why the module may be there yet not found: a folder on the path this process may not
+    read (a container's jail runs as another user than the folder's owner)."""
+    for folder in sys.path:
+        if folder and os.path.isdir(folder) and not os.access(folder, os.R_OK | os.X_OK):
+            return (
+                f"; {folder} cannot be read in the jail, which runs as another user:"
+                f" `chmod o+rx {folder}`, or --jail bubblewrap"
+            )
+    return ""
 
 
 def _function(spec: str) -> Any:
